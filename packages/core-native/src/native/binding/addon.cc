@@ -1,0 +1,232 @@
+// Node-API surface of the allocator. No C++ exceptions cross it: errors
+// become JS exceptions.
+#include <napi.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "binding/config_parse.h"
+#include "core/guarded_allocator.h"
+#include "core/stack_store.h"
+#include "crash/fault_handler.h"
+#include "crash/report_writer.h"
+
+namespace mate {
+namespace {
+
+struct Pending {
+  std::string kind, text, json;
+};
+
+std::mutex g_pending_mu;
+std::vector<Pending> g_pending;  // violations found in finalizers, surfaced at the next check
+uint64_t g_violations = 0;       // reported by this process (fault reports excluded: they end it)
+
+const char* ModeName(Mode m) { return m == Mode::kTail ? "tail" : "head"; }
+
+Napi::Value Throw(Napi::Env env, const std::string& msg) {
+  Napi::Error::New(env, msg).ThrowAsJavaScriptException();
+  return env.Undefined();
+}
+
+GuardedAllocator* Need(Napi::Env env) {
+  GuardedAllocator* a = GuardedAllocator::Instance();
+  if (a == nullptr) Napi::Error::New(env, "mate-guard: the guard allocator is not installed").ThrowAsJavaScriptException();
+  return a;
+}
+
+std::string TestName(uint32_t id) {
+  const char* s = StackStore::Get().Lookup(id);
+  return s ? s : "";
+}
+
+Pending Render(const GuardedAllocator& a, const CanaryViolation& c) {
+  Violation v = DescribeCanary(a, c);
+  std::vector<char> text(64 * 1024), json(160 * 1024);
+  EmitReport(v, text.data(), text.size(), json.data(), json.size(), false);
+  return Pending{v.kind, text.data(), json.data()};
+}
+
+Napi::Object ToJs(Napi::Env env, const Pending& p) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("kind", p.kind);
+  o.Set("text", p.text);
+  o.Set("json", p.json);
+  return o;
+}
+
+void FinalizeBuffer(napi_env /*env*/, void* data, void* /*hint*/) {
+  GuardedAllocator* a = GuardedAllocator::Instance();
+  FreeResult r = a->Free(data, FreedBy::kGarbageCollector, 0);
+  if (r.status == FreeStatus::kNotGuarded) {
+    free(data);  // an unguarded fallback
+    return;
+  }
+  if (a->options().log_allocations && r.status == FreeStatus::kFreed)
+    dprintf(2, "[mate-guard] free #%llu ptr=%p requested=%llu mode=%s backend=host test=\"%s\"\n",
+            static_cast<unsigned long long>(r.record.alloc_id), data,
+            static_cast<unsigned long long>(r.record.size), ModeName(r.record.mode),
+            TestName(a->CurrentTest()).c_str());
+  if (r.has_violation) {
+    Pending p = Render(*a, r.violation);
+    std::lock_guard<std::mutex> lock(g_pending_mu);
+    g_pending.push_back(std::move(p));
+  }
+}
+
+// configure(options, reportDir): creates the allocator once and installs
+// the fault handler.
+Napi::Value Configure(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsObject()) return Throw(env, "configure(options) needs an object");
+  Options options;
+  std::string error;
+  if (!ParseOptions(info[0].As<Napi::Object>(), &options, &error)) return Throw(env, "mate-guard: " + error);
+  if (info.Length() > 1 && info[1].IsString()) SetReportDir(info[1].As<Napi::String>().Utf8Value().c_str());
+  GuardedAllocator* a = GuardedAllocator::Create(options, &error);
+  if (a == nullptr) return Throw(env, "mate-guard: " + error);
+  if (!InstallFaultHandler()) return Throw(env, "mate-guard: could not install the SIGSEGV/SIGBUS handler");
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("backend", a->backend() == Backend::kGuardInstall ? "madvise-guard" : "mprotect");
+  o.Set("pageSize", Napi::Number::New(env, static_cast<double>(a->page_size())));
+  return o;
+}
+
+// alloc(size, stack?) -> ArrayBuffer over guarded memory (zero-filled).
+Napi::Value Alloc(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  GuardedAllocator* a = Need(env);
+  if (a == nullptr) return env.Undefined();
+  double want = info[0].As<Napi::Number>().DoubleValue();
+  size_t size = static_cast<size_t>(want);
+  uint32_t stack = 0;
+  if (info.Length() > 1 && info[1].IsString()) {
+    std::string s = info[1].As<Napi::String>().Utf8Value();
+    stack = StackStore::Get().Intern(s.data(), s.size());
+  }
+  AllocResult r = a->Allocate(size, stack);
+  void* ptr = r.ptr;
+  if (ptr == nullptr) {
+    ptr = calloc(size ? size : 1, 1);
+    if (ptr == nullptr) return Throw(env, "mate-guard: out of memory allocating " + std::to_string(size) + " bytes");
+    if (a->options().log_allocations)
+      dprintf(2, "[mate-guard] alloc unguarded ptr=%p requested=%zu reason=\"%s\" test=\"%s\"\n", ptr, size,
+              r.fallback_reason, TestName(a->CurrentTest()).c_str());
+  } else if (a->options().log_allocations) {
+    dprintf(2, "[mate-guard] alloc #%llu ptr=%p requested=%zu mapped=%zu mode=%s backend=host test=\"%s\"\n",
+            static_cast<unsigned long long>(r.id), ptr, size, r.mapped,
+            a->options().tail_mode ? "tail" : "head", TestName(a->CurrentTest()).c_str());
+  }
+  napi_value ab;
+  napi_status st = napi_create_external_arraybuffer(env, ptr, size, FinalizeBuffer, nullptr, &ab);
+  if (st != napi_ok) {
+    FinalizeBuffer(env, ptr, nullptr);
+    return Throw(env, "mate-guard: napi_create_external_arraybuffer failed");
+  }
+  return Napi::Value(env, ab);
+}
+
+Napi::Value SetCurrentTest(const Napi::CallbackInfo& info) {
+  GuardedAllocator* a = Need(info.Env());
+  if (a == nullptr) return info.Env().Undefined();
+  uint32_t id = 0;
+  if (info.Length() > 0 && info[0].IsString()) {
+    std::string s = info[0].As<Napi::String>().Utf8Value();
+    id = StackStore::Get().Intern(s.data(), s.size());
+  }
+  a->SetCurrentTest(id);
+  return info.Env().Undefined();
+}
+
+// checkCanaries(all) -> violations found now, plus those found at free.
+Napi::Value CheckCanaries(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  GuardedAllocator* a = Need(env);
+  if (a == nullptr) return env.Undefined();
+  bool all = info.Length() > 0 && info[0].ToBoolean().Value();
+  std::vector<Pending> found;
+  {
+    std::lock_guard<std::mutex> lock(g_pending_mu);
+    found.swap(g_pending);
+  }
+  for (const CanaryViolation& c : all ? a->CheckAll() : a->CheckRecent()) found.push_back(Render(*a, c));
+  Napi::Array arr = Napi::Array::New(env, found.size());
+  for (size_t i = 0; i < found.size(); i++) arr.Set(i, ToJs(env, found[i]));
+  g_violations += found.size();
+  return arr;
+}
+
+Napi::Value Stats(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  GuardedAllocator* a = Need(env);
+  if (a == nullptr) return env.Undefined();
+  AllocatorStats s = a->Stats();
+  auto num = [&](uint64_t v) { return Napi::Number::New(env, static_cast<double>(v)); };
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("allocations", num(s.allocations));
+  o.Set("frees", num(s.frees));
+  o.Set("live", num(s.live));
+  o.Set("peakLive", num(s.peak_live));
+  o.Set("liveBytes", num(s.live_bytes));
+  o.Set("fallbacks", num(s.fallbacks));
+  o.Set("fallbackReason", s.last_fallback_reason ? Napi::Value(Napi::String::New(env, s.last_fallback_reason)) : env.Null());
+  o.Set("quarantined", num(s.quarantined));
+  o.Set("quarantinedBytes", num(s.quarantined_bytes));
+  o.Set("reservedBytes", num(s.reserved_bytes));
+  o.Set("maxLive", num(s.max_live));
+  o.Set("violations", num(g_violations));
+  o.Set("backend", s.backend == Backend::kGuardInstall ? "madvise-guard" : "mprotect");
+  return o;
+}
+
+Napi::Value Snapshot(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  GuardedAllocator* a = Need(env);
+  if (a == nullptr) return env.Undefined();
+  std::vector<SlotRecord> live = a->LiveRecords();
+  Napi::Array arr = Napi::Array::New(env, live.size());
+  const StackStore& st = StackStore::Get();
+  for (size_t i = 0; i < live.size(); i++) {
+    const SlotRecord& r = live[i];
+    Napi::Object o = Napi::Object::New(env);
+    char ptr[32];
+    snprintf(ptr, sizeof(ptr), "0x%lx", static_cast<unsigned long>(r.user));
+    o.Set("id", Napi::Number::New(env, static_cast<double>(r.alloc_id)));
+    o.Set("size", Napi::Number::New(env, static_cast<double>(r.size)));
+    o.Set("ptr", ptr);
+    o.Set("mode", ModeName(r.mode));
+    o.Set("test", st.Lookup(r.alloc_test) ? Napi::Value(Napi::String::New(env, st.Lookup(r.alloc_test))) : env.Null());
+    o.Set("stack", st.Lookup(r.alloc_stack) ? Napi::Value(Napi::String::New(env, st.Lookup(r.alloc_stack))) : env.Null());
+    arr.Set(i, o);
+  }
+  return arr;
+}
+
+Napi::Value EnsureAltStackJs(const Napi::CallbackInfo& info) {
+  EnsureAltStack();
+  return info.Env().Undefined();
+}
+
+Napi::Value DescribeOptionsJs(const Napi::CallbackInfo& info) { return DescribeOptions(info.Env()); }
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("configure", Napi::Function::New(env, Configure));
+  exports.Set("alloc", Napi::Function::New(env, Alloc));
+  exports.Set("setCurrentTest", Napi::Function::New(env, SetCurrentTest));
+  exports.Set("checkCanaries", Napi::Function::New(env, CheckCanaries));
+  exports.Set("stats", Napi::Function::New(env, Stats));
+  exports.Set("snapshot", Napi::Function::New(env, Snapshot));
+  exports.Set("ensureAltStack", Napi::Function::New(env, EnsureAltStackJs));
+  exports.Set("describeOptions", Napi::Function::New(env, DescribeOptionsJs));
+  return exports;
+}
+
+}  // namespace
+}  // namespace mate
+
+static Napi::Object InitModule(Napi::Env env, Napi::Object exports) { return mate::Init(env, exports); }
+NODE_API_MODULE(mate_guard, InitModule)

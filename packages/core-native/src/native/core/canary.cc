@@ -1,0 +1,59 @@
+#include "core/canary.h"
+
+#include <cstring>
+
+namespace mate {
+
+namespace {
+constexpr uint64_t kCanaryWord = 0x0101010101010101ull * kCanaryByte;
+
+// Fast path: compare 8 bytes at a time; the slow loop only runs on damage.
+bool AllCanary(uintptr_t start, uintptr_t end) {
+  const unsigned char* p = reinterpret_cast<const unsigned char*>(start);
+  const unsigned char* e = reinterpret_cast<const unsigned char*>(end);
+  while (p < e && (reinterpret_cast<uintptr_t>(p) & 7)) if (*p++ != kCanaryByte) return false;
+  while (p + 8 <= e) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    if (w != kCanaryWord) return false;
+    p += 8;
+  }
+  while (p < e) if (*p++ != kCanaryByte) return false;
+  return true;
+}
+}  // namespace
+
+void FillCanary(const SlotGeometry& g) {
+  if (g.canary_before_end > g.canary_before_start)
+    memset(reinterpret_cast<void*>(g.canary_before_start), kCanaryByte,
+           g.canary_before_end - g.canary_before_start);
+  if (g.canary_after_end > g.canary_after_start)
+    memset(reinterpret_cast<void*>(g.canary_after_start), kCanaryByte,
+           g.canary_after_end - g.canary_after_start);
+}
+
+CanaryDamage CheckCanary(const SlotGeometry& g) {
+  CanaryDamage d;
+  if (!AllCanary(g.canary_before_start, g.canary_before_end)) {
+    // Walk outward from the start of the data.
+    for (uintptr_t a = g.canary_before_end; a > g.canary_before_start; a--) {
+      if (*reinterpret_cast<const unsigned char*>(a - 1) == kCanaryByte) continue;
+      uint64_t dist = g.user - (a - 1);
+      d.before.damaged_bytes++;
+      if (d.before.nearest == 0) d.before.nearest = dist;
+      d.before.farthest = dist;
+    }
+  }
+  if (!AllCanary(g.canary_after_start, g.canary_after_end)) {
+    for (uintptr_t a = g.canary_after_start; a < g.canary_after_end; a++) {
+      if (*reinterpret_cast<const unsigned char*>(a) == kCanaryByte) continue;
+      uint64_t dist = a - g.user_end + 1;
+      d.after.damaged_bytes++;
+      if (d.after.nearest == 0) d.after.nearest = dist;
+      d.after.farthest = dist;
+    }
+  }
+  return d;
+}
+
+}  // namespace mate

@@ -1,0 +1,352 @@
+#include "core/guarded_allocator.h"
+
+#include <sys/mman.h>
+
+#include <cstring>
+
+#include "platform/guard_pages.h"
+
+namespace mate {
+
+namespace {
+GuardedAllocator* g_instance = nullptr;
+std::mutex g_create_mu;
+constexpr size_t kChunkBytes = 64u << 20;  // committed at a time (guard-install backend)
+
+uintptr_t AlignDown(uintptr_t v, uintptr_t a) { return v & ~(a - 1); }
+
+void* MapTable(size_t bytes) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+}  // namespace
+
+SlotGeometry GeometryOf(const SlotRecord& r, uintptr_t page) {
+  SlotGeometry g{};
+  size_t data = static_cast<size_t>(r.data_pages) * page;
+  if (r.mode == Mode::kTail) {
+    g.data_start = r.slot_start;
+    g.data_end = r.slot_start + data;
+    g.guard_start = g.data_end;
+    g.guard_end = g.guard_start + page;
+  } else {
+    g.guard_start = r.slot_start;
+    g.guard_end = r.slot_start + page;
+    g.data_start = g.guard_end;
+    g.data_end = g.data_start + data;
+  }
+  g.user = r.user;
+  g.user_end = r.user + r.size;
+  if (r.size == 0) {  // zero bytes: the pointer sits on the guard page
+    g.canary_before_start = g.canary_before_end = g.user;
+    g.canary_after_start = g.canary_after_end = g.user;
+    return g;
+  }
+  g.canary_before_start = g.data_start;
+  g.canary_before_end = g.user;
+  g.canary_after_start = g.user_end;
+  g.canary_after_end = g.data_end;
+  return g;
+}
+
+GuardedAllocator* GuardedAllocator::Instance() {
+  return __atomic_load_n(&g_instance, __ATOMIC_ACQUIRE);
+}
+
+GuardedAllocator* GuardedAllocator::Create(const Options& options, std::string* error) {
+  std::lock_guard<std::mutex> lock(g_create_mu);
+  if (g_instance != nullptr) return g_instance;
+  size_t page = platform::PageSize();
+  if (options.alignment == 0 || (options.alignment & (options.alignment - 1)) != 0 ||
+      options.alignment > page) {
+    *error = "alignment must be a power of two from 1 to " + std::to_string(page);
+    return nullptr;
+  }
+  size_t bytes = AlignDown(options.region_bytes, kChunkBytes);
+  if (bytes < kChunkBytes) bytes = kChunkBytes;
+  void* base = platform::ReserveRegion(bytes);
+  if (base == nullptr) {
+    *error = "could not reserve " + std::to_string(bytes >> 20) + " MiB of address space";
+    return nullptr;
+  }
+  Options effective = options;
+  effective.region_bytes = bytes;
+  Backend backend = (!options.force_mprotect && platform::HasGuardInstall())
+                        ? Backend::kGuardInstall : Backend::kMprotect;
+  auto* a = new GuardedAllocator(effective, reinterpret_cast<uintptr_t>(base), backend);
+  if (a->page_map_ == nullptr || a->records_ == nullptr) {
+    *error = "could not map the allocator's tables";
+    return nullptr;
+  }
+  __atomic_store_n(&g_instance, a, __ATOMIC_RELEASE);
+  return a;
+}
+
+GuardedAllocator::GuardedAllocator(const Options& options, uintptr_t base, Backend backend)
+    : options_(options),
+      page_(platform::PageSize()),
+      base_(base),
+      region_bytes_(options.region_bytes),
+      backend_(backend) {
+  size_t pages = region_bytes_ / page_;
+  page_map_ = static_cast<uint32_t*>(MapTable(pages * sizeof(uint32_t)));
+  max_records_ = static_cast<uint32_t>(pages / 1 > 0xFFFFFFF0u ? 0xFFFFFFF0u : pages);
+  records_ = static_cast<SlotRecord*>(MapTable(static_cast<size_t>(max_records_) * sizeof(SlotRecord)));
+  stats_.backend = backend;
+  stats_.reserved_bytes = region_bytes_;
+  if (backend == Backend::kMprotect) {
+    uint64_t cap = options.max_live_mprotect;
+    if (cap == 0) {
+      // Each live slot costs up to two mappings; leave most of the map count
+      // to Node and the program under test.
+      uint64_t maps = platform::MaxMapCount();
+      cap = maps > 20000 ? (maps - 20000) / 2 : 1000;
+    }
+    stats_.max_live = cap;
+  }
+}
+
+const SlotRecord* GuardedAllocator::SlotAt(uintptr_t addr) const {
+  if (!InRegion(addr)) return nullptr;
+  uint32_t idx = __atomic_load_n(&page_map_[(addr - base_) / page_], __ATOMIC_ACQUIRE);
+  return idx == 0 ? nullptr : &records_[idx];
+}
+
+const SlotRecord* GuardedAllocator::SlotBefore(const SlotRecord& r) const {
+  if (r.slot_start <= base_) return nullptr;
+  return SlotAt(r.slot_start - 1);
+}
+
+const SlotRecord* GuardedAllocator::SlotAfter(const SlotRecord& r) const {
+  return SlotAt(r.slot_start + (static_cast<uintptr_t>(r.data_pages) + 1) * page_);
+}
+
+uint32_t GuardedAllocator::TakeSlot(uint32_t total_pages, const char** reason) {
+  auto it = reusable_.find(total_pages);
+  if (it != reusable_.end() && !it->second.empty()) {
+    uint32_t idx = it->second.back();
+    it->second.pop_back();
+    return idx;
+  }
+  size_t pages_in_region = region_bytes_ / page_;
+  if (next_page_ + total_pages > pages_in_region || record_count_ + 1 >= max_records_) {
+    *reason = "the guarded region is full (regionBytes)";
+    return 0;
+  }
+  if (backend_ == Backend::kGuardInstall) {
+    while (next_page_ + total_pages > committed_pages_) {
+      size_t chunk_pages = kChunkBytes / page_;
+      void* at = reinterpret_cast<void*>(base_ + committed_pages_ * page_);
+      // Fresh pages start as guards, so a stray access anywhere in the
+      // region faults, not only in slots handed out.
+      if (!platform::CommitChunk(at, kChunkBytes) || !platform::InstallGuard(at, kChunkBytes)) {
+        *reason = "committing guarded address space failed";
+        return 0;
+      }
+      committed_pages_ += chunk_pages;
+    }
+  }
+  uint32_t idx = ++record_count_;
+  SlotRecord* r = RecordOf(idx);
+  r->slot_start = base_ + next_page_ * page_;
+  r->data_pages = total_pages - 1;
+  for (size_t p = 0; p < total_pages; p++)
+    __atomic_store_n(&page_map_[next_page_ + p], idx, __ATOMIC_RELEASE);
+  next_page_ += total_pages;
+  return idx;
+}
+
+bool GuardedAllocator::OpenSlot(const SlotRecord& r) {
+  SlotGeometry g = GeometryOf(r, page_);
+  void* data = reinterpret_cast<void*>(g.data_start);
+  size_t bytes = g.data_end - g.data_start;
+  return backend_ == Backend::kGuardInstall ? platform::RemoveGuard(data, bytes)
+                                            : platform::ProtectReadWrite(data, bytes);
+}
+
+bool GuardedAllocator::CloseSlot(const SlotRecord& r) {
+  SlotGeometry g = GeometryOf(r, page_);
+  void* data = reinterpret_cast<void*>(g.data_start);
+  size_t bytes = g.data_end - g.data_start;
+  return backend_ == Backend::kGuardInstall ? platform::InstallGuard(data, bytes)
+                                            : platform::ProtectNone(data, bytes);
+}
+
+AllocResult GuardedAllocator::Allocate(size_t size, uint32_t stack_id) {
+  AllocResult res;
+  uint64_t data_pages64 = (static_cast<uint64_t>(size) + page_ - 1) / page_;
+  const char* reason = nullptr;
+  uint32_t idx = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (data_pages64 + 1 > 0xFFFFFFFFull) {
+      reason = "the allocation is larger than a slot can be";
+    } else if (stats_.max_live != 0 && stats_.live >= stats_.max_live) {
+      reason = "the live-allocation cap for mprotect guard pages (vm.max_map_count) was reached";
+    } else {
+      idx = TakeSlot(static_cast<uint32_t>(data_pages64 + 1), &reason);
+    }
+    if (idx != 0) {
+      stats_.live++;  // reserve the place under the cap before unlocking
+      res.id = ++next_id_;
+    }
+  }
+  SlotRecord* r = idx ? RecordOf(idx) : nullptr;
+  if (r != nullptr) {
+    r->size = size;
+    r->mode = options_.tail_mode ? Mode::kTail : Mode::kHead;
+    r->alignment = static_cast<uint16_t>(options_.alignment);
+    SlotGeometry g0 = GeometryOf(*r, page_);
+    r->user = size == 0 ? g0.guard_start
+              : (r->mode == Mode::kTail ? AlignDown(g0.guard_start - size, options_.alignment)
+                                        : g0.data_start);
+    if (!OpenSlot(*r)) {
+      reason = "opening a guarded slot failed (madvise/mprotect)";
+      std::lock_guard<std::mutex> lock(mu_);
+      stats_.live--;
+      reusable_[r->data_pages + 1].push_back(idx);
+      r = nullptr;
+    }
+  }
+  if (r == nullptr) {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.fallbacks++;
+    stats_.last_fallback_reason = reason;
+    res.fallback_reason = reason;
+    return res;
+  }
+  SlotGeometry g = GeometryOf(*r, page_);
+  FillCanary(g);
+  r->alloc_id = res.id;
+  r->alloc_stack = stack_id;
+  r->alloc_test = CurrentTest();
+  r->free_stack = 0;
+  r->free_test = 0;
+  r->freed_by = FreedBy::kNotFreed;
+  r->canary_reported = 0;
+  StoreState(r, SlotState::kLive);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.allocations++;
+    stats_.live_bytes += size;
+    if (stats_.live > stats_.peak_live) stats_.peak_live = stats_.live;
+    recent_.emplace_back(idx, res.id);
+  }
+  res.ptr = reinterpret_cast<void*>(r->user);
+  res.record = idx;
+  res.mapped = (static_cast<size_t>(r->data_pages) + 1) * page_;
+  return res;
+}
+
+FreeResult GuardedAllocator::Free(void* ptr, FreedBy by, uint32_t stack_id) {
+  FreeResult res;
+  uintptr_t addr = reinterpret_cast<uintptr_t>(ptr);
+  if (!InRegion(addr)) return res;  // kNotGuarded: a fallback allocation
+  const SlotRecord* found = SlotAt(addr);
+  if (found == nullptr || found->user != addr) {
+    res.status = FreeStatus::kInvalidFree;
+    if (found) res.record = *found;
+    return res;
+  }
+  SlotRecord* r = const_cast<SlotRecord*>(found);
+  // Frees are serialized with the canary checks: a check must never read a
+  // slot that a racing free is closing.
+  std::lock_guard<std::mutex> lock(mu_);
+  uint8_t expected = static_cast<uint8_t>(SlotState::kLive);
+  if (!__atomic_compare_exchange_n(&r->state, &expected, static_cast<uint8_t>(SlotState::kQuarantined),
+                                   false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    res.status = FreeStatus::kDoubleFree;
+    res.record = *r;
+    return res;
+  }
+  SlotGeometry g = GeometryOf(*r, page_);
+  CanaryDamage damage = CheckCanary(g);
+  r->freed_by = by;
+  r->free_stack = stack_id;
+  r->free_test = CurrentTest();
+  if (damage.any() && !r->canary_reported) {
+    r->canary_reported = 1;
+    res.has_violation = true;
+    res.violation.record = *r;
+    res.violation.damage = damage;
+  }
+  CloseSlot(*r);  // a failure leaves the data readable: still quarantined, never reused early
+  res.status = FreeStatus::kFreed;
+  res.record = *r;
+  stats_.frees++;
+  stats_.live--;
+  stats_.live_bytes -= r->size;
+  Quarantine(static_cast<uint32_t>(r - records_));
+  return res;
+}
+
+void GuardedAllocator::Quarantine(uint32_t index) {
+  SlotRecord* r = RecordOf(index);
+  quarantine_.push_back(index);
+  stats_.quarantined++;
+  stats_.quarantined_bytes += static_cast<uint64_t>(r->data_pages) * page_;
+  while (!quarantine_.empty() && (stats_.quarantined > options_.quarantine_max_count ||
+                                  stats_.quarantined_bytes > options_.quarantine_max_bytes)) {
+    uint32_t old = quarantine_.front();
+    quarantine_.pop_front();
+    SlotRecord* o = RecordOf(old);
+    stats_.quarantined--;
+    stats_.quarantined_bytes -= static_cast<uint64_t>(o->data_pages) * page_;
+    // Still inaccessible; only the bookkeeping changes. Its history stays
+    // for use-after-free reports until the slot is handed out again.
+    StoreState(o, SlotState::kReusable);
+    reusable_[o->data_pages + 1].push_back(old);
+  }
+}
+
+void GuardedAllocator::CheckInto(const SlotRecord& r, std::vector<CanaryViolation>* out) {
+  CanaryDamage damage = CheckCanary(GeometryOf(r, page_));
+  if (!damage.any()) return;
+  SlotRecord* m = const_cast<SlotRecord*>(&r);
+  if (__atomic_exchange_n(&m->canary_reported, 1, __ATOMIC_ACQ_REL)) return;
+  out->push_back(CanaryViolation{r, damage});
+}
+
+std::vector<CanaryViolation> GuardedAllocator::CheckRecent() {
+  std::vector<std::pair<uint32_t, uint64_t>> recent;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    recent.swap(recent_);
+  }
+  std::vector<CanaryViolation> out;
+  for (auto& [idx, id] : recent) {
+    // A frees-then-reuse race is excluded by the id: only the allocation
+    // that was made since the last check is looked at, and only while live.
+    const SlotRecord& r = *RecordOf(idx);
+    std::lock_guard<std::mutex> lock(mu_);  // see Free
+    if (LoadState(r) == SlotState::kLive && r.alloc_id == id) CheckInto(r, &out);
+  }
+  return out;
+}
+
+std::vector<CanaryViolation> GuardedAllocator::CheckAll() {
+  std::vector<CanaryViolation> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  recent_.clear();
+  for (uint32_t i = 1; i <= record_count_; i++) {
+    const SlotRecord& r = *RecordOf(i);
+    if (LoadState(r) == SlotState::kLive) CheckInto(r, &out);
+  }
+  return out;
+}
+
+AllocatorStats GuardedAllocator::Stats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+std::vector<SlotRecord> GuardedAllocator::LiveRecords() {
+  std::vector<SlotRecord> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (uint32_t i = 1; i <= record_count_; i++)
+    if (LoadState(*RecordOf(i)) == SlotState::kLive) out.push_back(*RecordOf(i));
+  return out;
+}
+
+}  // namespace mate

@@ -1,0 +1,122 @@
+#ifndef MATE_CORE_GUARDED_ALLOCATOR_H_
+#define MATE_CORE_GUARDED_ALLOCATOR_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/canary.h"
+#include "core/slot.h"
+#include "options/options.h"
+
+namespace mate {
+
+enum class Backend : uint8_t { kGuardInstall, kMprotect };
+
+struct AllocResult {
+  void* ptr = nullptr;
+  uint64_t id = 0;
+  uint32_t record = 0;      // 0 when unguarded
+  size_t mapped = 0;        // bytes of the slot, guard page included
+  const char* fallback_reason = nullptr;  // set when the allocation is unguarded
+};
+
+enum class FreeStatus { kFreed, kNotGuarded, kInvalidFree, kDoubleFree };
+
+struct CanaryViolation {
+  SlotRecord record;  // a copy taken when the damage was found
+  CanaryDamage damage;
+};
+
+struct FreeResult {
+  FreeStatus status = FreeStatus::kNotGuarded;
+  SlotRecord record{};  // for kFreed / kDoubleFree
+  bool has_violation = false;
+  CanaryViolation violation{};
+};
+
+struct AllocatorStats {
+  uint64_t allocations = 0;   // guarded allocations made
+  uint64_t frees = 0;
+  uint64_t live = 0;
+  uint64_t peak_live = 0;
+  uint64_t live_bytes = 0;
+  uint64_t fallbacks = 0;     // allocations that could not be guarded
+  uint64_t quarantined = 0;
+  uint64_t quarantined_bytes = 0;
+  uint64_t reserved_bytes = 0;
+  uint64_t max_live = 0;      // cap on live allocations (mprotect), 0 = none
+  Backend backend = Backend::kGuardInstall;
+  const char* last_fallback_reason = nullptr;
+};
+
+// Hands out guarded slots from one reserved region. Knows nothing of signals,
+// printing or JS; thread-safe (frees may come from any thread).
+class GuardedAllocator {
+ public:
+  // Creates the process-wide allocator once; later calls return it as is.
+  static GuardedAllocator* Create(const Options& options, std::string* error);
+  static GuardedAllocator* Instance();  // nullptr before Create
+
+  AllocResult Allocate(size_t size, uint32_t stack_id);
+  FreeResult Free(void* ptr, FreedBy by, uint32_t stack_id);
+
+  // Canary checks: of allocations made since the last CheckRecent (still
+  // live), or of every live allocation. Violations are reported once.
+  std::vector<CanaryViolation> CheckRecent();
+  std::vector<CanaryViolation> CheckAll();
+
+  // Lock-free lookups for the crash handler.
+  bool InRegion(uintptr_t addr) const { return addr >= base_ && addr < base_ + region_bytes_; }
+  const SlotRecord* SlotAt(uintptr_t addr) const;  // slot owning the page, or nullptr
+  const SlotRecord* SlotBefore(const SlotRecord& r) const;
+  const SlotRecord* SlotAfter(const SlotRecord& r) const;
+  SlotGeometry Geometry(const SlotRecord& r) const { return GeometryOf(r, page_); }
+  size_t page_size() const { return page_; }
+
+  void SetCurrentTest(uint32_t id) { __atomic_store_n(&current_test_, id, __ATOMIC_RELEASE); }
+  uint32_t CurrentTest() const { return __atomic_load_n(&current_test_, __ATOMIC_ACQUIRE); }
+
+  AllocatorStats Stats();
+  std::vector<SlotRecord> LiveRecords();
+  const Options& options() const { return options_; }
+  Backend backend() const { return backend_; }
+
+ private:
+  GuardedAllocator(const Options& options, uintptr_t base, Backend backend);
+  uint32_t TakeSlot(uint32_t total_pages, const char** reason);  // under mu_
+  bool OpenSlot(const SlotRecord& r);
+  bool CloseSlot(const SlotRecord& r);
+  void Quarantine(uint32_t index);  // under mu_
+  void CheckInto(const SlotRecord& r, std::vector<CanaryViolation>* out);
+  SlotRecord* RecordOf(uint32_t index) const { return &records_[index]; }
+
+  const Options options_;
+  const size_t page_;
+  const uintptr_t base_;
+  const size_t region_bytes_;
+  const Backend backend_;
+
+  uint32_t* page_map_;     // page index in region -> record index (0 = none)
+  SlotRecord* records_;    // record 0 unused
+  uint32_t max_records_;
+
+  std::mutex mu_;
+  uint32_t record_count_ = 0;
+  size_t next_page_ = 0;        // bump pointer, in pages from base_
+  size_t committed_pages_ = 0;  // guard-install backend: pages made RW
+  std::unordered_map<uint32_t, std::vector<uint32_t>> reusable_;  // total pages -> records
+  std::deque<uint32_t> quarantine_;
+  std::vector<std::pair<uint32_t, uint64_t>> recent_;  // (record, alloc id)
+  uint64_t next_id_ = 0;
+  uint32_t current_test_ = 0;
+  AllocatorStats stats_;
+};
+
+}  // namespace mate
+
+#endif  // MATE_CORE_GUARDED_ALLOCATOR_H_

@@ -1,0 +1,127 @@
+#include "crash/fault_handler.h"
+
+#include <unistd.h>
+
+#include "crash/report_writer.h"
+
+namespace mate {
+
+namespace {
+
+const char* GuardMethod(const GuardedAllocator& a) {
+  return a.backend() == Backend::kGuardInstall ? "madvise guard" : "mprotect";
+}
+
+void Fill(const GuardedAllocator& a, const SlotRecord& r, Violation* v) {
+  v->record = r;
+  v->geometry = a.Geometry(r);
+  v->guard_method = GuardMethod(a);
+  v->page_size = a.page_size();
+  v->test_id = a.CurrentTest();
+}
+
+// Distance from `addr` to the logical allocation of `r`, and on which side.
+uint64_t DistanceTo(const GuardedAllocator& a, const SlotRecord& r, uintptr_t addr, Relation* rel) {
+  SlotGeometry g = a.Geometry(r);
+  if (addr >= g.user_end && !(addr < g.user_end && addr >= g.user)) {
+    *rel = Relation::kPastEnd;
+    return addr - g.user_end + 1;
+  }
+  if (addr < g.user) {
+    *rel = Relation::kBeforeStart;
+    return g.user - addr;
+  }
+  *rel = Relation::kInside;
+  return addr - g.user;
+}
+
+bool Freed(const SlotRecord& r) {
+  SlotState s = LoadState(r);
+  return s == SlotState::kQuarantined || s == SlotState::kReusable;
+}
+
+}  // namespace
+
+bool DescribeFault(const GuardedAllocator& a, uintptr_t addr, const char* access, Violation* out) {
+  if (!a.InRegion(addr)) return false;
+  const SlotRecord* owner = a.SlotAt(addr);
+  const SlotRecord* chosen = nullptr;
+  if (owner != nullptr) {
+    SlotGeometry g = a.Geometry(*owner);
+    bool in_data = addr >= g.data_start && addr < g.data_end;
+    if (in_data) {
+      // Data pages fault only once freed; a live one faulting is not ours.
+      if (!Freed(*owner)) return false;
+      chosen = owner;
+    } else {
+      // A guard page sits between two slots: pick the allocation the access
+      // is nearer to (an overflow of one, or an underflow of the other).
+      const SlotRecord* other = owner->mode == Mode::kTail ? a.SlotAfter(*owner) : a.SlotBefore(*owner);
+      chosen = owner;
+      if (other != nullptr && LoadState(*other) != SlotState::kNever) {
+        Relation r1, r2;
+        uint64_t d1 = DistanceTo(a, *owner, addr, &r1);
+        uint64_t d2 = DistanceTo(a, *other, addr, &r2);
+        if (LoadState(*owner) == SlotState::kNever || d2 < d1) chosen = other;
+      }
+    }
+  } else {
+    // Past the last slot handed out: nearest slot below, within a few pages.
+    for (uintptr_t p = addr, n = 0; n < 64 && p >= a.page_size(); n++, p -= a.page_size()) {
+      chosen = a.SlotAt(p - a.page_size());
+      if (chosen) break;
+    }
+  }
+  if (chosen == nullptr || LoadState(*chosen) == SlotState::kNever) {
+    // Guarded address space no allocation ever used: still ours, still a bug.
+    SlotRecord none{};
+    none.slot_start = addr & ~(static_cast<uintptr_t>(a.page_size()) - 1);
+    none.user = addr;
+    Fill(a, none, out);
+    out->kind = "wild-access";
+    out->access = access;
+    out->address = addr;
+    out->relation = Relation::kInside;
+    out->distance = 0;
+    return true;
+  }
+  Fill(a, *chosen, out);
+  out->access = access;
+  out->address = addr;
+  out->distance = DistanceTo(a, *chosen, addr, &out->relation);
+  if (Freed(*chosen)) {
+    out->kind = "heap-use-after-free";
+  } else {
+    out->record.freed_by = FreedBy::kNotFreed;
+    out->kind = out->relation == Relation::kBeforeStart ? "heap-buffer-underflow" : "heap-buffer-overflow";
+  }
+  return true;
+}
+
+Violation DescribeCanary(const GuardedAllocator& a, const CanaryViolation& c) {
+  Violation v;
+  Fill(a, c.record, &v);
+  v.kind = "canary-corruption";
+  v.access = nullptr;
+  v.damage = c.damage;
+  return v;
+}
+
+void EmitReport(const Violation& v, char* text, size_t text_cap, char* json, size_t json_cap,
+                bool print) {
+  Writer t(text, text_cap);
+  FormatReport(v, &t);
+  if (print) {
+    size_t done = 0;
+    while (done < t.size()) {
+      ssize_t n = write(2, t.data() + done, t.size() - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+  }
+  Writer j(json, json_cap);
+  FormatReportJson(v, t.data(), &j);
+  WriteReportFile(j.data(), j.size());
+}
+
+}  // namespace mate

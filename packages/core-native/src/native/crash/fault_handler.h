@@ -1,0 +1,34 @@
+#ifndef MATE_CRASH_FAULT_HANDLER_H_
+#define MATE_CRASH_FAULT_HANDLER_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/guarded_allocator.h"
+#include "crash/violation.h"
+
+namespace mate {
+
+// Turns a fault address into a violation. False when the address is not one
+// of ours (the fault then belongs to whoever handled it before us).
+// Async-signal-safe: lock-free reads of the allocator's tables.
+bool DescribeFault(const GuardedAllocator& a, uintptr_t addr, const char* access, Violation* out);
+
+// Builds the canary-corruption violation for damage found at free or by a
+// check (not in a signal handler).
+Violation DescribeCanary(const GuardedAllocator& a, const CanaryViolation& c);
+
+// Formats `v`, prints it to stderr and writes the JSON file. Uses the
+// caller's buffers so the signal handler can pass static ones.
+void EmitReport(const Violation& v, char* text, size_t text_cap, char* json, size_t json_cap,
+                bool print);
+
+// Installs the SIGSEGV/SIGBUS handler (chaining to the previous one for
+// faults that are not ours) and an alternate signal stack for this thread.
+bool InstallFaultHandler();
+// An alternate signal stack for the calling thread, if it has none.
+void EnsureAltStack();
+
+}  // namespace mate
+
+#endif  // MATE_CRASH_FAULT_HANDLER_H_

@@ -1,0 +1,108 @@
+// The Linux signal side of the crash handler: install, chain, die by the
+// signal. Everything reachable from Handle() is async-signal-safe.
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "crash/fault_handler.h"
+
+namespace mate {
+
+namespace {
+
+struct sigaction g_prev_segv;
+struct sigaction g_prev_bus;
+bool g_installed = false;
+int g_reporting = 0;
+constexpr size_t kAltStackBytes = 256 * 1024;
+char g_text[64 * 1024];
+char g_json[160 * 1024];
+
+const char* AccessOf(void* uctx) {
+#if defined(__x86_64__)
+  const ucontext_t* uc = static_cast<const ucontext_t*>(uctx);
+  // Page-fault error code: bit 1 set for a write.
+  return (uc->uc_mcontext.gregs[REG_ERR] & 2) ? "WRITE" : "READ";
+#else
+  (void)uctx;
+  return "ACCESS";
+#endif
+}
+
+void RestoreDefault(int sig) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = SIG_DFL;
+  sigemptyset(&sa.sa_mask);
+  sigaction(sig, &sa, nullptr);
+}
+
+// Faults that are not ours go where they went before mate-guard: Node's
+// WebAssembly trap handler, or the default action.
+void Chain(int sig, siginfo_t* info, void* uctx) {
+  const struct sigaction& prev = sig == SIGSEGV ? g_prev_segv : g_prev_bus;
+  if ((prev.sa_flags & SA_SIGINFO) && prev.sa_sigaction != nullptr) {
+    prev.sa_sigaction(sig, info, uctx);
+    return;
+  }
+  if (!(prev.sa_flags & SA_SIGINFO) && prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN) {
+    prev.sa_handler(sig);
+    return;
+  }
+  // Default: return and let the instruction fault again without us.
+  RestoreDefault(sig);
+}
+
+void Handle(int sig, siginfo_t* info, void* uctx) {
+  const GuardedAllocator* a = GuardedAllocator::Instance();
+  uintptr_t addr = reinterpret_cast<uintptr_t>(info->si_addr);
+  Violation v;
+  if (a == nullptr || !DescribeFault(*a, addr, AccessOf(uctx), &v)) {
+    Chain(sig, info, uctx);
+    return;
+  }
+  // One report at a time; other threads faulting meanwhile wait their turn.
+  while (__atomic_exchange_n(&g_reporting, 1, __ATOMIC_ACQUIRE)) {
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, nullptr);
+  }
+  v.signal = sig;
+  EmitReport(v, g_text, sizeof(g_text), g_json, sizeof(g_json), true);
+  // Die by the signal, as the program would have without us: the faulting
+  // instruction runs again with the default action in place.
+  RestoreDefault(SIGSEGV);
+  RestoreDefault(SIGBUS);
+}
+
+}  // namespace
+
+void EnsureAltStack() {
+  stack_t current;
+  if (sigaltstack(nullptr, &current) == 0 && !(current.ss_flags & SS_DISABLE)) return;
+  void* mem = mmap(nullptr, kAltStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) return;
+  stack_t ss;
+  memset(&ss, 0, sizeof(ss));
+  ss.ss_sp = mem;
+  ss.ss_size = kAltStackBytes;
+  if (sigaltstack(&ss, nullptr) != 0) munmap(mem, kAltStackBytes);
+}
+
+bool InstallFaultHandler() {
+  EnsureAltStack();
+  if (g_installed) return true;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_sigaction = Handle;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+  sigemptyset(&sa.sa_mask);
+  if (sigaction(SIGSEGV, &sa, &g_prev_segv) != 0) return false;
+  if (sigaction(SIGBUS, &sa, &g_prev_bus) != 0) return false;
+  g_installed = true;
+  return true;
+}
+
+}  // namespace mate

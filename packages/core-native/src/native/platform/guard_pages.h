@@ -1,0 +1,31 @@
+#ifndef MATE_PLATFORM_GUARD_PAGES_H_
+#define MATE_PLATFORM_GUARD_PAGES_H_
+
+#include <cstddef>
+#include <cstdint>
+
+// OS-specific page operations. The allocator only speaks in these terms.
+namespace mate {
+namespace platform {
+
+size_t PageSize();
+// Reserves address space that costs no memory and faults on access.
+void* ReserveRegion(size_t bytes);
+// True when the kernel supports MADV_GUARD_INSTALL (Linux >= 6.13).
+bool HasGuardInstall();
+// madvise-guard backend: the region is made readable+writable in chunks, and
+// guard markers (no extra mappings) make pages fault.
+bool CommitChunk(void* addr, size_t bytes);
+bool InstallGuard(void* addr, size_t bytes);  // also discards contents
+bool RemoveGuard(void* addr, size_t bytes);   // pages read as zero after
+// mprotect backend: every protection change may split a mapping.
+bool ProtectNone(void* addr, size_t bytes);   // also discards contents
+bool ProtectReadWrite(void* addr, size_t bytes);
+// vm.max_map_count, or a conservative default when it can't be read.
+uint64_t MaxMapCount();
+int LastError();
+
+}  // namespace platform
+}  // namespace mate
+
+#endif  // MATE_PLATFORM_GUARD_PAGES_H_

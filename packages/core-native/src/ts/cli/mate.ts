@@ -1,0 +1,55 @@
+// The `mate` command.
+import { GuardConfigError } from '../errors';
+import { loadNative } from '../native';
+import { describeFlags } from '../settings';
+import { GUARD_RUN_USAGE, guardRun, parseGuardRunArgs } from './guard-run';
+
+const USAGE = `Usage: mate <command>
+
+Commands:
+  guard-run [options] -- <command...>   run a command with guarded JS buffers (see mate guard-run --help)
+  options                               list the allocator options and the runner flags
+
+Runner plugins: @mate-guard/vitest (mate-vitest), @mate-guard/jest-env (mate-jest), @mate-guard/mocha (mate-mocha).
+`;
+
+function listOptions(): string {
+  const rows = loadNative().describeOptions();
+  const lines = ['Allocator options (installGuardAllocator):'];
+  for (const r of rows) lines.push(`  ${r.name.padEnd(20)} ${r.type.padEnd(8)} default ${String(r.default).padEnd(12)} ${r.description}`);
+  lines.push('', 'Runner flags (<RUNNER> is VITEST, JEST or MOCHA):', ...describeFlags('vitest').map((l) => l.replace('MATE_VITEST_', 'MATE_<RUNNER>_')));
+  return lines.join('\n') + '\n';
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'guard-run': {
+        const args = parseGuardRunArgs(rest);
+        if (args === 'help') {
+          process.stdout.write(GUARD_RUN_USAGE);
+          return 0;
+        }
+        return await guardRun(args);
+      }
+      case 'options':
+        process.stdout.write(listOptions());
+        return 0;
+      case undefined:
+      case '-h':
+      case '--help':
+      case 'help':
+        process.stdout.write(USAGE);
+        return command === undefined ? 2 : 0;
+      default:
+        throw new GuardConfigError(`unknown command ${JSON.stringify(command)}; known: guard-run, options`);
+    }
+  } catch (err) {
+    if (err instanceof GuardConfigError) {
+      process.stderr.write(`mate: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,89 @@
+// Loads the compiled allocator: a prebuilt binary shipped in the package
+// first (no build tools needed), else the one built from source at install.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+export interface NativeViolation {
+  kind: string;
+  text: string;
+  json: string;
+}
+
+export interface NativeStats {
+  allocations: number;
+  frees: number;
+  live: number;
+  peakLive: number;
+  liveBytes: number;
+  fallbacks: number;
+  fallbackReason: string | null;
+  quarantined: number;
+  quarantinedBytes: number;
+  reservedBytes: number;
+  maxLive: number;
+  violations: number;
+  backend: 'madvise-guard' | 'mprotect';
+}
+
+export interface NativeAllocation {
+  id: number;
+  size: number;
+  ptr: string;
+  mode: 'tail' | 'head';
+  test: string | null;
+  stack: string | null;
+}
+
+export interface NativeOptionDoc {
+  name: string;
+  type: 'boolean' | 'number';
+  default: number;
+  description: string;
+}
+
+export interface NativeOptions {
+  tailMode?: boolean;
+  alignment?: number;
+  quarantineMaxBytes?: number;
+  quarantineMaxCount?: number;
+  logAllocations?: boolean;
+  forceMprotect?: boolean;
+  regionBytes?: number;
+  maxLiveMprotect?: number;
+}
+
+export interface NativeBinding {
+  configure(options: NativeOptions, reportDir: string): { backend: NativeStats['backend']; pageSize: number };
+  alloc(size: number, stack?: string): ArrayBuffer;
+  setCurrentTest(name: string | null): void;
+  checkCanaries(all: boolean): NativeViolation[];
+  stats(): NativeStats;
+  snapshot(): NativeAllocation[];
+  ensureAltStack(): void;
+  describeOptions(): NativeOptionDoc[];
+}
+
+const packageRoot = path.resolve(__dirname, '..');
+
+export function nativeBinaryCandidates(): string[] {
+  return [
+    path.join(packageRoot, 'prebuilds', `${process.platform}-${process.arch}`, 'mate_guard.node'),
+    path.join(packageRoot, 'build', 'Release', 'mate_guard.node'),
+  ];
+}
+
+let binding: NativeBinding | undefined;
+
+export function loadNative(): NativeBinding {
+  if (binding) return binding;
+  const candidates = nativeBinaryCandidates();
+  const found = candidates.find((file) => fs.existsSync(file));
+  if (!found) {
+    throw new Error(
+      `mate-guard: the native allocator is not built (looked for ${candidates.join(', ')}). ` +
+        'Run `npm install` (or `npm run build:native -w @mate-guard/core`); building needs cmake and a C++17 compiler.',
+    );
+  }
+  binding = require(found) as NativeBinding;
+  return binding;
+}

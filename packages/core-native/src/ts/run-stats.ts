@@ -1,0 +1,35 @@
+// Per-process counters that end up in the run's summary line.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+import type { NativeStats } from './native';
+import { passThrough, type PassThroughCounts } from './realm';
+
+export interface ProcessGuardStats extends NativeStats {
+  pid: number;
+  skippedByTag: number;
+  passThrough: PassThroughCounts;
+}
+
+let skippedByTag = 0;
+
+/** Plugins call this for every test they skip because of a guard tag. */
+export function noteTagSkip(): void {
+  skippedByTag++;
+}
+
+export function processStats(native: NativeStats): ProcessGuardStats {
+  return { ...native, pid: process.pid, skippedByTag, passThrough: { ...passThrough } };
+}
+
+/** Written at exit, read by the runner's main process for the summary. */
+export function writeProcessStats(dir: string, stats: ProcessGuardStats): void {
+  try {
+    fs.mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, `stats-${process.pid}.json`);
+    fs.writeFileSync(file + '.tmp', JSON.stringify(stats));
+    fs.renameSync(file + '.tmp', file);
+  } catch {
+    // The summary is best effort; violations have files of their own.
+  }
+}
