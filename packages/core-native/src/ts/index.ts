@@ -10,6 +10,7 @@ export {
   snapshot,
   guardRealm,
   prepareThread,
+  flushGuardStats,
   type GuardViolation,
   type GuardStats,
   type GuardAllocation,
@@ -54,3 +55,11 @@ export {
   type SummaryCounts,
 } from './run-report';
 export { parseBoolean, BOOLEAN_WORDS } from './values';
+export {
+  formatTestPath,
+  installForRunner,
+  beginGuardedTest,
+  endGuardedTest,
+  violationError,
+  RunReportCollector,
+} from './runner-support';

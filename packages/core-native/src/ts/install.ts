@@ -72,6 +72,14 @@ function onExit(): void {
   writeProcessStats(active.config.reportDir, stats());
 }
 
+/**
+ * Writes this process's counters for the run summary now (a runner may end
+ * its workers without 'exit' handlers running). Later calls overwrite.
+ */
+export function flushGuardStats(): void {
+  if (active) writeProcessStats(active.config.reportDir, stats());
+}
+
 export function isGuardAllocatorActive(): boolean {
   return active !== undefined;
 }

@@ -1,0 +1,27 @@
+// The planted bugs as plain scripts under `mate guard-run`.
+import { execPath } from 'node:process';
+
+const mate = 'packages/core-native/bin/mate.js';
+const step = (title, flags, nodeArgs, script, expect) => ({
+  title,
+  command: execPath,
+  args: [mate, 'guard-run', ...flags, '--', execPath, ...nodeArgs, `examples/scripts/${script}`],
+  display: `mate guard-run ${[...flags, '--', 'node', ...nodeArgs, `examples/scripts/${script}`].join(' ')}`,
+  expect,
+});
+
+export const title = 'mate guard-run: plain scripts';
+export const steps = [
+  step('overflow by one faults at the first bad byte', [], [], 'overflow.js',
+    { exit: 'nonzero', output: ['==mate-guard== ERROR: heap-buffer-overflow on WRITE', '1 byte past the end of allocation'] }),
+  step('underflow by one faults in head mode', ['--mode', 'head'], [], 'underflow.js',
+    { exit: 'nonzero', output: ['==mate-guard== ERROR: heap-buffer-underflow on WRITE', '1 byte before the start of allocation'] }),
+  step('underflow by one in tail mode: canary damage before the start', [], [], 'underflow.js',
+    { exit: 'nonzero', output: ['==mate-guard== ERROR: canary-corruption: 1 byte before the start', 'rerun with --guard-mode head'] }),
+  step('overflow inside the alignment gap: canary damage', [], [], 'gap-overflow.js',
+    { exit: 'nonzero', output: ['==mate-guard== ERROR: canary-corruption: 2 bytes past the end'] }),
+  step('use-after-free through a retained pointer faults', [], ['--expose-gc'], 'use-after-free.js',
+    { exit: 'nonzero', output: ['==mate-guard== ERROR: heap-use-after-free on WRITE', 'freed by the garbage collector'] }),
+  step('clean script (with a WebAssembly trap) passes with no report', [], [], 'clean.js',
+    { exit: 0, output: ['wasm trap ok'], notOutput: ['==mate-guard=='] }),
+];

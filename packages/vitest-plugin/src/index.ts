@@ -1,0 +1,2 @@
+// placeholder: the plugin is being written
+export {};

@@ -1,0 +1,44 @@
+// Spawns a real process (runner, CLI, node) and returns what a user sees.
+import { spawn } from 'node:child_process';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const MATE = path.join(ROOT, 'packages', 'core-native', 'bin', 'mate.js');
+export const BIN = path.join(ROOT, 'node_modules', '.bin');
+
+/**
+ * run(cmd, args, { cwd, env, timeout }) -> { code, signal, stdout, stderr, output }
+ * `env` is merged over a copy of process.env with the MATE_* variables removed,
+ * so a developer's shell settings can't leak into a test.
+ */
+export function run(cmd, args = [], opts = {}) {
+  const env = { ...process.env };
+  for (const k of Object.keys(env)) if (k.startsWith('MATE_')) delete env[k];
+  delete env.NODE_OPTIONS;
+  Object.assign(env, { CI: 'true', FORCE_COLOR: '0', NO_COLOR: '1' }, opts.env ?? {});
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: opts.cwd ?? ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let output = '';
+    child.stdout.on('data', (d) => { stdout += d; output += d; });
+    child.stderr.on('data', (d) => { stderr += d; output += d; });
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeout ?? 120_000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr, output });
+    });
+  });
+}
+
+/** Runs `mate guard-run [flags] -- node [nodeArgs] script`. */
+export function guardRun(flags, nodeArgs, opts) {
+  return run(process.execPath, [MATE, 'guard-run', ...flags, '--', process.execPath, ...nodeArgs], opts);
+}
+
+/** The ==mate-guard== report lines of an output. */
+export function reportLines(output) {
+  return output.split('\n').filter((l) => l.startsWith('==mate-guard=='));
+}
