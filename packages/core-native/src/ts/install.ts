@@ -5,7 +5,7 @@ import { resolveAllocatorConfig, sameConfig, type GuardAllocatorConfig, type Res
 import { loadNative, type NativeAllocation, type NativeBinding } from './native';
 import { patchRealm } from './realm';
 import { processStats, writeProcessStats, type ProcessGuardStats } from './run-stats';
-import { captureStack } from './stack';
+import { makeStackCapture } from './stack';
 
 /** A memory-safety violation found by a canary check. */
 export interface GuardViolation {
@@ -29,7 +29,9 @@ interface Active {
 let active: Active | undefined;
 
 function makeAlloc(native: NativeBinding, config: ResolvedGuardConfig): (size: number) => ArrayBuffer {
-  return config.captureStacks ? (size) => native.alloc(size, captureStack()) : (size) => native.alloc(size);
+  if (!config.captureStacks) return (size) => native.alloc(size);
+  const capture = makeStackCapture(native);
+  return (size) => native.alloc(size, capture());
 }
 
 /**

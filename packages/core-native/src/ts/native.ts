@@ -54,7 +54,9 @@ export interface NativeOptions {
 
 export interface NativeBinding {
   configure(options: NativeOptions, reportDir: string): { backend: NativeStats['backend']; pageSize: number };
-  alloc(size: number, stack?: string): ArrayBuffer;
+  /** `stack`: an id from internString, or the text itself. */
+  alloc(size: number, stack?: number | string): ArrayBuffer;
+  internString(text: string): number;
   setCurrentTest(name: string | null): void;
   checkCanaries(all: boolean): NativeViolation[];
   stats(): NativeStats;

@@ -104,7 +104,9 @@ Napi::Value Alloc(const Napi::CallbackInfo& info) {
   double want = info[0].As<Napi::Number>().DoubleValue();
   size_t size = static_cast<size_t>(want);
   uint32_t stack = 0;
-  if (info.Length() > 1 && info[1].IsString()) {
+  if (info.Length() > 1 && info[1].IsNumber()) {
+    stack = info[1].As<Napi::Number>().Uint32Value();  // from internString
+  } else if (info.Length() > 1 && info[1].IsString()) {
     std::string s = info[1].As<Napi::String>().Utf8Value();
     stack = StackStore::Get().Intern(s.data(), s.size());
   }
@@ -206,6 +208,12 @@ Napi::Value Snapshot(const Napi::CallbackInfo& info) {
   return arr;
 }
 
+// internString(text) -> id usable as alloc's stack argument.
+Napi::Value InternString(const Napi::CallbackInfo& info) {
+  std::string s = info[0].As<Napi::String>().Utf8Value();
+  return Napi::Number::New(info.Env(), StackStore::Get().Intern(s.data(), s.size()));
+}
+
 Napi::Value EnsureAltStackJs(const Napi::CallbackInfo& info) {
   EnsureAltStack();
   return info.Env().Undefined();
@@ -220,6 +228,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("checkCanaries", Napi::Function::New(env, CheckCanaries));
   exports.Set("stats", Napi::Function::New(env, Stats));
   exports.Set("snapshot", Napi::Function::New(env, Snapshot));
+  exports.Set("internString", Napi::Function::New(env, InternString));
   exports.Set("ensureAltStack", Napi::Function::New(env, EnsureAltStackJs));
   exports.Set("describeOptions", Napi::Function::New(env, DescribeOptionsJs));
   return exports;
