@@ -4,11 +4,17 @@
 // the stale pointer. The freed slot is quarantined and inaccessible.
 // Run with --expose-gc.
 const addon = require('../addon');
-let buf = Buffer.alloc(256);
-addon.retain(buf);
-buf = null;
+function handToNative() {
+  const buf = Buffer.alloc(256);
+  addon.retain(buf); // keeps a raw pointer, no reference
+} // the only JS reference to the buffer ends here
+handToNative();
+// Node-API finalizers (the free) run on an event-loop turn after the GC.
 globalThis.gc();
 setImmediate(() => {
-  addon.touchRetained();
-  console.log('not reached under mate-guard: the stale write went unnoticed');
+  globalThis.gc();
+  setImmediate(() => {
+    addon.touchRetained();
+    console.log('not reached under mate-guard: the stale write went unnoticed');
+  });
 });

@@ -17,6 +17,8 @@ export interface ViolationEvent {
   pid: number;
   test: string | null;
   allocation: { id: number; size: number; start: string; end: string; mode: string; backend: string };
+  /** The process's counters when the violation was found. */
+  process?: { allocations: number; peakLive: number; fallbacks: number };
   text: string;
   file: string;
 }
@@ -85,6 +87,15 @@ export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCoun
     allocations: 0, peakLive: 0, fallbacks: 0, violations: report.violations.length,
     skippedByTag: extraSkippedByTag, passThrough: 0, reasons: [],
   };
+  // A process that died by a fault wrote no counters: its report has them.
+  const counted = new Set(report.processes.map((p) => p.pid));
+  for (const v of report.violations) {
+    if (!v.fatal || !v.process || counted.has(v.pid)) continue;
+    counted.add(v.pid);
+    s.allocations += v.process.allocations;
+    s.peakLive = Math.max(s.peakLive, v.process.peakLive);
+    s.fallbacks += v.process.fallbacks;
+  }
   for (const p of report.processes) {
     s.allocations += p.allocations;
     s.peakLive = Math.max(s.peakLive, p.peakLive);

@@ -82,6 +82,8 @@ class GuardedAllocator {
   uint32_t CurrentTest() const { return __atomic_load_n(&current_test_, __ATOMIC_ACQUIRE); }
 
   AllocatorStats Stats();
+  // Without the lock, for the crash handler: counters may be a little stale.
+  AllocatorStats StatsUnlocked() const { return stats_; }
   std::vector<SlotRecord> LiveRecords();
   const Options& options() const { return options_; }
   Backend backend() const { return backend_; }

@@ -18,6 +18,10 @@ void Fill(const GuardedAllocator& a, const SlotRecord& r, Violation* v) {
   v->guard_method = GuardMethod(a);
   v->page_size = a.page_size();
   v->test_id = a.CurrentTest();
+  AllocatorStats s = a.StatsUnlocked();
+  v->process_allocations = s.allocations;
+  v->process_peak_live = s.peak_live;
+  v->process_fallbacks = s.fallbacks;
 }
 
 // Distance from `addr` to the logical allocation of `r`, and on which side.

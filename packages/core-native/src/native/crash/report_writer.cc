@@ -266,11 +266,16 @@ void FormatReport(const Violation& v, Writer* w) {
       w->Str(kPrefix);
       w->Str("damaged: ");
       Bytes(w, s.damaged_bytes);
-      w->Str(side == 0 ? " before the start, from " : " past the end, from ");
-      w->Dec(s.nearest);
-      w->Str(" to ");
-      w->Dec(s.farthest);
-      w->Str(side == 0 ? " bytes before the start\n" : " bytes past the end\n");
+      if (s.nearest == s.farthest) {
+        w->Str(", ");
+        Bytes(w, s.farthest);
+      } else {
+        w->Str(", from ");
+        w->Dec(s.nearest);
+        w->Str(" to ");
+        Bytes(w, s.farthest);
+      }
+      w->Str(side == 0 ? " before the start\n" : " past the end\n");
     }
   }
   Picture(v, w);
@@ -326,6 +331,12 @@ void FormatReportJson(const Violation& v, const char* text, Writer* w) {
   if (st.Lookup(r.alloc_stack)) w->JsonStr(st.Lookup(r.alloc_stack)); else w->Str("null");
   w->Str(",\"freed\":");
   w->Str(r.freed_by != FreedBy::kNotFreed && v.access ? "true" : "false");
+  w->Str("},\"process\":{\"allocations\":");
+  w->Dec(v.process_allocations);
+  w->Str(",\"peakLive\":");
+  w->Dec(v.process_peak_live);
+  w->Str(",\"fallbacks\":");
+  w->Dec(v.process_fallbacks);
   w->Str("},\"text\":");
   w->JsonStr(text);
   w->Str("}\n");

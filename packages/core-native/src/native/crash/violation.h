@@ -26,6 +26,9 @@ struct Violation {
   uint32_t test_id = 0;           // test running when it was found
   int signal = 0;                 // non-zero when the process dies by it
   uint64_t page_size = 4096;
+  // The process's counters when it was found (for the run summary when the
+  // process dies before it can write them).
+  uint64_t process_allocations = 0, process_peak_live = 0, process_fallbacks = 0;
 };
 
 }  // namespace mate

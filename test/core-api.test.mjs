@@ -1,0 +1,139 @@
+// The install contract, config errors, the CLI's errors, logging, stats,
+// the JS buffer forms, capacity and the mprotect fallback.
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { test } from 'node:test';
+
+import { guardRun, MATE, run, ROOT } from './helpers/run.mjs';
+
+const fixture = (name) => path.join(ROOT, 'test', 'fixtures', 'core', name);
+const core = path.join(ROOT, 'packages', 'core-native');
+const node = (code, args = [], opts) => run(process.execPath, [...args, '-e', code], opts);
+
+test('installing again with the same config is a no-op; a different config throws', async () => {
+  const r = await node(`
+    const c = require(${JSON.stringify(core)});
+    c.installGuardAllocator({ mode: 'tail' });
+    c.installGuardAllocator({ mode: 'tail' });
+    console.log('active', c.isGuardAllocatorActive());
+    try { c.installGuardAllocator({ mode: 'head' }); } catch (e) { console.log('threw:', e.message); }
+  `);
+  assert.equal(r.code, 0, r.output);
+  assert.match(r.output, /active true/);
+  assert.match(r.output, /threw: Guard allocator is already active with a different configuration/);
+});
+
+for (const [config, message] of [
+  [{ mode: 'sideways' }, 'mode: "sideways" is not a guard mode; use tail or head'],
+  [{ alignment: 3 }, 'alignment: 3 is not allowed; use a power of two from 1 to 4096'],
+  [{ alignment: 8192 }, 'alignment: 8192 is not allowed; use an integer from 1 to 4096'],
+  [{ logAllocations: 'maybe' }, 'logAllocations: "maybe" is not a boolean; use 1/true/yes/on or 0/false/no/off'],
+  [{ quarantineMaxCount: -1 }, 'quarantineMaxCount: -1 is not allowed; use an integer from 0 to 2147483648'],
+  [{ colour: 'red' }, 'installGuardAllocator: unknown option "colour"'],
+]) {
+  test(`bad config ${JSON.stringify(config)} throws a clear error`, async () => {
+    const r = await node(`
+      const c = require(${JSON.stringify(core)});
+      try { c.installGuardAllocator(${JSON.stringify(config)}); console.log('no error'); }
+      catch (e) { console.log(e.name + ': ' + e.message); console.log('active', c.isGuardAllocatorActive()); }
+    `);
+    assert.ok(r.output.includes(`GuardConfigError: ${message}`), r.output);
+    assert.match(r.output, /active false/);
+  });
+}
+
+for (const [args, message] of [
+  [['guard-run', '--mode', 'sideways', '--', 'node', '-v'], 'mate: --mode: "sideways" is not a guard mode; use tail or head'],
+  [['guard-run', '--alignment', '6', '--', 'node', '-v'], 'mate: --alignment: "6" is not allowed; use a power of two from 1 to 4096'],
+  [['guard-run', '--frobnicate', '--', 'node', '-v'], 'mate: unknown option "--frobnicate"'],
+  [['guard-run', 'node', '-v'], 'mate: unexpected "node": put the command after --'],
+  [['guard-run', '--mode', 'tail'], 'mate: no command given'],
+  [['guard-run'], 'mate: no command given'],
+  [['frobnicate'], 'mate: unknown command "frobnicate"; known: guard-run, options'],
+]) {
+  test(`mate ${args.join(' ')} exits 2 with a clear error`, async () => {
+    const r = await run(process.execPath, [MATE, ...args]);
+    assert.equal(r.code, 2, r.output);
+    assert.ok(r.stderr.includes(message), r.stderr);
+  });
+}
+
+test('mate guard-run exits with the command\'s status and --help documents the flags', async () => {
+  const r = await guardRun([], ['-e', 'process.exitCode = 7']);
+  assert.equal(r.code, 7);
+  const h = await run(process.execPath, [MATE, 'guard-run', '--help']);
+  assert.equal(h.code, 0);
+  for (const flag of ['--mode <tail|head>', '--log-allocations', '--alignment <n>']) assert.ok(h.stdout.includes(flag), h.stdout);
+});
+
+test('--log-allocations prints one line per allocation and free', async () => {
+  const r = await guardRun(['--log-allocations'], ['--expose-gc', '-e', `
+    (function () { Buffer.alloc(100); })();
+    gc(); setImmediate(() => setImmediate(() => {}));
+  `]);
+  assert.equal(r.code, 0, r.output);
+  assert.match(r.output, /\[mate-guard\] alloc #\d+ ptr=0x[0-9a-f]+ requested=100 mapped=8192 mode=tail backend=host test=""/);
+  assert.match(r.output, /\[mate-guard\] free #\d+ ptr=0x[0-9a-f]+ requested=100 mode=tail backend=host test=""/);
+});
+
+test('every JS buffer form is guarded and behaves as before; unguardable forms are counted', async () => {
+  const r = await run(process.execPath, [fixture('buffers.js')]);
+  assert.equal(r.code, 0, r.output);
+  assert.match(r.output, /passThrough shared=1 resizable=1 subclass=1/);
+  assert.match(r.output, /buffers ok/);
+});
+
+test('stats(), snapshot() and checkCanaries() describe the allocator', async () => {
+  const r = await node(`
+    const c = require(${JSON.stringify(core)});
+    c.installGuardAllocator({});
+    const keep = [Buffer.alloc(10), new Uint8Array(20)];
+    c.setCurrentTest('a > b');
+    keep.push(Buffer.alloc(30));
+    const s = c.stats();
+    const snap = c.snapshot().filter((a) => a.size === 30);
+    console.log(JSON.stringify({ live: s.live >= 3, backend: s.backend, fallbacks: s.fallbacks,
+      snapTest: snap[0].test, snapStack: /\\[eval\\]/.test(snap[0].stack), checks: c.checkCanaries({ all: true }).length }));
+  `);
+  assert.equal(r.code, 0, r.output);
+  assert.deepEqual(JSON.parse(r.stdout), { live: true, backend: 'madvise-guard', fallbacks: 0, snapTest: 'a > b', snapStack: true, checks: 0 });
+});
+
+test('a synchronous loop of 200,000 dropped 4 KiB guarded buffers finishes and frees them', async () => {
+  const r = await run(process.execPath, ['--expose-gc', fixture('gc-loop.js')], { timeout: 300_000 });
+  assert.equal(r.code, 0, r.output);
+  const m = /allocations=(\d+) fallbacks=(\d+) live=(\d+) backend=(\S+)/.exec(r.output);
+  assert.ok(m, r.output);
+  assert.ok(Number(m[1]) >= 200000);
+  assert.equal(Number(m[2]), 0, 'all guarded');
+  assert.ok(Number(m[3]) < 100, `freed promptly (live ${m[3]})`);
+});
+
+test('1,000,000 live guarded 16-byte buffers fit at once with MADV_GUARD_INSTALL', async (t) => {
+  const probe = await node(`const c = require(${JSON.stringify(core)}); c.installGuardAllocator({}); console.log(c.stats().backend)`);
+  if (!probe.stdout.includes('madvise-guard')) {
+    t.skip('this kernel has no MADV_GUARD_INSTALL (Linux < 6.13): the mprotect backend caps live allocations instead');
+    return;
+  }
+  const r = await run(process.execPath, ['--max-old-space-size=4096', fixture('million-live.js')], { timeout: 400_000 });
+  assert.equal(r.code, 0, r.output);
+  assert.match(r.output, /live=(\d{7}) fallbacks=0 backend=madvise-guard total=1000000/);
+});
+
+test('with mprotect guard pages past the cap, allocations fall back, are counted, and the run warns once', async () => {
+  const env = { MATE_GUARD_FORCE_MPROTECT: '1', MATE_GUARD_MAX_LIVE_MPROTECT: '100' };
+  const r = await guardRun([], [fixture('mprotect-cap.js')], { env });
+  assert.equal(r.code, 0, r.output);
+  assert.match(r.output, /backend=mprotect allocations=100 fallbacks=50 sum=11175/);
+  assert.match(r.output, /\[mate-guard\] summary: 100 allocations guarded, peak live 100, \d+ unguarded fallbacks/);
+  const warnings = r.output.split('\n').filter((l) => l.startsWith('[mate-guard] warning:'));
+  assert.equal(warnings.length, 1, r.output);
+  assert.match(warnings[0], /\d+ allocations ran unguarded: the live-allocation cap for mprotect guard pages \(vm\.max_map_count\) was reached/);
+});
+
+test('the mprotect backend detects overflows too', async () => {
+  const r = await guardRun([], [path.join(ROOT, 'examples', 'scripts', 'overflow.js')], { env: { MATE_GUARD_FORCE_MPROTECT: '1' } });
+  assert.equal(r.code, 139, r.output);
+  assert.match(r.output, /==mate-guard== ERROR: heap-buffer-overflow on WRITE .*\(64 bytes, tail mode\)/);
+  assert.match(r.output, /backend host \(mprotect\)/);
+});

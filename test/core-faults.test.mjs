@@ -1,0 +1,134 @@
+// Each detection of the native core, through `mate guard-run` on real
+// native code, asserted on what a user sees: exit status and report text.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { test } from 'node:test';
+
+import { guardRun, reportLines, run, ROOT } from './helpers/run.mjs';
+
+const script = (name) => path.join(ROOT, 'examples', 'scripts', name);
+const fixture = (name) => path.join(ROOT, 'test', 'fixtures', 'core', name);
+const SIGSEGV_EXIT = 139;
+
+test('overflow by one faults at the first bad byte in tail mode', async () => {
+  const r = await guardRun([], [script('overflow.js')]);
+  assert.equal(r.code, SIGSEGV_EXIT, r.output);
+  const lines = reportLines(r.output);
+  assert.match(lines[0], /^==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(64 bytes, tail mode\)$/);
+  assert.ok(lines.some((l) => /allocation #\d+: 64 bytes at \[0x[0-9a-f]+, 0x[0-9a-f]+\), tail mode, alignment 16, backend host/.test(l)));
+  assert.ok(lines.some((l) => l.includes('GUARD 4096 B')), 'slot picture');
+  assert.ok(lines.some((l) => /\^ WRITE/.test(l)), 'access marked');
+  assert.ok(lines.some((l) => l.includes('overflow.js:5')), 'JS allocation stack names the line');
+  assert.doesNotMatch(r.output, /not reached/);
+  assert.match(r.output, /\[mate-guard\] summary: \d+ allocations? guarded, .*1 violation/);
+});
+
+test('underflow by one faults at the first bad byte in head mode', async () => {
+  const r = await guardRun(['--mode', 'head'], [script('underflow.js')]);
+  assert.equal(r.code, SIGSEGV_EXIT, r.output);
+  assert.match(reportLines(r.output)[0], /ERROR: heap-buffer-underflow on WRITE at 0x[0-9a-f]+: 1 byte before the start of allocation #\d+ \(64 bytes, head mode\)/);
+});
+
+test('underflow in tail mode is caught by the canary before the start, with a hint', async () => {
+  const r = await guardRun([], [script('underflow.js')]);
+  assert.equal(r.code, 1, r.output);
+  const text = reportLines(r.output).join('\n');
+  assert.match(text, /ERROR: canary-corruption: 1 byte before the start of allocation #\d+ \(64 bytes, tail mode\) damaged/);
+  assert.match(text, /hint: canary damaged before the start in tail mode: rerun with --guard-mode head to fault at the first bad access/);
+});
+
+test('overflow in head mode is caught by the canary past the end, with a hint', async () => {
+  const r = await guardRun(['--mode', 'head'], [script('overflow.js')]);
+  assert.equal(r.code, 1, r.output);
+  const text = reportLines(r.output).join('\n');
+  assert.match(text, /ERROR: canary-corruption: 1 byte past the end of allocation #\d+ \(64 bytes, head mode\) damaged/);
+  assert.match(text, /rerun with --guard-mode tail/);
+});
+
+test('an overflow inside the alignment gap is caught by the canary', async () => {
+  const r = await guardRun([], [script('gap-overflow.js')]);
+  assert.equal(r.code, 1, r.output);
+  const text = reportLines(r.output).join('\n');
+  assert.match(text, /ERROR: canary-corruption: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\) damaged/);
+  assert.match(text, /gap \(canary\) 3 B/);
+  assert.match(text, /alignment gap \(alignment 16\)/);
+});
+
+test('alignment 1 is byte-exact: the same write faults', async () => {
+  const r = await guardRun(['--alignment', '1'], [script('gap-overflow.js')]);
+  assert.equal(r.code, SIGSEGV_EXIT, r.output);
+  assert.match(reportLines(r.output)[0], /heap-buffer-overflow on WRITE .*: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\)/);
+});
+
+test('use-after-free through a retained pointer faults and says who freed it', async () => {
+  const r = await guardRun([], ['--expose-gc', script('use-after-free.js')]);
+  assert.equal(r.code, SIGSEGV_EXIT, r.output);
+  const text = reportLines(r.output).join('\n');
+  assert.match(text, /ERROR: heap-use-after-free on WRITE at 0x[0-9a-f]+: offset 0 inside freed allocation #\d+ \(256 bytes, tail mode\)/);
+  assert.match(text, /freed by the garbage collector/);
+  assert.match(text, /use-after-free\.js:\d+/);
+});
+
+test('the report names the running test and is written as JSON before the process dies', async () => {
+  const r = await guardRun([], [fixture('named-test.js')]);
+  assert.equal(r.code, SIGSEGV_EXIT, r.output);
+  const lines = reportLines(r.output);
+  assert.equal(lines[1], '==mate-guard== test: spec/io.test.js > reader > reads a header');
+  const dir = /\[mate-guard\] reports: (.+)/.exec(r.output)?.[1];
+  assert.ok(dir, r.output);
+  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json'));
+  assert.equal(files.length, 1);
+  const event = JSON.parse(fs.readFileSync(path.join(dir, files[0]), 'utf8'));
+  assert.equal(event.kind, 'heap-buffer-overflow');
+  assert.equal(event.access, 'WRITE');
+  assert.equal(event.fatal, true);
+  assert.equal(event.test, 'spec/io.test.js > reader > reads a header');
+  assert.equal(event.allocation.size, 32);
+  assert.equal(event.text, lines.join('\n') + '\n');
+  fs.rmSync(dir, { recursive: true });
+});
+
+test('a fault on a libuv pool thread is reported', async () => {
+  const r = await guardRun([], [fixture('pool-thread.js')]);
+  assert.equal(r.code, SIGSEGV_EXIT, r.output);
+  assert.match(reportLines(r.output)[0], /heap-buffer-overflow on WRITE .*1 byte past the end of allocation #\d+ \(1600 bytes, tail mode\)/);
+  assert.doesNotMatch(r.output, /not reached/);
+});
+
+test('a fault in a worker_threads Worker is reported', async () => {
+  const r = await guardRun([], [fixture('worker-thread.js')]);
+  assert.equal(r.code, SIGSEGV_EXIT, r.output);
+  assert.match(reportLines(r.output)[0], /heap-buffer-overflow on WRITE .*1 byte past the end of allocation #\d+ \(64 bytes, tail mode\)/);
+});
+
+test('WebAssembly out-of-bounds traps still throw RuntimeError; a clean run has no report', async () => {
+  const r = await guardRun([], [script('clean.js')]);
+  assert.equal(r.code, 0, r.output);
+  assert.match(r.output, /wasm trap ok \(memory access out of bounds\)/);
+  assert.equal(reportLines(r.output).length, 0);
+  assert.match(r.output, /\[mate-guard\] summary: \d+ allocations guarded, .*0 violations/);
+});
+
+test('a segfault that is not ours crashes exactly as without mate-guard', async () => {
+  const plain = await run(process.execPath, [fixture('null-write.js')]);
+  const guarded = await guardRun([], [fixture('null-write.js')]);
+  assert.equal(plain.signal, 'SIGSEGV');
+  assert.equal(guarded.code, SIGSEGV_EXIT, guarded.output);
+  assert.equal(reportLines(guarded.output).length, 0, guarded.output);
+});
+
+test('any access to a zero-byte allocation faults', async () => {
+  const r = await guardRun([], [fixture('zero-byte.js')]);
+  // Node-API hands native code NULL for an empty buffer, so this is a null
+  // dereference (no mate-guard report can name it), never a silent read.
+  assert.equal(r.code, SIGSEGV_EXIT, r.output);
+});
+
+test('canary damage found when the GC frees a buffer is kept for the next check, once', async () => {
+  const r = await guardRun([], ['--expose-gc', fixture('finalizer-canary.js')]);
+  assert.equal(r.code, 0, r.output);
+  assert.match(r.output, /found at next check: 1 canary-corruption/);
+  assert.match(r.output, /==mate-guard== ERROR: canary-corruption: 3 bytes before the start of allocation #\d+ \(24 bytes, tail mode\) damaged/);
+  assert.match(r.output, /reported again: 0/);
+});
