@@ -1,0 +1,75 @@
+// Crash attribution. When a worker dies from a guard fault Vitest reports
+// only "Worker exited unexpectedly" and leaves the file unfinished; the
+// report the dying process wrote names the test, and here it is put back on
+// that test and its file, so every reporter (default, verbose, JSON) shows
+// the failure with the report text.
+import * as path from 'node:path';
+
+import type { ViolationEvent } from '@mate-guard/core';
+import { experimental_getRunnerTask, type TestModule } from 'vitest/node';
+
+type RunnerTask = ReturnType<typeof experimental_getRunnerTask>;
+
+export interface Attribution {
+  event: ViolationEvent;
+  /** The crashed file, when one could be told. */
+  module: TestModule | undefined;
+}
+
+function relativeFile(testModule: TestModule): string {
+  return path.relative(process.cwd(), testModule.moduleId);
+}
+
+/** The report's test path starts with the file, relative to the working directory. */
+function matches(event: ViolationEvent, testModule: TestModule): boolean {
+  if (!event.test) return false;
+  const rel = relativeFile(testModule);
+  return event.test === rel || event.test.startsWith(`${rel} > `);
+}
+
+function unfinished(testModule: TestModule): boolean {
+  const state = experimental_getRunnerTask(testModule).result?.state;
+  return state === undefined || state === 'run' || state === 'queued';
+}
+
+/**
+ * Pairs each fatal event with its file: by the test path in the report, else
+ * (a fault outside any test) the one file the crash left unfinished.
+ */
+export function attribute(events: readonly ViolationEvent[], modules: readonly TestModule[]): Attribution[] {
+  const open = modules.filter(unfinished);
+  return events.map((event) => ({
+    event,
+    module: modules.find((m) => matches(event, m)) ?? (open.length === 1 ? open[0] : undefined),
+  }));
+}
+
+function findTest(task: RunnerTask, file: string, wanted: string): RunnerTask | undefined {
+  if (task.type === 'test') return `${file} > ${task.fullTestName}` === wanted ? task : undefined;
+  for (const child of task.tasks) {
+    const found = findTest(child, file, wanted);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** The line shown in the main process for one crash. */
+export function crashLine(a: Attribution): string {
+  const who = a.event.test ? `test "${a.event.test}"` : `file ${a.module ? relativeFile(a.module) : '(unknown)'}, outside any test`;
+  return `[mate-guard] a test worker (pid ${a.event.pid}) was killed by a guard fault (${a.event.kind}) in ${who}`;
+}
+
+/** Marks the crashed test and its file failed, with the report as the error. */
+export function markFailed(a: Attribution): void {
+  if (!a.module) return;
+  const file = experimental_getRunnerTask(a.module);
+  const error = {
+    name: 'GuardFaultError',
+    message: `${crashLine(a)}; the worker died, so the rest of this file did not run:\n${a.event.text.trimEnd()}`,
+    stack: '',
+  };
+  const test = a.event.test ? findTest(file, relativeFile(a.module), a.event.test) : undefined;
+  if (test) test.result = { ...test.result, state: 'fail', errors: [...(test.result?.errors ?? []), error] };
+  // The file fails too; it carries the report itself only when no test could be named (shown once).
+  file.result = { ...file.result, state: 'fail', errors: [...(file.result?.errors ?? []), ...(test ? [] : [error])] };
+}

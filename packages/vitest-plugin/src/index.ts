@@ -1,2 +1,0 @@
-// placeholder: the plugin is being written
-export {};

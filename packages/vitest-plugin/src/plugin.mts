@@ -1,0 +1,62 @@
+// guardAlloc(): the Vitest plugin. Always declares the guard tags (strictTags
+// would otherwise fail tagged files); when guarding is on it injects the
+// worker setup file first and adds the crash-attribution/summary reporter.
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import type { RunnerGuardSettings } from '@mate-guard/core';
+import type { Plugin } from 'vitest/config';
+import type { TestProject, Vitest } from 'vitest/node';
+
+import type { GuardAllocOptions } from './options.mjs';
+import { attachReporters } from './reporter.mjs';
+import { resolveVitestSettings } from './settings.mjs';
+import { guardTagDefinitions } from './tags.mjs';
+import { PROVIDE_KEY } from './provide.mjs';
+
+export const SETUP_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'setup.mjs');
+
+const THREAD_POOLS = new Set(['threads', 'vmThreads']);
+
+type TestConfig = NonNullable<import('vitest/config').ViteUserConfig['test']>;
+
+function declareTags(test: TestConfig): void {
+  const declared = new Set((test.tags ?? []).map((t) => t.name));
+  test.tags = [...(test.tags ?? []), ...guardTagDefinitions().filter((t) => !declared.has(t.name))];
+}
+
+function injectSetup(test: TestConfig, settings: RunnerGuardSettings): void {
+  const given = test.setupFiles === undefined ? [] : Array.isArray(test.setupFiles) ? test.setupFiles : [test.setupFiles];
+  // First, so the allocator is in place before user setup files allocate.
+  test.setupFiles = [SETUP_FILE, ...given.filter((f) => f !== SETUP_FILE)];
+  test.provide = { ...(test.provide ?? {}), [PROVIDE_KEY]: settings };
+}
+
+function warnThreads(vitest: Vitest, project: TestProject): void {
+  const pool = String(project.config.pool);
+  if (!THREAD_POOLS.has(pool)) return;
+  vitest.logger.warn(
+    `[mate-guard] warning: pool "${pool}" runs test files inside one process, so a guard fault ends the whole run ` +
+      `(the report is still printed). Use pool "forks" (the default) to keep the run going and name the failed file.`,
+  );
+}
+
+/** The Vitest plugin. Guarding is off unless a flag, MATE_VITEST_GUARD_* or `enabled: true` turns it on. */
+export function guardAlloc(options?: GuardAllocOptions): Plugin {
+  let settings: RunnerGuardSettings | undefined;
+  return {
+    name: 'mate-guard:vitest',
+    config(config) {
+      // Resolved here so a bad value stops vitest before any test file loads.
+      settings = resolveVitestSettings(options);
+      const test = (config.test ??= {});
+      declareTags(test);
+      if (settings.enabled) injectSetup(test, settings);
+    },
+    configureVitest({ vitest, project }) {
+      if (!settings?.enabled) return;
+      warnThreads(vitest, project);
+      attachReporters(vitest, settings);
+    },
+  };
+}

@@ -1,0 +1,39 @@
+// The worker side, injected as the first setup file while guarding is on:
+// installs the allocator before any test file is imported, skips tests with
+// a guard tag (reason visible in the reporters), names each test in reports
+// and fails a test whose allocations have damaged canaries.
+import { createRequire } from 'node:module';
+import { isMainThread } from 'node:worker_threads';
+
+import { afterAll, afterEach, beforeEach, inject } from 'vitest';
+
+import { PROVIDE_KEY } from './provide.mjs';
+
+// Node's own loader, not Vitest's module runner: one instance of the native
+// allocator per process, whatever the test files import.
+const core = createRequire(import.meta.url)('@mate-guard/core') as typeof import('@mate-guard/core');
+
+
+core.installForRunner(inject(PROVIDE_KEY));
+if (!isMainThread) core.prepareThread(); // pool threads: this thread needs its own signal stack
+
+beforeEach((context) => {
+  const task = context.task;
+  const reason = core.guardSkipReason(task.tags ?? [], true);
+  if (reason !== undefined) {
+    core.noteTagSkip();
+    context.skip(reason);
+    return;
+  }
+  core.beginGuardedTest(core.formatTestPath(task.file.filepath, [task.fullTestName]));
+});
+
+afterEach(() => {
+  const found = core.endGuardedTest();
+  if (found.length > 0) throw core.violationError(found);
+});
+
+// Workers may be ended without 'exit' handlers running: leave the counters now.
+afterAll(() => {
+  core.flushGuardStats();
+});
