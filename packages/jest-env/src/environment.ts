@@ -1,0 +1,123 @@
+// The Jest test environment: Node's, plus guarded buffers for the file's
+// realm, per-test canary checks, and tag skips.
+import type { EnvironmentContext, JestEnvironmentConfig } from '@jest/environment';
+import type { Circus } from '@jest/types';
+import {
+  beginGuardedTest,
+  checkCanaries,
+  endGuardedTest,
+  flushGuardStats,
+  formatTestPath,
+  guardRealm,
+  guardSkipReason,
+  isGuardAllocatorActive,
+  isGuardTag,
+  noteTagSkip,
+  violationError,
+  type RunnerGuardSettings,
+} from '@mate-guard/core';
+import NodeEnvironment from 'jest-environment-node';
+
+import { installForFile } from './install';
+import { protectFromGlobalsCleanup } from './jest-cleanup';
+import { resolveJestSettings } from './settings';
+import { activeTags } from './tags';
+
+/** Tags a file's docblock applies to all of its tests (`@guard_incompatible`). */
+function docblockTags(pragmas: EnvironmentContext['docblockPragmas']): string[] {
+  return Object.keys(pragmas ?? {}).filter(isGuardTag);
+}
+
+function titles(test: Circus.TestEntry): string[] {
+  const out = [test.name];
+  for (let block = test.parent; block?.parent; block = block.parent) out.unshift(block.name);
+  return out;
+}
+
+function skippedAlready(test: Circus.TestEntry): boolean {
+  if (test.mode === 'skip' || test.mode === 'todo') return true;
+  for (let block: Circus.DescribeBlock | undefined = test.parent; block; block = block.parent) {
+    if (block.mode === 'skip') return true;
+  }
+  return false;
+}
+
+export class GuardEnvironment extends NodeEnvironment {
+  /** What this file resolved to (flags > env > testEnvironmentOptions > off). */
+  readonly guardSettings: RunnerGuardSettings;
+  private readonly testPath: string;
+  private readonly fileTags: string[];
+  private restoreRealm: (() => void) | undefined;
+
+  constructor(config: JestEnvironmentConfig, context: EnvironmentContext) {
+    super(config, context);
+    this.testPath = context.testPath;
+    this.fileTags = docblockTags(context.docblockPragmas);
+    this.guardSettings = resolveJestSettings(config.projectConfig.testEnvironmentOptions);
+    if (this.guardSettings.enabled) {
+      // Here, not in setup(): setupFiles run between the two and their
+      // buffers should be guarded too.
+      installForFile(this.guardSettings, this.testPath);
+      protectFromGlobalsCleanup(this.global);
+      this.restoreRealm = guardRealm(this.global as unknown as typeof globalThis);
+    }
+  }
+
+  // Synchronous on purpose: Jest dispatches add_test without awaiting.
+  handleTestEvent(event: Circus.Event, state: Circus.State): void {
+    switch (event.name) {
+      case 'add_test':
+        this.tagSkip(state);
+        break;
+      case 'test_start':
+        this.outsideTests(state);
+        beginGuardedTest(formatTestPath(this.testPath, titles(event.test)));
+        break;
+      case 'test_done': {
+        const found = endGuardedTest();
+        if (found.length) event.test.errors.push(violationError(found));
+        break;
+      }
+      case 'run_finish':
+        this.outsideTests(state);
+        break;
+      default:
+        break;
+    }
+  }
+
+  override async teardown(): Promise<void> {
+    if (isGuardAllocatorActive()) flushGuardStats(); // workers may be killed without 'exit'
+    this.restoreRealm?.();
+    this.restoreRealm = undefined;
+    await super.teardown();
+  }
+
+  private tagSkip(state: Circus.State): void {
+    if (!this.guardSettings.enabled) return;
+    const test = state.currentDescribeBlock.tests.at(-1);
+    if (!test || skippedAlready(test)) return;
+    const reason = guardSkipReason([...this.fileTags, ...activeTags(this.global)], true);
+    if (!reason) return;
+    test.mode = 'skip';
+    test.name = `${test.name} [skipped: ${reason}]`; // Jest has no skip-reason field
+    noteTagSkip();
+  }
+
+  /**
+   * Damage found between tests (module scope, beforeAll/afterAll, a buffer
+   * the garbage collector freed after its test) fails the file, so that it
+   * is never dropped.
+   */
+  private outsideTests(state: Circus.State): void {
+    if (!isGuardAllocatorActive()) return;
+    const found = checkCanaries();
+    if (!found.length) return;
+    const err = violationError(found);
+    err.message = `outside any test of this file (module scope, a beforeAll/afterAll hook, or a buffer freed after its test ended): ${err.message}`;
+    err.stack = `${err.name}: ${err.message}`;
+    state.unhandledErrors.push(err);
+  }
+}
+
+export default GuardEnvironment;
