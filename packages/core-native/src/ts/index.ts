@@ -63,3 +63,5 @@ export {
   violationError,
   RunReportCollector,
 } from './runner-support';
+export { formatCrashAttribution } from './crash-attribution';
+export { settingsToFlags } from './settings-flags';

@@ -1,0 +1,14 @@
+// What a runner's main process prints for a process that a guard fault
+// killed: the runners themselves name no test (Mocha --parallel names
+// nothing at all). The dying process already printed the full report.
+import type { ViolationEvent } from './run-report';
+
+/** One `[mate-guard]` line; `processLabel` is e.g. `mocha worker`. */
+export function formatCrashAttribution(event: ViolationEvent, processLabel: string): string {
+  const where = event.test ? `while running ${event.test}` : 'outside any test';
+  const a = event.allocation;
+  return (
+    `[mate-guard] ${processLabel} ${event.pid} was killed by a guard fault: ${event.kind} ` +
+    `on allocation #${a.id} (${a.size} bytes, ${a.mode} mode) ${where}; full report above, JSON in ${event.file}\n`
+  );
+}

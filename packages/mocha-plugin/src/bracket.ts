@@ -1,0 +1,113 @@
+// The per-test bracket: name the test in reports, check canaries after the
+// test body so that damage fails the test that did it, and once more after
+// its afterEach hooks.
+import {
+  beginGuardedTest,
+  checkCanaries,
+  endGuardedTest,
+  flushGuardStats,
+  formatTestPath,
+  isGuardAllocatorActive,
+  violationError,
+  type GuardViolation,
+} from '@mate-guard/core';
+
+import type { MochaContext, MochaTest, RootHooks, TestFn } from './mocha-types';
+
+const wrapped = new WeakSet<TestFn>();
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
+}
+
+/**
+ * The violation error, also naming the test's own error when it failed too.
+ * No stack: the report is the message, and Mocha would print a copy of it
+ * (its stack filter rewrites the report's stack lines, so the two differ).
+ */
+function failure(found: GuardViolation[], note?: string): Error {
+  const err = violationError(found);
+  if (note) err.message += `\n(${note})`;
+  err.stack = '';
+  return err;
+}
+
+function ownError(own: unknown): string | undefined {
+  if (own === undefined) return undefined;
+  return `the test also failed: ${own instanceof Error ? `${own.name}: ${own.message}` : String(own)}`;
+}
+
+function checkAfterBody(own?: unknown): void {
+  const found = checkCanaries();
+  if (found.length) throw failure(found, ownError(own));
+  if (own !== undefined) throw own;
+}
+
+/**
+ * Wraps the test body so the canary check runs inside the test: a throw
+ * there fails the test itself, while a throw from an afterEach hook would
+ * make Mocha skip the rest of the suite. Keeps the arity: Mocha picks
+ * callback style from fn.length at construction.
+ */
+function wrapBody(test: MochaTest): void {
+  const fn = test.fn;
+  if (!fn || wrapped.has(fn)) return;
+  const body: TestFn =
+    fn.length > 0
+      ? function (this: MochaContext, done?: (err?: unknown) => void) {
+          return fn.call(this, (err?: unknown) => {
+            try {
+              checkAfterBody(err ?? undefined);
+              done?.();
+            } catch (e) {
+              done?.(e);
+            }
+          });
+        }
+      : function (this: MochaContext) {
+          let result: unknown;
+          try {
+            result = fn.call(this);
+          } catch (e) {
+            checkAfterBody(e);
+          }
+          if (isThenable(result)) {
+            return Promise.resolve(result).then(
+              (v) => (checkAfterBody(), v),
+              (e: unknown) => checkAfterBody(e),
+            );
+          }
+          checkAfterBody();
+          return result;
+        };
+  wrapped.add(body);
+  test.fn = body;
+}
+
+function beforeEachTest(this: MochaContext): void {
+  const test = this.currentTest;
+  if (!test || !isGuardAllocatorActive()) return;
+  // Damage found now was done outside any test (a before() hook, or a
+  // buffer freed since): core's bracket would drop it, so fail here.
+  const stray = checkCanaries();
+  if (stray.length) {
+    throw failure(stray, 'found before this test started: the damage was done in a before() hook or outside any test');
+  }
+  beginGuardedTest(formatTestPath(test.file, test.titlePath()));
+  wrapBody(test);
+}
+
+function afterEachTest(this: MochaContext): void {
+  const found = endGuardedTest();
+  if (found.length) throw failure(found);
+}
+
+/** Workers may be ended without 'exit' handlers: leave counters after each file. */
+function afterAllTests(): void {
+  flushGuardStats();
+}
+
+/** The root hooks; registered once per process even if required twice. */
+export function rootHooks(): RootHooks {
+  return { beforeEach: [beforeEachTest], afterEach: [afterEachTest], afterAll: [afterAllTests] };
+}

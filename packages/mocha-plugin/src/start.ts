@@ -1,0 +1,46 @@
+// What loading the plugin does, once per process: decide this process's
+// role and settings, install the allocator where tests run, and set up the
+// end of the run in the main process. Runs before any spec file loads.
+import { installForRunner, RunReportCollector, type RunnerGuardSettings } from '@mate-guard/core';
+
+import { readHandoff, WATCHED_ENV, writeHandoff } from './handoff';
+import { loadMochaOptions, runsInWorkers } from './mocha-options';
+import { finishRunAtExit } from './run-end';
+import { resolveMochaSettings } from './settings';
+import { getState, setState, type MochaRole, type PluginState } from './state';
+
+function workerSettings(): RunnerGuardSettings | undefined {
+  // Mocha sets MOCHA_WORKER_ID in each --parallel worker's env.
+  return process.env.MOCHA_WORKER_ID !== undefined ? readHandoff() : undefined;
+}
+
+function decide(): { role: MochaRole; settings: RunnerGuardSettings } {
+  const handed = workerSettings();
+  if (handed) return { role: 'worker', settings: handed };
+  // The main process: its own argv (plain mocha: no `--guard-mode tail`).
+  const argv = process.argv.slice(2);
+  const opts = loadMochaOptions(argv);
+  const settings = resolveMochaSettings(argv, opts, false);
+  return { role: runsInWorkers(opts) ? 'parallel-main' : 'serial', settings };
+}
+
+export function start(): PluginState {
+  const existing = getState();
+  if (existing) return existing;
+  const { role, settings } = decide();
+  const state: PluginState = { role, settings, guarding: false };
+  if (settings.enabled) {
+    const watched = process.env[WATCHED_ENV] === '1';
+    // The report dir must exist (and be in the env) before install and fork.
+    const collector = role !== 'worker' && !watched ? new RunReportCollector('mocha') : undefined;
+    if (role === 'parallel-main') writeHandoff(settings);
+    else {
+      installForRunner(settings);
+      state.guarding = true;
+    }
+    // After install, so core's exit check and counters come first.
+    if (collector) finishRunAtExit(collector);
+  }
+  setState(state);
+  return state;
+}
