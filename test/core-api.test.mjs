@@ -137,3 +137,15 @@ test('the mprotect backend detects overflows too', async () => {
   assert.match(r.output, /==mate-guard== ERROR: heap-buffer-overflow on WRITE .*\(64 bytes, tail mode\)/);
   assert.match(r.output, /backend host \(mprotect\)/);
 });
+
+test('a process on its own warns once at exit about allocations that ran unguarded', async () => {
+  const r = await node(`
+    const c = require(${JSON.stringify(core)});
+    c.installGuardAllocator({});
+    const keep = [];
+    for (let i = 0; i < 20; i++) keep.push(Buffer.alloc(8));
+  `, [], { env: { MATE_GUARD_FORCE_MPROTECT: '1', MATE_GUARD_MAX_LIVE_MPROTECT: '10' } });
+  assert.equal(r.code, 0, r.output);
+  const warnings = r.stderr.split('\n').filter((l) => l.startsWith('[mate-guard] warning:'));
+  assert.deepEqual(warnings, ['[mate-guard] warning: 10 allocations ran unguarded: the live-allocation cap for mprotect guard pages (vm.max_map_count) was reached']);
+});

@@ -30,11 +30,14 @@ export interface RunReport {
 }
 
 export const REPORT_DIR_ENV = 'MATE_GUARD_REPORT_DIR';
+/** Set for processes whose run prints the summary (runner plugins, guard-run). */
+export const RUN_SUMMARY_ENV = 'MATE_GUARD_RUN_SUMMARY';
 
 /** A fresh directory for one run; exported to workers through the env. */
 export function createRunReportDir(runner: string, env: NodeJS.ProcessEnv = process.env): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `mate-guard-${runner}-`));
   env[REPORT_DIR_ENV] = dir;
+  env[RUN_SUMMARY_ENV] = '1';
   return dir;
 }
 

@@ -26,8 +26,6 @@ std::mutex g_pending_mu;
 std::vector<Pending> g_pending;  // violations found in finalizers, surfaced at the next check
 uint64_t g_violations = 0;       // reported by this process (fault reports excluded: they end it)
 
-const char* ModeName(Mode m) { return m == Mode::kTail ? "tail" : "head"; }
-
 Napi::Value Throw(Napi::Env env, const std::string& msg) {
   Napi::Error::New(env, msg).ThrowAsJavaScriptException();
   return env.Undefined();

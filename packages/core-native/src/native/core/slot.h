@@ -47,6 +47,8 @@ struct SlotGeometry {
 
 SlotGeometry GeometryOf(const SlotRecord& r, uintptr_t page);
 
+inline const char* ModeName(Mode m) { return m == Mode::kTail ? "tail" : "head"; }
+
 inline SlotState LoadState(const SlotRecord& r) {
   return static_cast<SlotState>(__atomic_load_n(&r.state, __ATOMIC_ACQUIRE));
 }

@@ -49,8 +49,6 @@ namespace {
 
 constexpr const char* kPrefix = "==mate-guard== ";
 
-const char* ModeName(Mode m) { return m == Mode::kTail ? "tail" : "head"; }
-
 void Bytes(Writer* w, uint64_t n) {
   w->Dec(n);
   w->Str(n == 1 ? " byte" : " bytes");

@@ -97,7 +97,8 @@ bool InstallFaultHandler() {
   struct sigaction sa;
   memset(&sa, 0, sizeof(sa));
   sa.sa_sigaction = Handle;
-  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+  // No SA_NODEFER: a fault inside the handler itself must kill, not recurse.
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
   sigemptyset(&sa.sa_mask);
   if (sigaction(SIGSEGV, &sa, &g_prev_segv) != 0) return false;
   if (sigaction(SIGBUS, &sa, &g_prev_bus) != 0) return false;
