@@ -149,3 +149,14 @@ test('a process on its own warns once at exit about allocations that ran unguard
   const warnings = r.stderr.split('\n').filter((l) => l.startsWith('[mate-guard] warning:'));
   assert.deepEqual(warnings, ['[mate-guard] warning: 10 allocations ran unguarded: the live-allocation cap for mprotect guard pages (vm.max_map_count) was reached']);
 });
+
+test('allocations and frees from several threads at once stay consistent', async () => {
+  const r = await run(process.execPath, ['--expose-gc', fixture('threads-stress.js')], { timeout: 300_000 });
+  assert.equal(r.code, 0, r.output);
+  const m = /allocations=(\d+) frees=(\d+) fallbacks=(\d+) violations=(\d+)/.exec(r.output);
+  assert.ok(m, r.output);
+  assert.ok(Number(m[1]) >= 100000, `all threads allocated (${m[1]})`);
+  assert.ok(Number(m[2]) >= 95000, `and freed (${m[2]})`);
+  assert.equal(Number(m[3]), 0);
+  assert.equal(Number(m[4]), 0);
+});
