@@ -132,3 +132,12 @@ test('canary damage found when the GC frees a buffer is kept for the next check,
   assert.match(r.output, /==mate-guard== ERROR: canary-corruption: 3 bytes before the start of allocation #\d+ \(24 bytes, tail mode\) damaged/);
   assert.match(r.output, /reported again: 0/);
 });
+
+test('guard-run guards every Node process the command starts, nested ones too', async () => {
+  const r = await guardRun([], ['-e', `
+    const r = require('node:child_process').spawnSync(process.execPath, [${JSON.stringify(script('overflow.js'))}], { stdio: 'inherit' });
+    process.exitCode = r.signal ? 100 : 0;
+  `]);
+  assert.equal(r.code, 100, r.output);
+  assert.match(reportLines(r.output)[0], /ERROR: heap-buffer-overflow on WRITE .*\(64 bytes, tail mode\)/);
+});
