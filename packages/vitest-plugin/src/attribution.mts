@@ -71,5 +71,6 @@ export function markFailed(a: Attribution): void {
   const test = a.event.test ? findTest(file, relativeFile(a.module), a.event.test) : undefined;
   if (test) test.result = { ...test.result, state: 'fail', errors: [...(test.result?.errors ?? []), error] };
   // The file fails too; it carries the report itself only when no test could be named (shown once).
-  file.result = { ...file.result, state: 'fail', errors: [...(file.result?.errors ?? []), ...(test ? [] : [error])] };
+  file.result = { ...file.result, state: 'fail' };
+  if (!test) file.result.errors = [...(file.result.errors ?? []), error];
 }

@@ -4,7 +4,7 @@
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import type { RunnerGuardSettings } from '@mate-guard/core';
+import { GuardConfigError, type RunnerGuardSettings } from '@mate-guard/core';
 import type { Plugin } from 'vitest/config';
 import type { TestProject, Vitest } from 'vitest/node';
 
@@ -48,7 +48,13 @@ export function guardAlloc(options?: GuardAllocOptions): Plugin {
     name: 'mate-guard:vitest',
     config(config) {
       // Resolved here so a bad value stops vitest before any test file loads.
-      settings = resolveVitestSettings(options);
+      try {
+        settings = resolveVitestSettings(options);
+      } catch (err) {
+        // The message names the flag, variable or option and the value; the stack would only bury it.
+        if (err instanceof GuardConfigError) err.stack = `${err.name}: ${err.message}`;
+        throw err;
+      }
       const test = (config.test ??= {});
       declareTags(test);
       if (settings.enabled) injectSetup(test, settings);

@@ -1,9 +1,10 @@
 // Main-process side of a guarded run: the run's report directory, crash
 // attribution (Vitest only says that a worker exited) and the summary line.
 import { RunReportCollector, type RunnerGuardSettings } from '@mate-guard/core';
-import type { Reporter, TestModule, Vitest } from 'vitest/node';
+import { VerboseReporter, type Reporter, type TestModule, type Vitest } from 'vitest/node';
 
 import { attribute, crashLine, markFailed } from './attribution.mjs';
+import { tagSkipLines } from './skips.mjs';
 
 const attached = new WeakSet<Vitest>();
 
@@ -31,13 +32,13 @@ class GuardedRun {
       onTestRunStart: () => {
         this.collector ??= new RunReportCollector('vitest'); // watch mode: a fresh directory per run
         const { mode, logAllocations } = this.settings;
-        this.vitest.logger.log(`[mate-guard] guarding on: mode ${mode}${logAllocations ? ', logging allocations' : ''}`);
+        this.say(`[mate-guard] guarding on: mode ${mode}${logAllocations ? ', logging allocations' : ''}`);
       },
       onTestRunEnd: (testModules: ReadonlyArray<TestModule>) => {
         if (!this.collector) return;
         for (const a of attribute(this.collector.fatal(), testModules)) {
           markFailed(a);
-          this.vitest.logger.error(crashLine(a) + (a.module ? '' : `:\n${a.event.text.trimEnd()}`));
+          this.say(crashLine(a) + (a.module ? '' : `:\n${a.event.text.trimEnd()}`));
         }
       },
     };
@@ -45,14 +46,24 @@ class GuardedRun {
 
   summaryReporter(): Reporter {
     return {
-      onTestRunEnd: () => {
+      onTestRunEnd: (testModules: ReadonlyArray<TestModule>) => {
         if (!this.collector) return;
+        if (!this.verbose()) for (const line of tagSkipLines(testModules)) this.say(line);
         const { text, report } = this.collector.finish();
         this.collector = undefined;
-        this.vitest.logger.log(text.trimEnd());
+        this.say(text.trimEnd());
         // Damage found only when a worker exited fails no test: the exit code must still tell.
         if (report.violations.length > 0) process.exitCode = 1;
       },
     };
+  }
+
+  private verbose(): boolean {
+    return this.vitest.config.reporters.some((r) => (Array.isArray(r) ? r[0] === 'verbose' : r instanceof VerboseReporter));
+  }
+
+  // stderr, like the reports: stdout may carry a JSON reporter's output.
+  private say(text: string): void {
+    this.vitest.logger.error(text);
   }
 }
