@@ -107,7 +107,16 @@ function afterAllTests(): void {
   flushGuardStats();
 }
 
-/** The root hooks; registered once per process even if required twice. */
+// Mocha names hooks by their function name in failures.
+function named<F extends (...args: never[]) => unknown>(fn: F, name: string): F {
+  Object.defineProperty(fn, 'name', { value: name });
+  return fn;
+}
+named(beforeEachTest, 'mate-guard canary check');
+named(afterEachTest, 'mate-guard canary check');
+named(afterAllTests, 'mate-guard counters');
+
+/** The root hooks. */
 export function rootHooks(): RootHooks {
   return { beforeEach: [beforeEachTest], afterEach: [afterEachTest], afterAll: [afterAllTests] };
 }

@@ -14,19 +14,20 @@ function startOrExplain(): void {
   try {
     start();
   } catch (err) {
-    // Mocha prints the error and exits 1 before any test: keep just the message.
-    if (err instanceof GuardConfigError) err.stack = `${err.name}: mate-guard: ${err.message}`;
-    throw err;
+    if (!(err instanceof GuardConfigError)) throw err;
+    // A bad flag, variable or rc value: stop before any spec file loads,
+    // with one line (Mocha would print an inspected error object).
+    process.stderr.write(`mate-guard: ${err.message}\n`);
+    process.exit(1);
   }
 }
 startOrExplain();
 
-let handedOut = false;
-
 /** Root hooks; Mocha calls this once per process (again only if the plugin is required twice). */
 export function mochaHooks(): RootHooks {
-  if (handedOut || !getState()?.guarding) return {};
-  handedOut = true;
+  const state = getState();
+  if (!state?.guarding || state.hooksHandedOut) return {};
+  state.hooksHandedOut = true;
   return rootHooks();
 }
 

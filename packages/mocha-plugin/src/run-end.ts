@@ -4,11 +4,9 @@
 // truth. mate-mocha does the same from outside instead.
 import { flushGuardStats, formatCrashAttribution, RunReportCollector, type ViolationEvent } from '@mate-guard/core';
 
-/** Attribution lines for fatal events, as the main process or mate-mocha prints them. */
-export function describeFatal(events: readonly ViolationEvent[], ownPid: number | undefined): string {
-  return events
-    .map((e) => formatCrashAttribution(e, e.pid === ownPid ? 'mocha process' : 'mocha worker'))
-    .join('');
+/** Attribution lines for fatal events; `parallel`: the dead were workers. */
+export function describeFatal(events: readonly ViolationEvent[], parallel: boolean): string {
+  return events.map((e) => formatCrashAttribution(e, parallel ? 'mocha worker' : 'mocha process')).join('');
 }
 
 /**
@@ -19,7 +17,7 @@ export function finishRunAtExit(collector: RunReportCollector): void {
   process.on('exit', () => {
     flushGuardStats(); // no-op unless the allocator is installed here (serial)
     const fatal = collector.fatal();
-    if (fatal.length) process.stderr.write(describeFatal(fatal, process.pid));
+    if (fatal.length) process.stderr.write(describeFatal(fatal, true)); // serial: this process would be dead
     const { text, report } = collector.finish();
     process.stderr.write(text);
     if (report.violations.length && !process.exitCode) process.exitCode = 1;

@@ -28,7 +28,7 @@ export function start(): PluginState {
   const existing = getState();
   if (existing) return existing;
   const { role, settings } = decide();
-  const state: PluginState = { role, settings, guarding: false };
+  const state: PluginState = { role, settings, guarding: false, hooksHandedOut: false };
   if (settings.enabled) {
     const watched = process.env[WATCHED_ENV] === '1';
     // The report dir must exist (and be in the env) before install and fork.

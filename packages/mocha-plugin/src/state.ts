@@ -13,6 +13,8 @@ export interface PluginState {
   settings: RunnerGuardSettings;
   /** The allocator is installed in this process and tests are bracketed. */
   guarding: boolean;
+  /** Root hooks were given to Mocha (once, even if two copies are required). */
+  hooksHandedOut: boolean;
 }
 
 const KEY = Symbol.for('mate-guard.mocha.state');
