@@ -1,0 +1,269 @@
+// @mate-guard/vitest: the real vitest (4.1.x) on fixture suites that use the
+// real planted-bug addon, through the mate-vitest CLI and plain vitest.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { describe, test } from 'node:test';
+
+import { ROOT, reportLines, run } from './helpers/run.mjs';
+
+const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'vitest');
+const VITEST = path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs');
+const MATE_VITEST = path.join(ROOT, 'packages', 'vitest-plugin', 'bin', 'mate-vitest.mjs');
+
+/** `mate-vitest <args>` in a fixture directory. */
+const mateVitest = (fixture, args, env) => run(process.execPath, [MATE_VITEST, ...args], { cwd: path.join(FIXTURES, fixture), env });
+/** Plain `vitest <args>` in a fixture directory. */
+const vitest = (fixture, args, env) => run(process.execPath, [VITEST, ...args], { cwd: path.join(FIXTURES, fixture), env });
+
+/** Adds the JSON reporter (to a file) beside the default one; returns the args and a reader. */
+function withJson(args) {
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mate-vitest-json-')), 'report.json');
+  return {
+    args: [...args, '--reporter=default', '--reporter=json', `--outputFile.json=${file}`],
+    /** fullName ("suite test") -> { status, failureMessages } */
+    read() {
+      const data = JSON.parse(fs.readFileSync(file, 'utf8'));
+      const tests = new Map();
+      for (const f of data.testResults) for (const a of f.assertionResults) tests.set(`${path.basename(f.name)} > ${a.fullName}`, a);
+      return tests;
+    },
+  };
+}
+
+const SUMMARY = /^\[mate-guard\] summary: (\d+) allocations? guarded, peak live (\d+), (\d+) unguarded fallbacks?, (\d+) violations?, (\d+) tests? skipped by tag$/m;
+
+function summary(output) {
+  const m = SUMMARY.exec(output);
+  assert.ok(m, `no summary line in:\n${output}`);
+  const [, allocations, peakLive, fallbacks, violations, skipped] = m.map(Number);
+  return { allocations, peakLive, fallbacks, violations, skipped };
+}
+
+/** The report block that starts with `first` (its ERROR line) and the lines after it up to the next ERROR. */
+function reportOf(output, first) {
+  const lines = reportLines(output);
+  const start = lines.findIndex((l) => l.includes(first));
+  assert.ok(start >= 0, `no report line containing ${JSON.stringify(first)} in:\n${output}`);
+  const end = lines.findIndex((l, i) => i > start && l.includes(' ERROR: '));
+  return lines.slice(start, end < 0 ? undefined : end).join('\n');
+}
+
+describe('planted bugs, guarded (forks pool, mate-vitest --guard-alloc)', () => {
+  let r;
+  let json;
+  test('the run fails and names every bug, its allocation and its test', async () => {
+    const j = withJson(['run', '--guard-alloc']);
+    r = await mateVitest('bugs', j.args);
+    json = j.read();
+    assert.notEqual(r.code, 0, r.output);
+    assert.equal(summary(r.output).violations, 4, r.output);
+  });
+
+  test('overflow by one: heap-buffer-overflow fault, attributed to the test that was running', () => {
+    const rep = reportOf(r.output, 'ERROR: heap-buffer-overflow on WRITE');
+    assert.match(rep, /1 byte past the end of allocation #\d+ \(64 bytes, tail mode\)/);
+    assert.match(rep, /^==mate-guard== test: overflow\.test\.mjs > fill > fillInclusive overflows by one$/m);
+    // Main process: the plugin names the test vitest only knows as "worker exited".
+    assert.match(r.output, /^\[mate-guard\] a test worker \(pid \d+\) was killed by a guard fault \(heap-buffer-overflow\) in test "overflow\.test\.mjs > fill > fillInclusive overflows by one"$/m);
+    const t = json.get('overflow.test.mjs > fill fillInclusive overflows by one');
+    assert.equal(t.status, 'failed');
+    assert.match(t.failureMessages.join('\n'), /==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
+    assert.match(r.output, /FAIL\s+overflow\.test\.mjs > fill > fillInclusive overflows by one/);
+  });
+
+  test('underflow by one in tail mode: canary-corruption fails that test only', () => {
+    const rep = reportOf(r.output, 'ERROR: canary-corruption: 1 byte before the start');
+    assert.match(rep, /allocation #\d+ \(64 bytes, tail mode\) damaged/);
+    assert.match(rep, /^==mate-guard== test: underflow\.test\.mjs > reverseFill underflows by one$/m);
+    assert.match(rep, /rerun with --guard-mode head/);
+    assert.equal(json.get('underflow.test.mjs > reverseFill underflows by one').status, 'failed');
+    assert.match(json.get('underflow.test.mjs > reverseFill underflows by one').failureMessages.join('\n'), /canary-corruption/);
+    assert.equal(json.get('underflow.test.mjs > a later clean test still passes').status, 'passed');
+  });
+
+  test('overflow into the alignment gap: canary-corruption on the 13-byte allocation', () => {
+    const rep = reportOf(r.output, 'ERROR: canary-corruption: 2 bytes past the end');
+    assert.match(rep, /allocation #\d+ \(13 bytes, tail mode\) damaged/);
+    assert.match(rep, /^==mate-guard== test: gap\.test\.mjs > writeAt past the end into the alignment gap$/m);
+    assert.equal(json.get('gap.test.mjs > writeAt past the end into the alignment gap').status, 'failed');
+  });
+
+  test('use-after-free through a retained pointer: heap-use-after-free fault, attributed', () => {
+    const rep = reportOf(r.output, 'ERROR: heap-use-after-free on WRITE');
+    assert.match(rep, /freed allocation #\d+ \(256 bytes, tail mode\)/);
+    assert.match(rep, /^==mate-guard== test: use-after-free\.test\.mjs > touchRetained writes through a stale pointer$/m);
+    assert.match(rep, /freed by the garbage collector/);
+    assert.match(r.output, /killed by a guard fault \(heap-use-after-free\) in test "use-after-free\.test\.mjs > touchRetained writes through a stale pointer"/);
+    assert.equal(json.get('use-after-free.test.mjs > touchRetained writes through a stale pointer').status, 'failed');
+  });
+});
+
+test('head mode (--guard-mode head): the underflow faults at the first bad byte', async () => {
+  const r = await mateVitest('bugs', ['run', 'underflow', '--guard-alloc', '--guard-mode', 'head']);
+  assert.notEqual(r.code, 0, r.output);
+  const rep = reportOf(r.output, 'ERROR: heap-buffer-underflow on WRITE');
+  assert.match(rep, /1 byte before the start of allocation #\d+ \(64 bytes, head mode\)/);
+  assert.match(rep, /^==mate-guard== test: underflow\.test\.mjs > reverseFill underflows by one$/m);
+  assert.match(r.output, /killed by a guard fault \(heap-buffer-underflow\) in test "underflow\.test\.mjs > reverseFill underflows by one"/);
+});
+
+test('the same bugs unguarded: no report, no summary (guarding is off by default)', async () => {
+  const r = await vitest('bugs', ['run', 'gap', 'underflow']);
+  assert.equal(r.code, 0, r.output);
+  assert.deepEqual(reportLines(r.output), []);
+  assert.doesNotMatch(r.output, /\[mate-guard\]/);
+});
+
+describe('clean suite with tagged tests', () => {
+  // [JSON name, path as printed, reason]
+  const INCOMPATIBLE = 'guard allocator debug mode does not support this test (tagged guard_incompatible)';
+  const GRAPH = 'guard allocator debug mode does not support graph capture';
+  const TAGGED = [
+    ['tagged.test.mjs > incompatible via helper', 'tagged.test.mjs > incompatible via helper', INCOMPATIBLE],
+    ['tagged.test.mjs > graph capture via helper', 'tagged.test.mjs > graph capture via helper', GRAPH],
+    ['tagged.test.mjs > graph capture via raw tags', 'tagged.test.mjs > graph capture via raw tags', GRAPH],
+    ['tagged.test.mjs > incompatible describe inherits the tag', 'tagged.test.mjs > incompatible describe > inherits the tag', INCOMPATIBLE],
+    ['module-tag.test.mjs > tagged by the file', 'module-tag.test.mjs > tagged by the file', INCOMPATIBLE],
+  ];
+  const CLEAN = [
+    'clean.test.mjs > clean addon use sum reads every byte in bounds',
+    'clean.test.mjs > clean addon use writeAt and readAt on the last byte',
+    'clean.test.mjs > clean addon use a WebAssembly out-of-bounds load still traps',
+    'tagged.test.mjs > plain test beside tagged ones',
+  ];
+
+  test('guarded (default reporter + JSON): passes with no report; tagged tests skipped with the reason', async () => {
+    const j = withJson(['run', '--guard-alloc']);
+    const r = await mateVitest('clean', j.args);
+    const tests = j.read();
+    assert.equal(r.code, 0, r.output);
+    assert.deepEqual(reportLines(r.output), []);
+    const s = summary(r.output);
+    assert.equal(s.violations, 0);
+    assert.equal(s.skipped, TAGGED.length);
+    assert.ok(s.allocations > 0, 'buffers were guarded');
+    for (const name of CLEAN) assert.equal(tests.get(name)?.status, 'passed', name);
+    for (const [name, printed, reason] of TAGGED) {
+      assert.equal(tests.get(name)?.status, 'skipped', name);
+      // The default reporter lists single tests only for one-file runs; the plugin lists these.
+      assert.ok(r.output.includes(`[mate-guard]   ↓ ${printed}: ${reason}`), `reason for ${name} in:\n${r.output}`);
+    }
+    assert.doesNotMatch(r.output, /RAN: /);
+  });
+
+  test('guarded, verbose reporter: the reason is shown on each skipped test', async () => {
+    const r = await vitest('clean', ['run', '--reporter=verbose', '--', '--guard-alloc']);
+    assert.equal(r.code, 0, r.output);
+    for (const [name, printed, reason] of TAGGED) {
+      const line = r.output.split('\n').find((l) => l.includes('↓') && l.replace(/\s+\d+ms/, '').includes(printed));
+      assert.ok(line, `no skipped line for ${name} in:\n${r.output}`);
+      assert.ok(line.includes(`[${reason}]`), line);
+    }
+    assert.doesNotMatch(r.output, /RAN: /);
+  });
+
+  test('unguarded: tagged tests run (tags are declared, strictTags is happy)', async () => {
+    const j = withJson(['run']);
+    const r = await vitest('clean', j.args);
+    const tests = j.read();
+    assert.equal(r.code, 0, r.output);
+    for (const name of [...CLEAN, ...TAGGED.map(([n]) => n)]) assert.equal(tests.get(name)?.status, 'passed', name);
+    assert.equal(r.output.match(/RAN: /g)?.length, TAGGED.length, r.output);
+    assert.doesNotMatch(r.output, /\[mate-guard\]/);
+  });
+});
+
+describe('precedence: flags > MATE_VITEST_GUARD_* > guardAlloc() options > off', () => {
+  // The underflow shows the mode that won: head faults, tail damages a canary, off passes.
+  const HEAD = /ERROR: heap-buffer-underflow on WRITE/;
+  const TAIL = /ERROR: canary-corruption: 1 byte before the start/;
+  const opts = (o) => ({ FIXTURE_GUARD_OPTIONS: JSON.stringify(o) });
+
+  test('options turn it on (a .ts config, default import)', async () => {
+    const r = await vitest('options', ['run'], opts({ enabled: true, mode: 'head' }));
+    assert.notEqual(r.code, 0);
+    assert.match(r.output, HEAD);
+  });
+
+  test('env beats options', async () => {
+    const r = await vitest('options', ['run'], { ...opts({ enabled: true, mode: 'head' }), MATE_VITEST_GUARD_MODE: 'tail' });
+    assert.notEqual(r.code, 0);
+    assert.match(r.output, TAIL);
+    const off = await vitest('options', ['run'], { ...opts({ enabled: true }), MATE_VITEST_GUARD_ALLOC: 'off' });
+    assert.equal(off.code, 0, off.output);
+    assert.deepEqual(reportLines(off.output), []);
+  });
+
+  test('env alone turns guarding on', async () => {
+    const r = await vitest('options', ['run'], { MATE_VITEST_GUARD_ALLOC: 'yes', MATE_VITEST_GUARD_MODE: 'head' });
+    assert.notEqual(r.code, 0);
+    assert.match(r.output, HEAD);
+  });
+
+  test('flags beat env: --guard-mode=head over MATE_VITEST_GUARD_MODE=tail, --guard-alloc over MATE_VITEST_GUARD_ALLOC=0', async () => {
+    const r = await mateVitest('options', ['run', '--guard-alloc', '--guard-mode=head'], { MATE_VITEST_GUARD_ALLOC: '0', MATE_VITEST_GUARD_MODE: 'tail' });
+    assert.notEqual(r.code, 0);
+    assert.match(r.output, HEAD);
+  });
+
+  test('--no-guard-alloc beats env and options (mate-vitest and after -- on plain vitest)', async () => {
+    for (const r of [
+      await mateVitest('options', ['run', '--no-guard-alloc'], { ...opts({ enabled: true }), MATE_VITEST_GUARD_ALLOC: '1' }),
+      await vitest('options', ['run', '--', '--no-guard-alloc'], { ...opts({ enabled: true }), MATE_VITEST_GUARD_ALLOC: '1' }),
+    ]) {
+      assert.equal(r.code, 0, r.output);
+      assert.deepEqual(reportLines(r.output), []);
+      assert.doesNotMatch(r.output, /\[mate-guard\]/);
+    }
+  });
+
+  test('--guard-log-allocations logs each allocation; --no-guard-log-allocations beats the env', async () => {
+    const on = await mateVitest('options', ['run', '--guard-alloc', '--guard-log-allocations']);
+    assert.match(on.output, /^\[mate-guard\] alloc #\d+ ptr=0x[0-9a-f]+ requested=64 .*mode=tail/m);
+    const off = await mateVitest('options', ['run', '--guard-alloc', '--no-guard-log-allocations'], { MATE_VITEST_GUARD_LOG_ALLOCATIONS: '1' });
+    assert.match(off.output, TAIL);
+    assert.doesNotMatch(off.output, /\[mate-guard\] alloc #/);
+  });
+});
+
+describe('bad values stop the run before any test, naming the source and the value', () => {
+  const cases = [
+    ['mate-vitest --guard-mode sideways', () => mateVitest('options', ['run', '--guard-mode', 'sideways']), /--guard-mode: "sideways" is not a guard mode; use tail or head/],
+    ['mate-vitest --guard-alloc=maybe', () => mateVitest('options', ['run', '--guard-alloc=maybe']), /--guard-alloc: "maybe" is not a boolean/],
+    ['vitest -- --guard-mode=diagonal', () => vitest('options', ['run', '--', '--guard-mode=diagonal']), /--guard-mode: "diagonal" is not a guard mode/],
+    ['MATE_VITEST_GUARD_ALLOC=perhaps', () => vitest('options', ['run'], { MATE_VITEST_GUARD_ALLOC: 'perhaps' }), /MATE_VITEST_GUARD_ALLOC: "perhaps" is not a boolean; use 1\/true\/yes\/on or 0\/false\/no\/off/],
+    ['MATE_VITEST_GUARD_MODE=middle', () => mateVitest('options', ['run'], { MATE_VITEST_GUARD_MODE: 'middle' }), /MATE_VITEST_GUARD_MODE: "middle" is not a guard mode/],
+    ['guardAlloc({ mode: "sideways" })', () => vitest('options', ['run'], { FIXTURE_GUARD_OPTIONS: '{"mode":"sideways"}' }), /guardAlloc\(\) options mode: "sideways" is not a guard mode/],
+    ['guardAlloc({ enable: true })', () => vitest('options', ['run'], { FIXTURE_GUARD_OPTIONS: '{"enable":true}' }), /guardAlloc\(\) options: unknown option "enable"; known: enabled, mode, logAllocations/],
+  ];
+  for (const [title, go, message] of cases) {
+    test(title, async () => {
+      const r = await go();
+      assert.notEqual(r.code, 0, r.output);
+      assert.match(r.output, message);
+      assert.doesNotMatch(r.output, /Test Files|reverseFill/, 'no test may run');
+    });
+  }
+});
+
+test('mate-vitest --help lists the guard flags beside vitest\'s own', async () => {
+  const r = await mateVitest('options', ['--help']);
+  assert.equal(r.code, 0, r.output);
+  assert.match(r.output, /--reporter/);
+  assert.match(r.output, /--guard-alloc\s+\[mate-guard\].*--no-guard-alloc turns it off.*MATE_VITEST_GUARD_ALLOC/);
+  assert.match(r.output, /--guard-mode <tail\|head>\s+\[mate-guard\]/);
+  assert.match(r.output, /--guard-log-allocations\s+\[mate-guard\]/);
+});
+
+test('pool threads: a warning at start; a fault still prints its report and fails the run', async () => {
+  const r = await vitest('threads', ['run', '--', '--guard-alloc']);
+  assert.notEqual(r.code, 0, r.output);
+  const warning = r.output.indexOf('[mate-guard] warning: pool "threads"');
+  assert.ok(warning >= 0, r.output);
+  assert.match(r.output, /a guard fault ends the whole run.*Use pool "forks"/);
+  const rep = reportOf(r.output, 'ERROR: heap-buffer-overflow on WRITE');
+  assert.ok(warning < r.output.indexOf('==mate-guard== ERROR'), 'the warning comes first');
+  assert.match(rep, /^==mate-guard== test: overflow\.test\.mjs > fillInclusive overflows by one in a worker thread$/m);
+});
