@@ -1,4 +1,5 @@
-// The allocator's own configuration (installGuardAllocator), validated once.
+// The allocator's own configuration (installGuardAllocator), declared once:
+// each row yields the validation, the default and the docs (`mate options`).
 import * as os from 'node:os';
 import * as path from 'node:path';
 
@@ -40,10 +41,9 @@ export interface ResolvedGuardConfig {
   reportDir: string;
 }
 
-const KNOWN = new Set([
-  'mode', 'syncOnFree', 'logAllocations', 'alignment', 'quarantineMaxBytes', 'quarantineMaxCount',
-  'captureStacks', 'nativeModules', 'device', 'reportDir',
-]);
+export function defaultReportDir(env: NodeJS.ProcessEnv = process.env): string {
+  return env.MATE_GUARD_REPORT_DIR || path.join(os.tmpdir(), 'mate-guard-reports');
+}
 
 function count(value: unknown, name: string, min: number, max: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
@@ -52,47 +52,112 @@ function count(value: unknown, name: string, min: number, max: number): number {
   return value;
 }
 
-export function defaultReportDir(env: NodeJS.ProcessEnv = process.env): string {
-  return env.MATE_GUARD_REPORT_DIR || path.join(os.tmpdir(), 'mate-guard-reports');
+function notBuilt(what: string) {
+  return (value: unknown, name: string): never => {
+    throw new GuardConfigError(`${name}: ${show(value)} is not supported by this version of mate-guard (${what} is not built yet); leave it unset`);
+  };
 }
+
+interface OptionRow<K extends keyof GuardAllocatorConfig> {
+  name: K;
+  default: string;  // as shown in docs
+  allowed: string;
+  description: string;
+  /** Validates a given value; absent values take `fallback()`. */
+  parse: (value: unknown, name: string) => unknown;
+  fallback: () => unknown;
+}
+
+const row = <K extends keyof GuardAllocatorConfig>(r: OptionRow<K>) => r;
+
+export const ALLOCATOR_OPTIONS = [
+  row({
+    name: 'mode', default: "'tail'", allowed: "'tail' or 'head'",
+    description: 'tail: guard page right after the end (overruns fault), canary before the start. head: guard page right before the start (underruns fault), canary after the end.',
+    parse: (v, n) => parseChoice(v, GUARD_MODES, n, 'guard mode'), fallback: () => 'tail',
+  }),
+  row({
+    name: 'alignment', default: '16', allowed: 'a power of two 1..4096',
+    description: 'Alignment of the pointer. In tail mode the gap between the end and the guard page (< alignment bytes) is canary too; 1 is byte-exact.',
+    parse: (v, n) => {
+      const a = count(v, n, 1, 4096);
+      if ((a & (a - 1)) !== 0) throw new GuardConfigError(`${n}: ${a} is not allowed; use a power of two from 1 to 4096`);
+      return a;
+    },
+    fallback: () => 16,
+  }),
+  row({
+    name: 'logAllocations', default: 'false', allowed: 'boolean',
+    description: 'One `[mate-guard] alloc #N ptr=0x... requested=N mapped=N mode=tail backend=host test="..."` line per allocation, and a `free` line per free.',
+    parse: parseBoolean, fallback: () => false,
+  }),
+  row({
+    name: 'captureStacks', default: 'true', allowed: 'boolean',
+    description: 'Record the JS stack of every allocation for reports (the dearest part of a guarded allocation: see bench/README.md).',
+    parse: parseBoolean, fallback: () => true,
+  }),
+  row({
+    name: 'quarantineMaxBytes', default: '268435456 (256 MiB)', allowed: 'integer >= 0',
+    description: 'Freed bytes kept inaccessible before their slots are reused (address space, not memory).',
+    parse: (v, n) => count(v, n, 0, 2 ** 46), fallback: () => 256 * 2 ** 20,
+  }),
+  row({
+    name: 'quarantineMaxCount', default: '65536', allowed: 'integer >= 0',
+    description: 'Freed allocations kept inaccessible before their slots are reused.',
+    parse: (v, n) => count(v, n, 0, 2 ** 31), fallback: () => 65536,
+  }),
+  row({
+    name: 'reportDir', default: '$MATE_GUARD_REPORT_DIR or <tmp>/mate-guard-reports', allowed: 'a directory path',
+    description: 'Where each violation is also written as JSON.',
+    parse: (v, n) => {
+      if (typeof v !== 'string' || v === '') throw new GuardConfigError(`${n}: ${show(v)} is not a directory path`);
+      return path.resolve(v);
+    },
+    fallback: () => path.resolve(defaultReportDir()),
+  }),
+  row({
+    name: 'syncOnFree', default: 'true', allowed: 'boolean',
+    description: 'CUDA only: synchronize before the canary check at free.',
+    parse: parseBoolean, fallback: () => true,
+  }),
+  row({
+    name: 'nativeModules', default: '[]', allowed: 'not built yet',
+    description: 'Guard the native heap of chosen modules: designed, not built yet (refused with an error).',
+    parse: (v, n) => (Array.isArray(v) && v.length === 0 ? undefined : notBuilt('guarding native heaps')(v, n)),
+    fallback: () => undefined,
+  }),
+  row({
+    name: 'device', default: 'unset', allowed: 'not built yet',
+    description: "Guard CUDA device memory (`'cuda'`): designed, not built yet (refused with an error).",
+    parse: notBuilt('CUDA guarding'), fallback: () => undefined,
+  }),
+] as const;
 
 export function resolveAllocatorConfig(config: GuardAllocatorConfig = {}): ResolvedGuardConfig {
   if (config === null || typeof config !== 'object') {
     throw new GuardConfigError(`installGuardAllocator: ${show(config)} is not a config object`);
   }
+  const names = ALLOCATOR_OPTIONS.map((r) => r.name as string);
   for (const key of Object.keys(config)) {
-    if (!KNOWN.has(key)) {
-      throw new GuardConfigError(`installGuardAllocator: unknown option ${JSON.stringify(key)}; known: ${[...KNOWN].join(', ')}`);
+    if (!names.includes(key)) {
+      throw new GuardConfigError(`installGuardAllocator: unknown option ${JSON.stringify(key)}; known: ${names.join(', ')}`);
     }
   }
-  const c = config as Record<string, unknown>;
-  if (c.nativeModules !== undefined && !(Array.isArray(c.nativeModules) && c.nativeModules.length === 0)) {
-    throw new GuardConfigError(
-      `nativeModules: ${show(c.nativeModules)} is not supported by this version of mate-guard (guarding native heaps is not built yet); leave it unset`,
-    );
+  const given = config as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const r of ALLOCATOR_OPTIONS) {
+    const value = given[r.name] === undefined ? r.fallback() : r.parse(given[r.name], r.name);
+    if (value !== undefined) out[r.name] = value;
   }
-  if (c.device !== undefined) {
-    throw new GuardConfigError(`device: ${show(c.device)} is not supported by this version of mate-guard (CUDA guarding is not built yet); leave it unset`);
-  }
-  const alignment = c.alignment === undefined ? 16 : count(c.alignment, 'alignment', 1, 4096);
-  if ((alignment & (alignment - 1)) !== 0) {
-    throw new GuardConfigError(`alignment: ${alignment} is not allowed; use a power of two from 1 to 4096`);
-  }
-  if (c.reportDir !== undefined && (typeof c.reportDir !== 'string' || c.reportDir === '')) {
-    throw new GuardConfigError(`reportDir: ${show(c.reportDir)} is not a directory path`);
-  }
-  return {
-    mode: c.mode === undefined ? 'tail' : parseChoice(c.mode, GUARD_MODES, 'mode', 'guard mode'),
-    syncOnFree: c.syncOnFree === undefined ? true : parseBoolean(c.syncOnFree, 'syncOnFree'),
-    logAllocations: c.logAllocations === undefined ? false : parseBoolean(c.logAllocations, 'logAllocations'),
-    alignment,
-    quarantineMaxBytes: c.quarantineMaxBytes === undefined ? 256 * 2 ** 20 : count(c.quarantineMaxBytes, 'quarantineMaxBytes', 0, 2 ** 46),
-    quarantineMaxCount: c.quarantineMaxCount === undefined ? 65536 : count(c.quarantineMaxCount, 'quarantineMaxCount', 0, 2 ** 31),
-    captureStacks: c.captureStacks === undefined ? true : parseBoolean(c.captureStacks, 'captureStacks'),
-    reportDir: path.resolve((c.reportDir as string | undefined) ?? defaultReportDir()),
-  };
+  return out as unknown as ResolvedGuardConfig;
 }
 
 export function sameConfig(a: ResolvedGuardConfig, b: ResolvedGuardConfig): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
+}
+
+export function allocatorOptionsMarkdown(): string {
+  const lines = ['| option | default | allowed | meaning |', '|---|---|---|---|'];
+  for (const r of ALLOCATOR_OPTIONS) lines.push(`| \`${r.name}\` | \`${r.default}\` | ${r.allowed} | ${r.description} |`);
+  return lines.join('\n') + '\n';
 }

@@ -34,13 +34,6 @@ export interface NativeAllocation {
   stack: string | null;
 }
 
-export interface NativeOptionDoc {
-  name: string;
-  type: 'boolean' | 'number';
-  default: number;
-  description: string;
-}
-
 export interface NativeOptions {
   tailMode?: boolean;
   alignment?: number;
@@ -62,7 +55,6 @@ export interface NativeBinding {
   stats(): NativeStats;
   snapshot(): NativeAllocation[];
   ensureAltStack(): void;
-  describeOptions(): NativeOptionDoc[];
 }
 
 const packageRoot = path.resolve(__dirname, '..');

@@ -217,8 +217,6 @@ Napi::Value EnsureAltStackJs(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
-Napi::Value DescribeOptionsJs(const Napi::CallbackInfo& info) { return DescribeOptions(info.Env()); }
-
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("configure", Napi::Function::New(env, Configure));
   exports.Set("alloc", Napi::Function::New(env, Alloc));
@@ -228,7 +226,6 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("snapshot", Napi::Function::New(env, Snapshot));
   exports.Set("internString", Napi::Function::New(env, InternString));
   exports.Set("ensureAltStack", Napi::Function::New(env, EnsureAltStackJs));
-  exports.Set("describeOptions", Napi::Function::New(env, DescribeOptionsJs));
   return exports;
 }
 

@@ -33,24 +33,6 @@ inline bool ParseOptions(const Napi::Object& obj, Options* out, std::string* err
   return true;
 }
 
-// The option table as JS data, for docs and `mate options`.
-inline Napi::Array DescribeOptions(Napi::Env env) {
-  Napi::Array arr = Napi::Array::New(env);
-  uint32_t i = 0;
-#define MATE_OPTION(type, field, js_name, def, desc)               \
-  {                                                                \
-    Napi::Object o = Napi::Object::New(env);                       \
-    o.Set("name", js_name);                                        \
-    o.Set("type", std::is_same<type, bool>::value ? "boolean" : "number"); \
-    o.Set("default", Napi::Number::New(env, static_cast<double>(def)));    \
-    o.Set("description", desc);                                    \
-    arr.Set(i++, o);                                               \
-  }
-#include "options/options.inc"
-#undef MATE_OPTION
-  return arr;
-}
-
 }  // namespace mate
 
 #endif  // MATE_BINDING_CONFIG_PARSE_H_

@@ -1,24 +1,20 @@
 // The `mate` command.
 import { GuardConfigError } from '../errors';
-import { loadNative } from '../native';
-import { describeFlags } from '../settings';
+import { allocatorOptionsMarkdown } from '../config';
+import { settingsMarkdown } from '../settings-docs';
 import { GUARD_RUN_USAGE, guardRun, parseGuardRunArgs } from './guard-run';
 
 const USAGE = `Usage: mate <command>
 
 Commands:
   guard-run [options] -- <command...>   run a command with guarded JS buffers (see mate guard-run --help)
-  options                               list the allocator options and the runner flags
+  options                               list the allocator options and the runner settings (the README's tables)
 
 Runner plugins: @mate-guard/vitest (mate-vitest), @mate-guard/jest-env (mate-jest), @mate-guard/mocha (mate-mocha).
 `;
 
 function listOptions(): string {
-  const rows = loadNative().describeOptions();
-  const lines = ['Allocator options (installGuardAllocator):'];
-  for (const r of rows) lines.push(`  ${r.name.padEnd(20)} ${r.type.padEnd(8)} default ${String(r.default).padEnd(12)} ${r.description}`);
-  lines.push('', 'Runner flags (<RUNNER> is VITEST, JEST or MOCHA):', ...describeFlags('vitest').map((l) => l.replace('MATE_VITEST_', 'MATE_<RUNNER>_')));
-  return lines.join('\n') + '\n';
+  return `Allocator options (installGuardAllocator):\n\n${allocatorOptionsMarkdown()}\nRunner settings:\n\n${settingsMarkdown()}`;
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
