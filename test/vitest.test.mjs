@@ -66,7 +66,7 @@ describe('planted bugs, guarded (forks pool, mate-vitest --guard-alloc)', () => 
     assert.match(rep, /1 byte past the end of allocation #\d+ \(64 bytes, tail mode\)/);
     assert.match(rep, /^==mate-guard== test: overflow\.test\.mjs > fill > fillInclusive overflows by one$/m);
     // Main process: the plugin names the test vitest only knows as "worker exited".
-    assert.match(r.output, /^\[mate-guard\] a test worker \(pid \d+\) was killed by a guard fault \(heap-buffer-overflow\) in test "overflow\.test\.mjs > fill > fillInclusive overflows by one"$/m);
+    assert.match(r.output, /^\[mate-guard\] test worker \d+ was killed by a guard fault: heap-buffer-overflow on allocation #\d+ \(64 bytes, tail mode\) while running overflow\.test\.mjs > fill > fillInclusive overflows by one;/m);
     const t = json.get('overflow.test.mjs > fill fillInclusive overflows by one');
     assert.equal(t.status, 'failed');
     assert.match(t.failureMessages.join('\n'), /==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
@@ -95,7 +95,7 @@ describe('planted bugs, guarded (forks pool, mate-vitest --guard-alloc)', () => 
     assert.match(rep, /freed allocation #\d+ \(256 bytes, tail mode\)/);
     assert.match(rep, /^==mate-guard== test: use-after-free\.test\.mjs > touchRetained writes through a stale pointer$/m);
     assert.match(rep, /freed by the garbage collector/);
-    assert.match(r.output, /killed by a guard fault \(heap-use-after-free\) in test "use-after-free\.test\.mjs > touchRetained writes through a stale pointer"/);
+    assert.match(r.output, /killed by a guard fault: heap-use-after-free on allocation #\d+ \(256 bytes, tail mode\) while running use-after-free\.test\.mjs > touchRetained writes through a stale pointer;/);
     assert.equal(json.get('use-after-free.test.mjs > touchRetained writes through a stale pointer').status, 'failed');
   });
 });
@@ -106,7 +106,7 @@ test('head mode (--guard-mode head): the underflow faults at the first bad byte'
   const rep = reportOf(r.output, 'ERROR: heap-buffer-underflow on WRITE');
   assert.match(rep, /1 byte before the start of allocation #\d+ \(64 bytes, head mode\)/);
   assert.match(rep, /^==mate-guard== test: underflow\.test\.mjs > reverseFill underflows by one$/m);
-  assert.match(r.output, /killed by a guard fault \(heap-buffer-underflow\) in test "underflow\.test\.mjs > reverseFill underflows by one"/);
+  assert.match(r.output, /killed by a guard fault: heap-buffer-underflow on allocation #\d+ \(64 bytes, head mode\) while running underflow\.test\.mjs > reverseFill underflows by one;/);
 });
 
 test('the same bugs unguarded: no report, no summary (guarding is off by default)', async () => {

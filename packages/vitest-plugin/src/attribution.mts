@@ -5,7 +5,7 @@
 // the failure with the report text.
 import * as path from 'node:path';
 
-import type { ViolationEvent } from '@mate-guard/core';
+import { formatCrashAttribution, type ViolationEvent } from '@mate-guard/core';
 import { experimental_getRunnerTask, type TestModule } from 'vitest/node';
 
 type RunnerTask = ReturnType<typeof experimental_getRunnerTask>;
@@ -53,10 +53,9 @@ function findTest(task: RunnerTask, file: string, wanted: string): RunnerTask | 
   return undefined;
 }
 
-/** The line shown in the main process for one crash. */
+/** The line shown in the main process for one crash (core's wording, shared by every runner). */
 export function crashLine(a: Attribution): string {
-  const who = a.event.test ? `test "${a.event.test}"` : `file ${a.module ? relativeFile(a.module) : '(unknown)'}, outside any test`;
-  return `[mate-guard] a test worker (pid ${a.event.pid}) was killed by a guard fault (${a.event.kind}) in ${who}`;
+  return formatCrashAttribution(a.event, 'test worker').trimEnd();
 }
 
 /** Marks the crashed test and its file failed, with the report as the error. */
@@ -65,7 +64,7 @@ export function markFailed(a: Attribution): void {
   const file = experimental_getRunnerTask(a.module);
   const error = {
     name: 'GuardFaultError',
-    message: `${crashLine(a)}; the worker died, so the rest of this file did not run:\n${a.event.text.trimEnd()}`,
+    message: `${crashLine(a)}\nThe worker died, so the rest of this file did not run.\n${a.event.text.trimEnd()}`,
     stack: '',
   };
   const test = a.event.test ? findTest(file, relativeFile(a.module), a.event.test) : undefined;
