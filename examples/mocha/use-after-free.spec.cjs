@@ -1,0 +1,16 @@
+'use strict';
+// Planted bug: native code keeps a raw pointer to a buffer, the buffer is
+// garbage-collected, native code writes through the stale pointer. The
+// freed slot stays inaccessible, so the write faults. Needs --expose-gc.
+const addon = require('../addon');
+
+describe('use-after-free via a retained pointer', function () {
+  it('touches a buffer after the GC freed it', async function () {
+    let buf = Buffer.alloc(256);
+    addon.retain(buf);
+    buf = null;
+    globalThis.gc();
+    await new Promise((resolve) => setImmediate(resolve));
+    addon.touchRetained();
+  });
+});
