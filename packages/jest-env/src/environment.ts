@@ -21,6 +21,7 @@ import NodeEnvironment from 'jest-environment-node';
 import { installForFile } from './install';
 import { protectFromGlobalsCleanup } from './jest-cleanup';
 import { resolveJestSettings } from './settings';
+import { stackFormatCache } from './stack-format-cache';
 import { activeTags } from './tags';
 
 /** Tags a file's docblock applies to all of its tests (`@guard_incompatible`). */
@@ -48,6 +49,7 @@ export class GuardEnvironment extends NodeEnvironment {
   private readonly testPath: string;
   private readonly fileTags: string[];
   private restoreRealm: (() => void) | undefined;
+  private readonly stacks = stackFormatCache();
 
   constructor(config: JestEnvironmentConfig, context: EnvironmentContext) {
     super(config, context);
@@ -60,7 +62,14 @@ export class GuardEnvironment extends NodeEnvironment {
       installForFile(this.guardSettings, this.testPath);
       protectFromGlobalsCleanup(this.global);
       this.restoreRealm = guardRealm(this.global as unknown as typeof globalThis);
+      this.stacks.ensure();
     }
+  }
+
+  override async setup(): Promise<void> {
+    await super.setup();
+    // Jest has installed this file's source-map formatter by now.
+    if (this.guardSettings.enabled) this.stacks.ensure();
   }
 
   // Synchronous on purpose: Jest dispatches add_test without awaiting.
@@ -71,6 +80,7 @@ export class GuardEnvironment extends NodeEnvironment {
         break;
       case 'test_start':
         this.outsideTests(state);
+        if (this.guardSettings.enabled) this.stacks.ensure();
         beginGuardedTest(formatTestPath(this.testPath, titles(event.test)));
         break;
       case 'test_done': {
@@ -90,6 +100,7 @@ export class GuardEnvironment extends NodeEnvironment {
     if (isGuardAllocatorActive()) flushGuardStats(); // workers may be killed without 'exit'
     this.restoreRealm?.();
     this.restoreRealm = undefined;
+    this.stacks.release();
     await super.teardown();
   }
 

@@ -1,0 +1,89 @@
+// Every guarded allocation records its JS stack, and in a Jest process the
+// stack text goes through Jest's source-map formatter (plus Babel's), which
+// costs a few hundred microseconds per stack: most of a guarded suite's
+// overhead. The same frames always format to the same text within one test
+// file (one set of source maps), so the formatter is memoized on the raw
+// frames for the file's duration.
+import * as path from 'node:path';
+
+type Format = (error: unknown, frames: NodeJS.CallSite[]) => unknown;
+
+// core's allocation-stack capture records a plain object's stack and then
+// drops its own leading frames by path. Dropping them before formatting
+// spares parsing core's source maps for every file, and keeps them out of
+// reports (Jest's formatter rewrites core's paths to src/ts, which core's
+// own filter then misses).
+const CORE_DIR = path.dirname(require.resolve('@mate-guard/core')) + path.sep;
+
+function withoutLeadingCoreFrames(error: unknown, frames: NodeJS.CallSite[]): NodeJS.CallSite[] {
+  if (error instanceof Error) return frames; // a real error keeps its whole stack
+  let i = 0;
+  while (i < frames.length && (frames[i].getFileName() ?? '').startsWith(CORE_DIR)) i++;
+  return i === 0 ? frames : frames.slice(i);
+}
+
+const LIMIT = 10_000;
+
+// Everything a formatter prints for a frame, except the method name: V8
+// finds that by searching the receiver (slow), and it only differs from the
+// function name for functions stored under another property name.
+function frameKey(f: NodeJS.CallSite): string {
+  let typeName: string | null = null;
+  try {
+    typeName = f.getTypeName(); // throws for some strict-mode receivers
+  } catch {
+    // part of the key either way
+  }
+  const evalOrigin = f.isEval() ? f.getEvalOrigin() : '';
+  return `${f.getFileName()}:${f.getLineNumber()}:${f.getColumnNumber()}:${f.getFunctionName()}:${typeName}:` +
+    `${+f.isConstructor()}${+f.isNative()}${+f.isToplevel()}${+(f.isAsync?.() ?? 0)}${+(f.isPromiseAll?.() ?? 0)}${evalOrigin}`;
+}
+
+function errorKey(error: unknown): string {
+  if (error === null || typeof error !== 'object') return `${typeof error}:${String(error)}`;
+  const e = error as { name?: unknown; message?: unknown };
+  return `${Object.prototype.toString.call(error)}:${String(e.name)}:${String(e.message)}`;
+}
+
+export interface StackFormatCache {
+  /** Wraps the realm's current formatter (Jest installs its own per file). */
+  ensure(): void;
+  /** Puts back the formatter it wrapped, if nobody replaced it meanwhile. */
+  release(): void;
+}
+
+export function stackFormatCache(): StackFormatCache {
+  const cache = new Map<string, unknown>();
+  let wrapped: Format | undefined;
+  let memo: Format | undefined;
+  return {
+    ensure() {
+      const current = Error.prepareStackTrace as Format | undefined;
+      if (!current || current === memo) return;
+      const inner = current;
+      cache.clear(); // a new formatter may map differently
+      wrapped = inner;
+      memo = function prepareStackTrace(error, allFrames) {
+        const frames = withoutLeadingCoreFrames(error, allFrames);
+        let key: string;
+        try {
+          key = errorKey(error) + '\u0002' + frames.map(frameKey).join('\u0002');
+        } catch {
+          return inner(error, frames);
+        }
+        if (cache.has(key)) return cache.get(key);
+        const text = inner(error, frames);
+        if (typeof text !== 'string') return text; // not plain text: don't second-guess it
+        if (cache.size >= LIMIT) cache.clear();
+        cache.set(key, text);
+        return text;
+      };
+      Error.prepareStackTrace = memo as typeof Error.prepareStackTrace;
+    },
+    release() {
+      if (memo && Error.prepareStackTrace === memo) Error.prepareStackTrace = wrapped as typeof Error.prepareStackTrace;
+      cache.clear();
+      memo = wrapped = undefined;
+    },
+  };
+}
