@@ -21,6 +21,7 @@ const vitest = (fixture, args, env) => run(process.execPath, [VITEST, ...args], 
 function withJson(args) {
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mate-vitest-json-')), 'report.json');
   return {
+    file,
     args: [...args, '--reporter=default', '--reporter=json', `--outputFile.json=${file}`],
     /** fullName ("suite test") -> { status, failureMessages } */
     read() {
@@ -98,6 +99,17 @@ describe('planted bugs, guarded (forks pool, mate-vitest --guard-alloc)', () => 
     assert.match(r.output, /killed by a guard fault: heap-use-after-free on allocation #\d+ \(256 bytes, tail mode\) while running use-after-free\.test\.mjs > touchRetained writes through a stale pointer;/);
     assert.equal(json.get('use-after-free.test.mjs > touchRetained writes through a stale pointer').status, 'failed');
   });
+});
+
+test('damage outside any test (module code, beforeAll) fails the file with the reports', async () => {
+  const j = withJson(['run', '--guard-alloc']);
+  const r = await mateVitest('outside', j.args);
+  assert.notEqual(r.code, 0, r.output);
+  assert.match(r.output, /GuardViolationError: outside any test \(module code or beforeAll\/afterAll hooks of this file\): mate-guard found 2 memory violations/);
+  assert.match(reportOf(r.output, 'ERROR: canary-corruption: 2 bytes past the end'), /allocation #\d+ \(13 bytes, tail mode\)/);
+  assert.match(reportOf(r.output, 'ERROR: canary-corruption: 1 byte before the start'), /allocation #\d+ \(64 bytes, tail mode\)/);
+  assert.equal(summary(r.output).violations, 2);
+  assert.equal(JSON.parse(fs.readFileSync(j.file, 'utf8')).testResults[0].status, 'failed');
 });
 
 test('head mode (--guard-mode head): the underflow faults at the first bad byte', async () => {

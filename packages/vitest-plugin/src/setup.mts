@@ -17,7 +17,13 @@ const core = createRequire(import.meta.url)('@mate-guard/core') as typeof import
 core.installForRunner(inject(PROVIDE_KEY));
 if (!isMainThread) core.prepareThread(); // pool threads: this thread needs its own signal stack
 
+// Damage to allocations made outside any test (module code, beforeAll):
+// core's beginGuardedTest checks them but drops what it finds (not this
+// test's), so they are collected here first and fail the file in afterAll.
+const outsideTests: ReturnType<typeof core.checkCanaries> = [];
+
 beforeEach((context) => {
+  outsideTests.push(...core.checkCanaries());
   const task = context.task;
   const reason = core.guardSkipReason(task.tags ?? [], true);
   if (reason !== undefined) {
@@ -35,5 +41,11 @@ afterEach(() => {
 
 // Workers may be ended without 'exit' handlers running: leave the counters now.
 afterAll(() => {
+  outsideTests.push(...core.checkCanaries()); // this file's afterAll hooks ran before this one
   core.flushGuardStats();
+  if (outsideTests.length === 0) return;
+  const err = core.violationError(outsideTests.splice(0));
+  err.message = `outside any test (module code or beforeAll/afterAll hooks of this file): ${err.message}`;
+  err.stack = `${err.name}: ${err.message}`;
+  throw err;
 });
