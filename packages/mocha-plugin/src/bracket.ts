@@ -1,6 +1,8 @@
 // The per-test bracket: name the test in reports, check canaries after the
 // test body so that damage fails the test that did it, and once more after
 // its afterEach hooks.
+import * as path from 'node:path';
+
 import {
   beginGuardedTest,
   checkCanaries,
@@ -15,6 +17,19 @@ import {
 import type { MochaContext, MochaTest, RootHooks, TestFn } from './mocha-types';
 
 const wrapped = new WeakSet<TestFn>();
+
+// formatTestPath makes absolute files relative (path.relative per call);
+// a file's relative path is worked out once.
+const relativeFiles = new Map<string, string>();
+function relativeFile(file: string | undefined): string | undefined {
+  if (!file || !path.isAbsolute(file)) return file;
+  let rel = relativeFiles.get(file);
+  if (rel === undefined) {
+    rel = path.relative(process.cwd(), file) || file;
+    relativeFiles.set(file, rel);
+  }
+  return rel;
+}
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
@@ -93,7 +108,7 @@ function beforeEachTest(this: MochaContext): void {
   if (stray.length) {
     throw failure(stray, 'found before this test started: the damage was done in a before() hook or outside any test');
   }
-  beginGuardedTest(formatTestPath(test.file, test.titlePath()));
+  beginGuardedTest(formatTestPath(relativeFile(test.file), test.titlePath()));
   wrapBody(test);
 }
 
