@@ -4,9 +4,9 @@
 import { installForRunner, RunReportCollector, type RunnerGuardSettings } from '@mate-guard/core';
 
 import { readHandoff, WATCHED_ENV, writeHandoff } from './handoff';
-import { loadMochaOptions, runsInWorkers } from './mocha-options';
+import { runsInWorkers } from './mocha-options';
 import { finishRunAtExit } from './run-end';
-import { resolveMochaSettings } from './settings';
+import { resolveMochaConfig } from './settings';
 import { getState, setState, type MochaRole, type PluginState } from './state';
 
 function workerSettings(): RunnerGuardSettings | undefined {
@@ -18,10 +18,8 @@ function decide(): { role: MochaRole; settings: RunnerGuardSettings } {
   const handed = workerSettings();
   if (handed) return { role: 'worker', settings: handed };
   // The main process: its own argv (plain mocha: no `--guard-mode tail`).
-  const argv = process.argv.slice(2);
-  const opts = loadMochaOptions(argv);
-  const settings = resolveMochaSettings(argv, opts, false);
-  return { role: runsInWorkers(opts) ? 'parallel-main' : 'serial', settings };
+  const { settings, mochaOptions } = resolveMochaConfig(process.argv.slice(2), false);
+  return { role: runsInWorkers(mochaOptions) ? 'parallel-main' : 'serial', settings };
 }
 
 export function start(): PluginState {

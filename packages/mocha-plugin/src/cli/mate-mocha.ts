@@ -18,7 +18,7 @@ import {
 import { WATCHED_ENV } from '../handoff';
 import { loadMochaOptions, runsInWorkers } from '../mocha-options';
 import { describeFatal } from '../run-end';
-import { resolveMochaSettings } from '../settings';
+import { resolveMochaConfig } from '../settings';
 import { findMochaBin, PLUGIN_ENTRY } from './mocha-bin';
 
 const USAGE = `Usage: mate-mocha [guard options] [mocha options] [spec...]
@@ -41,6 +41,11 @@ function mochaOptionsOrEmpty(rest: readonly string[]): Record<string, unknown> {
   } catch {
     return {}; // mocha itself reports a broken config, in its own words
   }
+}
+
+function resolve(argv: readonly string[]): { settings: RunnerGuardSettings; rest: string[]; opts: Record<string, unknown> } {
+  const { settings, mochaOptions } = resolveMochaConfig(argv, true, process.env, mochaOptionsOrEmpty);
+  return { settings, rest: parseGuardFlags(argv, true).rest, opts: mochaOptions };
 }
 
 function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): number {
@@ -88,18 +93,15 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(USAGE);
     return runChild(mochaBin, ['--help'], process.env);
   }
-  let settings: RunnerGuardSettings;
-  let rest: string[];
-  let opts: Record<string, unknown>;
+  let resolved: ReturnType<typeof resolve>;
   try {
-    rest = parseGuardFlags(argv, true).rest;
-    opts = mochaOptionsOrEmpty(rest);
-    settings = resolveMochaSettings(argv, opts, true);
+    resolved = resolve(argv);
   } catch (err) {
     if (!(err instanceof GuardConfigError)) throw err;
     process.stderr.write(`mate-mocha: ${err.message}\n`);
     return 2;
   }
+  const { settings, rest, opts } = resolved;
   const { args, env, collector } = launch(rest, settings);
   let code = await runChild(mochaBin, args, env);
   if (collector) {
