@@ -9,9 +9,16 @@ import { finishRunAtExit } from './run-end';
 import { resolveMochaConfig } from './settings';
 import { getState, setState, type MochaRole, type PluginState } from './state';
 
+// Mocha sets MOCHA_WORKER_ID in each --parallel worker's env and runs its
+// worker script as the main module; a mocha that a test starts from inside
+// a worker inherits the variable but is not a worker.
+function isMochaWorker(): boolean {
+  const main = process.argv[1] ?? '';
+  return process.env.MOCHA_WORKER_ID !== undefined && /mocha[\\/]lib[\\/]nodejs[\\/]worker\.c?js$/.test(main);
+}
+
 function workerSettings(): RunnerGuardSettings | undefined {
-  // Mocha sets MOCHA_WORKER_ID in each --parallel worker's env.
-  return process.env.MOCHA_WORKER_ID !== undefined ? readHandoff() : undefined;
+  return isMochaWorker() ? readHandoff() : undefined;
 }
 
 function decide(): { role: MochaRole; settings: RunnerGuardSettings } {
