@@ -32,20 +32,27 @@ export function installForRunner(settings: RunnerGuardSettings): void {
   });
 }
 
+// Damage found before a test started (in a hook, or when an older buffer was
+// freed): not this test's doing, but never dropped; it fails this test at
+// its end, and the report names the test that allocated the memory.
+let carried: GuardViolation[] = [];
+
 /** Names the test in reports and starts its canary scope. */
 export function beginGuardedTest(name: string): void {
   if (!isGuardAllocatorActive()) return;
-  checkCanaries(); // damage from before this test is not this test's
+  carried.push(...checkCanaries());
   setCurrentTest(name);
 }
 
 /**
- * Ends a test: violations of the allocations it made (and damage found at
- * free meanwhile). A non-empty result must fail the test.
+ * Ends a test: violations of the allocations it made, damage found at free
+ * meanwhile, and anything carried from before it. A non-empty result must
+ * fail the test.
  */
 export function endGuardedTest(): GuardViolation[] {
   if (!isGuardAllocatorActive()) return [];
-  const found = checkCanaries();
+  const found = [...carried, ...checkCanaries()];
+  carried = [];
   setCurrentTest(null);
   return found;
 }
