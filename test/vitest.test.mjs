@@ -121,13 +121,6 @@ test('head mode (--guard-mode head): the underflow faults at the first bad byte'
   assert.match(r.output, /killed by a guard fault: heap-buffer-underflow on allocation #\d+ \(64 bytes, head mode\) while running underflow\.test\.mjs > reverseFill underflows by one;/);
 });
 
-test('the same bugs unguarded: no report, no summary (guarding is off by default)', async () => {
-  const r = await vitest('bugs', ['run', 'gap', 'underflow']);
-  assert.equal(r.code, 0, r.output);
-  assert.deepEqual(reportLines(r.output), []);
-  assert.doesNotMatch(r.output, /\[mate-guard\]/);
-});
-
 describe('clean suite with tagged tests', () => {
   // [JSON name, path as printed, reason]
   const INCOMPATIBLE = 'guard allocator debug mode does not support this test (tagged guard_incompatible)';
@@ -188,10 +181,22 @@ describe('clean suite with tagged tests', () => {
 });
 
 describe('precedence: flags > MATE_VITEST_GUARD_* > guardAlloc() options > off', () => {
-  // The underflow shows the mode that won: head faults, tail damages a canary, off passes.
+  // The underflow shows the mode that won: head faults, tail damages a canary;
+  // off: the tagged test runs (the bug itself runs only under guarding).
+  const OFF = /RAN: guarding is off/;
+  const assertOff = (r) => {
+    assert.equal(r.code, 0, r.output);
+    assert.match(r.output, OFF);
+    assert.deepEqual(reportLines(r.output), []);
+    assert.doesNotMatch(r.output, /\[mate-guard\]/);
+  };
   const HEAD = /ERROR: heap-buffer-underflow on WRITE/;
   const TAIL = /ERROR: canary-corruption: 1 byte before the start/;
   const opts = (o) => ({ FIXTURE_GUARD_OPTIONS: JSON.stringify(o) });
+
+  test('off by default: the plugin alone only makes guarding available', async () => {
+    assertOff(await vitest('options', ['run']));
+  });
 
   test('options turn it on (a .ts config, default import)', async () => {
     const r = await vitest('options', ['run'], opts({ enabled: true, mode: 'head' }));
@@ -203,9 +208,7 @@ describe('precedence: flags > MATE_VITEST_GUARD_* > guardAlloc() options > off',
     const r = await vitest('options', ['run'], { ...opts({ enabled: true, mode: 'head' }), MATE_VITEST_GUARD_MODE: 'tail' });
     assert.notEqual(r.code, 0);
     assert.match(r.output, TAIL);
-    const off = await vitest('options', ['run'], { ...opts({ enabled: true }), MATE_VITEST_GUARD_ALLOC: 'off' });
-    assert.equal(off.code, 0, off.output);
-    assert.deepEqual(reportLines(off.output), []);
+    assertOff(await vitest('options', ['run'], { ...opts({ enabled: true }), MATE_VITEST_GUARD_ALLOC: 'off' }));
   });
 
   test('env alone turns guarding on', async () => {
@@ -224,11 +227,7 @@ describe('precedence: flags > MATE_VITEST_GUARD_* > guardAlloc() options > off',
     for (const r of [
       await mateVitest('options', ['run', '--no-guard-alloc'], { ...opts({ enabled: true }), MATE_VITEST_GUARD_ALLOC: '1' }),
       await vitest('options', ['run', '--', '--no-guard-alloc'], { ...opts({ enabled: true }), MATE_VITEST_GUARD_ALLOC: '1' }),
-    ]) {
-      assert.equal(r.code, 0, r.output);
-      assert.deepEqual(reportLines(r.output), []);
-      assert.doesNotMatch(r.output, /\[mate-guard\]/);
-    }
+    ]) assertOff(r);
   });
 
   test('--guard-log-allocations logs each allocation; --no-guard-log-allocations beats the env', async () => {
