@@ -160,3 +160,19 @@ test('allocations and frees from several threads at once stay consistent', async
   assert.equal(Number(m[3]), 0);
   assert.equal(Number(m[4]), 0);
 });
+
+test('damage found before a test starts fails that test at its end instead of being dropped', async () => {
+  const addon = path.join(ROOT, 'examples', 'addon');
+  const r = await node(`
+    const c = require(${JSON.stringify(core)});
+    c.installGuardAllocator({});
+    require(${JSON.stringify(addon)}).writeAt(Buffer.alloc(29), 30, 1); // in a hook, outside any test
+    c.beginGuardedTest('suite > first test');
+    const found = c.endGuardedTest();
+    console.log(found.length + ' ' + found.map((v) => v.kind).join(','));
+    c.beginGuardedTest('suite > second test');
+    console.log(c.endGuardedTest().length);
+  `);
+  assert.equal(r.code, 0, r.output);
+  assert.equal(r.stdout, '1 canary-corruption\n0\n');
+});
