@@ -268,6 +268,13 @@ test('mate-vitest --help lists the guard flags beside vitest\'s own', async () =
   assert.match(r.output, /--guard-log-allocations\s+\[mate-guard\]/);
 });
 
+test('mate-vitest warns when the config has no guardAlloc() plugin (the flags did nothing)', async () => {
+  const r = await mateVitest('noplugin', ['run', '--guard-alloc', '--guard-mode=head']);
+  assert.equal(r.code, 0, r.output);
+  assert.match(r.output, /^\[mate-guard\] warning: --guard-alloc --guard-mode=head had no effect: the vitest config has no guardAlloc\(\) plugin/m);
+  assert.doesNotMatch(r.output, /\[mate-guard\] (summary|guarding on)/);
+});
+
 test('pool threads: a warning at start; a fault still prints its report and fails the run', async () => {
   const r = await vitest('threads', ['run', '--', '--guard-alloc']);
   assert.notEqual(r.code, 0, r.output);

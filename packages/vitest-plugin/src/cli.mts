@@ -3,7 +3,7 @@
 // the plugin; everything else goes to vitest unchanged, and --help lists them.
 import { describeFlags, envName, GuardConfigError, GUARD_MODES, parseGuardFlags, SETTINGS } from '@mate-guard/core';
 
-import { handOverCliFlags } from './cli-flags.mjs';
+import { cliFlagsWereRead, handOverCliFlags } from './cli-flags.mjs';
 import { loadCreateCLI, vitestBin } from './vitest-cli.mjs';
 
 function guardFlagsOnly(argv: readonly string[], rest: readonly string[]): string[] {
@@ -36,7 +36,16 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
     process.exitCode = 1;
     return;
   }
-  handOverCliFlags(guardFlagsOnly(argv, rest));
+  const flags = guardFlagsOnly(argv, rest);
+  handOverCliFlags(flags);
+  if (flags.length > 0) {
+    process.on('exit', () => {
+      // Vitest ran (or failed to start) without a guardAlloc() plugin: the flags did nothing.
+      if (!cliFlagsWereRead() && !rest.includes('--help') && !rest.includes('-h')) {
+        process.stderr.write(`[mate-guard] warning: ${flags.join(' ')} had no effect: the vitest config has no guardAlloc() plugin (import guardAlloc from '@mate-guard/vitest')\n`);
+      }
+    });
+  }
   const createCLI = await loadCreateCLI(import.meta.url);
   if (createCLI) {
     const cli = createCLI();
