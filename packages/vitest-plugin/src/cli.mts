@@ -1,6 +1,8 @@
 // mate-vitest: Vitest's own CLI with the guard flags added. The guard flags
 // are taken out of the arguments (vitest would reject them) and handed to
 // the plugin; everything else goes to vitest unchanged, and --help lists them.
+import { pathToFileURL } from 'node:url';
+
 import { describeFlags, envName, GuardConfigError, GUARD_MODES, parseGuardFlags, SETTINGS } from '@mate-guard/core';
 
 import { cliFlagsWereRead, handOverCliFlags } from './cli-flags.mjs';
@@ -57,6 +59,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
   if (rest.includes('--help') || rest.includes('-h')) {
     process.on('exit', () => process.stdout.write(`\nmate-guard options:\n${describeFlags('vitest').join('\n')}\n`));
   }
-  process.argv = [process.argv[0], vitestBin(import.meta.url), ...rest];
-  await import(vitestBin(import.meta.url));
+  const bin = vitestBin(import.meta.url);
+  process.argv = [process.argv[0], bin, ...rest];
+  await import(pathToFileURL(bin).href);
 }
