@@ -101,6 +101,18 @@ describe('planted bugs, guarded (forks pool, mate-vitest --guard-alloc)', () => 
   });
 });
 
+test('a fault while a file is imported (outside any test) fails that file, other files pass', async () => {
+  const j = withJson(['run', '--guard-alloc']);
+  const r = await mateVitest('import-crash', j.args);
+  assert.notEqual(r.code, 0, r.output);
+  assert.match(reportOf(r.output, 'ERROR: heap-buffer-overflow on WRITE'), /1 byte past the end of allocation #\d+ \(32 bytes, tail mode\)/);
+  assert.match(r.output, /killed by a guard fault: heap-buffer-overflow on allocation #\d+ \(32 bytes, tail mode\) outside any test;/);
+  const files = Object.fromEntries(JSON.parse(fs.readFileSync(j.file, 'utf8')).testResults.map((f) => [path.basename(f.name), f]));
+  assert.equal(files['at-import.test.mjs'].status, 'failed');
+  assert.match(files['at-import.test.mjs'].message, /==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
+  assert.equal(files['fine.test.mjs'].status, 'passed');
+});
+
 test('damage outside any test (module code, beforeAll) fails the file with the reports', async () => {
   const j = withJson(['run', '--guard-alloc']);
   const r = await mateVitest('outside', j.args);
