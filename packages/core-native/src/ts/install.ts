@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 
 import { resolveAllocatorConfig, sameConfig, type GuardAllocatorConfig, type ResolvedGuardConfig } from './config';
 import { loadNative, type NativeAllocation, type NativeBinding } from './native';
-import { patchRealm } from './realm';
+import { patchRealm, type GuardedAlloc } from './realm';
 import { RUN_SUMMARY_ENV } from './run-report';
 import { processStats, writeProcessStats, type ProcessGuardStats } from './run-stats';
 import { makeStackCapture } from './stack';
@@ -23,16 +23,16 @@ export type GuardAllocation = NativeAllocation;
 interface Active {
   config: ResolvedGuardConfig;
   native: NativeBinding;
-  alloc: (size: number) => ArrayBuffer;
+  alloc: GuardedAlloc;
   restore: () => void;
 }
 
 let active: Active | undefined;
 
-function makeAlloc(native: NativeBinding, config: ResolvedGuardConfig): (size: number) => ArrayBuffer {
+function makeAlloc(native: NativeBinding, config: ResolvedGuardConfig): GuardedAlloc {
   if (!config.captureStacks) return (size) => native.alloc(size);
   const capture = makeStackCapture(native);
-  return (size) => native.alloc(size, capture());
+  return (size, entry) => native.alloc(size, capture(entry));
 }
 
 /**
@@ -107,7 +107,7 @@ export function guardedBuffer(size: number): Buffer {
   if (!Number.isInteger(size) || size < 0) {
     throw new RangeError(`guardedBuffer: size ${String(size)} is not allowed; use a non-negative integer`);
   }
-  return Buffer.from(need().alloc(size), 0, size);
+  return Buffer.from(need().alloc(size, guardedBuffer), 0, size);
 }
 
 /**

@@ -3,7 +3,13 @@
 // Buffer across test files).
 import { types } from 'node:util';
 
-export type GuardedAlloc = (size: number) => ArrayBuffer;
+import type { EntryPoint } from './stack';
+
+/**
+ * Allocates guarded memory. `entry` is the public function the user called
+ * (Buffer.alloc, a constructor trap): the allocation stack starts below it.
+ */
+export type GuardedAlloc = (size: number, entry?: EntryPoint) => ArrayBuffer;
 
 /** Allocations that could not be guarded and went to the engine as before. */
 export interface PassThroughCounts {
@@ -23,7 +29,6 @@ const TYPED_ARRAY_NAMES = [
   'Uint32Array', 'Float32Array', 'Float64Array', 'BigInt64Array', 'BigUint64Array',
 ] as const;
 
-type AnyFunction = (...args: never[]) => unknown;
 type Ctor = abstract new (...args: never[]) => object;
 
 /** Truncated length per ToIndex, or undefined when the engine must throw. */
@@ -73,42 +78,41 @@ function patchBuffer(alloc: GuardedAlloc): void {
     from: Buffer.from,
     concat: Buffer.concat,
   };
-  const wrap = (ab: ArrayBuffer, n: number): Buffer => orig.from(ab, 0, n);
-  const guarded = (n: number): Buffer => wrap(alloc(n), n);
-  const copy = (src: Buffer): Buffer => {
-    const out = guarded(src.length);
+    const guarded = (n: number, entry: EntryPoint): Buffer => orig.from(alloc(n, entry), 0, n);
+    const copy = (src: Buffer, entry: EntryPoint): Buffer => {
+    const out = guarded(src.length, entry);
     src.copy(out);
     return out;
   };
-  const fns: Record<keyof typeof orig, AnyFunction> = {
+  const fns: Record<keyof typeof orig, EntryPoint> = {
     alloc: function alloc(size: number, fill?: string | Buffer | number, encoding?: BufferEncoding) {
       const n = toLength(size);
       if (n === undefined || typeof size !== 'number' || n > MAX_GUARDED) return orig.alloc(size, fill, encoding);
-      const buf = guarded(n);
+      const buf = guarded(n, fns.alloc);
       if (fill !== undefined && fill !== 0 && n > 0) (buf.fill as (...a: unknown[]) => Buffer)(fill, encoding);
       return buf;
-    } as AnyFunction,
+    } as EntryPoint,
     allocUnsafe: function allocUnsafe(size: number) {
       const n = toLength(size);
       if (n === undefined || typeof size !== 'number' || n > MAX_GUARDED) return orig.allocUnsafe(size);
-      return guarded(n);
-    } as AnyFunction,
+      return guarded(n, fns.allocUnsafe);
+    } as EntryPoint,
     allocUnsafeSlow: function allocUnsafeSlow(size: number) {
       const n = toLength(size);
       if (n === undefined || typeof size !== 'number' || n > MAX_GUARDED) return orig.allocUnsafeSlow(size);
-      return guarded(n);
-    } as AnyFunction,
+      return guarded(n, fns.allocUnsafeSlow);
+    } as EntryPoint,
     from: function from(value: unknown, encodingOrOffset?: unknown, length?: unknown) {
       const made = (orig.from as (...a: unknown[]) => Buffer)(value, encodingOrOffset, length);
       // Views over an existing ArrayBuffer stay views; every copying form
       // is copied once more, into guarded memory.
       const prim = value !== null && typeof value === 'object' ? (value as { valueOf?: () => unknown }).valueOf?.() : undefined;
       if (types.isAnyArrayBuffer(value) || types.isAnyArrayBuffer(prim)) return made;
-      return copy(made);
-    } as AnyFunction,
+      return copy(made, fns.from);
+    } as EntryPoint,
     concat: function concat(list: readonly Uint8Array[], totalLength?: number) {
-      return copy(orig.concat(list, totalLength));
-    } as AnyFunction,
+      return copy(orig.concat(list, totalLength), fns.concat);
+    } as EntryPoint,
   };
   for (const key of Object.keys(fns) as Array<keyof typeof orig>) patcher.set(Buffer, key, fns[key]);
   bufferPatch = { patcher, users: 1 };
@@ -135,10 +139,10 @@ export function patchRealm(realm: typeof globalThis, alloc: GuardedAlloc): () =>
   const foreign = RealmArrayBuffer.prototype !== ArrayBuffer.prototype;
   // Memory comes from the main realm; a vm context (Jest) sees it as its own.
   const allocHere: GuardedAlloc = foreign
-    ? (n) => Object.setPrototypeOf(alloc(n), RealmArrayBuffer.prototype) as ArrayBuffer
+    ? (n, entry) => Object.setPrototypeOf(alloc(n, entry), RealmArrayBuffer.prototype) as ArrayBuffer
     : alloc;
 
-  const abProxy: ArrayBufferConstructor = new Proxy(RealmArrayBuffer, {
+  const abHandler: ProxyHandler<ArrayBufferConstructor> = {
     construct(target, args: unknown[], newTarget) {
       if (newTarget !== abProxy) {
         passThrough.subclass++;
@@ -154,9 +158,10 @@ export function patchRealm(realm: typeof globalThis, alloc: GuardedAlloc): () =>
         if (n !== undefined) passThrough.tooLarge++;
         return Reflect.construct(target, args) as object;
       }
-      return allocHere(n);
+      return allocHere(n, abHandler.construct);
     },
-  });
+  };
+  const abProxy: ArrayBufferConstructor = new Proxy(RealmArrayBuffer, abHandler);
   patcher.set(g, 'ArrayBuffer', abProxy);
   patcher.set(RealmArrayBuffer.prototype, 'constructor', abProxy);
 
@@ -176,7 +181,7 @@ export function patchRealm(realm: typeof globalThis, alloc: GuardedAlloc): () =>
     const Target = g[name] as (Ctor & { BYTES_PER_ELEMENT: number; prototype: object }) | undefined;
     if (!Target) continue;
     const bpe = Target.BYTES_PER_ELEMENT;
-    const proxy: Ctor = new Proxy(Target, {
+    const handler: ProxyHandler<typeof Target> = {
       construct(target, args: unknown[], newTarget) {
         if (newTarget !== proxy) {
           passThrough.subclass++;
@@ -186,18 +191,19 @@ export function patchRealm(realm: typeof globalThis, alloc: GuardedAlloc): () =>
         if (first === null || typeof first !== 'object') {
           const n = toLength(first);
           if (n === undefined || n * bpe > MAX_GUARDED) return Reflect.construct(target, args) as object;
-          return Reflect.construct(target, [allocHere(n * bpe)]) as object;
+          return Reflect.construct(target, [allocHere(n * bpe, handler.construct)]) as object;
         }
         if (types.isAnyArrayBuffer(first)) return Reflect.construct(target, args) as object; // a view
         // A source to copy (typed array, array-like, iterable): the engine
         // converts it, then the values move into guarded memory.
         const made = Reflect.construct(target, args) as { byteLength: number; length: number };
         if (made.byteLength > MAX_GUARDED) return made;
-        const out = Reflect.construct(target, [allocHere(made.byteLength)]) as { set(src: unknown): void };
+        const out = Reflect.construct(target, [allocHere(made.byteLength, handler.construct)]) as { set(src: unknown): void };
         out.set(made);
         return out;
       },
-    });
+    };
+    const proxy: Ctor = new Proxy(Target, handler);
     patcher.set(g, name, proxy);
     patcher.set(Target.prototype, 'constructor', proxy);
   }
