@@ -141,3 +141,12 @@ test('guard-run guards every Node process the command starts, nested ones too', 
   assert.equal(r.code, 100, r.output);
   assert.match(reportLines(r.output)[0], /ERROR: heap-buffer-overflow on WRITE .*\(64 bytes, tail mode\)/);
 });
+
+test('worker threads are guarded and the summary counts their shared allocator once', async () => {
+  const r = await guardRun([], [fixture('threads-summary.js')]);
+  assert.equal(r.code, 0, r.output);
+  assert.equal(r.output.match(/worker guarded: true/g)?.length, 3, r.output);
+  const m = /\[mate-guard\] summary: (\d+) allocations guarded/.exec(r.output);
+  assert.ok(m, r.output);
+  assert.ok(Number(m[1]) >= 4000 && Number(m[1]) < 4100, `counted once per process, not per thread: ${m[1]}`);
+});

@@ -62,7 +62,7 @@ export function readRunReport(dir: string): RunReport {
     if (/^mate-guard-\d+-\d+\.json$/.test(name)) {
       const v = readJson<ViolationEvent>(file);
       if (v) report.violations.push({ ...v, file });
-    } else if (/^stats-\d+\.json$/.test(name)) {
+    } else if (/^stats-\d+-\d+\.json$/.test(name)) {
       const s = readJson<ProcessGuardStats>(file);
       if (s) report.processes.push(s);
     }
@@ -99,12 +99,21 @@ export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCoun
     s.peakLive = Math.max(s.peakLive, v.process.peakLive);
     s.fallbacks += v.process.fallbacks;
   }
+  // The allocator is one per process (its counters are process-wide);
+  // tag skips and pass-throughs are counted per thread.
+  const byPid = new Map<number, ProcessGuardStats>();
   for (const p of report.processes) {
+    const seen = byPid.get(p.pid);
+    if (!seen || p.allocations > seen.allocations) byPid.set(p.pid, p);
+  }
+  for (const p of byPid.values()) {
     s.allocations += p.allocations;
     s.peakLive = Math.max(s.peakLive, p.peakLive);
     s.fallbacks += p.fallbacks;
-    s.skippedByTag += p.skippedByTag;
     if (p.fallbackReason && !s.reasons.includes(p.fallbackReason)) s.reasons.push(p.fallbackReason);
+  }
+  for (const p of report.processes) {
+    s.skippedByTag += p.skippedByTag;
     const pt = p.passThrough;
     if (pt) {
       s.passThrough += pt.resizable + pt.shared + pt.subclass + pt.tooLarge;

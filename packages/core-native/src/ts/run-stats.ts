@@ -1,12 +1,15 @@
 // Per-process counters that end up in the run's summary line.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { threadId } from 'node:worker_threads';
 
 import type { NativeStats } from './native';
 import { passThrough, type PassThroughCounts } from './realm';
 
 export interface ProcessGuardStats extends NativeStats {
   pid: number;
+  /** worker_threads id (0 on the main thread): threads share the native counters, not these. */
+  threadId: number;
   skippedByTag: number;
   passThrough: PassThroughCounts;
 }
@@ -19,14 +22,14 @@ export function noteTagSkip(): void {
 }
 
 export function processStats(native: NativeStats): ProcessGuardStats {
-  return { ...native, pid: process.pid, skippedByTag, passThrough: { ...passThrough } };
+  return { ...native, pid: process.pid, threadId, skippedByTag, passThrough: { ...passThrough } };
 }
 
 /** Written at exit, read by the runner's main process for the summary. */
 export function writeProcessStats(dir: string, stats: ProcessGuardStats): void {
   try {
     fs.mkdirSync(dir, { recursive: true });
-    const file = path.join(dir, `stats-${process.pid}.json`);
+    const file = path.join(dir, `stats-${process.pid}-${threadId}.json`);
     fs.writeFileSync(file + '.tmp', JSON.stringify(stats));
     fs.renameSync(file + '.tmp', file);
   } catch {
