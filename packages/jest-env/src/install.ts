@@ -10,12 +10,14 @@ export function installForFile(settings: RunnerGuardSettings, testPath: string):
   } catch (err) {
     if (!before) throw err;
     // One process has one allocator; Jest reuses workers across files.
-    throw new GuardConfigError(
+    const error = new GuardConfigError(
       `mate-guard: ${testPath} asks for guardMode ${JSON.stringify(settings.mode)} and guardLogAllocations ` +
         `${String(settings.logAllocations)}, but this Jest process already guards with guardMode ` +
         `${JSON.stringify(before.mode)} and guardLogAllocations ${String(before.logAllocations)} for an earlier file. ` +
         'Set one configuration for the whole run (mate-jest --guard-mode, MATE_JEST_GUARD_MODE or ' +
         'testEnvironmentOptions) or run this file in a run of its own.',
     );
+    error.stack = `${error.name}: ${error.message}`;
+    throw error;
   }
 }

@@ -1,0 +1,218 @@
+// The Jest integration, end to end: the real jest 30, fixture suites that
+// call the real examples addon, through `mate-jest` and plain `jest`.
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { describe, test } from 'node:test';
+
+import { reportLines, ROOT, run } from './helpers/run.mjs';
+
+const MATE_JEST = path.join(ROOT, 'packages', 'jest-env', 'bin', 'mate-jest.js');
+const JEST = path.join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js');
+const suite = (name) => ['-c', path.join(ROOT, 'test', 'fixtures', 'jest', name, 'jest.config.js')];
+const mateJest = (args, env) => run(process.execPath, [MATE_JEST, ...args], { env, timeout: 90_000 });
+const jest = (args, env) => run(process.execPath, [JEST, ...args], { env, timeout: 90_000 });
+
+const OVERFLOW_TEST = 'test/fixtures/jest/bugs/overflow.test.js > fill > fills one byte too many';
+const UAF_TEST = 'test/fixtures/jest/bugs/use-after-free.test.js > retained pointer > writes through a pointer to a freed buffer';
+const GAP_TEST = 'test/fixtures/jest/bugs/gap.test.js > writeAt > writes into the alignment gap';
+const UNDERFLOW_TEST = 'test/fixtures/jest/bugs/underflow.test.js > reverseFill > runs down to index -1';
+
+/** `[mate-guard] alloc` lines for the probe's 4321-byte buffer. */
+const probeAllocs = (output) => output.split('\n').filter((l) => l.startsWith('[mate-guard] alloc') && l.includes('requested=4321'));
+const summary = (output) => output.split('\n').find((l) => l.startsWith('[mate-guard] summary:'));
+const jsonResults = (stdout) => JSON.parse(stdout.slice(stdout.indexOf('{')));
+
+describe('clean suite', () => {
+  test('guarded in band: passes, no report, a summary line with guarded allocations', async () => {
+    const r = await mateJest(['--guard-alloc', ...suite('clean'), '-i']);
+    assert.equal(r.code, 0, r.output);
+    assert.match(r.output, /Tests: +54 passed, 54 total/);
+    assert.deepEqual(reportLines(r.output), []);
+    assert.match(summary(r.output) ?? '', /^\[mate-guard\] summary: [1-9]\d* allocations guarded, .*0 violations, 0 tests skipped by tag$/);
+  });
+
+  test('unguarded: passes and mate-guard stays silent', async () => {
+    const r = await mateJest([...suite('clean'), '-i']);
+    assert.equal(r.code, 0, r.output);
+    assert.match(r.output, /Tests: +54 passed, 54 total/);
+    assert.doesNotMatch(r.output, /mate-guard/);
+  });
+});
+
+describe('planted bugs', () => {
+  test('in band, overflow by one: Jest dies, mate-jest names the test, exit non-zero', async () => {
+    const r = await mateJest(['--guard-alloc', ...suite('bugs'), 'overflow']);
+    assert.notEqual(r.code, 0);
+    const lines = reportLines(r.output);
+    assert.match(lines[0], /^==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(64 bytes, tail mode\)$/);
+    assert.ok(lines.includes(`==mate-guard== test: ${OVERFLOW_TEST}`), r.output);
+    assert.match(r.output, new RegExp(`\\[mate-guard\\] heap-buffer-overflow killed the Jest process \\(tests ran in band\\) while running: ${OVERFLOW_TEST.replace(/[.>]/g, '\\$&')}`));
+    assert.match(r.output, /\[mate-guard\]   allocation #\d+ \(64 bytes, tail mode\)/);
+    assert.match(summary(r.output) ?? '', /1 violation,/);
+  });
+
+  test('in band, use-after-free through a retained pointer', async () => {
+    const r = await mateJest(['--guard-alloc', ...suite('bugs'), 'use-after-free']);
+    assert.notEqual(r.code, 0);
+    assert.match(r.output, /==mate-guard== ERROR: heap-use-after-free on WRITE at 0x[0-9a-f]+: offset 0 inside freed allocation #\d+ \(256 bytes, tail mode\)/);
+    assert.ok(reportLines(r.output).includes(`==mate-guard== test: ${UAF_TEST}`), r.output);
+    assert.match(r.output, /\[mate-guard\] heap-use-after-free killed the Jest process/);
+  });
+
+  test('in band, --guard-mode head: the underflow faults at once', async () => {
+    const r = await mateJest(['--guard-alloc', '--guard-mode', 'head', ...suite('bugs'), 'underflow']);
+    assert.notEqual(r.code, 0);
+    assert.match(r.output, /==mate-guard== ERROR: heap-buffer-underflow on WRITE at 0x[0-9a-f]+: 1 byte before the start of allocation #\d+ \(64 bytes, head mode\)/);
+    assert.ok(reportLines(r.output).includes(`==mate-guard== test: ${UNDERFLOW_TEST}`), r.output);
+  });
+
+  test('with workers: every bug reported with kind, allocation and test; crashes attributed; exit non-zero', async () => {
+    const r = await mateJest(['--guard-alloc', ...suite('bugs'), '-w', '2', '--workerIdleMemoryLimit=1GB']);
+    assert.notEqual(r.code, 0);
+    const out = r.output;
+    // Faults kill their worker: Jest only says a worker was terminated.
+    assert.match(out, /A jest worker process \(pid=\d+\) was terminated by another process: signal=SIGSEGV/);
+    assert.match(out, /==mate-guard== ERROR: heap-buffer-overflow on WRITE .* allocation #\d+ \(64 bytes, tail mode\)/);
+    assert.match(out, new RegExp(`\\[mate-guard\\] heap-buffer-overflow killed a Jest worker \\(pid \\d+\\) while running: ${OVERFLOW_TEST.replace(/[.>]/g, '\\$&')}`));
+    assert.match(out, new RegExp(`\\[mate-guard\\] heap-use-after-free killed a Jest worker \\(pid \\d+\\) while running: ${UAF_TEST.replace(/[.>]/g, '\\$&')}`));
+    // Canary damage fails the test that did it, with the report as the message.
+    assert.match(out, /● writeAt › writes into the alignment gap\n\n\s+GuardViolationError: mate-guard found a memory violation:/);
+    assert.match(out, /==mate-guard== ERROR: canary-corruption: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\) damaged/);
+    assert.ok(out.includes(`==mate-guard== test: ${GAP_TEST}`), out);
+    assert.match(out, /● reverseFill › runs down to index -1/);
+    assert.match(out, /==mate-guard== ERROR: canary-corruption: 1 byte before the start of allocation #\d+ \(64 bytes, tail mode\) damaged/);
+    assert.ok(out.includes(`==mate-guard== test: ${UNDERFLOW_TEST}`), out);
+    assert.match(out, /✓ a correct write first|Tests: +2 failed, 1 passed/);
+    assert.match(summary(out) ?? '', /4 violations,/);
+  });
+});
+
+describe('tags', () => {
+  const TAGGED = [
+    'tagged single test', 'graph capture test', 'first in block', 'second in block',
+    'each row 1', 'each row 2', 'inside a', 'inside b', 'whole file tagged by docblock',
+  ];
+  const INCOMPATIBLE = 'guard allocator debug mode does not support this test (tagged guard_incompatible)';
+  const GRAPH = 'guard allocator debug mode does not support graph capture';
+
+  test('guarded: tagged tests are skipped (never passed) with the reason in the name', async () => {
+    const r = await mateJest(['--guard-alloc', ...suite('tags'), '--json', '-i']);
+    assert.equal(r.code, 0, r.output);
+    const results = jsonResults(r.stdout).testResults.flatMap((f) => f.assertionResults);
+    for (const title of TAGGED) {
+      const res = results.find((a) => a.title.startsWith(`${title} [skipped: `));
+      assert.ok(res, `${title} not reported with a skip reason`);
+      assert.equal(res.status, 'pending', `${title}: ${res.status}`);
+      assert.equal(res.title, `${title} [skipped: ${title === 'graph capture test' ? GRAPH : INCOMPATIBLE}]`);
+    }
+    for (const title of ['untagged test runs', 'runs under guard too']) {
+      assert.equal(results.find((a) => a.title === title)?.status, 'passed', title);
+    }
+    assert.match(summary(r.output) ?? '', /, 9 tests skipped by tag$/);
+  });
+
+  test('unguarded: the same tests run and pass', async () => {
+    const r = await mateJest([...suite('tags'), '--json', '-i']);
+    assert.equal(r.code, 0, r.output);
+    const results = jsonResults(r.stdout).testResults.flatMap((f) => f.assertionResults);
+    assert.equal(results.length, 11);
+    for (const res of results) assert.equal(res.status, 'passed', res.title);
+    assert.doesNotMatch(r.output, /skipped:|mate-guard/);
+  });
+});
+
+describe('settings: flag > MATE_JEST_GUARD_* > testEnvironmentOptions > off', () => {
+  const options = ['--testEnvironmentOptions', JSON.stringify({ guardAlloc: true, guardMode: 'head', guardLogAllocations: true })];
+  const probe = [...suite('probe'), 'probe.test'];
+
+  test('off by default', async () => {
+    const r = await mateJest(probe);
+    assert.equal(r.code, 0, r.output);
+    assert.equal(probeAllocs(r.output).length, 0);
+    assert.equal(summary(r.output), undefined);
+  });
+
+  test('testEnvironmentOptions turn it on', async () => {
+    const r = await mateJest([...probe, ...options]);
+    assert.equal(r.code, 0, r.output);
+    assert.match(probeAllocs(r.output)[0] ?? '', /mode=head .*test="test\/fixtures\/jest\/probe\/probe.test.js > allocates one buffer"/);
+  });
+
+  test('MATE_JEST_GUARD_MODE beats the options; the flag beats the variable', async () => {
+    const env = { MATE_JEST_GUARD_MODE: 'tail' };
+    const viaEnv = await mateJest([...probe, ...options], env);
+    assert.equal(viaEnv.code, 0, viaEnv.output);
+    assert.match(probeAllocs(viaEnv.output)[0] ?? '', /mode=tail/);
+    const viaFlag = await mateJest(['--guard-mode', 'head', ...probe, ...options], env);
+    assert.equal(viaFlag.code, 0, viaFlag.output);
+    assert.match(probeAllocs(viaFlag.output)[0] ?? '', /mode=head/);
+  });
+
+  test('--no-guard-alloc beats MATE_JEST_GUARD_ALLOC=1; MATE_JEST_GUARD_LOG_ALLOCATIONS=off beats the options', async () => {
+    const off = await mateJest(['--no-guard-alloc', ...probe, ...options], { MATE_JEST_GUARD_ALLOC: '1' });
+    assert.equal(off.code, 0, off.output);
+    assert.equal(summary(off.output), undefined);
+    const quiet = await mateJest([...probe, ...options], { MATE_JEST_GUARD_LOG_ALLOCATIONS: 'off' });
+    assert.equal(quiet.code, 0, quiet.output);
+    assert.equal(probeAllocs(quiet.output).length, 0);
+    assert.match(summary(quiet.output) ?? '', /[1-9]\d* allocations guarded/);
+  });
+
+  test('env alone works with plain jest; --guard-log-allocations through mate-jest', async () => {
+    const plain = await jest(probe, { MATE_JEST_GUARD_ALLOC: 'yes', MATE_JEST_GUARD_LOG_ALLOCATIONS: 'true' });
+    assert.equal(plain.code, 0, plain.output);
+    assert.match(probeAllocs(plain.output)[0] ?? '', /mode=tail/);
+    const flags = await mateJest(['--guard-alloc', '--guard-log-allocations', ...probe]);
+    assert.equal(flags.code, 0, flags.output);
+    assert.equal(probeAllocs(flags.output).length, 1);
+  });
+
+  test('a file docblock (@jest-environment-options) sets options for that file', async () => {
+    const r = await mateJest([...suite('probe'), 'docblock-options']);
+    assert.equal(r.code, 0, r.output);
+    assert.match(probeAllocs(r.output)[0] ?? '', /mode=head .*docblock-options.test.js > allocates one buffer/);
+  });
+});
+
+describe('bad values stop the run before any test', () => {
+  const probe = [...suite('probe'), 'probe.test'];
+  const noTestRan = (r) => assert.doesNotMatch(r.output, /Tests: +\d+ passed|✓/);
+
+  test('a bad flag value names the flag and the value', async () => {
+    const r = await mateJest(['--guard-mode', 'middle', ...probe]);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /mate-jest: --guard-mode: "middle" is not a guard mode; use tail or head/);
+    noTestRan(r);
+    const missing = await mateJest(['--guard-mode']);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /--guard-mode needs a value: tail or head/);
+  });
+
+  test('a bad variable names the variable and the value (mate-jest and plain jest)', async () => {
+    const r = await mateJest(probe, { MATE_JEST_GUARD_ALLOC: 'maybe' });
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /MATE_JEST_GUARD_ALLOC: "maybe" is not a boolean; use 1\/true\/yes\/on or 0\/false\/no\/off/);
+    noTestRan(r);
+    const plain = await jest(probe, { MATE_JEST_GUARD_MODE: 'sideways' });
+    assert.notEqual(plain.code, 0);
+    assert.match(plain.output, /Test suite failed to run\s+GuardConfigError: MATE_JEST_GUARD_MODE: "sideways" is not a guard mode; use tail or head/);
+    noTestRan(plain);
+  });
+
+  test('a bad testEnvironmentOptions value names the option and the value', async () => {
+    const r = await mateJest([...probe, '--testEnvironmentOptions', '{"guardAlloc":"perhaps"}']);
+    assert.notEqual(r.code, 0);
+    assert.match(r.output, /GuardConfigError: testEnvironmentOptions guardAlloc: "perhaps" is not a boolean/);
+    noTestRan(r);
+  });
+});
+
+test('mate-jest --help lists the guard flags, then Jest\'s own', async () => {
+  const r = await mateJest(['--help']);
+  assert.equal(r.code, 0, r.output);
+  for (const flag of ['--guard-alloc, --no-guard-alloc', '--guard-mode <tail|head>', '--guard-log-allocations, --no-guard-log-allocations']) {
+    assert.ok(r.stdout.includes(flag), flag);
+  }
+  assert.match(r.stdout, /env MATE_JEST_GUARD_ALLOC/);
+  assert.match(r.stdout, /--testEnvironmentOptions/); // from jest --help
+});
