@@ -60,11 +60,13 @@ export class GuardEnvironment extends NodeEnvironment {
   private readonly testPath: string;
   private readonly fileTags: string[];
   private restoreRealm: (() => void) | undefined;
-  private readonly stacks = stackFormatCache();
+  private readonly stacks: ReturnType<typeof stackFormatCache>;
 
   constructor(config: JestEnvironmentConfig, context: EnvironmentContext) {
     super(config, context);
     this.testPath = context.testPath;
+    const { watch, watchAll } = config.globalConfig;
+    this.stacks = stackFormatCache(!watch && !watchAll);
     this.fileTags = docblockTags(context.docblockPragmas);
     this.guardSettings = quietConfigErrors(() => resolveJestSettings(config.projectConfig.testEnvironmentOptions));
     if (this.guardSettings.enabled) {

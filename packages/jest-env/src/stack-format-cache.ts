@@ -3,7 +3,9 @@
 // costs a few hundred microseconds per stack: most of a guarded suite's
 // overhead. The same frames always format to the same text within one test
 // file (one set of source maps), so the formatter is memoized on the raw
-// frames for the file's duration.
+// frames. Outside watch mode no file changes during the run, so the cache is
+// kept for the worker's later files as long as the formatter is the same
+// one (Jest's is one object per process): most stacks are Jest's own.
 import * as path from 'node:path';
 
 type Format = (error: unknown, frames: NodeJS.CallSite[]) => unknown;
@@ -52,8 +54,12 @@ export interface StackFormatCache {
   release(): void;
 }
 
-export function stackFormatCache(): StackFormatCache {
-  const cache = new Map<string, unknown>();
+// Shared by the files of one process (the formatter it belongs to, its text).
+let shared: { inner: Format; cache: Map<string, unknown> } | undefined;
+
+/** `acrossFiles`: keep what was formatted for the next file (not in watch mode). */
+export function stackFormatCache(acrossFiles: boolean): StackFormatCache {
+  let cache = new Map<string, unknown>();
   let wrapped: Format | undefined;
   let memo: Format | undefined;
   return {
@@ -61,7 +67,12 @@ export function stackFormatCache(): StackFormatCache {
       const current = Error.prepareStackTrace as Format | undefined;
       if (!current || current === memo) return;
       const inner = current;
-      cache.clear(); // a new formatter may map differently
+      if (acrossFiles) {
+        if (shared?.inner !== inner) shared = { inner, cache: new Map() }; // another formatter may map differently
+        cache = shared.cache;
+      } else {
+        cache = new Map();
+      }
       wrapped = inner;
       memo = function prepareStackTrace(error, allFrames) {
         const frames = withoutLeadingCoreFrames(error, allFrames);
@@ -82,7 +93,6 @@ export function stackFormatCache(): StackFormatCache {
     },
     release() {
       if (memo && Error.prepareStackTrace === memo) Error.prepareStackTrace = wrapped as typeof Error.prepareStackTrace;
-      cache.clear();
       memo = wrapped = undefined;
     },
   };
