@@ -31,14 +31,13 @@ function checkedFlags(argv: readonly string[]): { flags: string[]; rest: string[
 function runJest(bin: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<ChildExit> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [bin, ...args], { stdio: 'inherit', env });
-    // The terminal sends Ctrl-C to Jest too; stay alive to report after it.
-    const ignore = () => {};
+    // Pass interrupts on to Jest and stay alive to report after it exits.
     const forward = (sig: NodeJS.Signals) => child.kill(sig);
-    process.on('SIGINT', ignore);
+    process.on('SIGINT', forward);
     process.on('SIGTERM', forward);
     child.on('error', reject);
     child.on('exit', (code, signal) => {
-      process.off('SIGINT', ignore);
+      process.off('SIGINT', forward);
       process.off('SIGTERM', forward);
       resolve({ code, signal, pid: child.pid });
     });
