@@ -209,6 +209,15 @@ describe('bad values stop the run before any test', () => {
   });
 });
 
+test('files of one process asking for different modes: the later one fails with a clear message', async () => {
+  const r = await mateJest([...suite('modes'), '-i'], { MATE_JEST_GUARD_ALLOC: '1' });
+  assert.notEqual(r.code, 0);
+  const conflicts = r.output.match(/already guards with guardMode "(tail|head)"/g) ?? [];
+  assert.equal(conflicts.length, 1, r.output);
+  assert.match(r.output, /Set one configuration for the whole run/);
+  assert.match(r.output, /Tests: +1 passed, 1 total/);
+});
+
 test('mate-jest --help lists the guard flags, then Jest\'s own', async () => {
   const r = await mateJest(['--help']);
   assert.equal(r.code, 0, r.output);
