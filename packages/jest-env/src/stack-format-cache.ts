@@ -10,11 +10,10 @@ import * as path from 'node:path';
 
 type Format = (error: unknown, frames: NodeJS.CallSite[]) => unknown;
 
-// core's allocation-stack capture records a plain object's stack and then
-// drops its own leading frames by path. Dropping them before formatting
-// spares parsing core's source maps for every file, and keeps them out of
-// reports (Jest's formatter rewrites core's paths to src/ts, which core's
-// own filter then misses).
+// core's allocation-stack capture starts below its own frames; any that
+// remain at the top (an entry point it did not name) are dropped before
+// formatting. That keeps them out of reports (Jest's formatter rewrites
+// core's paths to src/ts) and spares parsing core's source maps.
 const CORE_DIR = path.dirname(require.resolve('@mate-guard/core')) + path.sep;
 
 function withoutLeadingCoreFrames(error: unknown, frames: NodeJS.CallSite[]): NodeJS.CallSite[] {
