@@ -176,3 +176,24 @@ test('damage found before a test starts fails that test at its end instead of be
   assert.equal(r.code, 0, r.output);
   assert.equal(r.stdout, '1 canary-corruption\n0\n');
 });
+
+test('a stack formatter that throws or allocates never breaks an allocation', async () => {
+  const r = await guardRun([], [fixture('throwing-formatter.js')]);
+  assert.equal(r.code, 0, r.output);
+  assert.match(r.output, /allocated 16 and 8; stacks: at Object\.<anonymous> \(.*throwing-formatter\.js:12:\d+\) \/ at .*throwing-formatter\.js:14/);
+});
+
+test('guarded Jest with default babel-jest transforms a changed test file without stalling', async () => {
+  const fs = await import('node:fs');
+  const os = await import('node:os');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-guard-babel-'));
+  fs.writeFileSync(path.join(dir, 'jest.config.js'), 'module.exports = { rootDir: __dirname, testMatch: ["**/*.test.js"] };\n');
+  // A file no cache has seen: babel-jest transforms it and writes its cache.
+  fs.writeFileSync(path.join(dir, `fresh-${process.pid}-${Date.now()}.test.js`), `test('adds', () => { expect(1 + ${Date.now() % 1000}).toBeGreaterThan(0); });\n`);
+  const jest = path.join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js');
+  const r = await guardRun([], [jest, '-c', path.join(dir, 'jest.config.js')], { timeout: 60_000 });
+  fs.rmSync(dir, { recursive: true, force: true });
+  assert.equal(r.code, 0, r.output);
+  assert.match(r.output, /Tests:\s+1 passed, 1 total/);
+  assert.match(r.output, /\[mate-guard\] summary: \d+ allocations guarded/);
+});

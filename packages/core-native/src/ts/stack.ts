@@ -13,15 +13,51 @@ export type EntryPoint = (...args: never[]) => unknown;
 
 export type StackCapture = (entry?: EntryPoint) => number;
 
+/**
+ * The stack below `entry`. The realm's Error.prepareStackTrace (a runner's
+ * source-map formatter) is user code and can throw, e.g. when the
+ * allocation happens while its own modules are still loading; a throw here
+ * would escape from `new Uint8Array()`. Then Node's own formatting is used,
+ * and failing that, no stack.
+ */
+function stackText(entry: EntryPoint): string {
+  const holder: { stack?: unknown } = {};
+  try {
+    Error.captureStackTrace(holder, entry);
+    if (typeof holder.stack === 'string') return holder.stack;
+  } catch {
+    // fall through to Node's formatter
+  }
+  const errorCtor = Error as { prepareStackTrace?: unknown };
+  const custom = errorCtor.prepareStackTrace;
+  try {
+    errorCtor.prepareStackTrace = undefined;
+    Error.captureStackTrace(holder, entry);
+    return typeof holder.stack === 'string' ? holder.stack : '';
+  } catch {
+    return '';
+  } finally {
+    errorCtor.prepareStackTrace = custom;
+  }
+}
+
 export function makeStackCapture(native: NativeBinding): StackCapture {
   const ids = new Map<string, number>();
-    function capture(entry?: EntryPoint): number {
-    const holder: { stack?: string } = {};
+  let busy = false;
+  function capture(entry?: EntryPoint): number {
+    // An allocation made while we format a stack (a runner's source-map
+    // formatter allocating) gets none: formatting must not re-enter.
+    if (busy) return 0;
+    busy = true;
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = FRAMES;
-    Error.captureStackTrace(holder, entry ?? capture);
-    Error.stackTraceLimit = limit;
-    const text = holder.stack ?? '';
+    let text: string;
+    try {
+      text = stackText(entry ?? capture);
+    } finally {
+      Error.stackTraceLimit = limit;
+      busy = false;
+    }
     const start = text.indexOf('\n') + 1; // past the "Error" line
     if (start <= 0) return 0;
     const stack = text.slice(start);
