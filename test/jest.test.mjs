@@ -46,8 +46,7 @@ describe('planted bugs', () => {
     const lines = reportLines(r.output);
     assert.match(lines[0], /^==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(64 bytes, tail mode\)$/);
     assert.ok(lines.includes(`==mate-guard== test: ${OVERFLOW_TEST}`), r.output);
-    assert.match(r.output, new RegExp(`\\[mate-guard\\] heap-buffer-overflow killed the Jest process \\(tests ran in band\\) while running: ${OVERFLOW_TEST.replace(/[.>]/g, '\\$&')}`));
-    assert.match(r.output, /\[mate-guard\]   allocation #\d+ \(64 bytes, tail mode\)/);
+    assert.match(r.output, new RegExp(`\\[mate-guard\\] the Jest process \\(in band\\) \\d+ was killed by a guard fault: heap-buffer-overflow on allocation #\\d+ \\(64 bytes, tail mode\\) while running ${OVERFLOW_TEST.replace(/[.>]/g, '\\$&')};`));
     assert.match(summary(r.output) ?? '', /1 violation,/);
   });
 
@@ -56,7 +55,7 @@ describe('planted bugs', () => {
     assert.notEqual(r.code, 0);
     assert.match(r.output, /==mate-guard== ERROR: heap-use-after-free on WRITE at 0x[0-9a-f]+: offset 0 inside freed allocation #\d+ \(256 bytes, tail mode\)/);
     assert.ok(reportLines(r.output).includes(`==mate-guard== test: ${UAF_TEST}`), r.output);
-    assert.match(r.output, /\[mate-guard\] heap-use-after-free killed the Jest process/);
+    assert.match(r.output, /\[mate-guard\] the Jest process \(in band\) \d+ was killed by a guard fault: heap-use-after-free/);
   });
 
   test('in band, --guard-mode head: the underflow faults at once', async () => {
@@ -73,8 +72,8 @@ describe('planted bugs', () => {
     // Faults kill their worker: Jest only says a worker was terminated.
     assert.match(out, /A jest worker process \(pid=\d+\) was terminated by another process: signal=SIGSEGV/);
     assert.match(out, /==mate-guard== ERROR: heap-buffer-overflow on WRITE .* allocation #\d+ \(64 bytes, tail mode\)/);
-    assert.match(out, new RegExp(`\\[mate-guard\\] heap-buffer-overflow killed a Jest worker \\(pid \\d+\\) while running: ${OVERFLOW_TEST.replace(/[.>]/g, '\\$&')}`));
-    assert.match(out, new RegExp(`\\[mate-guard\\] heap-use-after-free killed a Jest worker \\(pid \\d+\\) while running: ${UAF_TEST.replace(/[.>]/g, '\\$&')}`));
+    assert.match(out, new RegExp(`\\[mate-guard\\] Jest worker \\d+ was killed by a guard fault: heap-buffer-overflow on allocation #\\d+ \\(64 bytes, tail mode\\) while running ${OVERFLOW_TEST.replace(/[.>]/g, '\\$&')};`));
+    assert.match(out, new RegExp(`\\[mate-guard\\] Jest worker \\d+ was killed by a guard fault: heap-use-after-free on allocation #\\d+ \\(\\d+ bytes, tail mode\\) while running ${UAF_TEST.replace(/[.>]/g, '\\$&')};`));
     // Canary damage fails the test that did it, with the report as the message.
     assert.match(out, /● writeAt › writes into the alignment gap\n\n\s+GuardViolationError: mate-guard found a memory violation:/);
     assert.match(out, /==mate-guard== ERROR: canary-corruption: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\) damaged/);

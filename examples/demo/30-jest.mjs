@@ -19,11 +19,11 @@ export const steps = [
       exit: 'nonzero',
       output: [
         '==mate-guard== ERROR: heap-buffer-overflow on WRITE', t('overflow', 'fillInclusive', 'fills a 64-byte buffer'),
-        '[mate-guard] heap-buffer-overflow killed a Jest worker',
+        '[mate-guard] Jest worker',
         '==mate-guard== ERROR: canary-corruption: 1 byte before the start', t('underflow', 'reverseFill', 'fills a 64-byte buffer backwards'),
         '==mate-guard== ERROR: canary-corruption: 2 bytes past the end', t('gap-overflow', 'writeAt', 'writes the last byte of a 13-byte record'),
         '==mate-guard== ERROR: heap-use-after-free on WRITE', t('use-after-free', 'retain', 'touches a buffer after it was collected'),
-        '[mate-guard] heap-use-after-free killed a Jest worker',
+        'was killed by a guard fault: heap-use-after-free',
         '4 violations',
       ],
     }),
@@ -31,7 +31,7 @@ export const steps = [
     ['--guard-alloc', '-i', 'overflow'], {
       exit: 'nonzero',
       output: ['==mate-guard== ERROR: heap-buffer-overflow on WRITE', t('overflow', 'fillInclusive', 'fills a 64-byte buffer'),
-        '[mate-guard] heap-buffer-overflow killed the Jest process (tests ran in band) while running: examples/jest/overflow.test.js > fillInclusive > fills a 64-byte buffer'],
+        'was killed by a guard fault: heap-buffer-overflow on allocation', 'while running examples/jest/overflow.test.js > fillInclusive > fills a 64-byte buffer'],
     }),
   step('underflow by one with --guard-mode head faults at the bad write',
     ['--guard-alloc', '--guard-mode', 'head', 'underflow'], {

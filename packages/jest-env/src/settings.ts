@@ -2,22 +2,10 @@
 // mate-jest CLI strips guard flags before Jest sees them ("Unrecognized CLI
 // Parameter" otherwise) and hands them to every worker through one internal
 // variable, so the environment can still rank them above MATE_JEST_GUARD_*.
-import { resolveGuardSettings, SETTINGS, type RunnerGuardSettings } from '@mate-guard/core';
+import { resolveGuardSettings, type RunnerGuardSettings } from '@mate-guard/core';
 
 /** Internal: the guard flags mate-jest was given, as a JSON array of arguments. */
 export const FLAGS_ENV = 'MATE_GUARD_JEST_ARGV';
-
-/** Turns parsed flag settings back into canonical flag arguments. */
-export function settingsToFlags(settings: Partial<RunnerGuardSettings>): string[] {
-  const out: string[] = [];
-  for (const row of SETTINGS) {
-    const value = settings[row.key];
-    if (value === undefined) continue;
-    if (typeof value === 'boolean') out.push(value ? `--${row.flag}` : `--no-${row.flag}`);
-    else out.push(`--${row.flag}=${value}`);
-  }
-  return out;
-}
 
 function flagsFromEnv(env: NodeJS.ProcessEnv): string[] {
   const raw = env[FLAGS_ENV];

@@ -3,7 +3,7 @@
 // "worker ... terminated" with workers.
 import { constants } from 'node:os';
 
-import type { ViolationEvent } from '@mate-guard/core';
+import { formatCrashAttribution, type ViolationEvent } from '@mate-guard/core';
 
 export interface ChildExit {
   code: number | null;
@@ -12,21 +12,10 @@ export interface ChildExit {
   pid: number | undefined;
 }
 
-function who(event: ViolationEvent, exit: ChildExit): string {
-  return event.pid === exit.pid ? 'the Jest process (tests ran in band)' : `a Jest worker (pid ${event.pid})`;
-}
-
-/** One block per fatal event: the kind, the allocation, the test. */
-export function formatCrashAttribution(fatal: readonly ViolationEvent[], exit: ChildExit): string {
-  let out = '';
-  for (const e of fatal) {
-    const a = e.allocation;
-    out +=
-      `[mate-guard] ${e.kind} killed ${who(e, exit)} while running: ${e.test ?? '(no test was running)'}\n` +
-      `[mate-guard]   allocation #${a.id} (${a.size} bytes, ${a.mode} mode); the full report is above and in ${e.file}\n`;
-  }
-  const inBandDeath = fatal.some((e) => e.pid === exit.pid);
-  if (inBandDeath) {
+/** One core attribution line per fatal event, and what it meant for Jest. */
+export function crashAttribution(fatal: readonly ViolationEvent[], exit: ChildExit): string {
+  let out = fatal.map((e) => formatCrashAttribution(e, e.pid === exit.pid ? 'the Jest process (in band)' : 'Jest worker')).join('');
+  if (fatal.some((e) => e.pid === exit.pid)) {
     out += '[mate-guard] Jest was killed before it could print its results: test files after this one did not run\n';
   }
   return out;

@@ -3,10 +3,10 @@
 // anything: afterwards the run's report directory names the test.
 import { spawn } from 'node:child_process';
 
-import { GuardConfigError, parseGuardFlags, resolveGuardSettings, RunReportCollector } from '@mate-guard/core';
+import { GuardConfigError, parseGuardFlags, resolveGuardSettings, RunReportCollector, settingsToFlags } from '@mate-guard/core';
 
-import { FLAGS_ENV, settingsToFlags } from '../settings';
-import { exitStatus, formatCrashAttribution, type ChildExit } from './attribution';
+import { FLAGS_ENV } from '../settings';
+import { crashAttribution, exitStatus, type ChildExit } from './attribution';
 import { mateJestHelp } from './help';
 import { resolveJestBin } from './jest-bin';
 
@@ -63,7 +63,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
 
   const report = collector.read();
   const fatal = collector.fatal();
-  if (fatal.length) process.stderr.write(formatCrashAttribution(fatal, exit));
+  if (fatal.length) process.stderr.write(crashAttribution(fatal, exit));
   const unreported = !exit.signal && exit.code === 0 ? report.violations : [];
   // Jest passed, yet a process found damage (e.g. at exit): show it, fail.
   for (const v of unreported) process.stderr.write(v.text);
