@@ -3,6 +3,7 @@
 // examples/demo/*.mjs, one file per way of running (CLI, each runner).
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -21,18 +22,19 @@ for (const file of stepFiles) {
     const r = spawnSync(step.command, step.args, { cwd: step.cwd ?? root, env, encoding: 'utf8', maxBuffer: 64 << 20 });
     const output = (r.stdout ?? '') + (r.stderr ?? '');
     process.stdout.write(output);
-    const code = r.status ?? 128;
+    const code = r.status ?? 128 + (os.constants.signals[r.signal] ?? 0);
+    const how = r.signal ? `killed by ${r.signal}` : `exit ${code}`;
     const problems = [];
     if (step.expect.exit === 'nonzero' && code === 0) problems.push('expected a non-zero exit');
     if (step.expect.exit === 0 && code !== 0) problems.push(`expected exit 0, got ${code}`);
     for (const text of step.expect.output ?? []) if (!output.includes(text)) problems.push(`expected output to contain ${JSON.stringify(text)}`);
     for (const text of step.expect.notOutput ?? []) if (output.includes(text)) problems.push(`expected output not to contain ${JSON.stringify(text)}`);
-    results.push({ title: `${title}: ${step.title}`, code, problems });
+    results.push({ title: `${title}: ${step.title}`, how, problems });
   }
 }
 
 console.log('\n######## demo results');
-for (const r of results) console.log(`${r.problems.length ? 'FAIL' : 'ok  '} ${r.title} (exit ${r.code})${r.problems.length ? ' - ' + r.problems.join('; ') : ''}`);
+for (const r of results) console.log(`${r.problems.length ? 'FAIL' : 'ok  '} ${r.title} (${r.how})${r.problems.length ? ' - ' + r.problems.join('; ') : ''}`);
 const failed = results.filter((r) => r.problems.length).length;
 console.log(`${results.length - failed} passed, ${failed} failed`);
 process.exitCode = failed ? 1 : 0;

@@ -5,6 +5,5 @@ module.exports = {
   rootDir: __dirname,
   testEnvironment: require.resolve('../../packages/jest-env'),
   testMatch: ['<rootDir>/*.test.js'],
-  // Plain CommonJS needs no Babel (see the README's troubleshooting).
-  transform: {},
+  // Jest's default transform (babel-jest), as in most projects.
 };
