@@ -218,7 +218,7 @@ void Hint(const Violation& v, Writer* w) {
     else {
       w->Str("the write landed in the alignment gap (alignment ");
       w->Dec(v.record.alignment);
-      w->Str("): set alignment: 1 for a byte-exact guard that faults at the first bad access");
+      w->Str("): rerun byte-exact to fault at the first bad access (alignment 1: installGuardAllocator({ alignment: 1 }) or mate guard-run --alignment 1)");
     }
   } else if (v.record.freed_by != FreedBy::kNotFreed) {
     if (v.record.freed_by == FreedBy::kGarbageCollector)
