@@ -4,6 +4,8 @@
 // Run: node --expose-gc bench/alloc.mjs [--reps 7] [--captureStacks false]
 import { createRequire } from 'node:module';
 
+import { median } from './lib/side-by-side.mjs';
+
 const require = createRequire(import.meta.url);
 const core = require('../packages/core-native');
 
@@ -57,7 +59,6 @@ async function round(fn, size, n) {
   return Number(process.hrtime.bigint() - t0) / n; // ns per allocate+free
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmt = (ns) => (ns >= 1000 ? `${(ns / 1000).toFixed(2)} us` : `${ns.toFixed(0)} ns`);
 
 console.log(`mate-guard allocate+free benchmark: node ${process.version}, ${reps} repetitions, median per operation, captureStacks=${captureStacks}, backend ${core.stats().backend}`);

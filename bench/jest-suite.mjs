@@ -10,6 +10,8 @@ import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { sideBySide } from './lib/side-by-side.mjs';
+
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const arg = (name, def) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -49,21 +51,7 @@ function once(v) {
   return ms;
 }
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
-
-for (const v of variants) once(v); // warm Jest's caches and the OS page cache
-const times = variants.map(() => []);
-for (let i = 0; i < reps; i++) {
-  // Rotate the order so drift on a noisy machine hits every variant alike.
-  for (let k = 0; k < variants.length; k++) {
-    const j = (k + i) % variants.length;
-    times[j].push(once(variants[j]));
-  }
-}
-const meds = times.map(median);
+const { times, medians: meds } = await sideBySide(variants, reps, once); // the first round warms Jest's caches
 const ratio = (a, b) => meds[a] / meds[b];
 const checks = [
   { name: 'jest: guarded / unguarded', r: ratio(1, 0), target: true },

@@ -17,6 +17,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { median } from './lib/side-by-side.mjs';
+
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MOCHA = path.join(ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js');
 const PLUGIN = path.join(ROOT, 'packages', 'mocha-plugin');
@@ -67,7 +69,6 @@ function runSuite(guarded) {
   return { ms, code: r.status, signal: r.signal, passing: Number(passing ?? 0), failing: Number(failing), output };
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 setup();
 if (flag('--setup-only')) process.exit(0);

@@ -9,6 +9,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { sideBySide } from './lib/side-by-side.mjs';
+
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const arg = (name, def) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -44,19 +46,7 @@ function once(v) {
   return ms;
 }
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
-
-for (const v of variants) once(v); // warm the OS page cache
-const times = variants.map(() => []);
-for (let i = 0; i < reps; i++) {
-  // Alternate the order so drift on a noisy machine hits both sides.
-  const order = i % 2 ? [1, 0] : [0, 1];
-  for (const j of order) times[j].push(once(variants[j]));
-}
-const meds = times.map(median);
+const { times, medians: meds } = await sideBySide(variants, reps, once); // the first round warms the page cache
 const ratio = meds[1] / meds[0];
 console.log(`mocha clean suite (${parallel ? '--parallel' : 'serial'}), ${reps} repetitions, node ${process.version}, ${os.cpus().length} cores`);
 variants.forEach((v, j) => console.log(`  ${v.name.padEnd(34)} median ${meds[j].toFixed(0)} ms  [${times[j].map((t) => t.toFixed(0)).join(', ')}]`));
