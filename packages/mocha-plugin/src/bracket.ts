@@ -103,7 +103,8 @@ function beforeEachTest(this: MochaContext): void {
   const test = this.currentTest;
   if (!test || !isGuardAllocatorActive()) return;
   // Damage found now was done outside any test (a before() hook, or a
-  // buffer freed since): core's bracket would drop it, so fail here.
+  // buffer freed since): fail here, saying so, rather than let core's
+  // bracket carry it into this test's own result.
   const stray = checkCanaries();
   if (stray.length) {
     throw failure(stray, 'found before this test started: the damage was done in a before() hook or outside any test');

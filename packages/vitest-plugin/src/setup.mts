@@ -3,7 +3,6 @@
 // a guard tag (reason visible in the reporters), names each test in reports
 // and fails a test whose allocations have damaged canaries.
 import { createRequire } from 'node:module';
-import { isMainThread } from 'node:worker_threads';
 
 import { afterAll, afterEach, beforeEach, inject } from 'vitest';
 
@@ -14,12 +13,12 @@ import { PROVIDE_KEY } from './provide.mjs';
 const core = createRequire(import.meta.url)('@mate-guard/core') as typeof import('@mate-guard/core');
 
 
+// Also in pool threads: each thread that installs gets its own signal stack.
 core.installForRunner(inject(PROVIDE_KEY));
-if (!isMainThread) core.prepareThread(); // pool threads: this thread needs its own signal stack
 
-// Damage to allocations made outside any test (module code, beforeAll):
-// core's beginGuardedTest checks them but drops what it finds (not this
-// test's), so they are collected here first and fail the file in afterAll.
+// Damage to allocations made outside any test (module code, beforeAll) is
+// collected here before core's bracket would carry it into the next test,
+// and fails the file in afterAll: it belongs to the file, not to a test.
 const outsideTests: ReturnType<typeof core.checkCanaries> = [];
 
 beforeEach((context) => {

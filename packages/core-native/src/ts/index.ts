@@ -9,7 +9,6 @@ export {
   stats,
   snapshot,
   guardRealm,
-  prepareThread,
   flushGuardStats,
   type GuardViolation,
   type GuardStats,
@@ -54,7 +53,7 @@ export {
   type RunReport,
   type SummaryCounts,
 } from './run-report';
-export { parseBoolean, BOOLEAN_WORDS } from './values';
+export { parseBoolean } from './values';
 export {
   formatTestPath,
   installForRunner,

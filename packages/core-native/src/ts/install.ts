@@ -145,8 +145,3 @@ export function snapshot(): GuardAllocation[] {
 export function guardRealm(realm: typeof globalThis): () => void {
   return patchRealm(realm, need().alloc);
 }
-
-/** Gives the calling thread an alternate signal stack (worker threads). */
-export function prepareThread(): void {
-  need().native.ensureAltStack();
-}

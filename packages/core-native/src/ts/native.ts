@@ -54,7 +54,6 @@ export interface NativeBinding {
   checkCanaries(all: boolean): NativeViolation[];
   stats(): NativeStats;
   snapshot(): NativeAllocation[];
-  ensureAltStack(): void;
 }
 
 const packageRoot = path.resolve(__dirname, '..');

@@ -212,11 +212,6 @@ Napi::Value InternString(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), StackStore::Get().Intern(s.data(), s.size()));
 }
 
-Napi::Value EnsureAltStackJs(const Napi::CallbackInfo& info) {
-  EnsureAltStack();
-  return info.Env().Undefined();
-}
-
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("configure", Napi::Function::New(env, Configure));
   exports.Set("alloc", Napi::Function::New(env, Alloc));
@@ -225,7 +220,6 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("stats", Napi::Function::New(env, Stats));
   exports.Set("snapshot", Napi::Function::New(env, Snapshot));
   exports.Set("internString", Napi::Function::New(env, InternString));
-  exports.Set("ensureAltStack", Napi::Function::New(env, EnsureAltStackJs));
   return exports;
 }
 
