@@ -74,6 +74,9 @@ describe('planted bugs', () => {
     assert.match(out, /==mate-guard== ERROR: heap-buffer-overflow on WRITE .* allocation #\d+ \(64 bytes, tail mode\)/);
     assert.match(out, new RegExp(`\\[mate-guard\\] Jest worker \\d+ was killed by a guard fault: heap-buffer-overflow on allocation #\\d+ \\(64 bytes, tail mode\\) while running ${OVERFLOW_TEST.replace(/[.>]/g, '\\$&')};`));
     assert.match(out, new RegExp(`\\[mate-guard\\] Jest worker \\d+ was killed by a guard fault: heap-use-after-free on allocation #\\d+ \\(\\d+ bytes, tail mode\\) while running ${UAF_TEST.replace(/[.>]/g, '\\$&')};`));
+    // Jest may not drain a dead worker's stderr: mate-jest prints each report again from its JSON.
+    assert.match(out, /\[mate-guard\] its report, from that JSON file:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
+    assert.match(out, /\[mate-guard\] its report, from that JSON file:\n==mate-guard== ERROR: heap-use-after-free on WRITE/);
     // Canary damage fails the test that did it, with the report as the message.
     assert.match(out, /● writeAt › writes into the alignment gap\n\n\s+GuardViolationError: mate-guard found a memory violation:/);
     assert.match(out, /==mate-guard== ERROR: canary-corruption: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\) damaged/);
