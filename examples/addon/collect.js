@@ -1,0 +1,12 @@
+'use strict';
+// Makes sure the garbage collector has freed what JS dropped: a buffer is
+// freed in the collection that finds it unreachable or on the event-loop
+// turn after (Node-API finalizers), and a few rounds leave no doubt whatever
+// else the process is doing. `gc` is global.gc under --expose-gc.
+module.exports = async function collectGarbage(gc = globalThis.gc, rounds = 3) {
+  if (typeof gc !== 'function') throw new Error('collectGarbage needs gc(): run node with --expose-gc');
+  for (let i = 0; i < rounds; i++) {
+    gc();
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+};
