@@ -47,8 +47,8 @@ export interface NativeOptions {
 
 export interface NativeBinding {
   configure(options: NativeOptions, reportDir: string): { backend: NativeStats['backend']; pageSize: number };
-  /** `stack`: an id from internString, or the text itself. */
-  alloc(size: number, stack?: number | string): ArrayBuffer;
+  /** `stack`: an id from internString. */
+  alloc(size: number, stack?: number): ArrayBuffer;
   internString(text: string): number;
   setCurrentTest(name: string | null): void;
   checkCanaries(all: boolean): NativeViolation[];

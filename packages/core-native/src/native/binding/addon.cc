@@ -94,7 +94,7 @@ Napi::Value Configure(const Napi::CallbackInfo& info) {
   return o;
 }
 
-// alloc(size, stack?) -> ArrayBuffer over guarded memory (zero-filled).
+// alloc(size, stackId?) -> ArrayBuffer over guarded memory (zero-filled).
 Napi::Value Alloc(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   GuardedAllocator* a = Need(env);
@@ -102,12 +102,7 @@ Napi::Value Alloc(const Napi::CallbackInfo& info) {
   double want = info[0].As<Napi::Number>().DoubleValue();
   size_t size = static_cast<size_t>(want);
   uint32_t stack = 0;
-  if (info.Length() > 1 && info[1].IsNumber()) {
-    stack = info[1].As<Napi::Number>().Uint32Value();  // from internString
-  } else if (info.Length() > 1 && info[1].IsString()) {
-    std::string s = info[1].As<Napi::String>().Utf8Value();
-    stack = StackStore::Get().Intern(s.data(), s.size());
-  }
+  if (info.Length() > 1 && info[1].IsNumber()) stack = info[1].As<Napi::Number>().Uint32Value();  // from internString
   AllocResult r = a->Allocate(size, stack);
   void* ptr = r.ptr;
   if (ptr == nullptr) {
