@@ -64,3 +64,4 @@ export {
 } from './runner-support';
 export { formatCrashAttribution } from './crash-attribution';
 export { settingsToFlags } from './settings-flags';
+export { runChild, exitStatusOf, type ChildExit } from './child-process';

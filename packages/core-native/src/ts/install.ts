@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import { resolveAllocatorConfig, sameConfig, type GuardAllocatorConfig, type ResolvedGuardConfig } from './config';
 import { loadNative, type NativeAllocation, type NativeBinding } from './native';
 import { patchRealm, type GuardedAlloc } from './realm';
-import { RUN_SUMMARY_ENV } from './run-report';
+import { formatUnguardedWarning, RUN_SUMMARY_ENV } from './run-report';
 import { processStats, writeProcessStats, type ProcessGuardStats } from './run-stats';
 import { makeStackCapture } from './stack';
 
@@ -75,8 +75,8 @@ function onExit(): void {
   const s = stats();
   writeProcessStats(active.config.reportDir, s);
   // Alone (no runner or guard-run to summarize), say it here, once.
-  if (!process.env[RUN_SUMMARY_ENV] && s.fallbacks > 0) {
-    process.stderr.write(`[mate-guard] warning: ${s.fallbacks} allocation${s.fallbacks === 1 ? '' : 's'} ran unguarded: ${s.fallbackReason ?? 'unknown reason'}\n`);
+  if (!process.env[RUN_SUMMARY_ENV]) {
+    process.stderr.write(formatUnguardedWarning(s.fallbacks, [s.fallbackReason ?? 'unknown reason']));
   }
 }
 

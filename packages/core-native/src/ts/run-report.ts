@@ -135,11 +135,12 @@ export function formatSummary(s: SummaryCounts): string {
     `[mate-guard] summary: ${plural(s.allocations, 'allocation')} guarded, peak live ${s.peakLive}, ` +
     `${plural(s.fallbacks, 'unguarded fallback')}, ${plural(s.violations, 'violation')}, ` +
     `${plural(s.skippedByTag, 'test')} skipped by tag\n`;
-  const unguarded = s.fallbacks + s.passThrough;
-  if (unguarded > 0) {
-    out += `[mate-guard] warning: ${plural(unguarded, 'allocation')} ran unguarded: ${s.reasons.join('; ')}\n`;
-  }
-  return out;
+  return out + formatUnguardedWarning(s.fallbacks + s.passThrough, s.reasons);
+}
+
+/** The one warning about allocations that ran unguarded ('' when none did). */
+export function formatUnguardedWarning(count: number, reasons: readonly string[]): string {
+  return count > 0 ? `[mate-guard] warning: ${plural(count, 'allocation')} ran unguarded: ${reasons.join('; ')}\n` : '';
 }
 
 /** Removes the directory unless it holds violations worth keeping. */

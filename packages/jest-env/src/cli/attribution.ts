@@ -1,16 +1,8 @@
 // What mate-jest prints after Jest is gone: who died of which guard fault,
 // while running which test. Jest itself says nothing in band and only
 // "worker ... terminated" with workers.
-import { constants } from 'node:os';
+import { formatCrashAttribution, type ChildExit, type ViolationEvent } from '@mate-guard/core';
 
-import { formatCrashAttribution, type ViolationEvent } from '@mate-guard/core';
-
-export interface ChildExit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  /** The pid of the Jest main process (in-band tests run there). */
-  pid: number | undefined;
-}
 
 /**
  * One core attribution line per fatal event, and what it meant for Jest. A
@@ -34,9 +26,5 @@ export function crashAttribution(fatal: readonly ViolationEvent[], exit: ChildEx
 
 /** Exit status for mate-jest: the truth about the run, never 0 after a violation. */
 export function exitStatus(exit: ChildExit, violations: number): number {
-  if (exit.signal) {
-    return 128 + (constants.signals[exit.signal] ?? 1);
-  }
-  const code = exit.code ?? 1;
-  return code === 0 && violations > 0 ? 1 : code;
+  return exit.status === 0 && violations > 0 ? 1 : exit.status;
 }

@@ -1,12 +1,18 @@
 // `mate-jest`: Jest with guard flags. It runs Jest as a child and watches
 // it, because in band a guard fault kills Jest itself before it can say
 // anything: afterwards the run's report directory names the test.
-import { spawn } from 'node:child_process';
-
-import { GuardConfigError, parseGuardFlags, resolveGuardSettings, RunReportCollector, settingsToFlags } from '@mate-guard/core';
+import {
+  GuardConfigError,
+  parseGuardFlags,
+  resolveGuardSettings,
+  runChild,
+  RunReportCollector,
+  settingsToFlags,
+  type ChildExit,
+} from '@mate-guard/core';
 
 import { FLAGS_ENV } from '../settings';
-import { crashAttribution, exitStatus, type ChildExit } from './attribution';
+import { crashAttribution, exitStatus } from './attribution';
 import { mateJestHelp } from './help';
 import { resolveJestBin } from './jest-bin';
 
@@ -29,19 +35,8 @@ function checkedFlags(argv: readonly string[]): { flags: string[]; rest: string[
 }
 
 function runJest(bin: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<ChildExit> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { stdio: 'inherit', env });
-    // Pass interrupts on to Jest and stay alive to report after it exits.
-    const forward = (sig: NodeJS.Signals) => child.kill(sig);
-    process.on('SIGINT', forward);
-    process.on('SIGTERM', forward);
-    child.on('error', reject);
-    child.on('exit', (code, signal) => {
-      process.off('SIGINT', forward);
-      process.off('SIGTERM', forward);
-      resolve({ code, signal, pid: child.pid });
-    });
-  });
+  // Interrupts go on to Jest; mate-jest stays alive to report after it exits.
+  return runChild(process.execPath, [bin, ...args], env);
 }
 
 export async function main(argv: readonly string[] = process.argv.slice(2)): Promise<void> {

@@ -3,13 +3,11 @@
 // watches it: when a guard fault kills mocha itself (serial) or a worker
 // (--parallel), it names the test that was running, prints the summary and
 // exits non-zero, whatever mocha managed to say.
-import { spawn } from 'node:child_process';
-import * as os from 'node:os';
-
 import {
   describeFlags,
   GuardConfigError,
   parseGuardFlags,
+  runChild,
   RunReportCollector,
   settingsToFlags,
   type RunnerGuardSettings,
@@ -48,11 +46,6 @@ function resolve(argv: readonly string[]): { settings: RunnerGuardSettings; rest
   return { settings, rest: parseGuardFlags(argv, true).rest, opts: mochaOptions };
 }
 
-function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): number {
-  if (code !== null) return code;
-  return 128 + (signal ? os.constants.signals[signal] : 0);
-}
-
 interface Launch {
   args: string[];
   env: NodeJS.ProcessEnv;
@@ -69,18 +62,13 @@ function launch(rest: readonly string[], settings: RunnerGuardSettings): Launch 
   return { args: ['--require', PLUGIN_ENTRY, ...settingsToFlags(settings), ...rest], env, collector };
 }
 
-function runChild(mochaBin: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [mochaBin, ...args], { stdio: 'inherit', env });
-    const forward = (sig: NodeJS.Signals) => child.kill(sig);
-    process.on('SIGINT', forward);
-    process.on('SIGTERM', forward);
-    child.on('error', (err) => {
-      process.stderr.write(`mate-mocha: could not start mocha: ${err.message}\n`);
-      resolve(127);
-    });
-    child.on('exit', (code, signal) => resolve(exitCodeOf(code, signal)));
-  });
+async function runMocha(mochaBin: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+  try {
+    return (await runChild(process.execPath, [mochaBin, ...args], env)).status;
+  } catch (err) {
+    process.stderr.write(`mate-mocha: could not start mocha: ${(err as Error).message}\n`);
+    return 127;
+  }
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
@@ -91,7 +79,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   if (wantsHelp(argv)) {
     process.stdout.write(USAGE);
-    return runChild(mochaBin, ['--help'], process.env);
+    return runMocha(mochaBin, ['--help'], process.env);
   }
   let resolved: ReturnType<typeof resolve>;
   try {
@@ -103,7 +91,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   const { settings, rest, opts } = resolved;
   const { args, env, collector } = launch(rest, settings);
-  let code = await runChild(mochaBin, args, env);
+  let code = await runMocha(mochaBin, args, env);
   if (collector) {
     const fatal = collector.fatal();
     if (fatal.length) process.stderr.write(describeFatal(fatal, runsInWorkers(opts)));

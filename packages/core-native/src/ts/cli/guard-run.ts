@@ -1,12 +1,11 @@
 // `mate guard-run [options] -- <command...>`: runs any command with the
 // allocator installed in every Node process it starts.
-import { spawn } from 'node:child_process';
-import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { AUTO_INSTALL_ENV } from '../auto-install';
+import { runChild } from '../child-process';
 import { GuardConfigError } from '../errors';
-import { createRunReportDir, finishRunReportDir, formatSummary, readRunReport, summarize } from '../run-report';
+import { RunReportCollector } from '../runner-support';
 import { GUARD_MODES } from '../settings';
 import { parseChoice, show } from '../values';
 
@@ -76,31 +75,21 @@ export function parseGuardRunArgs(argv: readonly string[]): GuardRunArgs | 'help
   return out;
 }
 
-export function guardRun(args: GuardRunArgs): Promise<number> {
+export async function guardRun(args: GuardRunArgs): Promise<number> {
   const env = { ...process.env };
-  const dir = createRunReportDir('run', env);
+  const collector = new RunReportCollector('run', env);
   const preload = path.resolve(__dirname, '..', 'auto-install.js');
   env.NODE_OPTIONS = `${env.NODE_OPTIONS ? env.NODE_OPTIONS + ' ' : ''}--require ${JSON.stringify(preload)}`;
   env[AUTO_INSTALL_ENV.enable] = '1';
   env[AUTO_INSTALL_ENV.mode] = args.mode;
   env[AUTO_INSTALL_ENV.logAllocations] = args.logAllocations ? '1' : '0';
   if (args.alignment !== undefined) env[AUTO_INSTALL_ENV.alignment] = String(args.alignment);
-  return new Promise((resolve) => {
-    const child = spawn(args.command[0], args.command.slice(1), { stdio: 'inherit', env });
-    // The child gets terminal signals itself; we just wait for it.
-    const forward = (sig: NodeJS.Signals) => child.kill(sig);
-    process.on('SIGINT', forward);
-    process.on('SIGTERM', forward);
-    child.on('error', (err) => {
-      process.stderr.write(`mate guard-run: could not start ${show(args.command[0])}: ${err.message}\n`);
-      resolve(127);
-    });
-    child.on('exit', (code, signal) => {
-      const report = readRunReport(dir);
-      process.stderr.write(formatSummary(summarize(report)));
-      if (report.violations.length) process.stderr.write(`[mate-guard] reports: ${dir}\n`);
-      finishRunReportDir(report);
-      resolve(code ?? 128 + (signal ? os.constants.signals[signal] : 0));
-    });
+  const exit = await runChild(args.command[0], args.command.slice(1), env).catch((err: Error) => {
+    process.stderr.write(`mate guard-run: could not start ${show(args.command[0])}: ${err.message}\n`);
+    return undefined;
   });
+  const { text } = collector.finish();
+  if (!exit) return 127;
+  process.stderr.write(text);
+  return exit.status;
 }
