@@ -12,18 +12,18 @@
 #include "binding/config_parse.h"
 #include "core/guarded_allocator.h"
 #include "core/stack_store.h"
-#include "crash/fault_handler.h"
-#include "crash/report_writer.h"
+#include "crash/describe.h"
+#include "crash/printer.h"
+#include "crash/report_event.h"
+#include "crash/report_file.h"
+#include "crash/signal_handler.h"
+#include "crash/writer.h"
 
 namespace mate {
 namespace {
 
-struct Pending {
-  std::string kind, text, json;
-};
-
 std::mutex g_pending_mu;
-std::vector<Pending> g_pending;  // violations found in finalizers, surfaced at the next check
+std::vector<std::string> g_pending;  // events of violations found in finalizers, surfaced at the next check
 uint64_t g_violations = 0;       // reported by this process (fault reports excluded: they end it)
 
 Napi::Value Throw(Napi::Env env, const std::string& msg) {
@@ -42,19 +42,12 @@ std::string TestName(uint32_t id) {
   return s ? s : "";
 }
 
-Pending Render(const GuardedAllocator& a, const CanaryViolation& c) {
-  Violation v = DescribeCanary(a, c);
-  std::vector<char> text(64 * 1024), json(160 * 1024);
-  EmitReport(v, text.data(), text.size(), json.data(), json.size(), false);
-  return Pending{v.kind, text.data(), json.data()};
-}
-
-Napi::Object ToJs(Napi::Env env, const Pending& p) {
-  Napi::Object o = Napi::Object::New(env);
-  o.Set("kind", p.kind);
-  o.Set("text", p.text);
-  o.Set("json", p.json);
-  return o;
+// The event of a canary violation; the TS side renders, prints and files it.
+std::string EventOf(const GuardedAllocator& a, const CanaryViolation& c) {
+  std::vector<char> json(160 * 1024);
+  Writer w(json.data(), json.size());
+  FormatEvent(DescribeCanary(a, c), &w);
+  return std::string(w.data(), w.size());
 }
 
 void FinalizeBuffer(napi_env /*env*/, void* data, void* /*hint*/) {
@@ -70,21 +63,31 @@ void FinalizeBuffer(napi_env /*env*/, void* data, void* /*hint*/) {
             static_cast<unsigned long long>(r.record.size), ModeName(r.record.mode),
             TestName(a->CurrentTest()).c_str());
   if (r.has_violation) {
-    Pending p = Render(*a, r.violation);
+    std::string event = EventOf(*a, r.violation);
     std::lock_guard<std::mutex> lock(g_pending_mu);
-    g_pending.push_back(std::move(p));
+    g_pending.push_back(std::move(event));
   }
 }
 
-// configure(options, reportDir): creates the allocator once and installs
-// the fault handler.
+std::string StringProp(const Napi::Object& o, const char* key) {
+  Napi::Value v = o.Get(key);
+  return v.IsString() ? v.As<Napi::String>().Utf8Value() : "";
+}
+
+// configure(options, reportDir, printer: { node, script, path }): creates
+// the allocator once and installs the fault handler.
 Napi::Value Configure(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 1 || !info[0].IsObject()) return Throw(env, "configure(options) needs an object");
+  if (info.Length() < 3 || !info[0].IsObject() || !info[1].IsString() || !info[2].IsObject())
+    return Throw(env, "configure(options, reportDir, printer) needs an object, a string and an object");
   Options options;
   std::string error;
   if (!ParseOptions(info[0].As<Napi::Object>(), &options, &error)) return Throw(env, "mate-guard: " + error);
-  if (info.Length() > 1 && info[1].IsString()) SetReportDir(info[1].As<Napi::String>().Utf8Value().c_str());
+  SetReportDir(info[1].As<Napi::String>().Utf8Value().c_str());
+  Napi::Object printer = info[2].As<Napi::Object>();
+  if (!ConfigurePrinter(StringProp(printer, "node").c_str(), StringProp(printer, "script").c_str(),
+                        StringProp(printer, "path").c_str()))
+    return Throw(env, "mate-guard: the report printer's paths are too long");
   GuardedAllocator* a = GuardedAllocator::Create(options, &error);
   if (a == nullptr) return Throw(env, "mate-guard: " + error);
   if (!InstallFaultHandler()) return Throw(env, "mate-guard: could not install the SIGSEGV/SIGBUS handler");
@@ -114,7 +117,7 @@ Napi::Value Alloc(const Napi::CallbackInfo& info) {
   } else if (a->options().log_allocations) {
     dprintf(2, "[mate-guard] alloc #%llu ptr=%p requested=%zu mapped=%zu mode=%s backend=host test=\"%s\"\n",
             static_cast<unsigned long long>(r.id), ptr, size, r.mapped,
-            a->options().tail_mode ? "tail" : "head", TestName(a->CurrentTest()).c_str());
+            ModeName(a->options().mode), TestName(a->CurrentTest()).c_str());
   }
   napi_value ab;
   napi_status st = napi_create_external_arraybuffer(env, ptr, size, FinalizeBuffer, nullptr, &ab);
@@ -137,20 +140,21 @@ Napi::Value SetCurrentTest(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
-// checkCanaries(all) -> violations found now, plus those found at free.
+// checkCanaries(all) -> events (JSON) of violations found now, plus those
+// found at free.
 Napi::Value CheckCanaries(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   GuardedAllocator* a = Need(env);
   if (a == nullptr) return env.Undefined();
   bool all = info.Length() > 0 && info[0].ToBoolean().Value();
-  std::vector<Pending> found;
+  std::vector<std::string> found;
   {
     std::lock_guard<std::mutex> lock(g_pending_mu);
     found.swap(g_pending);
   }
-  for (const CanaryViolation& c : all ? a->CheckAll() : a->CheckRecent()) found.push_back(Render(*a, c));
+  for (const CanaryViolation& c : all ? a->CheckAll() : a->CheckRecent()) found.push_back(EventOf(*a, c));
   Napi::Array arr = Napi::Array::New(env, found.size());
-  for (size_t i = 0; i < found.size(); i++) arr.Set(i, ToJs(env, found[i]));
+  for (size_t i = 0; i < found.size(); i++) arr.Set(i, found[i]);
   g_violations += found.size();
   return arr;
 }
@@ -207,6 +211,13 @@ Napi::Value InternString(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), StackStore::Get().Intern(s.data(), s.size()));
 }
 
+// reportKinds() -> every kind's name, in enum order (a test compares the TS list).
+Napi::Value ReportKinds(const Napi::CallbackInfo& info) {
+  Napi::Array arr = Napi::Array::New(info.Env(), kReportKindCount);
+  for (int i = 0; i < kReportKindCount; i++) arr.Set(i, ReportKindName(static_cast<ReportKind>(i)));
+  return arr;
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("configure", Napi::Function::New(env, Configure));
   exports.Set("alloc", Napi::Function::New(env, Alloc));
@@ -215,6 +226,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("stats", Napi::Function::New(env, Stats));
   exports.Set("snapshot", Napi::Function::New(env, Snapshot));
   exports.Set("internString", Napi::Function::New(env, InternString));
+  exports.Set("reportKinds", Napi::Function::New(env, ReportKinds));
   return exports;
 }
 

@@ -11,7 +11,8 @@ namespace mate {
 namespace {
 GuardedAllocator* g_instance = nullptr;
 std::mutex g_create_mu;
-constexpr size_t kChunkBytes = 64u << 20;  // committed at a time (guard-install backend)
+constexpr size_t kChunkBytes = 64u << 20;    // committed at a time (guard-install backend)
+constexpr size_t kRegionBytes = 128ull << 30;  // address space for slots (costs no memory)
 
 uintptr_t AlignDown(uintptr_t v, uintptr_t a) { return v & ~(a - 1); }
 
@@ -63,18 +64,15 @@ GuardedAllocator* GuardedAllocator::Create(const Options& options, std::string* 
     *error = "alignment must be a power of two from 1 to " + std::to_string(page);
     return nullptr;
   }
-  size_t bytes = AlignDown(options.region_bytes, kChunkBytes);
-  if (bytes < kChunkBytes) bytes = kChunkBytes;
+  size_t bytes = kRegionBytes;
   void* base = platform::ReserveRegion(bytes);
   if (base == nullptr) {
     *error = "could not reserve " + std::to_string(bytes >> 20) + " MiB of address space";
     return nullptr;
   }
-  Options effective = options;
-  effective.region_bytes = bytes;
   Backend backend = (!options.force_mprotect && platform::HasGuardInstall())
                         ? Backend::kGuardInstall : Backend::kMprotect;
-  auto* a = new GuardedAllocator(effective, reinterpret_cast<uintptr_t>(base), backend);
+  auto* a = new GuardedAllocator(options, reinterpret_cast<uintptr_t>(base), bytes, backend);
   if (a->page_map_ == nullptr || a->records_ == nullptr) {
     *error = "could not map the allocator's tables";
     return nullptr;
@@ -83,15 +81,15 @@ GuardedAllocator* GuardedAllocator::Create(const Options& options, std::string* 
   return a;
 }
 
-GuardedAllocator::GuardedAllocator(const Options& options, uintptr_t base, Backend backend)
+GuardedAllocator::GuardedAllocator(const Options& options, uintptr_t base, size_t region_bytes, Backend backend)
     : options_(options),
       page_(platform::PageSize()),
       base_(base),
-      region_bytes_(options.region_bytes),
+      region_bytes_(region_bytes),
       backend_(backend) {
   size_t pages = region_bytes_ / page_;
   page_map_ = static_cast<uint32_t*>(MapTable(pages * sizeof(uint32_t)));
-  max_records_ = static_cast<uint32_t>(pages / 1 > 0xFFFFFFF0u ? 0xFFFFFFF0u : pages);
+  max_records_ = static_cast<uint32_t>(pages > 0xFFFFFFF0u ? 0xFFFFFFF0u : pages);
   records_ = static_cast<SlotRecord*>(MapTable(static_cast<size_t>(max_records_) * sizeof(SlotRecord)));
   stats_.backend = backend;
   stats_.reserved_bytes = region_bytes_;
@@ -195,7 +193,7 @@ AllocResult GuardedAllocator::Allocate(size_t size, uint32_t stack_id) {
   SlotRecord* r = idx ? RecordOf(idx) : nullptr;
   if (r != nullptr) {
     r->size = size;
-    r->mode = options_.tail_mode ? Mode::kTail : Mode::kHead;
+    r->mode = options_.mode;
     r->alignment = static_cast<uint16_t>(options_.alignment);
     SlotGeometry g0 = GeometryOf(*r, page_);
     r->user = size == 0 ? g0.guard_start

@@ -89,7 +89,7 @@ class GuardedAllocator {
   Backend backend() const { return backend_; }
 
  private:
-  GuardedAllocator(const Options& options, uintptr_t base, Backend backend);
+  GuardedAllocator(const Options& options, uintptr_t base, size_t region_bytes, Backend backend);
   uint32_t TakeSlot(uint32_t total_pages, const char** reason);  // under mu_
   bool OpenSlot(const SlotRecord& r);
   bool CloseSlot(const SlotRecord& r);

@@ -3,9 +3,9 @@
 
 #include <cstdint>
 
-namespace mate {
+#include "core/mode.h"
 
-enum class Mode : uint8_t { kTail = 0, kHead = 1 };
+namespace mate {
 
 enum class SlotState : uint8_t {
   kNever = 0,        // record not in use
@@ -46,8 +46,6 @@ struct SlotGeometry {
 };
 
 SlotGeometry GeometryOf(const SlotRecord& r, uintptr_t page);
-
-inline const char* ModeName(Mode m) { return m == Mode::kTail ? "tail" : "head"; }
 
 inline SlotState LoadState(const SlotRecord& r) {
   return static_cast<SlotState>(__atomic_load_n(&r.state, __ATOMIC_ACQUIRE));

@@ -3,10 +3,14 @@
 
 #include <cstdint>
 
+#include "core/mode.h"
+
 namespace mate {
 
+// The allocator's options: one field per row of the settings table that has
+// a native side (options.inc is generated from that table).
 struct Options {
-#define MATE_OPTION(type, field, js_name, def, desc) type field = def;
+#define MATE_OPTION(type, field, js_name, def) type field = def;
 #include "options/options.inc"
 #undef MATE_OPTION
 };

@@ -23,7 +23,6 @@ bool ProtectNone(void* addr, size_t bytes);   // also discards contents
 bool ProtectReadWrite(void* addr, size_t bytes);
 // vm.max_map_count, or a conservative default when it can't be read.
 uint64_t MaxMapCount();
-int LastError();
 
 }  // namespace platform
 }  // namespace mate

@@ -1,6 +1,5 @@
 #include "platform/guard_pages.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -72,8 +71,6 @@ uint64_t MaxMapCount() {
   if (n <= 0) return 65530;
   return strtoull(buf, nullptr, 10);
 }
-
-int LastError() { return errno; }
 
 }  // namespace platform
 }  // namespace mate

@@ -1,5 +1,7 @@
-// The Linux signal side of the crash handler: install, chain, die by the
-// signal. Everything reachable from Handle() is async-signal-safe.
+// The Linux signal side of the crash handler: install, chain, report, die by
+// the signal. Everything reachable from Handle() is async-signal-safe.
+#include "crash/signal_handler.h"
+
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -7,7 +9,12 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "crash/fault_handler.h"
+#include "core/guarded_allocator.h"
+#include "crash/describe.h"
+#include "crash/printer.h"
+#include "crash/report_event.h"
+#include "crash/report_file.h"
+#include "crash/writer.h"
 
 namespace mate {
 
@@ -18,17 +25,18 @@ struct sigaction g_prev_bus;
 bool g_installed = false;
 int g_reporting = 0;
 constexpr size_t kAltStackBytes = 256 * 1024;
-char g_text[64 * 1024];
+constexpr int kPrinterTimeoutMs = 20000;
 char g_json[160 * 1024];
+char g_event_file[4200];
 
-const char* AccessOf(void* uctx) {
+AccessType AccessOf(void* uctx) {
 #if defined(__x86_64__)
   const ucontext_t* uc = static_cast<const ucontext_t*>(uctx);
   // Page-fault error code: bit 1 set for a write.
-  return (uc->uc_mcontext.gregs[REG_ERR] & 2) ? "WRITE" : "READ";
+  return (uc->uc_mcontext.gregs[REG_ERR] & 2) ? AccessType::kWrite : AccessType::kRead;
 #else
   (void)uctx;
-  return "ACCESS";
+  return AccessType::kUnknown;
 #endif
 }
 
@@ -56,6 +64,14 @@ void Chain(int sig, siginfo_t* info, void* uctx) {
   RestoreDefault(sig);
 }
 
+void Report(Violation* v) {
+  Writer j(g_json, sizeof(g_json));
+  FormatEvent(*v, &j);
+  g_event_file[0] = '\0';
+  bool written = WriteReportFile(j.data(), j.size(), g_event_file, sizeof(g_event_file));
+  if (!written || !RunPrinter(g_event_file, kPrinterTimeoutMs)) PrintFallback(*v, written ? g_event_file : nullptr);
+}
+
 void Handle(int sig, siginfo_t* info, void* uctx) {
   const GuardedAllocator* a = GuardedAllocator::Instance();
   uintptr_t addr = reinterpret_cast<uintptr_t>(info->si_addr);
@@ -70,7 +86,7 @@ void Handle(int sig, siginfo_t* info, void* uctx) {
     nanosleep(&ts, nullptr);
   }
   v.signal = sig;
-  EmitReport(v, g_text, sizeof(g_text), g_json, sizeof(g_json), true);
+  Report(&v);
   // Die by the signal, as the program would have without us: the faulting
   // instruction runs again with the default action in place.
   RestoreDefault(SIGSEGV);

@@ -1,8 +1,4 @@
-#include "crash/fault_handler.h"
-
-#include <unistd.h>
-
-#include "crash/report_writer.h"
+#include "crash/describe.h"
 
 namespace mate {
 
@@ -16,7 +12,6 @@ void Fill(const GuardedAllocator& a, const SlotRecord& r, Violation* v) {
   v->record = r;
   v->geometry = a.Geometry(r);
   v->guard_method = GuardMethod(a);
-  v->page_size = a.page_size();
   v->test_id = a.CurrentTest();
   AllocatorStats s = a.StatsUnlocked();
   v->process_allocations = s.allocations;
@@ -27,7 +22,7 @@ void Fill(const GuardedAllocator& a, const SlotRecord& r, Violation* v) {
 // Distance from `addr` to the logical allocation of `r`, and on which side.
 uint64_t DistanceTo(const GuardedAllocator& a, const SlotRecord& r, uintptr_t addr, Relation* rel) {
   SlotGeometry g = a.Geometry(r);
-  if (addr >= g.user_end && !(addr < g.user_end && addr >= g.user)) {
+  if (addr >= g.user_end) {
     *rel = Relation::kPastEnd;
     return addr - g.user_end + 1;
   }
@@ -46,7 +41,7 @@ bool Freed(const SlotRecord& r) {
 
 }  // namespace
 
-bool DescribeFault(const GuardedAllocator& a, uintptr_t addr, const char* access, Violation* out) {
+bool DescribeFault(const GuardedAllocator& a, uintptr_t addr, AccessType access, Violation* out) {
   if (!a.InRegion(addr)) return false;
   const SlotRecord* owner = a.SlotAt(addr);
   const SlotRecord* chosen = nullptr;
@@ -82,7 +77,7 @@ bool DescribeFault(const GuardedAllocator& a, uintptr_t addr, const char* access
     none.slot_start = addr & ~(static_cast<uintptr_t>(a.page_size()) - 1);
     none.user = addr;
     Fill(a, none, out);
-    out->kind = "wild-access";
+    out->kind = ReportKind::kWildAccess;
     out->access = access;
     out->address = addr;
     out->relation = Relation::kInside;
@@ -94,10 +89,10 @@ bool DescribeFault(const GuardedAllocator& a, uintptr_t addr, const char* access
   out->address = addr;
   out->distance = DistanceTo(a, *chosen, addr, &out->relation);
   if (Freed(*chosen)) {
-    out->kind = "heap-use-after-free";
+    out->kind = ReportKind::kHeapUseAfterFree;
   } else {
     out->record.freed_by = FreedBy::kNotFreed;
-    out->kind = out->relation == Relation::kBeforeStart ? "heap-buffer-underflow" : "heap-buffer-overflow";
+    out->kind = out->relation == Relation::kBeforeStart ? ReportKind::kHeapBufferUnderflow : ReportKind::kHeapBufferOverflow;
   }
   return true;
 }
@@ -105,27 +100,10 @@ bool DescribeFault(const GuardedAllocator& a, uintptr_t addr, const char* access
 Violation DescribeCanary(const GuardedAllocator& a, const CanaryViolation& c) {
   Violation v;
   Fill(a, c.record, &v);
-  v.kind = "canary-corruption";
-  v.access = nullptr;
+  v.kind = ReportKind::kCanaryCorruption;
+  v.access = AccessType::kNone;
   v.damage = c.damage;
   return v;
-}
-
-void EmitReport(const Violation& v, char* text, size_t text_cap, char* json, size_t json_cap,
-                bool print) {
-  Writer t(text, text_cap);
-  FormatReport(v, &t);
-  if (print) {
-    size_t done = 0;
-    while (done < t.size()) {
-      ssize_t n = write(2, t.data() + done, t.size() - done);
-      if (n <= 0) break;
-      done += static_cast<size_t>(n);
-    }
-  }
-  Writer j(json, json_cap);
-  FormatReportJson(v, t.data(), &j);
-  WriteReportFile(j.data(), j.size());
 }
 
 }  // namespace mate

@@ -1,0 +1,22 @@
+#ifndef MATE_CRASH_DESCRIBE_H_
+#define MATE_CRASH_DESCRIBE_H_
+
+#include <cstdint>
+
+#include "core/guarded_allocator.h"
+#include "crash/violation.h"
+
+namespace mate {
+
+// Turns a fault address into a violation. False when the address is not one
+// of ours (the fault then belongs to whoever handled it before us).
+// Async-signal-safe: lock-free reads of the allocator's tables.
+bool DescribeFault(const GuardedAllocator& a, uintptr_t addr, AccessType access, Violation* out);
+
+// The canary-corruption violation for damage found at free or by a check
+// (not in a signal handler).
+Violation DescribeCanary(const GuardedAllocator& a, const CanaryViolation& c);
+
+}  // namespace mate
+
+#endif  // MATE_CRASH_DESCRIBE_H_

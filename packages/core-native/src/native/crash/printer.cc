@@ -1,0 +1,111 @@
+#include "crash/printer.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "core/stack_store.h"
+#include "crash/writer.h"
+
+namespace mate {
+
+namespace {
+
+char g_node[4096];
+char g_script[4096];
+char g_path_env[8192];
+const char g_marker_env[] = "MATE_GUARD_PRINTER=1";
+bool g_configured = false;
+
+bool Copy(char* dst, size_t cap, const char* prefix, const char* src) {
+  size_t p = strlen(prefix), n = strlen(src);
+  if (p + n + 1 > cap) return false;
+  memcpy(dst, prefix, p);
+  memcpy(dst + p, src, n + 1);
+  return true;
+}
+
+void WriteAll(const char* s, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(2, s, n);
+    if (w <= 0) return;
+    s += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+}  // namespace
+
+bool ConfigurePrinter(const char* node, const char* script, const char* path_env) {
+  g_configured = Copy(g_node, sizeof(g_node), "", node) && Copy(g_script, sizeof(g_script), "", script) &&
+                 Copy(g_path_env, sizeof(g_path_env), "PATH=", path_env);
+  return g_configured;
+}
+
+bool RunPrinter(const char* event_file, int timeout_ms) {
+  if (!g_configured) return false;
+  char* argv[] = {g_node, g_script, const_cast<char*>(event_file), nullptr};
+  // Our own small environment: no NODE_OPTIONS preload, no inspector, no
+  // runner's IPC channel; PATH for the symbolizers.
+  char* envp[] = {g_path_env, const_cast<char*>(g_marker_env), nullptr};
+  pid_t pid = vfork();
+  if (pid < 0) return false;
+  if (pid == 0) {
+    // The handler runs with SIGSEGV blocked and execve keeps the mask.
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    // Node marks its standard streams close-on-exec: the printer's stderr
+    // must be this process's (the child has its own descriptor table).
+    int flags = fcntl(2, F_GETFD);
+    if (flags >= 0) fcntl(2, F_SETFD, flags & ~FD_CLOEXEC);
+    execve(g_node, argv, envp);
+    _exit(127);
+  }
+  int status = 0;
+  for (int waited = 0; waited <= timeout_ms; waited += 5) {
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (r < 0) return false;
+    struct timespec ts = {0, 5 * 1000 * 1000};
+    nanosleep(&ts, nullptr);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  return false;
+}
+
+void PrintFallback(const Violation& v, const char* event_file) {
+  char buf[8192];
+  Writer w(buf, sizeof(buf));
+  w.Str("==mate-guard== ERROR: ");
+  w.Str(ReportKindName(v.kind));
+  if (v.access != AccessType::kNone) {
+    w.Str(" on ");
+    w.Str(AccessTypeName(v.access));
+    w.Str(" at ");
+    w.Hex(v.address);
+  }
+  w.Str(": allocation #");
+  w.Dec(v.record.alloc_id);
+  w.Str(" (");
+  w.Dec(v.record.size);
+  w.Str(v.record.size == 1 ? " byte, " : " bytes, ");
+  w.Str(ModeName(v.record.mode));
+  w.Str(" mode); the report printer could not run, the full report is in ");
+  w.Str(event_file && event_file[0] ? event_file : "no file (the report directory is not writable)");
+  w.Char('\n');
+  const char* test = StackStore::Get().Lookup(v.test_id);
+  if (test) {
+    w.Str("==mate-guard== test: ");
+    w.Str(test);
+    w.Char('\n');
+  }
+  WriteAll(w.data(), w.size());
+}
+
+}  // namespace mate

@@ -1,0 +1,25 @@
+#ifndef MATE_CRASH_PRINTER_H_
+#define MATE_CRASH_PRINTER_H_
+
+#include "crash/violation.h"
+
+namespace mate {
+
+// A dying process does not format its own report: it writes the event and
+// starts the report printer (node on dist/cli/print-report.js), which
+// renders it with the one TS formatter, writes the text back into the event
+// and prints it on this process's stderr. Configured at install (copies the
+// strings); false when a string does not fit.
+bool ConfigurePrinter(const char* node, const char* script, const char* path_env);
+
+// Runs the printer on `event_file` and waits at most `timeout_ms`; true when
+// it printed the report. Async-signal-safe (vfork + execve + waitpid).
+bool RunPrinter(const char* event_file, int timeout_ms);
+
+// When the printer could not run: the headline, the test, and where the
+// event is. Async-signal-safe.
+void PrintFallback(const Violation& v, const char* event_file);
+
+}  // namespace mate
+
+#endif  // MATE_CRASH_PRINTER_H_

@@ -1,0 +1,145 @@
+#include "crash/report_event.h"
+
+#include <unistd.h>
+
+#include "core/stack_store.h"
+
+namespace mate {
+
+namespace {
+
+constexpr int kEventVersion = 2;
+
+const char* RelationName(Relation r) {
+  switch (r) {
+    case Relation::kPastEnd: return "past-end";
+    case Relation::kBeforeStart: return "before-start";
+    case Relation::kInside: return "inside";
+  }
+  return "inside";
+}
+
+const char* FreedByName(FreedBy by) {
+  switch (by) {
+    case FreedBy::kNotFreed: return nullptr;
+    case FreedBy::kExplicit: return "explicit";
+    case FreedBy::kGarbageCollector: return "gc";
+  }
+  return nullptr;
+}
+
+void HexStr(Writer* w, uint64_t v) {
+  w->Char('"');
+  w->Hex(v);
+  w->Char('"');
+}
+
+void Range(Writer* w, uintptr_t start, uintptr_t end) {
+  w->Char('[');
+  HexStr(w, start);
+  w->Char(',');
+  HexStr(w, end);
+  w->Char(']');
+}
+
+void Interned(Writer* w, uint32_t id) { w->JsonStr(StackStore::Get().Lookup(id)); }
+
+void Side(Writer* w, const CanarySide& s) {
+  w->Str("{\"bytes\":");
+  w->Dec(s.damaged_bytes);
+  w->Str(",\"nearest\":");
+  w->Dec(s.nearest);
+  w->Str(",\"farthest\":");
+  w->Dec(s.farthest);
+  w->Char('}');
+}
+
+void Allocation(const Violation& v, Writer* w) {
+  const SlotRecord& r = v.record;
+  const SlotGeometry& g = v.geometry;
+  bool freed = r.freed_by != FreedBy::kNotFreed && v.kind != ReportKind::kCanaryCorruption;
+  w->Str("{\"id\":");
+  w->Dec(r.alloc_id);
+  w->Str(",\"size\":");
+  w->Dec(r.size);
+  w->Str(",\"start\":");
+  HexStr(w, g.user);
+  w->Str(",\"end\":");
+  HexStr(w, g.user_end);
+  w->Str(",\"mode\":");
+  w->JsonStr(ModeName(r.mode));
+  w->Str(",\"alignment\":");
+  w->Dec(r.alignment);
+  w->Str(",\"backend\":");
+  w->JsonStr(v.backend);
+  w->Str(",\"guardMethod\":");
+  w->JsonStr(v.guard_method);
+  w->Str(",\"slot\":{\"data\":");
+  Range(w, g.data_start, g.data_end);
+  w->Str(",\"guard\":");
+  Range(w, g.guard_start, g.guard_end);
+  w->Str(",\"canaryBefore\":");
+  Range(w, g.canary_before_start, g.canary_before_end);
+  w->Str(",\"canaryAfter\":");
+  Range(w, g.canary_after_start, g.canary_after_end);
+  w->Str("},\"allocTest\":");
+  Interned(w, r.alloc_test);
+  w->Str(",\"allocStack\":");
+  Interned(w, r.alloc_stack);
+  w->Str(",\"freed\":");
+  w->Str(freed ? "true" : "false");
+  w->Str(",\"freedBy\":");
+  w->JsonStr(freed ? FreedByName(r.freed_by) : nullptr);
+  w->Str(",\"freeTest\":");
+  if (freed) Interned(w, r.free_test); else w->Str("null");
+  w->Str(",\"freeStack\":");
+  if (freed) Interned(w, r.free_stack); else w->Str("null");
+  w->Char('}');
+}
+
+}  // namespace
+
+void FormatEvent(const Violation& v, Writer* w) {
+  bool canary = v.kind == ReportKind::kCanaryCorruption;
+  w->Str("{\"tool\":\"mate-guard\",\"version\":");
+  w->Dec(kEventVersion);
+  w->Str(",\"kind\":");
+  w->JsonStr(ReportKindName(v.kind));
+  w->Str(",\"access\":");
+  w->JsonStr(AccessTypeName(v.access));
+  w->Str(",\"address\":");
+  if (v.access != AccessType::kNone) HexStr(w, v.address); else w->Str("null");
+  w->Str(",\"relation\":");
+  w->JsonStr(v.access != AccessType::kNone ? RelationName(v.relation) : nullptr);
+  w->Str(",\"distance\":");
+  if (v.access != AccessType::kNone) w->Dec(v.distance); else w->Str("null");
+  w->Str(",\"fatal\":");
+  w->Str(v.signal ? "true" : "false");
+  w->Str(",\"signal\":");
+  if (v.signal) w->Dec(static_cast<uint64_t>(v.signal)); else w->Str("null");
+  w->Str(",\"pid\":");
+  w->Dec(static_cast<uint64_t>(getpid()));
+  w->Str(",\"test\":");
+  Interned(w, v.test_id);
+  w->Str(",\"damage\":");
+  if (canary) {
+    w->Str("{\"before\":");
+    Side(w, v.damage.before);
+    w->Str(",\"after\":");
+    Side(w, v.damage.after);
+    w->Char('}');
+  } else {
+    w->Str("null");
+  }
+  w->Str(",\"allocation\":");
+  Allocation(v, w);
+  w->Str(",\"process\":{\"allocations\":");
+  w->Dec(v.process_allocations);
+  w->Str(",\"peakLive\":");
+  w->Dec(v.process_peak_live);
+  w->Str(",\"fallbacks\":");
+  w->Dec(v.process_fallbacks);
+  w->Str("}}\n");
+}
+
+}  // namespace mate

@@ -1,0 +1,53 @@
+#include "crash/report_file.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "crash/writer.h"
+
+namespace mate {
+
+namespace {
+char g_report_dir[4096];
+int g_report_seq = 0;
+}  // namespace
+
+void SetReportDir(const char* dir) {
+  size_t n = strlen(dir);
+  if (n >= sizeof(g_report_dir)) n = sizeof(g_report_dir) - 1;
+  memcpy(g_report_dir, dir, n);
+  g_report_dir[n] = '\0';
+}
+
+bool WriteReportFile(const char* json, size_t len, char* path, size_t cap) {
+  if (g_report_dir[0] == '\0' || cap < 8) return false;
+  Writer p(path, cap);
+  p.Str(g_report_dir);
+  p.Str("/mate-guard-");
+  p.Dec(static_cast<uint64_t>(getpid()));
+  p.Char('-');
+  p.Dec(static_cast<uint64_t>(__atomic_add_fetch(&g_report_seq, 1, __ATOMIC_RELAXED)));
+  p.Str(".json.tmp");
+  if (p.size() + 1 >= cap) return false;  // truncated: no file rather than a wrong one
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  size_t done = 0;
+  while (done < len) {
+    ssize_t n = write(fd, json + done, len - done);
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  close(fd);
+  // Readers only pick up whole files: rename is atomic.
+  char tmp[4200];
+  if (p.size() + 1 > sizeof(tmp)) return false;
+  memcpy(tmp, path, p.size() + 1);
+  path[p.size() - 4] = '\0';  // drop ".tmp"
+  return done == len && rename(tmp, path) == 0;
+}
+
+}  // namespace mate

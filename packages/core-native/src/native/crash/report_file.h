@@ -1,0 +1,18 @@
+#ifndef MATE_CRASH_REPORT_FILE_H_
+#define MATE_CRASH_REPORT_FILE_H_
+
+#include <cstddef>
+
+namespace mate {
+
+// Where events go; set once at install (copied into a static buffer).
+void SetReportDir(const char* dir);
+
+// Writes `json` to <dir>/mate-guard-<pid>-<n>.json (whole or not at all:
+// written beside and renamed) and puts its path into `path` (capacity
+// `cap`). Async-signal-safe.
+bool WriteReportFile(const char* json, size_t len, char* path, size_t cap);
+
+}  // namespace mate
+
+#endif  // MATE_CRASH_REPORT_FILE_H_

@@ -1,0 +1,43 @@
+#ifndef MATE_CRASH_REPORT_KIND_H_
+#define MATE_CRASH_REPORT_KIND_H_
+
+#include <cstdint>
+
+namespace mate {
+
+// Every kind of violation mate-guard reports. The TS side mirrors the names
+// (src/ts/report/kinds.ts); a test keeps the two lists equal.
+#define MATE_REPORT_KINDS(X)                          \
+  X(kHeapBufferOverflow, "heap-buffer-overflow")      \
+  X(kHeapBufferUnderflow, "heap-buffer-underflow")    \
+  X(kHeapUseAfterFree, "heap-use-after-free")         \
+  X(kCanaryCorruption, "canary-corruption")           \
+  X(kInvalidFree, "invalid-free")                     \
+  X(kDoubleFree, "double-free")                       \
+  X(kCrossStreamFree, "cross-stream-free")            \
+  X(kIllegalAddress, "illegal-address")               \
+  X(kWildAccess, "wild-access")
+
+enum class ReportKind : uint8_t {
+#define MATE_KIND_ENUM(id, name) id,
+  MATE_REPORT_KINDS(MATE_KIND_ENUM)
+#undef MATE_KIND_ENUM
+};
+
+constexpr int kReportKindCount = 0
+#define MATE_KIND_COUNT(id, name) +1
+    MATE_REPORT_KINDS(MATE_KIND_COUNT)
+#undef MATE_KIND_COUNT
+    ;
+
+// The kind's name as reports and JSON spell it. Async-signal-safe.
+const char* ReportKindName(ReportKind kind);
+
+// How the bad access touched memory: a fault knows READ or WRITE (x86-64);
+// canary damage and frees have no access.
+enum class AccessType : uint8_t { kNone, kRead, kWrite, kUnknown };
+const char* AccessTypeName(AccessType access);  // nullptr for kNone
+
+}  // namespace mate
+
+#endif  // MATE_CRASH_REPORT_KIND_H_
