@@ -1,20 +1,27 @@
 // The install contract: installGuardAllocator and the calls that go with it.
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 
-import { resolveAllocatorConfig, sameConfig, type GuardAllocatorConfig, type ResolvedGuardConfig } from './config';
+import { formatReport } from '../report/format';
+import { parseEvent, type ViolationEvent } from '../report/event';
+import { writeEventFile } from '../report/files';
+import type { ReportKind } from '../report/kinds';
+import { formatUnguardedWarning } from '../run/summary';
+import { processStats, writeProcessStats, type ProcessGuardStats } from '../run/process-stats';
+import { readHandoff } from '../settings/handoff';
+import { SETTINGS, type GuardSettings, type SettingRow } from '../settings/table';
+import { allocatorConfigOf, resolveAllocatorConfig, sameConfig, type GuardAllocatorConfig, type ResolvedGuardConfig } from './config';
 import { loadNative, type NativeAllocation, type NativeBinding } from './native';
 import { patchRealm, type GuardedAlloc } from './realm';
-import { formatUnguardedWarning, RUN_SUMMARY_ENV } from './run-report';
-import { processStats, writeProcessStats, type ProcessGuardStats } from './run-stats';
 import { makeStackCapture } from './stack';
 
 /** A memory-safety violation found by a canary check. */
 export interface GuardViolation {
-  kind: string;
+  kind: ReportKind;
   /** The report, every line starting with `==mate-guard==`. */
   text: string;
-  /** The same event as parsed JSON (also written to the report directory). */
-  event: Record<string, unknown>;
+  /** The same event as written to the report directory. */
+  event: ViolationEvent;
 }
 
 export type GuardStats = ProcessGuardStats;
@@ -24,7 +31,6 @@ interface Active {
   config: ResolvedGuardConfig;
   native: NativeBinding;
   alloc: GuardedAlloc;
-  restore: () => void;
 }
 
 let active: Active | undefined;
@@ -35,49 +41,63 @@ function makeAlloc(native: NativeBinding, config: ResolvedGuardConfig): GuardedA
   return (size, entry) => native.alloc(size, capture(entry));
 }
 
+/** The allocator settings that have a native side (options.inc), by key. */
+function nativeOptionsOf(config: ResolvedGuardConfig): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const r of SETTINGS as readonly SettingRow[]) if (r.native) out[r.key] = (config as Record<string, unknown>)[r.key];
+  return out;
+}
+
+/** A config already parsed and complete (from installGuardAllocator or a run's handoff). */
+function installResolved(config: ResolvedGuardConfig): void {
+  if (active) {
+    if (sameConfig(active.config, config)) return;
+    throw new Error('Guard allocator is already active with a different configuration');
+  }
+  const native = loadNative();
+  fs.mkdirSync(config.reportDir, { recursive: true });
+  native.configure(nativeOptionsOf(config), config.reportDir, {
+    node: process.execPath,
+    script: path.join(__dirname, '..', 'cli', 'print-report.js'),
+    path: process.env.PATH ?? '',
+  });
+  const alloc = makeAlloc(native, config);
+  patchRealm(globalThis, alloc);
+  active = { config, native, alloc };
+  process.once('exit', onExit);
+}
+
 /**
  * Installs the guard allocator in this process: JS buffers made from now on
  * are guarded. Installing again with the same config does nothing; with a
  * different one it throws.
  */
 export function installGuardAllocator(config: GuardAllocatorConfig = {}): void {
-  const resolved = resolveAllocatorConfig(config);
-  if (active) {
-    if (sameConfig(active.config, resolved)) return;
-    throw new Error('Guard allocator is already active with a different configuration');
-  }
-  const native = loadNative();
-  fs.mkdirSync(resolved.reportDir, { recursive: true });
-  native.configure(
-    {
-      tailMode: resolved.mode === 'tail',
-      alignment: resolved.alignment,
-      quarantineMaxBytes: resolved.quarantineMaxBytes,
-      quarantineMaxCount: resolved.quarantineMaxCount,
-      logAllocations: resolved.logAllocations,
-      forceMprotect: process.env.MATE_GUARD_FORCE_MPROTECT === '1',
-      ...(process.env.MATE_GUARD_MAX_LIVE_MPROTECT ? { maxLiveMprotect: Number(process.env.MATE_GUARD_MAX_LIVE_MPROTECT) } : {}),
-    },
-    resolved.reportDir,
-  );
-  const alloc = makeAlloc(native, resolved);
-  active = { config: resolved, native, alloc, restore: patchRealm(globalThis, alloc) };
-  process.once('exit', onExit);
+  installResolved(resolveAllocatorConfig(config));
+}
+
+/** Installs from a run's resolved settings (runner workers, guard-run's children). */
+export function installFromSettings(settings: GuardSettings): void {
+  installResolved(allocatorConfigOf(settings));
 }
 
 // Nothing is lost at exit: damage nobody checked yet is reported, fails the
-// process, and the counters are left for the runner's summary.
+// process, and the counters are left for the run's summary.
 function onExit(): void {
   if (!active) return;
-  const left = checkCanaries({ all: true });
+  const left = collect(true, 'stderr');
   for (const v of left) process.stderr.write(v.text);
   if (left.length && !process.exitCode) process.exitCode = 1;
   const s = stats();
   writeProcessStats(active.config.reportDir, s);
-  // Alone (no runner or guard-run to summarize), say it here, once.
-  if (!process.env[RUN_SUMMARY_ENV]) {
-    process.stderr.write(formatUnguardedWarning(s.fallbacks, [s.fallbackReason ?? 'unknown reason']));
+  // Alone (no run owner to summarize), say it here, once.
+  let owned = false;
+  try {
+    owned = readHandoff()?.ownerPid !== undefined;
+  } catch {
+    // a broken handoff: say it here
   }
+  if (!owned) process.stderr.write(formatUnguardedWarning(s.fallbacks, [s.fallbackReason ?? 'unknown reason']));
 }
 
 /**
@@ -113,15 +133,22 @@ export function guardedBuffer(size: number): Buffer {
 /**
  * Checks canaries and returns the violations not reported before: those of
  * allocations made since the last check (or of every live allocation with
- * `all`), plus damage found when buffers were freed.
+ * `all`), plus damage found when buffers were freed. Each is rendered and
+ * written to the report directory.
  */
 export function checkCanaries(options: { all?: boolean } = {}): GuardViolation[] {
-  const { native } = need();
-  return native.checkCanaries(options.all ?? false).map((v) => ({
-    kind: v.kind,
-    text: v.text,
-    event: JSON.parse(v.json) as Record<string, unknown>,
-  }));
+  return collect(options.all ?? false, 'caller');
+}
+
+function collect(all: boolean, delivered: ViolationEvent['delivered']): GuardViolation[] {
+  const { native, config } = need();
+  return native.checkCanaries(all).map((json) => {
+    const event = parseEvent(json);
+    event.delivered = delivered;
+    event.text = formatReport(event);
+    event.file = writeEventFile(config.reportDir, event);
+    return { kind: event.kind, text: event.text, event };
+  });
 }
 
 /** Names the running test in reports (null when none runs). */
@@ -139,8 +166,8 @@ export function snapshot(): GuardAllocation[] {
 }
 
 /**
- * Patches another realm (a vm context's global, as Jest's) with the active
- * allocator; returns the undo function.
+ * Patches another realm (a vm context's global, as in Jest) with the
+ * active allocator; returns the undo function.
  */
 export function guardRealm(realm: typeof globalThis): () => void {
   return patchRealm(realm, need().alloc);

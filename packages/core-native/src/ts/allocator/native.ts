@@ -3,12 +3,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-export interface NativeViolation {
-  kind: string;
-  text: string;
-  json: string;
-}
-
 export interface NativeStats {
   allocations: number;
   frees: number;
@@ -34,29 +28,30 @@ export interface NativeAllocation {
   stack: string | null;
 }
 
-export interface NativeOptions {
-  tailMode?: boolean;
-  alignment?: number;
-  quarantineMaxBytes?: number;
-  quarantineMaxCount?: number;
-  logAllocations?: boolean;
-  forceMprotect?: boolean;
-  regionBytes?: number;
-  maxLiveMprotect?: number;
+/** Where the dying process finds the report printer (crash/printer.h). */
+export interface PrinterPaths {
+  node: string;
+  script: string;
+  /** PATH for the printer's symbolizers. */
+  path: string;
 }
 
 export interface NativeBinding {
-  configure(options: NativeOptions, reportDir: string): { backend: NativeStats['backend']; pageSize: number };
+  /** `options`: the allocator settings; each key with a native side is read (options.inc). */
+  configure(options: object, reportDir: string, printer: PrinterPaths): { backend: NativeStats['backend']; pageSize: number };
   /** `stack`: an id from internString. */
   alloc(size: number, stack?: number): ArrayBuffer;
   internString(text: string): number;
   setCurrentTest(name: string | null): void;
-  checkCanaries(all: boolean): NativeViolation[];
+  /** Events (JSON) of violations found now or at free since the last call. */
+  checkCanaries(all: boolean): string[];
   stats(): NativeStats;
   snapshot(): NativeAllocation[];
+  /** The C++ report kinds, in enum order. */
+  reportKinds(): string[];
 }
 
-const packageRoot = path.resolve(__dirname, '..');
+const packageRoot = path.resolve(__dirname, '..', '..');
 
 export function nativeBinaryCandidates(): string[] {
   return [

@@ -2,94 +2,59 @@
 // allocator installed in every Node process it starts.
 import * as path from 'node:path';
 
-import { AUTO_INSTALL_ENV } from '../auto-install';
-import { runChild } from '../child-process';
 import { GuardConfigError } from '../errors';
-import { RunReportCollector } from '../runner-support';
-import { GUARD_MODES } from '../settings';
-import { parseChoice, show } from '../values';
+import { runChild } from '../run/child';
+import { GuardedRun } from '../run/lifecycle';
+import { describeGuardRunFlags } from '../settings/docs';
+import { GUARD_RUN_FLAGS, parseFlags } from '../settings/flags';
+import { resolveLayers } from '../settings/resolve';
+import type { GuardSettings } from '../settings/table';
+import { show } from '../settings/values';
 
-export const GUARD_RUN_USAGE = `Usage: mate guard-run [options] -- <command> [args...]
+export function guardRunUsage(): string {
+  return `Usage: mate guard-run [options] -- <command> [args...]
 
 Runs <command> with the mate-guard allocator installed in every Node process
 it starts (through NODE_OPTIONS=--require), before user code. Exits with the
 command's status.
 
 Options:
-  --mode <tail|head>     guard page after the end (tail, default) or before the start (head)
-  --log-allocations      print one [mate-guard] line per allocation and free
-  --alignment <n>        user pointer alignment, a power of two 1..4096 (default 16; 1 is byte-exact)
-  -h, --help             show this help
+${describeGuardRunFlags().join('\n')}
+  -h, --help               show this help
 `;
+}
 
 export interface GuardRunArgs {
-  mode: 'tail' | 'head';
-  logAllocations: boolean;
-  alignment?: number;
+  settings: GuardSettings;
   command: string[];
 }
 
 export function parseGuardRunArgs(argv: readonly string[]): GuardRunArgs | 'help' {
-  const out: GuardRunArgs = { mode: 'tail', logAllocations: false, command: [] };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    if (arg === '--') {
-      out.command = argv.slice(i + 1);
-      break;
-    }
-    if (arg === '-h' || arg === '--help') return 'help';
-    const [name, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
-    const value = () => {
-      if (inline !== undefined) return inline;
-      const next = argv[++i];
-      if (next === undefined || next === '--') throw new GuardConfigError(`${name} needs a value`);
-      return next;
-    };
-    switch (name) {
-      case '--mode':
-        out.mode = parseChoice(value(), GUARD_MODES, '--mode', 'guard mode');
-        break;
-      case '--log-allocations':
-        out.logAllocations = true;
-        break;
-      case '--alignment': {
-        const v = value();
-        const n = Number(v);
-        if (!Number.isInteger(n) || n < 1 || n > 4096 || (n & (n - 1)) !== 0) {
-          throw new GuardConfigError(`--alignment: ${show(v)} is not allowed; use a power of two from 1 to 4096`);
-        }
-        out.alignment = n;
-        break;
-      }
-      case '--native':
-      case '--device':
-        throw new GuardConfigError(`${name}: guarding native heaps and CUDA memory is not available in this version of mate-guard`);
-      default:
-        if (!arg.startsWith('-')) {
-          throw new GuardConfigError(`unexpected ${show(arg)}: put the command after --, e.g. mate guard-run -- node test.js`);
-        }
-        throw new GuardConfigError(`unknown option ${show(arg)}; known: --mode, --log-allocations, --alignment, --help`);
-    }
+  const dashDash = argv.indexOf('--');
+  const options = dashDash < 0 ? argv : argv.slice(0, dashDash);
+  if (options.includes('-h') || options.includes('--help')) return 'help';
+  const { values, rest } = parseFlags(options, GUARD_RUN_FLAGS);
+  if (rest.length > 0) {
+    const known = [...GUARD_RUN_FLAGS.rows.map((r) => GUARD_RUN_FLAGS.flagOf(r)), '--help'].join(', ');
+    if (rest[0].startsWith('-')) throw new GuardConfigError(`unknown option ${show(rest[0])}; known: ${known}`);
+    throw new GuardConfigError(`unexpected ${show(rest[0])}: put the command after --, e.g. mate guard-run -- node test.js`);
   }
-  if (out.command.length === 0) throw new GuardConfigError('no command given: mate guard-run [options] -- <command...>');
-  return out;
+  const command = dashDash < 0 ? [] : argv.slice(dashDash + 1);
+  if (command.length === 0) throw new GuardConfigError('no command given: mate guard-run [options] -- <command...>');
+  return { settings: { ...resolveLayers([values]), enabled: true }, command };
 }
 
 export async function guardRun(args: GuardRunArgs): Promise<number> {
   const env = { ...process.env };
-  const collector = new RunReportCollector('run', env);
-  const preload = path.resolve(__dirname, '..', 'auto-install.js');
+  const run = GuardedRun.start({ runner: 'run', settings: args.settings, env, autoInstall: true });
+  const preload = path.resolve(__dirname, '..', 'allocator', 'auto-install.js');
   env.NODE_OPTIONS = `${env.NODE_OPTIONS ? env.NODE_OPTIONS + ' ' : ''}--require ${JSON.stringify(preload)}`;
-  env[AUTO_INSTALL_ENV.enable] = '1';
-  env[AUTO_INSTALL_ENV.mode] = args.mode;
-  env[AUTO_INSTALL_ENV.logAllocations] = args.logAllocations ? '1' : '0';
-  if (args.alignment !== undefined) env[AUTO_INSTALL_ENV.alignment] = String(args.alignment);
   const exit = await runChild(args.command[0], args.command.slice(1), env).catch((err: Error) => {
     process.stderr.write(`mate guard-run: could not start ${show(args.command[0])}: ${err.message}\n`);
     return undefined;
   });
-  const { text } = collector.finish();
+  const { text, exitCode } = run.finish({ status: exit?.status ?? 127 });
   if (!exit) return 127;
   process.stderr.write(text);
-  return exit.status;
+  return exitCode;
 }

@@ -1,8 +1,7 @@
 // The `mate` command.
 import { GuardConfigError } from '../errors';
-import { allocatorOptionsMarkdown } from '../config';
-import { settingsMarkdown } from '../settings-docs';
-import { GUARD_RUN_USAGE, guardRun, parseGuardRunArgs } from './guard-run';
+import { allocatorOptionsMarkdown, runnerSettingsMarkdown } from '../settings/docs';
+import { guardRun, guardRunUsage, parseGuardRunArgs } from './guard-run';
 
 const USAGE = `Usage: mate <command>
 
@@ -14,7 +13,7 @@ Runner plugins: @mate-guard/vitest (mate-vitest), @mate-guard/jest-env (mate-jes
 `;
 
 function listOptions(): string {
-  return `Allocator options (installGuardAllocator):\n\n${allocatorOptionsMarkdown()}\nRunner settings:\n\n${settingsMarkdown()}`;
+  return `Allocator options (installGuardAllocator):\n\n${allocatorOptionsMarkdown()}\nRunner settings:\n\n${runnerSettingsMarkdown()}`;
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
@@ -24,7 +23,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       case 'guard-run': {
         const args = parseGuardRunArgs(rest);
         if (args === 'help') {
-          process.stdout.write(GUARD_RUN_USAGE);
+          process.stdout.write(guardRunUsage());
           return 0;
         }
         return await guardRun(args);

@@ -1,7 +1,7 @@
-// What a runner's main process prints for a process that a guard fault
-// killed: the runners themselves name no test (Mocha --parallel names
-// nothing at all). The dying process already printed the full report.
-import type { ViolationEvent } from './run-report';
+// What a run's owner prints for a process that a guard fault killed: the
+// runners themselves name no test (Mocha --parallel names nothing at all).
+// The dying process printed the full report already.
+import type { ViolationEvent } from '../report/event';
 
 /** One `[mate-guard]` line; `processLabel` is e.g. `mocha worker`. */
 export function formatCrashAttribution(event: ViolationEvent, processLabel: string): string {

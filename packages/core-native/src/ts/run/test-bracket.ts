@@ -1,20 +1,9 @@
-// What every runner plugin does the same way, written once: install in a
-// worker, bracket each test, collect the run's reports in the main process.
+// What every runner plugin does around each test, written once: name the
+// test in reports, and split the violations found into the test's own and
+// those done outside any test.
 import * as path from 'node:path';
 
-import { checkCanaries, installGuardAllocator, isGuardAllocatorActive, setCurrentTest, type GuardViolation } from './install';
-import {
-  createRunReportDir,
-  fatalViolations,
-  finishRunReportDir,
-  formatSummary,
-  readRunReport,
-  REPORT_DIR_ENV,
-  summarize,
-  type RunReport,
-  type ViolationEvent,
-} from './run-report';
-import type { RunnerGuardSettings } from './settings';
+import { checkCanaries, isGuardAllocatorActive, setCurrentTest, type GuardViolation } from '../allocator/install';
 
 /** `<file> > <suite> > <test>`, the file relative to the working directory. */
 export function formatTestPath(file: string | undefined, titles: readonly string[]): string {
@@ -23,74 +12,55 @@ export function formatTestPath(file: string | undefined, titles: readonly string
   return parts.join(' > ');
 }
 
-/** Installs the allocator in a test worker from resolved runner settings. */
-export function installForRunner(settings: RunnerGuardSettings): void {
-  installGuardAllocator({
-    mode: settings.mode,
-    logAllocations: settings.logAllocations,
-    ...(process.env[REPORT_DIR_ENV] ? { reportDir: process.env[REPORT_DIR_ENV] } : {}),
-  });
-}
-
-// Damage found before a test started (in a hook, or when an older buffer was
-// freed): not this test's doing, but never dropped; it fails this test at
-// its end, and the report names the test that allocated the memory.
-let carried: GuardViolation[] = [];
+// Damage found between tests (module code, a hook, a buffer the collector
+// freed after its test ended) is not the next test's doing: it is kept here
+// until the plugin fails the scope it belongs to (the file, or the run)
+// with outsideTestsError, never pinned on an innocent test.
+let outside: GuardViolation[] = [];
 
 /** Names the test in reports and starts its canary scope. */
 export function beginGuardedTest(name: string): void {
   if (!isGuardAllocatorActive()) return;
-  carried.push(...checkCanaries());
+  outside.push(...checkCanaries());
   setCurrentTest(name);
 }
 
 /**
- * Ends a test: violations of the allocations it made, damage found at free
- * meanwhile, and anything carried from before it. A non-empty result must
- * fail the test.
+ * Ends a test: violations of the allocations it made and damage found at
+ * free while it ran. A non-empty result must fail the test.
  */
 export function endGuardedTest(): GuardViolation[] {
   if (!isGuardAllocatorActive()) return [];
-  const found = [...carried, ...checkCanaries()];
-  carried = [];
+  const found = checkCanaries();
   setCurrentTest(null);
   return found;
 }
 
-/** An Error that fails a test with the report text as its message. */
-export function violationError(found: readonly GuardViolation[]): Error {
-  const err = new Error(`mate-guard found ${found.length === 1 ? 'a memory violation' : `${found.length} memory violations`}:\n${found.map((v) => v.text).join('')}`);
+/** Damage found outside any test since the last call (checked now too). */
+export function takeOutsideDamage(): GuardViolation[] {
+  if (!isGuardAllocatorActive()) return [];
+  const found = [...outside, ...checkCanaries()];
+  outside = [];
+  return found;
+}
+
+function guardError(found: readonly GuardViolation[], lead = ''): Error {
+  const what = found.length === 1 ? 'a memory violation' : `${found.length} memory violations`;
+  const err = new Error(`${lead}mate-guard found ${what}:\n${found.map((v) => v.text).join('')}`);
   err.name = 'GuardViolationError';
   err.stack = `${err.name}: ${err.message}`; // the report is the useful part
   return err;
 }
 
-/** The main process side of one guarded run. */
-export class RunReportCollector {
-  readonly dir: string;
+/** An Error that fails a test with the reports as its message. */
+export function violationError(found: readonly GuardViolation[]): Error {
+  return guardError(found);
+}
 
-  constructor(runner: string, env: NodeJS.ProcessEnv = process.env) {
-    this.dir = createRunReportDir(runner, env);
-  }
-
-  read(): RunReport {
-    return readRunReport(this.dir);
-  }
-
-  /** Reports of processes that died from a guard fault, for attribution. */
-  fatal(): ViolationEvent[] {
-    return fatalViolations(this.read());
-  }
-
-  /**
-   * The closing text: the summary line, a warning if anything ran
-   * unguarded, and where the JSON reports are. Cleans up when clean.
-   */
-  finish(skippedByTagInMain = 0): { text: string; report: RunReport } {
-    const report = this.read();
-    let text = formatSummary(summarize(report, skippedByTagInMain));
-    if (report.violations.length) text += `[mate-guard] reports: ${report.dir}\n`;
-    finishRunReportDir(report);
-    return { text, report };
-  }
+/**
+ * The Error for damage done outside any test; `scope` says what it fails
+ * (`this file`, `this run`).
+ */
+export function outsideTestsError(found: readonly GuardViolation[], scope: string): Error {
+  return guardError(found, `outside any test (module code or beforeAll/afterAll hooks of ${scope}): `);
 }

@@ -1,13 +1,37 @@
-// Parsing of the value kinds that flags, environment variables and options
-// share, with one wording for every error.
-import { GuardConfigError } from './errors';
+// The kinds of value a setting can take. Each kind parses flags,
+// environment variables and options alike, with one wording for every
+// error: `<where>: <value> is not ...; use ...`.
+import { GuardConfigError } from '../errors';
 
 const TRUE = new Set(['1', 'true', 'yes', 'on']);
 const FALSE = new Set(['0', 'false', 'no', 'off']);
 
-export const BOOLEAN_WORDS = '1/true/yes/on or 0/false/no/off';
+const BOOLEAN_WORDS = '1/true/yes/on or 0/false/no/off';
 
-/** `where` names the source, e.g. `MATE_VITEST_GUARD_ALLOC` or `--guard-alloc`. */
+export function show(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (value === undefined) return 'undefined';
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/** How one kind of value is parsed and documented. */
+export interface ValueKind<T> {
+  /** `where` names the source in errors: `--guard-mode`, `MATE_VITEST_GUARD_ALLOC`, `alignment`. */
+  parse(value: unknown, where: string): T;
+  /** What is allowed, for docs. */
+  readonly allowed: string;
+  /** What is allowed, for an error about a missing value (`tail or head`). */
+  readonly hint: string;
+  /** The value placeholder of a flag (`<tail|head>`); none for booleans, which take no value. */
+  readonly placeholder?: string;
+  /** A flag given twice adds to the list instead of replacing it. */
+  readonly repeatable?: boolean;
+}
+
 export function parseBoolean(value: unknown, where: string): boolean {
   if (typeof value === 'boolean') return value;
   if (typeof value === 'number' && (value === 0 || value === 1)) return value === 1;
@@ -19,27 +43,68 @@ export function parseBoolean(value: unknown, where: string): boolean {
   throw new GuardConfigError(`${where}: ${show(value)} is not a boolean; use ${BOOLEAN_WORDS}`);
 }
 
-export function parseChoice<T extends string>(value: unknown, choices: readonly T[], where: string, what: string): T {
-  if (typeof value === 'string') {
-    const v = value.trim().toLowerCase();
-    const hit = choices.find((c) => c === v);
-    if (hit) return hit;
-  }
-  throw new GuardConfigError(`${where}: ${show(value)} is not a ${what}; use ${choices.join(' or ')}`);
+export const booleanValue: ValueKind<boolean> = { parse: parseBoolean, allowed: 'boolean', hint: BOOLEAN_WORDS };
+
+/** One of a few words; `what` names the kind in errors (`guard mode`). */
+export function choiceValue<T extends string>(choices: readonly T[], what: string): ValueKind<T> {
+  return {
+    parse(value, where) {
+      if (typeof value === 'string') {
+        const v = value.trim().toLowerCase();
+        const hit = choices.find((c) => c === v);
+        if (hit) return hit;
+      }
+      throw new GuardConfigError(`${where}: ${show(value)} is not a ${what}; use ${choices.join(' or ')}`);
+    },
+    allowed: choices.map((c) => `'${c}'`).join(' or '),
+    hint: choices.join(' or '),
+    placeholder: `<${choices.join('|')}>`,
+  };
 }
 
-export function parseList(value: unknown, where: string): string[] {
-  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return value.filter((v) => v.length > 0);
-  if (typeof value === 'string') return value.split(',').map((v) => v.trim()).filter((v) => v.length > 0);
-  throw new GuardConfigError(`${where}: ${show(value)} is not a list; use comma-separated globs or an array of strings`);
+/** An integer in [min, max], optionally a power of two; strings (flags, env) are read as numbers. */
+export function integerValue(min: number, max: number, powerOfTwo = false): ValueKind<number> {
+  return {
+    parse(value, where) {
+      const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+      if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) {
+        throw new GuardConfigError(`${where}: ${show(value)} is not allowed; use an integer from ${min} to ${max}`);
+      }
+      if (powerOfTwo && (n & (n - 1)) !== 0) {
+        throw new GuardConfigError(`${where}: ${show(value)} is not allowed; use a power of two from ${min} to ${max}`);
+      }
+      return n;
+    },
+    allowed: powerOfTwo ? `a power of two ${min}..${max}` : `integer ${min}..${max}`,
+    hint: powerOfTwo ? `a power of two from ${min} to ${max}` : `an integer from ${min} to ${max}`,
+    placeholder: '<n>',
+  };
 }
 
-export function show(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (value === undefined) return 'undefined';
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
+/** Globs: an array of strings, or one comma-separated string (env); a flag may repeat. */
+export function listValue(item: string): ValueKind<string[]> {
+  return {
+    parse(value, where) {
+      if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return value.filter((v) => v.length > 0);
+      if (typeof value === 'string') return value.split(',').map((v) => v.trim()).filter((v) => v.length > 0);
+      throw new GuardConfigError(`${where}: ${show(value)} is not a list; use comma-separated ${item}s or an array of strings`);
+    },
+    allowed: `${item}s (comma-separated in the environment)`,
+    hint: `a ${item}`,
+    placeholder: `<${item}>`,
+    repeatable: true,
+  };
+}
+
+/** A file system path, kept as given (the caller resolves it where it is used). */
+export function pathValue(what: string): ValueKind<string> {
+  return {
+    parse(value, where) {
+      if (typeof value !== 'string' || value === '') throw new GuardConfigError(`${where}: ${show(value)} is not a ${what} path`);
+      return value;
+    },
+    allowed: `a ${what} path`,
+    hint: `a ${what} path`,
+    placeholder: `<${what}>`,
+  };
 }

@@ -1,0 +1,26 @@
+// @mate-guard/core/internal: the plumbing the runner plugins share (settings
+// pipeline, worker install, test bracket, tag policy, run lifecycle). Not a
+// user API: it changes with the plugins.
+export {
+  installFromSettings,
+  guardAllocatorConfig,
+  guardRealm,
+  flushGuardStats,
+  checkCanaries,
+  isGuardAllocatorActive,
+  type GuardViolation,
+} from './allocator/install';
+export { GuardConfigError } from './errors';
+export { SETTINGS, GUARD_MODES, rowsOn, spell, type GuardSettings, type GuardMode, type RunnerName, type RunnerSettingKey, type SettingRow } from './settings/table';
+export { parseFlags, RUNNER_FLAGS, type FlagSyntax, type ParsedFlags } from './settings/flags';
+export { resolveRunnerSettings, readOptions, checkOptionNames, resolveLayers, type Layer, type RunnerResolution, type RawOptions } from './settings/resolve';
+export { readHandoff, HANDOFF_ENV, type Handoff } from './settings/handoff';
+export { describeRunnerFlags, flagUsage } from './settings/docs';
+export { GUARD_TAGS, GUARD_SKIP_REASONS, GUARD_TAG_DESCRIPTIONS, guardSkipReason, isGuardTag } from './tags';
+export { GUARD_INCOMPATIBLE_TAG, GRAPH_CAPTURE_TAG, type GuardTag } from './tags';
+export { noteTagSkip } from './run/process-stats';
+export { formatTestPath, beginGuardedTest, endGuardedTest, takeOutsideDamage, violationError, outsideTestsError } from './run/test-bracket';
+export { GuardedRun, reportText, runExitCode, type RunEnd, type CrashAttribution } from './run/lifecycle';
+export { formatCrashAttribution } from './run/attribution';
+export { runChild, type ChildExit } from './run/child';
+export type { ViolationEvent } from './report/event';

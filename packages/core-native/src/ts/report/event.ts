@@ -1,0 +1,64 @@
+// A violation as the process that found it wrote it (crash/report_event.cc):
+// the one structured form every report is rendered from.
+import type { ReportKind } from './kinds';
+
+/** Addresses are hex strings (`0x7f...`): 64-bit values do not fit a JS number. */
+export type Hex = string;
+
+export interface CanarySideDamage {
+  bytes: number;
+  /** Distance (1-based) of the damaged byte nearest to the data. */
+  nearest: number;
+  farthest: number;
+}
+
+export interface EventAllocation {
+  id: number;
+  size: number;
+  start: Hex;
+  end: Hex;
+  mode: 'tail' | 'head';
+  alignment: number;
+  backend: string;
+  guardMethod: string;
+  slot: { data: [Hex, Hex]; guard: [Hex, Hex]; canaryBefore: [Hex, Hex]; canaryAfter: [Hex, Hex] };
+  allocTest: string | null;
+  allocStack: string | null;
+  freed: boolean;
+  freedBy: 'gc' | 'explicit' | null;
+  freeTest: string | null;
+  freeStack: string | null;
+}
+
+export interface ViolationEvent {
+  tool: 'mate-guard';
+  version: number;
+  kind: ReportKind;
+  access: 'READ' | 'WRITE' | 'ACCESS' | null;
+  address: Hex | null;
+  relation: 'past-end' | 'before-start' | 'inside' | null;
+  distance: number | null;
+  /** The process died by `signal` after writing it. */
+  fatal: boolean;
+  signal: number | null;
+  pid: number;
+  test: string | null;
+  damage: { before: CanarySideDamage; after: CanarySideDamage } | null;
+  allocation: EventAllocation;
+  /** The process's counters when it was found (a process killed by a fault writes no others). */
+  process: { allocations: number; peakLive: number; fallbacks: number };
+  /**
+   * Who was given it: `caller` when checkCanaries() returned it (a plugin
+   * fails a test with it), `stderr` when its process printed it (at exit,
+   * or the printer of a process a fault killed). Absent: not delivered yet.
+   */
+  delivered?: 'caller' | 'stderr';
+  /** The rendered report, every line starting with `==mate-guard== `; absent until rendered. */
+  text?: string;
+  /** Where it was read from (set by the reader). */
+  file?: string;
+}
+
+export function parseEvent(json: string): ViolationEvent {
+  return JSON.parse(json) as ViolationEvent;
+}

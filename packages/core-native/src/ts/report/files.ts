@@ -1,0 +1,43 @@
+// Event files: `<reportDir>/mate-guard-<pid>-<n>.json`, one violation each,
+// written whole (beside, then renamed) so readers never see half a file.
+// The signal handler writes its own (crash/report_file.cc) with the same
+// naming; these are for violations found in-process.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+import { parseEvent, type ViolationEvent } from './event';
+
+export const EVENT_FILE = /^mate-guard-\d+-\d+\.json$/;
+
+let sequence = 0;
+
+function writeWhole(file: string, text: string): void {
+  fs.writeFileSync(`${file}.tmp`, text);
+  fs.renameSync(`${file}.tmp`, file);
+}
+
+/**
+ * Files a new event; returns its path. The TS side numbers its files from
+ * a high base so they never meet the signal handler's, which count from 1.
+ */
+export function writeEventFile(dir: string, event: ViolationEvent): string {
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `mate-guard-${process.pid}-${1_000_000 + ++sequence}.json`);
+  const { file: _ignored, ...body } = event;
+  writeWhole(file, JSON.stringify(body) + '\n');
+  return file;
+}
+
+/** Writes an event back to its file (the printer adds the rendered text). */
+export function rewriteEventFile(file: string, event: ViolationEvent): void {
+  const { file: _ignored, ...body } = event;
+  writeWhole(file, JSON.stringify(body) + '\n');
+}
+
+export function readEventFile(file: string): ViolationEvent | undefined {
+  try {
+    return { ...parseEvent(fs.readFileSync(file, 'utf8')), file };
+  } catch {
+    return undefined;
+  }
+}

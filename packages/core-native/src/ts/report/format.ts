@@ -1,0 +1,141 @@
+// The one report formatter: renders an event as the text a user reads.
+// Every line starts with `==mate-guard== `.
+import type { CanarySideDamage, EventAllocation, ViolationEvent } from './event';
+
+export const REPORT_PREFIX = '==mate-guard== ';
+
+const bytes = (n: number | bigint) => `${n} ${n === 1 || n === 1n ? 'byte' : 'bytes'}`;
+
+const RELATION_TEXT = { 'past-end': 'past the end of', 'before-start': 'before the start of', inside: 'inside' } as const;
+
+/** The canary side a report is about: before the start when damaged there, else past the end. */
+function mainSide(e: ViolationEvent): { side: CanarySideDamage; before: boolean } {
+  const d = e.damage!;
+  return d.before.bytes !== 0 ? { side: d.before, before: true } : { side: d.after, before: false };
+}
+
+function headline(e: ViolationEvent): string {
+  const a = e.allocation;
+  let out = `ERROR: ${e.kind}`;
+  if (e.damage) {
+    const { side, before } = mainSide(e);
+    out += `: ${bytes(side.farthest)} ${before ? 'before the start of' : 'past the end of'}`;
+  } else if (e.access) {
+    const where = e.relation === 'inside' ? `offset ${e.distance}` : bytes(e.distance ?? 0);
+    out += ` on ${e.access} at ${e.address}: ${where} ${RELATION_TEXT[e.relation ?? 'inside']}${a.freed ? ' freed' : ''}`;
+  }
+  out += ` allocation #${a.id} (${bytes(a.size)}, ${a.mode} mode)${e.damage ? ' damaged' : ''}`;
+  return out;
+}
+
+function damageLines(e: ViolationEvent): string[] {
+  const out: string[] = [];
+  for (const [side, where] of [[e.damage!.before, 'before the start'], [e.damage!.after, 'past the end']] as const) {
+    if (!side.bytes) continue;
+    const extent = side.nearest === side.farthest ? bytes(side.farthest) : `from ${side.nearest} to ${bytes(side.farthest)}`;
+    out.push(`damaged: ${bytes(side.bytes)}, ${extent} ${where}`);
+  }
+  return out;
+}
+
+interface Part { label: string; start: bigint; end: bigint }
+
+/** One row of boxes, one per part of the slot, and a row marking the part that was hit. */
+function picture(e: ViolationEvent): string[] {
+  const a = e.allocation;
+  const [cbS, cbE] = a.slot.canaryBefore.map(BigInt);
+  const [caS, caE] = a.slot.canaryAfter.map(BigInt);
+  const [gS, gE] = a.slot.guard.map(BigInt);
+  const user = BigInt(a.start);
+  const userEnd = BigInt(a.end);
+  const parts: Part[] = [];
+  const add = (label: string, start: bigint, end: bigint, always: boolean) => {
+    if (always || end > start) parts.push({ label, start, end });
+  };
+  if (a.mode === 'tail') {
+    add('canary', cbS, cbE, false);
+    add('data', user, userEnd, true);
+    add('gap (canary)', caS, caE, false);
+    add('GUARD', gS, gE, true);
+  } else {
+    add('GUARD', gS, gE, true);
+    add('data', user, userEnd, true);
+    add('canary', caS, caE, false);
+  }
+  let row = '';
+  const cols: Array<[number, number]> = [];
+  for (const p of parts) {
+    row += '|';
+    const start = row.length;
+    row += ` ${p.label} ${p.end - p.start} B `;
+    row = row.padEnd(start + 14);
+    cols.push([start, row.length]);
+  }
+  row += '|';
+  const lines = [`slot: ${row}`];
+  let lo = BigInt(e.address ?? 0);
+  let hi = lo + 1n;
+  if (e.damage) {
+    const { side, before } = mainSide(e);
+    if (before) [lo, hi] = [user - BigInt(side.farthest), user - BigInt(side.nearest) + 1n];
+    else [lo, hi] = [userEnd + BigInt(side.nearest) - 1n, userEnd + BigInt(side.farthest)];
+  }
+  for (let i = 0; i < parts.length; i++) {
+    const p = parts[i];
+    const inside = lo >= p.start && lo < p.end;
+    if (!inside && !(i === parts.length - 1 && lo >= p.end) && !(i === 0 && lo < p.start)) continue;
+    const [colStart, colEnd] = cols[i];
+    const width = BigInt(colEnd - colStart);
+    const span = p.end - p.start;
+    let off = 0n;
+    if (span > 0n && inside) off = ((lo - p.start) * (width - 1n)) / span;
+    else if (lo >= p.end) off = width - 1n;
+    const extra = hi > lo + 1n ? hi - lo - 1n : 0n;
+    const tilde = '~'.repeat(Number(extra < 8n ? extra : 8n));
+    lines.push(`${' '.repeat(6 + colStart + Number(off))}^${tilde} ${e.damage ? 'damaged canary' : e.access ?? ''}`);
+    break;
+  }
+  return lines;
+}
+
+function stackLines(title: string, stack: string | null): string[] {
+  if (!stack) return [`${title} (no stack captured: captureStacks is off)`];
+  return [`${title}:`, ...stack.split('\n').filter((l) => l.length > 0).map((l) => `  ${l.replace(/^ +/, '')}`)];
+}
+
+function hint(e: ViolationEvent): string {
+  const a: EventAllocation = e.allocation;
+  const tail = a.mode === 'tail';
+  if (e.damage) {
+    const { before } = mainSide(e);
+    if (before && tail) return 'canary damaged before the start in tail mode: rerun with --guard-mode head to fault at the first bad access';
+    if (!before && !tail) return 'canary damaged past the end in head mode: rerun with --guard-mode tail to fault at the first bad access';
+    return `the write landed in the alignment gap (alignment ${a.alignment}): rerun byte-exact to fault at the first bad access (alignment 1: installGuardAllocator({ alignment: 1 }) or mate guard-run --alignment 1)`;
+  }
+  if (a.freed) {
+    return a.freedBy === 'gc'
+      ? 'the buffer was garbage-collected while native code still held a pointer into it: keep a reference to it (napi_ref / Napi::Reference) for as long as native code uses the memory'
+      : 'the memory was used after it was freed: the stale pointer outlived the allocation';
+  }
+  if (e.relation === 'past-end') return 'native code accessed past the end: check the length it was given (buffer.length / byteLength) and its loop bounds';
+  return 'native code accessed before the start: check negative indexes and pointer arithmetic';
+}
+
+/** The report of one event. */
+export function formatReport(e: ViolationEvent): string {
+  const a = e.allocation;
+  const lines = [headline(e)];
+  if (e.test) lines.push(`test: ${e.test}`);
+  lines.push(`allocation #${a.id}: ${bytes(a.size)} at [${a.start}, ${a.end}), ${a.mode} mode, alignment ${a.alignment}, backend ${a.backend} (${a.guardMethod})`);
+  if (e.damage) lines.push(...damageLines(e));
+  lines.push(...picture(e));
+  if (a.allocTest) lines.push(`allocated during test: ${a.allocTest}`);
+  lines.push(...stackLines('allocated at', a.allocStack));
+  if (a.freed) {
+    if (a.freeTest) lines.push(`freed during test: ${a.freeTest}`);
+    if (a.freedBy === 'gc') lines.push('freed by the garbage collector: no JS reference to the buffer was left');
+    else lines.push(...stackLines('freed at', a.freeStack));
+  }
+  lines.push(`hint: ${hint(e)}`);
+  return lines.map((l) => REPORT_PREFIX + l + '\n').join('');
+}

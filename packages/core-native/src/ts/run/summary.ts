@@ -1,0 +1,71 @@
+// The run's closing lines: one summary line and, when anything ran
+// unguarded, one warning.
+import type { RunReport } from './report-dir';
+import type { ProcessGuardStats } from './process-stats';
+
+export interface SummaryCounts {
+  allocations: number;
+  peakLive: number;
+  fallbacks: number;
+  violations: number;
+  skippedByTag: number;
+  passThrough: number;
+  reasons: string[];
+}
+
+export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCounts {
+  const s: SummaryCounts = {
+    allocations: 0, peakLive: 0, fallbacks: 0, violations: report.violations.length,
+    skippedByTag: extraSkippedByTag, passThrough: 0, reasons: [],
+  };
+  // A process that died by a fault wrote no counters: its report has them.
+  const counted = new Set(report.processes.map((p) => p.pid));
+  for (const v of report.violations) {
+    if (!v.fatal || counted.has(v.pid)) continue;
+    counted.add(v.pid);
+    s.allocations += v.process.allocations;
+    s.peakLive = Math.max(s.peakLive, v.process.peakLive);
+    s.fallbacks += v.process.fallbacks;
+  }
+  // The allocator is one per process (its counters are process-wide);
+  // tag skips and pass-throughs are counted per thread.
+  const byPid = new Map<number, ProcessGuardStats>();
+  for (const p of report.processes) {
+    const seen = byPid.get(p.pid);
+    if (!seen || p.allocations > seen.allocations) byPid.set(p.pid, p);
+  }
+  for (const p of byPid.values()) {
+    s.allocations += p.allocations;
+    s.peakLive = Math.max(s.peakLive, p.peakLive);
+    s.fallbacks += p.fallbacks;
+    if (p.fallbackReason && !s.reasons.includes(p.fallbackReason)) s.reasons.push(p.fallbackReason);
+  }
+  for (const p of report.processes) {
+    s.skippedByTag += p.skippedByTag;
+    const pt = p.passThrough;
+    if (pt) {
+      s.passThrough += pt.resizable + pt.shared + pt.subclass + pt.tooLarge;
+      const kinds = Object.entries(pt).filter(([, n]) => n > 0).map(([k]) => k);
+      if (kinds.length) {
+        const why = `${kinds.join('/')} buffers can't be guarded`;
+        if (!s.reasons.includes(why)) s.reasons.push(why);
+      }
+    }
+  }
+  return s;
+}
+
+const plural = (n: number, one: string, many = one + 's') => `${n} ${n === 1 ? one : many}`;
+
+export function formatSummary(s: SummaryCounts): string {
+  const out =
+    `[mate-guard] summary: ${plural(s.allocations, 'allocation')} guarded, peak live ${s.peakLive}, ` +
+    `${plural(s.fallbacks, 'unguarded fallback')}, ${plural(s.violations, 'violation')}, ` +
+    `${plural(s.skippedByTag, 'test')} skipped by tag\n`;
+  return out + formatUnguardedWarning(s.fallbacks + s.passThrough, s.reasons);
+}
+
+/** The one warning about allocations that ran unguarded ('' when none did). */
+export function formatUnguardedWarning(count: number, reasons: readonly string[]): string {
+  return count > 0 ? `[mate-guard] warning: ${plural(count, 'allocation')} ran unguarded: ${reasons.join('; ')}\n` : '';
+}

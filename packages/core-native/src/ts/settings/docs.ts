@@ -1,0 +1,73 @@
+// The docs of the settings table: README tables (`mate options`), --help
+// lines, and the native options list (options.inc). Tests keep README.md
+// and options.inc equal to what these print.
+import { rowsOn, SETTINGS, spell, type RunnerName, type SettingRow } from './table';
+
+const defaultText = (r: SettingRow): string => r.defaultText ?? (r.default === undefined ? 'unset' : JSON.stringify(r.default).replace(/"/g, "'"));
+
+/** A flag as written in docs: `--guard-alloc, --no-guard-alloc` or `--guard-mode <tail|head>`. */
+export function flagUsage(r: SettingRow, flag: string): string {
+  return r.value.placeholder === undefined ? `${flag}, --no-${flag.slice(2)}` : `${flag} ${r.value.placeholder}`;
+}
+
+export function runnerSettingsMarkdown(): string {
+  const lines = [
+    '| flag | environment (`<RUNNER>` = VITEST, JEST, MOCHA) | Jest `testEnvironmentOptions` | Mocha rc key | default | meaning |',
+    '|---|---|---|---|---|---|',
+  ];
+  for (const r of rowsOn('runner')) {
+    const flag = flagUsage(r, spell.runnerFlag(r)).split(', ').map((f) => `\`${f.replace(/\|/g, '\\|')}\``).join(', ');
+    lines.push(`| ${flag} | \`MATE_<RUNNER>_${spell.envSuffix(r)}\` | \`${spell.jestOption(r)}\` | \`${spell.rcKey(r)}\` | \`${defaultText(r)}\` | ${r.description} |`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+export function allocatorOptionsMarkdown(): string {
+  const lines = ['| option | default | allowed | meaning |', '|---|---|---|---|'];
+  for (const r of rowsOn('api')) {
+    const env = r.processEnv ? ` Environment default: \`${r.processEnv}\`.` : '';
+    lines.push(`| \`${r.key}\` | \`${defaultText(r)}\` | ${r.value.allowed} | ${r.description}${env} |`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** --help lines of a runner CLI's guard flags. */
+export function describeRunnerFlags(runner: RunnerName): string[] {
+  return rowsOn('runner').map((r) =>
+    `  ${flagUsage(r, spell.runnerFlag(r)).padEnd(48)} ${r.description} (env ${spell.env(runner, r)}, default ${defaultText(r)})`);
+}
+
+/** --help lines of `mate guard-run`. */
+export function describeGuardRunFlags(): string[] {
+  return rowsOn('guardRun').map((r) => {
+    const flag = spell.guardRunFlag(r);
+    const usage = r.value.placeholder === undefined ? flag : `${flag} ${r.value.placeholder}`;
+    return `  ${usage.padEnd(24)} ${r.description} (default ${defaultText(r)})`;
+  });
+}
+
+const cxxDefault = (r: SettingRow & { native: NonNullable<SettingRow['native']> }): string => {
+  switch (r.native.ctype) {
+    case 'bool': return String(r.default);
+    case 'Mode': return `Mode::k${String(r.default).replace(/^./, (c) => c.toUpperCase())}`;
+    case 'uint32_t': return `${String(r.default)}u`;
+    case 'uint64_t': return `${String(r.default)}ull`;
+  }
+};
+
+/** packages/core-native/src/native/options/options.inc */
+export function nativeOptionsInc(): string {
+  const lines = [
+    '// GENERATED from the settings table (packages/core-native/src/ts/settings/table.ts)',
+    '// by `npm run gen:options -w @mate-guard/core`; a test keeps them equal. Do not edit.',
+    '//',
+    '// MATE_OPTION(type, field, js_name, default): a field of mate::Options and the',
+    '// key of the object the TS layer passes to configure(), already validated.',
+  ];
+  for (const r of SETTINGS as readonly SettingRow[]) {
+    if (!r.native) continue;
+    const n = r as SettingRow & { native: NonNullable<SettingRow['native']> };
+    lines.push(`MATE_OPTION(${n.native.ctype}, ${n.native.field}, "${r.key}", ${cxxDefault(n)})`);
+  }
+  return lines.join('\n') + '\n';
+}

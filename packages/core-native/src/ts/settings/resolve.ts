@@ -1,0 +1,99 @@
+// The one resolver: flag > MATE_<RUNNER>_GUARD_* > plugin/config options >
+// defaults. Each source is parsed once, into a layer; the layers are laid
+// over the defaults. Throws GuardConfigError naming the flag, variable or
+// option and the bad value.
+import { GuardConfigError } from '../errors';
+import {
+  defaultSettings,
+  rowsOn,
+  spell,
+  type GuardSettings,
+  type RunnerName,
+  type SettingKey,
+  type SettingRow,
+} from './table';
+
+export type Layer = Partial<GuardSettings>;
+
+/** The runner settings MATE_<RUNNER>_GUARD_* set (empty values count as unset). */
+export function readRunnerEnv(runner: RunnerName, env: NodeJS.ProcessEnv = process.env): Layer {
+  const out: Record<string, unknown> = {};
+  for (const row of rowsOn('runner')) {
+    const name = spell.env(runner, row);
+    const value = env[name];
+    if (value !== undefined && value !== '') out[row.key] = row.value.parse(value, name);
+  }
+  return out as Layer;
+}
+
+/** How a runner's options object names settings. */
+export type OptionNaming = 'key' | 'jestOption' | 'rcKey';
+
+const optionName = (naming: OptionNaming, row: SettingRow): string =>
+  naming === 'key' ? row.key : naming === 'jestOption' ? spell.jestOption(row) : spell.rcKey(row);
+
+/**
+ * The runner settings an options object sets (Vitest's guardAlloc(), Jest's
+ * testEnvironmentOptions, Mocha's rc keys). Other keys are left alone: they
+ * belong to the runner. `source` names the object in errors.
+ */
+export function readOptions(options: Readonly<Record<string, unknown>> | undefined, naming: OptionNaming, source: string): Layer {
+  const out: Record<string, unknown> = {};
+  for (const row of rowsOn('runner')) {
+    const name = optionName(naming, row);
+    const value = options?.[name];
+    if (value !== undefined) out[row.key] = row.value.parse(value, `${source} ${name}`);
+  }
+  return out as Layer;
+}
+
+/** Throws for keys of `options` that are not runner settings (for option objects that are ours alone). */
+export function checkOptionNames(options: unknown, source: string): Readonly<Record<string, unknown>> {
+  if (options === undefined) return {};
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new GuardConfigError(`${source}: ${JSON.stringify(options)} is not an options object`);
+  }
+  const known = rowsOn('runner').map((r) => r.key);
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) throw new GuardConfigError(`${source}: unknown option ${JSON.stringify(key)}; known: ${known.join(', ')}`);
+  }
+  return options as Record<string, unknown>;
+}
+
+/** The layers over the defaults, lowest first. */
+export function resolveLayers(layers: readonly Layer[], env: NodeJS.ProcessEnv = process.env): GuardSettings {
+  return Object.assign(defaultSettings(env), ...layers) as GuardSettings;
+}
+
+export interface RunnerResolution {
+  settings: GuardSettings;
+  /** Keys set by a flag or the environment: options a worker reads later rank below them. */
+  explicit: SettingKey[];
+}
+
+export interface RunnerSources {
+  runner: RunnerName;
+  /** Flags, already parsed (parseFlags). */
+  flags?: Layer;
+  env?: NodeJS.ProcessEnv;
+  /** Options as given; parsed after the environment, so errors come flag, env, options. */
+  options?: RawOptions;
+}
+
+export interface RawOptions {
+  values: Readonly<Record<string, unknown>> | undefined;
+  naming: OptionNaming;
+  /** Names the object in errors: `guardAlloc() options`, `testEnvironmentOptions`. */
+  source: string;
+}
+
+/** flag > MATE_<RUNNER>_GUARD_* > options > defaults; the environment is checked even when a flag wins. */
+export function resolveRunnerSettings(sources: RunnerSources): RunnerResolution {
+  const env = sources.env ?? process.env;
+  const fromEnv = readRunnerEnv(sources.runner, env);
+  const flags = sources.flags ?? {};
+  const o = sources.options;
+  const fromOptions = o ? readOptions(o.values, o.naming, o.source) : {};
+  const explicit = [...new Set([...Object.keys(fromEnv), ...Object.keys(flags)])] as SettingKey[];
+  return { settings: resolveLayers([fromOptions, fromEnv, flags], env), explicit };
+}

@@ -1,0 +1,200 @@
+// Every setting of mate-guard, declared once. A row yields its TS type
+// (GuardSettings below), its parser, every spelling (runner flag, runner
+// environment variable, Jest option, Mocha rc key, Vitest option,
+// `mate guard-run` flag, installGuardAllocator key, process-wide
+// environment default), the native options struct (options.inc is
+// generated from the rows with `native`) and the docs (`mate options`,
+// README tables, --help).
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+import { GuardConfigError } from '../errors';
+import { booleanValue, choiceValue, integerValue, listValue, pathValue, show, type ValueKind } from './values';
+
+export type GuardMode = 'tail' | 'head';
+export const GUARD_MODES: readonly GuardMode[] = ['tail', 'head'];
+
+export type RunnerName = 'vitest' | 'jest' | 'mocha';
+
+/** Where a setting can be given. */
+export interface Surfaces {
+  /** `--guard-<name>`, `MATE_<RUNNER>_GUARD_<NAME>`, Jest `guard<Name>`, Mocha rc `guard-<name>`, Vitest option `<key>`. */
+  runner?: true;
+  /** `mate guard-run --<name>`. */
+  guardRun?: true;
+  /** `installGuardAllocator({ <key> })`. */
+  api?: true;
+}
+
+/** The C++ side of a setting: a field of mate::Options (options.inc). */
+export interface NativeField {
+  field: string;
+  ctype: 'bool' | 'uint32_t' | 'uint64_t' | 'Mode';
+}
+
+export interface SettingRow<K extends string = string, T = unknown> {
+  /** Internal name, end to end: GuardSettings key, installGuardAllocator key, Vitest option. */
+  key: K;
+  /** Kebab name: `--guard-<name>` for runners, `--<name>` for guard-run. */
+  name: string;
+  value: ValueKind<T>;
+  default: T;
+  /** The default as the docs show it, when it is not the value itself. */
+  defaultText?: string;
+  description: string;
+  surfaces: Surfaces;
+  /** A process-wide environment variable that sets the default (below explicit config). */
+  processEnv?: string;
+  native?: NativeField;
+}
+
+// Keeps each row's key, value type and surfaces as literal types, for GuardSettings below.
+const row = <K extends string, T, S extends Surfaces>(r: SettingRow<K, T> & { surfaces: S }) => r;
+
+/** A value kind for a designed part that is not built yet: only its "off" value passes. */
+function notBuilt<T>(kind: ValueKind<T>, off: (v: T) => boolean, what: string): ValueKind<T> {
+  return {
+    ...kind,
+    parse(value, where) {
+      const v = kind.parse(value, where);
+      if (off(v)) return v;
+      throw new GuardConfigError(`${where}: ${show(value)} is not supported by this version of mate-guard (${what} is not built yet); leave it unset`);
+    },
+    allowed: 'not built yet',
+  };
+}
+
+export const REPORT_DIR_ENV = 'MATE_GUARD_REPORT_DIR';
+
+export const SETTINGS = [
+  row({
+    key: 'enabled', name: 'alloc', value: booleanValue, default: false,
+    description: 'Back JS buffers with guard-page allocations and check canaries after every test.',
+    surfaces: { runner: true },
+  }),
+  row({
+    key: 'mode', name: 'mode', value: choiceValue(GUARD_MODES, 'guard mode'), default: 'tail' as GuardMode,
+    description: 'tail: guard page right after the end (overruns fault), canary before the start. head: guard page right before the start (underruns fault), canary after the end.',
+    surfaces: { runner: true, guardRun: true, api: true },
+    native: { field: 'mode', ctype: 'Mode' },
+  }),
+  row({
+    key: 'logAllocations', name: 'log-allocations', value: booleanValue, default: false,
+    description: 'One `[mate-guard] alloc #N ptr=0x... requested=N mapped=N mode=tail backend=host test="..."` line per allocation, and a `free` line per free.',
+    surfaces: { runner: true, guardRun: true, api: true },
+    native: { field: 'log_allocations', ctype: 'bool' },
+  }),
+  row({
+    key: 'alignment', name: 'alignment', value: integerValue(1, 4096, true), default: 16,
+    description: 'Alignment of the pointer. In tail mode the gap between the end and the guard page (< alignment bytes) is canary too; 1 is byte-exact.',
+    surfaces: { guardRun: true, api: true },
+    native: { field: 'alignment', ctype: 'uint32_t' },
+  }),
+  row({
+    key: 'captureStacks', name: 'capture-stacks', value: booleanValue, default: true,
+    description: 'Record the JS stack of every allocation for reports (the dearest part of a guarded allocation: see bench/README.md).',
+    surfaces: { api: true },
+  }),
+  row({
+    key: 'quarantineMaxBytes', name: 'quarantine-max-bytes', value: integerValue(0, 2 ** 46), default: 256 * 2 ** 20,
+    defaultText: '268435456 (256 MiB)',
+    description: 'Freed bytes kept inaccessible before their slots are reused (address space, not memory).',
+    surfaces: { api: true },
+    native: { field: 'quarantine_max_bytes', ctype: 'uint64_t' },
+  }),
+  row({
+    key: 'quarantineMaxCount', name: 'quarantine-max-count', value: integerValue(0, 2 ** 31), default: 65536,
+    description: 'Freed allocations kept inaccessible before their slots are reused.',
+    surfaces: { api: true },
+    native: { field: 'quarantine_max_count', ctype: 'uint32_t' },
+  }),
+  row({
+    key: 'reportDir', name: 'report-dir', value: pathValue('directory'), default: path.join(os.tmpdir(), 'mate-guard-reports'),
+    defaultText: '$MATE_GUARD_REPORT_DIR or <tmp>/mate-guard-reports',
+    description: 'Where each violation is also written as JSON (a run of a runner or guard-run uses a fresh directory of its own).',
+    surfaces: { api: true },
+    processEnv: REPORT_DIR_ENV,
+  }),
+  row({
+    key: 'syncOnFree', name: 'sync-on-free', value: booleanValue, default: true,
+    description: 'CUDA only: synchronize before the canary check at free.',
+    surfaces: { api: true },
+  }),
+  row({
+    key: 'nativeModules', name: 'native', value: notBuilt(listValue('glob'), (v) => v.length === 0, 'guarding native heaps'),
+    default: [] as string[],
+    description: 'Guard the native heap of chosen modules: designed, not built yet (refused with an error).',
+    surfaces: { api: true },
+  }),
+  row({
+    key: 'device', name: 'device',
+    value: notBuilt(choiceValue(['cuda'] as const, 'device') as ValueKind<'cuda' | undefined>, (v) => v === undefined, 'CUDA guarding'),
+    default: undefined as 'cuda' | undefined, defaultText: 'unset',
+    description: "Guard CUDA device memory (`'cuda'`): designed, not built yet (refused with an error).",
+    surfaces: { api: true },
+  }),
+  row({
+    key: 'forceMprotect', name: 'force-mprotect', value: booleanValue, default: false,
+    description: 'Diagnostics: use mprotect guard pages even where the kernel has MADV_GUARD_INSTALL.',
+    surfaces: { api: true },
+    processEnv: 'MATE_GUARD_FORCE_MPROTECT',
+    native: { field: 'force_mprotect', ctype: 'bool' },
+  }),
+  row({
+    key: 'maxLiveMprotect', name: 'max-live-mprotect', value: integerValue(0, 2 ** 31), default: 0,
+    defaultText: '0 (from vm.max_map_count)',
+    description: 'Cap on live guarded allocations with mprotect guard pages (each costs up to two kernel mappings); 0 derives it from vm.max_map_count, leaving most of it to Node.',
+    surfaces: { api: true },
+    processEnv: 'MATE_GUARD_MAX_LIVE_MPROTECT',
+    native: { field: 'max_live_mprotect', ctype: 'uint32_t' },
+  }),
+] as const;
+
+type Row = (typeof SETTINGS)[number];
+type ValueOf<R> = R extends SettingRow<string, infer T> ? T : never;
+
+/** Every setting, resolved. */
+export type GuardSettings = { [R in Row as R['key']]: ValueOf<R> };
+export type SettingKey = keyof GuardSettings;
+
+type KeysOn<S extends keyof Surfaces> = Extract<Row, { surfaces: { [P in S]: true } }>['key'];
+/** The settings a runner takes as flags, environment variables and options. */
+export type RunnerSettingKey = KeysOn<'runner'>;
+/** The settings installGuardAllocator takes. */
+export type AllocatorSettingKey = KeysOn<'api'>;
+
+export function rowsOn(surface: keyof Surfaces): readonly SettingRow[] {
+  return (SETTINGS as readonly SettingRow[]).filter((r) => r.surfaces[surface]);
+}
+
+export function rowOf(key: string): SettingRow | undefined {
+  return (SETTINGS as readonly SettingRow[]).find((r) => r.key === key);
+}
+
+/** The defaults, with a process-wide environment default where a row has one. */
+export function defaultSettings(env: NodeJS.ProcessEnv = process.env): GuardSettings {
+  const out: Record<string, unknown> = {};
+  for (const r of SETTINGS as readonly SettingRow[]) {
+    const fromEnv = r.processEnv ? env[r.processEnv] : undefined;
+    out[r.key] = fromEnv !== undefined && fromEnv !== '' ? r.value.parse(fromEnv, r.processEnv!) : r.default;
+  }
+  return out as GuardSettings;
+}
+
+// The spellings of a row, derived from its name.
+const pascal = (name: string) => name.replace(/(^|-)([a-z])/g, (_, __, c: string) => c.toUpperCase());
+
+export const spell = {
+  /** `--guard-mode` */
+  runnerFlag: (r: SettingRow) => `--guard-${r.name}`,
+  /** `guard-mode` */
+  rcKey: (r: SettingRow) => `guard-${r.name}`,
+  /** `guardMode` */
+  jestOption: (r: SettingRow) => `guard${pascal(r.name)}`,
+  /** `GUARD_MODE`, after `MATE_<RUNNER>_` */
+  envSuffix: (r: SettingRow) => `GUARD_${r.name.toUpperCase().replace(/-/g, '_')}`,
+  /** `MATE_VITEST_GUARD_MODE` */
+  env: (runner: RunnerName, r: SettingRow) => `MATE_${runner.toUpperCase()}_GUARD_${r.name.toUpperCase().replace(/-/g, '_')}`,
+  /** `--mode` (mate guard-run) */
+  guardRunFlag: (r: SettingRow) => `--${r.name}`,
+};
