@@ -3,12 +3,12 @@
 // tests' buffers with guard pages, in serial mode and in every --parallel
 // worker. Loading it makes guarding available; a flag, MATE_MOCHA_GUARD_*
 // or an rc key turns it on.
-import { GuardConfigError } from '@mate-guard/core';
+import { GuardConfigError } from '@mate-guard/core/internal';
 
-import { rootHooks } from './bracket';
-import type { RootHooks } from './mocha-types';
-import { start } from './start';
-import { getState } from './state';
+import { rootHooks } from './hooks/bracket';
+import type { RootHooks } from './hooks/mocha-types';
+import { start } from './hooks/start';
+import { getState } from './hooks/state';
 
 function startOrExplain(): void {
   try {
@@ -31,11 +31,4 @@ export function mochaHooks(): RootHooks {
   return rootHooks();
 }
 
-/** Whether tests in this process run under the guard allocator. */
-export function isGuarding(): boolean {
-  return getState()?.guarding ?? false;
-}
-
-export { guardIncompatible, graphCapture, tagsOf } from './tags';
-export type { MochaRole, PluginState } from './state';
-export type { MochaSuite, MochaTest, MochaContext, RootHooks, TestFn } from './mocha-types';
+export { guardIncompatible, graphCapture } from './hooks/tags';

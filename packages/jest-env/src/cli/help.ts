@@ -1,5 +1,5 @@
 // mate-jest's own --help section; Jest's follows it.
-import { describeFlags } from '@mate-guard/core';
+import { describeRunnerFlags } from '@mate-guard/core/internal';
 
 export function mateJestHelp(): string {
   return [
@@ -8,7 +8,7 @@ export function mateJestHelp(): string {
     'Usage: mate-jest [guard flags] [jest options] [testPathPattern]',
     '',
     'Guard flags (the test environment must be @mate-guard/jest-env):',
-    ...describeFlags('jest'),
+    ...describeRunnerFlags('jest'),
     '',
     'Precedence: flag > MATE_JEST_GUARD_* > testEnvironmentOptions (guardAlloc, guardMode,',
     'guardLogAllocations; per file through a @jest-environment-options docblock) > off.',

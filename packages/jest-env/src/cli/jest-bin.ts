@@ -1,6 +1,4 @@
 // Finds the user's Jest: the project's own first, so its major is used.
-import * as path from 'node:path';
-
 export function resolveJestBin(cwd: string = process.cwd()): string {
   for (const from of [cwd, __dirname]) {
     try {
@@ -10,8 +8,4 @@ export function resolveJestBin(cwd: string = process.cwd()): string {
     }
   }
   throw new Error(`mate-jest: cannot find jest from ${cwd}; install it (npm install --save-dev jest) first`);
-}
-
-export function jestBinDisplay(bin: string): string {
-  return path.relative(process.cwd(), bin) || bin;
 }

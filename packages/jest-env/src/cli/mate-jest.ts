@@ -3,16 +3,14 @@
 // anything: afterwards the run's report directory names the test.
 import {
   GuardConfigError,
-  parseGuardFlags,
-  resolveGuardSettings,
+  GuardedRun,
+  parseFlags,
+  resolveRunnerSettings,
   runChild,
-  RunReportCollector,
-  settingsToFlags,
-  type ChildExit,
-} from '@mate-guard/core';
+  RUNNER_FLAGS,
+  type RunnerResolution,
+} from '@mate-guard/core/internal';
 
-import { FLAGS_ENV } from '../settings';
-import { crashAttribution, exitStatus } from './attribution';
 import { mateJestHelp } from './help';
 import { resolveJestBin } from './jest-bin';
 
@@ -21,22 +19,15 @@ function fail(message: string, status = 2): never {
   process.exit(status);
 }
 
-/** Flags and MATE_JEST_GUARD_* checked before Jest starts: a bad value stops the run before any test. */
-function checkedFlags(argv: readonly string[]): { flags: string[]; rest: string[] } {
+/** Flags and MATE_JEST_GUARD_*, resolved before Jest starts: a bad value stops the run before any test. */
+function resolve(argv: readonly string[]): RunnerResolution & { rest: string[] } {
   try {
-    const { settings, rest } = parseGuardFlags(argv, true);
-    const flags = settingsToFlags(settings);
-    resolveGuardSettings({ runner: 'jest', argv: flags, env: process.env });
-    return { flags, rest };
+    const { values, rest } = parseFlags(argv, RUNNER_FLAGS);
+    return { ...resolveRunnerSettings({ runner: 'jest', flags: values, env: process.env }), rest };
   } catch (err) {
     if (err instanceof GuardConfigError) fail(err.message);
     throw err;
   }
-}
-
-function runJest(bin: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<ChildExit> {
-  // Interrupts go on to Jest; mate-jest stays alive to report after it exits.
-  return runChild(process.execPath, [bin, ...args], env);
 }
 
 export async function main(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
@@ -48,22 +39,31 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
   }
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(mateJestHelp());
-    const exit = await runJest(bin, ['--help'], process.env);
+    const exit = await runChild(process.execPath, [bin, '--help'], process.env);
     process.exitCode = exit.code ?? 1;
     return;
   }
-  const { flags, rest } = checkedFlags(argv);
-  const collector = new RunReportCollector('jest'); // exports MATE_GUARD_REPORT_DIR to Jest and its workers
-  const exit = await runJest(bin, rest, { ...process.env, [FLAGS_ENV]: JSON.stringify(flags) });
+  const { settings, explicit, rest } = resolve(argv);
+  // The environment of each test file reads the handoff; its own options rank below flags and env.
+  const env = { ...process.env };
+  const run = GuardedRun.start({ runner: 'jest', settings, explicit, env });
+  // Interrupts go on to Jest; mate-jest stays alive to report after it exits.
+  const exit = await runChild(process.execPath, [bin, ...rest], env);
 
-  const report = collector.read();
-  const fatal = collector.fatal();
-  if (fatal.length) process.stderr.write(crashAttribution(fatal, exit));
-  const unreported = !exit.signal && exit.code === 0 ? report.violations : [];
-  // Jest passed, yet a process found damage (e.g. at exit): show it, fail.
-  for (const v of unreported) process.stderr.write(v.text);
-  const guarded = report.processes.length > 0 || report.violations.length > 0;
-  const { text } = collector.finish();
+  const { processes, violations } = run.read();
+  const guarded = processes.length > 0 || violations.length > 0;
+  const inBand = (pid: number) => pid === exit.pid;
+  if (run.crashed().some((e) => inBand(e.pid))) {
+    process.stderr.write('[mate-guard] Jest was killed before it could print its results: test files after this one did not run\n');
+  }
+  const { text, exitCode } = run.finish({
+    status: exit.status,
+    // A worker's report went through Jest's pipe, which Jest may not drain
+    // once the worker is dead: print it again. In band it went to the terminal.
+    attribution: { label: (e) => (inBand(e.pid) ? 'the Jest process (in band)' : 'Jest worker'), reprint: (e) => !inBand(e.pid) },
+    // Jest passed, yet a process found damage (e.g. at exit): show it, fail.
+    showReportsIfPassed: true,
+  });
   if (guarded) process.stderr.write(text);
-  process.exitCode = exitStatus(exit, report.violations.length);
+  process.exitCode = exitCode;
 }

@@ -4,7 +4,6 @@ import type { EnvironmentContext, JestEnvironmentConfig } from '@jest/environmen
 import type { Circus } from '@jest/types';
 import {
   beginGuardedTest,
-  checkCanaries,
   endGuardedTest,
   flushGuardStats,
   formatTestPath,
@@ -14,9 +13,11 @@ import {
   isGuardAllocatorActive,
   isGuardTag,
   noteTagSkip,
+  outsideTestsError,
+  takeOutsideDamage,
   violationError,
-  type RunnerGuardSettings,
-} from '@mate-guard/core';
+  type GuardSettings,
+} from '@mate-guard/core/internal';
 import NodeEnvironment from 'jest-environment-node';
 
 import { installForFile } from './install';
@@ -56,7 +57,7 @@ function quietConfigErrors<T>(fn: () => T): T {
 
 export class GuardEnvironment extends NodeEnvironment {
   /** What this file resolved to (flags > env > testEnvironmentOptions > off). */
-  readonly guardSettings: RunnerGuardSettings;
+  readonly guardSettings: GuardSettings;
   private readonly testPath: string;
   private readonly fileTags: string[];
   private restoreRealm: (() => void) | undefined;
@@ -133,13 +134,8 @@ export class GuardEnvironment extends NodeEnvironment {
    * is never dropped.
    */
   private outsideTests(state: Circus.State): void {
-    if (!isGuardAllocatorActive()) return;
-    const found = checkCanaries();
-    if (!found.length) return;
-    const err = violationError(found);
-    err.message = `outside any test of this file (module scope, a beforeAll/afterAll hook, or a buffer freed after its test ended): ${err.message}`;
-    err.stack = `${err.name}: ${err.message}`;
-    state.unhandledErrors.push(err);
+    const found = takeOutsideDamage();
+    if (found.length) state.unhandledErrors.push(outsideTestsError(found, 'this file'));
   }
 }
 

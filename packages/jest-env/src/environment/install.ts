@@ -1,12 +1,12 @@
 // Installing the allocator for one test file, with an error a user can act
 // on when files of one worker ask for different configurations.
-import { guardAllocatorConfig, GuardConfigError, installForRunner, type RunnerGuardSettings } from '@mate-guard/core';
+import { guardAllocatorConfig, GuardConfigError, installFromSettings, type GuardSettings } from '@mate-guard/core/internal';
 
 /** Installs (or reuses) the worker's allocator for a file's settings. */
-export function installForFile(settings: RunnerGuardSettings, testPath: string): void {
+export function installForFile(settings: GuardSettings, testPath: string): void {
   const before = guardAllocatorConfig();
   try {
-    installForRunner(settings);
+    installFromSettings(settings);
   } catch (err) {
     if (!before) throw err;
     // One process has one allocator; Jest reuses workers across files.

@@ -4,7 +4,7 @@
 // (it registers tests synchronously) the tag sits on a stack on that realm's
 // global, where the environment reads it at Jest's `add_test` event. Outside
 // the guard environment they only call through, so tagged tests run as usual.
-import { GRAPH_CAPTURE_TAG, GUARD_INCOMPATIBLE_TAG, type GuardTag } from '@mate-guard/core';
+import { GRAPH_CAPTURE_TAG, GUARD_INCOMPATIBLE_TAG, type GuardTag } from '@mate-guard/core/internal';
 
 /** Where the tags of the call in progress live on the test realm's global. */
 export const ACTIVE_TAGS_KEY: unique symbol = Symbol.for('mate-guard.jest.activeTags') as never;

@@ -10,11 +10,14 @@ import {
   flushGuardStats,
   formatTestPath,
   isGuardAllocatorActive,
+  outsideTestsError,
+  takeOutsideDamage,
   violationError,
   type GuardViolation,
-} from '@mate-guard/core';
+} from '@mate-guard/core/internal';
 
 import type { MochaContext, MochaTest, RootHooks, TestFn } from './mocha-types';
+import { getState } from './state';
 
 const wrapped = new WeakSet<TestFn>();
 
@@ -102,13 +105,8 @@ function wrapBody(test: MochaTest): void {
 function beforeEachTest(this: MochaContext): void {
   const test = this.currentTest;
   if (!test || !isGuardAllocatorActive()) return;
-  // Damage found now was done outside any test (a before() hook, or a
-  // buffer freed since): fail here, saying so, rather than let core's
-  // bracket carry it into this test's own result.
-  const stray = checkCanaries();
-  if (stray.length) {
-    throw failure(stray, 'found before this test started: the damage was done in a before() hook or outside any test');
-  }
+  // Damage found now was done outside any test: core keeps it for the end
+  // (a throw here would make Mocha skip the rest of the suite).
   beginGuardedTest(formatTestPath(relativeFile(test.file), test.titlePath()));
   wrapBody(test);
 }
@@ -118,9 +116,19 @@ function afterEachTest(this: MochaContext): void {
   if (found.length) throw failure(found);
 }
 
-/** Workers may be ended without 'exit' handlers: leave counters after each file. */
+/**
+ * The end of the root suite (each file in a --parallel worker, the whole run
+ * in serial mode): damage done outside any test fails here, after every
+ * test ran. Workers may be ended without 'exit' handlers: counters are left
+ * now.
+ */
 function afterAllTests(): void {
   flushGuardStats();
+  const found = takeOutsideDamage();
+  if (!found.length) return;
+  const err = outsideTestsError(found, getState()?.role === 'worker' ? 'this file' : 'this run');
+  err.stack = '';
+  throw err;
 }
 
 // Mocha names hooks by their function name in failures.
@@ -130,7 +138,7 @@ function named<F extends (...args: never[]) => unknown>(fn: F, name: string): F 
 }
 named(beforeEachTest, 'mate-guard canary check');
 named(afterEachTest, 'mate-guard canary check');
-named(afterAllTests, 'mate-guard counters');
+named(afterAllTests, 'mate-guard damage outside tests');
 
 /** The root hooks. */
 export function rootHooks(): RootHooks {

@@ -7,7 +7,7 @@ type LoadOptions = (argv: readonly string[]) => Record<string, unknown>;
 // The running Mocha first (found from its executable), then the project's,
 // then the one next to us. Mocha 10/11 ship options.js, Mocha 12 options.cjs.
 function loadOptionsFn(): LoadOptions | undefined {
-  const bases = [process.cwd(), path.join(__dirname, '..')];
+  const bases = [process.cwd(), path.join(__dirname, '..', '..')];
   if (process.argv[1]) bases.unshift(path.dirname(process.argv[1]));
   for (const base of bases) {
     for (const file of ['mocha/lib/cli/options.cjs', 'mocha/lib/cli/options.js']) {

@@ -1,10 +1,11 @@
 // Mocha's side of core's one resolver: flag > MATE_MOCHA_GUARD_* > rc key > off.
-import { parseGuardFlags, resolveGuardSettings, SETTINGS, type RunnerGuardSettings } from '@mate-guard/core';
+import { parseFlags, resolveRunnerSettings, RUNNER_FLAGS, rowsOn, spell, type RunnerResolution } from '@mate-guard/core/internal';
 
 import { loadMochaOptions } from './mocha-options';
 
-export interface MochaGuardConfig {
-  settings: RunnerGuardSettings;
+export interface MochaGuardConfig extends RunnerResolution {
+  /** The arguments without the guard flags. */
+  rest: string[];
   /** Mocha's merged options (command line without guard flags, rc, package.json). */
   mochaOptions: Record<string, unknown>;
 }
@@ -12,7 +13,7 @@ export interface MochaGuardConfig {
 /** The guard keys of Mocha's options: the rc file's, since guard flags were taken out. */
 function rcGuardOptions(opts: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const row of SETTINGS) if (opts[row.flag] !== undefined) out[row.flag] = opts[row.flag];
+  for (const row of rowsOn('runner')) if (opts[spell.rcKey(row)] !== undefined) out[spell.rcKey(row)] = opts[spell.rcKey(row)];
   return out;
 }
 
@@ -27,18 +28,15 @@ export function resolveMochaConfig(
   env: NodeJS.ProcessEnv = process.env,
   loadOptions: (argv: readonly string[]) => Record<string, unknown> = loadMochaOptions,
 ): MochaGuardConfig {
-  const { rest } = parseGuardFlags(argv, spaceValues);
+  const { values, rest } = parseFlags(argv, { ...RUNNER_FLAGS, spaceValues });
   // Without the guard flags, so that Mocha's parser (which may give an
   // unknown flag the next word as its value) sees only rc values for them.
   const mochaOptions = loadOptions(rest);
-  const settings = resolveGuardSettings({
+  const resolution = resolveRunnerSettings({
     runner: 'mocha',
-    argv,
-    spaceValues,
+    flags: values,
     env,
-    options: rcGuardOptions(mochaOptions),
-    optionNaming: 'flag',
-    optionSource: 'mocha config (.mocharc / package.json "mocha") key',
+    options: { values: rcGuardOptions(mochaOptions), naming: 'rcKey', source: 'mocha config (.mocharc / package.json "mocha") key' },
   });
-  return { settings, mochaOptions };
+  return { ...resolution, rest, mochaOptions };
 }

@@ -1,11 +1,11 @@
 // What loading the plugin does, once per process: decide this process's
-// role and settings, install the allocator where tests run, and set up the
-// end of the run in the main process. Runs before any spec file loads.
-import { installForRunner, RunReportCollector, type RunnerGuardSettings } from '@mate-guard/core';
+// role and settings, install the allocator where tests run, and own the run
+// in the main process unless mate-mocha (or guard-run) does. Runs before
+// any spec file loads.
+import { GuardedRun, installFromSettings, parseFlags, readHandoff, RUNNER_FLAGS, type GuardSettings } from '@mate-guard/core/internal';
 
-import { readHandoff, WATCHED_ENV, writeHandoff } from './handoff';
-import { runsInWorkers } from './mocha-options';
-import { finishRunAtExit } from './run-end';
+import { finishRunAtExit } from '../reporter/run-end';
+import { loadMochaOptions, runsInWorkers } from './mocha-options';
 import { resolveMochaConfig } from './settings';
 import { getState, setState, type MochaRole, type PluginState } from './state';
 
@@ -17,34 +17,44 @@ function isMochaWorker(): boolean {
   return process.env.MOCHA_WORKER_ID !== undefined && /mocha[\\/]lib[\\/]nodejs[\\/]worker\.c?js$/.test(main);
 }
 
-function workerSettings(): RunnerGuardSettings | undefined {
-  return isMochaWorker() ? readHandoff() : undefined;
+interface Decision {
+  role: MochaRole;
+  settings: GuardSettings;
+  /** This process owns the run: it makes the report directory and prints the summary. */
+  owner: boolean;
 }
 
-function decide(): { role: MochaRole; settings: RunnerGuardSettings } {
-  const handed = workerSettings();
-  if (handed) return { role: 'worker', settings: handed };
-  // The main process: its own argv (plain mocha: no `--guard-mode tail`).
-  const { settings, mochaOptions } = resolveMochaConfig(process.argv.slice(2), false);
-  return { role: runsInWorkers(mochaOptions) ? 'parallel-main' : 'serial', settings };
+function decide(): Decision {
+  const handoff = readHandoff();
+  if (isMochaWorker()) {
+    if (!handoff) throw new Error('mate-guard: a mocha worker without the main process\'s settings (MATE_GUARD_SETTINGS)');
+    return { role: 'worker', settings: handoff.settings, owner: false };
+  }
+  const argv = process.argv.slice(2);
+  if (handoff) {
+    // mate-mocha (or mate guard-run) resolved the settings and owns the run.
+    const mochaOptions = loadMochaOptions(parseFlags(argv, { ...RUNNER_FLAGS, spaceValues: false }).rest);
+    return { role: runsInWorkers(mochaOptions) ? 'parallel-main' : 'serial', settings: handoff.settings, owner: false };
+  }
+  // Plain mocha: its own argv (no `--guard-mode tail`), env and rc.
+  const { settings, mochaOptions } = resolveMochaConfig(argv, false);
+  return { role: runsInWorkers(mochaOptions) ? 'parallel-main' : 'serial', settings, owner: true };
 }
 
 export function start(): PluginState {
   const existing = getState();
   if (existing) return existing;
-  const { role, settings } = decide();
+  const { role, settings, owner } = decide();
   const state: PluginState = { role, settings, guarding: false, hooksHandedOut: false };
   if (settings.enabled) {
-    const watched = process.env[WATCHED_ENV] === '1';
-    // The report dir must exist (and be in the env) before install and fork.
-    const collector = role !== 'worker' && !watched ? new RunReportCollector('mocha') : undefined;
-    if (role === 'parallel-main') writeHandoff(settings);
-    else {
-      installForRunner(settings);
+    // Before install and before any fork: workers inherit the handoff.
+    const run = owner ? GuardedRun.start({ runner: 'mocha', settings }) : undefined;
+    if (role !== 'parallel-main') {
+      installFromSettings(run?.settings ?? settings);
       state.guarding = true;
     }
     // After install, so core's exit check and counters come first.
-    if (collector) finishRunAtExit(collector);
+    if (run) finishRunAtExit(run);
   }
   setState(state);
   return state;

@@ -1,6 +1,6 @@
 // Per-process plugin state, kept on globalThis so that a spec file that
 // loads the package through another path (a second copy) sees the same.
-import type { RunnerGuardSettings } from '@mate-guard/core';
+import type { GuardSettings } from '@mate-guard/core/internal';
 
 /** Which Mocha process this is, as far as guarding is concerned. */
 export type MochaRole =
@@ -10,7 +10,7 @@ export type MochaRole =
 
 export interface PluginState {
   role: MochaRole;
-  settings: RunnerGuardSettings;
+  settings: GuardSettings;
   /** The allocator is installed in this process and tests are bracketed. */
   guarding: boolean;
   /** Root hooks were given to Mocha (once, even if two copies are required). */

@@ -8,19 +8,13 @@ import {
   guardSkipReason,
   noteTagSkip,
   type GuardTag,
-} from '@mate-guard/core';
+} from '@mate-guard/core/internal';
 
 import { isMochaSuite, isMochaTest, type MochaSuite, type MochaTest } from './mocha-types';
 import { guardingHere } from './state';
 
-const TAGS = Symbol.for('mate-guard.mocha.tags');
 const SKIPPED = Symbol.for('mate-guard.mocha.skipped');
-type Tagged = { [TAGS]?: string[]; [SKIPPED]?: boolean };
-
-/** The guard tags set on a test or suite (not inherited ones). */
-export function tagsOf(target: MochaTest | MochaSuite): readonly string[] {
-  return (target as Tagged)[TAGS] ?? [];
-}
+type Tagged = { [SKIPPED]?: boolean };
 
 function skipTest(test: MochaTest, reason: string): void {
   const t = test as MochaTest & Tagged;
@@ -43,8 +37,6 @@ function tag<T>(name: GuardTag, fn: string, target: T): T {
       `${fn}() takes the value of it(...) or describe(...), e.g. ${fn}(it('name', fn)); got ${target === null ? 'null' : typeof target}`,
     );
   }
-  const t = target as (MochaTest | MochaSuite) & Tagged;
-  t[TAGS] = [...(t[TAGS] ?? []), name];
   // Spec files load after the plugin decided, so the decision is final here.
   const reason = guardSkipReason([name], guardingHere());
   if (reason) {

@@ -1,31 +1,36 @@
-// Where the guard flags come from: `mate-vitest` hands over the ones it took
-// out of the command line (vitest's own parser would reject them), and plain
-// `vitest run -- --guard-alloc` leaves them after `--`, which vitest ignores.
-const HANDOFF = Symbol.for('mate-guard.vitest.cli-flags');
+// Where the guard flags come from: `mate-vitest` parses them out of the
+// command line (vitest's own parser would reject them) and hands the parsed
+// values to the plugin in the same process; plain `vitest run -- --guard-alloc`
+// leaves them after `--`, which vitest ignores and the plugin parses.
+import { parseFlags, RUNNER_FLAGS, type Layer, type ParsedFlags } from '@mate-guard/core/internal';
 
-interface Handoff {
-  flags: readonly string[];
+const HANDOVER = Symbol.for('mate-guard.vitest.flags');
+
+interface Handover {
+  flags: ParsedFlags;
   /** Set when a guardAlloc() plugin read them: mate-vitest warns otherwise. */
   read: boolean;
 }
 
-type WithHandoff = { [HANDOFF]?: Handoff };
+type WithHandover = { [HANDOVER]?: Handover };
 
-/** Called by mate-vitest, in the same process, before vitest loads the config. */
-export function handOverCliFlags(flags: readonly string[]): void {
-  (globalThis as WithHandoff)[HANDOFF] = { flags: [...flags], read: false };
+/** Called by mate-vitest, before vitest loads the config. */
+export function handOverFlags(flags: ParsedFlags): void {
+  (globalThis as WithHandover)[HANDOVER] = { flags, read: false };
 }
 
 /** Whether a plugin read the flags mate-vitest handed over. */
-export function cliFlagsWereRead(): boolean {
-  return (globalThis as WithHandoff)[HANDOFF]?.read ?? false;
+export function flagsWereRead(): boolean {
+  return (globalThis as WithHandover)[HANDOVER]?.read ?? false;
 }
 
-/** Guard flags for the resolver, in command-line order (later ones win). */
-export function guardFlagArgs(argv: readonly string[] = process.argv): string[] {
-  const handoff = (globalThis as WithHandoff)[HANDOFF];
-  if (handoff) handoff.read = true;
+/** The command line's guard settings: mate-vitest's, or those after `--`. */
+export function commandLineFlags(argv: readonly string[] = process.argv): Layer {
+  const handover = (globalThis as WithHandover)[HANDOVER];
+  if (handover) {
+    handover.read = true;
+    return handover.flags.values;
+  }
   const dashDash = argv.indexOf('--');
-  const afterDashDash = dashDash < 0 ? [] : argv.slice(dashDash + 1);
-  return [...(handoff?.flags ?? []), ...afterDashDash];
+  return dashDash < 0 ? {} : parseFlags(argv.slice(dashDash + 1), RUNNER_FLAGS).values;
 }

@@ -1,18 +1,18 @@
 // guardAlloc(): the Vitest plugin. Always declares the guard tags (strictTags
 // would otherwise fail tagged files); when guarding is on it injects the
-// worker setup file first and adds the crash-attribution/summary reporter.
+// worker setup file first and starts the guarded run (report directory,
+// handoff to the workers, crash attribution and the summary).
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { GuardConfigError, type RunnerGuardSettings } from '@mate-guard/core';
+import { GuardConfigError, type RunnerResolution } from '@mate-guard/core/internal';
 import type { Plugin } from 'vitest/config';
 import type { TestProject, Vitest } from 'vitest/node';
 
+import { attachReporters } from '../reporter/reporter.mjs';
 import type { GuardAllocOptions } from './options.mjs';
-import { attachReporters } from './reporter.mjs';
 import { resolveVitestSettings } from './settings.mjs';
 import { guardTagDefinitions } from './tags.mjs';
-import { PROVIDE_KEY } from './provide.mjs';
 
 export const SETUP_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'setup.mjs');
 
@@ -25,11 +25,10 @@ function declareTags(test: TestConfig): void {
   test.tags = [...(test.tags ?? []), ...guardTagDefinitions().filter((t) => !declared.has(t.name))];
 }
 
-function injectSetup(test: TestConfig, settings: RunnerGuardSettings): void {
+function injectSetup(test: TestConfig): void {
   const given = test.setupFiles === undefined ? [] : Array.isArray(test.setupFiles) ? test.setupFiles : [test.setupFiles];
   // First, so the allocator is in place before user setup files allocate.
   test.setupFiles = [SETUP_FILE, ...given.filter((f) => f !== SETUP_FILE)];
-  test.provide = { ...(test.provide ?? {}), [PROVIDE_KEY]: settings };
 }
 
 function warnThreads(vitest: Vitest, project: TestProject): void {
@@ -43,13 +42,13 @@ function warnThreads(vitest: Vitest, project: TestProject): void {
 
 /** The Vitest plugin. Guarding is off unless a flag, MATE_VITEST_GUARD_* or `enabled: true` turns it on. */
 export function guardAlloc(options?: GuardAllocOptions): Plugin {
-  let settings: RunnerGuardSettings | undefined;
+  let resolved: RunnerResolution | undefined;
   return {
     name: 'mate-guard:vitest',
     config(config) {
       // Resolved here so a bad value stops vitest before any test file loads.
       try {
-        settings = resolveVitestSettings(options);
+        resolved = resolveVitestSettings(options);
       } catch (err) {
         // The message names the flag, variable or option and the value; the stack would only bury it.
         if (err instanceof GuardConfigError) err.stack = `${err.name}: ${err.message}`;
@@ -57,12 +56,12 @@ export function guardAlloc(options?: GuardAllocOptions): Plugin {
       }
       const test = (config.test ??= {});
       declareTags(test);
-      if (settings.enabled) injectSetup(test, settings);
+      if (resolved.settings.enabled) injectSetup(test);
     },
     configureVitest({ vitest, project }) {
-      if (!settings?.enabled) return;
+      if (!resolved?.settings.enabled) return;
       warnThreads(vitest, project);
-      attachReporters(vitest, settings);
+      attachReporters(vitest, resolved);
     },
   };
 }

@@ -1,17 +1,15 @@
 // The plugin's settings: core's one resolver, fed with the flags, the
 // process env and the plugin options.
-import { resolveGuardSettings, type RunnerGuardSettings } from '@mate-guard/core';
+import { checkOptionNames, resolveRunnerSettings, type RunnerResolution } from '@mate-guard/core/internal';
 
-import { guardFlagArgs } from './cli-flags.mjs';
-import { checkOptionNames, OPTION_SOURCE, type GuardAllocOptions } from './options.mjs';
+import { commandLineFlags } from '../cli/flag-handover.mjs';
+import { OPTION_SOURCE, type GuardAllocOptions } from './options.mjs';
 
-export function resolveVitestSettings(options: GuardAllocOptions | undefined): RunnerGuardSettings {
-  return resolveGuardSettings({
+export function resolveVitestSettings(options: GuardAllocOptions | undefined): RunnerResolution {
+  return resolveRunnerSettings({
     runner: 'vitest',
-    argv: guardFlagArgs(),
+    flags: commandLineFlags(),
     env: process.env,
-    options: checkOptionNames(options),
-    optionNaming: 'key',
-    optionSource: OPTION_SOURCE,
+    options: { values: checkOptionNames(options, OPTION_SOURCE), naming: 'key', source: OPTION_SOURCE },
   });
 }

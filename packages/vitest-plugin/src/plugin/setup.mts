@@ -1,28 +1,22 @@
 // The worker side, injected as the first setup file while guarding is on:
-// installs the allocator before any test file is imported, skips tests with
-// a guard tag (reason visible in the reporters), names each test in reports
-// and fails a test whose allocations have damaged canaries.
+// installs the allocator (with the settings the main process handed over)
+// before any test file is imported, skips tests with a guard tag (reason
+// visible in the reporters), names each test in reports and fails a test
+// whose allocations have damaged canaries.
 import { createRequire } from 'node:module';
 
-import { afterAll, afterEach, beforeEach, inject } from 'vitest';
-
-import { PROVIDE_KEY } from './provide.mjs';
+import { afterAll, afterEach, beforeEach } from 'vitest';
 
 // Node's own loader, not Vitest's module runner: one instance of the native
 // allocator per process, whatever the test files import.
-const core = createRequire(import.meta.url)('@mate-guard/core') as typeof import('@mate-guard/core');
+const core = createRequire(import.meta.url)('@mate-guard/core/internal') as typeof import('@mate-guard/core/internal');
 
-
+const handoff = core.readHandoff();
+if (!handoff) throw new Error(`mate-guard: the worker has no settings from the main process (${core.HANDOFF_ENV} is not set)`);
 // Also in pool threads: each thread that installs gets its own signal stack.
-core.installForRunner(inject(PROVIDE_KEY));
-
-// Damage to allocations made outside any test (module code, beforeAll) is
-// collected here before core's bracket would carry it into the next test,
-// and fails the file in afterAll: it belongs to the file, not to a test.
-const outsideTests: ReturnType<typeof core.checkCanaries> = [];
+core.installFromSettings(handoff.settings);
 
 beforeEach((context) => {
-  outsideTests.push(...core.checkCanaries());
   const task = context.task;
   const reason = core.guardSkipReason(task.tags ?? [], true);
   if (reason !== undefined) {
@@ -38,13 +32,11 @@ afterEach(() => {
   if (found.length > 0) throw core.violationError(found);
 });
 
-// Workers may be ended without 'exit' handlers running: leave the counters now.
+// Damage to allocations made outside any test (module code, beforeAll)
+// fails the file; this file's afterAll hooks ran before this one. Workers
+// may be ended without 'exit' handlers running: leave the counters now.
 afterAll(() => {
-  outsideTests.push(...core.checkCanaries()); // this file's afterAll hooks ran before this one
   core.flushGuardStats();
-  if (outsideTests.length === 0) return;
-  const err = core.violationError(outsideTests.splice(0));
-  err.message = `outside any test (module code or beforeAll/afterAll hooks of this file): ${err.message}`;
-  err.stack = `${err.name}: ${err.message}`;
-  throw err;
+  const found = core.takeOutsideDamage();
+  if (found.length > 0) throw core.outsideTestsError(found, 'this file');
 });

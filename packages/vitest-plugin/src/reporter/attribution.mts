@@ -5,13 +5,15 @@
 // the failure with the report text.
 import * as path from 'node:path';
 
-import { formatCrashAttribution, type ViolationEvent } from '@mate-guard/core';
+import { formatCrashAttribution, reportText, type ViolationEvent } from '@mate-guard/core/internal';
 import { experimental_getRunnerTask, type TestModule } from 'vitest/node';
 
 type RunnerTask = ReturnType<typeof experimental_getRunnerTask>;
 
 export interface Attribution {
   event: ViolationEvent;
+  /** The dying process's report. */
+  text: string;
   /** The crashed file, when one could be told. */
   module: TestModule | undefined;
 }
@@ -40,6 +42,7 @@ export function attribute(events: readonly ViolationEvent[], modules: readonly T
   const open = modules.filter(unfinished);
   return events.map((event) => ({
     event,
+    text: reportText(event),
     module: modules.find((m) => matches(event, m)) ?? (open.length === 1 ? open[0] : undefined),
   }));
 }
@@ -64,7 +67,7 @@ export function markFailed(a: Attribution): void {
   const file = experimental_getRunnerTask(a.module);
   const error = {
     name: 'GuardFaultError',
-    message: `${crashLine(a)}\nThe worker died, so the rest of this file did not run.\n${a.event.text.trimEnd()}`,
+    message: `${crashLine(a)}\nThe worker died, so the rest of this file did not run.\n${a.text.trimEnd()}`,
     stack: '',
   };
   const test = a.event.test ? findTest(file, relativeFile(a.module), a.event.test) : undefined;

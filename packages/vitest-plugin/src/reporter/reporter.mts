@@ -1,6 +1,7 @@
-// Main-process side of a guarded run: the run's report directory, crash
-// attribution (Vitest only says that a worker exited) and the summary line.
-import { RunReportCollector, type RunnerGuardSettings } from '@mate-guard/core';
+// Main-process side of a guarded run: the run itself (report directory and
+// the handoff to workers), crash attribution (Vitest only says that a worker
+// exited) and the summary line.
+import { GuardedRun, type RunnerResolution } from '@mate-guard/core/internal';
 import { VerboseReporter, type Reporter, type TestModule, type Vitest } from 'vitest/node';
 
 import { attribute, crashLine, markFailed } from './attribution.mjs';
@@ -9,36 +10,40 @@ import { tagSkipLines } from './skips.mjs';
 const attached = new WeakSet<Vitest>();
 
 /** One per Vitest instance, however many projects use the plugin. */
-export function attachReporters(vitest: Vitest, settings: RunnerGuardSettings): void {
+export function attachReporters(vitest: Vitest, resolved: RunnerResolution): void {
   if (attached.has(vitest)) return;
   attached.add(vitest);
-  const run = new GuardedRun(vitest, settings);
+  const run = new VitestRun(vitest, resolved);
   // First: crashed files get their failure before other reporters read results.
   vitest.config.reporters.unshift(run.attributionReporter());
   // Last: the summary closes the run's output.
   vitest.config.reporters.push(run.summaryReporter());
 }
 
-class GuardedRun {
-  private collector: RunReportCollector | undefined;
+class VitestRun {
+  private run: GuardedRun | undefined;
 
-  constructor(private readonly vitest: Vitest, private readonly settings: RunnerGuardSettings) {
-    // Now, before any worker starts: workers inherit MATE_GUARD_REPORT_DIR.
-    this.collector = new RunReportCollector('vitest');
+  constructor(private readonly vitest: Vitest, private readonly resolved: RunnerResolution) {
+    // Now, before any worker starts: workers inherit the handoff.
+    this.run = this.start();
+  }
+
+  private start(): GuardedRun {
+    return GuardedRun.start({ runner: 'vitest', settings: this.resolved.settings, explicit: this.resolved.explicit });
   }
 
   attributionReporter(): Reporter {
     return {
       onTestRunStart: () => {
-        this.collector ??= new RunReportCollector('vitest'); // watch mode: a fresh directory per run
-        const { mode, logAllocations } = this.settings;
+        this.run ??= this.start(); // watch mode: a fresh directory per run
+        const { mode, logAllocations } = this.resolved.settings;
         this.say(`[mate-guard] guarding on: mode ${mode}${logAllocations ? ', logging allocations' : ''}`);
       },
       onTestRunEnd: (testModules: ReadonlyArray<TestModule>) => {
-        if (!this.collector) return;
-        for (const a of attribute(this.collector.fatal(), testModules)) {
+        if (!this.run) return;
+        for (const a of attribute(this.run.crashed(), testModules)) {
           markFailed(a);
-          this.say(crashLine(a) + (a.module ? '' : `:\n${a.event.text.trimEnd()}`));
+          this.say(crashLine(a) + (a.module ? '' : `:\n${a.text.trimEnd()}`));
         }
       },
     };
@@ -47,13 +52,13 @@ class GuardedRun {
   summaryReporter(): Reporter {
     return {
       onTestRunEnd: (testModules: ReadonlyArray<TestModule>) => {
-        if (!this.collector) return;
+        if (!this.run) return;
         if (!this.verbose()) for (const line of tagSkipLines(testModules)) this.say(line);
-        const { text, report } = this.collector.finish();
-        this.collector = undefined;
+        const { text, exitCode } = this.run.finish({ status: Number(process.exitCode ?? 0) });
+        this.run = undefined;
         this.say(text.trimEnd());
         // Damage found only when a worker exited fails no test: the exit code must still tell.
-        if (report.violations.length > 0) process.exitCode = 1;
+        if (exitCode !== 0) process.exitCode = exitCode;
       },
     };
   }

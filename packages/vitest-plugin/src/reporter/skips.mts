@@ -3,7 +3,7 @@
 // single tests only for a one-file run, so the plugin lists them.
 import * as path from 'node:path';
 
-import { GUARD_SKIP_REASONS } from '@mate-guard/core';
+import { GUARD_SKIP_REASONS } from '@mate-guard/core/internal';
 import type { TestModule } from 'vitest/node';
 
 const REASONS = new Set<string>(Object.values(GUARD_SKIP_REASONS));
