@@ -61,7 +61,7 @@ async function round(fn, size, n) {
 
 const fmt = (ns) => (ns >= 1000 ? `${(ns / 1000).toFixed(2)} us` : `${ns.toFixed(0)} ns`);
 
-console.log(`mate-guard allocate+free benchmark: node ${process.version}, ${reps} repetitions, median per operation, captureStacks=${captureStacks}, backend ${core.stats().backend}`);
+console.log(`mate-guard allocate+free benchmark: node ${process.version}, ${reps} repetitions, median per operation, captureStacks=${captureStacks}, guard method ${core.stats().guardMethod}`);
 console.log('| size | Buffer.alloc | Buffer.allocUnsafe | guarded | guarded / alloc | guarded / allocUnsafe |');
 console.log('|---|---|---|---|---|---|');
 for (const { label, size, n } of SIZES) {

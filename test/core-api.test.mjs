@@ -92,17 +92,17 @@ test('stats(), snapshot() and checkCanaries() describe the allocator', async () 
     keep.push(Buffer.alloc(30));
     const s = c.stats();
     const snap = c.snapshot().filter((a) => a.size === 30);
-    console.log(JSON.stringify({ live: s.live >= 3, backend: s.backend, fallbacks: s.fallbacks,
+    console.log(JSON.stringify({ live: s.live >= 3, guardMethod: s.guardMethod, fallbacks: s.fallbacks,
       snapTest: snap[0].test, snapStack: /\\[eval\\]/.test(snap[0].stack), checks: c.checkCanaries({ all: true }).length }));
   `);
   assert.equal(r.code, 0, r.output);
-  assert.deepEqual(JSON.parse(r.stdout), { live: true, backend: 'madvise-guard', fallbacks: 0, snapTest: 'a > b', snapStack: true, checks: 0 });
+  assert.deepEqual(JSON.parse(r.stdout), { live: true, guardMethod: 'madvise-guard', fallbacks: 0, snapTest: 'a > b', snapStack: true, checks: 0 });
 });
 
 test('a synchronous loop of 200,000 dropped 4 KiB guarded buffers finishes and frees them', async () => {
   const r = await run(process.execPath, ['--expose-gc', fixture('gc-loop.js')], { timeout: 300_000 });
   assert.equal(r.code, 0, r.output);
-  const m = /allocations=(\d+) fallbacks=(\d+) live=(\d+) backend=(\S+)/.exec(r.output);
+  const m = /allocations=(\d+) fallbacks=(\d+) live=(\d+) guardMethod=(\S+)/.exec(r.output);
   assert.ok(m, r.output);
   assert.ok(Number(m[1]) >= 200000);
   assert.equal(Number(m[2]), 0, 'all guarded');
@@ -110,28 +110,28 @@ test('a synchronous loop of 200,000 dropped 4 KiB guarded buffers finishes and f
 });
 
 test('1,000,000 live guarded 16-byte buffers fit at once with MADV_GUARD_INSTALL', async (t) => {
-  const probe = await node(`const c = require(${JSON.stringify(core)}); c.installGuardAllocator({}); console.log(c.stats().backend)`);
+  const probe = await node(`const c = require(${JSON.stringify(core)}); c.installGuardAllocator({}); console.log(c.stats().guardMethod)`);
   if (!probe.stdout.includes('madvise-guard')) {
     t.skip('this kernel has no MADV_GUARD_INSTALL (Linux < 6.13): the mprotect backend caps live allocations instead');
     return;
   }
   const r = await run(process.execPath, ['--max-old-space-size=4096', fixture('million-live.js')], { timeout: 400_000 });
   assert.equal(r.code, 0, r.output);
-  assert.match(r.output, /live=(\d{7}) fallbacks=0 backend=madvise-guard total=1000000/);
+  assert.match(r.output, /live=(\d{7}) fallbacks=0 guardMethod=madvise-guard total=1000000/);
 });
 
 test('with mprotect guard pages past the cap, allocations fall back, are counted, and the run warns once', async () => {
   const env = { MATE_GUARD_FORCE_MPROTECT: '1', MATE_GUARD_MAX_LIVE_MPROTECT: '100' };
   const r = await guardRun([], [fixture('mprotect-cap.js')], { env });
   assert.equal(r.code, 0, r.output);
-  assert.match(r.output, /backend=mprotect allocations=100 fallbacks=50 sum=11175/);
+  assert.match(r.output, /guardMethod=mprotect allocations=100 fallbacks=50 sum=11175/);
   assert.match(r.output, /\[mate-guard\] summary: 100 allocations guarded, peak live 100, \d+ unguarded fallbacks/);
   const warnings = r.output.split('\n').filter((l) => l.startsWith('[mate-guard] warning:'));
   assert.equal(warnings.length, 1, r.output);
   assert.match(warnings[0], /\d+ allocations ran unguarded: the live-allocation cap for mprotect guard pages \(vm\.max_map_count\) was reached/);
 });
 
-test('the mprotect backend detects overflows too', async () => {
+test('the mprotect guard method detects overflows too', async () => {
   const r = await guardRun([], [path.join(ROOT, 'examples', 'scripts', 'overflow.js')], { env: { MATE_GUARD_FORCE_MPROTECT: '1' } });
   assert.equal(r.code, 139, r.output);
   assert.match(r.output, /==mate-guard== ERROR: heap-buffer-overflow on WRITE .*\(64 bytes, tail mode\)/);

@@ -92,7 +92,7 @@ Napi::Value Configure(const Napi::CallbackInfo& info) {
   if (a == nullptr) return Throw(env, "mate-guard: " + error);
   if (!InstallFaultHandler()) return Throw(env, "mate-guard: could not install the SIGSEGV/SIGBUS handler");
   Napi::Object o = Napi::Object::New(env);
-  o.Set("backend", a->backend() == Backend::kGuardInstall ? "madvise-guard" : "mprotect");
+  o.Set("guardMethod", GuardMethodName(a->guard_method()));
   o.Set("pageSize", Napi::Number::New(env, static_cast<double>(a->page_size())));
   return o;
 }
@@ -178,7 +178,7 @@ Napi::Value Stats(const Napi::CallbackInfo& info) {
   o.Set("reservedBytes", num(s.reserved_bytes));
   o.Set("maxLive", num(s.max_live));
   o.Set("violations", num(g_violations));
-  o.Set("backend", s.backend == Backend::kGuardInstall ? "madvise-guard" : "mprotect");
+  o.Set("guardMethod", GuardMethodName(s.guard_method));
   return o;
 }
 

@@ -11,7 +11,7 @@ namespace mate {
 namespace {
 GuardedAllocator* g_instance = nullptr;
 std::mutex g_create_mu;
-constexpr size_t kChunkBytes = 64u << 20;    // committed at a time (guard-install backend)
+constexpr size_t kChunkBytes = 64u << 20;    // committed at a time (madvise-guard)
 constexpr size_t kRegionBytes = 128ull << 30;  // address space for slots (costs no memory)
 
 uintptr_t AlignDown(uintptr_t v, uintptr_t a) { return v & ~(a - 1); }
@@ -70,9 +70,9 @@ GuardedAllocator* GuardedAllocator::Create(const Options& options, std::string* 
     *error = "could not reserve " + std::to_string(bytes >> 20) + " MiB of address space";
     return nullptr;
   }
-  Backend backend = (!options.force_mprotect && platform::HasGuardInstall())
-                        ? Backend::kGuardInstall : Backend::kMprotect;
-  auto* a = new GuardedAllocator(options, reinterpret_cast<uintptr_t>(base), bytes, backend);
+  GuardMethod method = (!options.force_mprotect && platform::HasGuardInstall())
+                           ? GuardMethod::kMadviseGuard : GuardMethod::kMprotect;
+  auto* a = new GuardedAllocator(options, reinterpret_cast<uintptr_t>(base), bytes, method);
   if (a->page_map_ == nullptr || a->records_ == nullptr) {
     *error = "could not map the allocator's tables";
     return nullptr;
@@ -81,19 +81,19 @@ GuardedAllocator* GuardedAllocator::Create(const Options& options, std::string* 
   return a;
 }
 
-GuardedAllocator::GuardedAllocator(const Options& options, uintptr_t base, size_t region_bytes, Backend backend)
+GuardedAllocator::GuardedAllocator(const Options& options, uintptr_t base, size_t region_bytes, GuardMethod method)
     : options_(options),
       page_(platform::PageSize()),
       base_(base),
       region_bytes_(region_bytes),
-      backend_(backend) {
+      guard_method_(method) {
   size_t pages = region_bytes_ / page_;
   page_map_ = static_cast<uint32_t*>(MapTable(pages * sizeof(uint32_t)));
   max_records_ = static_cast<uint32_t>(pages > 0xFFFFFFF0u ? 0xFFFFFFF0u : pages);
   records_ = static_cast<SlotRecord*>(MapTable(static_cast<size_t>(max_records_) * sizeof(SlotRecord)));
-  stats_.backend = backend;
+  stats_.guard_method = method;
   stats_.reserved_bytes = region_bytes_;
-  if (backend == Backend::kMprotect) {
+  if (method == GuardMethod::kMprotect) {
     uint64_t cap = options.max_live_mprotect;
     if (cap == 0) {
       // Each live slot costs up to two mappings; leave most of the map count
@@ -132,7 +132,7 @@ uint32_t GuardedAllocator::TakeSlot(uint32_t total_pages, const char** reason) {
     *reason = "the guarded region is full (regionBytes)";
     return 0;
   }
-  if (backend_ == Backend::kGuardInstall) {
+  if (guard_method_ == GuardMethod::kMadviseGuard) {
     while (next_page_ + total_pages > committed_pages_) {
       size_t chunk_pages = kChunkBytes / page_;
       void* at = reinterpret_cast<void*>(base_ + committed_pages_ * page_);
@@ -159,7 +159,7 @@ bool GuardedAllocator::OpenSlot(const SlotRecord& r) {
   SlotGeometry g = GeometryOf(r, page_);
   void* data = reinterpret_cast<void*>(g.data_start);
   size_t bytes = g.data_end - g.data_start;
-  return backend_ == Backend::kGuardInstall ? platform::RemoveGuard(data, bytes)
+  return guard_method_ == GuardMethod::kMadviseGuard ? platform::RemoveGuard(data, bytes)
                                             : platform::ProtectReadWrite(data, bytes);
 }
 
@@ -167,7 +167,7 @@ bool GuardedAllocator::CloseSlot(const SlotRecord& r) {
   SlotGeometry g = GeometryOf(r, page_);
   void* data = reinterpret_cast<void*>(g.data_start);
   size_t bytes = g.data_end - g.data_start;
-  return backend_ == Backend::kGuardInstall ? platform::InstallGuard(data, bytes)
+  return guard_method_ == GuardMethod::kMadviseGuard ? platform::InstallGuard(data, bytes)
                                             : platform::ProtectNone(data, bytes);
 }
 

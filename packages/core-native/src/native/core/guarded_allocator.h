@@ -15,7 +15,13 @@
 
 namespace mate {
 
-enum class Backend : uint8_t { kGuardInstall, kMprotect };
+// How a slot's inaccessible pages are made: MADV_GUARD_INSTALL markers (no
+// extra kernel mappings) or mprotect(PROT_NONE) (two mappings per slot).
+enum class GuardMethod : uint8_t { kMadviseGuard, kMprotect };
+
+inline const char* GuardMethodName(GuardMethod m) {
+  return m == GuardMethod::kMadviseGuard ? "madvise-guard" : "mprotect";
+}
 
 struct AllocResult {
   void* ptr = nullptr;
@@ -50,7 +56,7 @@ struct AllocatorStats {
   uint64_t quarantined_bytes = 0;
   uint64_t reserved_bytes = 0;
   uint64_t max_live = 0;      // cap on live allocations (mprotect), 0 = none
-  Backend backend = Backend::kGuardInstall;
+  GuardMethod guard_method = GuardMethod::kMadviseGuard;
   const char* last_fallback_reason = nullptr;
 };
 
@@ -86,10 +92,10 @@ class GuardedAllocator {
   AllocatorStats StatsUnlocked() const { return stats_; }
   std::vector<SlotRecord> LiveRecords();
   const Options& options() const { return options_; }
-  Backend backend() const { return backend_; }
+  GuardMethod guard_method() const { return guard_method_; }
 
  private:
-  GuardedAllocator(const Options& options, uintptr_t base, size_t region_bytes, Backend backend);
+  GuardedAllocator(const Options& options, uintptr_t base, size_t region_bytes, GuardMethod method);
   uint32_t TakeSlot(uint32_t total_pages, const char** reason);  // under mu_
   bool OpenSlot(const SlotRecord& r);
   bool CloseSlot(const SlotRecord& r);
@@ -101,7 +107,7 @@ class GuardedAllocator {
   const size_t page_;
   const uintptr_t base_;
   const size_t region_bytes_;
-  const Backend backend_;
+  const GuardMethod guard_method_;
 
   uint32_t* page_map_;     // page index in region -> record index (0 = none)
   SlotRecord* records_;    // record 0 unused
@@ -110,7 +116,7 @@ class GuardedAllocator {
   std::mutex mu_;
   uint32_t record_count_ = 0;
   size_t next_page_ = 0;        // bump pointer, in pages from base_
-  size_t committed_pages_ = 0;  // guard-install backend: pages made RW
+  size_t committed_pages_ = 0;  // madvise-guard: pages made RW
   std::unordered_map<uint32_t, std::vector<uint32_t>> reusable_;  // total pages -> records
   std::deque<uint32_t> quarantine_;
   std::vector<std::pair<uint32_t, uint64_t>> recent_;  // (record, alloc id)

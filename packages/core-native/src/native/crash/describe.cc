@@ -4,14 +4,10 @@ namespace mate {
 
 namespace {
 
-const char* GuardMethod(const GuardedAllocator& a) {
-  return a.backend() == Backend::kGuardInstall ? "madvise guard" : "mprotect";
-}
-
 void Fill(const GuardedAllocator& a, const SlotRecord& r, Violation* v) {
   v->record = r;
   v->geometry = a.Geometry(r);
-  v->guard_method = GuardMethod(a);
+  v->guard_method = GuardMethodName(a.guard_method());
   v->test_id = a.CurrentTest();
   AllocatorStats s = a.StatsUnlocked();
   v->process_allocations = s.allocations;

@@ -23,7 +23,7 @@ struct Violation {
   SlotGeometry geometry{};
   CanaryDamage damage{};          // canary-corruption only
   const char* backend = "host";
-  const char* guard_method = "";  // madvise guard / mprotect
+  const char* guard_method = "";  // madvise-guard / mprotect
   uint32_t test_id = 0;           // test running when it was found
   int signal = 0;                 // non-zero when the process dies by it
   // The process's counters when it was found (for the run summary when the

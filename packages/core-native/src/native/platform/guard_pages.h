@@ -13,12 +13,12 @@ size_t PageSize();
 void* ReserveRegion(size_t bytes);
 // True when the kernel supports MADV_GUARD_INSTALL (Linux >= 6.13).
 bool HasGuardInstall();
-// madvise-guard backend: the region is made readable+writable in chunks, and
+// madvise-guard: the region is made readable+writable in chunks, and
 // guard markers (no extra mappings) make pages fault.
 bool CommitChunk(void* addr, size_t bytes);
 bool InstallGuard(void* addr, size_t bytes);  // also discards contents
 bool RemoveGuard(void* addr, size_t bytes);   // pages read as zero after
-// mprotect backend: every protection change may split a mapping.
+// mprotect: every protection change may split a mapping.
 bool ProtectNone(void* addr, size_t bytes);   // also discards contents
 bool ProtectReadWrite(void* addr, size_t bytes);
 // vm.max_map_count, or a conservative default when it can't be read.

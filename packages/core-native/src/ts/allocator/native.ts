@@ -16,7 +16,8 @@ export interface NativeStats {
   reservedBytes: number;
   maxLive: number;
   violations: number;
-  backend: 'madvise-guard' | 'mprotect';
+  /** How inaccessible pages are made (MADV_GUARD_INSTALL markers, or mprotect on older kernels). */
+  guardMethod: 'madvise-guard' | 'mprotect';
 }
 
 export interface NativeAllocation {
@@ -38,7 +39,7 @@ export interface PrinterPaths {
 
 export interface NativeBinding {
   /** `options`: the allocator settings; each key with a native side is read (options.inc). */
-  configure(options: object, reportDir: string, printer: PrinterPaths): { backend: NativeStats['backend']; pageSize: number };
+  configure(options: object, reportDir: string, printer: PrinterPaths): { guardMethod: NativeStats['guardMethod']; pageSize: number };
   /** `stack`: an id from internString. */
   alloc(size: number, stack?: number): ArrayBuffer;
   internString(text: string): number;

@@ -1,0 +1,52 @@
+// The run lifecycle in-process: one exit-code rule, and the end of a run
+// from the events its processes left (recorded events, no runner).
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { test } from 'node:test';
+
+import { ROOT } from '../helpers/run.mjs';
+
+const core = path.join(ROOT, 'packages/core-native/dist');
+const { GuardedRun, runExitCode } = await import(path.join(core, 'run/lifecycle.js'));
+const { readHandoff } = await import(path.join(core, 'settings/handoff.js'));
+const { defaultSettings } = await import(path.join(core, 'settings/table.js'));
+const event = (name, extra = {}) => ({ ...JSON.parse(fs.readFileSync(path.join(ROOT, 'test/fixtures/events', `${name}.json`), 'utf8')), ...extra });
+
+test('exit code: the command\'s failure wins; a clean exit fails when a violation reached no caller', () => {
+  assert.equal(runExitCode(3, []), 3);
+  assert.equal(runExitCode(139, [event('overflow')]), 139);
+  assert.equal(runExitCode(0, []), 0);
+  assert.equal(runExitCode(0, [event('underflow', { delivered: 'caller' })]), 0, 'a caller (a test) had it');
+  assert.equal(runExitCode(0, [event('underflow', { delivered: 'stderr' })]), 1, 'found at exit');
+  assert.equal(runExitCode(0, [event('overflow')]), 1, 'a process died of it');
+});
+
+test('a run hands its settings to children, and its end names crashes, counts, and keeps the reports', () => {
+  const env = {};
+  const run = GuardedRun.start({ runner: 'unit', settings: { ...defaultSettings({}), enabled: true }, explicit: ['enabled'], env });
+  const handoff = readHandoff(env);
+  assert.equal(handoff.settings.reportDir, run.dir);
+  assert.equal(handoff.ownerPid, process.pid);
+  const crash = { ...event('overflow'), pid: 4242, test: 'a.test.js > it' };
+  fs.writeFileSync(path.join(run.dir, 'mate-guard-4242-1.json'), JSON.stringify(crash));
+  fs.writeFileSync(path.join(run.dir, 'stats-77-0.json'), JSON.stringify({ pid: 77, threadId: 0, allocations: 10, peakLive: 4, fallbacks: 0, skippedByTag: 2 }));
+  const { text, exitCode } = run.finish({ status: 0, attribution: { label: () => 'test worker', reprint: () => true } });
+  assert.equal(exitCode, 1);
+  const lines = text.split('\n');
+  assert.match(lines[0], /^\[mate-guard\] test worker 4242 was killed by a guard fault: heap-buffer-overflow on allocation #1 \(64 bytes, tail mode\) while running a\.test\.js > it; full report above, JSON in .*mate-guard-4242-1\.json$/);
+  assert.equal(lines[1], '[mate-guard] its report, from that JSON file:');
+  assert.match(lines[2], /^==mate-guard== ERROR: heap-buffer-overflow on WRITE/, 'rendered from the event when its printer left no text');
+  assert.ok(lines.includes('[mate-guard] summary: 11 allocations guarded, peak live 4, 0 unguarded fallbacks, 1 violation, 2 tests skipped by tag'), text);
+  assert.ok(lines.includes(`[mate-guard] reports: ${run.dir}`));
+  assert.ok(fs.existsSync(run.dir), 'kept: it holds a violation');
+  fs.rmSync(run.dir, { recursive: true });
+});
+
+test('a clean run leaves nothing behind', () => {
+  const run = GuardedRun.start({ runner: 'unit', settings: defaultSettings({}), env: {} });
+  const { text, exitCode } = run.finish({ status: 0 });
+  assert.equal(exitCode, 0);
+  assert.equal(text, '[mate-guard] summary: 0 allocations guarded, peak live 0, 0 unguarded fallbacks, 0 violations, 0 tests skipped by tag\n');
+  assert.ok(!fs.existsSync(run.dir));
+});

@@ -1,0 +1,64 @@
+// The one report formatter, from events recorded by real runs
+// (test/fixtures/events): what a user reads, line by line.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { test } from 'node:test';
+
+import { ROOT } from '../helpers/run.mjs';
+
+const { formatReport } = await import(path.join(ROOT, 'packages/core-native/dist/report/format.js'));
+const event = (name) => JSON.parse(fs.readFileSync(path.join(ROOT, 'test/fixtures/events', `${name}.json`), 'utf8'));
+const lines = (name, edit = (e) => e) => formatReport(edit(event(name))).split('\n').slice(0, -1);
+
+test('every line of a report starts with ==mate-guard==', () => {
+  for (const name of ['overflow', 'underflow', 'gap-overflow', 'use-after-free']) {
+    const text = formatReport(event(name));
+    assert.ok(text.endsWith('\n'));
+    for (const line of text.split('\n').slice(0, -1)) assert.ok(line.startsWith('==mate-guard== '), `${name}: ${line}`);
+  }
+});
+
+test('a fault: headline, allocation, slot picture with the access marked, stack, hint', () => {
+  assert.deepEqual(lines('overflow').filter((l) => !l.includes('node:internal')), [
+    '==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x7fc2dc001000: 1 byte past the end of allocation #1 (64 bytes, tail mode)',
+    '==mate-guard== allocation #1: 64 bytes at [0x7fc2dc000fc0, 0x7fc2dc001000), tail mode, alignment 16, backend host (madvise-guard)',
+    '==mate-guard== slot: | canary 4032 B | data 64 B    | GUARD 4096 B |',
+    '==mate-guard==                                       ^ WRITE',
+    '==mate-guard== allocated at:',
+    '==mate-guard==   at Object.<anonymous> (examples/scripts/overflow.js:5:20)',
+    '==mate-guard== hint: native code accessed past the end: check the length it was given (buffer.length / byteLength) and its loop bounds',
+  ]);
+});
+
+test('canary damage before the start: extent, marker on the canary, the hint to rerun in head mode', () => {
+  const l = lines('underflow');
+  assert.equal(l[0], '==mate-guard== ERROR: canary-corruption: 1 byte before the start of allocation #1 (64 bytes, tail mode) damaged');
+  assert.equal(l[2], '==mate-guard== damaged: 1 byte, 1 byte before the start');
+  assert.equal(l[3], '==mate-guard== slot: | canary 4032 B | data 64 B    | GUARD 4096 B |');
+  assert.equal(l[4], '==mate-guard==                     ^ damaged canary');
+  assert.equal(l.at(-1), '==mate-guard== hint: canary damaged before the start in tail mode: rerun with --guard-mode head to fault at the first bad access');
+});
+
+test('a write into the alignment gap: the gap is drawn and the hint names alignment 1', () => {
+  const l = lines('gap-overflow');
+  assert.equal(l[0], '==mate-guard== ERROR: canary-corruption: 2 bytes past the end of allocation #1 (13 bytes, tail mode) damaged');
+  assert.equal(l[2], '==mate-guard== damaged: 1 byte, 2 bytes past the end');
+  assert.equal(l[3], '==mate-guard== slot: | canary 4080 B | data 13 B    | gap (canary) 3 B | GUARD 4096 B |');
+  assert.match(l.at(-1), /^==mate-guard== hint: the write landed in the alignment gap \(alignment 16\): rerun byte-exact/);
+});
+
+test('use-after-free: "freed", who freed it, the GC hint; a test name when one ran', () => {
+  const l = lines('use-after-free', (e) => ({ ...e, test: 'a > b', allocation: { ...e.allocation, allocTest: 'a > b', freeTest: 'a > c' } }));
+  assert.equal(l[0], '==mate-guard== ERROR: heap-use-after-free on WRITE at 0x7f9720000f00: offset 0 inside freed allocation #1 (256 bytes, tail mode)');
+  assert.equal(l[1], '==mate-guard== test: a > b');
+  assert.ok(l.includes('==mate-guard== allocated during test: a > b'));
+  assert.ok(l.includes('==mate-guard== freed during test: a > c'));
+  assert.ok(l.includes('==mate-guard== freed by the garbage collector: no JS reference to the buffer was left'));
+  assert.match(l.at(-1), /keep a reference to it \(napi_ref \/ Napi::Reference\)/);
+});
+
+test('no stack captured says why', () => {
+  const l = lines('overflow', (e) => ({ ...e, allocation: { ...e.allocation, allocStack: null } }));
+  assert.ok(l.includes('==mate-guard== allocated at (no stack captured: captureStacks is off)'));
+});

@@ -1,0 +1,81 @@
+// The settings pipeline in-process: one table, one resolver, one handoff,
+// and the generated native options.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { test } from 'node:test';
+
+import { ROOT } from '../helpers/run.mjs';
+
+const core = path.join(ROOT, 'packages/core-native/dist');
+const { parseFlags, RUNNER_FLAGS, GUARD_RUN_FLAGS } = await import(path.join(core, 'settings/flags.js'));
+const { resolveRunnerSettings, readOptions } = await import(path.join(core, 'settings/resolve.js'));
+const { writeHandoff, readHandoff, HANDOFF_ENV } = await import(path.join(core, 'settings/handoff.js'));
+const { nativeOptionsInc, describeRunnerFlags } = await import(path.join(core, 'settings/docs.js'));
+const { defaultSettings } = await import(path.join(core, 'settings/table.js'));
+const { REPORT_KINDS } = await import(path.join(core, 'report/kinds.js'));
+const { loadNative } = await import(path.join(core, 'allocator/native.js'));
+
+const throwsConfig = (fn, message) => assert.throws(fn, (e) => e.name === 'GuardConfigError' && message.test(e.message), String(message));
+
+test('flag > MATE_<RUNNER>_GUARD_* > options > default, and which keys were explicit', () => {
+  const options = { values: { guardAlloc: true, guardMode: 'head', guardLogAllocations: true }, naming: 'jestOption', source: 'testEnvironmentOptions' };
+  const fromOptions = resolveRunnerSettings({ runner: 'jest', env: {}, options });
+  assert.equal(fromOptions.settings.mode, 'head');
+  assert.deepEqual(fromOptions.explicit, []);
+  const fromEnv = resolveRunnerSettings({ runner: 'jest', env: { MATE_JEST_GUARD_MODE: 'tail' }, options });
+  assert.equal(fromEnv.settings.mode, 'tail');
+  assert.deepEqual(fromEnv.explicit, ['mode']);
+  const flags = parseFlags(['--guard-mode', 'head', '--no-guard-log-allocations'], RUNNER_FLAGS).values;
+  const fromFlags = resolveRunnerSettings({ runner: 'jest', env: { MATE_JEST_GUARD_MODE: 'tail' }, flags, options });
+  assert.equal(fromFlags.settings.mode, 'head');
+  assert.equal(fromFlags.settings.logAllocations, false);
+  assert.equal(fromFlags.settings.enabled, true, 'from the options');
+  assert.deepEqual(fromFlags.explicit.sort(), ['logAllocations', 'mode']);
+  const none = resolveRunnerSettings({ runner: 'vitest', env: {} }).settings;
+  assert.deepEqual(none, defaultSettings({}));
+  assert.equal(none.enabled, false);
+});
+
+test('flags: = and space forms, negation, values taken out of argv, everything else kept in order', () => {
+  const r = parseFlags(['run', '--guard-alloc', '--guard-mode=head', '-t', 'x', '--guard-log-allocations', '--', '--guard-mode', 'tail'], RUNNER_FLAGS);
+  assert.deepEqual(r.values, { enabled: true, mode: 'head', logAllocations: true });
+  assert.deepEqual(r.rest, ['run', '-t', 'x', '--', '--guard-mode', 'tail']);
+  assert.deepEqual(r.taken, ['--guard-alloc', '--guard-mode=head', '--guard-log-allocations']);
+  assert.deepEqual(parseFlags(['--mode', 'head', '--alignment=1'], GUARD_RUN_FLAGS).values, { mode: 'head', alignment: 1 });
+});
+
+test('bad input names the source and the value, and says what is allowed', () => {
+  throwsConfig(() => parseFlags(['--guard-mode', 'sideways'], RUNNER_FLAGS), /^--guard-mode: "sideways" is not a guard mode; use tail or head$/);
+  throwsConfig(() => parseFlags(['--guard-mode'], RUNNER_FLAGS), /^--guard-mode needs a value: tail or head \(e\.g\. --guard-mode=tail\)$/);
+  throwsConfig(() => parseFlags(['--no-guard-mode'], RUNNER_FLAGS), /^--no-guard-mode: there is no negative form of --guard-mode$/);
+  throwsConfig(() => parseFlags(['--guard-mode', 'tail'], { ...RUNNER_FLAGS, spaceValues: false }), /plain mocha takes "tail" for a spec file; write --guard-mode=tail/);
+  throwsConfig(() => parseFlags(['--alignment', '6'], GUARD_RUN_FLAGS), /^--alignment: "6" is not allowed; use a power of two from 1 to 4096$/);
+  throwsConfig(() => resolveRunnerSettings({ runner: 'mocha', env: { MATE_MOCHA_GUARD_ALLOC: 'maybe' } }), /^MATE_MOCHA_GUARD_ALLOC: "maybe" is not a boolean; use 1\/true\/yes\/on or 0\/false\/no\/off$/);
+  throwsConfig(() => readOptions({ mode: 'middle' }, 'key', 'guardAlloc() options'), /^guardAlloc\(\) options mode: "middle" is not a guard mode/);
+});
+
+test('the handoff carries resolved settings to workers unchanged; a foreign value is refused', () => {
+  const env = {};
+  const settings = { ...defaultSettings({}), enabled: true, mode: 'head', reportDir: '/tmp/x' };
+  writeHandoff({ settings, explicit: ['mode'], ownerPid: 42 }, env);
+  assert.deepEqual(readHandoff(env), { settings, explicit: ['mode'], ownerPid: 42 });
+  assert.equal(readHandoff({}), undefined);
+  throwsConfig(() => readHandoff({ [HANDOFF_ENV]: '{"version":1,"settings":{"mode":"sideways"}}' }), /MATE_GUARD_SETTINGS mode: "sideways" is not a guard mode/);
+  throwsConfig(() => readHandoff({ [HANDOFF_ENV]: 'not json' }), /is internal to mate-guard .*: not JSON/);
+});
+
+test('options.inc is what the settings table generates', () => {
+  const file = path.join(ROOT, 'packages/core-native/src/native/options/options.inc');
+  assert.equal(fs.readFileSync(file, 'utf8'), nativeOptionsInc(), 'run `npm run gen:options -w @mate-guard/core`');
+});
+
+test('report kinds: the TS union mirrors the C++ enum', () => {
+  assert.deepEqual(loadNative().reportKinds(), [...REPORT_KINDS]);
+});
+
+test('--help lines come from the table', () => {
+  const lines = describeRunnerFlags('mocha');
+  assert.ok(lines.some((l) => /^  --guard-mode <tail\|head>\s+tail: .*\(env MATE_MOCHA_GUARD_MODE, default 'tail'\)$/.test(l)), lines.join('\n'));
+  assert.ok(lines.some((l) => l.startsWith('  --guard-alloc, --no-guard-alloc ')));
+});
