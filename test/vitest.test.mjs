@@ -133,6 +133,13 @@ test('head mode (--guard-mode head): the underflow faults at the first bad byte'
   assert.match(r.output, /killed by a guard fault: heap-buffer-underflow on allocation #\d+ \(64 bytes, head mode\) while running underflow\.test\.mjs > reverseFill underflows by one;/);
 });
 
+test('--guard-alignment 1 (a setting added as one row of the table) makes the alignment-gap write fault', async () => {
+  const r = await mateVitest('bugs', ['run', 'gap', '--guard-alloc', '--guard-alignment', '1']);
+  assert.notEqual(r.code, 0, r.output);
+  assert.match(reportOf(r.output, 'ERROR: heap-buffer-overflow on WRITE'), /2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\)/);
+  assert.match(r.output, /alignment 1, backend host/);
+});
+
 describe('clean suite with tagged tests', () => {
   // [JSON name, path as printed, reason]
   const INCOMPATIBLE = 'guard allocator debug mode does not support this test (tagged guard_incompatible)';

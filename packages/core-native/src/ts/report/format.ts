@@ -110,7 +110,7 @@ function hint(e: ViolationEvent): string {
     const { before } = mainSide(e);
     if (before && tail) return 'canary damaged before the start in tail mode: rerun with --guard-mode head to fault at the first bad access';
     if (!before && !tail) return 'canary damaged past the end in head mode: rerun with --guard-mode tail to fault at the first bad access';
-    return `the write landed in the alignment gap (alignment ${a.alignment}): rerun byte-exact to fault at the first bad access (alignment 1: installGuardAllocator({ alignment: 1 }) or mate guard-run --alignment 1)`;
+    return `the write landed in the alignment gap (alignment ${a.alignment}): rerun byte-exact to fault at the first bad access (alignment 1: --guard-alignment=1, mate guard-run --alignment 1, or installGuardAllocator({ alignment: 1 }))`;
   }
   if (a.freed) {
     return a.freedBy === 'gc'

@@ -87,7 +87,7 @@ export const SETTINGS = [
   row({
     key: 'alignment', name: 'alignment', value: integerValue(1, 4096, true), default: 16,
     description: 'Alignment of the pointer. In tail mode the gap between the end and the guard page (< alignment bytes) is canary too; 1 is byte-exact.',
-    surfaces: { guardRun: true, api: true },
+    surfaces: { runner: true, guardRun: true, api: true },
     native: { field: 'alignment', ctype: 'uint32_t' },
   }),
   row({
