@@ -46,7 +46,7 @@ function errorKey(error: unknown): string {
   return `${Object.prototype.toString.call(error)}:${String(e.name)}:${String(e.message)}`;
 }
 
-export interface StackFormatCache {
+interface StackFormatCache {
   /** Wraps the realm's current formatter (Jest installs its own per file). */
   ensure(): void;
   /** Puts back the formatter it wrapped, if nobody replaced it meanwhile. */

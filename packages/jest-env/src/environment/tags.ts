@@ -7,7 +7,7 @@
 import { GRAPH_CAPTURE_TAG, GUARD_INCOMPATIBLE_TAG, type GuardTag } from '@mate-guard/core/internal';
 
 /** Where the tags of the call in progress live on the test realm's global. */
-export const ACTIVE_TAGS_KEY: unique symbol = Symbol.for('mate-guard.jest.activeTags') as never;
+const ACTIVE_TAGS_KEY: unique symbol = Symbol.for('mate-guard.jest.activeTags') as never;
 
 type TagStackHolder = { [ACTIVE_TAGS_KEY]?: string[] };
 

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 /** The part of CAC's interface that mate-vitest uses. */
-export interface CacLike {
+interface CacLike {
   option(rawName: string, description: string): unknown;
   parse(argv?: string[]): unknown;
 }

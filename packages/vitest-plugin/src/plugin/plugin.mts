@@ -14,7 +14,7 @@ import type { GuardAllocOptions } from './options.mjs';
 import { resolveVitestSettings } from './settings.mjs';
 import { guardTagDefinitions } from './tags.mjs';
 
-export const SETUP_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'setup.mjs');
+const SETUP_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'setup.mjs');
 
 const THREAD_POOLS = new Set(['threads', 'vmThreads']);
 

@@ -10,7 +10,7 @@ import { experimental_getRunnerTask, type TestModule } from 'vitest/node';
 
 type RunnerTask = ReturnType<typeof experimental_getRunnerTask>;
 
-export interface Attribution {
+interface Attribution {
   event: ViolationEvent;
   /** The dying process's report. */
   text: string;

@@ -155,20 +155,13 @@ uint32_t GuardedAllocator::TakeSlot(uint32_t total_pages, const char** reason) {
   return idx;
 }
 
-bool GuardedAllocator::OpenSlot(const SlotRecord& r) {
+bool GuardedAllocator::SetDataAccess(const SlotRecord& r, bool accessible) {
   SlotGeometry g = GeometryOf(r, page_);
   void* data = reinterpret_cast<void*>(g.data_start);
   size_t bytes = g.data_end - g.data_start;
-  return guard_method_ == GuardMethod::kMadviseGuard ? platform::RemoveGuard(data, bytes)
-                                            : platform::ProtectReadWrite(data, bytes);
-}
-
-bool GuardedAllocator::CloseSlot(const SlotRecord& r) {
-  SlotGeometry g = GeometryOf(r, page_);
-  void* data = reinterpret_cast<void*>(g.data_start);
-  size_t bytes = g.data_end - g.data_start;
-  return guard_method_ == GuardMethod::kMadviseGuard ? platform::InstallGuard(data, bytes)
-                                            : platform::ProtectNone(data, bytes);
+  if (guard_method_ == GuardMethod::kMadviseGuard)
+    return accessible ? platform::RemoveGuard(data, bytes) : platform::InstallGuard(data, bytes);
+  return accessible ? platform::ProtectReadWrite(data, bytes) : platform::ProtectNone(data, bytes);
 }
 
 AllocResult GuardedAllocator::Allocate(size_t size, uint32_t stack_id) {
@@ -199,7 +192,7 @@ AllocResult GuardedAllocator::Allocate(size_t size, uint32_t stack_id) {
     r->user = size == 0 ? g0.guard_start
               : (r->mode == Mode::kTail ? AlignDown(g0.guard_start - size, options_.alignment)
                                         : g0.data_start);
-    if (!OpenSlot(*r)) {
+    if (!SetDataAccess(*r, true)) {
       reason = "opening a guarded slot failed (madvise/mprotect)";
       std::lock_guard<std::mutex> lock(mu_);
       stats_.live--;
@@ -269,7 +262,7 @@ FreeResult GuardedAllocator::Free(void* ptr, FreedBy by, uint32_t stack_id) {
     res.violation.record = *r;
     res.violation.damage = damage;
   }
-  CloseSlot(*r);  // a failure leaves the data readable: still quarantined, never reused early
+  SetDataAccess(*r, false);  // a failure leaves the data readable: still quarantined, never reused early
   res.status = FreeStatus::kFreed;
   res.record = *r;
   stats_.frees++;

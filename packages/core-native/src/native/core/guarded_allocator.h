@@ -97,8 +97,8 @@ class GuardedAllocator {
  private:
   GuardedAllocator(const Options& options, uintptr_t base, size_t region_bytes, GuardMethod method);
   uint32_t TakeSlot(uint32_t total_pages, const char** reason);  // under mu_
-  bool OpenSlot(const SlotRecord& r);
-  bool CloseSlot(const SlotRecord& r);
+  // Makes a slot's data pages accessible (handed out) or not (freed).
+  bool SetDataAccess(const SlotRecord& r, bool accessible);
   void Quarantine(uint32_t index);  // under mu_
   void CheckInto(const SlotRecord& r, std::vector<CanaryViolation>* out);
   SlotRecord* RecordOf(uint32_t index) const { return &records_[index]; }

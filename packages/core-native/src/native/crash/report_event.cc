@@ -11,21 +11,13 @@ namespace {
 constexpr int kEventVersion = 2;
 
 const char* RelationName(Relation r) {
-  switch (r) {
-    case Relation::kPastEnd: return "past-end";
-    case Relation::kBeforeStart: return "before-start";
-    case Relation::kInside: return "inside";
-  }
-  return "inside";
+  static const char* const kNames[] = {"past-end", "before-start", "inside"};  // Relation order
+  return kNames[static_cast<int>(r)];
 }
 
 const char* FreedByName(FreedBy by) {
-  switch (by) {
-    case FreedBy::kNotFreed: return nullptr;
-    case FreedBy::kExplicit: return "explicit";
-    case FreedBy::kGarbageCollector: return "gc";
-  }
-  return nullptr;
+  static const char* const kNames[] = {nullptr, "explicit", "gc"};  // FreedBy order
+  return kNames[static_cast<int>(by)];
 }
 
 void HexStr(Writer* w, uint64_t v) {

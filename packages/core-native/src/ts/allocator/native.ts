@@ -30,7 +30,7 @@ export interface NativeAllocation {
 }
 
 /** Where the dying process finds the report printer (crash/printer.h). */
-export interface PrinterPaths {
+interface PrinterPaths {
   node: string;
   script: string;
   /** PATH for the printer's symbolizers. */
@@ -54,7 +54,7 @@ export interface NativeBinding {
 
 const packageRoot = path.resolve(__dirname, '..', '..');
 
-export function nativeBinaryCandidates(): string[] {
+function nativeBinaryCandidates(): string[] {
   return [
     path.join(packageRoot, 'prebuilds', `${process.platform}-${process.arch}`, 'mate_guard.node'),
     path.join(packageRoot, 'build', 'Release', 'mate_guard.node'),

@@ -11,7 +11,7 @@ const CACHE_LIMIT = 20000;
 /** A function on the stack that the capture starts below. */
 export type EntryPoint = (...args: never[]) => unknown;
 
-export type StackCapture = (entry?: EntryPoint) => number;
+type StackCapture = (entry?: EntryPoint) => number;
 
 /**
  * The stack below `entry`. The realm's Error.prepareStackTrace (a runner's

@@ -24,7 +24,7 @@ ${describeGuardRunFlags().join('\n')}
 `;
 }
 
-export interface GuardRunArgs {
+interface GuardRunArgs {
   settings: GuardSettings;
   command: string[];
 }

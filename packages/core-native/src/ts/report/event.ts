@@ -3,7 +3,7 @@
 import type { ReportKind } from './kinds';
 
 /** Addresses are hex strings (`0x7f...`): 64-bit values do not fit a JS number. */
-export type Hex = string;
+type Hex = string;
 
 export interface CanarySideDamage {
   bytes: number;

@@ -2,7 +2,7 @@
 // Every line starts with `==mate-guard== `.
 import type { CanarySideDamage, EventAllocation, ViolationEvent } from './event';
 
-export const REPORT_PREFIX = '==mate-guard== ';
+const REPORT_PREFIX = '==mate-guard== ';
 
 const bytes = (n: number | bigint) => `${n} ${n === 1 || n === 1n ? 'byte' : 'bytes'}`;
 

@@ -13,7 +13,7 @@ export interface ChildExit {
 }
 
 /** The shell's exit status for a process that ended with (code, signal). */
-export function exitStatusOf(code: number | null, signal: NodeJS.Signals | null): number {
+function exitStatusOf(code: number | null, signal: NodeJS.Signals | null): number {
   if (code !== null) return code;
   return 128 + (signal ? constants.signals[signal] ?? 1 : 1);
 }

@@ -23,7 +23,7 @@ export function runExitCode(status: number, violations: readonly ViolationEvent[
   return status === 0 && violations.some((v) => v.delivered !== 'caller') ? 1 : status;
 }
 
-export interface RunStart {
+interface RunStart {
   /** Names the report directory: `mate-guard-<runner>-XXXX`. */
   runner: string;
   settings: GuardSettings;

@@ -3,7 +3,7 @@
 import type { RunReport } from './report-dir';
 import type { ProcessGuardStats } from './process-stats';
 
-export interface SummaryCounts {
+interface SummaryCounts {
   allocations: number;
   peakLive: number;
   fallbacks: number;

@@ -16,7 +16,7 @@ import {
 export type Layer = Partial<GuardSettings>;
 
 /** The runner settings MATE_<RUNNER>_GUARD_* set (empty values count as unset). */
-export function readRunnerEnv(runner: RunnerName, env: NodeJS.ProcessEnv = process.env): Layer {
+function readRunnerEnv(runner: RunnerName, env: NodeJS.ProcessEnv = process.env): Layer {
   const out: Record<string, unknown> = {};
   for (const row of rowsOn('runner')) {
     const name = spell.env(runner, row);
@@ -27,7 +27,7 @@ export function readRunnerEnv(runner: RunnerName, env: NodeJS.ProcessEnv = proce
 }
 
 /** How a runner's options object names settings. */
-export type OptionNaming = 'key' | 'jestOption' | 'rcKey';
+type OptionNaming = 'key' | 'jestOption' | 'rcKey';
 
 const optionName = (naming: OptionNaming, row: SettingRow): string =>
   naming === 'key' ? row.key : naming === 'jestOption' ? spell.jestOption(row) : spell.rcKey(row);
@@ -71,7 +71,7 @@ export interface RunnerResolution {
   explicit: SettingKey[];
 }
 
-export interface RunnerSources {
+interface RunnerSources {
   runner: RunnerName;
   /** Flags, already parsed (parseFlags). */
   flags?: Layer;

@@ -17,7 +17,7 @@ export const GUARD_MODES: readonly GuardMode[] = ['tail', 'head'];
 export type RunnerName = 'vitest' | 'jest' | 'mocha';
 
 /** Where a setting can be given. */
-export interface Surfaces {
+interface Surfaces {
   /** `--guard-<name>`, `MATE_<RUNNER>_GUARD_<NAME>`, Jest `guard<Name>`, Mocha rc `guard-<name>`, Vitest option `<key>`. */
   runner?: true;
   /** `mate guard-run --<name>`. */
@@ -27,7 +27,7 @@ export interface Surfaces {
 }
 
 /** The C++ side of a setting: a field of mate::Options (options.inc). */
-export interface NativeField {
+interface NativeField {
   field: string;
   ctype: 'bool' | 'uint32_t' | 'uint64_t' | 'Mode';
 }
@@ -64,7 +64,7 @@ function notBuilt<T>(kind: ValueKind<T>, off: (v: T) => boolean, what: string): 
   };
 }
 
-export const REPORT_DIR_ENV = 'MATE_GUARD_REPORT_DIR';
+const REPORT_DIR_ENV = 'MATE_GUARD_REPORT_DIR';
 
 export const SETTINGS = [
   row({
@@ -165,10 +165,6 @@ export type AllocatorSettingKey = KeysOn<'api'>;
 
 export function rowsOn(surface: keyof Surfaces): readonly SettingRow[] {
   return (SETTINGS as readonly SettingRow[]).filter((r) => r.surfaces[surface]);
-}
-
-export function rowOf(key: string): SettingRow | undefined {
-  return (SETTINGS as readonly SettingRow[]).find((r) => r.key === key);
 }
 
 /** The defaults, with a process-wide environment default where a row has one. */

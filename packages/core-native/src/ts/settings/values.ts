@@ -32,7 +32,7 @@ export interface ValueKind<T> {
   readonly repeatable?: boolean;
 }
 
-export function parseBoolean(value: unknown, where: string): boolean {
+function parseBoolean(value: unknown, where: string): boolean {
   if (typeof value === 'boolean') return value;
   if (typeof value === 'number' && (value === 0 || value === 1)) return value === 1;
   if (typeof value === 'string') {
