@@ -46,6 +46,30 @@ test('overflow in head mode is caught by the canary past the end, with a hint', 
   assert.match(text, /rerun with --guard-mode tail/);
 });
 
+test('canary damage is rerun once in the faulting mode; the fault is shown under the report and filed with it', async () => {
+  const r = await guardRun([], [script('underflow.js')]);
+  assert.equal(r.code, 1, r.output);
+  const canary = r.output.indexOf('ERROR: canary-corruption: 1 byte before the start');
+  const announce = r.output.indexOf('[mate-guard] rerunning the command in head mode to find the access behind a canary report (off: --no-rerun)');
+  assert.ok(canary >= 0 && announce > canary, r.output);
+  assert.match(r.output, /\[mate-guard\] rerun in head mode: the canary-corruption of allocation #\d+ \(64 bytes, tail mode\) faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-underflow on WRITE at 0x[0-9a-f]+: 1 byte before the start of allocation #\d+ \(64 bytes, head mode\)/);
+  const dir = /\[mate-guard\] reports: (.+)/.exec(r.output)[1];
+  const [file] = fs.readdirSync(dir).filter((f) => f.startsWith('mate-guard-'));
+  const event = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'));
+  assert.equal(event.kind, 'canary-corruption');
+  assert.equal(event.rerun.mode, 'head');
+  assert.equal(event.rerun.fault.kind, 'heap-buffer-underflow');
+  assert.equal(event.rerun.fault.fatal, true);
+  fs.rmSync(dir, { recursive: true });
+});
+
+test('--no-rerun: canary damage is reported without a rerun', async () => {
+  const r = await guardRun(['--no-rerun'], [script('gap-overflow.js')]);
+  assert.equal(r.code, 1, r.output);
+  assert.match(r.output, /ERROR: canary-corruption: 2 bytes past the end/);
+  assert.doesNotMatch(r.output, /\[mate-guard\] rerun/);
+});
+
 test('an overflow inside the alignment gap is caught by the canary', async () => {
   const r = await guardRun([], [script('gap-overflow.js')]);
   assert.equal(r.code, 1, r.output);

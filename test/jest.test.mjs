@@ -89,6 +89,24 @@ describe('planted bugs', () => {
   });
 });
 
+describe('canary damage: mate-jest reruns the file in the faulting mode', () => {
+  test('the rerun\'s fault report follows the canary report; the exit code stays failing', async () => {
+    const r = await mateJest(['--guard-alloc', ...suite('bugs'), 'underflow', 'gap']);
+    assert.notEqual(r.code, 0, r.output);
+    assert.match(r.output, /\[mate-guard\] rerunning test\/fixtures\/jest\/bugs\/underflow\.test\.js in head mode/);
+    assert.ok(r.output.includes(`[mate-guard] rerun in head mode: the canary-corruption of allocation #`) && r.output.includes(`in ${UNDERFLOW_TEST} faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-underflow on WRITE`), r.output);
+    assert.ok(r.output.includes(`in ${GAP_TEST} faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE`), r.output);
+    assert.match(summary(r.output) ?? '', /2 violations,/);
+  });
+
+  test('MATE_JEST_GUARD_RERUN=0 turns it off', async () => {
+    const r = await mateJest(['--guard-alloc', ...suite('bugs'), 'underflow'], { MATE_JEST_GUARD_RERUN: '0' });
+    assert.notEqual(r.code, 0, r.output);
+    assert.match(r.output, /canary-corruption: 1 byte before the start/);
+    assert.doesNotMatch(r.output, /\[mate-guard\] rerun/);
+  });
+});
+
 describe('tags', () => {
   const TAGGED = [
     'tagged single test', 'graph capture test', 'first in block', 'second in block',

@@ -181,6 +181,17 @@ describe('mate-mocha (drop-in CLI that watches mocha)', () => {
     assert.match(r.output, new RegExp(`\\[mate-guard\\] mocha worker \\d+ was killed by a guard fault: heap-buffer-overflow .* while running ${OVERFLOW_TEST}`));
   });
 
+  test('canary damage: each test rerun in its faulting configuration, the faults shown; --no-guard-rerun: none', async () => {
+    const r = await mateMocha(['--guard-alloc', 'canary/canary.spec.cjs']);
+    assertFailed(r);
+    assert.match(r.output, /\[mate-guard\] rerun in head mode: the canary-corruption of allocation #\d+ \(64 bytes, tail mode\) in canary\/canary\.spec\.cjs > canary damage > underflows by one faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-underflow on WRITE/);
+    assert.match(r.output, /\[mate-guard\] rerun in tail mode with alignment 1: the canary-corruption of allocation #\d+ \(13 bytes, tail mode\) in canary\/canary\.spec\.cjs > canary damage > overflows into the alignment gap faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
+    assert.equal(summary(r.output).violations, 2);
+    const off = await mateMocha(['--guard-alloc', '--no-guard-rerun', 'canary/canary.spec.cjs']);
+    assertFailed(off);
+    assert.doesNotMatch(off.output, /\[mate-guard\] rerun/);
+  });
+
   test('clean suite: one summary line, exit 0; unguarded without the flag', async () => {
     assertGuardedClean(await mateMocha(['--guard-alloc', '--guard-mode', 'tail', ...CLEAN]));
     assertUnguardedClean(await mateMocha(CLEAN));

@@ -140,6 +140,22 @@ test('--guard-alignment 1 (a setting added as one row of the table) makes the al
   assert.match(r.output, /alignment 1, backend host/);
 });
 
+test('mate-vitest reruns files with canary damage in the faulting configuration; --no-guard-rerun and plain vitest do not', async () => {
+  const r = await mateVitest('bugs', ['run', 'underflow', 'gap', '--guard-alloc']);
+  assert.notEqual(r.code, 0, r.output);
+  assert.match(r.output, /\[mate-guard\] rerunning underflow\.test\.mjs in head mode to find the access behind a canary report \(off: --no-guard-rerun\)/);
+  assert.match(r.output, /\[mate-guard\] rerun in head mode: the canary-corruption of allocation #\d+ \(64 bytes, tail mode\) in underflow\.test\.mjs > reverseFill underflows by one faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-underflow on WRITE/);
+  assert.match(r.output, /\[mate-guard\] rerun in tail mode with alignment 1: the canary-corruption of allocation #\d+ \(13 bytes, tail mode\) in gap\.test\.mjs > writeAt past the end into the alignment gap faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
+  assert.equal(summary(r.output).violations, 2, 'the rerun\'s faults are not counted again');
+  for (const off of [
+    await mateVitest('bugs', ['run', 'underflow', '--guard-alloc', '--no-guard-rerun']),
+    await vitest('bugs', ['run', 'underflow', '--', '--guard-alloc']),
+  ]) {
+    assert.match(off.output, /ERROR: canary-corruption: 1 byte before the start/);
+    assert.doesNotMatch(off.output, /\[mate-guard\] rerun/);
+  }
+});
+
 describe('clean suite with tagged tests', () => {
   // [JSON name, path as printed, reason]
   const INCOMPATIBLE = 'guard allocator debug mode does not support this test (tagged guard_incompatible)';

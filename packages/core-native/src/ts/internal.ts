@@ -21,6 +21,7 @@ export { GUARD_INCOMPATIBLE_TAG, GRAPH_CAPTURE_TAG, type GuardTag } from './tags
 export { noteTagSkip } from './run/process-stats';
 export { formatTestPath, beginGuardedTest, endGuardedTest, takeOutsideDamage, violationError, outsideTestsError } from './run/test-bracket';
 export { GuardedRun, reportText, runExitCode, type RunEnd, type CrashAttribution } from './run/lifecycle';
+export { rerunCanaryReports, type RerunGroup, type RerunLauncher } from './run/rerun';
 export { formatCrashAttribution } from './run/attribution';
 export { runChild, type ChildExit } from './run/child';
 export type { ViolationEvent } from './report/event';

@@ -1,13 +1,17 @@
 // `mate-jest`: Jest with guard flags. It runs Jest as a child and watches
 // it, because in band a guard fault kills Jest itself before it can say
 // anything: afterwards the run's report directory names the test.
+import * as path from 'node:path';
+
 import {
   GuardConfigError,
   GuardedRun,
   parseFlags,
+  rerunCanaryReports,
   resolveRunnerSettings,
   runChild,
   RUNNER_FLAGS,
+  type RerunLauncher,
   type RunnerResolution,
 } from '@mate-guard/core/internal';
 
@@ -28,6 +32,13 @@ function resolve(argv: readonly string[]): RunnerResolution & { rest: string[] }
     if (err instanceof GuardConfigError) fail(err.message);
     throw err;
   }
+}
+
+const watching = (args: readonly string[]) => args.some((a) => /^--watch(All)?(=|$)/.test(a));
+
+/** The same Jest command, on just the files with canary damage (as paths: the user's patterns do not widen it). */
+function rerunJest(bin: string, rest: readonly string[]): RerunLauncher {
+  return (group) => ({ command: process.execPath, args: [bin, ...rest, '--runTestsByPath', ...group.files.map((f) => path.resolve(f))] });
 }
 
 export async function main(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
@@ -56,6 +67,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
   if (run.crashed().some((e) => inBand(e.pid))) {
     process.stderr.write('[mate-guard] Jest was killed before it could print its results: test files after this one did not run\n');
   }
+  const reruns = run.settings.rerun && !watching(rest) ? await rerunCanaryReports(violations, run.settings, rerunJest(bin, rest)) : '';
   const { text, exitCode } = run.finish({
     status: exit.status,
     // A worker's report went through Jest's pipe, which Jest may not drain
@@ -64,6 +76,6 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     // Jest passed, yet a process found damage (e.g. at exit): show it, fail.
     showReportsIfPassed: true,
   });
-  if (guarded) process.stderr.write(text);
+  if (guarded) process.stderr.write(reruns + text);
   process.exitCode = exitCode;
 }

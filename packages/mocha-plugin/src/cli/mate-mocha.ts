@@ -3,7 +3,7 @@
 // runs mocha as a child and watches it: when a guard fault kills mocha
 // itself (serial) or a worker (--parallel), it names the test that was
 // running, prints the summary and exits non-zero, whatever mocha managed to say.
-import { describeRunnerFlags, GuardConfigError, GuardedRun, runChild } from '@mate-guard/core/internal';
+import { describeRunnerFlags, GuardConfigError, GuardedRun, rerunCanaryReports, runChild, type RerunLauncher } from '@mate-guard/core/internal';
 
 import { loadMochaOptions, runsInWorkers } from '../hooks/mocha-options';
 import { resolveMochaConfig, type MochaGuardConfig } from '../hooks/settings';
@@ -40,6 +40,33 @@ async function runMocha(mochaBin: string, args: readonly string[], env: NodeJS.P
   }
 }
 
+const watching = (args: readonly string[]) => args.some((a) => a === '-w' || /^--watch(=|$)/.test(a));
+
+/** The user's arguments without their own test selection by title (the rerun selects by title). */
+function withoutGrep(args: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    if (['-g', '--grep', '-f', '--fgrep'].includes(args[i])) i++;
+    else if (!/^--(grep|fgrep|invert)(=|$)/.test(args[i]) && args[i] !== '-i') out.push(args[i]);
+  }
+  return out;
+}
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * The same mocha command, selecting the tests with canary damage by their
+ * full titles (mocha adds positional spec files to the rc file's, so files
+ * cannot narrow a run; a title can).
+ */
+function rerunMocha(mochaBin: string, rest: readonly string[]): RerunLauncher {
+  return (group) => {
+    const titles = group.tests.map((t) => t.split(' > ').slice(1).join(' ')).filter((t) => t.length > 0);
+    const select = titles.length ? ['--grep', `^(?:${titles.map(escapeRegExp).join('|')})$`] : [];
+    return { command: process.execPath, args: [mochaBin, '--require', PLUGIN_ENTRY, ...(titles.length ? withoutGrep(rest) : rest), ...select] };
+  };
+}
+
 export async function main(argv: readonly string[]): Promise<number> {
   const mochaBin = findMochaBin();
   if (!mochaBin) {
@@ -63,9 +90,10 @@ export async function main(argv: readonly string[]): Promise<number> {
   const env = { ...process.env };
   const run = GuardedRun.start({ runner: 'mocha', settings, explicit, env });
   const status = await runMocha(mochaBin, ['--require', PLUGIN_ENTRY, ...rest], env);
+  const reruns = run.settings.rerun && !watching(rest) ? await rerunCanaryReports(run.read().violations, run.settings, rerunMocha(mochaBin, rest)) : '';
   const label = runsInWorkers(mochaOptions) ? 'mocha worker' : 'mocha process';
   const { text, exitCode } = run.finish({ status, attribution: { label: () => label } });
-  if (settings.enabled) process.stderr.write(text);
+  if (settings.enabled) process.stderr.write(reruns + text);
   return exitCode;
 }
 

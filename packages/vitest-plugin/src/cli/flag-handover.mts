@@ -19,6 +19,11 @@ export function handOverFlags(flags: ParsedFlags): void {
   (globalThis as WithHandover)[HANDOVER] = { flags, read: false };
 }
 
+/** Whether this vitest runs under mate-vitest. */
+export function flagsWereHandedOver(): boolean {
+  return (globalThis as WithHandover)[HANDOVER] !== undefined;
+}
+
 /** Whether a plugin read the flags mate-vitest handed over. */
 export function flagsWereRead(): boolean {
   return (globalThis as WithHandover)[HANDOVER]?.read ?? false;

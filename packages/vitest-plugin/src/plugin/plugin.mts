@@ -5,7 +5,7 @@
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { GuardConfigError, type RunnerResolution } from '@mate-guard/core/internal';
+import { GuardConfigError, readHandoff, type RunnerResolution } from '@mate-guard/core/internal';
 import type { Plugin } from 'vitest/config';
 import type { TestProject, Vitest } from 'vitest/node';
 
@@ -40,15 +40,27 @@ function warnThreads(vitest: Vitest, project: TestProject): void {
   );
 }
 
+/**
+ * A run another process owns (a mate-* rerun, mate guard-run) handed its
+ * settings over: use them as they are, and leave the report to that owner.
+ */
+function ownedElsewhere(): RunnerResolution | undefined {
+  const handoff = readHandoff();
+  return handoff && handoff.ownerPid !== process.pid ? { settings: handoff.settings, explicit: handoff.explicit } : undefined;
+}
+
 /** The Vitest plugin. Guarding is off unless a flag, MATE_VITEST_GUARD_* or `enabled: true` turns it on. */
 export function guardAlloc(options?: GuardAllocOptions): Plugin {
   let resolved: RunnerResolution | undefined;
+  let owner = true;
   return {
     name: 'mate-guard:vitest',
     config(config) {
       // Resolved here so a bad value stops vitest before any test file loads.
       try {
-        resolved = resolveVitestSettings(options);
+        const handed = ownedElsewhere();
+        owner = handed === undefined;
+        resolved = handed ?? resolveVitestSettings(options);
       } catch (err) {
         // The message names the flag, variable or option and the value; the stack would only bury it.
         if (err instanceof GuardConfigError) err.stack = `${err.name}: ${err.message}`;
@@ -59,7 +71,7 @@ export function guardAlloc(options?: GuardAllocOptions): Plugin {
       if (resolved.settings.enabled) injectSetup(test);
     },
     configureVitest({ vitest, project }) {
-      if (!resolved?.settings.enabled) return;
+      if (!resolved?.settings.enabled || !owner) return;
       warnThreads(vitest, project);
       attachReporters(vitest, resolved);
     },

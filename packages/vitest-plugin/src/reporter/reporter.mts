@@ -1,9 +1,11 @@
 // Main-process side of a guarded run: the run itself (report directory and
 // the handoff to workers), crash attribution (Vitest only says that a worker
 // exited) and the summary line.
-import { GuardedRun, type RunnerResolution } from '@mate-guard/core/internal';
+import { GuardedRun, rerunCanaryReports, type RerunLauncher, type RunnerResolution } from '@mate-guard/core/internal';
 import { VerboseReporter, type Reporter, type TestModule, type Vitest } from 'vitest/node';
 
+import { flagsWereHandedOver } from '../cli/flag-handover.mjs';
+import { vitestBin } from '../cli/vitest-cli.mjs';
 import { attribute, crashLine, markFailed } from './attribution.mjs';
 import { tagSkipLines } from './skips.mjs';
 
@@ -51,16 +53,33 @@ class VitestRun {
 
   summaryReporter(): Reporter {
     return {
-      onTestRunEnd: (testModules: ReadonlyArray<TestModule>) => {
-        if (!this.run) return;
-        if (!this.verbose()) for (const line of tagSkipLines(testModules)) this.say(line);
-        const { text, exitCode } = this.run.finish({ status: Number(process.exitCode ?? 0) });
+      onTestRunEnd: async (testModules: ReadonlyArray<TestModule>) => {
+        const run = this.run;
+        if (!run) return;
         this.run = undefined;
-        this.say(text.trimEnd());
+        if (!this.verbose()) for (const line of tagSkipLines(testModules)) this.say(line);
+        const reruns = this.rerunning() ? await rerunCanaryReports(run.read().violations, run.settings, this.rerunLauncher()) : '';
+        const { text, exitCode } = run.finish({ status: Number(process.exitCode ?? 0) });
+        this.say((reruns + text).trimEnd());
         // Damage found only when a worker exited fails no test: the exit code must still tell.
         if (exitCode !== 0) process.exitCode = exitCode;
       },
     };
+  }
+
+  /** mate-vitest reruns canary damage (plain vitest and watch mode do not). */
+  private rerunning(): boolean {
+    return this.resolved.settings.rerun && flagsWereHandedOver() && !this.vitest.config.watch;
+  }
+
+  /** vitest run on just the files with canary damage, with this run's config and root. */
+  private rerunLauncher(): RerunLauncher {
+    const configFile = this.vitest.vite.config.configFile;
+    const root = this.vitest.config.root;
+    return (group) => ({
+      command: process.execPath,
+      args: [vitestBin(import.meta.url), 'run', ...group.files, ...(configFile ? ['--config', configFile] : []), '--root', root],
+    });
   }
 
   private verbose(): boolean {

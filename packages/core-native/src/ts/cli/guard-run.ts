@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { GuardConfigError } from '../errors';
 import { runChild } from '../run/child';
 import { GuardedRun } from '../run/lifecycle';
+import { rerunCanaryReports } from '../run/rerun';
 import { describeGuardRunFlags } from '../settings/docs';
 import { GUARD_RUN_FLAGS, parseFlags } from '../settings/flags';
 import { resolveLayers } from '../settings/resolve';
@@ -44,17 +45,26 @@ export function parseGuardRunArgs(argv: readonly string[]): GuardRunArgs | 'help
   return { settings: { ...resolveLayers([values]), enabled: true }, command };
 }
 
-export async function guardRun(args: GuardRunArgs): Promise<number> {
-  const env = { ...process.env };
-  const run = GuardedRun.start({ runner: 'run', settings: args.settings, env, autoInstall: true });
+/** NODE_OPTIONS that load the preload, which installs from the handoff in every Node process. */
+function withPreload(nodeOptions: string | undefined): string {
   const preload = path.resolve(__dirname, '..', 'allocator', 'auto-install.js');
-  env.NODE_OPTIONS = `${env.NODE_OPTIONS ? env.NODE_OPTIONS + ' ' : ''}--require ${JSON.stringify(preload)}`;
-  const exit = await runChild(args.command[0], args.command.slice(1), env).catch((err: Error) => {
-    process.stderr.write(`mate guard-run: could not start ${show(args.command[0])}: ${err.message}\n`);
+  return `${nodeOptions ? nodeOptions + ' ' : ''}--require ${JSON.stringify(preload)}`;
+}
+
+export async function guardRun(args: GuardRunArgs): Promise<number> {
+  const env = { ...process.env, NODE_OPTIONS: withPreload(process.env.NODE_OPTIONS) };
+  const run = GuardedRun.start({ runner: 'run', settings: args.settings, env, autoInstall: true });
+  const [command, ...commandArgs] = args.command;
+  const exit = await runChild(command, commandArgs, env).catch((err: Error) => {
+    process.stderr.write(`mate guard-run: could not start ${show(command)}: ${err.message}\n`);
     return undefined;
   });
+  // Canary damage: the whole command once more, in the configuration that faults.
+  const reruns = exit && run.settings.rerun
+    ? await rerunCanaryReports(run.read().violations, run.settings, () => ({ command, args: commandArgs, env: { NODE_OPTIONS: env.NODE_OPTIONS }, autoInstall: true }), '--no-rerun')
+    : '';
   const { text, exitCode } = run.finish({ status: exit?.status ?? 127 });
   if (!exit) return 127;
-  process.stderr.write(text);
+  process.stderr.write(reruns + text);
   return exitCode;
 }

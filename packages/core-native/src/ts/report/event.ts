@@ -53,6 +53,8 @@ export interface ViolationEvent {
    * or the printer of a process a fault killed). Absent: not delivered yet.
    */
   delivered?: 'caller' | 'stderr';
+  /** For canary damage: what the rerun in the faulting configuration found (the mate-* CLIs, guard-run). */
+  rerun?: { mode: 'tail' | 'head'; alignment: number; fault: Omit<ViolationEvent, 'file'> | null };
   /** The rendered report, every line starting with `==mate-guard== `; absent until rendered. */
   text?: string;
   /** Where it was read from (set by the reader). */

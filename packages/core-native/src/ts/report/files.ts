@@ -11,6 +11,13 @@ export const EVENT_FILE = /^mate-guard-\d+-\d+\.json$/;
 
 let sequence = 0;
 
+/** The event as filed: where it was read from is not part of it. */
+export function eventBody(event: ViolationEvent): Omit<ViolationEvent, 'file'> {
+  const body: Partial<ViolationEvent> = { ...event };
+  delete body.file;
+  return body as Omit<ViolationEvent, 'file'>;
+}
+
 function writeWhole(file: string, text: string): void {
   fs.writeFileSync(`${file}.tmp`, text);
   fs.renameSync(`${file}.tmp`, file);
@@ -23,15 +30,13 @@ function writeWhole(file: string, text: string): void {
 export function writeEventFile(dir: string, event: ViolationEvent): string {
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `mate-guard-${process.pid}-${1_000_000 + ++sequence}.json`);
-  const { file: _ignored, ...body } = event;
-  writeWhole(file, JSON.stringify(body) + '\n');
+  writeWhole(file, JSON.stringify(eventBody(event)) + '\n');
   return file;
 }
 
 /** Writes an event back to its file (the printer adds the rendered text). */
 export function rewriteEventFile(file: string, event: ViolationEvent): void {
-  const { file: _ignored, ...body } = event;
-  writeWhole(file, JSON.stringify(body) + '\n');
+  writeWhole(file, JSON.stringify(eventBody(event)) + '\n');
 }
 
 export function readEventFile(file: string): ViolationEvent | undefined {

@@ -91,6 +91,11 @@ export const SETTINGS = [
     native: { field: 'alignment', ctype: 'uint32_t' },
   }),
   row({
+    key: 'rerun', name: 'rerun', value: booleanValue, default: true,
+    description: 'When a run of mate-vitest, mate-jest, mate-mocha or mate guard-run ends with canary damage, rerun the affected test files once in the mode (or alignment 1) that makes the bad access fault, and show that fault with its access site under the report. Plain runners never rerun.',
+    surfaces: { runner: true, guardRun: true },
+  }),
+  row({
     key: 'captureStacks', name: 'capture-stacks', value: booleanValue, default: true,
     description: 'Record the JS stack of every allocation for reports (the dearest part of a guarded allocation: see bench/README.md).',
     surfaces: { api: true },

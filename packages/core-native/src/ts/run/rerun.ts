@@ -1,0 +1,137 @@
+// Canary damage is found late, away from the bad access. A drop-in CLI
+// (mate-vitest, mate-jest, mate-mocha, guard-run) then reruns the affected
+// test files once in the configuration that makes that access fault (the
+// other mode, or alignment 1 for the alignment gap), and attaches the fault
+// report (with its access site) under the original. The run's exit code
+// stays failing whatever the rerun finds.
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+
+import type { ViolationEvent } from '../report/event';
+import { eventBody, rewriteEventFile } from '../report/files';
+import { rowsOn, type GuardMode, type GuardSettings, type SettingKey } from '../settings/table';
+import { GuardedRun, reportText } from './lifecycle';
+
+/** One rerun: a configuration, the files (and tests) to run in it, and the reports it is for. */
+export interface RerunGroup {
+  mode: GuardMode;
+  alignment: number;
+  /** `head mode`, `tail mode with alignment 1` */
+  label: string;
+  /** Test files, as the reports name them (relative to the working directory). */
+  files: string[];
+  /** Test paths (`file > suite > test`) of the damage. */
+  tests: string[];
+  events: ViolationEvent[];
+}
+
+/** How a CLI runs a rerun: its command for these files, in the given environment (the handoff is added). */
+export type RerunLauncher = (group: RerunGroup) => {
+  command: string;
+  args: string[];
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  /** guard-run: the command's Node processes install from the handoff themselves. */
+  autoInstall?: boolean;
+};
+
+const fileOf = (testPath: string | null): string | undefined => (testPath ? testPath.split(' > ')[0] : undefined);
+
+/** The configuration that makes the access behind a canary report fault. */
+function faultingConfig(e: ViolationEvent, settings: GuardSettings): { mode: GuardMode; alignment: number } {
+  const before = (e.damage?.before.bytes ?? 0) > 0;
+  if (e.allocation.mode === 'tail' && before) return { mode: 'head', alignment: settings.alignment };
+  if (e.allocation.mode === 'head') return { mode: 'tail', alignment: settings.alignment };
+  return { mode: 'tail', alignment: 1 }; // past the end in tail mode: the alignment gap
+}
+
+/** The reruns the canary reports of a run call for, one per configuration. */
+export function planReruns(events: readonly ViolationEvent[], settings: GuardSettings): RerunGroup[] {
+  const groups = new Map<string, RerunGroup>();
+  for (const e of events) {
+    if (e.kind !== 'canary-corruption' || e.fatal) continue;
+    const { mode, alignment } = faultingConfig(e, settings);
+    const key = `${mode}/${alignment}`;
+    let g = groups.get(key);
+    if (!g) {
+      const label = alignment === 1 && alignment !== settings.alignment ? `${mode} mode with alignment 1` : `${mode} mode`;
+      g = { mode, alignment, label, files: [], tests: [], events: [] };
+      groups.set(key, g);
+    }
+    g.events.push(e);
+    for (const t of [e.test, e.allocation.allocTest]) {
+      const file = fileOf(t);
+      if (t && !g.tests.includes(t)) g.tests.push(t);
+      if (file && !g.files.includes(file)) g.files.push(file);
+    }
+  }
+  return [...groups.values()];
+}
+
+const RERUN_TIMEOUT_MS = 10 * 60 * 1000;
+
+/** Runs one rerun as a child run of ours and returns the violations it found. */
+async function runGroup(group: RerunGroup, launch: RerunLauncher, settings: GuardSettings): Promise<ViolationEvent[]> {
+  const spec = launch(group);
+  const env = { ...process.env, ...spec.env };
+  const runnerKeys = rowsOn('runner').map((r) => r.key as SettingKey);
+  // Every runner setting is explicit: a Jest file's options must not change the mode back.
+  const run = GuardedRun.start({
+    runner: 'rerun',
+    settings: { ...settings, enabled: true, mode: group.mode, alignment: group.alignment, rerun: false },
+    explicit: runnerKeys,
+    env,
+    autoInstall: spec.autoInstall,
+  });
+  await new Promise<void>((resolve) => {
+    const child = spawn(spec.command, spec.args, { cwd: spec.cwd, env, stdio: ['ignore', 'ignore', 'ignore'] });
+    const timer = setTimeout(() => child.kill('SIGKILL'), RERUN_TIMEOUT_MS);
+    child.on('error', () => resolve());
+    child.on('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+  const found = run.read().violations;
+  fs.rmSync(run.dir, { recursive: true, force: true });
+  return found;
+}
+
+/** The rerun's fault for one original report: the same test, else the same file. */
+function faultFor(original: ViolationEvent, found: readonly ViolationEvent[]): ViolationEvent | undefined {
+  const faults = found.filter((f) => f.fatal);
+  const tests = [original.test, original.allocation.allocTest].filter((t): t is string => !!t);
+  return faults.find((f) => f.test !== null && tests.includes(f.test))
+    ?? faults.find((f) => tests.some((t) => fileOf(t) === fileOf(f.test) || fileOf(t) === fileOf(f.allocation.allocTest)))
+    ?? (tests.length === 0 ? faults[0] : undefined);
+}
+
+/**
+ * Reruns what the run's canary reports call for and returns the text to
+ * print: one announcing line per rerun, then under each original report
+ * the rerun's fault report, or that the rerun did not fault. The original
+ * event files get the result too (`rerun`).
+ */
+export async function rerunCanaryReports(
+  events: readonly ViolationEvent[],
+  settings: GuardSettings,
+  launch: RerunLauncher,
+  offFlag = '--no-guard-rerun',
+): Promise<string> {
+  let text = '';
+  for (const group of planReruns(events, settings)) {
+    const what = group.files.length ? group.files.join(', ') : 'the command';
+    text += `[mate-guard] rerunning ${what} in ${group.label} to find the access behind ${group.events.length === 1 ? 'a canary report' : `${group.events.length} canary reports`} (off: ${offFlag})\n`;
+    const found = await runGroup(group, launch, settings);
+    for (const original of group.events) {
+      const fault = faultFor(original, found);
+      const about = `the canary-corruption of allocation #${original.allocation.id} (${original.allocation.size} bytes, ${original.allocation.mode} mode)${original.test ? ` in ${original.test}` : ''}`;
+      if (fault) text += `[mate-guard] rerun in ${group.label}: ${about} faults at the first bad access:\n${reportText(fault)}`;
+      else text += `[mate-guard] rerun in ${group.label}: ${about} did not fault (the damage did not happen again on its own: it may depend on timing or on tests that did not rerun)\n`;
+      if (original.file) {
+        rewriteEventFile(original.file, { ...original, rerun: { mode: group.mode, alignment: group.alignment, fault: fault ? eventBody(fault) : null } });
+      }
+    }
+  }
+  return text;
+}
