@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "binding/config_parse.h"
+#include "binding/native_stack_binding.h"
 #include "core/guarded_allocator.h"
 #include "core/stack_store.h"
 #include "crash/fault_handler.h"
@@ -215,6 +216,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("stats", Napi::Function::New(env, Stats));
   exports.Set("snapshot", Napi::Function::New(env, Snapshot));
   exports.Set("internString", Napi::Function::New(env, InternString));
+  AddNativeStackExports(env, exports);
   return exports;
 }
 
