@@ -45,6 +45,27 @@ export interface NativeOptions {
   maxLiveMprotect?: number;
 }
 
+/** A native frame as the binding returns it (see symbolize/types for offset). */
+export interface NativeFrameJs {
+  pc: string;
+  module: string | null;
+  moduleIndex: number | null;
+  offset: number;
+  returnAddress: boolean;
+}
+
+/** Test-only hooks of the native backtrace code. */
+export interface NativeStackTesting {
+  /** The native frames of this very call. */
+  captureHere(): NativeFrameJs[];
+  /** An exported symbol of a loaded object ('' = the main program), resolved by the module map. */
+  addressOf(module: string, symbol: string): NativeFrameJs | null;
+  /** Module map paths, by index. */
+  moduleTable(): string[];
+  /** Prints each fault's native frames to stderr, then passes the fault on. */
+  installFaultProbe(): boolean;
+}
+
 export interface NativeBinding {
   configure(options: NativeOptions, reportDir: string): { backend: NativeStats['backend']; pageSize: number };
   /** `stack`: an id from internString. */
@@ -54,6 +75,13 @@ export interface NativeBinding {
   checkCanaries(all: boolean): NativeViolation[];
   stats(): NativeStats;
   snapshot(): NativeAllocation[];
+  /**
+   * Rebuilds the module map if objects were loaded or unloaded since the
+   * last build (or always, with `force`); true when it did. Cheap when
+   * nothing changed. Reports name only the modules the map knew.
+   */
+  refreshModuleMap(force?: boolean): boolean;
+  nativeStackTesting: NativeStackTesting;
 }
 
 const packageRoot = path.resolve(__dirname, '..');

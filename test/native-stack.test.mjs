@@ -1,0 +1,110 @@
+// The native access stack: a fault's frames captured inside the signal
+// handler (unwind tables through the signal frame), resolved to module +
+// offset by the module map, symbolized outside. Real faults in the example
+// addon on every kind of thread; the test-only probe prints the frames the
+// capture recorded in front of mate-guard's own handler.
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { test } from 'node:test';
+
+import { ADDON, buggyLine, probeFrames } from './helpers/native-frames.mjs';
+import { ROOT, run } from './helpers/run.mjs';
+
+const require = createRequire(import.meta.url);
+const { loadNative } = require('../packages/core-native/dist/native.js');
+const { refreshModuleMapOnAddonLoad } = require('../packages/core-native/dist/module-map.js');
+const { symbolizeFramesSync, formatNativeFrames, readElfFunctions } = require('../packages/core-native/dist/symbolize/index.js');
+
+const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'native-stack', 'fault.js');
+
+async function faultIn(where) {
+  const r = await run(process.execPath, ['--expose-gc', FIXTURE, where]);
+  assert.equal(r.signal, 'SIGSEGV', r.output);
+  assert.doesNotMatch(r.output, /not reached/);
+  assert.match(r.output, /==mate-guard== ERROR: heap-buffer-overflow on WRITE/, 'the fault still reaches mate-guard\'s handler');
+  const probe = probeFrames(r.stderr);
+  assert.equal(probe.method, 'unwind-tables', r.stderr);
+  assert.equal(probe.frames.length, probe.count);
+  return probe.frames;
+}
+
+function assertAccessSite(frames, fn, line) {
+  assert.equal(frames[0].module, ADDON, 'frame #0 is in the addon');
+  assert.equal(frames[0].returnAddress, false, 'frame #0 is the faulting pc itself');
+  assert.ok(frames.slice(1).every((f) => f.returnAddress), 'callers are return addresses');
+  const lines = formatNativeFrames(symbolizeFramesSync(frames), { cwd: ROOT });
+  assert.match(lines[0], new RegExp(`^#0 ${fn} examples/addon/src/buggy\\.cc:${line} \\(buggy_addon\\.node\\+0x[0-9a-f]+\\)$`), lines.join('\n'));
+  return lines;
+}
+
+test('a fault on the main thread: #0 is the addon function and the buggy line, then its callers', async () => {
+  const frames = await faultIn('main');
+  const lines = assertAccessSite(frames, 'FillInclusive', buggyLine('POKE(p + i, 0x41)'));
+  assert.ok(frames.length >= 3, lines.join('\n'));
+  assert.match(lines.join('\n'), /^#1 .*napi-inl\.h:\d+ \(buggy_addon\.node\+0x/m, 'the node-addon-api wrapper that called it');
+  assert.ok(frames.some((f) => f.module === process.execPath || path.basename(f.module ?? '') === 'node'), 'unwinds into node itself');
+});
+
+test('a fault on a libuv pool thread names the async work callback', async () => {
+  const frames = await faultIn('pool');
+  // GCC devirtualizes and inlines Execute into node-addon-api's callback and
+  // records the inlined copy by its short name.
+  assertAccessSite(frames, '(?:OverflowWorker::)?Execute', buggyLine('POKE(p_ + i, 0x45)'));
+});
+
+test('a fault inside a worker_thread names its frame', async () => {
+  const frames = await faultIn('worker');
+  assertAccessSite(frames, 'FillInclusive', buggyLine('POKE(p + i, 0x41)'));
+});
+
+test('a fault in a Node-API finalizer names the finalizer', async () => {
+  const frames = await faultIn('finalizer');
+  assertAccessSite(frames, 'FinalizeKept', buggyLine('POKE(kept->p + i, 0x46)'));
+});
+
+test('the module map resolves code addresses to module + link-time address, as the ELF symbols give them', () => {
+  const native = loadNative();
+  native.refreshModuleMap();
+  const t = native.nativeStackTesting;
+  // The main program (node, not PIE here: load bias 0) and a shared object.
+  const inNode = t.addressOf('', 'napi_create_buffer');
+  assert.ok(inNode, 'node exports napi_create_buffer');
+  assert.equal(inNode.module, fs.realpathSync(process.execPath));
+  assert.equal(readElfFunctions(inNode.module).lookup(inNode.offset)?.name, 'napi_create_buffer');
+  require(ADDON);
+  native.refreshModuleMap();
+  const inAddon = t.addressOf(ADDON, 'napi_register_module_v1');
+  assert.equal(inAddon.module, ADDON);
+  const fn = readElfFunctions(ADDON).lookup(inAddon.offset);
+  assert.equal(fn?.name, 'napi_register_module_v1');
+  assert.equal(fn.start, inAddon.offset, 'offset is the symbol value itself (pc - load bias)');
+  assert.ok(Number.parseInt(inAddon.pc, 16) > inAddon.offset, 'a shared object is loaded at a bias');
+  // A capture outside any handler starts at the binding function itself.
+  const here = t.captureHere();
+  assert.equal(path.basename(here[0].module), 'mate_guard.node');
+  assert.ok(here.every((f) => f.returnAddress));
+});
+
+test('the module map learns of an addon loaded later, through the dlopen hook or a cheap refresh', () => {
+  const native = loadNative();
+  const t = native.nativeStackTesting;
+  native.refreshModuleMap();
+  assert.equal(native.refreshModuleMap(), false, 'nothing loaded since: no rebuild');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-guard-modmap-'));
+  try {
+    const undo = refreshModuleMapOnAddonLoad(native);
+    const copy = path.join(dir, 'copy_addon.node');
+    fs.copyFileSync(ADDON, copy);
+    require(copy); // a new object: the hook rebuilds the map after process.dlopen
+    undo();
+    assert.ok(t.moduleTable().includes(fs.realpathSync(copy)), t.moduleTable().join('\n'));
+    assert.equal(t.addressOf(copy, 'napi_register_module_v1')?.module, fs.realpathSync(copy));
+    assert.equal(native.refreshModuleMap(), false);
+    assert.equal(native.refreshModuleMap(true), true, 'force rebuilds');
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
