@@ -4,6 +4,7 @@
 // addon on every kind of thread; the test-only probe prints the frames the
 // capture recorded in front of mate-guard's own handler.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -17,6 +18,7 @@ const require = createRequire(import.meta.url);
 const { loadNative } = require('../packages/core-native/dist/native.js');
 const { refreshModuleMapOnAddonLoad } = require('../packages/core-native/dist/module-map.js');
 const { symbolizeFramesSync, formatNativeFrames, readElfFunctions } = require('../packages/core-native/dist/symbolize/index.js');
+const { findOnPath } = require('../packages/core-native/dist/symbolize/tools.js');
 
 const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'native-stack', 'fault.js');
 
@@ -63,6 +65,29 @@ test('a fault inside a worker_thread names its frame', async () => {
 test('a fault in a Node-API finalizer names the finalizer', async () => {
   const frames = await faultIn('finalizer');
   assertAccessSite(frames, 'FinalizeKept', buggyLine('POKE(kept->p + i, 0x46)'));
+});
+
+const CC = findOnPath('cc', process.env.PATH) ?? findOnPath('gcc', process.env.PATH);
+
+test('code without unwind tables is walked by its frame pointers, a frameless leaf included', { skip: !CC && 'no C compiler on PATH' }, async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-guard-nounwind-'));
+  try {
+    const addon = path.join(dir, 'no_unwind_tables.node');
+    execFileSync(CC, ['-shared', '-fPIC', '-O2', '-fno-omit-frame-pointer', '-fno-asynchronous-unwind-tables', '-fno-unwind-tables',
+      '-I', path.join(ROOT, 'node_modules', 'node-api-headers', 'include'), '-o', addon,
+      path.join(ROOT, 'test', 'fixtures', 'native-stack', 'no-unwind-tables.c')]);
+    const r = await run(process.execPath, [FIXTURE, 'no-unwind-tables', addon]);
+    assert.equal(r.signal, 'SIGSEGV', r.output);
+    const probe = probeFrames(r.stderr);
+    assert.equal(probe.method, 'frame-pointers', r.stderr);
+    const lines = formatNativeFrames(symbolizeFramesSync(probe.frames), { cwd: ROOT });
+    // No debug info: names only (llvm-symbolizer adds the file a static function came from).
+    assert.match(lines[0], /^#0 poke_past_end (?:no-unwind-tables\.c )?\(no_unwind_tables\.node\+0x[0-9a-f]+\)$/, lines.join('\n'));
+    assert.match(lines[1], /^#1 fill_through_helper /, lines.join('\n'));
+    assert.match(lines[2], /^#2 Fill /, lines.join('\n'));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('the module map resolves code addresses to module + link-time address, as the ELF symbols give them', () => {

@@ -61,6 +61,10 @@ void Resolve(uintptr_t pc, bool return_address, NativeFrame* f) {
 // uses the register for something else ends the walk, not the process.
 size_t WalkFramePointers(const MachineRegs& regs, NativeFrame* out, size_t count, size_t max) {
   constexpr uintptr_t kMaxFrameBytes = 1 << 20;
+  // A leaf function often keeps no frame: the frame pointer is then its
+  // caller's, whose own return address the chain would skip.
+  uintptr_t leaf_ret = 0;
+  if (count < max && LeafReturnAddress(regs, &leaf_ret)) Resolve(leaf_ret, true, &out[count++]);
   uintptr_t fp = regs.fp;
   if (fp < regs.sp || fp - regs.sp > 8 * kMaxFrameBytes) return count;
   while (count < max) {

@@ -5,6 +5,7 @@
 // ucontext, and a memory read that fails instead of faulting. Both
 // async-signal-safe.
 
+#include <cstddef>
 #include <cstdint>
 
 namespace mate {
@@ -18,8 +19,15 @@ struct MachineRegs {
 // False on architectures this build does not know.
 bool ReadMachineRegs(const void* ucontext, MachineRegs* out);
 
-// Reads one word of this process's memory; false (no fault) when unmapped.
-bool SafeReadWord(uintptr_t addr, uintptr_t* out);
+// Reads this process's memory; false (no fault) when unmapped.
+bool SafeRead(uintptr_t addr, void* out, size_t len);
+inline bool SafeReadWord(uintptr_t addr, uintptr_t* out) { return SafeRead(addr, out, sizeof(*out)); }
+
+// For a fault in a leaf function that keeps no frame (its caller's return
+// address still at the stack pointer), that return address. Accepted only
+// if the instruction before it is a direct call to a function starting at
+// most 64 KiB before the faulting pc. x86-64 only; false elsewhere.
+bool LeafReturnAddress(const MachineRegs& regs, uintptr_t* out);
 
 }  // namespace mate
 
