@@ -111,6 +111,16 @@ test('a missing module and an address outside any module give what is known', ()
   assert.deepEqual(fmt(s), ['#0 (gone.so+0x1a2b)', '#1 (0x7f0011223344, no module)']);
 });
 
+test('an llvm-symbolizer that cannot run (too old, broken) leaves the frames to addr2line', { skip: !ADDR2LINE && 'addr2line is not on PATH' }, () => {
+  const dir = fs.mkdtempSync(path.join(tmp, 'broken-'));
+  fs.writeFileSync(path.join(dir, 'llvm-symbolizer'), '#!/bin/sh\necho "Unknown command line argument" >&2\nexit 1\n', { mode: 0o755 });
+  fs.symlinkSync(ADDR2LINE, path.join(dir, 'addr2line'));
+  clearSymbolCache();
+  const s = symbolizeFramesSync(frames, { path: dir });
+  assert.equal(s[0].source, 'addr2line');
+  assert.equal(s[0].line, FILL_LINE);
+});
+
 test('a hung symbolizer cannot hold the report past the time bound; the ELF names remain', async () => {
   const dir = fs.mkdtempSync(path.join(tmp, 'hung-'));
   const hung = path.join(dir, 'llvm-symbolizer');

@@ -97,7 +97,7 @@ function* plan(frames: readonly NativeFrameRef[], options: SymbolizeOptions): Ge
   const pending = (): Query[] => [...queries.values()].filter((q) => !q.resolved);
 
   const llvm = tool('llvm-symbolizer', options.tools?.llvmSymbolizer, searchPath);
-  const addr2line = llvm ? undefined : tool('addr2line', options.tools?.addr2line, searchPath);
+  let llvmAnswered = false;
   if (llvm) {
     // Quoted module names; a path with a quote in it is left to the fallbacks.
     const asked = pending().filter((q) => !q.module.includes('"') && !q.module.includes('\n'));
@@ -109,11 +109,16 @@ function* plan(frames: readonly NativeFrameRef[], options: SymbolizeOptions): Ge
         timeoutMs: toolTime(),
       };
       const blocks = out === undefined ? undefined : parseLlvmSymbolizer(out, asked.length);
+      llvmAnswered = blocks !== undefined;
       blocks?.forEach((locs, i) => {
         if (locs.some((l) => !isEmpty(l))) asked[i].resolved = { locations: locs, source: 'llvm-symbolizer' };
       });
     }
-  } else if (addr2line) {
+  }
+  // addr2line when llvm-symbolizer is absent or could not run at all (too
+  // old for these flags, crashed); not when it answered "unknown".
+  const addr2line = llvmAnswered ? undefined : tool('addr2line', options.tools?.addr2line, searchPath);
+  if (addr2line) {
     const byModule = new Map<string, Query[]>();
     for (const q of pending()) byModule.set(q.module, [...(byModule.get(q.module) ?? []), q]);
     for (const [module, asked] of byModule) {
