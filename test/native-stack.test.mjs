@@ -129,6 +129,17 @@ test('the module map learns of an addon loaded later, through the dlopen hook or
     assert.equal(t.addressOf(copy, 'napi_register_module_v1')?.module, fs.realpathSync(copy));
     assert.equal(native.refreshModuleMap(), false);
     assert.equal(native.refreshModuleMap(true), true, 'force rebuilds');
+    // Loaded behind the map's back (no hook, no refresh): glibc's lock-free
+    // _dl_find_object still names the module, without a table index.
+    const unseen = path.join(dir, 'unseen_addon.node');
+    fs.copyFileSync(ADDON, unseen);
+    require(unseen);
+    const f = t.addressOf(unseen, 'napi_register_module_v1');
+    assert.equal(f?.module, fs.realpathSync(unseen));
+    assert.equal(f.moduleIndex, null);
+    assert.equal(f.offset, t.addressOf(ADDON, 'napi_register_module_v1').offset);
+    assert.equal(native.refreshModuleMap(), true, 'the cheap check sees the new object');
+    assert.equal(typeof t.addressOf(unseen, 'napi_register_module_v1').moduleIndex, 'number');
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
