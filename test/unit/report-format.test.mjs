@@ -19,14 +19,15 @@ test('every line of a report starts with ==mate-guard==', () => {
   }
 });
 
-test('a fault: headline, allocation, slot picture with the access marked, stack, hint', () => {
-  assert.deepEqual(lines('overflow').filter((l) => !l.includes('node:internal')), [
+test('a fault: headline, allocation, slot picture with the access marked, the user\'s stack frames (runner and node frames counted), hint', () => {
+  assert.deepEqual(lines('overflow'), [
     '==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x7fc2dc001000: 1 byte past the end of allocation #1 (64 bytes, tail mode)',
     '==mate-guard== allocation #1: 64 bytes at [0x7fc2dc000fc0, 0x7fc2dc001000), tail mode, alignment 16, backend host (madvise-guard)',
     '==mate-guard== slot: | canary 4032 B | data 64 B    | GUARD 4096 B |',
     '==mate-guard==                                       ^ WRITE',
     '==mate-guard== allocated at:',
     '==mate-guard==   at Object.<anonymous> (examples/scripts/overflow.js:5:20)',
+    '==mate-guard==   … 6 runner frames',
     '==mate-guard== hint: native code accessed past the end: check the length it was given (buffer.length / byteLength) and its loop bounds',
   ]);
 });
@@ -61,4 +62,23 @@ test('use-after-free: "freed", who freed it, the GC hint; a test name when one r
 test('no stack captured says why', () => {
   const l = lines('overflow', (e) => ({ ...e, allocation: { ...e.allocation, allocStack: null } }));
   assert.ok(l.includes('==mate-guard== allocated at (no stack captured: captureStacks is off)'));
+});
+
+test('a fault\'s native access stack: sanitizer-style frames down to the runtime, the rest counted', () => {
+  const frames = [
+    { pc: '0x7f0000062a8', module: '/x/buggy_addon.node', offset: 0x62a8, returnAddress: false, function: '(anonymous namespace)::FillInclusive(Napi::CallbackInfo const&)', file: path.join(process.cwd(), 'src/buggy.cc'), line: 36, source: 'llvm-symbolizer' },
+    { pc: '0x7f00000d7b9', module: '/x/buggy_addon.node', offset: 0xd7b9, returnAddress: true, source: 'none' },
+    { pc: '0xc45d95', module: '/usr/bin/node', offset: 0xc45d95, returnAddress: true, function: 'v8impl::FunctionCallbackWrapper::Invoke', source: 'elf-symbols' },
+    { pc: '0xf50bdf', module: '/usr/bin/node', offset: 0xf50bdf, returnAddress: true, source: 'none' },
+    { pc: '0xf5144d', module: '/usr/bin/node', offset: 0xf5144d, returnAddress: true, source: 'none' },
+  ];
+  const l = lines('overflow', (e) => ({ ...e, accessStack: { unwind: 'unwind-tables', frames } }));
+  assert.deepEqual(l.slice(0, 6), [
+    '==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x7fc2dc001000: 1 byte past the end of allocation #1 (64 bytes, tail mode)',
+    '==mate-guard== access:',
+    '==mate-guard==   #0 FillInclusive src/buggy.cc:36 (buggy_addon.node+0x62a8)',
+    '==mate-guard==   #1 (buggy_addon.node+0xd7b9)',
+    '==mate-guard==   #2 v8impl::FunctionCallbackWrapper::Invoke (node+0xc45d95)',
+    '==mate-guard==   … 2 more frames in the runtime',
+  ]);
 });

@@ -23,15 +23,17 @@ uint8_t* Data(const Napi::Value& v, size_t* len) {
   return static_cast<uint8_t*>(ab.Data());
 }
 
-// Volatile so the compiler keeps every planted access.
-void Poke(uint8_t* p, uint8_t value) { *reinterpret_cast<volatile uint8_t*>(p) = value; }
-uint8_t Peek(const uint8_t* p) { return *reinterpret_cast<const volatile uint8_t*>(p); }
+// Volatile so the compiler keeps every planted access. Macros, not helper
+// functions, so the debug info puts each access on the buggy function's own
+// line (an inlined helper would be the innermost frame of every report).
+#define POKE(p, value) (*reinterpret_cast<volatile uint8_t*>(p) = static_cast<uint8_t>(value))
+#define PEEK(p) (*reinterpret_cast<const volatile uint8_t*>(p))
 
 // Bug: `<=` writes one byte past the end.
 Napi::Value FillInclusive(const Napi::CallbackInfo& info) {
   size_t len;
   uint8_t* p = Data(info[0], &len);
-  for (size_t i = 0; i <= len; i++) Poke(p + i, 0x41);
+  for (size_t i = 0; i <= len; i++) POKE(p + i, 0x41);
   return info.Env().Undefined();
 }
 
@@ -39,7 +41,7 @@ Napi::Value FillInclusive(const Napi::CallbackInfo& info) {
 Napi::Value ReverseFill(const Napi::CallbackInfo& info) {
   size_t len;
   uint8_t* p = Data(info[0], &len);
-  for (ptrdiff_t i = static_cast<ptrdiff_t>(len) - 1; i >= -1; i--) Poke(p + i, 0x42);
+  for (ptrdiff_t i = static_cast<ptrdiff_t>(len) - 1; i >= -1; i--) POKE(p + i, 0x42);
   return info.Env().Undefined();
 }
 
@@ -49,7 +51,7 @@ Napi::Value WriteAt(const Napi::CallbackInfo& info) {
   uint8_t* p = Data(info[0], &len);
   int64_t off = info[1].As<Napi::Number>().Int64Value();
   uint32_t value = info.Length() > 2 ? info[2].As<Napi::Number>().Uint32Value() : 0x43;
-  Poke(p + off, static_cast<uint8_t>(value));
+  POKE(p + off, value);
   return info.Env().Undefined();
 }
 
@@ -57,7 +59,7 @@ Napi::Value ReadAt(const Napi::CallbackInfo& info) {
   size_t len;
   uint8_t* p = Data(info[0], &len);
   int64_t off = info[1].As<Napi::Number>().Int64Value();
-  return Napi::Number::New(info.Env(), Peek(p + off));
+  return Napi::Number::New(info.Env(), PEEK(p + off));
 }
 
 // Bug: keeps a raw pointer without a reference; the buffer may be collected.
@@ -68,7 +70,7 @@ Napi::Value Retain(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 Napi::Value TouchRetained(const Napi::CallbackInfo& info) {
-  Poke(g_retained, 0x44);
+  POKE(g_retained, 0x44);
   return info.Env().Undefined();
 }
 
@@ -83,7 +85,7 @@ Napi::Value Sum(const Napi::CallbackInfo& info) {
 
 // A crash that is not about guarded memory: must behave as without mate-guard.
 Napi::Value NullWrite(const Napi::CallbackInfo& info) {
-  Poke(reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(info.Length() > 100 ? 1 : 0)), 1);
+  POKE(reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(info.Length() > 100 ? 1 : 0)), 1);
   return info.Env().Undefined();
 }
 
@@ -91,7 +93,7 @@ Napi::Value NullWrite(const Napi::CallbackInfo& info) {
 class OverflowWorker : public Napi::AsyncWorker {
  public:
   OverflowWorker(Napi::Function cb, uint8_t* p, size_t len) : Napi::AsyncWorker(cb), p_(p), len_(len) {}
-  void Execute() override { for (size_t i = 0; i <= len_; i++) Poke(p_ + i, 0x45); }
+  void Execute() override { for (size_t i = 0; i <= len_; i++) POKE(p_ + i, 0x45); }
  private:
   uint8_t* p_;
   size_t len_;
@@ -101,6 +103,28 @@ Napi::Value FillInclusiveAsync(const Napi::CallbackInfo& info) {
   uint8_t* p = Data(info[0], &len);
   (new OverflowWorker(info[1].As<Napi::Function>(), p, len))->Queue();
   return info.Env().Undefined();
+}
+
+// The off-by-one in a Node-API finalizer: cleanup of a buffer the addon
+// kept, run after the holder object is collected.
+struct KeptBuffer {
+  napi_ref ref;
+  uint8_t* p;
+  size_t len;
+};
+void FinalizeKept(napi_env env, void* data, void* /*hint*/) {
+  auto* kept = static_cast<KeptBuffer*>(data);
+  for (size_t i = 0; i <= kept->len; i++) POKE(kept->p + i, 0x46);
+  napi_delete_reference(env, kept->ref);
+  delete kept;
+}
+Napi::Value FillInclusiveOnCollect(const Napi::CallbackInfo& info) {
+  auto* kept = new KeptBuffer{nullptr, nullptr, 0};
+  kept->p = Data(info[0], &kept->len);
+  napi_create_reference(info.Env(), info[0], 1, &kept->ref);
+  napi_value holder;
+  napi_create_external(info.Env(), kept, FinalizeKept, nullptr, &holder);
+  return Napi::Value(info.Env(), holder);
 }
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
@@ -113,6 +137,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("sum", Napi::Function::New(env, Sum));
   exports.Set("nullWrite", Napi::Function::New(env, NullWrite));
   exports.Set("fillInclusiveAsync", Napi::Function::New(env, FillInclusiveAsync));
+  exports.Set("fillInclusiveOnCollect", Napi::Function::New(env, FillInclusiveOnCollect));
   return exports;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "binding/config_parse.h"
+#include "binding/native_stack_binding.h"
 #include "core/guarded_allocator.h"
 #include "core/stack_store.h"
 #include "crash/describe.h"
@@ -18,6 +19,8 @@
 #include "crash/report_file.h"
 #include "crash/signal_handler.h"
 #include "crash/writer.h"
+#include "platform/linux/module_map.h"
+#include "crash/backtrace.h"
 
 namespace mate {
 namespace {
@@ -91,6 +94,10 @@ Napi::Value Configure(const Napi::CallbackInfo& info) {
   GuardedAllocator* a = GuardedAllocator::Create(options, &error);
   if (a == nullptr) return Throw(env, "mate-guard: " + error);
   if (!InstallFaultHandler()) return Throw(env, "mate-guard: could not install the SIGSEGV/SIGBUS handler");
+  // The handler resolves frames through the module map and must never load
+  // the unwinder itself: both are made ready now.
+  RefreshModuleMap(true);
+  WarmUpBacktrace();
   Napi::Object o = Napi::Object::New(env);
   o.Set("guardMethod", GuardMethodName(a->guard_method()));
   o.Set("pageSize", Napi::Number::New(env, static_cast<double>(a->page_size())));
@@ -227,6 +234,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("snapshot", Napi::Function::New(env, Snapshot));
   exports.Set("internString", Napi::Function::New(env, InternString));
   exports.Set("reportKinds", Napi::Function::New(env, ReportKinds));
+  AddNativeStackExports(env, exports);
   return exports;
 }
 

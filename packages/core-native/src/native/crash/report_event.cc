@@ -46,6 +46,27 @@ void Side(Writer* w, const CanarySide& s) {
   w->Char('}');
 }
 
+// Native frames as module + link-time offset; symbolized outside the handler.
+void Frames(Writer* w, const NativeFrame* frames, size_t n, UnwindMethod unwind) {
+  w->Str("{\"unwind\":");
+  w->JsonStr(UnwindMethodName(unwind));
+  w->Str(",\"frames\":[");
+  for (size_t i = 0; i < n; i++) {
+    const NativeFrame& f = frames[i];
+    if (i) w->Char(',');
+    w->Str("{\"pc\":");
+    HexStr(w, f.pc);
+    w->Str(",\"module\":");
+    w->JsonStr(f.module);
+    w->Str(",\"offset\":");
+    w->Dec(f.offset);
+    w->Str(",\"returnAddress\":");
+    w->Str(f.return_address ? "true" : "false");
+    w->Char('}');
+  }
+  w->Str("]}");
+}
+
 void Allocation(const Violation& v, Writer* w) {
   const SlotRecord& r = v.record;
   const SlotGeometry& g = v.geometry;
@@ -113,6 +134,8 @@ void FormatEvent(const Violation& v, Writer* w) {
   w->Dec(static_cast<uint64_t>(getpid()));
   w->Str(",\"test\":");
   Interned(w, v.test_id);
+  w->Str(",\"accessStack\":");
+  if (v.access_frame_count) Frames(w, v.access_frames, v.access_frame_count, v.unwind); else w->Str("null");
   w->Str(",\"damage\":");
   if (canary) {
     w->Str("{\"before\":");

@@ -23,17 +23,12 @@ void SetReportDir(const char* dir) {
   g_report_dir[n] = '\0';
 }
 
-bool WriteReportFile(const char* json, size_t len, char* path, size_t cap) {
-  if (g_report_dir[0] == '\0' || cap < 8) return false;
-  Writer p(path, cap);
-  p.Str(g_report_dir);
-  p.Str("/mate-guard-");
-  p.Dec(static_cast<uint64_t>(getpid()));
-  p.Char('-');
-  p.Dec(static_cast<uint64_t>(__atomic_add_fetch(&g_report_seq, 1, __ATOMIC_RELAXED)));
-  p.Str(".json.tmp");
-  if (p.size() + 1 >= cap) return false;  // truncated: no file rather than a wrong one
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+namespace {
+
+// Writes `json` to `tmp`, then renames it over `path`: readers only ever see
+// whole files.
+bool WriteWhole(const char* tmp, const char* path, const char* json, size_t len) {
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return false;
   size_t done = 0;
   while (done < len) {
@@ -42,12 +37,36 @@ bool WriteReportFile(const char* json, size_t len, char* path, size_t cap) {
     done += static_cast<size_t>(n);
   }
   close(fd);
-  // Readers only pick up whole files: rename is atomic.
-  char tmp[4200];
-  if (p.size() + 1 > sizeof(tmp)) return false;
-  memcpy(tmp, path, p.size() + 1);
-  path[p.size() - 4] = '\0';  // drop ".tmp"
   return done == len && rename(tmp, path) == 0;
+}
+
+bool TmpPath(const char* path, char* tmp, size_t cap) {
+  Writer t(tmp, cap);
+  t.Str(path);
+  t.Str(".tmp");
+  return t.size() + 1 < cap;
+}
+
+}  // namespace
+
+bool WriteReportFile(const char* json, size_t len, char* path, size_t cap) {
+  if (g_report_dir[0] == '\0') return false;
+  Writer p(path, cap);
+  p.Str(g_report_dir);
+  p.Str("/mate-guard-");
+  p.Dec(static_cast<uint64_t>(getpid()));
+  p.Char('-');
+  p.Dec(static_cast<uint64_t>(__atomic_add_fetch(&g_report_seq, 1, __ATOMIC_RELAXED)));
+  p.Str(".json");
+  char tmp[4200];
+  // A truncated path would be a wrong file: none rather than that.
+  if (p.size() + 1 >= cap || !TmpPath(path, tmp, sizeof(tmp))) return false;
+  return WriteWhole(tmp, path, json, len);
+}
+
+bool RewriteReportFile(const char* path, const char* json, size_t len) {
+  char tmp[4200];
+  return TmpPath(path, tmp, sizeof(tmp)) && WriteWhole(tmp, path, json, len);
 }
 
 }  // namespace mate

@@ -13,6 +13,10 @@ void SetReportDir(const char* dir);
 // `cap`). Async-signal-safe.
 bool WriteReportFile(const char* json, size_t len, char* path, size_t cap);
 
+// Replaces the contents of a file WriteReportFile wrote (whole or not at
+// all). Async-signal-safe.
+bool RewriteReportFile(const char* path, const char* json, size_t len);
+
 }  // namespace mate
 
 #endif  // MATE_CRASH_REPORT_FILE_H_

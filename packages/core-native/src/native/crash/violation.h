@@ -5,6 +5,7 @@
 
 #include "core/canary.h"
 #include "core/slot.h"
+#include "crash/backtrace.h"
 #include "crash/report_kind.h"
 
 namespace mate {
@@ -26,6 +27,10 @@ struct Violation {
   const char* guard_method = "";  // madvise-guard / mprotect
   uint32_t test_id = 0;           // test running when it was found
   int signal = 0;                 // non-zero when the process dies by it
+  // The faulting thread's native frames (storage owned by the handler).
+  const NativeFrame* access_frames = nullptr;
+  size_t access_frame_count = 0;
+  UnwindMethod unwind = UnwindMethod::kNone;
   // The process's counters when it was found (for the run summary when the
   // process dies before it can write them).
   uint64_t process_allocations = 0, process_peak_live = 0, process_fallbacks = 0;

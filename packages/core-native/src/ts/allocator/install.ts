@@ -2,7 +2,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-import { formatReport } from '../report/format';
+import { renderEvent } from '../report/render';
 import { parseEvent, type ViolationEvent } from '../report/event';
 import { writeEventFile } from '../report/files';
 import type { ReportKind } from '../report/kinds';
@@ -11,6 +11,7 @@ import { processStats, writeProcessStats, type ProcessGuardStats } from '../run/
 import { readHandoff } from '../settings/handoff';
 import { SETTINGS, type GuardSettings, type SettingRow } from '../settings/table';
 import { allocatorConfigOf, resolveAllocatorConfig, sameConfig, type GuardAllocatorConfig, type ResolvedGuardConfig } from './config';
+import { refreshModuleMapOnAddonLoad } from './module-map';
 import { loadNative, type NativeAllocation, type NativeBinding } from './native';
 import { patchRealm, type GuardedAlloc } from './realm';
 import { makeStackCapture } from './stack';
@@ -61,6 +62,8 @@ function installResolved(config: ResolvedGuardConfig): void {
     script: path.join(__dirname, '..', 'cli', 'print-report.js'),
     path: process.env.PATH ?? '',
   });
+  // Every addon loaded from now on is in the module map the fault handler reads.
+  refreshModuleMapOnAddonLoad(native);
   const alloc = makeAlloc(native, config);
   patchRealm(globalThis, alloc);
   active = { config, native, alloc };
@@ -145,7 +148,7 @@ function collect(all: boolean, delivered: ViolationEvent['delivered']): GuardVio
   return native.checkCanaries(all).map((json) => {
     const event = parseEvent(json);
     event.delivered = delivered;
-    event.text = formatReport(event);
+    event.text = renderEvent(event);
     event.file = writeEventFile(config.reportDir, event);
     return { kind: event.kind, text: event.text, event };
   });
@@ -153,7 +156,10 @@ function collect(all: boolean, delivered: ViolationEvent['delivered']): GuardVio
 
 /** Names the running test in reports (null when none runs). */
 export function setCurrentTest(name: string | null): void {
-  need().native.setCurrentTest(name);
+  const { native } = need();
+  // Cheap when nothing was loaded: catches libraries an addon loaded itself.
+  if (name !== null) native.refreshModuleMap();
+  native.setCurrentTest(name);
 }
 
 export function stats(): GuardStats {

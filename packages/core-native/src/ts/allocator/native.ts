@@ -37,6 +37,27 @@ interface PrinterPaths {
   path: string;
 }
 
+/** A native frame as the binding returns it (see symbolize/types for offset). */
+export interface NativeFrameJs {
+  pc: string;
+  module: string | null;
+  moduleIndex: number | null;
+  offset: number;
+  returnAddress: boolean;
+}
+
+/** Test-only hooks of the native backtrace code. */
+export interface NativeStackTesting {
+  /** The native frames of this very call. */
+  captureHere(): NativeFrameJs[];
+  /** An exported symbol of a loaded object ('' = the main program), resolved by the module map. */
+  addressOf(module: string, symbol: string): NativeFrameJs | null;
+  /** Module map paths, by index. */
+  moduleTable(): string[];
+  /** Prints each fault's native frames to stderr, then passes the fault on. */
+  installFaultProbe(): boolean;
+}
+
 export interface NativeBinding {
   /** `options`: the allocator settings; each key with a native side is read (options.inc). */
   configure(options: object, reportDir: string, printer: PrinterPaths): { guardMethod: NativeStats['guardMethod']; pageSize: number };
@@ -50,6 +71,13 @@ export interface NativeBinding {
   snapshot(): NativeAllocation[];
   /** The C++ report kinds, in enum order. */
   reportKinds(): string[];
+  /**
+   * Rebuilds the module map if objects were loaded or unloaded since the
+   * last build (or always, with `force`); true when it did. Cheap when
+   * nothing changed. Reports name only the modules the map knew.
+   */
+  refreshModuleMap(force?: boolean): boolean;
+  nativeStackTesting: NativeStackTesting;
 }
 
 const packageRoot = path.resolve(__dirname, '..', '..');

@@ -2,13 +2,13 @@
 // and starts `node print-report.js <event file>` (crash/printer.cc), which
 // renders the report, writes the text back into the event and prints it on
 // the dying process's stderr (inherited). Exit 0 only when it printed.
-import { formatReport } from '../report/format';
+import { renderEvent } from '../report/render';
 import { readEventFile, rewriteEventFile } from '../report/files';
 
 function main(file: string | undefined): number {
   const event = file ? readEventFile(file) : undefined;
   if (!file || !event) return 1;
-  event.text = formatReport(event);
+  event.text = renderEvent(event);
   event.delivered = 'stderr';
   rewriteEventFile(file, event);
   process.stderr.write(event.text);

@@ -1,5 +1,6 @@
 // A violation as the process that found it wrote it (crash/report_event.cc):
 // the one structured form every report is rendered from.
+import type { NativeFrameRef, SymbolizedFrame } from '../symbolize/types';
 import type { ReportKind } from './kinds';
 
 /** Addresses are hex strings (`0x7f...`): 64-bit values do not fit a JS number. */
@@ -10,6 +11,13 @@ export interface CanarySideDamage {
   /** Distance (1-based) of the damaged byte nearest to the data. */
   nearest: number;
   farthest: number;
+}
+
+/** Native frames: as captured (module + offset), symbolized once a report was rendered. */
+export interface NativeStack {
+  /** How the frames were found: `unwind-tables`, `frame-pointers`, `pc-only`. */
+  unwind: string;
+  frames: Array<NativeFrameRef & Partial<SymbolizedFrame>>;
 }
 
 export interface EventAllocation {
@@ -43,6 +51,8 @@ export interface ViolationEvent {
   signal: number | null;
   pid: number;
   test: string | null;
+  /** The faulting thread's native frames (faults only). */
+  accessStack?: NativeStack | null;
   damage: { before: CanarySideDamage; after: CanarySideDamage } | null;
   allocation: EventAllocation;
   /** The process's counters when it was found (a process killed by a fault writes no others). */

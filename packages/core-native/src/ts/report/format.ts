@@ -1,6 +1,12 @@
 // The one report formatter: renders an event as the text a user reads.
 // Every line starts with `==mate-guard== `.
-import type { CanarySideDamage, EventAllocation, ViolationEvent } from './event';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+import { formatNativeFrames } from '../symbolize/frame-lines';
+import type { SymbolizedFrame } from '../symbolize/types';
+import type { CanarySideDamage, EventAllocation, NativeStack, ViolationEvent } from './event';
+import { formatDroppedFrames, trimJsStack } from './js-stack';
 
 const REPORT_PREFIX = '==mate-guard== ';
 
@@ -98,9 +104,36 @@ function picture(e: ViolationEvent): string[] {
   return lines;
 }
 
+/** A JS stack from the user's own frames on: the runner's, node's and ours are counted, not shown. */
 function stackLines(title: string, stack: string | null): string[] {
   if (!stack) return [`${title} (no stack captured: captureStacks is off)`];
-  return [`${title}:`, ...stack.split('\n').filter((l) => l.length > 0).map((l) => `  ${l.replace(/^ +/, '')}`)];
+  const { frames, dropped } = trimJsStack(stack);
+  const lines = frames.map((l) => `  ${l.replace(/^ +/, '')}`);
+  if (dropped) lines.push(`  ${formatDroppedFrames(dropped)}`);
+  return [`${title}:`, ...lines];
+}
+
+let runtime: string | undefined;
+/** The Node binary's path (frames in it are the runtime calling the addon). */
+function isRuntime(module: string | null | undefined): boolean {
+  if (!module) return false;
+  runtime ??= fs.realpathSync(process.execPath);
+  return module === runtime || path.basename(module) === 'node';
+}
+
+/**
+ * The native frames of the bad access, sanitizer style, down to the first
+ * frame in the Node runtime (where it called into the addon); the runtime's
+ * own frames below that are counted.
+ */
+function accessLines(stack: NativeStack): string[] {
+  const frames = stack.frames.map((f): SymbolizedFrame => ({ returnAddress: false, source: 'none', ...f, module: f.module ?? null }));
+  const firstRuntime = frames.findIndex((f, i) => i > 0 && isRuntime(f.module));
+  const shown = firstRuntime < 0 ? frames : frames.slice(0, firstRuntime + 1);
+  const lines = formatNativeFrames(shown).map((l) => `  ${l}`);
+  const rest = frames.length - shown.length;
+  if (rest) lines.push(`  … ${rest} more frame${rest === 1 ? '' : 's'} in the runtime`);
+  return ['access:', ...lines];
 }
 
 function hint(e: ViolationEvent): string {
@@ -126,6 +159,7 @@ export function formatReport(e: ViolationEvent): string {
   const a = e.allocation;
   const lines = [headline(e)];
   if (e.test) lines.push(`test: ${e.test}`);
+  if (e.accessStack?.frames.length) lines.push(...accessLines(e.accessStack));
   lines.push(`allocation #${a.id}: ${bytes(a.size)} at [${a.start}, ${a.end}), ${a.mode} mode, alignment ${a.alignment}, backend ${a.backend} (${a.guardMethod})`);
   if (e.damage) lines.push(...damageLines(e));
   lines.push(...picture(e));

@@ -5,7 +5,7 @@
 // decides the exit code by one rule.
 import * as fs from 'node:fs';
 
-import { formatReport } from '../report/format';
+import { renderEvent } from '../report/render';
 import type { ViolationEvent } from '../report/event';
 import { writeHandoff } from '../settings/handoff';
 import type { GuardSettings, SettingKey } from '../settings/table';
@@ -106,5 +106,5 @@ export class GuardedRun {
 
 /** An event's report: as its process rendered it, or rendered now (its printer could not run). */
 export function reportText(e: ViolationEvent): string {
-  return e.text ?? formatReport(e);
+  return e.text ?? renderEvent(e);
 }

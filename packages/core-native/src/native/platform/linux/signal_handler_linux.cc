@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/guarded_allocator.h"
+#include "crash/backtrace.h"
 #include "crash/describe.h"
 #include "crash/printer.h"
 #include "crash/report_event.h"
@@ -28,6 +29,7 @@ constexpr size_t kAltStackBytes = 256 * 1024;
 constexpr int kPrinterTimeoutMs = 20000;
 char g_json[160 * 1024];
 char g_event_file[4200];
+NativeFrame g_frames[kMaxNativeFrames];
 
 AccessType AccessOf(void* uctx) {
 #if defined(__x86_64__)
@@ -64,11 +66,22 @@ void Chain(int sig, siginfo_t* info, void* uctx) {
   RestoreDefault(sig);
 }
 
-void Report(Violation* v) {
+bool WriteEvent(const Violation& v, bool rewrite) {
   Writer j(g_json, sizeof(g_json));
-  FormatEvent(*v, &j);
+  FormatEvent(v, &j);
+  if (rewrite) return RewriteReportFile(g_event_file, j.data(), j.size());
   g_event_file[0] = '\0';
-  bool written = WriteReportFile(j.data(), j.size(), g_event_file, sizeof(g_event_file));
+  return WriteReportFile(j.data(), j.size(), g_event_file, sizeof(g_event_file));
+}
+
+void Report(Violation* v, void* uctx) {
+  // The event is on disk before the unwinder touches a possibly damaged
+  // stack: if the unwind faults (SIGSEGV is blocked here, the kernel kills
+  // the process), the run's owner still finds the report.
+  bool written = WriteEvent(*v, false);
+  v->access_frames = g_frames;
+  v->access_frame_count = CaptureFaultBacktrace(uctx, g_frames, kMaxNativeFrames, &v->unwind);
+  if (written) WriteEvent(*v, true);
   if (!written || !RunPrinter(g_event_file, kPrinterTimeoutMs)) PrintFallback(*v, written ? g_event_file : nullptr);
 }
 
@@ -86,7 +99,7 @@ void Handle(int sig, siginfo_t* info, void* uctx) {
     nanosleep(&ts, nullptr);
   }
   v.signal = sig;
-  Report(&v);
+  Report(&v, uctx);
   // Die by the signal, as the program would have without us: the faulting
   // instruction runs again with the default action in place.
   RestoreDefault(SIGSEGV);

@@ -1,0 +1,34 @@
+#ifndef MATE_PLATFORM_LINUX_MACHINE_CONTEXT_H_
+#define MATE_PLATFORM_LINUX_MACHINE_CONTEXT_H_
+
+// The registers a backtrace starts from, read from a signal handler's
+// ucontext, and a memory read that fails instead of faulting. Both
+// async-signal-safe.
+
+#include <cstddef>
+#include <cstdint>
+
+namespace mate {
+
+struct MachineRegs {
+  uintptr_t pc = 0;  // the faulting instruction
+  uintptr_t sp = 0;
+  uintptr_t fp = 0;  // frame pointer register (meaningful only if the code keeps one)
+};
+
+// False on architectures this build does not know.
+bool ReadMachineRegs(const void* ucontext, MachineRegs* out);
+
+// Reads this process's memory; false (no fault) when unmapped.
+bool SafeRead(uintptr_t addr, void* out, size_t len);
+inline bool SafeReadWord(uintptr_t addr, uintptr_t* out) { return SafeRead(addr, out, sizeof(*out)); }
+
+// For a fault in a leaf function that keeps no frame (its caller's return
+// address still at the stack pointer), that return address. Accepted only
+// if the instruction before it is a direct call to a function starting at
+// most 64 KiB before the faulting pc. x86-64 only; false elsewhere.
+bool LeafReturnAddress(const MachineRegs& regs, uintptr_t* out);
+
+}  // namespace mate
+
+#endif  // MATE_PLATFORM_LINUX_MACHINE_CONTEXT_H_

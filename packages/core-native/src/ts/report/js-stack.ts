@@ -1,0 +1,134 @@
+// JS allocation and free stacks cut down to the user's own frames. A stack
+// captured in a test worker is mostly the runner's machinery (jest-circus
+// calls a test through seven of its own frames) plus node:internal and
+// mate-guard's own frames; the user's frames keep their order and the rest
+// is counted, not shown.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Packages whose frames are runner machinery, matched as `/node_modules/<name>/`. */
+export const RUNNER_PACKAGES: readonly string[] = [
+  'vitest', '@vitest/*', 'vite', 'vite-node', 'tinypool',
+  'jest', 'jest-*', '@jest/*', 'babel-jest', 'ts-jest', 'source-map-support',
+  'mocha',
+  '@mate-guard/*',
+];
+
+export interface JsStackTrimOptions {
+  /**
+   * Directories whose frames are dropped as well. Default: mate-guard's own
+   * package directories (in this repository, `packages/*`) and the
+   * runners' directories as resolved from `cwd` (linked installs).
+   */
+  dropDirs?: readonly string[];
+  cwd?: string;
+}
+
+export interface TrimmedJsStack {
+  /** The kept lines, in their original order and spelling. */
+  frames: string[];
+  /** How many frames were dropped (runners, node:internal, mate-guard). */
+  dropped: number;
+}
+
+const SEP = '[\\\\/]';
+// A path separator either way; `*` stands for any one path segment.
+const packagePattern = (name: string): string =>
+  name.split('/').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^\\\\/]*')).join(SEP);
+const PACKAGE_SEGMENT = new RegExp(`${SEP}node_modules${SEP}(?:${RUNNER_PACKAGES.map(packagePattern).join('|')})${SEP}`);
+
+/**
+ * Where a V8 stack line points: a path (file URLs converted), `node:...`,
+ * or whatever V8 wrote (`<anonymous>`, `native`, `index 0`). Undefined for
+ * a line that is not a frame.
+ */
+export function jsFrameLocation(line: string): string | undefined {
+  const body = line.trim();
+  if (!body.startsWith('at ')) return undefined;
+  let loc = body.slice(3).trim().replace(/^async /, '');
+  if (loc.endsWith(')')) {
+    let depth = 0;
+    for (let i = loc.length - 1; i >= 0; i--) {
+      if (loc[i] === ')') depth++;
+      else if (loc[i] === '(' && --depth === 0) {
+        loc = loc.slice(i + 1, -1);
+        break;
+      }
+    }
+  }
+  loc = loc.replace(/:\d+(?::\d+)?$/, '');
+  if (loc.startsWith('file://')) {
+    try {
+      return fileURLToPath(loc);
+    } catch {
+      return loc;
+    }
+  }
+  return loc;
+}
+
+function realDir(dir: string): string | undefined {
+  try {
+    return fs.realpathSync(dir) + path.sep;
+  } catch {
+    return undefined;
+  }
+}
+
+const OWN_PACKAGES = ['@mate-guard/vitest', '@mate-guard/jest-env', '@mate-guard/mocha'];
+const RUNNER_ROOTS = ['vitest', '@vitest/runner', 'vite', 'jest-circus', 'jest-runner', 'jest-runtime', 'mocha'];
+const defaultDirsByCwd = new Map<string, string[]>();
+
+/** mate-guard's own package directories and the runners', resolved from `cwd`. */
+export function defaultDropDirs(cwd: string = process.cwd()): string[] {
+  const known = defaultDirsByCwd.get(cwd);
+  if (known) return known;
+  const coreRoot = path.resolve(__dirname, '..', '..');
+  const dirs = new Set<string>();
+  const own = realDir(coreRoot);
+  if (own) dirs.add(own);
+  for (const name of [...OWN_PACKAGES, ...RUNNER_ROOTS]) {
+    for (const from of [coreRoot, cwd]) {
+      try {
+        const dir = realDir(path.dirname(require.resolve(`${name}/package.json`, { paths: [from] })));
+        if (dir) dirs.add(dir);
+        break;
+      } catch {
+        // not installed there
+      }
+    }
+  }
+  const list = [...dirs];
+  defaultDirsByCwd.set(cwd, list);
+  return list;
+}
+
+/** True for a frame of node's own code, a runner, or mate-guard. */
+export function isMachineryFrame(line: string, dropDirs: readonly string[]): boolean {
+  const loc = jsFrameLocation(line);
+  if (loc === undefined) return false;
+  if (loc.startsWith('node:')) return true;
+  if (PACKAGE_SEGMENT.test(loc)) return true;
+  return dropDirs.some((dir) => loc.startsWith(dir));
+}
+
+/**
+ * The user's frames of a V8 stack (text, or its lines; an `Error: ...`
+ * first line and other non-frame lines are kept as they are). When no user
+ * frame is left, nothing is dropped: the runner itself allocated, and its
+ * frames are then the only clue.
+ */
+export function trimJsStack(stack: string | readonly string[], options: JsStackTrimOptions = {}): TrimmedJsStack {
+  const lines = (typeof stack === 'string' ? stack.split('\n') : [...stack]).filter((l) => l.trim() !== '');
+  const dropDirs = options.dropDirs ?? defaultDropDirs(options.cwd);
+  const kept = lines.filter((l) => !isMachineryFrame(l, dropDirs));
+  const userFrames = kept.filter((l) => jsFrameLocation(l) !== undefined).length;
+  if (userFrames === 0) return { frames: lines, dropped: 0 };
+  return { frames: kept, dropped: lines.length - kept.length };
+}
+
+/** The line that stands for the dropped frames: `… 7 runner frames`, or '' for none. */
+export function formatDroppedFrames(dropped: number): string {
+  return dropped > 0 ? `… ${dropped} runner frame${dropped === 1 ? '' : 's'}` : '';
+}

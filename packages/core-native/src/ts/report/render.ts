@@ -1,0 +1,21 @@
+// Rendering an event for a reader: native frames symbolized (once, kept in
+// the event), then the one formatter. Used by the report printer, by
+// in-process checks and by a run's owner for events nobody rendered.
+import { symbolizeFramesSync } from '../symbolize';
+import type { NativeStack, ViolationEvent } from './event';
+import { formatReport } from './format';
+
+const symbolized = (stack: NativeStack): boolean => stack.frames.every((f) => f.source !== undefined);
+
+/** Symbolizes the event's native frames in place (once), within a time bound. */
+export function symbolizeEvent(event: ViolationEvent): void {
+  const stack = event.accessStack;
+  if (!stack || symbolized(stack)) return;
+  stack.frames = symbolizeFramesSync(stack.frames);
+}
+
+/** The event's report text, its native frames symbolized first. */
+export function renderEvent(event: ViolationEvent): string {
+  symbolizeEvent(event);
+  return formatReport(event);
+}

@@ -1,0 +1,101 @@
+// Pure logic of native frame symbolization: what the tools print, turned
+// into locations, names and the sanitizer-style lines of a report.
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { test } from 'node:test';
+
+const require = createRequire(import.meta.url);
+const { formatNativeFrames, shortFunctionName } = require('../../packages/core-native/dist/symbolize/index.js');
+const { parseAddr2line, parseLlvmSymbolizer, locationOf } = require('../../packages/core-native/dist/symbolize/tool-output.js');
+const { demangleName } = require('../../packages/core-native/dist/symbolize/demangle.js');
+
+const ADDON = '/repo/examples/addon/build/Release/buggy_addon.node';
+
+test('frames print sanitizer style, with source paths relative to the working directory', () => {
+  const lines = formatNativeFrames([
+    { module: ADDON, offset: 0x62a8, returnAddress: false, source: 'llvm-symbolizer', function: '(anonymous namespace)::FillInclusive(Napi::CallbackInfo const&)', file: '/repo/examples/addon/src/buggy.cc', line: 36, column: 37 },
+    { module: '/usr/bin/node', offset: 0xc45d95, returnAddress: true, source: 'llvm-symbolizer', function: 'v8impl::(anonymous namespace)::FunctionCallbackWrapper::Invoke(v8::FunctionCallbackInfo<v8::Value> const&)', file: 'js_native_api_v8.cc' },
+    { module: '/lib/x86_64-linux-gnu/libc.so.6', offset: 0x891f5, returnAddress: true, source: 'addr2line', function: 'start_thread', file: '/build/nptl/pthread_create.c', line: 442 },
+    { module: '/usr/lib/libfoo.so', offset: 0x1a2b, returnAddress: true, source: 'none' },
+    { module: null, offset: 0x7f0011223344, pc: '0x7f0011223344', returnAddress: true, source: 'none' },
+  ], { cwd: '/repo' });
+  assert.deepEqual(lines, [
+    '#0 FillInclusive examples/addon/src/buggy.cc:36 (buggy_addon.node+0x62a8)',
+    '#1 v8impl::FunctionCallbackWrapper::Invoke js_native_api_v8.cc (node+0xc45d95)',
+    '#2 start_thread /build/nptl/pthread_create.c:442 (libc.so.6+0x891f5)',
+    '#3 (libfoo.so+0x1a2b)',
+    '#4 (0x7f0011223344, no module)',
+  ]);
+});
+
+test('inlined code prints innermost first as #N, #N.1, ... so #N stays the event\'s frame N', () => {
+  const lines = formatNativeFrames([
+    { module: '/m/a.node', offset: 0x10, returnAddress: false, source: 'llvm-symbolizer', function: 'Poke(unsigned char*)', file: '/m/a.cc', line: 5,
+      inlined: [{ function: 'Fill(Napi::CallbackInfo const&)', file: '/m/a.cc', line: 9 }] },
+    { module: '/m/a.node', offset: 0x20, returnAddress: true, source: 'elf-symbols', function: 'Caller' },
+  ], { cwd: '/m' });
+  assert.deepEqual(lines, [
+    '#0 Poke a.cc:5 (a.node+0x10)',
+    '#0.1 Fill a.cc:9 (a.node+0x10)',
+    '#1 Caller (a.node+0x20)',
+  ]);
+});
+
+test('short function names keep namespaces, classes and template arguments, drop parameters and return types', () => {
+  const cases = {
+    '(anonymous namespace)::FillInclusive(Napi::CallbackInfo const&)': 'FillInclusive',
+    '(anonymous namespace)::FillInclusive(Napi::CallbackInfo const&) [clone .cold]': 'FillInclusive [clone .cold]',
+    'v8::internal::MaybeHandle<v8::internal::Object> v8::internal::(anonymous namespace)::HandleApiCallHelper<false>(v8::internal::Isolate*, int)': 'v8::internal::HandleApiCallHelper<false>',
+    'X::{lambda(int, int)#1}::operator()(int, int) const': 'X::{lambda(int, int)#1}::operator()',
+    'std::vector<int, std::allocator<int> >::operator[](unsigned long)': 'std::vector<int, std::allocator<int> >::operator[]',
+    'Foo::operator<(Foo const&) const': 'Foo::operator<',
+    'operator new(unsigned long)': 'operator new',
+    'main': 'main',
+  };
+  for (const [name, short] of Object.entries(cases)) assert.equal(shortFunctionName(name), short, name);
+});
+
+test('llvm-symbolizer output: one block per address, inlined frames innermost first, unknowns dropped', () => {
+  const out = [
+    '(anonymous namespace)::FillInclusive(Napi::CallbackInfo const&)', '/repo/src/buggy.cc:36:37', '',
+    'Execute', '/repo/src/buggy.cc:96:64', 'Napi::AsyncWorker::OnExecute(Napi::Env)', '/repo/napi-inl.h:5764:10', '',
+    '??', '??:0:0', '',
+    'v8impl::Invoke', 'js_native_api_v8.cc:0:0', '', '',
+  ].join('\n');
+  const blocks = parseLlvmSymbolizer(out, 4);
+  assert.deepEqual(blocks, [
+    [{ function: '(anonymous namespace)::FillInclusive(Napi::CallbackInfo const&)', file: '/repo/src/buggy.cc', line: 36, column: 37 }],
+    [{ function: 'Execute', file: '/repo/src/buggy.cc', line: 96, column: 64 }, { function: 'Napi::AsyncWorker::OnExecute(Napi::Env)', file: '/repo/napi-inl.h', line: 5764, column: 10 }],
+    [{}],
+    [{ function: 'v8impl::Invoke', file: 'js_native_api_v8.cc' }],
+  ]);
+  assert.equal(parseLlvmSymbolizer(out, 3), undefined, 'a count mismatch is no answer');
+});
+
+test('addr2line output: groups keyed by address, discriminators and ? lines understood', () => {
+  const out = [
+    '0x00000000000062a8', '(anonymous namespace)::FillInclusive(Napi::CallbackInfo const&)', '/repo/src/buggy.cc:36 (discriminator 3)',
+    '0x000000000000d7b8', 'Wrapper', '/repo/napi-inl.h:175', 'WrapCallback', '/repo/napi-inl.h:114',
+    '0x0000000000000010', '??', '??:0',
+    '0x0000000000000020', 'only_a_name', '??:?', '',
+  ].join('\n');
+  const found = parseAddr2line(out);
+  assert.deepEqual(found.get(0x62a8), [{ function: '(anonymous namespace)::FillInclusive(Napi::CallbackInfo const&)', file: '/repo/src/buggy.cc', line: 36 }]);
+  assert.deepEqual(found.get(0xd7b8), [{ function: 'Wrapper', file: '/repo/napi-inl.h', line: 175 }, { function: 'WrapCallback', file: '/repo/napi-inl.h', line: 114 }]);
+  assert.deepEqual(found.get(0x10), [{}]);
+  assert.deepEqual(found.get(0x20), [{ function: 'only_a_name' }]);
+  assert.deepEqual(locationOf('f', 'C:/x/a:b.cc:12:3'), { function: 'f', file: 'C:/x/a:b.cc', line: 12, column: 3 });
+});
+
+test('plain mangled names demangle without c++filt; templates and operators stay mangled', () => {
+  assert.equal(demangleName('_ZN12_GLOBAL__N_113FillInclusiveERKN4Napi12CallbackInfoE'), '(anonymous namespace)::FillInclusive');
+  assert.equal(demangleName('_ZN12_GLOBAL__N_113FillInclusiveERKN4Napi12CallbackInfoE.part.0.cold'), '(anonymous namespace)::FillInclusive [clone .part.0] [clone .cold]');
+  assert.equal(demangleName('_ZNK4mate16GuardedAllocator8InRegionEm'), 'mate::GuardedAllocator::InRegion');
+  assert.equal(demangleName('_ZN4mate16GuardedAllocatorC2ERKNS_7OptionsE'), 'mate::GuardedAllocator::GuardedAllocator');
+  assert.equal(demangleName('_ZN4mate6WriterD1Ev'), 'mate::Writer::~Writer');
+  assert.equal(demangleName('_ZL3fooi'), 'foo');
+  assert.equal(demangleName('_ZNSt6vectorIiSaIiEE9push_backERKi'), undefined);
+  assert.equal(demangleName('_ZSt13__adjust_heapIPiliEvT_T0_S2_T1_'), undefined);
+  assert.equal(demangleName('_ZN3FooplERKS_'), undefined);
+  assert.equal(demangleName('napi_create_buffer'), undefined);
+});
