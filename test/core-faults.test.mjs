@@ -5,7 +5,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 
-import { guardRun, reportLines, run, ROOT } from './helpers/run.mjs';
+import { accessSite } from './helpers/native-frames.mjs';
+import { firstAllocationFrame, guardRun, rerunReportOf, reportLines, run, ROOT } from './helpers/run.mjs';
 
 const script = (name) => path.join(ROOT, 'examples', 'scripts', name);
 const fixture = (name) => path.join(ROOT, 'test', 'fixtures', 'core', name);
@@ -20,6 +21,8 @@ test('overflow by one faults at the first bad byte in tail mode', async () => {
   assert.ok(lines.some((l) => l.includes('GUARD 4096 B')), 'slot picture');
   assert.ok(lines.some((l) => /\^ WRITE/.test(l)), 'access marked');
   assert.ok(lines.some((l) => l.includes('overflow.js:5')), 'JS allocation stack names the line');
+  assert.match(r.output, accessSite('overflow'), 'the access block names the addon function and line');
+  assert.match(firstAllocationFrame(r.output), /^==mate-guard==   at Object\.<anonymous> \(.*examples\/scripts\/overflow\.js:5:\d+\)$/);
   assert.doesNotMatch(r.output, /not reached/);
   assert.match(r.output, /\[mate-guard\] summary: \d+ allocations? guarded, .*1 violation/);
 });
@@ -60,6 +63,7 @@ test('canary damage is rerun once in the faulting mode; the fault is shown under
   assert.equal(event.rerun.mode, 'head');
   assert.equal(event.rerun.fault.kind, 'heap-buffer-underflow');
   assert.equal(event.rerun.fault.fatal, true);
+  assert.match(rerunReportOf(r.output, 'head mode'), accessSite('underflow'), 'the rerun\'s fault names the addon function and line');
   fs.rmSync(dir, { recursive: true });
 });
 
@@ -77,6 +81,7 @@ test('an overflow inside the alignment gap is caught by the canary', async () =>
   assert.match(text, /ERROR: canary-corruption: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\) damaged/);
   assert.match(text, /gap \(canary\) 3 B/);
   assert.match(text, /alignment gap \(alignment 16\)/);
+  assert.match(rerunReportOf(r.output, 'tail mode with alignment 1'), accessSite('gap'));
 });
 
 test('alignment 1 is byte-exact: the same write faults', async () => {
@@ -92,6 +97,7 @@ test('use-after-free through a retained pointer faults and says who freed it', a
   assert.match(text, /ERROR: heap-use-after-free on WRITE at 0x[0-9a-f]+: offset 0 inside freed allocation #\d+ \(256 bytes, tail mode\)/);
   assert.match(text, /freed by the garbage collector/);
   assert.match(text, /use-after-free\.js:\d+/);
+  assert.match(r.output, accessSite('use-after-free'));
 });
 
 test('the report names the running test and is written as JSON before the process dies', async () => {

@@ -1,10 +1,12 @@
 // The Jest integration, end to end: the real jest 30, fixture suites that
 // call the real examples addon, through `mate-jest` and plain `jest`.
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 
-import { reportLines, ROOT, run } from './helpers/run.mjs';
+import { accessSite } from './helpers/native-frames.mjs';
+import { firstAllocationFrame, rerunReportOf, reportLines, ROOT, run } from './helpers/run.mjs';
 
 const MATE_JEST = path.join(ROOT, 'packages', 'jest-env', 'bin', 'mate-jest.js');
 const JEST = path.join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js');
@@ -86,6 +88,13 @@ describe('planted bugs', () => {
     assert.ok(out.includes(`==mate-guard== test: ${UNDERFLOW_TEST}`), out);
     assert.match(out, /✓ a correct write first|Tests: +2 failed, 1 passed/);
     assert.match(summary(out) ?? '', /4 violations,/);
+    // Every report ends at the line that did it (canary damage through mate-jest's rerun).
+    assert.match(out, accessSite('overflow'));
+    assert.match(out, accessSite('use-after-free'));
+    assert.match(rerunReportOf(out, 'head mode'), accessSite('underflow'));
+    assert.match(rerunReportOf(out, 'tail mode with alignment 1'), accessSite('gap'));
+    const overflow = out.slice(out.indexOf('[mate-guard] its report, from that JSON file:\n==mate-guard== ERROR: heap-buffer-overflow'));
+    assert.match(firstAllocationFrame(overflow), /^==mate-guard==   at .*test\/fixtures\/jest\/bugs\/overflow\.test\.js:\d+:\d+\)?$/, 'the allocation stack starts at the test file\'s line');
   });
 });
 
@@ -105,6 +114,15 @@ describe('canary damage: mate-jest reruns the file in the faulting mode', () => 
     assert.match(r.output, /canary-corruption: 1 byte before the start/);
     assert.doesNotMatch(r.output, /\[mate-guard\] rerun/);
   });
+});
+
+test('a TypeScript test under ts-jest: the allocation stack starts at the .ts source line', async () => {
+  const file = path.join(ROOT, 'test', 'fixtures', 'jest', 'typescript', 'overflow.test.ts');
+  const line = fs.readFileSync(file, 'utf8').split('\n').findIndex((l) => l.includes('ALLOCATES HERE')) + 1;
+  const r = await mateJest(['--guard-alloc', ...suite('typescript')]);
+  assert.notEqual(r.code, 0, r.output);
+  assert.match(firstAllocationFrame(r.output), new RegExp(`^==mate-guard==   at makeBuffer \\(.*overflow\\.test\\.ts:${line}:\\d+\\)$`), r.output);
+  assert.match(r.output, accessSite('overflow'));
 });
 
 describe('tags', () => {

@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 
-import { BIN, ROOT, run } from './helpers/run.mjs';
+import { accessSite } from './helpers/native-frames.mjs';
+import { BIN, firstAllocationFrame, rerunReportOf, ROOT, run } from './helpers/run.mjs';
 
 const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'mocha');
 const MOCHA = path.join(BIN, 'mocha');
@@ -124,6 +125,8 @@ describe('mocha serial (plain mocha --require @mate-guard/mocha)', () => {
     assertOverflowReport(r);
     assert.equal(r.signal ?? (r.code === 139 ? 'SIGSEGV' : r.code), 'SIGSEGV');
     assert.match(r.output, /✔ runs first and passes/);
+    assert.match(r.output, accessSite('overflow'), 'the access block names the addon function and line');
+    assert.match(firstAllocationFrame(r.output), /^==mate-guard==   at Context\.<anonymous> \(.*fault\/overflow\.spec\.cjs:\d+:\d+\)$/, 'the allocation stack starts at the spec\'s line');
   });
 
   test('use-after-free through a retained pointer (--expose-gc: mocha re-spawns itself)', async () => {
@@ -132,6 +135,7 @@ describe('mocha serial (plain mocha --require @mate-guard/mocha)', () => {
     assert.match(r.output, /==mate-guard== ERROR: heap-use-after-free on WRITE at 0x[0-9a-f]+: offset 0 inside freed allocation #\d+ \(256 bytes, tail mode\)/);
     assert.match(r.output, /==mate-guard== test: fault\/use-after-free\.spec\.cjs > stale pointer > writes to a freed buffer\n/);
     assert.match(r.output, /freed by the garbage collector/);
+    assert.match(r.output, accessSite('use-after-free'));
   });
 
   test('--guard-mode=head turns the underflow into a fault', async () => {
@@ -186,6 +190,8 @@ describe('mate-mocha (drop-in CLI that watches mocha)', () => {
     assertFailed(r);
     assert.match(r.output, /\[mate-guard\] rerun in head mode: the canary-corruption of allocation #\d+ \(64 bytes, tail mode\) in canary\/canary\.spec\.cjs > canary damage > underflows by one faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-underflow on WRITE/);
     assert.match(r.output, /\[mate-guard\] rerun in tail mode with alignment 1: the canary-corruption of allocation #\d+ \(13 bytes, tail mode\) in canary\/canary\.spec\.cjs > canary damage > overflows into the alignment gap faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
+    assert.match(rerunReportOf(r.output, 'head mode'), accessSite('underflow'));
+    assert.match(rerunReportOf(r.output, 'tail mode with alignment 1'), accessSite('gap'));
     assert.equal(summary(r.output).violations, 2);
     const off = await mateMocha(['--guard-alloc', '--no-guard-rerun', 'canary/canary.spec.cjs']);
     assertFailed(off);

@@ -6,7 +6,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 
-import { ROOT, reportLines, run } from './helpers/run.mjs';
+import { accessSite } from './helpers/native-frames.mjs';
+import { firstAllocationFrame, rerunReportOf, ROOT, reportLines, run } from './helpers/run.mjs';
 
 const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'vitest');
 const VITEST = path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs');
@@ -91,6 +92,16 @@ describe('planted bugs, guarded (forks pool, mate-vitest --guard-alloc)', () => 
     assert.equal(json.get('gap.test.mjs > writeAt past the end into the alignment gap').status, 'failed');
   });
 
+  test('every report ends at the line that did it: the access block names the addon function and line (canary damage through the rerun)', () => {
+    const overflow = reportOf(r.output, 'ERROR: heap-buffer-overflow on WRITE');
+    assert.match(overflow, accessSite('overflow'));
+    assert.match(firstAllocationFrame(overflow), /^==mate-guard==   at .*overflow\.test\.mjs:\d+:\d+/, 'the allocation stack starts at the test file\'s line');
+    assert.match(overflow, /… \d+ runner frames?$/m);
+    assert.match(reportOf(r.output, 'ERROR: heap-use-after-free on WRITE'), accessSite('use-after-free'));
+    assert.match(rerunReportOf(r.output, 'head mode'), accessSite('underflow'));
+    assert.match(rerunReportOf(r.output, 'tail mode with alignment 1'), accessSite('gap'));
+  });
+
   test('use-after-free through a retained pointer: heap-use-after-free fault, attributed', () => {
     const rep = reportOf(r.output, 'ERROR: heap-use-after-free on WRITE');
     assert.match(rep, /freed allocation #\d+ \(256 bytes, tail mode\)/);
@@ -154,6 +165,16 @@ test('mate-vitest reruns files with canary damage in the faulting configuration;
     assert.match(off.output, /ERROR: canary-corruption: 1 byte before the start/);
     assert.doesNotMatch(off.output, /\[mate-guard\] rerun/);
   }
+});
+
+test('a TypeScript test: the allocation stack starts at the .ts source line (source-mapped)', async () => {
+  const file = path.join(FIXTURES, 'typescript', 'overflow.test.ts');
+  const line = fs.readFileSync(file, 'utf8').split('\n').findIndex((l) => l.includes('ALLOCATES HERE')) + 1;
+  const r = await mateVitest('typescript', ['run', '--guard-alloc']);
+  assert.notEqual(r.code, 0, r.output);
+  const rep = reportOf(r.output, 'ERROR: heap-buffer-overflow on WRITE');
+  assert.match(firstAllocationFrame(rep), new RegExp(`^==mate-guard==   at makeBuffer \\(.*overflow\\.test\\.ts:${line}:\\d+\\)$`), rep);
+  assert.match(rep, accessSite('overflow'));
 });
 
 describe('clean suite with tagged tests', () => {

@@ -12,14 +12,14 @@ const step = (title, flags, nodeArgs, script, expect) => ({
 
 export const title = 'mate guard-run: plain scripts';
 export const steps = [
-  step('overflow by one faults at the first bad byte', [], [], 'overflow.js',
-    { exit: 'nonzero', output: ['==mate-guard== ERROR: heap-buffer-overflow on WRITE', '1 byte past the end of allocation'] }),
+  step('overflow by one faults at the first bad byte; the access block names the line in the addon', [], [], 'overflow.js',
+    { exit: 'nonzero', output: ['==mate-guard== ERROR: heap-buffer-overflow on WRITE', '1 byte past the end of allocation', '==mate-guard== access:', '#0 FillInclusive examples/addon/src/buggy.cc:'] }),
   step('underflow by one faults in head mode', ['--mode', 'head'], [], 'underflow.js',
     { exit: 'nonzero', output: ['==mate-guard== ERROR: heap-buffer-underflow on WRITE', '1 byte before the start of allocation'] }),
-  step('underflow by one in tail mode: canary damage before the start', [], [], 'underflow.js',
-    { exit: 'nonzero', output: ['==mate-guard== ERROR: canary-corruption: 1 byte before the start', 'rerun with --guard-mode head'] }),
-  step('overflow inside the alignment gap: canary damage', [], [], 'gap-overflow.js',
-    { exit: 'nonzero', output: ['==mate-guard== ERROR: canary-corruption: 2 bytes past the end'] }),
+  step('underflow by one in tail mode: canary damage before the start, then the rerun in head mode faults at the write', [], [], 'underflow.js',
+    { exit: 'nonzero', output: ['==mate-guard== ERROR: canary-corruption: 1 byte before the start', '[mate-guard] rerun in head mode:', 'faults at the first bad access', '==mate-guard== ERROR: heap-buffer-underflow on WRITE', '#0 ReverseFill examples/addon/src/buggy.cc:'] }),
+  step('overflow inside the alignment gap: canary damage, then the rerun with alignment 1 faults at the write', [], [], 'gap-overflow.js',
+    { exit: 'nonzero', output: ['==mate-guard== ERROR: canary-corruption: 2 bytes past the end', '[mate-guard] rerun in tail mode with alignment 1:', '#0 WriteAt examples/addon/src/buggy.cc:'] }),
   step('use-after-free through a retained pointer faults', [], ['--expose-gc'], 'use-after-free.js',
     { exit: 'nonzero', output: ['==mate-guard== ERROR: heap-use-after-free on WRITE', 'freed by the garbage collector'] }),
   step('clean script (with a WebAssembly trap) passes with no report', [], [], 'clean.js',

@@ -13,3 +13,19 @@ export function buggyLine(text) {
   if (i < 0) throw new Error(`buggy.cc has no line with ${text}`);
   return i + 1;
 }
+
+const SITES = {
+  overflow: ['FillInclusive', 'POKE(p + i, 0x41)'],
+  underflow: ['ReverseFill', 'POKE(p + i, 0x42)'],
+  gap: ['WriteAt', 'POKE(p + off, value)'],
+  'use-after-free': ['TouchRetained', 'POKE(g_retained, 0x44)'],
+};
+
+/**
+ * The access block's first frame of a planted bug, as a report prints it:
+ * `#0 FillInclusive <path>/examples/addon/src/buggy.cc:36 (buggy_addon.node+0x62a8)`.
+ */
+export function accessSite(bug) {
+  const [fn, text] = SITES[bug];
+  return new RegExp(`^==mate-guard==   #0 ${fn} (?:\\S*/)?examples/addon/src/buggy\\.cc:${buggyLine(text)} \\(buggy_addon\\.node\\+0x[0-9a-f]+\\)$`, 'm');
+}

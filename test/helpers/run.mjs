@@ -42,3 +42,18 @@ export function guardRun(flags, nodeArgs, opts) {
 export function reportLines(output) {
   return output.split('\n').filter((l) => l.startsWith('==mate-guard=='));
 }
+
+/** The report lines printed right after a `[mate-guard] rerun in <label>: ...` line (the rerun's fault). */
+export function rerunReportOf(output, label) {
+  const lines = output.split('\n');
+  const at = lines.findIndex((l) => l.startsWith(`[mate-guard] rerun in ${label}: `));
+  if (at < 0) throw new Error(`no rerun in ${label} in:\n${output}`);
+  const end = lines.findIndex((l, i) => i > at && !l.startsWith('==mate-guard=='));
+  return lines.slice(at + 1, end < 0 ? undefined : end).join('\n');
+}
+
+/** The first line of a report's `allocated at:` stack. */
+export function firstAllocationFrame(report) {
+  const lines = report.split('\n');
+  return lines[lines.indexOf('==mate-guard== allocated at:') + 1] ?? '';
+}

@@ -41,13 +41,15 @@ test('inlined code prints innermost first as #N, #N.1, ... so #N stays the event
   ]);
 });
 
-test('short function names keep namespaces, classes and template arguments, drop parameters and return types', () => {
+test('short function names keep namespaces, classes and short template arguments, drop parameters and return types, elide long templates', () => {
   const cases = {
     '(anonymous namespace)::FillInclusive(Napi::CallbackInfo const&)': 'FillInclusive',
     '(anonymous namespace)::FillInclusive(Napi::CallbackInfo const&) [clone .cold]': 'FillInclusive [clone .cold]',
     'v8::internal::MaybeHandle<v8::internal::Object> v8::internal::(anonymous namespace)::HandleApiCallHelper<false>(v8::internal::Isolate*, int)': 'v8::internal::HandleApiCallHelper<false>',
-    'X::{lambda(int, int)#1}::operator()(int, int) const': 'X::{lambda(int, int)#1}::operator()',
-    'std::vector<int, std::allocator<int> >::operator[](unsigned long)': 'std::vector<int, std::allocator<int> >::operator[]',
+    'X::{lambda(int, int)#1}::operator()(int, int) const': 'X::{lambda(…)#1}::operator()',
+    'std::vector<int, std::allocator<int> >::operator[](unsigned long)': 'std::vector<…>::operator[]',
+    "Napi::details::CallbackData<Napi::Value (*)(Napi::CallbackInfo const&), Napi::Value>::Wrapper(napi_env__*, napi_callback_info__*)::'lambda'()::operator()()": "Napi::details::CallbackData<…>::Wrapper(…)::'lambda'()::operator()",
+    'std::vector<int>::push_back(int const&)': 'std::vector<int>::push_back',
     'Foo::operator<(Foo const&) const': 'Foo::operator<',
     'operator new(unsigned long)': 'operator new',
     'main': 'main',

@@ -109,6 +109,8 @@ export function isMachineryFrame(line: string, dropDirs: readonly string[]): boo
   const loc = jsFrameLocation(line);
   if (loc === undefined) return false;
   if (loc.startsWith('node:')) return true;
+  // V8's builtins (`new Promise (<anonymous>)`, `Array.map (native)`): the runner's plumbing between frames.
+  if (loc === '<anonymous>' || loc === 'native') return true;
   if (PACKAGE_SEGMENT.test(loc)) return true;
   return dropDirs.some((dir) => loc.startsWith(dir));
 }

@@ -29,10 +29,45 @@ function withoutReturnType(s: string): string {
   return cut >= 0 ? s.slice(cut + 1) : s;
 }
 
+const LONG_TEMPLATE = 20;
+
+// Long template argument lists become `<…>` and the parameter lists of
+// enclosing functions `(…)`: `CallbackData<Napi::Value (*)(...), Napi::Value>::Wrapper(napi_env__*, ...)::'lambda'()`
+// reads `CallbackData<…>::Wrapper(…)::'lambda'()`. The full name stays in the event.
+function collapseNested(s: string): string {
+  let out = '';
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i];
+    const open = c === '<' ? '<' : c === '(' ? '(' : undefined;
+    if (!open || s.startsWith('operator', i - 8)) {
+      out += c;
+      continue;
+    }
+    const close = open === '<' ? '>' : ')';
+    let depth = 0;
+    let j = i;
+    for (; j < s.length; j++) {
+      if (s[j] === '<' || s[j] === '(') depth++;
+      else if (s[j] === '>' || s[j] === ')') depth--;
+      if (depth === 0) break;
+    }
+    if (j >= s.length || s[j] !== close) {
+      out += c;
+      continue;
+    }
+    const inner = s.slice(i + 1, j);
+    const collapse = open === '<' ? inner.length > LONG_TEMPLATE : inner.length > 0;
+    out += collapse ? `${open}…${close}` : `${open}${inner}${close}`;
+    i = j;
+  }
+  return out;
+}
+
 /**
  * A demangled name cut to what a reader scans for: no return type,
- * parameter list or trailing qualifiers, no `(anonymous namespace)::`.
- * Namespaces, classes and template arguments stay.
+ * parameter list or trailing qualifiers, no `(anonymous namespace)::`, long
+ * template arguments and enclosing parameter lists elided. Namespaces,
+ * classes and short template arguments stay.
  */
 export function shortFunctionName(name: string): string {
   let s = name.replace(/\(anonymous namespace\)::/g, '');
@@ -54,7 +89,7 @@ export function shortFunctionName(name: string): string {
       }
     }
   }
-  return withoutReturnType(s) + suffix;
+  return collapseNested(withoutReturnType(s)) + suffix;
 }
 
 function sourceText(loc: SourceLocation, cwd: string): string | undefined {
