@@ -1,0 +1,43 @@
+#ifndef MATE_PLATFORM_LOADED_MODULES_H_
+#define MATE_PLATFORM_LOADED_MODULES_H_
+
+#include <cstddef>
+#include <cstdint>
+
+// The ELF objects mapped in this process, as the dynamic linker lists them,
+// and a map from code addresses to (module, offset) that a signal handler
+// may read.
+namespace mate {
+namespace platform {
+
+struct LoadedObject {
+  const char* path;    // as the linker knows it; the main program's real path
+  uintptr_t base;      // load bias: runtime address = base + ELF virtual address
+  const void* phdrs;   // the object's program headers (ElfW(Phdr)[phnum])
+  uint16_t phnum;
+  bool main_program;
+};
+
+// Calls fn for every loaded object while the dynamic linker's list is held
+// (fn must not load or unload objects). Stops when fn returns false.
+void ForEachLoadedObject(bool (*fn)(const LoadedObject& obj, void* ctx), void* ctx);
+
+// Grows whenever an object is loaded or unloaded; one cheap linker call.
+uint64_t LoadGeneration();
+
+// Brings the address map up to date with the loaded objects (no-op when
+// nothing was loaded since). Not for signal handlers.
+void RefreshModuleMap();
+
+// The module holding `pc`: its path and load base. Lock-free and
+// async-signal-safe; knows the objects of the last RefreshModuleMap.
+bool FindModule(uintptr_t pc, const char** path, uintptr_t* base);
+
+// The address range of the loaded segments of the object holding `addr`
+// (e.g. one of our own functions). False when no object holds it.
+bool ObjectRange(const void* addr, uintptr_t* start, uintptr_t* end);
+
+}  // namespace platform
+}  // namespace mate
+
+#endif  // MATE_PLATFORM_LOADED_MODULES_H_
