@@ -14,6 +14,7 @@
 #include "core/stack_store.h"
 #include "crash/fault_handler.h"
 #include "crash/report_writer.h"
+#include "native_heap/native_heap.h"
 
 namespace mate {
 namespace {
@@ -47,6 +48,28 @@ Pending Render(const GuardedAllocator& a, const CanaryViolation& c) {
   std::vector<char> text(64 * 1024), json(160 * 1024);
   EmitReport(v, text.data(), text.size(), json.data(), json.size(), false);
   return Pending{v.kind, text.data(), json.data()};
+}
+
+Pending RenderViolation(const Violation& v) {
+  std::vector<char> text(64 * 1024), json(160 * 1024);
+  EmitReport(v, text.data(), text.size(), json.data(), json.size(), false);
+  return Pending{v.kind, text.data(), json.data()};
+}
+
+// Native-heap findings (bad frees, damage found at free) from any thread,
+// rendered here on the JS thread.
+void TakeNativeFindings(const GuardedAllocator& a, std::vector<Pending>* out) {
+  if (!native_heap::Active()) return;
+  native_heap::Refresh();  // also the cheap "anything new loaded?" check at each test's start and end
+  for (const native_heap::Finding& f : native_heap::TakeFindings()) {
+    if (f.kind == native_heap::FindingKind::kCanary) {
+      out->push_back(Render(a, f.canary));
+      continue;
+    }
+    Violation v = DescribeBadFree(a, f.kind == native_heap::FindingKind::kDoubleFree,
+                                  f.has_record ? &f.record : nullptr, f.address, f.frames, f.test);
+    out->push_back(RenderViolation(v));
+  }
 }
 
 Napi::Object ToJs(Napi::Env env, const Pending& p) {
@@ -148,6 +171,7 @@ Napi::Value CheckCanaries(const Napi::CallbackInfo& info) {
     std::lock_guard<std::mutex> lock(g_pending_mu);
     found.swap(g_pending);
   }
+  TakeNativeFindings(*a, &found);
   for (const CanaryViolation& c : all ? a->CheckAll() : a->CheckRecent()) found.push_back(Render(*a, c));
   Napi::Array arr = Napi::Array::New(env, found.size());
   for (size_t i = 0; i < found.size(); i++) arr.Set(i, ToJs(env, found[i]));
@@ -175,6 +199,73 @@ Napi::Value Stats(const Napi::CallbackInfo& info) {
   o.Set("maxLive", num(s.max_live));
   o.Set("violations", num(g_violations));
   o.Set("backend", s.backend == Backend::kGuardInstall ? "madvise-guard" : "mprotect");
+  native_heap::Counters nc = native_heap::GetCounters();
+  o.Set("nativeAllocations", num(s.native_allocations));
+  o.Set("nativeUnguarded", num(nc.unguarded));
+  o.Set("nativeForeignFrees", num(nc.foreign_frees));
+  o.Set("nativeBadFrees", num(nc.bad_frees));
+  return o;
+}
+
+Napi::Array Strings(Napi::Env env, const std::vector<std::string>& v) {
+  Napi::Array arr = Napi::Array::New(env, v.size());
+  for (size_t i = 0; i < v.size(); i++) arr.Set(i, v[i]);
+  return arr;
+}
+
+// guardNativeModules(globs): redirects the allocator imports of matching
+// modules, loaded now and later (nativeHeapRefresh / nativeHeapPreload).
+Napi::Value GuardNativeModules(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  GuardedAllocator* a = Need(env);
+  if (a == nullptr) return env.Undefined();
+  if (info.Length() < 1 || !info[0].IsArray()) return Throw(env, "guardNativeModules(globs) needs an array of strings");
+  native_heap::StartOptions options;
+  Napi::Array globs = info[0].As<Napi::Array>();
+  for (uint32_t i = 0; i < globs.Length(); i++) {
+    Napi::Value g = globs.Get(i);
+    if (!g.IsString()) return Throw(env, "guardNativeModules(globs) needs an array of strings");
+    options.globs.push_back(g.As<Napi::String>().Utf8Value());
+  }
+  options.sample_rate = a->options().native_sample_rate;
+  options.log = a->options().log_allocations;
+  options.on_new_thread = EnsureAltStack;
+  std::string error;
+  if (!native_heap::Start(a, options, &error)) return Throw(env, "mate-guard: " + error);
+  return env.Undefined();
+}
+
+Napi::Value NativeHeapRefresh(const Napi::CallbackInfo& info) {
+  native_heap::Refresh();
+  return info.Env().Undefined();
+}
+
+// nativeHeapPreload(path, flags): before process.dlopen runs an addon's
+// initializer.
+Napi::Value NativeHeapPreload(const Napi::CallbackInfo& info) {
+  if (info.Length() >= 2 && info[0].IsString() && info[1].IsNumber())
+    native_heap::Preload(info[0].As<Napi::String>().Utf8Value().c_str(), info[1].As<Napi::Number>().Int32Value());
+  return info.Env().Undefined();
+}
+
+// nativeHeap() -> { globs, unmatched, modules: [{ path, slots, symbols, own, error }] }
+Napi::Value NativeHeap(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("globs", Strings(env, native_heap::Globs()));
+  o.Set("unmatched", Strings(env, native_heap::UnmatchedGlobs()));
+  std::vector<native_heap::PatchedModule> mods = native_heap::Modules();
+  Napi::Array arr = Napi::Array::New(env, mods.size());
+  for (size_t i = 0; i < mods.size(); i++) {
+    Napi::Object m = Napi::Object::New(env);
+    m.Set("path", mods[i].path);
+    m.Set("slots", Napi::Number::New(env, mods[i].slots));
+    m.Set("symbols", Strings(env, mods[i].symbols));
+    m.Set("own", Strings(env, mods[i].own));
+    m.Set("error", mods[i].error.empty() ? env.Null() : Napi::Value(Napi::String::New(env, mods[i].error)));
+    arr.Set(i, m);
+  }
+  o.Set("modules", arr);
   return o;
 }
 
@@ -194,6 +285,7 @@ Napi::Value Snapshot(const Napi::CallbackInfo& info) {
     o.Set("size", Napi::Number::New(env, static_cast<double>(r.size)));
     o.Set("ptr", ptr);
     o.Set("mode", ModeName(r.mode));
+    o.Set("backend", SlotBackendName(r.backend));
     o.Set("test", st.Lookup(r.alloc_test) ? Napi::Value(Napi::String::New(env, st.Lookup(r.alloc_test))) : env.Null());
     o.Set("stack", st.Lookup(r.alloc_stack) ? Napi::Value(Napi::String::New(env, st.Lookup(r.alloc_stack))) : env.Null());
     arr.Set(i, o);
@@ -215,6 +307,10 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("stats", Napi::Function::New(env, Stats));
   exports.Set("snapshot", Napi::Function::New(env, Snapshot));
   exports.Set("internString", Napi::Function::New(env, InternString));
+  exports.Set("guardNativeModules", Napi::Function::New(env, GuardNativeModules));
+  exports.Set("nativeHeapRefresh", Napi::Function::New(env, NativeHeapRefresh));
+  exports.Set("nativeHeapPreload", Napi::Function::New(env, NativeHeapPreload));
+  exports.Set("nativeHeap", Napi::Function::New(env, NativeHeap));
   return exports;
 }
 

@@ -14,6 +14,7 @@ const char* GuardMethod(const GuardedAllocator& a) {
 
 void Fill(const GuardedAllocator& a, const SlotRecord& r, Violation* v) {
   v->record = r;
+  v->backend = SlotBackendName(r.backend);
   v->geometry = a.Geometry(r);
   v->guard_method = GuardMethod(a);
   v->page_size = a.page_size();
@@ -108,6 +109,24 @@ Violation DescribeCanary(const GuardedAllocator& a, const CanaryViolation& c) {
   v.kind = "canary-corruption";
   v.access = nullptr;
   v.damage = c.damage;
+  return v;
+}
+
+Violation DescribeBadFree(const GuardedAllocator& a, bool double_free, const SlotRecord* record,
+                          uintptr_t address, uint32_t frames, uint32_t test) {
+  Violation v;
+  SlotRecord none{};
+  none.backend = SlotBackend::kNativeHeap;
+  none.slot_start = address & ~(static_cast<uintptr_t>(a.page_size()) - 1);
+  none.user = address;
+  Fill(a, record ? *record : none, &v);
+  v.kind = double_free ? "double-free" : "invalid-free";
+  v.has_record = record != nullptr;
+  v.address = address;
+  v.frames = frames;
+  v.test_id = test;
+  if (record) v.distance = DistanceTo(a, *record, address, &v.relation);
+  else v.relation = Relation::kInside;
   return v;
 }
 

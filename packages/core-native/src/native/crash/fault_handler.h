@@ -18,6 +18,12 @@ bool DescribeFault(const GuardedAllocator& a, uintptr_t addr, const char* access
 // check (not in a signal handler).
 Violation DescribeCanary(const GuardedAllocator& a, const CanaryViolation& c);
 
+// Builds a double-free / invalid-free violation found on a native free
+// path: `record` the allocation concerned (nullptr when the pointer is no
+// allocation's), `frames` those of the bad free, `test` the test running then.
+Violation DescribeBadFree(const GuardedAllocator& a, bool double_free, const SlotRecord* record,
+                          uintptr_t address, uint32_t frames, uint32_t test);
+
 // Formats `v`, prints it to stderr and writes the JSON file. Uses the
 // caller's buffers so the signal handler can pass static ones.
 void EmitReport(const Violation& v, char* text, size_t text_cap, char* json, size_t json_cap,

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/stack_store.h"
+#include "platform/loaded_modules.h"
 
 namespace mate {
 
@@ -63,7 +64,103 @@ const char* RelationText(Relation r) {
   return "";
 }
 
-bool IsCanary(const Violation& v) { return v.access == nullptr; }
+bool IsBadFree(const Violation& v) {
+  return strcmp(v.kind, "double-free") == 0 || strcmp(v.kind, "invalid-free") == 0;
+}
+bool IsCanary(const Violation& v) { return v.access == nullptr && !IsBadFree(v); }
+
+const char* BaseName(const char* path) {
+  const char* slash = strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
+// Native frames, raw: `#0 0x7f.. (module+0xoffset)`, symbolized by whoever
+// renders the JSON. Lock-free module lookup: usable in the handler.
+void Frames(const char* title, uint32_t frames_id, Writer* w) {
+  const uintptr_t* pcs;
+  size_t n = StackStore::Get().LookupFrames(frames_id, &pcs);
+  w->Str(kPrefix);
+  w->Str(title);
+  w->Str(":\n");
+  for (size_t i = 0; i < n; i++) {
+    w->Str(kPrefix);
+    w->Str("  #");
+    w->Dec(i);
+    w->Char(' ');
+    w->Hex(pcs[i]);
+    const char* path;
+    uintptr_t base;
+    if (platform::FindModule(pcs[i], &path, &base)) {
+      w->Str(" (");
+      w->Str(BaseName(path));
+      w->Char('+');
+      w->Hex(pcs[i] - base);
+      w->Char(')');
+    }
+    w->Char('\n');
+  }
+}
+
+void FramesJson(uint32_t frames_id, Writer* w) {
+  const uintptr_t* pcs;
+  size_t n = StackStore::Get().LookupFrames(frames_id, &pcs);
+  if (n == 0) { w->Str("null"); return; }
+  w->Char('[');
+  for (size_t i = 0; i < n; i++) {
+    if (i) w->Char(',');
+    w->Str("{\"pc\":\"");
+    w->Hex(pcs[i]);
+    w->Str("\",\"module\":");
+    const char* path;
+    uintptr_t base;
+    if (platform::FindModule(pcs[i], &path, &base)) {
+      w->JsonStr(path);
+      w->Str(",\"offset\":\"");
+      w->Hex(pcs[i] - base);
+      w->Str("\"}");
+    } else {
+      w->Str("null,\"offset\":null}");
+    }
+  }
+  w->Char(']');
+}
+
+// A bad free's headline, after "ERROR: <kind>".
+void BadFreeHeadline(const Violation& v, Writer* w) {
+  const SlotRecord& r = v.record;
+  w->Str(" of ");
+  w->Hex(v.address);
+  w->Str(": ");
+  if (!v.has_record) {
+    w->Str("not the start of any allocation (an address inside mate-guard's guarded region)\n");
+    return;
+  }
+  bool freed = r.freed_by != FreedBy::kNotFreed;
+  bool at_start = v.address == v.geometry.user;
+  if (strcmp(v.kind, "double-free") == 0) {
+    w->Str("allocation #");
+  } else if (at_start) {
+    w->Str("the start of ");
+    w->Str(freed ? "freed " : "");
+    w->Str(r.backend == SlotBackend::kHost ? "JS buffer allocation #" : "allocation #");
+  } else {
+    if (v.relation == Relation::kInside) { w->Str("offset "); w->Dec(v.distance); }
+    else Bytes(w, v.distance);
+    w->Char(' ');
+    w->Str(RelationText(v.relation));
+    w->Str(freed ? " freed allocation #" : " allocation #");
+  }
+  w->Dec(r.alloc_id);
+  w->Str(" (");
+  Bytes(w, r.size);
+  w->Str(", ");
+  w->Str(ModeName(r.mode));
+  w->Str(" mode)");
+  if (strcmp(v.kind, "double-free") == 0) w->Str(" was already freed");
+  else if (at_start && r.backend == SlotBackend::kHost) w->Str(", which malloc/new never handed out");
+  else if (!at_start) w->Str(", not its start");
+  w->Char('\n');
+}
 
 // The canary side a report is about: the farthest damage wins.
 const CanarySide& MainSide(const Violation& v, bool* before) {
@@ -76,6 +173,10 @@ void Headline(const Violation& v, Writer* w) {
   w->Str("ERROR: ");
   w->Str(v.kind);
   bool freed = v.record.freed_by != FreedBy::kNotFreed && !IsCanary(v);
+  if (IsBadFree(v)) {
+    BadFreeHeadline(v, w);
+    return;
+  }
   if (IsCanary(v)) {
     bool before;
     const CanarySide& side = MainSide(v, &before);
@@ -204,11 +305,27 @@ void Stack(const char* title, uint32_t stack_id, Writer* w) {
   }
 }
 
+// The allocation's stack: native frames for native-heap allocations, the JS
+// stack for buffers.
+void AllocStack(const SlotRecord& r, Writer* w) {
+  if (r.alloc_frames) Frames("allocated at", r.alloc_frames, w);
+  else Stack("allocated at", r.alloc_stack, w);
+}
+
+void FreeStack(const char* title, const SlotRecord& r, Writer* w) {
+  if (r.free_frames) Frames(title, r.free_frames, w);
+  else Stack(title, r.free_stack, w);
+}
+
 void Hint(const Violation& v, Writer* w) {
   w->Str(kPrefix);
   w->Str("hint: ");
   bool tail = v.record.mode == Mode::kTail;
-  if (IsCanary(v)) {
+  if (strcmp(v.kind, "double-free") == 0) {
+    w->Str("the memory was freed twice; mate-guard ignored the second free (it would corrupt a real heap): free each allocation once");
+  } else if (IsBadFree(v)) {
+    w->Str("free/delete must get exactly the pointer malloc/new returned; mate-guard ignored this free");
+  } else if (IsCanary(v)) {
     bool before;
     MainSide(v, &before);
     if (before && tail)
@@ -239,6 +356,32 @@ void FormatReport(const Violation& v, Writer* w) {
   Headline(v, w);
   TestLine("test: ", v.test_id, w);
   const SlotRecord& r = v.record;
+  if (IsBadFree(v)) {
+    bool twice = strcmp(v.kind, "double-free") == 0;
+    Frames(twice ? "freed again at" : "free called at", v.frames, w);
+    if (v.has_record) {
+      w->Str(kPrefix);
+      w->Str("allocation #");
+      w->Dec(r.alloc_id);
+      w->Str(": ");
+      Bytes(w, r.size);
+      w->Str(" at [");
+      w->Hex(v.geometry.user);
+      w->Str(", ");
+      w->Hex(v.geometry.user_end);
+      w->Str("), backend ");
+      w->Str(v.backend);
+      w->Char('\n');
+      TestLine("allocated during test: ", r.alloc_test, w);
+      AllocStack(r, w);
+      if (r.freed_by != FreedBy::kNotFreed) {
+        TestLine("freed during test: ", r.free_test, w);
+        FreeStack(twice ? "first freed at" : "freed at", r, w);
+      }
+    }
+    Hint(v, w);
+    return;
+  }
   w->Str(kPrefix);
   w->Str("allocation #");
   w->Dec(r.alloc_id);
@@ -278,38 +421,25 @@ void FormatReport(const Violation& v, Writer* w) {
   }
   Picture(v, w);
   TestLine("allocated during test: ", r.alloc_test, w);
-  Stack("allocated at", r.alloc_stack, w);
+  AllocStack(r, w);
   if (r.freed_by != FreedBy::kNotFreed && !IsCanary(v)) {
     TestLine("freed during test: ", r.free_test, w);
     if (r.freed_by == FreedBy::kGarbageCollector) {
       w->Str(kPrefix);
       w->Str("freed by the garbage collector: no JS reference to the buffer was left\n");
     } else {
-      Stack("freed at", r.free_stack, w);
+      FreeStack("freed at", r, w);
     }
   }
   Hint(v, w);
 }
 
-void FormatReportJson(const Violation& v, const char* text, Writer* w) {
+namespace {
+
+void AllocationJson(const Violation& v, Writer* w) {
   const SlotRecord& r = v.record;
   const StackStore& st = StackStore::Get();
-  w->Str("{\"tool\":\"mate-guard\",\"version\":1,\"kind\":");
-  w->JsonStr(v.kind);
-  w->Str(",\"access\":");
-  if (v.access) w->JsonStr(v.access); else w->Str("null");
-  w->Str(",\"address\":");
-  if (v.address) { w->Char('"'); w->Hex(v.address); w->Char('"'); } else w->Str("null");
-  w->Str(",\"fatal\":");
-  w->Str(v.signal ? "true" : "false");
-  w->Str(",\"signal\":");
-  if (v.signal) w->Dec(static_cast<uint64_t>(v.signal)); else w->Str("null");
-  w->Str(",\"pid\":");
-  w->Dec(static_cast<uint64_t>(getpid()));
-  w->Str(",\"test\":");
-  const char* test = st.Lookup(v.test_id);
-  if (test) w->JsonStr(test); else w->Str("null");
-  w->Str(",\"allocation\":{\"id\":");
+  w->Str("{\"id\":");
   w->Dec(r.alloc_id);
   w->Str(",\"size\":");
   w->Dec(r.size);
@@ -327,9 +457,44 @@ void FormatReportJson(const Violation& v, const char* text, Writer* w) {
   if (st.Lookup(r.alloc_test)) w->JsonStr(st.Lookup(r.alloc_test)); else w->Str("null");
   w->Str(",\"allocStack\":");
   if (st.Lookup(r.alloc_stack)) w->JsonStr(st.Lookup(r.alloc_stack)); else w->Str("null");
+  w->Str(",\"allocFrames\":");
+  FramesJson(r.alloc_frames, w);
+  w->Str(",\"freeTest\":");
+  if (st.Lookup(r.free_test)) w->JsonStr(st.Lookup(r.free_test)); else w->Str("null");
+  w->Str(",\"freeFrames\":");
+  FramesJson(r.free_frames, w);
   w->Str(",\"freed\":");
-  w->Str(r.freed_by != FreedBy::kNotFreed && v.access ? "true" : "false");
-  w->Str("},\"process\":{\"allocations\":");
+  w->Str(r.freed_by != FreedBy::kNotFreed && (v.access || IsBadFree(v)) ? "true" : "false");
+  w->Char('}');
+}
+
+}  // namespace
+
+void FormatReportJson(const Violation& v, const char* text, Writer* w) {
+  const StackStore& st = StackStore::Get();
+  w->Str("{\"tool\":\"mate-guard\",\"version\":1,\"kind\":");
+  w->JsonStr(v.kind);
+  w->Str(",\"access\":");
+  if (v.access) w->JsonStr(v.access); else w->Str("null");
+  w->Str(",\"address\":");
+  if (v.address) { w->Char('"'); w->Hex(v.address); w->Char('"'); } else w->Str("null");
+  w->Str(",\"fatal\":");
+  w->Str(v.signal ? "true" : "false");
+  w->Str(",\"signal\":");
+  if (v.signal) w->Dec(static_cast<uint64_t>(v.signal)); else w->Str("null");
+  w->Str(",\"pid\":");
+  w->Dec(static_cast<uint64_t>(getpid()));
+  w->Str(",\"test\":");
+  const char* test = st.Lookup(v.test_id);
+  if (test) w->JsonStr(test); else w->Str("null");
+  w->Str(",\"backend\":");
+  w->JsonStr(v.backend);
+  w->Str(",\"allocation\":");
+  if (v.has_record) AllocationJson(v, w); else w->Str("null");
+  // The event's own native frames: the bad free's (double/invalid free).
+  w->Str(",\"frames\":");
+  FramesJson(v.frames, w);
+  w->Str(",\"process\":{\"allocations\":");
   w->Dec(v.process_allocations);
   w->Str(",\"peakLive\":");
   w->Dec(v.process_peak_live);
