@@ -5,12 +5,14 @@ import { parseBoolean } from './values';
 import type { GuardAllocatorConfig } from './config';
 import { GUARD_MODES } from './settings';
 import { parseChoice } from './values';
+import { NATIVE_HEAP_ENV, parseNativeModules, parseSampleRate } from './native-heap';
 
 export const AUTO_INSTALL_ENV = {
   enable: 'MATE_GUARD_ALLOCATOR_AUTO_INSTALL',
   mode: 'MATE_GUARD_ALLOCATOR_MODE',
   logAllocations: 'MATE_GUARD_ALLOCATOR_LOG_ALLOCATIONS',
   alignment: 'MATE_GUARD_ALLOCATOR_ALIGNMENT',
+  ...NATIVE_HEAP_ENV,
 } as const;
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): GuardAllocatorConfig | undefined {
@@ -23,6 +25,10 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): GuardAlloca
   if (log) config.logAllocations = parseBoolean(log, AUTO_INSTALL_ENV.logAllocations);
   const alignment = env[AUTO_INSTALL_ENV.alignment];
   if (alignment) config.alignment = Number(alignment);
+  const native = env[AUTO_INSTALL_ENV.modules];
+  if (native) config.nativeModules = parseNativeModules(JSON.parse(native) as unknown, AUTO_INSTALL_ENV.modules);
+  const rate = env[AUTO_INSTALL_ENV.sampleRate];
+  if (rate) config.nativeSampleRate = parseSampleRate(rate, AUTO_INSTALL_ENV.sampleRate);
   return config;
 }
 

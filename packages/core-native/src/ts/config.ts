@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { GuardConfigError } from './errors';
+import { parseNativeModules, parseSampleRate } from './native-heap';
 import { GUARD_MODES, type GuardMode } from './settings';
 import { parseBoolean, parseChoice, show } from './values';
 
@@ -22,8 +23,10 @@ export interface GuardAllocatorConfig {
   quarantineMaxCount?: number;
   /** Record the JS stack of every allocation for reports. Default true. */
   captureStacks?: boolean;
-  /** Guard the native heap of these modules (globs). Not available in this version. */
+  /** Guard the native heap (malloc/new) of the modules matching these globs (absolute path or file name). */
   nativeModules?: readonly string[];
+  /** Native heap: guard one allocation in N (random gaps of mean N). Default 1: every one. */
+  nativeSampleRate?: number;
   /** Guard device memory. Not available in this version. */
   device?: 'cuda';
   /** Where JSON reports are written. Default: $MATE_GUARD_REPORT_DIR, else <tmp>/mate-guard-reports. */
@@ -39,6 +42,9 @@ export interface ResolvedGuardConfig {
   quarantineMaxCount: number;
   captureStacks: boolean;
   reportDir: string;
+  /** Absent when no module is chosen. */
+  nativeModules?: string[];
+  nativeSampleRate: number;
 }
 
 export function defaultReportDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -121,10 +127,18 @@ export const ALLOCATOR_OPTIONS = [
     parse: parseBoolean, fallback: () => true,
   }),
   row({
-    name: 'nativeModules', default: '[]', allowed: 'not built yet',
-    description: 'Guard the native heap of chosen modules: designed, not built yet (refused with an error).',
-    parse: (v, n) => (Array.isArray(v) && v.length === 0 ? undefined : notBuilt('guarding native heaps')(v, n)),
+    name: 'nativeModules', default: '[]', allowed: 'globs (array, or a comma-separated string)',
+    description: "Guard the native heap (malloc, calloc, realloc, free, aligned forms, strdup, C++ new/delete) of the loaded modules whose absolute path or file name matches, e.g. `'*my_addon.node'`. Other modules' allocations are untouched.",
+    parse: (v, n) => {
+      const list = parseNativeModules(v, n);
+      return list.length ? list : undefined;
+    },
     fallback: () => undefined,
+  }),
+  row({
+    name: 'nativeSampleRate', default: '1', allowed: 'integer >= 1',
+    description: 'Native heap: guard one allocation in N (random gaps of mean N, per thread); the rest go to libc. 1 guards every one.',
+    parse: parseSampleRate, fallback: () => 1,
   }),
   row({
     name: 'device', default: 'unset', allowed: 'not built yet',

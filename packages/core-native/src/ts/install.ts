@@ -7,6 +7,7 @@ import { patchRealm, type GuardedAlloc } from './realm';
 import { formatUnguardedWarning, RUN_SUMMARY_ENV } from './run-report';
 import { processStats, writeProcessStats, type ProcessGuardStats } from './run-stats';
 import { makeStackCapture } from './stack';
+import { formatUnmatchedGlobs, startNativeHeap, writeNativeHeapState } from './native-heap';
 
 /** A memory-safety violation found by a canary check. */
 export interface GuardViolation {
@@ -55,12 +56,14 @@ export function installGuardAllocator(config: GuardAllocatorConfig = {}): void {
       quarantineMaxBytes: resolved.quarantineMaxBytes,
       quarantineMaxCount: resolved.quarantineMaxCount,
       logAllocations: resolved.logAllocations,
+      nativeSampleRate: resolved.nativeSampleRate,
       forceMprotect: process.env.MATE_GUARD_FORCE_MPROTECT === '1',
       ...(process.env.MATE_GUARD_MAX_LIVE_MPROTECT ? { maxLiveMprotect: Number(process.env.MATE_GUARD_MAX_LIVE_MPROTECT) } : {}),
     },
     resolved.reportDir,
   );
   const alloc = makeAlloc(native, resolved);
+  if (resolved.nativeModules) startNativeHeap(native, resolved.nativeModules, resolved.reportDir);
   active = { config: resolved, native, alloc, restore: patchRealm(globalThis, alloc) };
   process.once('exit', onExit);
 }
@@ -74,9 +77,11 @@ function onExit(): void {
   if (left.length && !process.exitCode) process.exitCode = 1;
   const s = stats();
   writeProcessStats(active.config.reportDir, s);
+  if (active.config.nativeModules) writeNativeHeapState(active.native, active.config.reportDir);
   // Alone (no runner or guard-run to summarize), say it here, once.
   if (!process.env[RUN_SUMMARY_ENV]) {
     process.stderr.write(formatUnguardedWarning(s.fallbacks, [s.fallbackReason ?? 'unknown reason']));
+    if (active.config.nativeModules) process.stderr.write(formatUnmatchedGlobs(active.native.nativeHeap().unmatched));
   }
 }
 

@@ -23,6 +23,20 @@ export interface NativeStats {
   maxLive: number;
   violations: number;
   backend: 'madvise-guard' | 'mprotect';
+  /** Native heap: allocations of the chosen modules that were guarded. */
+  nativeAllocations: number;
+  /** Native heap: allocation calls that went to libc (sampled out, or no slot). */
+  nativeUnguarded: number;
+  /** Native heap: frees of pointers mate-guard did not hand out, passed to libc. */
+  nativeForeignFrees: number;
+  /** Native heap: double and invalid frees found (and ignored). */
+  nativeBadFrees: number;
+}
+
+export interface NativeHeapState {
+  globs: string[];
+  unmatched: string[];
+  modules: Array<{ path: string; slots: number; symbols: string[]; own: string[]; error: string | null }>;
 }
 
 export interface NativeAllocation {
@@ -30,6 +44,7 @@ export interface NativeAllocation {
   size: number;
   ptr: string;
   mode: 'tail' | 'head';
+  backend: 'host' | 'native-heap';
   test: string | null;
   stack: string | null;
 }
@@ -43,6 +58,7 @@ export interface NativeOptions {
   forceMprotect?: boolean;
   regionBytes?: number;
   maxLiveMprotect?: number;
+  nativeSampleRate?: number;
 }
 
 export interface NativeBinding {
@@ -54,6 +70,10 @@ export interface NativeBinding {
   checkCanaries(all: boolean): NativeViolation[];
   stats(): NativeStats;
   snapshot(): NativeAllocation[];
+  guardNativeModules(globs: string[]): void;
+  nativeHeapRefresh(): void;
+  nativeHeapPreload(filename: string, flags: number): void;
+  nativeHeap(): NativeHeapState;
 }
 
 const packageRoot = path.resolve(__dirname, '..');

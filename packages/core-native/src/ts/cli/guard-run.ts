@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { AUTO_INSTALL_ENV } from '../auto-install';
 import { runChild } from '../child-process';
 import { GuardConfigError } from '../errors';
+import { formatUnmatchedGlobs, parseSampleRate, unmatchedNativeGlobs } from '../native-heap';
 import { RunReportCollector } from '../runner-support';
 import { GUARD_MODES } from '../settings';
 import { parseChoice, show } from '../values';
@@ -19,6 +20,9 @@ Options:
   --mode <tail|head>     guard page after the end (tail, default) or before the start (head)
   --log-allocations      print one [mate-guard] line per allocation and free
   --alignment <n>        user pointer alignment, a power of two 1..4096 (default 16; 1 is byte-exact)
+  --native <glob>        also guard the native heap (malloc/new) of modules matching <glob>
+                         (absolute path or file name, e.g. '*my_addon.node'); repeatable
+  --native-sample-rate <n>  guard one native allocation in n (default 1: every one)
   -h, --help             show this help
 `;
 
@@ -26,11 +30,13 @@ export interface GuardRunArgs {
   mode: 'tail' | 'head';
   logAllocations: boolean;
   alignment?: number;
+  native: string[];
+  nativeSampleRate?: number;
   command: string[];
 }
 
 export function parseGuardRunArgs(argv: readonly string[]): GuardRunArgs | 'help' {
-  const out: GuardRunArgs = { mode: 'tail', logAllocations: false, command: [] };
+  const out: GuardRunArgs = { mode: 'tail', logAllocations: false, native: [], command: [] };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--') {
@@ -61,14 +67,22 @@ export function parseGuardRunArgs(argv: readonly string[]): GuardRunArgs | 'help
         out.alignment = n;
         break;
       }
-      case '--native':
+      case '--native': {
+        const glob = value();
+        if (glob === '') throw new GuardConfigError('--native needs a glob, e.g. --native \'*my_addon.node\'');
+        out.native.push(glob);
+        break;
+      }
+      case '--native-sample-rate':
+        out.nativeSampleRate = parseSampleRate(value(), '--native-sample-rate');
+        break;
       case '--device':
-        throw new GuardConfigError(`${name}: guarding native heaps and CUDA memory is not available in this version of mate-guard`);
+        throw new GuardConfigError(`${name}: guarding CUDA memory is not available in this version of mate-guard`);
       default:
         if (!arg.startsWith('-')) {
           throw new GuardConfigError(`unexpected ${show(arg)}: put the command after --, e.g. mate guard-run -- node test.js`);
         }
-        throw new GuardConfigError(`unknown option ${show(arg)}; known: --mode, --log-allocations, --alignment, --help`);
+        throw new GuardConfigError(`unknown option ${show(arg)}; known: --mode, --log-allocations, --alignment, --native, --native-sample-rate, --help`);
     }
   }
   if (out.command.length === 0) throw new GuardConfigError('no command given: mate guard-run [options] -- <command...>');
@@ -84,12 +98,15 @@ export async function guardRun(args: GuardRunArgs): Promise<number> {
   env[AUTO_INSTALL_ENV.mode] = args.mode;
   env[AUTO_INSTALL_ENV.logAllocations] = args.logAllocations ? '1' : '0';
   if (args.alignment !== undefined) env[AUTO_INSTALL_ENV.alignment] = String(args.alignment);
+  if (args.native.length) env[AUTO_INSTALL_ENV.modules] = JSON.stringify(args.native);
+  if (args.nativeSampleRate !== undefined) env[AUTO_INSTALL_ENV.sampleRate] = String(args.nativeSampleRate);
   const exit = await runChild(args.command[0], args.command.slice(1), env).catch((err: Error) => {
     process.stderr.write(`mate guard-run: could not start ${show(args.command[0])}: ${err.message}\n`);
     return undefined;
   });
+  const unmatched = args.native.length ? unmatchedNativeGlobs(collector.dir) : [];
   const { text } = collector.finish();
   if (!exit) return 127;
-  process.stderr.write(text);
+  process.stderr.write(text + formatUnmatchedGlobs(unmatched));
   return exit.status;
 }
