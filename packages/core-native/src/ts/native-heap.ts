@@ -3,7 +3,6 @@
 // options, the process.dlopen hook that lets the native side patch every
 // addon as it loads, and the "glob matched nothing" warning.
 import * as fs from 'node:fs';
-import { constants } from 'node:os';
 import * as path from 'node:path';
 
 import { GuardConfigError } from './errors';
@@ -36,10 +35,11 @@ let dlopenHooked = false;
 
 /**
  * Redirects the allocator imports of every loaded module matching `globs`,
- * and of each one loaded later: `process.dlopen` (every `require` of a
- * `.node` file) opens the file first so the native side patches it before
- * its initializer runs. Libraries an addon dlopens itself are caught by the
- * native side's check at each canary check (test start and end).
+ * and of each one loaded later: the native side watches the executable's
+ * dlopen (each addon is patched before its initializer runs); after each
+ * `process.dlopen` the native side checks again and this process's state
+ * file is updated. Libraries an addon dlopens itself are caught at the next
+ * canary check (test start and end).
  */
 export function startNativeHeap(native: NativeBinding, globs: readonly string[], reportDir: string): void {
   native.guardNativeModules([...globs]);
@@ -48,8 +48,6 @@ export function startNativeHeap(native: NativeBinding, globs: readonly string[],
   dlopenHooked = true;
   const original = process.dlopen;
   const hooked = function dlopen(this: unknown, ...args: Parameters<typeof process.dlopen>): void {
-    const [, filename, flags] = args;
-    if (typeof filename === 'string') native.nativeHeapPreload(filename, flags ?? constants.dlopen.RTLD_LAZY);
     try {
       Reflect.apply(original, this, args);
     } finally {

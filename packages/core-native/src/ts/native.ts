@@ -72,7 +72,6 @@ export interface NativeBinding {
   snapshot(): NativeAllocation[];
   guardNativeModules(globs: string[]): void;
   nativeHeapRefresh(): void;
-  nativeHeapPreload(filename: string, flags: number): void;
   nativeHeap(): NativeHeapState;
 }
 

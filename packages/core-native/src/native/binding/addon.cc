@@ -214,7 +214,7 @@ Napi::Array Strings(Napi::Env env, const std::vector<std::string>& v) {
 }
 
 // guardNativeModules(globs): redirects the allocator imports of matching
-// modules, loaded now and later (nativeHeapRefresh / nativeHeapPreload).
+// modules, loaded now and later (the executable's dlopen is watched; nativeHeapRefresh checks again).
 Napi::Value GuardNativeModules(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   GuardedAllocator* a = Need(env);
@@ -237,14 +237,6 @@ Napi::Value GuardNativeModules(const Napi::CallbackInfo& info) {
 
 Napi::Value NativeHeapRefresh(const Napi::CallbackInfo& info) {
   native_heap::Refresh();
-  return info.Env().Undefined();
-}
-
-// nativeHeapPreload(path, flags): before process.dlopen runs an addon's
-// initializer.
-Napi::Value NativeHeapPreload(const Napi::CallbackInfo& info) {
-  if (info.Length() >= 2 && info[0].IsString() && info[1].IsNumber())
-    native_heap::Preload(info[0].As<Napi::String>().Utf8Value().c_str(), info[1].As<Napi::Number>().Int32Value());
   return info.Env().Undefined();
 }
 
@@ -309,7 +301,6 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("internString", Napi::Function::New(env, InternString));
   exports.Set("guardNativeModules", Napi::Function::New(env, GuardNativeModules));
   exports.Set("nativeHeapRefresh", Napi::Function::New(env, NativeHeapRefresh));
-  exports.Set("nativeHeapPreload", Napi::Function::New(env, NativeHeapPreload));
   exports.Set("nativeHeap", Napi::Function::New(env, NativeHeap));
   return exports;
 }

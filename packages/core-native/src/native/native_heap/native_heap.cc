@@ -1,6 +1,7 @@
 #include "native_heap/native_heap.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <fnmatch.h>
 #include <stdio.h>
 
@@ -27,6 +28,7 @@ struct State {
   std::vector<uintptr_t> module_bases;  // same order as modules (a path may load twice)
   uint64_t generation = ~0ull;
   uintptr_t own_lo = 0, own_hi = 0;
+  bool loader_watched = false;
 };
 
 State& S() {
@@ -67,6 +69,8 @@ std::string SymbolList(uint64_t mask, const platform::ImportRedirect* table, siz
   return text;
 }
 
+void* LoaderDlopen(const char* file, int mode);
+
 // Under S().mu.
 void PatchLoaded(State& s) {
   s.generation = platform::LoadGeneration();
@@ -75,6 +79,18 @@ void PatchLoaded(State& s) {
   platform::ForEachLoadedObject(
       [](const platform::LoadedObject& obj, void* p) {
         State& s = *static_cast<Ctx*>(p)->s;
+        if (obj.main_program && !s.loader_watched) {
+          // Node loads every addon through the executable's own dlopen
+          // import: redirected to a wrapper that patches the new module
+          // after dlopen returns and before Node runs its initializer.
+          const platform::ImportRedirect watch[] = {{"dlopen", reinterpret_cast<void*>(&LoaderDlopen)}};
+          platform::RedirectResult r = platform::RedirectImports(obj, watch, 1);
+          s.loader_watched = r.slots_redirected > 0 && r.error == nullptr;
+          if (s.log)
+            dprintf(2, "[mate-guard] native heap: %s\n",
+                    s.loader_watched ? "watching the executable's dlopen: addons are patched before their initializer runs"
+                                     : "the executable's dlopen could not be watched: addons are patched after loading");
+        }
         if (obj.main_program || obj.path[0] == '\0' || NeverPatched(obj.path)) return true;
         if (obj.base >= s.own_lo && obj.base < s.own_hi) return true;  // mate-guard itself
         bool any = false;
@@ -155,16 +171,23 @@ void Refresh() {
   PatchLoaded(s);
 }
 
-void Preload(const char* path, int flags) {
-  if (!Active()) return;
-  // Kept open for good: the real loader's handle is the same object, and
-  // the process never unloads an addon.
-  if (dlopen(path, flags) == nullptr) {
-    dlerror();
-    return;
+namespace {
+
+// The executable's dlopen: the real one (our own import is never
+// redirected), then the new objects are patched. Transparent to the caller:
+// same handle, errno and dlerror state. Absolute paths (all Node passes)
+// resolve the same whoever calls dlopen.
+void* LoaderDlopen(const char* file, int mode) {
+  void* handle = dlopen(file, mode);
+  if (handle != nullptr) {
+    int saved = errno;
+    Refresh();
+    errno = saved;
   }
-  Refresh();
+  return handle;
 }
+
+}  // namespace
 
 std::vector<PatchedModule> Modules() {
   State& s = S();

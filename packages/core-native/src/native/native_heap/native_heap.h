@@ -24,8 +24,11 @@ struct StartOptions {
   void (*on_new_thread)() = nullptr;
 };
 
-// Starts redirecting and patches the matching modules loaded now. Later
-// calls add globs (the sample rate and log flag of the first call stay).
+// Starts redirecting and patches the matching modules loaded now. The
+// executable's own dlopen import is redirected too, so every module Node
+// loads later is patched as soon as dlopen returns, before its initializer
+// runs. Later calls add globs (the sample rate and log flag of the first
+// call stay).
 bool Start(GuardedAllocator* allocator, const StartOptions& options, std::string* error);
 bool Active();
 
@@ -33,11 +36,6 @@ bool Active();
 // query when nothing was loaded.
 void Refresh();
 
-// Loads `path` with the dlopen `flags` its real loader will use and
-// patches it, before that loader runs the module's initializer: the
-// initializer's allocations are guarded too. A failure is left to the real
-// loader to report.
-void Preload(const char* path, int flags);
 
 // What was redirected, per module.
 struct PatchedModule {
