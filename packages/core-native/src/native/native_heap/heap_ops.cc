@@ -21,7 +21,8 @@ std::atomic<GuardedAllocator*> g_allocator{nullptr};
 uint32_t g_sample_rate = 1;
 bool g_log = false;
 void (*g_on_new_thread)() = nullptr;
-uintptr_t g_own_lo = 0, g_own_hi = 0;  // our own code: left out of captured stacks
+uintptr_t g_own_lo = 0, g_own_hi = 0;    // our own code: left out of captured stacks
+uintptr_t g_stop_lo = 0, g_stop_hi = 0;  // the executable: a stack ends at its first frame there
 
 std::atomic<uint64_t> g_guarded{0}, g_unguarded{0}, g_foreign_frees{0}, g_bad_frees{0};
 
@@ -51,9 +52,11 @@ bool Sampled(ThreadState& t) {
   return --t.countdown == 0;
 }
 
-uint32_t CaptureFrames() {
+// Inlined: every frame between the module's call and the unwinder costs an
+// unwind step.
+__attribute__((always_inline)) inline uint32_t CaptureFrames() {
   uintptr_t pcs[kFrames];
-  size_t n = platform::CaptureStack(pcs, kFrames, g_own_lo, g_own_hi);
+  size_t n = platform::CaptureStack(pcs, kFrames, g_own_lo, g_own_hi, g_stop_lo, g_stop_hi);
   return StackStore::Get().InternFrames(pcs, n);
 }
 
@@ -76,6 +79,7 @@ void ConfigureOps(GuardedAllocator* a, const StartOptions& options) {
   g_on_new_thread = options.on_new_thread;
   platform::WarmUpStackTrace();
   platform::ObjectRange(reinterpret_cast<const void*>(&ConfigureOps), &g_own_lo, &g_own_hi);
+  platform::MainProgramRange(&g_stop_lo, &g_stop_hi);
   g_allocator.store(a, std::memory_order_release);
 }
 

@@ -36,6 +36,8 @@ bool FindModule(uintptr_t pc, const char** path, uintptr_t* base);
 // The address range of the loaded segments of the object holding `addr`
 // (e.g. one of our own functions). False when no object holds it.
 bool ObjectRange(const void* addr, uintptr_t* start, uintptr_t* end);
+// The same for the main program (the executable).
+bool MainProgramRange(uintptr_t* start, uintptr_t* end);
 
 }  // namespace platform
 }  // namespace mate

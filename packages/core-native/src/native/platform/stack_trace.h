@@ -9,15 +9,17 @@
 namespace mate {
 namespace platform {
 
-// Loads and primes the unwinder once, so later captures never load a
-// library (the first glibc backtrace() dlopens libgcc_s).
+// Primes the unwinder once (its first use looks things up and may allocate).
 void WarmUpStackTrace();
 
 // Up to `max` return addresses of the calling thread, innermost first,
 // leaving out the leading frames that lie in [skip_lo, skip_hi) (the
-// capturing library's own frames). Unwinds with the unwind tables, so code
-// built without frame pointers unwinds too.
-size_t CaptureStack(uintptr_t* pcs, size_t max, uintptr_t skip_lo, uintptr_t skip_hi);
+// capturing library's own frames) and stopping after the first frame in
+// [stop_lo, stop_hi) (e.g. the executable: the runtime's frames above the
+// caller). Unwinds with the unwind tables (_Unwind_Backtrace), so code built
+// without frame pointers unwinds too.
+size_t CaptureStack(uintptr_t* pcs, size_t max, uintptr_t skip_lo, uintptr_t skip_hi, uintptr_t stop_lo,
+                    uintptr_t stop_hi);
 
 }  // namespace platform
 }  // namespace mate

@@ -126,28 +126,53 @@ bool FindModule(uintptr_t pc, const char** path, uintptr_t* base) {
   return true;
 }
 
+namespace {
+
+void RangeOf(const LoadedObject& obj, uintptr_t* lo, uintptr_t* hi) {
+  const auto* ph = static_cast<const ElfW(Phdr)*>(obj.phdrs);
+  *lo = UINTPTR_MAX;
+  *hi = 0;
+  for (uint16_t i = 0; i < obj.phnum; i++) {
+    if (ph[i].p_type != PT_LOAD) continue;
+    *lo = std::min<uintptr_t>(*lo, obj.base + ph[i].p_vaddr);
+    *hi = std::max<uintptr_t>(*hi, obj.base + ph[i].p_vaddr + ph[i].p_memsz);
+  }
+}
+
+struct RangeQuery {
+  uintptr_t want;  // an address inside the object; 0: the main program
+  uintptr_t lo, hi;
+  bool found;
+};
+
+bool MatchRange(const LoadedObject& obj, void* p) {
+  auto* q = static_cast<RangeQuery*>(p);
+  uintptr_t lo, hi;
+  RangeOf(obj, &lo, &hi);
+  bool hit = q->want == 0 ? obj.main_program : (q->want >= lo && q->want < hi);
+  if (!hit) return true;
+  q->lo = lo;
+  q->hi = hi;
+  q->found = true;
+  return false;
+}
+
+}  // namespace
+
 bool ObjectRange(const void* addr, uintptr_t* start, uintptr_t* end) {
-  struct Ctx { uintptr_t want, lo, hi; bool found; } ctx{reinterpret_cast<uintptr_t>(addr), 0, 0, false};
-  ForEachLoadedObject(
-      [](const LoadedObject& obj, void* p) {
-        auto* c = static_cast<Ctx*>(p);
-        const auto* ph = static_cast<const ElfW(Phdr)*>(obj.phdrs);
-        uintptr_t lo = UINTPTR_MAX, hi = 0;
-        for (uint16_t i = 0; i < obj.phnum; i++) {
-          if (ph[i].p_type != PT_LOAD) continue;
-          lo = std::min<uintptr_t>(lo, obj.base + ph[i].p_vaddr);
-          hi = std::max<uintptr_t>(hi, obj.base + ph[i].p_vaddr + ph[i].p_memsz);
-        }
-        if (c->want < lo || c->want >= hi) return true;
-        c->lo = lo;
-        c->hi = hi;
-        c->found = true;
-        return false;
-      },
-      &ctx);
-  *start = ctx.lo;
-  *end = ctx.hi;
-  return ctx.found;
+  RangeQuery q{reinterpret_cast<uintptr_t>(addr), 0, 0, false};
+  if (q.want != 0) ForEachLoadedObject(MatchRange, &q);
+  *start = q.lo;
+  *end = q.hi;
+  return q.found;
+}
+
+bool MainProgramRange(uintptr_t* start, uintptr_t* end) {
+  RangeQuery q{0, 0, 0, false};
+  ForEachLoadedObject(MatchRange, &q);
+  *start = q.lo;
+  *end = q.hi;
+  return q.found;
 }
 
 }  // namespace platform
