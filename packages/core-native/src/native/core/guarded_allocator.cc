@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "platform/guard_pages.h"
@@ -241,6 +242,7 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
     stats_.live_bytes += size;
     if (stats_.live > stats_.peak_live) stats_.peak_live = stats_.live;
     recent_.emplace_back(idx, res.id);
+    if (recent_.size() >= recent_prune_at_) PruneRecent();
   }
   res.ptr = reinterpret_cast<void*>(r->user);
   res.record = idx;
@@ -298,6 +300,17 @@ FreeResult GuardedAllocator::Free(const FreeRequest& req) {
   stats_.live_bytes -= r->size;
   Quarantine(static_cast<uint32_t>(r - records_));
   return res;
+}
+
+// Keeps only entries still live: a process that never checks (a plain
+// script under guard-run) must not grow one entry per allocation forever.
+void GuardedAllocator::PruneRecent() {
+  auto gone = [this](const std::pair<uint32_t, uint64_t>& e) {
+    const SlotRecord& r = *RecordOf(e.first);
+    return LoadState(r) != SlotState::kLive || r.alloc_id != e.second;
+  };
+  recent_.erase(std::remove_if(recent_.begin(), recent_.end(), gone), recent_.end());
+  recent_prune_at_ = recent_.size() * 2 > (1u << 16) ? recent_.size() * 2 : (1u << 16);
 }
 
 void GuardedAllocator::Quarantine(uint32_t index) {

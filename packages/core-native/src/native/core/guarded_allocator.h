@@ -130,6 +130,7 @@ class GuardedAllocator {
   bool OpenSlot(const SlotRecord& r);
   bool CloseSlot(const SlotRecord& r);
   void Quarantine(uint32_t index);  // under mu_
+  void PruneRecent();               // under mu_
   void CheckInto(const SlotRecord& r, std::vector<CanaryViolation>* out);
   SlotRecord* RecordOf(uint32_t index) const { return &records_[index]; }
 
@@ -150,6 +151,7 @@ class GuardedAllocator {
   std::unordered_map<uint32_t, std::vector<uint32_t>> reusable_;  // total pages -> records
   std::deque<uint32_t> quarantine_;
   std::vector<std::pair<uint32_t, uint64_t>> recent_;  // (record, alloc id)
+  size_t recent_prune_at_ = 1u << 16;  // with no checks (no runner), freed entries are dropped now and then
   uint64_t next_id_ = 0;
   uint32_t current_test_ = 0;
   AllocatorStats stats_;
