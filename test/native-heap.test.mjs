@@ -207,3 +207,15 @@ for (const [args, message] of [
     assert.ok(r.stderr.includes(message), r.stderr);
   });
 }
+
+test('native-heap reports name the running test (a bad free at the next check, a fault at once)', async () => {
+  const r = await guardRun(NATIVE, [fixture('named-test.js')]);
+  assert.equal(r.code, SIGSEGV_EXIT, r.output);
+  const lines = reportLines(r.output);
+  const dbl = lines.findIndex((l) => l.includes('ERROR: double-free'));
+  assert.equal(lines[dbl + 1], '==mate-guard== test: spec/heap.test.js > cache > frees twice');
+  assert.ok(lines.includes('==mate-guard== allocated during test: spec/heap.test.js > cache > frees twice'));
+  const fault = lines.findIndex((l) => l.includes('ERROR: heap-buffer-overflow'));
+  assert.ok(fault > dbl, r.output);
+  assert.equal(lines[fault + 1], '==mate-guard== test: spec/heap.test.js > cache > writes past the end');
+});
