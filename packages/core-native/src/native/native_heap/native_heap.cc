@@ -47,6 +47,7 @@ bool NeverPatched(const char* path) {
   static const char* const kPrefixes[] = {
       "libc.so", "libc-", "libstdc++", "libc++", "libgcc_s", "ld-linux", "ld64.so", "ld-musl",
       "libpthread", "libdl.so", "libdl-", "libm.so", "libm-", "librt.so", "linux-vdso", "linux-gate",
+      "libnode.so", "libv8",  // Node itself where it is a shared library (distribution builds)
   };
   const char* base = BaseName(path);
   for (const char* p : kPrefixes)
@@ -79,17 +80,17 @@ void PatchLoaded(State& s) {
   platform::ForEachLoadedObject(
       [](const platform::LoadedObject& obj, void* p) {
         State& s = *static_cast<Ctx*>(p)->s;
-        if (obj.main_program && !s.loader_watched) {
-          // Node loads every addon through the executable's own dlopen
-          // import: redirected to a wrapper that patches the new module
-          // after dlopen returns and before Node runs its initializer.
+        if ((obj.main_program || strncmp(BaseName(obj.path), "libnode.so", 10) == 0) && !s.loader_watched) {
+          // Node loads every addon through its own dlopen import (in the
+          // executable, or in libnode.so for distribution builds):
+          // redirected to a wrapper that patches the new module after dlopen
+          // returns and before Node runs its initializer.
           const platform::ImportRedirect watch[] = {{"dlopen", reinterpret_cast<void*>(&LoaderDlopen)}};
           platform::RedirectResult r = platform::RedirectImports(obj, watch, 1);
           s.loader_watched = r.slots_redirected > 0 && r.error == nullptr;
-          if (s.log)
-            dprintf(2, "[mate-guard] native heap: %s\n",
-                    s.loader_watched ? "watching the executable's dlopen: addons are patched before their initializer runs"
-                                     : "the executable's dlopen could not be watched: addons are patched after loading");
+          if (s.log && s.loader_watched)
+            dprintf(2, "[mate-guard] native heap: watching dlopen in %s: addons are patched before their initializer runs\n",
+                    obj.path);
         }
         if (obj.main_program || obj.path[0] == '\0' || NeverPatched(obj.path)) return true;
         if (obj.base >= s.own_lo && obj.base < s.own_hi) return true;  // mate-guard itself
