@@ -5,6 +5,8 @@
 // e.g. a better-sqlite3 checkout built from source, outside this repository:
 //   node bench/native-suite.mjs --dir /tmp/bsq/package --glob '*better_sqlite3.node' -- npx mocha --exit --timeout=5000
 import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -37,16 +39,23 @@ const VARIANTS = {
   [`--native, sample 1/${sample}`]: [process.execPath, MATE, 'guard-run', '--native', glob, '--native-sample-rate', sample, '--', ...command],
 };
 
+// Output goes to a file, not a pipe: a process the suite leaves behind
+// (a forked child whose parent timed out) must not hold the run open.
+const outFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mate-native-suite-')), 'out.txt');
+
 function once(cmd) {
   const env = { ...process.env, NODE_OPTIONS: `--require ${JSON.stringify(STATS)}` };
+  const fd = fs.openSync(outFile, 'w');
   const t0 = process.hrtime.bigint();
-  const r = spawnSync(cmd[0], cmd.slice(1), { cwd: dir, env, encoding: 'utf8', maxBuffer: 1 << 28 });
+  const r = spawnSync(cmd[0], cmd.slice(1), { cwd: dir, env, stdio: ['ignore', fd, fd] });
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-  const out = `${r.stdout}\n${r.stderr}`;
+  fs.closeSync(fd);
+  const out = fs.readFileSync(outFile, 'utf8');
   const count = (re) => Number(re.exec(out)?.[1] ?? 0);
   let native = 0;
   for (const m of out.matchAll(/\[native-stats\] (.+)/g)) native += JSON.parse(m[1]).native;
-  return { ms, status: r.status, passing: count(/(\d+) passing/), failing: count(/(\d+) failing/), pending: count(/(\d+) pending/), native };
+  const failed = [...out.matchAll(/^ {2}\d+\) (.+)$/gm)].map((m) => m[1]);
+  return { ms, status: r.status, passing: count(/(\d+) passing/), failing: count(/(\d+) failing/), native, failed };
 }
 
 const names = Object.keys(VARIANTS);
@@ -59,11 +68,15 @@ for (let i = 0; i < reps; i++) {
 }
 const base = median(runs.plain.map((r) => r.ms));
 console.log(`${command.join(' ')} in ${dir}, node ${process.version}, ${reps} repetitions, median wall time`);
-console.log('| variant | wall | ratio | passing | failing | guarded native allocations |');
+console.log('| variant | wall | ratio | passing (each run) | failing (each run) | guarded native allocations |');
 console.log('|---|---|---|---|---|---|');
 for (const name of names) {
   const rs = runs[name];
   const ms = median(rs.map((r) => r.ms));
-  const last = rs[rs.length - 1];
-  console.log(`| ${name} | ${(ms / 1000).toFixed(2)} s | ${(ms / base).toFixed(2)}x | ${last.passing} | ${last.failing} | ${name.includes('native') ? median(rs.map((r) => r.native)) : '-'} |`);
+  const passing = rs.map((r) => r.passing).join('/');
+  const failing = rs.map((r) => r.failing).join('/');
+  console.log(`| ${name} | ${(ms / 1000).toFixed(2)} s | ${(ms / base).toFixed(2)}x | ${passing} | ${failing} | ${name.includes('native') ? median(rs.map((r) => r.native)) : '-'} |`);
+}
+for (const name of names) {
+  for (const r of runs[name]) for (const f of r.failed) console.log(`failed in "${name}": ${f}`);
 }

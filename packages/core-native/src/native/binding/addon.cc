@@ -43,18 +43,13 @@ std::string TestName(uint32_t id) {
   return s ? s : "";
 }
 
-Pending Render(const GuardedAllocator& a, const CanaryViolation& c) {
-  Violation v = DescribeCanary(a, c);
-  std::vector<char> text(64 * 1024), json(160 * 1024);
-  EmitReport(v, text.data(), text.size(), json.data(), json.size(), false);
-  return Pending{v.kind, text.data(), json.data()};
-}
-
 Pending RenderViolation(const Violation& v) {
   std::vector<char> text(64 * 1024), json(160 * 1024);
   EmitReport(v, text.data(), text.size(), json.data(), json.size(), false);
   return Pending{v.kind, text.data(), json.data()};
 }
+
+Pending Render(const GuardedAllocator& a, const CanaryViolation& c) { return RenderViolation(DescribeCanary(a, c)); }
 
 // Native-heap findings (bad frees, damage found at free) from any thread,
 // rendered here on the JS thread.
@@ -214,7 +209,8 @@ Napi::Array Strings(Napi::Env env, const std::vector<std::string>& v) {
 }
 
 // guardNativeModules(globs): redirects the allocator imports of matching
-// modules, loaded now and later (the executable's dlopen is watched; nativeHeapRefresh checks again).
+// modules, loaded now and later (the executable's dlopen is watched;
+// nativeHeapRefresh checks again).
 Napi::Value GuardNativeModules(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   GuardedAllocator* a = Need(env);

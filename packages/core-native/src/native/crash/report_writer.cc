@@ -352,36 +352,9 @@ void Hint(const Violation& v, Writer* w) {
 
 }  // namespace
 
-void FormatReport(const Violation& v, Writer* w) {
-  Headline(v, w);
-  TestLine("test: ", v.test_id, w);
+// `allocation #N: size at [start, end), mode, alignment, backend (method)`
+static void AllocationLine(const Violation& v, Writer* w) {
   const SlotRecord& r = v.record;
-  if (IsBadFree(v)) {
-    bool twice = strcmp(v.kind, "double-free") == 0;
-    Frames(twice ? "freed again at" : "free called at", v.frames, w);
-    if (v.has_record) {
-      w->Str(kPrefix);
-      w->Str("allocation #");
-      w->Dec(r.alloc_id);
-      w->Str(": ");
-      Bytes(w, r.size);
-      w->Str(" at [");
-      w->Hex(v.geometry.user);
-      w->Str(", ");
-      w->Hex(v.geometry.user_end);
-      w->Str("), backend ");
-      w->Str(v.backend);
-      w->Char('\n');
-      TestLine("allocated during test: ", r.alloc_test, w);
-      AllocStack(r, w);
-      if (r.freed_by != FreedBy::kNotFreed) {
-        TestLine("freed during test: ", r.free_test, w);
-        FreeStack(twice ? "first freed at" : "freed at", r, w);
-      }
-    }
-    Hint(v, w);
-    return;
-  }
   w->Str(kPrefix);
   w->Str("allocation #");
   w->Dec(r.alloc_id);
@@ -400,6 +373,28 @@ void FormatReport(const Violation& v, Writer* w) {
   w->Str(" (");
   w->Str(v.guard_method);
   w->Str(")\n");
+}
+
+void FormatReport(const Violation& v, Writer* w) {
+  Headline(v, w);
+  TestLine("test: ", v.test_id, w);
+  const SlotRecord& r = v.record;
+  if (IsBadFree(v)) {
+    bool twice = strcmp(v.kind, "double-free") == 0;
+    Frames(twice ? "freed again at" : "free called at", v.frames, w);
+    if (v.has_record) {
+      AllocationLine(v, w);
+      TestLine("allocated during test: ", r.alloc_test, w);
+      AllocStack(r, w);
+      if (r.freed_by != FreedBy::kNotFreed) {
+        TestLine("freed during test: ", r.free_test, w);
+        FreeStack(twice ? "first freed at" : "freed at", r, w);
+      }
+    }
+    Hint(v, w);
+    return;
+  }
+  AllocationLine(v, w);
   if (IsCanary(v)) {
     for (int side = 0; side < 2; side++) {
       const CanarySide& s = side == 0 ? v.damage.before : v.damage.after;
