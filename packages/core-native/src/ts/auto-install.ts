@@ -26,7 +26,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): GuardAlloca
   const alignment = env[AUTO_INSTALL_ENV.alignment];
   if (alignment) config.alignment = Number(alignment);
   const native = env[AUTO_INSTALL_ENV.modules];
-  if (native) config.nativeModules = parseNativeModules(JSON.parse(native) as unknown, AUTO_INSTALL_ENV.modules);
+  if (native) config.nativeModules = parseNativeModules(native.startsWith('[') ? (JSON.parse(native) as unknown) : native, AUTO_INSTALL_ENV.modules);
   const rate = env[AUTO_INSTALL_ENV.sampleRate];
   if (rate) config.nativeSampleRate = parseSampleRate(rate, AUTO_INSTALL_ENV.sampleRate);
   return config;
