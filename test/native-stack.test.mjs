@@ -16,7 +16,7 @@ import { ROOT, run } from './helpers/run.mjs';
 
 const require = createRequire(import.meta.url);
 const { loadNative } = require('../packages/core-native/dist/allocator/native.js');
-const { refreshModuleMapOnAddonLoad } = require('../packages/core-native/dist/allocator/module-map.js');
+const { afterAddonLoads } = require('../packages/core-native/dist/allocator/addon-loads.js');
 const { readElfFunctions } = require('../packages/core-native/dist/symbolize/index.js');
 const { findOnPath } = require('../packages/core-native/dist/symbolize/tools.js');
 
@@ -147,7 +147,7 @@ test('the module map learns of an addon loaded later, through the dlopen hook or
   assert.equal(native.refreshModuleMap(), false, 'nothing loaded since: no rebuild');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-guard-modmap-'));
   try {
-    const undo = refreshModuleMapOnAddonLoad(native);
+    const undo = afterAddonLoads(() => native.refreshModuleMap());
     const copy = path.join(dir, 'copy_addon.node');
     fs.copyFileSync(ADDON, copy);
     require(copy); // a new object: the hook rebuilds the map after process.dlopen

@@ -2,13 +2,17 @@
 import { execPath } from 'node:process';
 
 const mate = 'packages/core-native/bin/mate.js';
-const step = (title, flags, nodeArgs, script, expect) => ({
-  title,
-  command: execPath,
-  args: [mate, 'guard-run', ...flags, '--', execPath, ...nodeArgs, `examples/scripts/${script}`],
-  display: `mate guard-run ${[...flags, '--', 'node', ...nodeArgs, `examples/scripts/${script}`].join(' ')}`,
-  expect,
-});
+const step = (title, flags, nodeArgs, script, expect) => {
+  const [file, ...scriptArgs] = script.split(' ');
+  return {
+    title,
+    command: execPath,
+    args: [mate, 'guard-run', ...flags, '--', execPath, ...nodeArgs, `examples/scripts/${file}`, ...scriptArgs],
+    display: `mate guard-run ${[...flags.map((f) => (f.includes('*') ? `'${f}'` : f)), '--', 'node', ...nodeArgs, `examples/scripts/${script}`].join(' ')}`,
+    expect,
+  };
+};
+const NATIVE = ['--native', '*buggy_addon.node'];
 
 export const title = 'mate guard-run: plain scripts';
 export const steps = [
@@ -22,6 +26,10 @@ export const steps = [
     { exit: 'nonzero', output: ['==mate-guard== ERROR: canary-corruption: 2 bytes past the end', '[mate-guard] rerun in tail mode with alignment 1:', '#0 WriteAt examples/addon/src/buggy.cc:'] }),
   step('use-after-free through a retained pointer faults', [], ['--expose-gc'], 'use-after-free.js',
     { exit: 'nonzero', output: ['==mate-guard== ERROR: heap-use-after-free on WRITE', 'freed by the garbage collector'] }),
+  step('native heap: one byte past a std::vector the addon allocated faults', NATIVE, [], 'native-heap.js vectorOverflow',
+    { exit: 'nonzero', output: ['==mate-guard== ERROR: heap-buffer-overflow on WRITE', 'backend native-heap', '(buggy_addon.node+0x'] }),
+  step('native heap: a double free is reported with both frees and ignored', NATIVE, [], 'native-heap.js doubleFree',
+    { exit: 'nonzero', output: ['==mate-guard== ERROR: double-free of', 'first freed at:', 'doubleFree: returned'] }),
   step('clean script (with a WebAssembly trap) passes with no report', [], [], 'clean.js',
     { exit: 0, output: ['wasm trap ok'], notOutput: ['==mate-guard=='] }),
 ];

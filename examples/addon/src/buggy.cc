@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "native_heap.h"
+
 namespace {
 
 uint8_t* Data(const Napi::Value& v, size_t* len) {
@@ -138,6 +140,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("nullWrite", Napi::Function::New(env, NullWrite));
   exports.Set("fillInclusiveAsync", Napi::Function::New(env, FillInclusiveAsync));
   exports.Set("fillInclusiveOnCollect", Napi::Function::New(env, FillInclusiveOnCollect));
+  InitNativeHeap(env, exports);
   return exports;
 }
 

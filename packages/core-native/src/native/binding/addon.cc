@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "binding/config_parse.h"
+#include "binding/event_json.h"
+#include "binding/native_heap_binding.h"
 #include "binding/native_stack_binding.h"
 #include "core/guarded_allocator.h"
 #include "core/stack_store.h"
@@ -45,13 +47,7 @@ std::string TestName(uint32_t id) {
   return s ? s : "";
 }
 
-// The event of a canary violation; the TS side renders, prints and files it.
-std::string EventOf(const GuardedAllocator& a, const CanaryViolation& c) {
-  std::vector<char> json(160 * 1024);
-  Writer w(json.data(), json.size());
-  FormatEvent(DescribeCanary(a, c), &w);
-  return std::string(w.data(), w.size());
-}
+std::string EventOf(const GuardedAllocator& a, const CanaryViolation& c) { return EventJson(DescribeCanary(a, c)); }
 
 void FinalizeBuffer(napi_env /*env*/, void* data, void* /*hint*/) {
   GuardedAllocator* a = GuardedAllocator::Instance();
@@ -159,6 +155,7 @@ Napi::Value CheckCanaries(const Napi::CallbackInfo& info) {
     std::lock_guard<std::mutex> lock(g_pending_mu);
     found.swap(g_pending);
   }
+  TakeNativeHeapEvents(*a, &found);
   for (const CanaryViolation& c : all ? a->CheckAll() : a->CheckRecent()) found.push_back(EventOf(*a, c));
   Napi::Array arr = Napi::Array::New(env, found.size());
   for (size_t i = 0; i < found.size(); i++) arr.Set(i, found[i]);
@@ -186,6 +183,7 @@ Napi::Value Stats(const Napi::CallbackInfo& info) {
   o.Set("maxLive", num(s.max_live));
   o.Set("violations", num(g_violations));
   o.Set("guardMethod", GuardMethodName(s.guard_method));
+  AddNativeHeapStats(env, o, s);
   return o;
 }
 
@@ -205,6 +203,7 @@ Napi::Value Snapshot(const Napi::CallbackInfo& info) {
     o.Set("size", Napi::Number::New(env, static_cast<double>(r.size)));
     o.Set("ptr", ptr);
     o.Set("mode", ModeName(r.mode));
+    o.Set("backend", SlotBackendName(r.backend));
     o.Set("test", st.Lookup(r.alloc_test) ? Napi::Value(Napi::String::New(env, st.Lookup(r.alloc_test))) : env.Null());
     o.Set("stack", st.Lookup(r.alloc_stack) ? Napi::Value(Napi::String::New(env, st.Lookup(r.alloc_stack))) : env.Null());
     arr.Set(i, o);
@@ -235,6 +234,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("internString", Napi::Function::New(env, InternString));
   exports.Set("reportKinds", Napi::Function::New(env, ReportKinds));
   AddNativeStackExports(env, exports);
+  AddNativeHeapExports(env, exports);
   return exports;
 }
 

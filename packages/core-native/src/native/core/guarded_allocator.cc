@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "platform/guard_pages.h"
@@ -164,8 +165,10 @@ bool GuardedAllocator::SetDataAccess(const SlotRecord& r, bool accessible) {
   return accessible ? platform::ProtectReadWrite(data, bytes) : platform::ProtectNone(data, bytes);
 }
 
-AllocResult GuardedAllocator::Allocate(size_t size, uint32_t stack_id) {
+AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
   AllocResult res;
+  const size_t size = req.size;
+  const size_t alignment = req.alignment ? req.alignment : options_.alignment;
   uint64_t data_pages64 = (static_cast<uint64_t>(size) + page_ - 1) / page_;
   const char* reason = nullptr;
   uint32_t idx = 0;
@@ -173,6 +176,8 @@ AllocResult GuardedAllocator::Allocate(size_t size, uint32_t stack_id) {
     std::lock_guard<std::mutex> lock(mu_);
     if (data_pages64 + 1 > 0xFFFFFFFFull) {
       reason = "the allocation is larger than a slot can be";
+    } else if (alignment > page_ || (alignment & (alignment - 1)) != 0) {
+      reason = "the requested alignment is larger than a page";
     } else if (stats_.max_live != 0 && stats_.live >= stats_.max_live) {
       reason = "the live-allocation cap for mprotect guard pages (vm.max_map_count) was reached";
     } else {
@@ -187,10 +192,12 @@ AllocResult GuardedAllocator::Allocate(size_t size, uint32_t stack_id) {
   if (r != nullptr) {
     r->size = size;
     r->mode = options_.mode;
-    r->alignment = static_cast<uint16_t>(options_.alignment);
+    r->alignment = static_cast<uint16_t>(alignment);
+    r->backend = req.backend;
     SlotGeometry g0 = GeometryOf(*r, page_);
+    // Page-aligned data start: aligning down stays inside the data pages.
     r->user = size == 0 ? g0.guard_start
-              : (r->mode == Mode::kTail ? AlignDown(g0.guard_start - size, options_.alignment)
+              : (r->mode == Mode::kTail ? AlignDown(g0.guard_start - size, alignment)
                                         : g0.data_start);
     if (!SetDataAccess(*r, true)) {
       reason = "opening a guarded slot failed (madvise/mprotect)";
@@ -210,9 +217,11 @@ AllocResult GuardedAllocator::Allocate(size_t size, uint32_t stack_id) {
   SlotGeometry g = GeometryOf(*r, page_);
   FillCanary(g);
   r->alloc_id = res.id;
-  r->alloc_stack = stack_id;
+  r->alloc_stack = req.stack_id;
+  r->alloc_frames = req.frames_id;
   r->alloc_test = CurrentTest();
   r->free_stack = 0;
+  r->free_frames = 0;
   r->free_test = 0;
   r->freed_by = FreedBy::kNotFreed;
   r->canary_reported = 0;
@@ -220,9 +229,11 @@ AllocResult GuardedAllocator::Allocate(size_t size, uint32_t stack_id) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stats_.allocations++;
+    if (req.backend == SlotBackend::kNativeHeap) stats_.native_allocations++;
     stats_.live_bytes += size;
     if (stats_.live > stats_.peak_live) stats_.peak_live = stats_.live;
     recent_.emplace_back(idx, res.id);
+    if (recent_.size() >= recent_prune_at_) PruneRecent();
   }
   res.ptr = reinterpret_cast<void*>(r->user);
   res.record = idx;
@@ -230,12 +241,21 @@ AllocResult GuardedAllocator::Allocate(size_t size, uint32_t stack_id) {
   return res;
 }
 
-FreeResult GuardedAllocator::Free(void* ptr, FreedBy by, uint32_t stack_id) {
-  FreeResult res;
+bool GuardedAllocator::LiveSize(const void* ptr, size_t* size) const {
   uintptr_t addr = reinterpret_cast<uintptr_t>(ptr);
+  const SlotRecord* r = SlotAt(addr);
+  if (r == nullptr || r->user != addr || LoadState(*r) != SlotState::kLive) return false;
+  *size = static_cast<size_t>(r->size);
+  return true;
+}
+
+FreeResult GuardedAllocator::Free(const FreeRequest& req) {
+  FreeResult res;
+  uintptr_t addr = reinterpret_cast<uintptr_t>(req.ptr);
   if (!InRegion(addr)) return res;  // kNotGuarded: a fallback allocation
   const SlotRecord* found = SlotAt(addr);
-  if (found == nullptr || found->user != addr) {
+  if (found == nullptr || found->user != addr ||
+      (LoadState(*found) != SlotState::kNever && found->backend != req.backend)) {
     res.status = FreeStatus::kInvalidFree;
     if (found) res.record = *found;
     return res;
@@ -253,8 +273,9 @@ FreeResult GuardedAllocator::Free(void* ptr, FreedBy by, uint32_t stack_id) {
   }
   SlotGeometry g = GeometryOf(*r, page_);
   CanaryDamage damage = CheckCanary(g);
-  r->freed_by = by;
-  r->free_stack = stack_id;
+  r->freed_by = req.by;
+  r->free_stack = req.stack_id;
+  r->free_frames = req.frames_id;
   r->free_test = CurrentTest();
   if (damage.any() && !r->canary_reported) {
     r->canary_reported = 1;
@@ -270,6 +291,17 @@ FreeResult GuardedAllocator::Free(void* ptr, FreedBy by, uint32_t stack_id) {
   stats_.live_bytes -= r->size;
   Quarantine(static_cast<uint32_t>(r - records_));
   return res;
+}
+
+// Keeps only entries still live: a process that never checks (a plain
+// script under guard-run) must not grow one entry per allocation forever.
+void GuardedAllocator::PruneRecent() {
+  auto gone = [this](const std::pair<uint32_t, uint64_t>& e) {
+    const SlotRecord& r = *RecordOf(e.first);
+    return LoadState(r) != SlotState::kLive || r.alloc_id != e.second;
+  };
+  recent_.erase(std::remove_if(recent_.begin(), recent_.end(), gone), recent_.end());
+  recent_prune_at_ = recent_.size() * 2 > (1u << 16) ? recent_.size() * 2 : (1u << 16);
 }
 
 void GuardedAllocator::Quarantine(uint32_t index) {

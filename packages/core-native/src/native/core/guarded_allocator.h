@@ -33,6 +33,26 @@ struct AllocResult {
 
 enum class FreeStatus { kFreed, kNotGuarded, kInvalidFree, kDoubleFree };
 
+// One allocation request. `alignment` 0 takes the configured alignment; at
+// most a page (larger ones fall back, counted).
+struct AllocRequest {
+  size_t size = 0;
+  size_t alignment = 0;
+  uint32_t stack_id = 0;   // StackStore string id (JS stack)
+  uint32_t frames_id = 0;  // StackStore frames id (native PCs)
+  SlotBackend backend = SlotBackend::kHost;
+};
+
+// One free. Only an allocation of `backend` may be freed by it: a native
+// free of a JS buffer's memory is an invalid free, not a free.
+struct FreeRequest {
+  void* ptr = nullptr;
+  FreedBy by = FreedBy::kExplicit;
+  uint32_t stack_id = 0;
+  uint32_t frames_id = 0;
+  SlotBackend backend = SlotBackend::kHost;
+};
+
 struct CanaryViolation {
   SlotRecord record;  // a copy taken when the damage was found
   CanaryDamage damage;
@@ -52,6 +72,7 @@ struct AllocatorStats {
   uint64_t peak_live = 0;
   uint64_t live_bytes = 0;
   uint64_t fallbacks = 0;     // allocations that could not be guarded
+  uint64_t native_allocations = 0;  // of those guarded, native-heap ones
   uint64_t quarantined = 0;
   uint64_t quarantined_bytes = 0;
   uint64_t reserved_bytes = 0;
@@ -68,8 +89,23 @@ class GuardedAllocator {
   static GuardedAllocator* Create(const Options& options, std::string* error);
   static GuardedAllocator* Instance();  // nullptr before Create
 
-  AllocResult Allocate(size_t size, uint32_t stack_id);
-  FreeResult Free(void* ptr, FreedBy by, uint32_t stack_id);
+  AllocResult Allocate(const AllocRequest& req);
+  AllocResult Allocate(size_t size, uint32_t stack_id) {
+    AllocRequest req;
+    req.size = size;
+    req.stack_id = stack_id;
+    return Allocate(req);
+  }
+  FreeResult Free(const FreeRequest& req);
+  FreeResult Free(void* ptr, FreedBy by, uint32_t stack_id) {
+    FreeRequest req;
+    req.ptr = ptr;
+    req.by = by;
+    req.stack_id = stack_id;
+    return Free(req);
+  }
+  // The requested size of the live allocation starting at `ptr`, or false.
+  bool LiveSize(const void* ptr, size_t* size) const;
 
   // Canary checks: of allocations made since the last CheckRecent (still
   // live), or of every live allocation. Violations are reported once.
@@ -100,6 +136,7 @@ class GuardedAllocator {
   // Makes a slot's data pages accessible (handed out) or not (freed).
   bool SetDataAccess(const SlotRecord& r, bool accessible);
   void Quarantine(uint32_t index);  // under mu_
+  void PruneRecent();               // under mu_
   void CheckInto(const SlotRecord& r, std::vector<CanaryViolation>* out);
   SlotRecord* RecordOf(uint32_t index) const { return &records_[index]; }
 
@@ -120,6 +157,7 @@ class GuardedAllocator {
   std::unordered_map<uint32_t, std::vector<uint32_t>> reusable_;  // total pages -> records
   std::deque<uint32_t> quarantine_;
   std::vector<std::pair<uint32_t, uint64_t>> recent_;  // (record, alloc id)
+  size_t recent_prune_at_ = 1u << 16;  // with no checks (no runner), freed entries are dropped now and then
   uint64_t next_id_ = 0;
   uint32_t current_test_ = 0;
   AllocatorStats stats_;

@@ -16,6 +16,12 @@ enum class SlotState : uint8_t {
 
 enum class FreedBy : uint8_t { kNotFreed = 0, kExplicit = 1, kGarbageCollector = 2 };
 
+// Who asked for the memory: JS buffers (host) or a chosen module's native
+// heap (malloc/new redirected); the report's `backend` field.
+enum class SlotBackend : uint8_t { kHost = 0, kNativeHeap = 1 };
+
+inline const char* SlotBackendName(SlotBackend b) { return b == SlotBackend::kNativeHeap ? "native-heap" : "host"; }
+
 // One page-aligned slot: data pages plus one guard page. Plain data so the
 // crash handler can read it without locks.
 struct SlotRecord {
@@ -28,11 +34,14 @@ struct SlotRecord {
   uint32_t free_stack;    // StackStore id, 0 = none
   uint32_t alloc_test;    // StackStore id of the test name, 0 = none
   uint32_t free_test;
+  uint32_t alloc_frames;  // StackStore frames id (native PCs), 0 = none
+  uint32_t free_frames;
   uint16_t alignment;
   Mode mode;
   FreedBy freed_by;
   uint8_t state;               // SlotState, read and written with __atomic builtins
   uint8_t canary_reported;     // a canary violation of this allocation was reported
+  SlotBackend backend;
 };
 
 // Where everything of a slot lies; derived, never stored.

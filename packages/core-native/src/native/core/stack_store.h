@@ -6,9 +6,11 @@
 
 namespace mate {
 
-// Interned, never-freed strings (JS stacks, test names) addressed by a 32-bit
-// id, so slot records stay small and the crash handler can read a string by
-// id without locks: the table and the strings never move.
+// Interned, never-freed strings (JS stacks, test names) and native stacks
+// (raw PCs) addressed by a 32-bit id, so slot records stay small and the
+// crash handler can read an entry by id without locks: the table and the
+// entries never move. Strings and frames share the id space; each lookup
+// answers only for ids of its own kind.
 class StackStore {
  public:
   static StackStore& Get();
@@ -17,8 +19,16 @@ class StackStore {
   // Lock-free; nullptr for id 0 or unknown ids.
   const char* Lookup(uint32_t id) const;
 
+  // Native call stacks: `n` raw PCs, innermost first. Returns 0 for n == 0
+  // or when the store is full.
+  uint32_t InternFrames(const uintptr_t* pcs, size_t n);
+  // Lock-free; sets *pcs to the stored frames and returns their count (0
+  // for id 0, unknown ids or ids of strings).
+  size_t LookupFrames(uint32_t id, const uintptr_t** pcs) const;
+
  private:
   StackStore();
+  uint32_t InternBytes(uint8_t kind, const void* data, size_t len);
   struct Impl;
   Impl* impl_;
 };

@@ -4,6 +4,7 @@
 
 #include "platform/linux/machine_context.h"
 #include "platform/linux/module_map.h"
+#include "platform/stack_trace.h"
 
 namespace mate {
 
@@ -19,11 +20,10 @@ struct RawFrames {
   bool* exact;
   size_t max;
   size_t count = 0;
-  // Record from the frame whose pc is `start` (0: from the first one).
+  // Record from the frame whose pc is `start` (the faulting one).
   uintptr_t start = 0;
   bool started = false;
   size_t skipped = 0;
-  size_t skip = 0;  // frames to drop before recording (when start is 0)
 };
 
 _Unwind_Reason_Code OnFrame(struct _Unwind_Context* ctx, void* arg) {
@@ -32,8 +32,7 @@ _Unwind_Reason_Code OnFrame(struct _Unwind_Context* ctx, void* arg) {
   uintptr_t ip = _Unwind_GetIPInfo(ctx, &before_insn);
   if (ip == 0) return _URC_END_OF_STACK;
   if (!r->started) {
-    bool here = r->start != 0 ? ip == r->start : r->skipped >= r->skip;
-    if (!here) {
+    if (ip != r->start) {
       if (++r->skipped > kMaxSkipped) return _URC_END_OF_STACK;  // gave up: never reached it
       return _URC_NO_REASON;
     }
@@ -114,15 +113,15 @@ size_t CaptureFaultBacktrace(const void* ucontext, NativeFrame* out, size_t max,
 }
 
 __attribute__((noinline)) size_t CaptureBacktraceHere(NativeFrame* out, size_t max, size_t skip) {
-  uintptr_t pcs[kMaxNativeFrames];
-  bool exact[kMaxNativeFrames];
-  RawFrames raw{pcs, exact, max < kMaxNativeFrames ? max : kMaxNativeFrames};
-  raw.skip = skip + 1;  // this function's own frame
-  _Unwind_Backtrace(OnFrame, &raw);
-  for (size_t i = 0; i < raw.count; i++) Resolve(pcs[i], !exact[i], &out[i]);
-  // Keep the compiler from turning the unwind into a tail call.
+  constexpr size_t kOwn = 2;  // CaptureStack's frame and this one's
+  uintptr_t pcs[kMaxNativeFrames + kOwn + 8];
+  size_t want = (max < kMaxNativeFrames ? max : kMaxNativeFrames) + (skip < 8 ? skip : 8) + kOwn;
+  size_t n = platform::CaptureStack(pcs, want, 0, 0, 0, 0);
+  size_t first = skip + kOwn < n ? skip + kOwn : n;
+  for (size_t i = first; i < n; i++) Resolve(pcs[i], true, &out[i - first]);
+  // Keep the compiler from turning the capture into a tail call.
   __asm__ volatile("" ::: "memory");
-  return raw.count;
+  return n - first;
 }
 
 void WarmUpBacktrace() {

@@ -6,6 +6,7 @@ namespace {
 
 void Fill(const GuardedAllocator& a, const SlotRecord& r, Violation* v) {
   v->record = r;
+  v->backend = SlotBackendName(r.backend);
   v->geometry = a.Geometry(r);
   v->guard_method = GuardMethodName(a.guard_method());
   v->test_id = a.CurrentTest();
@@ -99,6 +100,24 @@ Violation DescribeCanary(const GuardedAllocator& a, const CanaryViolation& c) {
   v.kind = ReportKind::kCanaryCorruption;
   v.access = AccessType::kNone;
   v.damage = c.damage;
+  return v;
+}
+
+Violation DescribeBadFree(const GuardedAllocator& a, bool double_free, const SlotRecord* record,
+                          uintptr_t address, uint32_t frames, uint32_t test) {
+  Violation v;
+  SlotRecord none{};
+  none.backend = SlotBackend::kNativeHeap;
+  none.slot_start = address & ~(static_cast<uintptr_t>(a.page_size()) - 1);
+  none.user = address;
+  Fill(a, record ? *record : none, &v);
+  v.kind = double_free ? ReportKind::kDoubleFree : ReportKind::kInvalidFree;
+  v.has_record = record != nullptr;
+  v.address = address;
+  v.free_call_frames = frames;
+  v.test_id = test;
+  if (record) v.distance = DistanceTo(a, *record, address, &v.relation);
+  else v.relation = Relation::kInside;
   return v;
 }
 

@@ -17,6 +17,12 @@ bool DescribeFault(const GuardedAllocator& a, uintptr_t addr, AccessType access,
 // (not in a signal handler).
 Violation DescribeCanary(const GuardedAllocator& a, const CanaryViolation& c);
 
+// A double free or invalid free found on a native free path: `record` the
+// allocation concerned (nullptr when the pointer is no allocation's),
+// `frames` the StackStore frames of the bad free, `test` the test running then.
+Violation DescribeBadFree(const GuardedAllocator& a, bool double_free, const SlotRecord* record,
+                          uintptr_t address, uint32_t frames, uint32_t test);
+
 }  // namespace mate
 
 #endif  // MATE_CRASH_DESCRIBE_H_

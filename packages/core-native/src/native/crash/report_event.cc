@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "core/stack_store.h"
+#include "platform/linux/module_map.h"
 
 namespace mate {
 
@@ -67,6 +68,26 @@ void Frames(Writer* w, const NativeFrame* frames, size_t n, UnwindMethod unwind)
   w->Str("]}");
 }
 
+// Native frames interned in the stack store (return addresses of an
+// allocation or a free), resolved to module + offset like a fault's.
+void StoredFrames(Writer* w, uint32_t frames_id) {
+  const uintptr_t* pcs;
+  size_t n = StackStore::Get().LookupFrames(frames_id, &pcs);
+  if (n == 0) { w->Str("null"); return; }
+  NativeFrame frames[kMaxNativeFrames];
+  if (n > kMaxNativeFrames) n = kMaxNativeFrames;
+  for (size_t i = 0; i < n; i++) {
+    ModuleRef m;
+    LookupModule(pcs[i], &m);
+    frames[i].pc = pcs[i];
+    frames[i].offset = m.offset;
+    frames[i].module = m.path;
+    frames[i].module_index = m.index;
+    frames[i].return_address = true;
+  }
+  Frames(w, frames, n, UnwindMethod::kUnwindTables);
+}
+
 void Allocation(const Violation& v, Writer* w) {
   const SlotRecord& r = v.record;
   const SlotGeometry& g = v.geometry;
@@ -99,6 +120,8 @@ void Allocation(const Violation& v, Writer* w) {
   Interned(w, r.alloc_test);
   w->Str(",\"allocStack\":");
   Interned(w, r.alloc_stack);
+  w->Str(",\"allocFrames\":");
+  StoredFrames(w, r.alloc_frames);
   w->Str(",\"freed\":");
   w->Str(freed ? "true" : "false");
   w->Str(",\"freedBy\":");
@@ -107,6 +130,8 @@ void Allocation(const Violation& v, Writer* w) {
   if (freed) Interned(w, r.free_test); else w->Str("null");
   w->Str(",\"freeStack\":");
   if (freed) Interned(w, r.free_stack); else w->Str("null");
+  w->Str(",\"freeFrames\":");
+  if (freed) StoredFrames(w, r.free_frames); else w->Str("null");
   w->Char('}');
 }
 
@@ -114,6 +139,9 @@ void Allocation(const Violation& v, Writer* w) {
 
 void FormatEvent(const Violation& v, Writer* w) {
   bool canary = v.kind == ReportKind::kCanaryCorruption;
+  bool bad_free = v.kind == ReportKind::kDoubleFree || v.kind == ReportKind::kInvalidFree;
+  // Where the address lies relative to the allocation: faults and bad frees.
+  bool positioned = v.access != AccessType::kNone || bad_free;
   w->Str("{\"tool\":\"mate-guard\",\"version\":");
   w->Dec(kEventVersion);
   w->Str(",\"kind\":");
@@ -121,11 +149,11 @@ void FormatEvent(const Violation& v, Writer* w) {
   w->Str(",\"access\":");
   w->JsonStr(AccessTypeName(v.access));
   w->Str(",\"address\":");
-  if (v.access != AccessType::kNone) HexStr(w, v.address); else w->Str("null");
+  if (positioned) HexStr(w, v.address); else w->Str("null");
   w->Str(",\"relation\":");
-  w->JsonStr(v.access != AccessType::kNone ? RelationName(v.relation) : nullptr);
+  w->JsonStr(positioned && v.has_record ? RelationName(v.relation) : nullptr);
   w->Str(",\"distance\":");
-  if (v.access != AccessType::kNone) w->Dec(v.distance); else w->Str("null");
+  if (positioned && v.has_record) w->Dec(v.distance); else w->Str("null");
   w->Str(",\"fatal\":");
   w->Str(v.signal ? "true" : "false");
   w->Str(",\"signal\":");
@@ -134,8 +162,10 @@ void FormatEvent(const Violation& v, Writer* w) {
   w->Dec(static_cast<uint64_t>(getpid()));
   w->Str(",\"test\":");
   Interned(w, v.test_id);
+  // The stack of the bad access: a fault's thread, or the bad free's call.
   w->Str(",\"accessStack\":");
-  if (v.access_frame_count) Frames(w, v.access_frames, v.access_frame_count, v.unwind); else w->Str("null");
+  if (v.access_frame_count) Frames(w, v.access_frames, v.access_frame_count, v.unwind);
+  else StoredFrames(w, v.free_call_frames);
   w->Str(",\"damage\":");
   if (canary) {
     w->Str("{\"before\":");
@@ -146,8 +176,10 @@ void FormatEvent(const Violation& v, Writer* w) {
   } else {
     w->Str("null");
   }
+  w->Str(",\"backend\":");
+  w->JsonStr(v.backend);
   w->Str(",\"allocation\":");
-  Allocation(v, w);
+  if (v.has_record) Allocation(v, w); else w->Str("null");
   w->Str(",\"process\":{\"allocations\":");
   w->Dec(v.process_allocations);
   w->Str(",\"peakLive\":");

@@ -23,7 +23,9 @@ struct Violation {
   SlotRecord record{};
   SlotGeometry geometry{};
   CanaryDamage damage{};          // canary-corruption only
-  const char* backend = "host";
+  const char* backend = "host";  // the record's: host / native-heap
+  uint32_t free_call_frames = 0;  // a bad free: StackStore frames of the free call, 0 = none
+  bool has_record = true;         // invalid free of a pointer that is no allocation's: false
   const char* guard_method = "";  // madvise-guard / mprotect
   uint32_t test_id = 0;           // test running when it was found
   int signal = 0;                 // non-zero when the process dies by it

@@ -11,8 +11,9 @@ import { processStats, writeProcessStats, type ProcessGuardStats } from '../run/
 import { readHandoff } from '../settings/handoff';
 import { SETTINGS, type GuardSettings, type SettingRow } from '../settings/table';
 import { allocatorConfigOf, resolveAllocatorConfig, sameConfig, type GuardAllocatorConfig, type ResolvedGuardConfig } from './config';
-import { refreshModuleMapOnAddonLoad } from './module-map';
+import { afterAddonLoads } from './addon-loads';
 import { loadNative, type NativeAllocation, type NativeBinding } from './native';
+import { flushNativeHeapState, formatUnmatchedGlobs, startNativeHeap } from './native-heap';
 import { patchRealm, type GuardedAlloc } from './realm';
 import { makeStackCapture } from './stack';
 
@@ -63,7 +64,8 @@ function installResolved(config: ResolvedGuardConfig): void {
     path: process.env.PATH ?? '',
   });
   // Every addon loaded from now on is in the module map the fault handler reads.
-  refreshModuleMapOnAddonLoad(native);
+  afterAddonLoads(() => native.refreshModuleMap());
+  if (config.nativeModules.length) startNativeHeap(native, config.nativeModules, config.reportDir);
   const alloc = makeAlloc(native, config);
   patchRealm(globalThis, alloc);
   active = { config, native, alloc };
@@ -93,6 +95,8 @@ function onExit(): void {
   if (left.length && !process.exitCode) process.exitCode = 1;
   const s = stats();
   writeProcessStats(active.config.reportDir, s);
+  const native = active.config.nativeModules.length > 0;
+  if (native) flushNativeHeapState(active.native, active.config.reportDir);
   // Alone (no run owner to summarize), say it here, once.
   let owned = false;
   try {
@@ -100,7 +104,10 @@ function onExit(): void {
   } catch {
     // a broken handoff: say it here
   }
-  if (!owned) process.stderr.write(formatUnguardedWarning(s.fallbacks, [s.fallbackReason ?? 'unknown reason']));
+  if (!owned) {
+    process.stderr.write(formatUnguardedWarning(s.fallbacks, [s.fallbackReason ?? 'unknown reason']));
+    if (native) process.stderr.write(formatUnmatchedGlobs(active.native.nativeHeap().unmatched));
+  }
 }
 
 /**

@@ -18,6 +18,21 @@ export interface NativeStats {
   violations: number;
   /** How inaccessible pages are made (MADV_GUARD_INSTALL markers, or mprotect on older kernels). */
   guardMethod: 'madvise-guard' | 'mprotect';
+  /** Native heap: allocations of the chosen modules that were guarded. */
+  nativeAllocations: number;
+  /** Native heap: allocation calls that went to libc (sampled out, or no slot). */
+  nativeUnguarded: number;
+  /** Native heap: frees of pointers mate-guard did not hand out, passed to libc. */
+  nativeForeignFrees: number;
+  /** Native heap: double and invalid frees found (and ignored). */
+  nativeBadFrees: number;
+}
+
+/** Which globs matched which modules (nativeHeap()). */
+export interface NativeHeapState {
+  globs: string[];
+  unmatched: string[];
+  modules: Array<{ path: string; slots: number; symbols: string[]; own: string[]; error: string | null }>;
 }
 
 export interface NativeAllocation {
@@ -25,6 +40,7 @@ export interface NativeAllocation {
   size: number;
   ptr: string;
   mode: 'tail' | 'head';
+  backend: 'host' | 'native-heap';
   test: string | null;
   stack: string | null;
 }
@@ -77,6 +93,11 @@ export interface NativeBinding {
    * nothing changed. Reports name only the modules the map knew.
    */
   refreshModuleMap(force?: boolean): boolean;
+  /** Redirects the allocator imports of the modules matching `globs`, loaded now and later. */
+  guardNativeModules(globs: string[]): void;
+  /** Patches modules loaded since (cheap when none were). */
+  nativeHeapRefresh(): void;
+  nativeHeap(): NativeHeapState;
   nativeStackTesting: NativeStackTesting;
 }
 

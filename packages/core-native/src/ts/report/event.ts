@@ -32,10 +32,14 @@ export interface EventAllocation {
   slot: { data: [Hex, Hex]; guard: [Hex, Hex]; canaryBefore: [Hex, Hex]; canaryAfter: [Hex, Hex] };
   allocTest: string | null;
   allocStack: string | null;
+  /** Native frames of the allocation (native-heap allocations). */
+  allocFrames: NativeStack | null;
   freed: boolean;
   freedBy: 'gc' | 'explicit' | null;
   freeTest: string | null;
   freeStack: string | null;
+  /** Native frames of the (first) free (native-heap allocations). */
+  freeFrames: NativeStack | null;
 }
 
 export interface ViolationEvent {
@@ -51,10 +55,13 @@ export interface ViolationEvent {
   signal: number | null;
   pid: number;
   test: string | null;
-  /** The faulting thread's native frames (faults only). */
+  /** The native frames of the bad access: a fault's thread, or a bad free's call. */
   accessStack?: NativeStack | null;
   damage: { before: CanarySideDamage; after: CanarySideDamage } | null;
-  allocation: EventAllocation;
+  /** Who asked for the memory: `host` (JS buffers), `native-heap`, `cuda`. */
+  backend?: string;
+  /** Null for an invalid free of a pointer that is no allocation's. */
+  allocation: EventAllocation | null;
   /** The process's counters when it was found (a process killed by a fault writes no others). */
   process: { allocations: number; peakLive: number; fallbacks: number };
   /**

@@ -20,8 +20,9 @@ function mainSide(e: ViolationEvent): { side: CanarySideDamage; before: boolean 
   return d.before.bytes !== 0 ? { side: d.before, before: true } : { side: d.after, before: false };
 }
 
-function headline(e: ViolationEvent): string {
-  const a = e.allocation;
+const isBadFree = (e: ViolationEvent) => e.kind === 'double-free' || e.kind === 'invalid-free';
+
+function headline(e: ViolationEvent, a: EventAllocation): string {
   let out = `ERROR: ${e.kind}`;
   if (e.damage) {
     const { side, before } = mainSide(e);
@@ -47,8 +48,7 @@ function damageLines(e: ViolationEvent): string[] {
 interface Part { label: string; start: bigint; end: bigint }
 
 /** One row of boxes, one per part of the slot, and a row marking the part that was hit. */
-function picture(e: ViolationEvent): string[] {
-  const a = e.allocation;
+function picture(e: ViolationEvent, a: EventAllocation): string[] {
   const [cbS, cbE] = a.slot.canaryBefore.map(BigInt);
   const [caS, caE] = a.slot.canaryAfter.map(BigInt);
   const [gS, gE] = a.slot.guard.map(BigInt);
@@ -122,22 +122,66 @@ function isRuntime(module: string | null | undefined): boolean {
 }
 
 /**
- * The native frames of the bad access, sanitizer style, down to the first
- * frame in the Node runtime (where it called into the addon); the runtime's
- * own frames below that are counted.
+ * Native frames, sanitizer style, down to the first frame in the Node
+ * runtime (where it called into the addon); the runtime's own frames below
+ * that are counted.
  */
-function accessLines(stack: NativeStack): string[] {
+function nativeLines(title: string, stack: NativeStack): string[] {
   const frames = stack.frames.map((f): SymbolizedFrame => ({ returnAddress: false, source: 'none', ...f, module: f.module ?? null }));
   const firstRuntime = frames.findIndex((f, i) => i > 0 && isRuntime(f.module));
   const shown = firstRuntime < 0 ? frames : frames.slice(0, firstRuntime + 1);
   const lines = formatNativeFrames(shown).map((l) => `  ${l}`);
   const rest = frames.length - shown.length;
   if (rest) lines.push(`  … ${rest} more frame${rest === 1 ? '' : 's'} in the runtime`);
-  return ['access:', ...lines];
+  return [`${title}:`, ...lines];
 }
 
-function hint(e: ViolationEvent): string {
-  const a: EventAllocation = e.allocation;
+/** Where an allocation came from (native frames for native-heap allocations) and who freed it. */
+function historyLines(a: EventAllocation, firstFree = false): string[] {
+  const lines: string[] = [];
+  if (a.allocTest) lines.push(`allocated during test: ${a.allocTest}`);
+  lines.push(...(a.allocFrames?.frames.length ? nativeLines('allocated at', a.allocFrames) : stackLines('allocated at', a.allocStack)));
+  if (a.freed) {
+    if (a.freeTest) lines.push(`freed during test: ${a.freeTest}`);
+    const title = firstFree ? 'first freed at' : 'freed at';
+    if (a.freedBy === 'gc') lines.push('freed by the garbage collector: no JS reference to the buffer was left');
+    else if (a.freeFrames?.frames.length) lines.push(...nativeLines(title, a.freeFrames));
+    else lines.push(...stackLines(title, a.freeStack));
+  }
+  return lines;
+}
+
+const allocationLine = (a: EventAllocation) =>
+  `allocation #${a.id}: ${bytes(a.size)} at [${a.start}, ${a.end}), ${a.mode} mode, alignment ${a.alignment}, backend ${a.backend} (${a.guardMethod})`;
+
+/** A double or invalid free (the native heap): what was freed, relative to what. */
+function badFreeHeadline(e: ViolationEvent): string {
+  const a = e.allocation;
+  const head = `ERROR: ${e.kind} of ${e.address}: `;
+  if (!a) return `${head}not the start of any allocation (an address inside mate-guard's guarded region)`;
+  const size = `(${bytes(a.size)}, ${a.mode} mode)`;
+  if (e.kind === 'double-free') return `${head}allocation #${a.id} ${size} was already freed`;
+  if (e.address === a.start) {
+    const js = a.backend === 'host';
+    return `${head}the start of ${a.freed ? 'freed ' : ''}${js ? 'JS buffer allocation' : 'allocation'} #${a.id} ${size}${js ? ', which malloc/new never handed out' : ''}`;
+  }
+  const where = e.relation === 'inside' ? `offset ${e.distance}` : bytes(e.distance ?? 0);
+  return `${head}${where} ${RELATION_TEXT[e.relation ?? 'inside']} ${a.freed ? 'freed ' : ''}allocation #${a.id} ${size}, not its start`;
+}
+
+function formatBadFree(e: ViolationEvent): string[] {
+  const twice = e.kind === 'double-free';
+  const lines = [badFreeHeadline(e)];
+  if (e.test) lines.push(`test: ${e.test}`);
+  if (e.accessStack?.frames.length) lines.push(...nativeLines(twice ? 'freed again at' : 'free called at', e.accessStack));
+  if (e.allocation) lines.push(allocationLine(e.allocation), ...historyLines(e.allocation, twice));
+  lines.push(`hint: ${twice
+    ? 'the memory was freed twice; mate-guard ignored the second free (it would corrupt a real heap): free each allocation once'
+    : 'free/delete must get exactly the pointer malloc/new returned; mate-guard ignored this free'}`);
+  return lines;
+}
+
+function hint(e: ViolationEvent, a: EventAllocation): string {
   const tail = a.mode === 'tail';
   if (e.damage) {
     const { before } = mainSide(e);
@@ -154,22 +198,19 @@ function hint(e: ViolationEvent): string {
   return 'native code accessed before the start: check negative indexes and pointer arithmetic';
 }
 
+/** A bad access (fault) or canary damage: what was hit, where, and the slot. */
+function formatAccess(e: ViolationEvent, a: EventAllocation): string[] {
+  const lines = [headline(e, a)];
+  if (e.test) lines.push(`test: ${e.test}`);
+  if (e.accessStack?.frames.length) lines.push(...nativeLines('access', e.accessStack));
+  lines.push(allocationLine(a));
+  if (e.damage) lines.push(...damageLines(e));
+  lines.push(...picture(e, a), ...historyLines(a), `hint: ${hint(e, a)}`);
+  return lines;
+}
+
 /** The report of one event. */
 export function formatReport(e: ViolationEvent): string {
-  const a = e.allocation;
-  const lines = [headline(e)];
-  if (e.test) lines.push(`test: ${e.test}`);
-  if (e.accessStack?.frames.length) lines.push(...accessLines(e.accessStack));
-  lines.push(`allocation #${a.id}: ${bytes(a.size)} at [${a.start}, ${a.end}), ${a.mode} mode, alignment ${a.alignment}, backend ${a.backend} (${a.guardMethod})`);
-  if (e.damage) lines.push(...damageLines(e));
-  lines.push(...picture(e));
-  if (a.allocTest) lines.push(`allocated during test: ${a.allocTest}`);
-  lines.push(...stackLines('allocated at', a.allocStack));
-  if (a.freed) {
-    if (a.freeTest) lines.push(`freed during test: ${a.freeTest}`);
-    if (a.freedBy === 'gc') lines.push('freed by the garbage collector: no JS reference to the buffer was left');
-    else lines.push(...stackLines('freed at', a.freeStack));
-  }
-  lines.push(`hint: ${hint(e)}`);
+  const lines = isBadFree(e) || !e.allocation ? formatBadFree(e) : formatAccess(e, e.allocation);
   return lines.map((l) => REPORT_PREFIX + l + '\n').join('');
 }

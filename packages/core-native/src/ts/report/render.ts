@@ -7,11 +7,20 @@ import { formatReport } from './format';
 
 const symbolized = (stack: NativeStack): boolean => stack.frames.every((f) => f.source !== undefined);
 
-/** Symbolizes the event's native frames in place (once), within a time bound. */
+/**
+ * Symbolizes the event's native stacks in place (once, all in one
+ * symbolizer run), within a time bound.
+ */
 export function symbolizeEvent(event: ViolationEvent): void {
-  const stack = event.accessStack;
-  if (!stack || symbolized(stack)) return;
-  stack.frames = symbolizeFramesSync(stack.frames);
+  const a = event.allocation;
+  const stacks = [event.accessStack, a?.allocFrames, a?.freeFrames].filter((s): s is NativeStack => !!s && !symbolized(s));
+  if (!stacks.length) return;
+  const all = symbolizeFramesSync(stacks.flatMap((s) => s.frames));
+  let at = 0;
+  for (const s of stacks) {
+    s.frames = all.slice(at, at + s.frames.length);
+    at += s.frames.length;
+  }
 }
 
 /** The event's report text, its native frames symbolized first. */

@@ -7,8 +7,6 @@ import type { ViolationEvent } from '../report/event';
 export function formatCrashAttribution(event: ViolationEvent, processLabel: string): string {
   const where = event.test ? `while running ${event.test}` : 'outside any test';
   const a = event.allocation;
-  return (
-    `[mate-guard] ${processLabel} ${event.pid} was killed by a guard fault: ${event.kind} ` +
-    `on allocation #${a.id} (${a.size} bytes, ${a.mode} mode) ${where}; full report above, JSON in ${event.file}\n`
-  );
+  const what = a ? `allocation #${a.id} (${a.size} bytes, ${a.mode} mode)` : 'no allocation';
+  return `[mate-guard] ${processLabel} ${event.pid} was killed by a guard fault: ${event.kind} on ${what} ${where}; full report above, JSON in ${event.file}\n`;
 }

@@ -9,6 +9,7 @@ import { renderEvent } from '../report/render';
 import type { ViolationEvent } from '../report/event';
 import { writeHandoff } from '../settings/handoff';
 import type { GuardSettings, SettingKey } from '../settings/table';
+import { formatUnmatchedGlobs, unmatchedNativeGlobs } from '../allocator/native-heap';
 import { formatCrashAttribution } from './attribution';
 import { createReportDir, readReportDir, type RunReport } from './report-dir';
 import { formatSummary, summarize } from './summary';
@@ -98,6 +99,7 @@ export class GuardedRun {
     }
     if (end.status === 0 && end.showReportsIfPassed) for (const e of report.violations) if (!e.fatal) text += reportText(e);
     text += formatSummary(summarize(report, end.skippedByTagHere ?? 0));
+    if (this.settings.nativeModules.length) text += formatUnmatchedGlobs(unmatchedNativeGlobs(report.dir));
     if (report.violations.length) text += `[mate-guard] reports: ${report.dir}\n`;
     else fs.rmSync(report.dir, { recursive: true, force: true });
     return { text, exitCode: runExitCode(end.status, report.violations), report };

@@ -7,10 +7,15 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 
-import type { ViolationEvent } from '../report/event';
+import type { EventAllocation, ViolationEvent } from '../report/event';
 import { eventBody, rewriteEventFile } from '../report/files';
 import { rowsOn, type GuardMode, type GuardSettings, type SettingKey } from '../settings/table';
 import { GuardedRun, reportText } from './lifecycle';
+
+/** A canary report: damage on an allocation's slack. */
+type CanaryEvent = ViolationEvent & { allocation: EventAllocation };
+
+const isCanary = (e: ViolationEvent): e is CanaryEvent => e.kind === 'canary-corruption' && !e.fatal && e.allocation !== null;
 
 /** One rerun: a configuration, the files (and tests) to run in it, and the reports it is for. */
 export interface RerunGroup {
@@ -22,7 +27,7 @@ export interface RerunGroup {
   files: string[];
   /** Test paths (`file > suite > test`) of the damage. */
   tests: string[];
-  events: ViolationEvent[];
+  events: CanaryEvent[];
 }
 
 /** How a CLI runs a rerun: its command for these files, in the given environment (the handoff is added). */
@@ -38,7 +43,7 @@ export type RerunLauncher = (group: RerunGroup) => {
 const fileOf = (testPath: string | null): string | undefined => (testPath ? testPath.split(' > ')[0] : undefined);
 
 /** The configuration that makes the access behind a canary report fault. */
-function faultingConfig(e: ViolationEvent, settings: GuardSettings): { mode: GuardMode; alignment: number } {
+function faultingConfig(e: CanaryEvent, settings: GuardSettings): { mode: GuardMode; alignment: number } {
   const before = (e.damage?.before.bytes ?? 0) > 0;
   if (e.allocation.mode === 'tail' && before) return { mode: 'head', alignment: settings.alignment };
   if (e.allocation.mode === 'head') return { mode: 'tail', alignment: settings.alignment };
@@ -49,7 +54,7 @@ function faultingConfig(e: ViolationEvent, settings: GuardSettings): { mode: Gua
 export function planReruns(events: readonly ViolationEvent[], settings: GuardSettings): RerunGroup[] {
   const groups = new Map<string, RerunGroup>();
   for (const e of events) {
-    if (e.kind !== 'canary-corruption' || e.fatal) continue;
+    if (!isCanary(e)) continue;
     const { mode, alignment } = faultingConfig(e, settings);
     const key = `${mode}/${alignment}`;
     let g = groups.get(key);
@@ -98,11 +103,11 @@ async function runGroup(group: RerunGroup, launch: RerunLauncher, settings: Guar
 }
 
 /** The rerun's fault for one original report: the same test, else the same file. */
-function faultFor(original: ViolationEvent, found: readonly ViolationEvent[]): ViolationEvent | undefined {
+function faultFor(original: CanaryEvent, found: readonly ViolationEvent[]): ViolationEvent | undefined {
   const faults = found.filter((f) => f.fatal);
   const tests = [original.test, original.allocation.allocTest].filter((t): t is string => !!t);
   return faults.find((f) => f.test !== null && tests.includes(f.test))
-    ?? faults.find((f) => tests.some((t) => fileOf(t) === fileOf(f.test) || fileOf(t) === fileOf(f.allocation.allocTest)))
+    ?? faults.find((f) => tests.some((t) => fileOf(t) === fileOf(f.test) || fileOf(t) === fileOf(f.allocation?.allocTest ?? null)))
     ?? (tests.length === 0 ? faults[0] : undefined);
 }
 

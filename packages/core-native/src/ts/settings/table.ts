@@ -126,10 +126,15 @@ export const SETTINGS = [
     surfaces: { api: true },
   }),
   row({
-    key: 'nativeModules', name: 'native', value: notBuilt(listValue('glob'), (v) => v.length === 0, 'guarding native heaps'),
-    default: [] as string[],
-    description: 'Guard the native heap of chosen modules: designed, not built yet (refused with an error).',
-    surfaces: { api: true },
+    key: 'nativeModules', name: 'native', value: listValue('glob'), default: [] as string[],
+    description: "Guard the native heap (malloc, calloc, realloc, free, aligned forms, strdup, C++ new/delete) of the loaded modules whose absolute path or file name matches, e.g. `'*my_addon.node'`; a library the addon pulls in matches too. Other modules' allocations are untouched. A glob that matches no loaded module gets one warning.",
+    surfaces: { runner: true, guardRun: true, api: true },
+  }),
+  row({
+    key: 'nativeSampleRate', name: 'native-sample-rate', value: integerValue(1, 2 ** 31), default: 1,
+    description: 'Native heap: guard one allocation in N (random gaps of mean N, per thread); the rest go to libc. 1 guards every one.',
+    surfaces: { runner: true, guardRun: true, api: true },
+    native: { field: 'native_sample_rate', ctype: 'uint32_t' },
   }),
   row({
     key: 'device', name: 'device',

@@ -1,0 +1,14 @@
+'use strict';
+// Preloaded by bench/native-suite.mjs: each guarded process reports its
+// native-heap counters on stderr at exit.
+process.on('exit', () => {
+  let core;
+  try {
+    core = require('../../packages/core-native');
+  } catch {
+    return;
+  }
+  if (!core.isGuardAllocatorActive()) return;
+  const s = core.stats();
+  process.stderr.write(`[native-stats] ${JSON.stringify({ native: s.nativeAllocations, unguarded: s.nativeUnguarded, foreign: s.nativeForeignFrees, bad: s.nativeBadFrees, peakLive: s.peakLive })}\n`);
+});

@@ -1,0 +1,103 @@
+// Node-API surface of the native-heap guard.
+#include "binding/native_heap_binding.h"
+
+#include "binding/event_json.h"
+#include "crash/describe.h"
+#include "crash/signal_handler.h"
+#include "native_heap/native_heap.h"
+
+namespace mate {
+
+namespace {
+
+Napi::Array Strings(Napi::Env env, const std::vector<std::string>& v) {
+  Napi::Array arr = Napi::Array::New(env, v.size());
+  for (size_t i = 0; i < v.size(); i++) arr.Set(i, v[i]);
+  return arr;
+}
+
+Napi::Value Throw(Napi::Env env, const std::string& msg) {
+  Napi::Error::New(env, msg).ThrowAsJavaScriptException();
+  return env.Undefined();
+}
+
+// guardNativeModules(globs): redirects the allocator imports of matching
+// modules, loaded now and later (the executable's dlopen is watched;
+// nativeHeapRefresh checks again).
+Napi::Value GuardNativeModules(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  GuardedAllocator* a = GuardedAllocator::Instance();
+  if (a == nullptr) return Throw(env, "mate-guard: the guard allocator is not installed");
+  if (info.Length() < 1 || !info[0].IsArray()) return Throw(env, "guardNativeModules(globs) needs an array of strings");
+  native_heap::StartOptions options;
+  Napi::Array globs = info[0].As<Napi::Array>();
+  for (uint32_t i = 0; i < globs.Length(); i++) {
+    Napi::Value g = globs.Get(i);
+    if (!g.IsString()) return Throw(env, "guardNativeModules(globs) needs an array of strings");
+    options.globs.push_back(g.As<Napi::String>().Utf8Value());
+  }
+  options.sample_rate = a->options().native_sample_rate;
+  options.log = a->options().log_allocations;
+  options.on_new_thread = EnsureAltStack;
+  std::string error;
+  if (!native_heap::Start(a, options, &error)) return Throw(env, "mate-guard: " + error);
+  return env.Undefined();
+}
+
+Napi::Value NativeHeapRefresh(const Napi::CallbackInfo& info) {
+  native_heap::Refresh();
+  return info.Env().Undefined();
+}
+
+// nativeHeap() -> { globs, unmatched, modules: [{ path, slots, symbols, own, error }] }
+Napi::Value NativeHeap(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("globs", Strings(env, native_heap::Globs()));
+  o.Set("unmatched", Strings(env, native_heap::UnmatchedGlobs()));
+  std::vector<native_heap::PatchedModule> mods = native_heap::Modules();
+  Napi::Array arr = Napi::Array::New(env, mods.size());
+  for (size_t i = 0; i < mods.size(); i++) {
+    Napi::Object m = Napi::Object::New(env);
+    m.Set("path", mods[i].path);
+    m.Set("slots", Napi::Number::New(env, mods[i].slots));
+    m.Set("symbols", Strings(env, mods[i].symbols));
+    m.Set("own", Strings(env, mods[i].own));
+    m.Set("error", mods[i].error.empty() ? env.Null() : Napi::Value(Napi::String::New(env, mods[i].error)));
+    arr.Set(i, m);
+  }
+  o.Set("modules", arr);
+  return o;
+}
+
+}  // namespace
+
+void TakeNativeHeapEvents(const GuardedAllocator& a, std::vector<std::string>* out) {
+  if (!native_heap::Active()) return;
+  native_heap::Refresh();
+  for (const native_heap::Finding& f : native_heap::TakeFindings()) {
+    if (f.kind == native_heap::FindingKind::kCanary) {
+      out->push_back(EventJson(DescribeCanary(a, f.canary)));
+      continue;
+    }
+    out->push_back(EventJson(DescribeBadFree(a, f.kind == native_heap::FindingKind::kDoubleFree,
+                                             f.has_record ? &f.record : nullptr, f.address, f.frames, f.test)));
+  }
+}
+
+void AddNativeHeapStats(Napi::Env env, Napi::Object o, const AllocatorStats& s) {
+  auto num = [&](uint64_t v) { return Napi::Number::New(env, static_cast<double>(v)); };
+  native_heap::Counters nc = native_heap::GetCounters();
+  o.Set("nativeAllocations", num(s.native_allocations));
+  o.Set("nativeUnguarded", num(nc.unguarded));
+  o.Set("nativeForeignFrees", num(nc.foreign_frees));
+  o.Set("nativeBadFrees", num(nc.bad_frees));
+}
+
+void AddNativeHeapExports(Napi::Env env, Napi::Object exports) {
+  exports.Set("guardNativeModules", Napi::Function::New(env, GuardNativeModules));
+  exports.Set("nativeHeapRefresh", Napi::Function::New(env, NativeHeapRefresh));
+  exports.Set("nativeHeap", Napi::Function::New(env, NativeHeap));
+}
+
+}  // namespace mate

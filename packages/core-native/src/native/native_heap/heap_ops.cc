@@ -1,0 +1,205 @@
+#include "native_heap/heap_ops.h"
+
+#include <stdio.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+
+#include "core/stack_store.h"
+#include "platform/loaded_modules.h"
+#include "platform/stack_trace.h"
+
+namespace mate {
+namespace native_heap {
+
+namespace {
+
+constexpr size_t kFrames = 16;
+
+std::atomic<GuardedAllocator*> g_allocator{nullptr};
+uint32_t g_sample_rate = 1;
+bool g_log = false;
+void (*g_on_new_thread)() = nullptr;
+uintptr_t g_own_lo = 0, g_own_hi = 0;    // our own code: left out of captured stacks
+uintptr_t g_stop_lo = 0, g_stop_hi = 0;  // the executable: a stack ends at its first frame there
+
+std::atomic<uint64_t> g_guarded{0}, g_unguarded{0}, g_foreign_frees{0}, g_bad_frees{0};
+
+std::mutex g_findings_mu;
+std::vector<Finding>* g_findings = nullptr;  // never destroyed: frees may come during exit
+
+// Plain data: no constructor or destructor runs for it on any thread.
+struct ThreadState {
+  uint64_t rng;
+  uint32_t countdown;
+  bool busy;   // inside a guarded allocation on this thread
+  bool ready;  // on_new_thread ran
+};
+thread_local ThreadState t_state;
+
+// GWP-ASan style: each thread counts down a random gap of mean N.
+bool Sampled(ThreadState& t) {
+  uint32_t rate = g_sample_rate;
+  if (rate <= 1) return true;
+  if (t.countdown == 0) {
+    if (t.rng == 0) t.rng = reinterpret_cast<uintptr_t>(&t) * 0x9E3779B97F4A7C15ull | 1;
+    t.rng ^= t.rng << 13;
+    t.rng ^= t.rng >> 7;
+    t.rng ^= t.rng << 17;
+    t.countdown = 1 + static_cast<uint32_t>(t.rng % (2ull * rate - 1));
+  }
+  return --t.countdown == 0;
+}
+
+// Inlined: every frame between the module's call and the unwinder costs an
+// unwind step.
+__attribute__((always_inline)) inline uint32_t CaptureFrames() {
+  uintptr_t pcs[kFrames];
+  size_t n = platform::CaptureStack(pcs, kFrames, g_own_lo, g_own_hi, g_stop_lo, g_stop_hi);
+  return StackStore::Get().InternFrames(pcs, n);
+}
+
+const char* TestName(const GuardedAllocator& a) {
+  const char* s = StackStore::Get().Lookup(a.CurrentTest());
+  return s ? s : "";
+}
+
+void Record(const Finding& f) {
+  std::lock_guard<std::mutex> lock(g_findings_mu);
+  if (g_findings == nullptr) g_findings = new std::vector<Finding>();
+  g_findings->push_back(f);
+}
+
+}  // namespace
+
+void ConfigureOps(GuardedAllocator* a, const StartOptions& options) {
+  g_sample_rate = options.sample_rate ? options.sample_rate : 1;
+  g_log = options.log;
+  g_on_new_thread = options.on_new_thread;
+  platform::WarmUpStackTrace();
+  platform::ObjectRange(reinterpret_cast<const void*>(&ConfigureOps), &g_own_lo, &g_own_hi);
+  platform::MainProgramRange(&g_stop_lo, &g_stop_hi);
+  g_allocator.store(a, std::memory_order_release);
+}
+
+void* TryAllocate(size_t size, size_t alignment, bool sampled) {
+  GuardedAllocator* a = g_allocator.load(std::memory_order_acquire);
+  if (a == nullptr) return nullptr;
+  ThreadState& t = t_state;
+  if (t.busy || (sampled && !Sampled(t))) {
+    g_unguarded.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  t.busy = true;
+  if (!t.ready) {
+    t.ready = true;
+    if (g_on_new_thread) g_on_new_thread();
+  }
+  AllocRequest req;
+  req.size = size;
+  req.alignment = alignment;
+  req.frames_id = CaptureFrames();
+  req.backend = SlotBackend::kNativeHeap;
+  AllocResult r = a->Allocate(req);
+  t.busy = false;
+  if (r.ptr == nullptr) {
+    g_unguarded.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  g_guarded.fetch_add(1, std::memory_order_relaxed);
+  if (g_log)
+    dprintf(2, "[mate-guard] alloc #%llu ptr=%p requested=%zu mapped=%zu mode=%s backend=native-heap test=\"%s\"\n",
+            static_cast<unsigned long long>(r.id), r.ptr, size, r.mapped, ModeName(a->options().mode),
+            TestName(*a));
+  return r.ptr;
+}
+
+bool TryFree(void* ptr) {
+  GuardedAllocator* a = g_allocator.load(std::memory_order_acquire);
+  if (a == nullptr || !a->InRegion(reinterpret_cast<uintptr_t>(ptr))) {
+    g_foreign_frees.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  FreeRequest req;
+  req.ptr = ptr;
+  req.by = FreedBy::kExplicit;
+  req.frames_id = CaptureFrames();
+  req.backend = SlotBackend::kNativeHeap;
+  FreeResult r = a->Free(req);
+  Finding f;
+  f.address = reinterpret_cast<uintptr_t>(ptr);
+  f.frames = req.frames_id;
+  f.test = a->CurrentTest();
+  switch (r.status) {
+    case FreeStatus::kFreed:
+      if (g_log)
+        dprintf(2, "[mate-guard] free #%llu ptr=%p requested=%llu mode=%s backend=native-heap test=\"%s\"\n",
+                static_cast<unsigned long long>(r.record.alloc_id), ptr,
+                static_cast<unsigned long long>(r.record.size), ModeName(r.record.mode), TestName(*a));
+      if (r.has_violation) {
+        f.kind = FindingKind::kCanary;
+        f.canary = r.violation;
+        Record(f);
+      }
+      return true;
+    case FreeStatus::kDoubleFree:
+    case FreeStatus::kInvalidFree:
+      f.kind = r.status == FreeStatus::kDoubleFree ? FindingKind::kDoubleFree : FindingKind::kInvalidFree;
+      f.record = r.record;
+      f.has_record = r.record.alloc_id != 0;
+      g_bad_frees.fetch_add(1, std::memory_order_relaxed);
+      Record(f);
+      return true;  // ignored: the program goes on as if the free had not happened
+    case FreeStatus::kNotGuarded:
+      break;
+  }
+  return true;
+}
+
+bool TryRealloc(void* ptr, size_t size, void** out) {
+  GuardedAllocator* a = g_allocator.load(std::memory_order_acquire);
+  if (a == nullptr || !a->InRegion(reinterpret_cast<uintptr_t>(ptr))) {
+    g_foreign_frees.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  *out = nullptr;
+  size_t old = 0;
+  if (!a->LiveSize(ptr, &old) || size == 0) {
+    TryFree(ptr);  // size 0 frees (glibc); a bad pointer is recorded and ignored
+    return true;
+  }
+  void* fresh = TryAllocate(size, 0, false);
+  if (fresh == nullptr) fresh = malloc(size);
+  if (fresh == nullptr) return true;  // the old block stays valid, as realloc promises
+  memcpy(fresh, ptr, old < size ? old : size);
+  TryFree(ptr);
+  *out = fresh;
+  return true;
+}
+
+bool TryUsableSize(const void* ptr, size_t* size) {
+  GuardedAllocator* a = g_allocator.load(std::memory_order_acquire);
+  if (a == nullptr || !a->InRegion(reinterpret_cast<uintptr_t>(ptr))) return false;
+  if (!a->LiveSize(ptr, size)) *size = 0;
+  return true;
+}
+
+Counters GetCounters() {
+  Counters c;
+  c.guarded = g_guarded.load(std::memory_order_relaxed);
+  c.unguarded = g_unguarded.load(std::memory_order_relaxed);
+  c.foreign_frees = g_foreign_frees.load(std::memory_order_relaxed);
+  c.bad_frees = g_bad_frees.load(std::memory_order_relaxed);
+  return c;
+}
+
+std::vector<Finding> TakeFindings() {
+  std::vector<Finding> out;
+  std::lock_guard<std::mutex> lock(g_findings_mu);
+  if (g_findings) out.swap(*g_findings);
+  return out;
+}
+
+}  // namespace native_heap
+}  // namespace mate

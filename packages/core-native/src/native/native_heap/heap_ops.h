@@ -1,0 +1,36 @@
+#ifndef MATE_NATIVE_HEAP_HEAP_OPS_H_
+#define MATE_NATIVE_HEAP_HEAP_OPS_H_
+
+#include <cstddef>
+
+#include "core/guarded_allocator.h"
+#include "native_heap/native_heap.h"
+
+// The guarded side of every replacement: each answers whether it handled
+// the call; when it did not, the replacement calls libc (or libstdc++).
+namespace mate {
+namespace native_heap {
+
+void ConfigureOps(GuardedAllocator* a, const StartOptions& options);
+
+// A guarded slot for this call, or nullptr (sampled out, no slot, or
+// re-entered): then the caller allocates from libc. `alignment` 0 is the
+// configured one. `sampled` false skips sampling (realloc of a guarded block).
+void* TryAllocate(size_t size, size_t alignment, bool sampled = true);
+
+// True when `ptr` lies in the guarded region: freed, or found to be a bad
+// free (recorded, ignored). False: not ours, the caller gives it to libc.
+bool TryFree(void* ptr);
+
+// realloc of a pointer in the guarded region: true and *out set (nullptr
+// after a bad free or for size 0). False: not ours.
+bool TryRealloc(void* ptr, size_t size, void** out);
+
+// malloc_usable_size: the requested size of a live guarded allocation (0
+// for a bad pointer in the region). False: not ours.
+bool TryUsableSize(const void* ptr, size_t* size);
+
+}  // namespace native_heap
+}  // namespace mate
+
+#endif  // MATE_NATIVE_HEAP_HEAP_OPS_H_

@@ -1,0 +1,216 @@
+#include "native_heap/native_heap.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+
+#include <cstring>
+#include <mutex>
+
+#include "native_heap/heap_ops.h"
+#include "native_heap/replacements.h"
+#include "platform/import_patcher.h"
+#include "platform/loaded_modules.h"
+#include "platform/linux/module_map.h"
+
+namespace mate {
+namespace native_heap {
+
+namespace {
+
+struct State {
+  std::mutex mu;
+  bool started = false;
+  bool log = false;
+  std::vector<std::string> globs;
+  std::vector<bool> matched;  // per glob
+  std::vector<PatchedModule> modules;
+  std::vector<uintptr_t> module_bases;  // same order as modules (a path may load twice)
+  uint64_t generation = ~0ull;
+  uintptr_t own_lo = 0, own_hi = 0;
+  bool loader_watched = false;
+};
+
+State& S() {
+  static State* s = new State();  // never destroyed: frees may come during exit
+  return *s;
+}
+
+const char* BaseName(const char* path) {
+  const char* slash = strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
+// The C runtime and the dynamic linker own the heap itself; patching them
+// would route every module's memory through us.
+bool NeverPatched(const char* path) {
+  static const char* const kPrefixes[] = {
+      "libc.so", "libc-", "libstdc++", "libc++", "libgcc_s", "ld-linux", "ld64.so", "ld-musl",
+      "libpthread", "libdl.so", "libdl-", "libm.so", "libm-", "librt.so", "linux-vdso", "linux-gate",
+      "libnode.so", "libv8",  // Node itself where it is a shared library (distribution builds)
+  };
+  const char* base = BaseName(path);
+  for (const char* p : kPrefixes)
+    if (strncmp(base, p, strlen(p)) == 0) return true;
+  return false;
+}
+
+bool Matches(const std::string& glob, const char* path) {
+  return fnmatch(glob.c_str(), path, 0) == 0 || fnmatch(glob.c_str(), BaseName(path), 0) == 0;
+}
+
+std::string SymbolList(uint64_t mask, const platform::ImportRedirect* table, size_t n, std::vector<std::string>* out) {
+  std::string text;
+  for (size_t i = 0; i < n; i++) {
+    if (!(mask & (1ull << i))) continue;
+    out->push_back(table[i].symbol);
+    if (!text.empty()) text += ", ";
+    text += table[i].symbol;
+  }
+  return text;
+}
+
+void* LoaderDlopen(const char* file, int mode);
+
+// Under S().mu.
+void PatchLoaded(State& s) {
+  s.generation = platform::LoadGeneration();
+  RefreshModuleMap();  // reports name the new module
+  struct Ctx { State* s; } ctx{&s};
+  platform::ForEachLoadedObject(
+      [](const platform::LoadedObject& obj, void* p) {
+        State& s = *static_cast<Ctx*>(p)->s;
+        if ((obj.main_program || strncmp(BaseName(obj.path), "libnode.so", 10) == 0) && !s.loader_watched) {
+          // Node loads every addon through its own dlopen import (in the
+          // executable, or in libnode.so for distribution builds):
+          // redirected to a wrapper that patches the new module after dlopen
+          // returns and before Node runs its initializer.
+          const platform::ImportRedirect watch[] = {{"dlopen", reinterpret_cast<void*>(&LoaderDlopen)}};
+          platform::RedirectResult r = platform::RedirectImports(obj, watch, 1);
+          s.loader_watched = r.slots_redirected > 0 && r.error == nullptr;
+          if (s.log && s.loader_watched)
+            dprintf(2, "[mate-guard] native heap: watching dlopen in %s: addons are patched before their initializer runs\n",
+                    obj.path);
+        }
+        if (obj.main_program || obj.path[0] == '\0' || NeverPatched(obj.path)) return true;
+        if (obj.base >= s.own_lo && obj.base < s.own_hi) return true;  // mate-guard itself
+        bool any = false;
+        for (size_t g = 0; g < s.globs.size(); g++) {
+          if (!Matches(s.globs[g], obj.path)) continue;
+          s.matched[g] = true;
+          any = true;
+        }
+        if (!any) return true;
+        size_t n;
+        const platform::ImportRedirect* table = Replacements(&n);
+        platform::RedirectResult r = platform::RedirectImports(obj, table, n);
+        size_t index = s.modules.size();
+        for (size_t i = 0; i < s.modules.size(); i++)
+          if (s.module_bases[i] == obj.base && s.modules[i].path == obj.path) index = i;
+        bool fresh = index == s.modules.size();
+        if (fresh) {
+          s.modules.emplace_back();
+          s.module_bases.push_back(obj.base);
+        }
+        PatchedModule& m = s.modules[index];
+        m.path = obj.path;
+        m.slots = r.slots_redirected;
+        m.symbols.clear();
+        m.own.clear();
+        std::string names = SymbolList(r.symbols, table, n, &m.symbols);
+        std::string own = SymbolList(r.defined, table, n, &m.own);
+        m.error = r.error ? r.error : "";
+        if (s.log && (fresh || r.slots_written)) {
+          if (r.error)
+            dprintf(2, "[mate-guard] native heap: could not redirect %s: %s\n", obj.path, r.error);
+          dprintf(2, "[mate-guard] native heap: %s: %u import slots redirected (%s)%s%s\n", obj.path,
+                  r.slots_redirected, names.empty() ? "no allocator imports" : names.c_str(),
+                  own.empty() ? "" : "; defines its own ", own.c_str());
+        }
+        return true;
+      },
+      &ctx);
+}
+
+}  // namespace
+
+bool Start(GuardedAllocator* allocator, const StartOptions& options, std::string* error) {
+  if (allocator == nullptr) {
+    *error = "the guard allocator is not created";
+    return false;
+  }
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.started) {
+    ConfigureOps(allocator, options);
+    s.log = options.log;
+    platform::ObjectRange(reinterpret_cast<const void*>(&Start), &s.own_lo, &s.own_hi);
+    s.started = true;
+  }
+  for (const std::string& g : options.globs) {
+    bool known = false;
+    for (const std::string& h : s.globs) known = known || h == g;
+    if (!known) {
+      s.globs.push_back(g);
+      s.matched.push_back(false);
+    }
+  }
+  PatchLoaded(s);
+  return true;
+}
+
+bool Active() {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.started;
+}
+
+void Refresh() {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.started || platform::LoadGeneration() == s.generation) return;
+  PatchLoaded(s);
+}
+
+namespace {
+
+// The executable's dlopen: the real one (our own import is never
+// redirected), then the new objects are patched. Transparent to the caller:
+// same handle, errno and dlerror state. Absolute paths (all Node passes)
+// resolve the same whoever calls dlopen.
+void* LoaderDlopen(const char* file, int mode) {
+  void* handle = dlopen(file, mode);
+  if (handle != nullptr) {
+    int saved = errno;
+    Refresh();
+    errno = saved;
+  }
+  return handle;
+}
+
+}  // namespace
+
+std::vector<PatchedModule> Modules() {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.modules;
+}
+
+std::vector<std::string> Globs() {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.globs;
+}
+
+std::vector<std::string> UnmatchedGlobs() {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mu);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < s.globs.size(); i++)
+    if (!s.matched[i]) out.push_back(s.globs[i]);
+  return out;
+}
+
+}  // namespace native_heap
+}  // namespace mate

@@ -1,0 +1,76 @@
+#ifndef MATE_NATIVE_HEAP_NATIVE_HEAP_H_
+#define MATE_NATIVE_HEAP_NATIVE_HEAP_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/guarded_allocator.h"
+
+// Guards the native heap of chosen modules: their imports of malloc, free,
+// operator new/delete and friends are redirected (import slots rewritten)
+// to replacements that take guarded slots from the allocator. Every other
+// module's calls never reach mate-guard.
+namespace mate {
+namespace native_heap {
+
+struct StartOptions {
+  std::vector<std::string> globs;  // fnmatch patterns, matched against a module's path and file name
+  uint32_t sample_rate = 1;        // guard one allocation in N (random, mean N); 1 = all
+  bool log = false;                // a line per patched module, alloc and free
+  // Called once on each thread the first time it gets a guarded allocation
+  // (the crash side gives the thread an alternate signal stack).
+  void (*on_new_thread)() = nullptr;
+};
+
+// Starts redirecting and patches the matching modules loaded now. The
+// executable's own dlopen import is redirected too, so every module Node
+// loads later is patched as soon as dlopen returns, before its initializer
+// runs. Later calls add globs (the sample rate and log flag of the first
+// call stay).
+bool Start(GuardedAllocator* allocator, const StartOptions& options, std::string* error);
+bool Active();
+
+// Patches matching modules loaded since the last call; one cheap linker
+// query when nothing was loaded.
+void Refresh();
+
+
+// What was redirected, per module.
+struct PatchedModule {
+  std::string path;
+  uint32_t slots = 0;                // import slots pointing at mate-guard
+  std::vector<std::string> symbols;  // which imports they are
+  std::vector<std::string> own;      // allocator symbols the module defines itself (not redirected)
+  std::string error;                 // why it could not be patched, if so
+};
+std::vector<PatchedModule> Modules();
+std::vector<std::string> Globs();
+std::vector<std::string> UnmatchedGlobs();
+
+struct Counters {
+  uint64_t guarded = 0;        // allocations given a guarded slot
+  uint64_t unguarded = 0;      // allocation calls that went to libc (sampled out, or no slot)
+  uint64_t foreign_frees = 0;  // frees/reallocs of pointers mate-guard did not hand out (to libc)
+  uint64_t bad_frees = 0;      // double and invalid frees found (and ignored)
+};
+Counters GetCounters();
+
+// Found on a free path (any thread), kept until the next check.
+enum class FindingKind : uint8_t { kCanary, kDoubleFree, kInvalidFree };
+struct Finding {
+  FindingKind kind = FindingKind::kCanary;
+  CanaryViolation canary{};   // kCanary
+  SlotRecord record{};        // the allocation concerned (double free: as freed the first time)
+  bool has_record = false;    // invalid free of a pointer that is no allocation's: false
+  uintptr_t address = 0;      // the pointer given to free/delete/realloc
+  uint32_t frames = 0;        // StackStore frames of the bad free
+  uint32_t test = 0;          // test running at the bad free
+};
+std::vector<Finding> TakeFindings();
+
+}  // namespace native_heap
+}  // namespace mate
+
+#endif  // MATE_NATIVE_HEAP_NATIVE_HEAP_H_

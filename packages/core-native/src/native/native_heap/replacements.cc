@@ -1,0 +1,248 @@
+// The replacements. Each tries the guarded side first and otherwise calls
+// the real function: our own imports are never redirected, so `malloc`
+// here is libc's (or whatever the process's allocator is), `::operator new`
+// libstdc++'s.
+#include "native_heap/replacements.h"
+
+#include <errno.h>
+#include <malloc.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <new>
+
+#include "native_heap/heap_ops.h"
+
+namespace mate {
+namespace native_heap {
+
+namespace {
+
+bool PowerOfTwo(size_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+// --- C -----------------------------------------------------------------
+
+void* Malloc(size_t n) {
+  if (void* p = TryAllocate(n, 0)) return p;
+  return malloc(n);
+}
+
+void* Calloc(size_t n, size_t m) {
+  size_t total;
+  if (__builtin_mul_overflow(n, m, &total)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  if (void* p = TryAllocate(total, 0)) return p;  // slots come zeroed from the kernel
+  return calloc(n, m);
+}
+
+void* Realloc(void* p, size_t n) {
+  if (p == nullptr) return Malloc(n);
+  void* out;
+  if (TryRealloc(p, n, &out)) return out;
+  return realloc(p, n);
+}
+
+void* ReallocArray(void* p, size_t n, size_t m) {
+  size_t total;
+  if (__builtin_mul_overflow(n, m, &total)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return Realloc(p, total);
+}
+
+void Free(void* p) {
+  if (p != nullptr && !TryFree(p)) free(p);
+}
+
+int PosixMemalign(void** out, size_t alignment, size_t n) {
+  if (!PowerOfTwo(alignment) || alignment % sizeof(void*) != 0) return EINVAL;
+  if (void* p = TryAllocate(n, alignment)) {
+    *out = p;
+    return 0;
+  }
+  return posix_memalign(out, alignment, n);
+}
+
+void* AlignedAlloc(size_t alignment, size_t n) {
+  if (PowerOfTwo(alignment))
+    if (void* p = TryAllocate(n, alignment)) return p;
+  return aligned_alloc(alignment, n);
+}
+
+void* Memalign(size_t alignment, size_t n) {
+  if (PowerOfTwo(alignment))
+    if (void* p = TryAllocate(n, alignment)) return p;
+  return memalign(alignment, n);
+}
+
+void* Valloc(size_t n) {
+  if (void* p = TryAllocate(n, static_cast<size_t>(getpagesize()))) return p;
+  return valloc(n);
+}
+
+void* Pvalloc(size_t n) {
+  size_t page = static_cast<size_t>(getpagesize());
+  size_t rounded = (n + page - 1) & ~(page - 1);
+  if (rounded < n) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  if (void* p = TryAllocate(rounded ? rounded : page, page)) return p;
+  return pvalloc(n);
+}
+
+size_t MallocUsableSize(void* p) {
+  if (p == nullptr) return 0;
+  size_t size;
+  if (TryUsableSize(p, &size)) return size;
+  return malloc_usable_size(p);
+}
+
+char* Strdup(const char* s) {
+  size_t n = strlen(s) + 1;
+  if (void* p = TryAllocate(n, 0)) return static_cast<char*>(memcpy(p, s, n));
+  return strdup(s);
+}
+
+char* Strndup(const char* s, size_t max) {
+  size_t n = strnlen(s, max);
+  if (auto* p = static_cast<char*>(TryAllocate(n + 1, 0))) {
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+  }
+  return strndup(s, max);
+}
+
+// --- C++ ---------------------------------------------------------------
+
+size_t Align(std::align_val_t al) { return static_cast<size_t>(al); }
+
+void* New(size_t n) {
+  if (void* p = TryAllocate(n, 0)) return p;
+  return ::operator new(n);
+}
+void* NewArray(size_t n) {
+  if (void* p = TryAllocate(n, 0)) return p;
+  return ::operator new[](n);
+}
+void* NewNothrow(size_t n, const std::nothrow_t& tag) noexcept {
+  if (void* p = TryAllocate(n, 0)) return p;
+  return ::operator new(n, tag);
+}
+void* NewArrayNothrow(size_t n, const std::nothrow_t& tag) noexcept {
+  if (void* p = TryAllocate(n, 0)) return p;
+  return ::operator new[](n, tag);
+}
+void* NewAligned(size_t n, std::align_val_t al) {
+  if (void* p = TryAllocate(n, Align(al))) return p;
+  return ::operator new(n, al);
+}
+void* NewArrayAligned(size_t n, std::align_val_t al) {
+  if (void* p = TryAllocate(n, Align(al))) return p;
+  return ::operator new[](n, al);
+}
+void* NewAlignedNothrow(size_t n, std::align_val_t al, const std::nothrow_t& tag) noexcept {
+  if (void* p = TryAllocate(n, Align(al))) return p;
+  return ::operator new(n, al, tag);
+}
+void* NewArrayAlignedNothrow(size_t n, std::align_val_t al, const std::nothrow_t& tag) noexcept {
+  if (void* p = TryAllocate(n, Align(al))) return p;
+  return ::operator new[](n, al, tag);
+}
+
+// Each delete passes a pointer that is not ours to the same form of the
+// real operator, so libstdc++ sees exactly the call the module made.
+void Delete(void* p) noexcept {
+  if (p && !TryFree(p)) ::operator delete(p);
+}
+void DeleteArray(void* p) noexcept {
+  if (p && !TryFree(p)) ::operator delete[](p);
+}
+void DeleteSized(void* p, size_t n) noexcept {
+  if (p && !TryFree(p)) ::operator delete(p, n);
+}
+void DeleteArraySized(void* p, size_t n) noexcept {
+  if (p && !TryFree(p)) ::operator delete[](p, n);
+}
+void DeleteNothrow(void* p, const std::nothrow_t& tag) noexcept {
+  if (p && !TryFree(p)) ::operator delete(p, tag);
+}
+void DeleteArrayNothrow(void* p, const std::nothrow_t& tag) noexcept {
+  if (p && !TryFree(p)) ::operator delete[](p, tag);
+}
+void DeleteAligned(void* p, std::align_val_t al) noexcept {
+  if (p && !TryFree(p)) ::operator delete(p, al);
+}
+void DeleteArrayAligned(void* p, std::align_val_t al) noexcept {
+  if (p && !TryFree(p)) ::operator delete[](p, al);
+}
+void DeleteSizedAligned(void* p, size_t n, std::align_val_t al) noexcept {
+  if (p && !TryFree(p)) ::operator delete(p, n, al);
+}
+void DeleteArraySizedAligned(void* p, size_t n, std::align_val_t al) noexcept {
+  if (p && !TryFree(p)) ::operator delete[](p, n, al);
+}
+void DeleteAlignedNothrow(void* p, std::align_val_t al, const std::nothrow_t& tag) noexcept {
+  if (p && !TryFree(p)) ::operator delete(p, al, tag);
+}
+void DeleteArrayAlignedNothrow(void* p, std::align_val_t al, const std::nothrow_t& tag) noexcept {
+  if (p && !TryFree(p)) ::operator delete[](p, al, tag);
+}
+
+template <typename F>
+void* Fn(F f) {
+  return reinterpret_cast<void*>(f);
+}
+
+const platform::ImportRedirect kTable[] = {
+    {"malloc", Fn(&Malloc)},
+    {"calloc", Fn(&Calloc)},
+    {"realloc", Fn(&Realloc)},
+    {"reallocarray", Fn(&ReallocArray)},
+    {"free", Fn(&Free)},
+    {"posix_memalign", Fn(&PosixMemalign)},
+    {"aligned_alloc", Fn(&AlignedAlloc)},
+    {"memalign", Fn(&Memalign)},
+    {"valloc", Fn(&Valloc)},
+    {"pvalloc", Fn(&Pvalloc)},
+    {"malloc_usable_size", Fn(&MallocUsableSize)},
+    {"strdup", Fn(&Strdup)},
+    {"strndup", Fn(&Strndup)},
+    {"__strdup", Fn(&Strdup)},
+    {"__strndup", Fn(&Strndup)},
+    {"_Znwm", Fn(&New)},                                      // new(size_t)
+    {"_Znam", Fn(&NewArray)},                                 // new[](size_t)
+    {"_ZnwmRKSt9nothrow_t", Fn(&NewNothrow)},                 // new(size_t, nothrow_t)
+    {"_ZnamRKSt9nothrow_t", Fn(&NewArrayNothrow)},
+    {"_ZnwmSt11align_val_t", Fn(&NewAligned)},                // new(size_t, align_val_t)
+    {"_ZnamSt11align_val_t", Fn(&NewArrayAligned)},
+    {"_ZnwmSt11align_val_tRKSt9nothrow_t", Fn(&NewAlignedNothrow)},
+    {"_ZnamSt11align_val_tRKSt9nothrow_t", Fn(&NewArrayAlignedNothrow)},
+    {"_ZdlPv", Fn(&Delete)},                                  // delete(void*)
+    {"_ZdaPv", Fn(&DeleteArray)},
+    {"_ZdlPvm", Fn(&DeleteSized)},                            // delete(void*, size_t)
+    {"_ZdaPvm", Fn(&DeleteArraySized)},
+    {"_ZdlPvRKSt9nothrow_t", Fn(&DeleteNothrow)},
+    {"_ZdaPvRKSt9nothrow_t", Fn(&DeleteArrayNothrow)},
+    {"_ZdlPvSt11align_val_t", Fn(&DeleteAligned)},            // delete(void*, align_val_t)
+    {"_ZdaPvSt11align_val_t", Fn(&DeleteArrayAligned)},
+    {"_ZdlPvmSt11align_val_t", Fn(&DeleteSizedAligned)},      // delete(void*, size_t, align_val_t)
+    {"_ZdaPvmSt11align_val_t", Fn(&DeleteArraySizedAligned)},
+    {"_ZdlPvSt11align_val_tRKSt9nothrow_t", Fn(&DeleteAlignedNothrow)},
+    {"_ZdaPvSt11align_val_tRKSt9nothrow_t", Fn(&DeleteArrayAlignedNothrow)},
+};
+
+}  // namespace
+
+const platform::ImportRedirect* Replacements(size_t* count) {
+  *count = sizeof(kTable) / sizeof(kTable[0]);
+  return kTable;
+}
+
+}  // namespace native_heap
+}  // namespace mate

@@ -1,0 +1,177 @@
+#include "platform/import_patcher.h"
+
+#include <elf.h>
+#include <link.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "platform/guard_pages.h"
+
+namespace mate {
+namespace platform {
+
+namespace {
+
+#if defined(__x86_64__)
+constexpr uint32_t kJumpSlot = R_X86_64_JUMP_SLOT;
+constexpr uint32_t kGlobDat = R_X86_64_GLOB_DAT;
+constexpr uint32_t kAbs64 = R_X86_64_64;
+#elif defined(__aarch64__)
+constexpr uint32_t kJumpSlot = R_AARCH64_JUMP_SLOT;
+constexpr uint32_t kGlobDat = R_AARCH64_GLOB_DAT;
+constexpr uint32_t kAbs64 = R_AARCH64_ABS64;
+#else
+#define MATE_NO_IMPORT_PATCHING 1
+#endif
+
+struct Dynamic {
+  const ElfW(Rela)* rela = nullptr;
+  size_t rela_bytes = 0;
+  const ElfW(Rela)* jmprel = nullptr;
+  size_t jmprel_bytes = 0;
+  int64_t pltrel = DT_RELA;
+  const ElfW(Sym)* symtab = nullptr;
+  const char* strtab = nullptr;
+  size_t strsz = 0;
+};
+
+// glibc relocates the address entries of a writable dynamic section in
+// place, others (read-only dynamic sections, some loaders) leave them as
+// virtual addresses: both forms are accepted.
+uintptr_t Address(const LoadedObject& obj, ElfW(Addr) v) {
+  return v < obj.base ? obj.base + v : v;
+}
+
+bool ReadDynamic(const LoadedObject& obj, Dynamic* d) {
+  const auto* ph = static_cast<const ElfW(Phdr)*>(obj.phdrs);
+  const ElfW(Dyn)* dyn = nullptr;
+  for (uint16_t i = 0; i < obj.phnum; i++)
+    if (ph[i].p_type == PT_DYNAMIC) dyn = reinterpret_cast<const ElfW(Dyn)*>(obj.base + ph[i].p_vaddr);
+  if (dyn == nullptr) return false;
+  for (; dyn->d_tag != DT_NULL; dyn++) {
+    switch (dyn->d_tag) {
+      case DT_RELA: d->rela = reinterpret_cast<const ElfW(Rela)*>(Address(obj, dyn->d_un.d_ptr)); break;
+      case DT_RELASZ: d->rela_bytes = dyn->d_un.d_val; break;
+      case DT_JMPREL: d->jmprel = reinterpret_cast<const ElfW(Rela)*>(Address(obj, dyn->d_un.d_ptr)); break;
+      case DT_PLTRELSZ: d->jmprel_bytes = dyn->d_un.d_val; break;
+      case DT_PLTREL: d->pltrel = static_cast<int64_t>(dyn->d_un.d_val); break;
+      case DT_SYMTAB: d->symtab = reinterpret_cast<const ElfW(Sym)*>(Address(obj, dyn->d_un.d_ptr)); break;
+      case DT_STRTAB: d->strtab = reinterpret_cast<const char*>(Address(obj, dyn->d_un.d_ptr)); break;
+      case DT_STRSZ: d->strsz = dyn->d_un.d_val; break;
+      default: break;
+    }
+  }
+  return d->symtab != nullptr && d->strtab != nullptr;
+}
+
+struct Write {
+  uintptr_t slot;
+  void* target;
+};
+
+// Protection of the page holding `addr` as the object's headers describe
+// it: RELRO pages are read-only after relocation.
+int ProtectionOf(const LoadedObject& obj, uintptr_t addr) {
+  const auto* ph = static_cast<const ElfW(Phdr)*>(obj.phdrs);
+  int prot = -1;
+  for (uint16_t i = 0; i < obj.phnum; i++) {
+    uintptr_t lo = obj.base + ph[i].p_vaddr, hi = lo + ph[i].p_memsz;
+    if (addr < lo || addr >= hi) continue;
+    if (ph[i].p_type == PT_GNU_RELRO) return PROT_READ;
+    if (ph[i].p_type == PT_LOAD) {
+      prot = 0;
+      if (ph[i].p_flags & PF_R) prot |= PROT_READ;
+      if (ph[i].p_flags & PF_W) prot |= PROT_WRITE;
+      if (ph[i].p_flags & PF_X) prot |= PROT_EXEC;
+    }
+  }
+  return prot;
+}
+
+void Collect(const LoadedObject& obj, const Dynamic& d, const ElfW(Rela)* rel, size_t bytes,
+             const ImportRedirect* table, size_t n, std::vector<Write>* writes, RedirectResult* res) {
+  if (rel == nullptr) return;
+  size_t count = bytes / sizeof(ElfW(Rela));
+  for (size_t i = 0; i < count; i++) {
+    uint32_t type = static_cast<uint32_t>(ELF64_R_TYPE(rel[i].r_info));
+    uint32_t sym_index = static_cast<uint32_t>(ELF64_R_SYM(rel[i].r_info));
+    if (sym_index == 0 || (type != kJumpSlot && type != kGlobDat && type != kAbs64)) continue;
+    const ElfW(Sym)& sym = d.symtab[sym_index];
+    if (d.strsz && sym.st_name >= d.strsz) continue;
+    const char* name = d.strtab + sym.st_name;
+    for (size_t t = 0; t < n; t++) {
+      if (name[0] != table[t].symbol[0] || strcmp(name, table[t].symbol) != 0) continue;
+      if (sym.st_shndx != SHN_UNDEF) {
+        // The object brings its own (a static allocator, exported): its
+        // calls may bind to itself; redirecting them would split one heap.
+        res->defined |= 1ull << t;
+        break;
+      }
+      if (type == kAbs64 && rel[i].r_addend != 0) break;  // &malloc + k: not a call target
+      writes->push_back(Write{obj.base + rel[i].r_offset, table[t].target});
+      res->symbols |= 1ull << t;
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+RedirectResult RedirectImports(const LoadedObject& obj, const ImportRedirect* table, size_t n) {
+  RedirectResult res;
+#ifdef MATE_NO_IMPORT_PATCHING
+  (void)obj; (void)table; (void)n;
+  res.error = "import redirection is not implemented for this CPU architecture";
+  return res;
+#else
+  if (n > 64) { res.error = "too many symbols"; return res; }
+  Dynamic d;
+  if (!ReadDynamic(obj, &d)) { res.error = "no dynamic symbol table (a static object?)"; return res; }
+  if (d.jmprel != nullptr && d.pltrel != DT_RELA) { res.error = "REL-style PLT relocations are not supported"; return res; }
+  std::vector<Write> writes;
+  Collect(obj, d, d.rela, d.rela_bytes, table, n, &writes, &res);
+  Collect(obj, d, d.jmprel, d.jmprel_bytes, table, n, &writes, &res);
+  // DT_RELA may cover the PLT relocations too: one write per slot.
+  std::sort(writes.begin(), writes.end(), [](const Write& a, const Write& b) { return a.slot < b.slot; });
+  writes.erase(std::unique(writes.begin(), writes.end(), [](const Write& a, const Write& b) { return a.slot == b.slot; }),
+               writes.end());
+  res.slots_redirected = static_cast<uint32_t>(writes.size());
+  // Page by page; a read-only page (RELRO) is opened, written, closed.
+  const uintptr_t page = PageSize();
+  for (size_t i = 0; i < writes.size();) {
+    uintptr_t pg = writes[i].slot & ~(page - 1);
+    size_t j = i;
+    while (j < writes.size() && (writes[j].slot & ~(page - 1)) == pg) j++;
+    bool changed = false;
+    for (size_t k = i; k < j; k++)
+      if (*reinterpret_cast<void* const*>(writes[k].slot) != writes[k].target) changed = true;
+    if (changed) {
+      int prot = ProtectionOf(obj, writes[i].slot);
+      bool open = prot >= 0 && !(prot & PROT_WRITE);
+      if (open && mprotect(reinterpret_cast<void*>(pg), page, prot | PROT_READ | PROT_WRITE) != 0) {
+        res.error = "mprotect of a read-only import page failed";
+        res.slots_redirected -= static_cast<uint32_t>(j - i);
+        i = j;
+        continue;
+      }
+      for (size_t k = i; k < j; k++) {
+        auto** slot = reinterpret_cast<void**>(writes[k].slot);
+        if (*slot == writes[k].target) continue;
+        // One aligned store: a thread calling through the slot meanwhile
+        // sees the old or the new target, never half of each.
+        __atomic_store_n(slot, writes[k].target, __ATOMIC_RELEASE);
+        res.slots_written++;
+      }
+      if (open) mprotect(reinterpret_cast<void*>(pg), page, prot);
+    }
+    i = j;
+  }
+  return res;
+#endif
+}
+
+}  // namespace platform
+}  // namespace mate

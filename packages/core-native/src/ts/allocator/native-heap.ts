@@ -1,0 +1,82 @@
+// Guarding the native heap of chosen modules (`nativeModules`,
+// `nativeSampleRate`): the native side redirects each matching module's
+// allocator imports as it loads. Here: starting it, a state file per
+// process (which globs matched which modules), and the warning for a glob
+// that matched nothing in the whole run.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+import { afterAddonLoads } from './addon-loads';
+import type { NativeBinding } from './native';
+
+const STATE_FILE = /^native-heap-\d+\.json$/;
+
+let lastWritten = '';
+
+/**
+ * `native-heap-<pid>.json` in the report directory: which globs matched
+ * which modules in this process, so the run can warn about a glob no
+ * process matched (a process that dies of a fault writes no stats).
+ */
+function writeState(native: NativeBinding, reportDir: string): void {
+  const text = JSON.stringify({ pid: process.pid, ...native.nativeHeap() });
+  if (text === lastWritten) return;
+  lastWritten = text;
+  try {
+    const file = path.join(reportDir, `native-heap-${process.pid}.json`);
+    fs.writeFileSync(file + '.tmp', text);
+    fs.renameSync(file + '.tmp', file);
+  } catch {
+    // best effort, like the stats
+  }
+}
+
+/**
+ * Redirects the allocator imports of every loaded module matching `globs`,
+ * and of each one loaded later (the native side watches the executable's
+ * dlopen: each addon is patched before its initializer runs); after each
+ * addon load the native side checks again and the state file is updated.
+ */
+export function startNativeHeap(native: NativeBinding, globs: readonly string[], reportDir: string): void {
+  native.guardNativeModules([...globs]);
+  afterAddonLoads(() => {
+    native.nativeHeapRefresh();
+    writeState(native, reportDir);
+  });
+}
+
+/** The state file, now (at exit: the last word). */
+export function flushNativeHeapState(native: NativeBinding, reportDir: string): void {
+  writeState(native, reportDir);
+}
+
+/** Globs that no process of the run (its report directory) matched. */
+export function unmatchedNativeGlobs(reportDir: string): string[] {
+  let names: string[] = [];
+  try {
+    names = fs.readdirSync(reportDir).filter((n) => STATE_FILE.test(n));
+  } catch {
+    return [];
+  }
+  const seen = new Set<string>();
+  const matched = new Set<string>();
+  for (const name of names) {
+    try {
+      const s = JSON.parse(fs.readFileSync(path.join(reportDir, name), 'utf8')) as { globs: string[]; unmatched: string[] };
+      for (const g of s.globs) {
+        seen.add(g);
+        if (!s.unmatched.includes(g)) matched.add(g);
+      }
+    } catch {
+      // a file being replaced: skip
+    }
+  }
+  return [...seen].filter((g) => !matched.has(g));
+}
+
+/** One warning line per glob that matched no loaded module ('' when none). */
+export function formatUnmatchedGlobs(globs: readonly string[]): string {
+  return globs
+    .map((g) => `[mate-guard] warning: native heap: ${JSON.stringify(g)} matched no loaded module, so nothing of it was guarded (globs match a module's absolute path or file name, e.g. '*my_addon.node')\n`)
+    .join('');
+}
