@@ -23,6 +23,17 @@ const testLine = (file, ...titles) => `==mate-guard== test: ${spec(file)} > ${ti
 
 export const title = 'mocha: @mate-guard/mocha and mate-mocha';
 export const steps = [
+  mate('native heap (--guard-native): a double free fails its test, a malloc overflow faults at the addon\'s line', ['--guard-alloc', '--guard-native', '*buggy_addon.node', spec('native-heap')], {
+    exit: 'nonzero',
+    output: [
+      '==mate-guard== ERROR: double-free of 0x',
+      testLine('native-heap', 'native heap', 'a double free is reported for this test, and ignored'),
+      '==mate-guard== ERROR: heap-buffer-overflow on WRITE',
+      testLine('native-heap', 'native heap', 'one byte past a malloc block faults at the write'),
+      'backend native-heap',
+      'MallocOverflow examples/addon/src/native_heap.cc:',
+    ],
+  }),
   plain('overflow by one faults; the dying mocha prints the report with the test', ['--guard-alloc', spec('overflow')], {
     exit: 'nonzero',
     output: ['==mate-guard== ERROR: heap-buffer-overflow on WRITE', '1 byte past the end of allocation', testLine('overflow', 'overflow by one', 'fills a 64-byte buffer')],

@@ -20,7 +20,8 @@ export { GUARD_TAGS, GUARD_SKIP_REASONS, GUARD_TAG_DESCRIPTIONS, guardSkipReason
 export { GUARD_INCOMPATIBLE_TAG, GRAPH_CAPTURE_TAG, type GuardTag } from './tags';
 export { noteTagSkip } from './run/process-stats';
 export { formatTestPath, beginGuardedTest, endGuardedTest, takeOutsideDamage, violationError, outsideTestsError } from './run/test-bracket';
-export { GuardedRun, reportText, runExitCode, type RunEnd, type CrashAttribution } from './run/lifecycle';
+export { GuardedRun, runExitCode, type RunEnd, type CrashAttribution } from './run/lifecycle';
+export { reportText } from './report/render';
 export { rerunCanaryReports, type RerunGroup, type RerunLauncher } from './run/rerun';
 export { formatCrashAttribution } from './run/attribution';
 export { runChild, type ChildExit } from './run/child';

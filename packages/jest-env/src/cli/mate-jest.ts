@@ -72,7 +72,8 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     status: exit.status,
     // A worker's report went through Jest's pipe, which Jest may not drain
     // once the worker is dead: print it again. In band it went to the terminal.
-    attribution: { label: (e) => (inBand(e.pid) ? 'the Jest process (in band)' : 'Jest worker'), reprint: (e) => !inBand(e.pid) },
+    // and what it reported before dying, which Jest shows only when a file ends.
+    attribution: { label: (e) => (inBand(e.pid) ? 'the Jest process (in band)' : 'Jest worker'), reprint: (e) => !inBand(e.pid), earlier: true },
     // Jest passed, yet a process found damage (e.g. at exit): show it, fail.
     showReportsIfPassed: true,
   });

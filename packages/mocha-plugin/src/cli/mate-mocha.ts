@@ -92,7 +92,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   const status = await runMocha(mochaBin, ['--require', PLUGIN_ENTRY, ...rest], env);
   const reruns = run.settings.rerun && !watching(rest) ? await rerunCanaryReports(run.read().violations, run.settings, rerunMocha(mochaBin, rest)) : '';
   const label = runsInWorkers(mochaOptions) ? 'mocha worker' : 'mocha process';
-  const { text, exitCode } = run.finish({ status, attribution: { label: () => label } });
+  // Mocha shows failures at the end of the run (workers: of the file): a dead process's are lost.
+  const { text, exitCode } = run.finish({ status, attribution: { label: () => label, earlier: true } });
   if (settings.enabled) process.stderr.write(reruns + text);
   return exitCode;
 }

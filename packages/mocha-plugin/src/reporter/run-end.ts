@@ -9,7 +9,7 @@ export function finishRunAtExit(run: GuardedRun): void {
   process.on('exit', () => {
     flushGuardStats(); // no-op unless the allocator is installed here (serial)
     // Serial: a fault would have killed this process before 'exit'.
-    const { text, exitCode } = run.finish({ status: Number(process.exitCode ?? 0), attribution: { label: () => 'mocha worker' } });
+    const { text, exitCode } = run.finish({ status: Number(process.exitCode ?? 0), attribution: { label: () => 'mocha worker', earlier: true } });
     process.stderr.write(text);
     process.exitCode = exitCode;
   });

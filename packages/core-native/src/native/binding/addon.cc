@@ -85,7 +85,7 @@ Napi::Value Configure(const Napi::CallbackInfo& info) {
   SetReportDir(info[1].As<Napi::String>().Utf8Value().c_str());
   Napi::Object printer = info[2].As<Napi::Object>();
   if (!ConfigurePrinter(StringProp(printer, "node").c_str(), StringProp(printer, "script").c_str(),
-                        StringProp(printer, "path").c_str()))
+                        StringProp(printer, "path").c_str(), printer.Get("withEarlier").ToBoolean().Value()))
     return Throw(env, "mate-guard: the report printer's paths are too long");
   GuardedAllocator* a = GuardedAllocator::Create(options, &error);
   if (a == nullptr) return Throw(env, "mate-guard: " + error);

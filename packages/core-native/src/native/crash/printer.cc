@@ -19,6 +19,8 @@ char g_node[4096];
 char g_script[4096];
 char g_path_env[8192];
 const char g_marker_env[] = "MATE_GUARD_PRINTER=1";
+char g_with_earlier[] = "--with-earlier";
+bool g_earlier = false;
 bool g_configured = false;
 
 bool Copy(char* dst, size_t cap, const char* prefix, const char* src) {
@@ -40,7 +42,8 @@ void WriteAll(const char* s, size_t n) {
 
 }  // namespace
 
-bool ConfigurePrinter(const char* node, const char* script, const char* path_env) {
+bool ConfigurePrinter(const char* node, const char* script, const char* path_env, bool with_earlier) {
+  g_earlier = with_earlier;
   g_configured = Copy(g_node, sizeof(g_node), "", node) && Copy(g_script, sizeof(g_script), "", script) &&
                  Copy(g_path_env, sizeof(g_path_env), "PATH=", path_env);
   return g_configured;
@@ -48,7 +51,7 @@ bool ConfigurePrinter(const char* node, const char* script, const char* path_env
 
 bool RunPrinter(const char* event_file, int timeout_ms) {
   if (!g_configured) return false;
-  char* argv[] = {g_node, g_script, const_cast<char*>(event_file), nullptr};
+  char* argv[] = {g_node, g_script, const_cast<char*>(event_file), g_earlier ? g_with_earlier : nullptr, nullptr};
   // Our own small environment: no NODE_OPTIONS preload, no inspector, no
   // runner's IPC channel; PATH for the symbolizers.
   char* envp[] = {g_path_env, const_cast<char*>(g_marker_env), nullptr};

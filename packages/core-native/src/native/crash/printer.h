@@ -9,8 +9,10 @@ namespace mate {
 // starts the report printer (node on dist/cli/print-report.js), which
 // renders it with the one TS formatter, writes the text back into the event
 // and prints it on this process's stderr. Configured at install (copies the
-// strings); false when a string does not fit.
-bool ConfigurePrinter(const char* node, const char* script, const char* path_env);
+// strings); false when a string does not fit. `with_earlier`: nobody
+// outlives this process to show what it reported earlier (it owns the run,
+// or there is no run): the printer shows those reports too.
+bool ConfigurePrinter(const char* node, const char* script, const char* path_env, bool with_earlier);
 
 // Runs the printer on `event_file` and waits at most `timeout_ms`; true when
 // it printed the report. Async-signal-safe (vfork + execve + waitpid).

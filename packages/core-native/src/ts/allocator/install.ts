@@ -62,6 +62,7 @@ function installResolved(config: ResolvedGuardConfig): void {
     node: process.execPath,
     script: path.join(__dirname, '..', 'cli', 'print-report.js'),
     path: process.env.PATH ?? '',
+    withEarlier: !ownedElsewhere(),
   });
   // Every addon loaded from now on is in the module map the fault handler reads.
   afterAddonLoads(() => native.refreshModuleMap());
@@ -84,6 +85,16 @@ export function installGuardAllocator(config: GuardAllocatorConfig = {}): void {
 /** Installs from a run's resolved settings (runner workers, guard-run's children). */
 export function installFromSettings(settings: GuardSettings): void {
   installResolved(allocatorConfigOf(settings));
+}
+
+/** A run's owner other than this process will read the report directory after it (and print what it must). */
+function ownedElsewhere(): boolean {
+  try {
+    const owner = readHandoff()?.ownerPid;
+    return owner !== undefined && owner !== process.pid;
+  } catch {
+    return false;
+  }
 }
 
 // Nothing is lost at exit: damage nobody checked yet is reported, fails the

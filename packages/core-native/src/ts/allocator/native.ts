@@ -51,6 +51,8 @@ interface PrinterPaths {
   script: string;
   /** PATH for the printer's symbolizers. */
   path: string;
+  /** No process outlives this one to show what it reported before dying: the printer shows those too. */
+  withEarlier: boolean;
 }
 
 /** A native frame as the binding returns it (see symbolize/types for offset). */

@@ -1,18 +1,25 @@
 // The report printer: a process a guard fault is killing writes its event
-// and starts `node print-report.js <event file>` (crash/printer.cc), which
-// renders the report, writes the text back into the event and prints it on
-// the dying process's stderr (inherited). Exit 0 only when it printed.
-import { renderEvent } from '../report/render';
-import { readEventFile, rewriteEventFile } from '../report/files';
+// and starts `node print-report.js <event file> [--with-earlier]`
+// (crash/printer.cc), which renders the report, writes the text back into
+// the event and prints it on the dying process's stderr (inherited). With
+// --with-earlier (no process outlives the dying one to do it) it first
+// shows what that process reported earlier to its test runner, which dies
+// with it before showing it. Exit 0 only when it printed.
+import * as path from 'node:path';
 
-function main(file: string | undefined): number {
+import { readEventFile, rewriteEventFile } from '../report/files';
+import { renderEvent } from '../report/render';
+import { earlierReportsText } from '../run/earlier';
+
+function main(file: string | undefined, withEarlier: boolean): number {
   const event = file ? readEventFile(file) : undefined;
   if (!file || !event) return 1;
   event.text = renderEvent(event);
   event.delivered = 'stderr';
   rewriteEventFile(file, event);
-  process.stderr.write(event.text);
+  const earlier = withEarlier ? earlierReportsText(path.dirname(file), event, 'this process') : '';
+  process.stderr.write(earlier + event.text);
   return 0;
 }
 
-process.exitCode = main(process.argv[2]);
+process.exitCode = main(process.argv[2], process.argv[3] === '--with-earlier');

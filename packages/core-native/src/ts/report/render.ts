@@ -23,6 +23,11 @@ export function symbolizeEvent(event: ViolationEvent): void {
   }
 }
 
+/** An event's report: as its process rendered it, or rendered now (its printer could not run). */
+export function reportText(e: ViolationEvent): string {
+  return e.text ?? renderEvent(e);
+}
+
 /** The event's report text, its native frames symbolized first. */
 export function renderEvent(event: ViolationEvent): string {
   symbolizeEvent(event);

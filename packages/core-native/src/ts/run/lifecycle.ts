@@ -5,12 +5,13 @@
 // decides the exit code by one rule.
 import * as fs from 'node:fs';
 
-import { renderEvent } from '../report/render';
+import { reportText } from '../report/render';
 import type { ViolationEvent } from '../report/event';
 import { writeHandoff } from '../settings/handoff';
 import type { GuardSettings, SettingKey } from '../settings/table';
 import { formatUnmatchedGlobs, unmatchedNativeGlobs } from '../allocator/native-heap';
 import { formatCrashAttribution } from './attribution';
+import { earlierReportsText } from './earlier';
 import { createReportDir, readReportDir, type RunReport } from './report-dir';
 import { formatSummary, summarize } from './summary';
 
@@ -41,6 +42,11 @@ export interface CrashAttribution {
   label(event: ViolationEvent): string;
   /** Also print its report (the runner may have dropped the dead process's stderr). */
   reprint?(event: ViolationEvent): boolean;
+  /**
+   * Also print what the dead process reported to its runner earlier (the
+   * runner shows a file's results when the file ends: Jest, Mocha).
+   */
+  earlier?: boolean;
 }
 
 export interface RunEnd {
@@ -94,6 +100,7 @@ export class GuardedRun {
     if (at) {
       for (const e of report.violations.filter((v) => v.fatal)) {
         text += formatCrashAttribution(e, at.label(e));
+        if (at.earlier) text += earlierReportsText(report.dir, e, `${at.label(e)} ${e.pid}`);
         if (at.reprint?.(e)) text += `[mate-guard] its report, from that JSON file:\n${reportText(e)}`;
       }
     }
@@ -104,9 +111,4 @@ export class GuardedRun {
     else fs.rmSync(report.dir, { recursive: true, force: true });
     return { text, exitCode: runExitCode(end.status, report.violations), report };
   }
-}
-
-/** An event's report: as its process rendered it, or rendered now (its printer could not run). */
-export function reportText(e: ViolationEvent): string {
-  return e.text ?? renderEvent(e);
 }

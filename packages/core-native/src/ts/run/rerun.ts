@@ -10,7 +10,8 @@ import * as fs from 'node:fs';
 import type { EventAllocation, ViolationEvent } from '../report/event';
 import { eventBody, rewriteEventFile } from '../report/files';
 import { rowsOn, type GuardMode, type GuardSettings, type SettingKey } from '../settings/table';
-import { GuardedRun, reportText } from './lifecycle';
+import { reportText } from '../report/render';
+import { GuardedRun } from './lifecycle';
 
 /** A canary report: damage on an allocation's slack. */
 type CanaryEvent = ViolationEvent & { allocation: EventAllocation };
