@@ -6,19 +6,11 @@ import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 
-import { BIN, ROOT, reportLines, run } from './helpers/run.mjs';
+import { BIN, ROOT, reportOf, run } from './helpers/run.mjs';
 
 const GLOB = '*buggy_addon.node';
 const FIX = path.join(ROOT, 'test', 'fixtures');
 
-/** The report block starting at the ERROR line containing `first`. */
-function reportOf(output, first) {
-  const lines = reportLines(output);
-  const start = lines.findIndex((l) => l.includes(first));
-  assert.ok(start >= 0, `no report line containing ${JSON.stringify(first)} in:\n${output}`);
-  const end = lines.findIndex((l, i) => i > start && l.includes(' ERROR: '));
-  return lines.slice(start, end < 0 ? undefined : end).join('\n');
-}
 
 /** What every runner must show: both bugs, each attributed to its test, in the addon's heap. */
 function assertBothBugs(r, testPrefix) {

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { describe, test } from 'node:test';
 
 import { accessSite } from './helpers/native-frames.mjs';
-import { firstAllocationFrame, rerunReportOf, ROOT, reportLines, run } from './helpers/run.mjs';
+import { firstAllocationFrame, rerunReportOf, reportLines, reportOf, ROOT, run } from './helpers/run.mjs';
 
 const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'vitest');
 const VITEST = path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs');
@@ -43,14 +43,6 @@ function summary(output) {
   return { allocations, peakLive, fallbacks, violations, skipped };
 }
 
-/** The report block that starts with `first` (its ERROR line) and the lines after it up to the next ERROR. */
-function reportOf(output, first) {
-  const lines = reportLines(output);
-  const start = lines.findIndex((l) => l.includes(first));
-  assert.ok(start >= 0, `no report line containing ${JSON.stringify(first)} in:\n${output}`);
-  const end = lines.findIndex((l, i) => i > start && l.includes(' ERROR: '));
-  return lines.slice(start, end < 0 ? undefined : end).join('\n');
-}
 
 describe('planted bugs, guarded (forks pool, mate-vitest --guard-alloc)', () => {
   let r;

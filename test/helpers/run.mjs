@@ -1,4 +1,5 @@
 // Spawns a real process (runner, CLI, node) and returns what a user sees.
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,6 +42,15 @@ export function guardRun(flags, nodeArgs, opts) {
 /** The ==mate-guard== report lines of an output. */
 export function reportLines(output) {
   return output.split('\n').filter((l) => l.startsWith('==mate-guard=='));
+}
+
+/** The report block that starts with `first` (its ERROR line) and the lines after it up to the next ERROR. */
+export function reportOf(output, first) {
+  const lines = reportLines(output);
+  const start = lines.findIndex((l) => l.includes(first));
+  assert.ok(start >= 0, `no report line containing ${JSON.stringify(first)} in:\n${output}`);
+  const end = lines.findIndex((l, i) => i > start && l.includes(' ERROR: '));
+  return lines.slice(start, end < 0 ? undefined : end).join('\n');
 }
 
 /** The report lines printed right after a `[mate-guard] rerun in <label>: ...` line (the rerun's fault). */
