@@ -43,7 +43,6 @@ function summary(output) {
   return { allocations, peakLive, fallbacks, violations, skipped };
 }
 
-
 describe('planted bugs, guarded (forks pool, mate-vitest --guard-alloc)', () => {
   let r;
   let json;
