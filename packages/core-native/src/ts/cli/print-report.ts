@@ -2,13 +2,30 @@
 // and starts `node print-report.js <event file>` (crash/printer.cc), which
 // renders the report, writes the text back into the event and prints it on
 // the dying process's stderr (inherited). Exit 0 only when it printed.
-import { renderEvent } from '../report/render';
+import * as path from 'node:path';
+
+import type { ViolationEvent } from '../report/event';
 import { readEventFile, rewriteEventFile } from '../report/files';
+import { renderEvent } from '../report/render';
+import { loadSuppressions, matchSuppression } from '../report/suppressions';
+import { readRunInfo } from '../run/report-dir';
+
+/** The run's suppressions, named in its report directory (the printer gets no settings of its own). */
+function runSuppressions(eventFile: string): ((e: ViolationEvent) => ReturnType<typeof matchSuppression>) | undefined {
+  const file = readRunInfo(path.dirname(eventFile))?.suppressions;
+  if (!file) return undefined;
+  try {
+    const rules = loadSuppressions(file);
+    return (e) => matchSuppression(e, rules);
+  } catch {
+    return undefined; // the run checked it at start; its owner matches again at the end
+  }
+}
 
 function main(file: string | undefined): number {
   const event = file ? readEventFile(file) : undefined;
   if (!file || !event) return 1;
-  event.text = renderEvent(event);
+  event.text = renderEvent(event, runSuppressions(file));
   event.delivered = 'stderr';
   rewriteEventFile(file, event);
   process.stderr.write(event.text);
