@@ -14,7 +14,7 @@ export { GuardConfigError } from './errors';
 export { SETTINGS, GUARD_MODES, rowsOn, spell, type GuardSettings, type GuardMode, type RunnerName, type RunnerSettingKey, type SettingRow } from './settings/table';
 export { parseFlags, RUNNER_FLAGS, type FlagSyntax, type ParsedFlags } from './settings/flags';
 export { resolveRunnerSettings, readOptions, checkOptionNames, resolveLayers, type Layer, type RunnerResolution, type RawOptions } from './settings/resolve';
-export { readHandoff, HANDOFF_ENV, type Handoff } from './settings/handoff';
+export { readHandoff, writeHandoff, HANDOFF_ENV, type Handoff } from './settings/handoff';
 export { describeRunnerFlags, flagUsage } from './settings/docs';
 export { GUARD_TAGS, GUARD_SKIP_REASONS, GUARD_TAG_DESCRIPTIONS, guardSkipReason, isGuardTag } from './tags';
 export { GUARD_INCOMPATIBLE_TAG, GRAPH_CAPTURE_TAG, type GuardTag } from './tags';
@@ -23,5 +23,6 @@ export { formatTestPath, beginGuardedTest, endGuardedTest, takeOutsideDamage, vi
 export { GuardedRun, reportText, runExitCode, type RunEnd, type CrashAttribution } from './run/lifecycle';
 export { rerunCanaryReports, type RerunGroup, type RerunLauncher } from './run/rerun';
 export { formatCrashAttribution } from './run/attribution';
+export { readReportDir, type RunReport } from './run/report-dir';
 export { runChild, type ChildExit } from './run/child';
 export type { ViolationEvent } from './report/event';
