@@ -19,7 +19,7 @@ export { describeRunnerFlags, flagUsage } from './settings/docs';
 export { GUARD_TAGS, GUARD_SKIP_REASONS, GUARD_TAG_DESCRIPTIONS, guardSkipReason, isGuardTag } from './tags';
 export { GUARD_INCOMPATIBLE_TAG, GRAPH_CAPTURE_TAG, type GuardTag } from './tags';
 export { noteTagSkip } from './run/process-stats';
-export { formatTestPath, beginGuardedTest, endGuardedTest, takeOutsideDamage, violationError, outsideTestsError } from './run/test-bracket';
+export { formatTestPath, beginGuardedTest, checkGuardedTest, endGuardedTest, takeOutsideDamage, violationError, outsideTestsError } from './run/test-bracket';
 export { GuardedRun, reportText, runExitCode, type RunEnd, type CrashAttribution } from './run/lifecycle';
 export { rerunCanaryReports, type RerunGroup, type RerunLauncher } from './run/rerun';
 export { formatCrashAttribution } from './run/attribution';

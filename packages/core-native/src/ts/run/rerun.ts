@@ -49,7 +49,7 @@ function faultingConfig(e: ViolationEvent, settings: GuardSettings): { mode: Gua
 export function planReruns(events: readonly ViolationEvent[], settings: GuardSettings): RerunGroup[] {
   const groups = new Map<string, RerunGroup>();
   for (const e of events) {
-    if (e.kind !== 'canary-corruption' || e.fatal) continue;
+    if (e.kind !== 'canary-corruption' || e.fatal || e.suppressed) continue;
     const { mode, alignment } = faultingConfig(e, settings);
     const key = `${mode}/${alignment}`;
     let g = groups.get(key);

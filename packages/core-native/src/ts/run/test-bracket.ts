@@ -40,6 +40,12 @@ export function endGuardedTest(): GuardViolation[] {
   return found;
 }
 
+/** The running test's violations so far (a check inside the test, before its end), less suppressed ones. */
+export function checkGuardedTest(): GuardViolation[] {
+  if (!isGuardAllocatorActive()) return [];
+  return unsuppressed(checkCanaries());
+}
+
 /** Damage found outside any test since the last call (checked now too). */
 export function takeOutsideDamage(): GuardViolation[] {
   if (!isGuardAllocatorActive()) return [];
