@@ -48,7 +48,9 @@ export function addCrashedTests(testResult: TestResult, aggregated: AggregatedRe
     testResult.numFailingTests++;
     aggregated.numFailedTests++;
     aggregated.numTotalTests++;
-    testResult.failureMessage = `${testResult.failureMessage ?? ''}\n  ● ${test.fullName}\n\n${test.failureMessages[0].replace(/^/gm, '    ')}\n`;
+    // As Jest prints a failed test: `● describe › test`, then the message indented.
+    const title = [...test.ancestorTitles, test.title].join(' › ');
+    testResult.failureMessage = `${testResult.failureMessage ?? ''}\n  ● ${title}\n\n${test.failureMessages[0].replace(/^/gm, '    ')}\n`;
   }
   return events.length;
 }
