@@ -241,6 +241,13 @@ describe('bad values stop the run before any test', () => {
     noTestRan(plain);
   });
 
+  test('a run-wide setting in testEnvironmentOptions (per file) says where it belongs', async () => {
+    const r = await mateJest(['--guard-alloc', ...probe, '--testEnvironmentOptions', '{"guardSuppressions":"x.supp"}']);
+    assert.notEqual(r.code, 0);
+    assert.match(r.output, /GuardConfigError: testEnvironmentOptions guardSuppressions: suppressions is set once for the whole run, before any test file starts; give it to the reporter/);
+    noTestRan(r);
+  });
+
   test('a bad testEnvironmentOptions value names the option and the value', async () => {
     const r = await mateJest([...probe, '--testEnvironmentOptions', '{"guardAlloc":"perhaps"}']);
     assert.notEqual(r.code, 0);

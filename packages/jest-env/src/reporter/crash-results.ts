@@ -35,11 +35,11 @@ function crashedTest(e: ViolationEvent, rel: string, label: string): AssertionRe
 
 /**
  * Adds the crashed tests of a file that failed to run to its results (and
- * the run's counts); returns how many were added. Called before any
- * reporter that writes results out.
+ * the run's counts); returns the events it added them for. Called before
+ * any reporter that writes results out.
  */
-export function addCrashedTests(testResult: TestResult, aggregated: AggregatedResult, fatal: readonly ViolationEvent[], label: string): number {
-  if (!testResult.testExecError || testResult.testResults.length > 0) return 0;
+export function addCrashedTests(testResult: TestResult, aggregated: AggregatedResult, fatal: readonly ViolationEvent[], label: string): ViolationEvent[] {
+  if (!testResult.testExecError || testResult.testResults.length > 0) return [];
   const events = eventsOf(testResult, fatal);
   const rel = path.relative(process.cwd(), testResult.testFilePath);
   for (const e of events) {
@@ -52,5 +52,5 @@ export function addCrashedTests(testResult: TestResult, aggregated: AggregatedRe
     const title = [...test.ancestorTitles, test.title].join(' › ');
     testResult.failureMessage = `${testResult.failureMessage ?? ''}\n  ● ${title}\n\n${test.failureMessages[0].replace(/^/gm, '    ')}\n`;
   }
-  return events.length;
+  return events;
 }

@@ -50,6 +50,8 @@ interface Session {
   /** Set when this process owns the run; else the owner's report directory, read for crashed tests only. */
   run: GuardedRun | undefined;
   dir: string | undefined;
+  /** Event files already put back into results (watch mode: earlier reruns). */
+  announced: Set<string>;
 }
 
 const SESSION = Symbol.for('mate-guard.jest.reporter');
@@ -62,7 +64,7 @@ function startSession(options: unknown): Session {
   let session: Session;
   if (handoff?.ownerPid !== undefined && handoff.ownerPid !== process.pid) {
     // mate-jest (not watching), guard-run or a rerun owns the run: it prints the summary.
-    session = { run: undefined, dir: handoff.settings.reportDir };
+    session = { run: undefined, dir: handoff.settings.reportDir, announced: new Set() };
   } else {
     // Plain jest: MATE_JEST_GUARD_* and the reporter's options (flags are
     // Jest's own). mate-jest --watch resolved its flags and left the run to us.
@@ -71,7 +73,7 @@ function startSession(options: unknown): Session {
       : resolveRunnerSettings({ runner: 'jest', env: process.env, options: { values: reporterOptions(options), naming: 'jestOption', source: SOURCE } });
     if (handoff) readOptions(reporterOptions(options), 'jestOption', SOURCE); // still checked
     const run = GuardedRun.start({ runner: 'jest', settings: resolved.settings, explicit: resolved.explicit });
-    session = { run, dir: run.dir };
+    session = { run, dir: run.dir, announced: new Set() };
   }
   holder[SESSION] = session;
   return session;
@@ -96,8 +98,9 @@ export default class GuardReporter {
   /** A crashed file: its dead test back into the results, before reporters that write them out (JUnit, --json). */
   onTestFileResult(_test: unknown, testResult: TestResult, aggregated: AggregatedResult): void {
     if (!testResult.testExecError || !this.session.dir) return;
-    const fatal = readReportDir(this.session.dir).violations.filter((v) => v.fatal);
-    addCrashedTests(testResult, aggregated, fatal, WORKER);
+    const { announced } = this.session;
+    const fatal = readReportDir(this.session.dir).violations.filter((v) => v.fatal && v.file && !announced.has(v.file));
+    for (const e of addCrashedTests(testResult, aggregated, fatal, WORKER)) announced.add(e.file!);
   }
 
   onRunComplete(_contexts: unknown, results: AggregatedResult): void {
