@@ -127,7 +127,12 @@ export class GuardedRun {
    */
   private markSuppressed(events: ViolationEvent[]): void {
     if (!this.settings.suppressions) return;
-    const rules = loadSuppressions(this.settings.suppressions);
+    let rules;
+    try {
+      rules = loadSuppressions(this.settings.suppressions);
+    } catch {
+      return; // checked at the start of the run; gone since: the processes' own verdicts stand
+    }
     for (const e of events) {
       if (e.suppressed) continue;
       const verdict = matchSuppression(e, rules);
