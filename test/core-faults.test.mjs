@@ -107,7 +107,7 @@ test('the report names the running test and is written as JSON before the proces
   assert.equal(lines[1], '==mate-guard== test: spec/io.test.js > reader > reads a header');
   const dir = /\[mate-guard\] reports: (.+)/.exec(r.output)?.[1];
   assert.ok(dir, r.output);
-  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json'));
+  const files = fs.readdirSync(dir).filter((f) => /^mate-guard-\d+-\d+\.json$/.test(f)); // beside run.json
   assert.equal(files.length, 1);
   const event = JSON.parse(fs.readFileSync(path.join(dir, files[0]), 'utf8'));
   assert.equal(event.kind, 'heap-buffer-overflow');

@@ -86,7 +86,9 @@ describe('planted bugs', () => {
     assert.match(out, /● reverseFill › runs down to index -1/);
     assert.match(out, /==mate-guard== ERROR: canary-corruption: 1 byte before the start of allocation #\d+ \(64 bytes, tail mode\) damaged/);
     assert.ok(out.includes(`==mate-guard== test: ${UNDERFLOW_TEST}`), out);
-    assert.match(out, /✓ a correct write first|Tests: +2 failed, 1 passed/);
+    // The reporter mate-jest adds puts the crashed tests back into Jest's results: 2 crashed + 2 canary failures.
+    assert.match(out, /Tests: +4 failed, 1 passed, 5 total/);
+    assert.match(out, /● fill › fills one byte too many\n\n {4}==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
     assert.match(summary(out) ?? '', /4 violations,/);
     // Every report ends at the line that did it (canary damage through mate-jest's rerun).
     assert.match(out, accessSite('overflow'));
@@ -237,6 +239,13 @@ describe('bad values stop the run before any test', () => {
     assert.notEqual(plain.code, 0);
     assert.match(plain.output, /Test suite failed to run\s+GuardConfigError: MATE_JEST_GUARD_MODE: "sideways" is not a guard mode; use tail or head/);
     noTestRan(plain);
+  });
+
+  test('a run-wide setting in testEnvironmentOptions (per file) says where it belongs', async () => {
+    const r = await mateJest(['--guard-alloc', ...probe, '--testEnvironmentOptions', '{"guardSuppressions":"x.supp"}']);
+    assert.notEqual(r.code, 0);
+    assert.match(r.output, /GuardConfigError: testEnvironmentOptions guardSuppressions: suppressions is set once for the whole run, before any test file starts; give it to the reporter/);
+    noTestRan(r);
   });
 
   test('a bad testEnvironmentOptions value names the option and the value', async () => {

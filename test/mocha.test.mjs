@@ -166,6 +166,9 @@ describe('mocha --parallel (plain mocha)', () => {
     assertOverflowReport(r);
     assert.equal(r.code, 1, r.output);
     assert.match(r.output, new RegExp(`\\[mate-guard\\] mocha worker \\d+ was killed by a guard fault: heap-buffer-overflow on allocation #\\d+ \\(64 bytes, tail mode\\) while running ${OVERFLOW_TEST}`));
+    // The crashed test is back in mocha's own results (and every reporter's), with its report.
+    assert.match(r.output, /1 failing/);
+    assert.match(r.output, /1\) overflow\n\s+fills one byte too far:\n\s+==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
     assert.equal(summary(r.output).violations, 1);
   });
 });

@@ -67,3 +67,50 @@ export function firstAllocationFrame(report) {
   const lines = report.split('\n');
   return lines[lines.indexOf('==mate-guard== allocated at:') + 1] ?? '';
 }
+
+/**
+ * Starts a long-running command (a runner in watch mode) in its own process
+ * group, without a TTY. `waitFor(re, n)` resolves once the output holds `n`
+ * matches of `re` (rejects after `timeout` ms with the output so far);
+ * `stop()` kills the whole group (workers included).
+ */
+export function startWatch(cmd, args = [], opts = {}) {
+  const env = { ...process.env };
+  for (const k of Object.keys(env)) if (k.startsWith('MATE_')) delete env[k];
+  delete env.NODE_OPTIONS;
+  Object.assign(env, { CI: 'true', FORCE_COLOR: '0', NO_COLOR: '1' }, opts.env ?? {});
+  const child = spawn(cmd, args, { cwd: opts.cwd ?? ROOT, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+  let output = '';
+  const waiters = new Set();
+  const check = () => {
+    for (const w of waiters) if ((output.match(w.re) ?? []).length >= w.n) w.done();
+  };
+  child.stdout.on('data', (d) => { output += d; check(); });
+  child.stderr.on('data', (d) => { output += d; check(); });
+  let exited = false;
+  child.on('exit', () => { exited = true; for (const w of waiters) w.fail('the command exited'); });
+  return {
+    get output() { return output; },
+    waitFor(re, n = 1, timeout = 60_000) {
+      const g = new RegExp(re.source, re.flags.includes('g') ? re.flags : re.flags + 'g');
+      return new Promise((resolve, reject) => {
+        const w = {
+          re: g, n,
+          done: () => { clearTimeout(w.timer); waiters.delete(w); resolve(output); },
+          fail: (why) => { clearTimeout(w.timer); waiters.delete(w); reject(new Error(`${why} before ${n} × ${re} in:\n${output}`)); },
+        };
+        w.timer = setTimeout(() => w.fail(`${timeout} ms passed`), timeout);
+        waiters.add(w);
+        if (exited) w.fail('the command exited');
+        else check();
+      });
+    },
+    stop() {
+      if (exited) return Promise.resolve();
+      return new Promise((resolve) => {
+        child.once('exit', resolve);
+        try { process.kill(-child.pid, 'SIGKILL'); } catch { resolve(); }
+      });
+    },
+  };
+}

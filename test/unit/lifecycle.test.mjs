@@ -2,6 +2,7 @@
 // from the events its processes left (recorded events, no runner).
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
 
@@ -49,4 +50,34 @@ test('a clean run leaves nothing behind', () => {
   assert.equal(exitCode, 0);
   assert.equal(text, '[mate-guard] summary: 0 allocations guarded, peak live 0, 0 unguarded fallbacks, 0 violations, 0 tests skipped by tag\n');
   assert.ok(!fs.existsSync(run.dir));
+});
+
+test('a run given a report directory makes its own inside it and keeps it, clean or not', () => {
+  const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-kept-'));
+  try {
+    const run = GuardedRun.start({ runner: 'unit', settings: { ...defaultSettings({}), reportDir: parent }, env: {} });
+    assert.equal(path.dirname(run.dir), parent);
+    assert.equal(JSON.parse(fs.readFileSync(path.join(run.dir, 'run.json'), 'utf8')).runner, 'unit');
+    const { text, exitCode } = run.finish({ status: 0 });
+    assert.equal(exitCode, 0);
+    assert.ok(text.includes(`[mate-guard] reports: ${run.dir}\n`));
+    assert.ok(fs.existsSync(run.dir), 'kept for mate report');
+  } finally {
+    fs.rmSync(parent, { recursive: true, force: true });
+  }
+});
+
+test('watch mode: each round reports what is new since the last one, counters included', () => {
+  const run = GuardedRun.start({ runner: 'unit', settings: defaultSettings({}), env: {} });
+  const stats = (allocations) => fs.writeFileSync(path.join(run.dir, 'stats-77-0.json'), JSON.stringify({ pid: 77, threadId: 0, allocations, peakLive: 4, fallbacks: 0, skippedByTag: 0 }));
+  stats(10);
+  fs.writeFileSync(path.join(run.dir, 'mate-guard-77-1000001.json'), JSON.stringify({ ...event('underflow'), pid: 77, delivered: 'caller' }));
+  const first = run.finish({ status: 1, more: true });
+  assert.match(first.text, /summary: 10 allocations guarded, .* 1 violation,/);
+  stats(25); // the same process (in band), 15 more
+  const second = run.finish({ status: 0, more: true });
+  assert.match(second.text, /summary: 15 allocations guarded, .* 0 violations,/);
+  assert.equal(second.exitCode, 0);
+  assert.ok(fs.existsSync(run.dir), 'one directory for the whole session');
+  fs.rmSync(run.dir, { recursive: true, force: true });
 });

@@ -29,6 +29,7 @@ test('a fault: headline, allocation, slot picture with the access marked, the us
     '==mate-guard==   at Object.<anonymous> (examples/scripts/overflow.js:5:20)',
     '==mate-guard==   … 6 runner frames',
     '==mate-guard== hint: native code accessed past the end: check the length it was given (buffer.length / byteLength) and its loop bounds',
+    '==mate-guard== suppression: heap-buffer-overflow allocation=*overflow.js:5:*',
   ]);
 });
 
@@ -38,7 +39,8 @@ test('canary damage before the start: extent, marker on the canary, the hint to 
   assert.equal(l[2], '==mate-guard== damaged: 1 byte, 1 byte before the start');
   assert.equal(l[3], '==mate-guard== slot: | canary 4032 B | data 64 B    | GUARD 4096 B |');
   assert.equal(l[4], '==mate-guard==                     ^ damaged canary');
-  assert.equal(l.at(-1), '==mate-guard== hint: canary damaged before the start in tail mode: rerun with --guard-mode head to fault at the first bad access');
+  assert.equal(l.at(-2), '==mate-guard== hint: canary damaged before the start in tail mode: rerun with --guard-mode head to fault at the first bad access');
+  assert.equal(l.at(-1), '==mate-guard== suppression: canary-corruption allocation=*underflow.js:6:*');
 });
 
 test('a write into the alignment gap: the gap is drawn and the hint names alignment 1', () => {
@@ -46,7 +48,7 @@ test('a write into the alignment gap: the gap is drawn and the hint names alignm
   assert.equal(l[0], '==mate-guard== ERROR: canary-corruption: 2 bytes past the end of allocation #1 (13 bytes, tail mode) damaged');
   assert.equal(l[2], '==mate-guard== damaged: 1 byte, 2 bytes past the end');
   assert.equal(l[3], '==mate-guard== slot: | canary 4080 B | data 13 B    | gap (canary) 3 B | GUARD 4096 B |');
-  assert.match(l.at(-1), /^==mate-guard== hint: the write landed in the alignment gap \(alignment 16\): rerun byte-exact/);
+  assert.match(l.at(-2), /^==mate-guard== hint: the write landed in the alignment gap \(alignment 16\): rerun byte-exact/);
 });
 
 test('use-after-free: "freed", who freed it, the GC hint; a test name when one ran', () => {
@@ -56,7 +58,8 @@ test('use-after-free: "freed", who freed it, the GC hint; a test name when one r
   assert.ok(l.includes('==mate-guard== allocated during test: a > b'));
   assert.ok(l.includes('==mate-guard== freed during test: a > c'));
   assert.ok(l.includes('==mate-guard== freed by the garbage collector: no JS reference to the buffer was left'));
-  assert.match(l.at(-1), /keep a reference to it \(napi_ref \/ Napi::Reference\)/);
+  assert.match(l.at(-2), /keep a reference to it \(napi_ref \/ Napi::Reference\)/);
+  assert.equal(l.at(-1), '==mate-guard== suppression: heap-use-after-free allocation=*use-after-free.js:8:* test="a > b"');
 });
 
 test('no stack captured says why', () => {

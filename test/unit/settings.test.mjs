@@ -79,3 +79,27 @@ test('--help lines come from the table', () => {
   assert.ok(lines.some((l) => /^  --guard-mode <tail\|head>\s+tail: .*\(env MATE_MOCHA_GUARD_MODE, default 'tail'\)$/.test(l)), lines.join('\n'));
   assert.ok(lines.some((l) => l.startsWith('  --guard-alloc, --no-guard-alloc ')));
 });
+
+test('a misspelled guard flag is an error naming the closest setting, never passed on', () => {
+  throwsConfig(() => parseFlags(['run', '--guard-mod=head'], RUNNER_FLAGS), /^unknown option "--guard-mod"; did you mean --guard-mode\?$/);
+  throwsConfig(() => parseFlags(['--guard-allco'], RUNNER_FLAGS), /^unknown option "--guard-allco"; did you mean --guard-alloc\?$/);
+  throwsConfig(() => parseFlags(['--no-guard-rerunn'], RUNNER_FLAGS), /did you mean --no-guard-rerun\?$/);
+  throwsConfig(() => parseFlags(['--guard-suppresions', 'x'], RUNNER_FLAGS), /did you mean --guard-suppressions\?$/);
+  throwsConfig(() => parseFlags(['--guard-xyzzy'], RUNNER_FLAGS), /^unknown option "--guard-xyzzy"; known: --guard-alloc, --no-guard-alloc, --guard-mode, /);
+  throwsConfig(() => parseFlags(['--mod', 'head'], GUARD_RUN_FLAGS), /^unknown option "--mod"; did you mean --mode\?$/);
+  // Not ours: left for the runner, and anything after `--` is the command's.
+  assert.deepEqual(parseFlags(['--guardian', '-t', '--guard', '--', '--guard-mod'], RUNNER_FLAGS).rest, ['--guardian', '-t', '--guard', '--', '--guard-mod']);
+});
+
+test('run-wide settings: a report directory and a suppressions file (checked, made absolute)', () => {
+  const file = path.join(ROOT, 'test/fixtures/suppressions/one.supp');
+  const rel = path.relative(process.cwd(), file);
+  const { values } = parseFlags(['--guard-report-dir', 'out/reports', `--guard-suppressions=${rel}`], RUNNER_FLAGS);
+  assert.deepEqual(values, { reportDir: 'out/reports', suppressions: file });
+  assert.equal(resolveRunnerSettings({ runner: 'mocha', env: { MATE_MOCHA_GUARD_REPORT_DIR: '/r' } }).settings.reportDir, '/r');
+  assert.equal(defaultSettings({}).reportDir, undefined, 'unset: a run uses a temporary directory');
+  assert.equal(defaultSettings({ MATE_GUARD_REPORT_DIR: '/g' }).reportDir, '/g');
+  throwsConfig(() => parseFlags(['--guard-suppressions', 'nope.supp'], RUNNER_FLAGS), /^--guard-suppressions: .*nope\.supp: cannot read the suppressions file \(ENOENT\)$/);
+  throwsConfig(() => resolveRunnerSettings({ runner: 'jest', env: { MATE_JEST_GUARD_SUPPRESSIONS: path.join(ROOT, 'test/fixtures/suppressions/malformed.supp') } }),
+    /^MATE_JEST_GUARD_SUPPRESSIONS: .*malformed\.supp:3: unknown kind "heap-overflow"/);
+});

@@ -11,12 +11,14 @@ import {
   resolveRunnerSettings,
   runChild,
   RUNNER_FLAGS,
+  writeHandoff,
   type RerunLauncher,
   type RunnerResolution,
 } from '@mate-guard/core/internal';
 
 import { mateJestHelp } from './help';
 import { resolveJestBin } from './jest-bin';
+import { withGuardReporter } from './reporters';
 
 function fail(message: string, status = 2): never {
   process.stderr.write(`mate-jest: ${message}\n`);
@@ -55,11 +57,20 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     return;
   }
   const { settings, explicit, rest } = resolve(argv);
+  // The reporter names crashed tests in Jest's results (JUnit, --json) and, in watch mode, owns the run.
+  const { args, note } = await withGuardReporter(rest, bin);
+  if (note && settings.enabled) process.stderr.write(`${note}\n`);
   // The environment of each test file reads the handoff; its own options rank below flags and env.
   const env = { ...process.env };
+  if (watching(rest)) {
+    // Every rerun ends inside Jest: its reporter owns the run (same settings, a summary per rerun).
+    writeHandoff({ settings, explicit }, env);
+    process.exitCode = (await runChild(process.execPath, [bin, ...args], env)).status;
+    return;
+  }
   const run = GuardedRun.start({ runner: 'jest', settings, explicit, env });
   // Interrupts go on to Jest; mate-jest stays alive to report after it exits.
-  const exit = await runChild(process.execPath, [bin, ...rest], env);
+  const exit = await runChild(process.execPath, [bin, ...args], env);
 
   const { processes, violations } = run.read();
   const guarded = processes.length > 0 || violations.length > 0;
@@ -67,7 +78,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
   if (run.crashed().some((e) => inBand(e.pid))) {
     process.stderr.write('[mate-guard] Jest was killed before it could print its results: test files after this one did not run\n');
   }
-  const reruns = run.settings.rerun && !watching(rest) ? await rerunCanaryReports(violations, run.settings, rerunJest(bin, rest)) : '';
+  const reruns = run.settings.rerun ? await rerunCanaryReports(violations, run.settings, rerunJest(bin, args)) : '';
   const { text, exitCode } = run.finish({
     status: exit.status,
     // A worker's report went through Jest's pipe, which Jest may not drain

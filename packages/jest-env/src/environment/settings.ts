@@ -3,9 +3,24 @@
 // testEnvironmentOptions (the config's, with a `@jest-environment-options`
 // docblock merged in by Jest) can only be read here, and rank below them.
 // Without mate-jest, this is the first process that sees the settings.
-import { readHandoff, readOptions, resolveRunnerSettings, type GuardSettings } from '@mate-guard/core/internal';
+import { GuardConfigError, readHandoff, readOptions, resolveRunnerSettings, rowsOn, spell, type GuardSettings } from '@mate-guard/core/internal';
 
 const SOURCE = 'testEnvironmentOptions';
+
+/**
+ * The report directory and the suppressions are the run's, set up before
+ * any file starts: a file cannot change them.
+ */
+function checkRunWide(options: Readonly<Record<string, unknown>> | undefined): void {
+  for (const row of rowsOn('runner')) {
+    const name = spell.jestOption(row);
+    if (!row.runWide || options?.[name] === undefined) continue;
+    throw new GuardConfigError(
+      `${SOURCE} ${name}: ${row.key} is set once for the whole run, before any test file starts; give it to the reporter ` +
+        `(reporters: ['default', ['@mate-guard/jest-env/reporter', { ${name}: ... }]]), to mate-jest (${spell.runnerFlag(row)}) or as ${spell.env('jest', row)}`,
+    );
+  }
+}
 
 export function resolveJestSettings(
   options: Readonly<Record<string, unknown>> | undefined,
@@ -15,6 +30,7 @@ export function resolveJestSettings(
   if (!handoff) {
     return resolveRunnerSettings({ runner: 'jest', env, options: { values: options, naming: 'jestOption', source: SOURCE } }).settings;
   }
+  checkRunWide(options);
   const fromOptions = readOptions(options, 'jestOption', SOURCE);
   const explicit = Object.fromEntries(handoff.explicit.map((k) => [k, handoff.settings[k]]));
   return { ...handoff.settings, ...fromOptions, ...explicit };

@@ -3,7 +3,15 @@
 // runs mocha as a child and watches it: when a guard fault kills mocha
 // itself (serial) or a worker (--parallel), it names the test that was
 // running, prints the summary and exits non-zero, whatever mocha managed to say.
-import { describeRunnerFlags, GuardConfigError, GuardedRun, rerunCanaryReports, runChild, type RerunLauncher } from '@mate-guard/core/internal';
+import {
+  describeRunnerFlags,
+  GuardConfigError,
+  GuardedRun,
+  rerunCanaryReports,
+  runChild,
+  writeHandoff,
+  type RerunLauncher,
+} from '@mate-guard/core/internal';
 
 import { loadMochaOptions, runsInWorkers } from '../hooks/mocha-options';
 import { resolveMochaConfig, type MochaGuardConfig } from '../hooks/settings';
@@ -88,9 +96,14 @@ export async function main(argv: readonly string[]): Promise<number> {
   const { settings, explicit, rest, mochaOptions } = config;
   // The child's plugin reads the handoff; mocha's own parser never sees a guard flag.
   const env = { ...process.env };
+  if (watching(rest) || mochaOptions.watch === true) {
+    // Every rerun ends inside mocha: the plugin there owns the run (same settings, a summary per rerun).
+    writeHandoff({ settings, explicit }, env);
+    return runMocha(mochaBin, ['--require', PLUGIN_ENTRY, ...rest], env);
+  }
   const run = GuardedRun.start({ runner: 'mocha', settings, explicit, env });
   const status = await runMocha(mochaBin, ['--require', PLUGIN_ENTRY, ...rest], env);
-  const reruns = run.settings.rerun && !watching(rest) ? await rerunCanaryReports(run.read().violations, run.settings, rerunMocha(mochaBin, rest)) : '';
+  const reruns = run.settings.rerun ? await rerunCanaryReports(run.read().violations, run.settings, rerunMocha(mochaBin, rest)) : '';
   const label = runsInWorkers(mochaOptions) ? 'mocha worker' : 'mocha process';
   // Mocha shows failures at the end of the run (workers: of the file): a dead process's are lost.
   const { text, exitCode } = run.finish({ status, attribution: { label: () => label, earlier: true } });

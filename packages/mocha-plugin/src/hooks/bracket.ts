@@ -5,7 +5,7 @@ import * as path from 'node:path';
 
 import {
   beginGuardedTest,
-  checkCanaries,
+  checkGuardedTest,
   endGuardedTest,
   flushGuardStats,
   formatTestPath,
@@ -56,7 +56,7 @@ function ownError(own: unknown): string | undefined {
 }
 
 function checkAfterBody(own?: unknown): void {
-  const found = checkCanaries();
+  const found = checkGuardedTest();
   if (found.length) throw failure(found, ownError(own));
   if (own !== undefined) throw own;
 }

@@ -2,9 +2,19 @@
 // role and settings, install the allocator where tests run, and own the run
 // in the main process unless mate-mocha (or guard-run) does. Runs before
 // any spec file loads.
-import { GuardedRun, installFromSettings, parseFlags, readHandoff, RUNNER_FLAGS, type GuardSettings } from '@mate-guard/core/internal';
+import {
+  GuardedRun,
+  installFromSettings,
+  parseFlags,
+  readHandoff,
+  RUNNER_FLAGS,
+  type GuardSettings,
+  type RunnerResolution,
+} from '@mate-guard/core/internal';
 
-import { finishRunAtExit } from '../reporter/run-end';
+import { reportCrashedTests } from '../reporter/crashed-tests';
+import { finishRunAtExit, finishEachRun } from '../reporter/run-end';
+import { onEveryRun } from '../reporter/runner-hook';
 import { loadMochaOptions, runsInWorkers } from './mocha-options';
 import { resolveMochaConfig } from './settings';
 import { getState, setState, type MochaRole, type PluginState } from './state';
@@ -22,39 +32,52 @@ interface Decision {
   settings: GuardSettings;
   /** This process owns the run: it makes the report directory and prints the summary. */
   owner: boolean;
+  /** Watch mode: a summary at the end of every rerun. */
+  watch: boolean;
+  explicit?: RunnerResolution['explicit'];
 }
 
 function decide(): Decision {
   const handoff = readHandoff();
   if (isMochaWorker()) {
     if (!handoff) throw new Error('mate-guard: a mocha worker without the main process\'s settings (MATE_GUARD_SETTINGS)');
-    return { role: 'worker', settings: handoff.settings, owner: false };
+    return { role: 'worker', settings: handoff.settings, owner: false, watch: false };
   }
   const argv = process.argv.slice(2);
   if (handoff) {
-    // mate-mocha (or mate guard-run) resolved the settings and owns the run.
+    // mate-mocha (or mate guard-run) resolved the settings; it owns the run
+    // unless it left it to us (mate-mocha --watch: a summary per rerun).
     const mochaOptions = loadMochaOptions(parseFlags(argv, { ...RUNNER_FLAGS, spaceValues: false }).rest);
-    return { role: runsInWorkers(mochaOptions) ? 'parallel-main' : 'serial', settings: handoff.settings, owner: false };
+    return {
+      role: runsInWorkers(mochaOptions) ? 'parallel-main' : 'serial', settings: handoff.settings, explicit: handoff.explicit,
+      owner: handoff.ownerPid === undefined, watch: mochaOptions.watch === true,
+    };
   }
   // Plain mocha: its own argv (no `--guard-mode tail`), env and rc.
-  const { settings, mochaOptions } = resolveMochaConfig(argv, false);
-  return { role: runsInWorkers(mochaOptions) ? 'parallel-main' : 'serial', settings, owner: true };
+  const { settings, explicit, mochaOptions } = resolveMochaConfig(argv, false);
+  return { role: runsInWorkers(mochaOptions) ? 'parallel-main' : 'serial', settings, explicit, owner: true, watch: mochaOptions.watch === true };
 }
 
 export function start(): PluginState {
   const existing = getState();
   if (existing) return existing;
-  const { role, settings, owner } = decide();
+  const { role, settings, explicit, owner, watch } = decide();
   const state: PluginState = { role, settings, guarding: false, hooksHandedOut: false };
   if (settings.enabled) {
     // Before install and before any fork: workers inherit the handoff.
-    const run = owner ? GuardedRun.start({ runner: 'mocha', settings }) : undefined;
+    const run = owner ? GuardedRun.start({ runner: 'mocha', settings, explicit }) : undefined;
     if (role !== 'parallel-main') {
       installFromSettings(run?.settings ?? settings);
       state.guarding = true;
     }
+    const reportDir = run?.dir ?? settings.reportDir;
+    const announced = new Set<string>();
+    onEveryRun((runner, Mocha) => {
+      if (role === 'parallel-main' && reportDir) reportCrashedTests(runner, Mocha, reportDir, announced);
+      if (run && watch) finishEachRun(runner, run);
+    });
     // After install, so core's exit check and counters come first.
-    if (run) finishRunAtExit(run);
+    if (run && !watch) finishRunAtExit(run);
   }
   setState(state);
   return state;

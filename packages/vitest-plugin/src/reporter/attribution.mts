@@ -67,7 +67,8 @@ export function markFailed(a: Attribution): void {
   const file = experimental_getRunnerTask(a.module);
   const error = {
     name: 'GuardFaultError',
-    message: `${crashLine(a)}\nThe worker died, so the rest of this file did not run.\n${a.text.trimEnd()}`,
+    // The report first: JUnit and other reporters show a failure's first lines.
+    message: `${a.text}${crashLine(a)}\nThe worker died, so the rest of this file did not run.`,
     stack: '',
   };
   const test = a.event.test ? findTest(file, relativeFile(a.module), a.event.test) : undefined;

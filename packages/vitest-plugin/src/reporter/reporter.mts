@@ -23,26 +23,25 @@ export function attachReporters(vitest: Vitest, resolved: RunnerResolution): voi
 }
 
 class VitestRun {
-  private run: GuardedRun | undefined;
+  /**
+   * One for the whole session: in watch mode every rerun keeps the report
+   * directory and the handoff (reused workers keep their allocator's
+   * configuration); each rerun ends with what happened since the last one.
+   */
+  private readonly run: GuardedRun;
 
   constructor(private readonly vitest: Vitest, private readonly resolved: RunnerResolution) {
     // Now, before any worker starts: workers inherit the handoff.
-    this.run = this.start();
-  }
-
-  private start(): GuardedRun {
-    return GuardedRun.start({ runner: 'vitest', settings: this.resolved.settings, explicit: this.resolved.explicit });
+    this.run = GuardedRun.start({ runner: 'vitest', settings: this.resolved.settings, explicit: this.resolved.explicit });
   }
 
   attributionReporter(): Reporter {
     return {
       onTestRunStart: () => {
-        this.run ??= this.start(); // watch mode: a fresh directory per run
         const { mode, logAllocations } = this.resolved.settings;
         this.say(`[mate-guard] guarding on: mode ${mode}${logAllocations ? ', logging allocations' : ''}`);
       },
       onTestRunEnd: (testModules: ReadonlyArray<TestModule>) => {
-        if (!this.run) return;
         for (const a of attribute(this.run.crashed(), testModules)) {
           markFailed(a);
           this.say(crashLine(a) + (a.module ? '' : `:\n${a.text.trimEnd()}`));
@@ -55,14 +54,13 @@ class VitestRun {
     return {
       onTestRunEnd: async (testModules: ReadonlyArray<TestModule>) => {
         const run = this.run;
-        if (!run) return;
-        this.run = undefined;
         if (!this.verbose()) for (const line of tagSkipLines(testModules)) this.say(line);
         const reruns = this.rerunning() ? await rerunCanaryReports(run.read().violations, run.settings, this.rerunLauncher()) : '';
-        const { text, exitCode } = run.finish({ status: Number(process.exitCode ?? 0) });
+        const watching = Boolean(this.vitest.config.watch);
+        const { text, exitCode } = run.finish({ status: Number(process.exitCode ?? 0), more: watching });
         this.say((reruns + text).trimEnd());
         // Damage found only when a worker exited fails no test: the exit code must still tell.
-        if (exitCode !== 0) process.exitCode = exitCode;
+        if (exitCode !== 0 && !watching) process.exitCode = exitCode;
       },
     };
   }

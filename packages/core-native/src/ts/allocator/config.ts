@@ -1,5 +1,6 @@
 // installGuardAllocator's config: the settings table's API rows, checked by
 // name, each value parsed by its row.
+import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { GuardConfigError } from '../errors';
@@ -9,7 +10,10 @@ import { show } from '../settings/values';
 /** What installGuardAllocator takes: any of the allocator settings (`mate options` lists them). */
 export type GuardAllocatorConfig = Partial<Pick<GuardSettings, AllocatorSettingKey>>;
 /** The config in force: every allocator setting, defaults filled in. */
-export type ResolvedGuardConfig = Pick<GuardSettings, AllocatorSettingKey>;
+export type ResolvedGuardConfig = Pick<GuardSettings, AllocatorSettingKey> & { reportDir: string };
+
+/** Where an allocator outside any run writes its events ($MATE_GUARD_REPORT_DIR is read by the table). */
+const reportDirOf = (dir: string | undefined): string => path.resolve(dir ?? path.join(os.tmpdir(), 'mate-guard-reports'));
 
 export function resolveAllocatorConfig(config: GuardAllocatorConfig = {}, env: NodeJS.ProcessEnv = process.env): ResolvedGuardConfig {
   if (config === null || typeof config !== 'object') {
@@ -26,7 +30,7 @@ export function resolveAllocatorConfig(config: GuardAllocatorConfig = {}, env: N
   const given = config as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   for (const r of rows) out[r.key] = given[r.key] === undefined ? defaults[r.key] : r.value.parse(given[r.key], r.key);
-  out.reportDir = path.resolve(out.reportDir as string);
+  out.reportDir = reportDirOf(out.reportDir as string | undefined);
   return out as ResolvedGuardConfig;
 }
 
@@ -34,6 +38,7 @@ export function resolveAllocatorConfig(config: GuardAllocatorConfig = {}, env: N
 export function allocatorConfigOf(settings: GuardSettings): ResolvedGuardConfig {
   const out: Record<string, unknown> = {};
   for (const r of rowsOn('api')) out[r.key] = (settings as Record<string, unknown>)[r.key];
+  out.reportDir = reportDirOf(settings.reportDir);
   return out as ResolvedGuardConfig;
 }
 

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { renderEvent } from '../report/render';
 import { parseEvent, type ViolationEvent } from '../report/event';
 import { writeEventFile } from '../report/files';
+import { loadSuppressions, matchSuppression, type SuppressionRule } from '../report/suppressions';
 import type { ReportKind } from '../report/kinds';
 import { formatUnguardedWarning } from '../run/summary';
 import { processStats, writeProcessStats, type ProcessGuardStats } from '../run/process-stats';
@@ -36,6 +37,8 @@ interface Active {
 }
 
 let active: Active | undefined;
+// A run's suppressions (installFromSettings): violations they match are marked, not failed.
+let suppressions: readonly SuppressionRule[] = [];
 
 function makeAlloc(native: NativeBinding, config: ResolvedGuardConfig): GuardedAlloc {
   if (!config.captureStacks) return (size) => native.alloc(size);
@@ -85,6 +88,7 @@ export function installGuardAllocator(config: GuardAllocatorConfig = {}): void {
 /** Installs from a run's resolved settings (runner workers, guard-run's children). */
 export function installFromSettings(settings: GuardSettings): void {
   installResolved(allocatorConfigOf(settings));
+  suppressions = settings.suppressions ? loadSuppressions(settings.suppressions) : [];
 }
 
 /** A run's owner other than this process will read the report directory after it (and print what it must). */
@@ -101,7 +105,7 @@ function ownedElsewhere(): boolean {
 // process, and the counters are left for the run's summary.
 function onExit(): void {
   if (!active) return;
-  const left = collect(true, 'stderr');
+  const left = collect(true, 'stderr').filter((v) => !v.event.suppressed);
   for (const v of left) process.stderr.write(v.text);
   if (left.length && !process.exitCode) process.exitCode = 1;
   const s = stats();
@@ -155,7 +159,8 @@ export function guardedBuffer(size: number): Buffer {
  * Checks canaries and returns the violations not reported before: those of
  * allocations made since the last check (or of every live allocation with
  * `all`), plus damage found when buffers were freed. Each is rendered and
- * written to the report directory.
+ * written to the report directory; one a run's suppressions match carries
+ * `event.suppressed` (the test bracket leaves it out).
  */
 export function checkCanaries(options: { all?: boolean } = {}): GuardViolation[] {
   return collect(options.all ?? false, 'caller');
@@ -166,7 +171,7 @@ function collect(all: boolean, delivered: ViolationEvent['delivered']): GuardVio
   return native.checkCanaries(all).map((json) => {
     const event = parseEvent(json);
     event.delivered = delivered;
-    event.text = renderEvent(event);
+    event.text = renderEvent(event, (e) => matchSuppression(e, suppressions));
     event.file = writeEventFile(config.reportDir, event);
     return { kind: event.kind, text: event.text, event };
   });

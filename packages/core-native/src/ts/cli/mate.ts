@@ -2,11 +2,13 @@
 import { GuardConfigError } from '../errors';
 import { allocatorOptionsMarkdown, runnerSettingsMarkdown } from '../settings/docs';
 import { guardRun, guardRunUsage, parseGuardRunArgs } from './guard-run';
+import { mateReport, REPORT_USAGE } from './report';
 
 const USAGE = `Usage: mate <command>
 
 Commands:
   guard-run [options] -- <command...>   run a command with guarded JS buffers (see mate guard-run --help)
+  report <dir>...                       merge the JSON reports of runs, shards and workers: each report once, one summary; exit 1 on any violation
   options                               list the allocator options and the runner settings (the README's tables)
 
 Runner plugins: @mate-guard/vitest (mate-vitest), @mate-guard/jest-env (mate-jest), @mate-guard/mocha (mate-mocha).
@@ -28,6 +30,12 @@ export async function main(argv: readonly string[]): Promise<number> {
         }
         return await guardRun(args);
       }
+      case 'report':
+        if (rest.includes('-h') || rest.includes('--help')) {
+          process.stdout.write(REPORT_USAGE);
+          return 0;
+        }
+        return mateReport(rest);
       case 'options':
         process.stdout.write(listOptions());
         return 0;
@@ -38,7 +46,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         process.stdout.write(USAGE);
         return command === undefined ? 2 : 0;
       default:
-        throw new GuardConfigError(`unknown command ${JSON.stringify(command)}; known: guard-run, options`);
+        throw new GuardConfigError(`unknown command ${JSON.stringify(command)}; known: guard-run, report, options`);
     }
   } catch (err) {
     if (err instanceof GuardConfigError) {

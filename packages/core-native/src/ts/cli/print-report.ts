@@ -7,14 +7,29 @@
 // with it before showing it. Exit 0 only when it printed.
 import * as path from 'node:path';
 
+import type { ViolationEvent } from '../report/event';
 import { readEventFile, rewriteEventFile } from '../report/files';
 import { renderEvent } from '../report/render';
+import { loadSuppressions, matchSuppression } from '../report/suppressions';
 import { earlierReportsText } from '../run/earlier';
+import { readRunInfo } from '../run/report-dir';
+
+/** The run's suppressions, named in its report directory (the printer gets no settings of its own). */
+function runSuppressions(eventFile: string): ((e: ViolationEvent) => ReturnType<typeof matchSuppression>) | undefined {
+  const file = readRunInfo(path.dirname(eventFile))?.suppressions;
+  if (!file) return undefined;
+  try {
+    const rules = loadSuppressions(file);
+    return (e) => matchSuppression(e, rules);
+  } catch {
+    return undefined; // the run checked it at start; its owner matches again at the end
+  }
+}
 
 function main(file: string | undefined, withEarlier: boolean): number {
   const event = file ? readEventFile(file) : undefined;
   if (!file || !event) return 1;
-  event.text = renderEvent(event);
+  event.text = renderEvent(event, runSuppressions(file));
   event.delivered = 'stderr';
   rewriteEventFile(file, event);
   const earlier = withEarlier ? earlierReportsText(path.dirname(file), event, 'this process') : '';

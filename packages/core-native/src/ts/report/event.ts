@@ -2,6 +2,7 @@
 // the one structured form every report is rendered from.
 import type { NativeFrameRef, SymbolizedFrame } from '../symbolize/types';
 import type { ReportKind } from './kinds';
+import type { SuppressionVerdict } from './suppressions';
 
 /** Addresses are hex strings (`0x7f...`): 64-bit values do not fit a JS number. */
 type Hex = string;
@@ -72,6 +73,8 @@ export interface ViolationEvent {
   delivered?: 'caller' | 'stderr';
   /** For canary damage: what the rerun in the faulting configuration found (the mate-* CLIs, guard-run). */
   rerun?: { mode: 'tail' | 'head'; alignment: number; fault: Omit<ViolationEvent, 'file'> | null };
+  /** A run's suppressions matched it: counted, not failed (a fault still killed its process). */
+  suppressed?: SuppressionVerdict;
   /** The rendered report, every line starting with `==mate-guard== `; absent until rendered. */
   text?: string;
   /** Where it was read from (set by the reader). */

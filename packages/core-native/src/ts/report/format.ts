@@ -7,6 +7,7 @@ import { formatNativeFrames } from '../symbolize/frame-lines';
 import type { SymbolizedFrame } from '../symbolize/types';
 import type { CanarySideDamage, EventAllocation, NativeStack, ViolationEvent } from './event';
 import { formatDroppedFrames, trimJsStack } from './js-stack';
+import { suppressionLine } from './suppressions';
 
 const REPORT_PREFIX = '==mate-guard== ';
 
@@ -209,8 +210,20 @@ function formatAccess(e: ViolationEvent, a: EventAllocation): string[] {
   return lines;
 }
 
+/** Last: the suppression that matched it, or the line that would suppress it (ready to paste). */
+function suppressionLines(e: ViolationEvent): string[] {
+  const s = e.suppressed;
+  if (s) {
+    const outcome = e.fatal ? 'counted, not failed; a fault still ends its process' : 'counted, not failed';
+    return [`suppressed by ${s.file}:${s.line} (${s.rule}): ${outcome}`];
+  }
+  const line = suppressionLine(e);
+  return line ? [`suppression: ${line}`] : [];
+}
+
 /** The report of one event. */
 export function formatReport(e: ViolationEvent): string {
   const lines = isBadFree(e) || !e.allocation ? formatBadFree(e) : formatAccess(e, e.allocation);
+  lines.push(...suppressionLines(e));
   return lines.map((l) => REPORT_PREFIX + l + '\n').join('');
 }

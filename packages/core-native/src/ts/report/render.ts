@@ -4,6 +4,7 @@
 import { symbolizeFramesSync } from '../symbolize';
 import type { NativeStack, ViolationEvent } from './event';
 import { formatReport } from './format';
+import type { SuppressionVerdict } from './suppressions';
 
 const symbolized = (stack: NativeStack): boolean => stack.frames.every((f) => f.source !== undefined);
 
@@ -28,8 +29,16 @@ export function reportText(e: ViolationEvent): string {
   return e.text ?? renderEvent(e);
 }
 
-/** The event's report text, its native frames symbolized first. */
-export function renderEvent(event: ViolationEvent): string {
+/**
+ * The event's report text, its native frames symbolized first. `suppress`
+ * (a run's suppressions) sees the symbolized event and marks it before it
+ * is formatted: a report ends with its suppression, or the line that would.
+ */
+export function renderEvent(event: ViolationEvent, suppress?: (e: ViolationEvent) => SuppressionVerdict | undefined): string {
   symbolizeEvent(event);
+  if (suppress && !event.suppressed) {
+    const verdict = suppress(event);
+    if (verdict) event.suppressed = verdict;
+  }
   return formatReport(event);
 }

@@ -7,12 +7,15 @@ import * as fs from 'node:fs';
 
 import { reportText } from '../report/render';
 import type { ViolationEvent } from '../report/event';
+import { rewriteEventFile } from '../report/files';
+import { loadSuppressions, matchSuppression } from '../report/suppressions';
 import { writeHandoff } from '../settings/handoff';
 import type { GuardSettings, SettingKey } from '../settings/table';
 import { formatUnmatchedGlobs, unmatchedNativeGlobs } from '../allocator/native-heap';
 import { formatCrashAttribution } from './attribution';
 import { earlierReportsText } from './earlier';
-import { createReportDir, readReportDir, type RunReport } from './report-dir';
+import type { ProcessGuardStats } from './process-stats';
+import { createReportDir, readReportDir, writeRunInfo, type RunReport } from './report-dir';
 import { formatSummary, summarize } from './summary';
 
 /**
@@ -22,7 +25,7 @@ import { formatSummary, summarize } from './summary';
  * drop those processes' status).
  */
 export function runExitCode(status: number, violations: readonly ViolationEvent[]): number {
-  return status === 0 && violations.some((v) => v.delivered !== 'caller') ? 1 : status;
+  return status === 0 && violations.some((v) => !v.suppressed && v.delivered !== 'caller') ? 1 : status;
 }
 
 interface RunStart {
@@ -58,17 +61,50 @@ export interface RunEnd {
   showReportsIfPassed?: boolean;
   /** Tests skipped by tag in this process, when it wrote no counters file. */
   skippedByTagHere?: number;
+  /**
+   * Watch mode: more rounds follow in the same directory (the workers keep
+   * one configuration); this end covers what happened since the last one.
+   */
+  more?: boolean;
+}
+
+const statsKey = (p: ProcessGuardStats) => `${p.pid}/${p.threadId}`;
+
+/** A process's counters since `base` (a process that ran an earlier round too: watch mode in band). */
+function since(p: ProcessGuardStats, base: ProcessGuardStats | undefined): ProcessGuardStats {
+  if (!base) return p;
+  const pt = p.passThrough;
+  const bt = base.passThrough;
+  return {
+    ...p,
+    allocations: p.allocations - base.allocations,
+    fallbacks: p.fallbacks - base.fallbacks,
+    skippedByTag: p.skippedByTag - base.skippedByTag,
+    passThrough: pt && bt
+      ? { resizable: pt.resizable - bt.resizable, shared: pt.shared - bt.shared, subclass: pt.subclass - bt.subclass, tooLarge: pt.tooLarge - bt.tooLarge }
+      : pt,
+  };
 }
 
 export class GuardedRun {
   private report: RunReport | undefined;
+  // Watch mode: what earlier rounds reported, so that each round tells its own.
+  private readonly seen = new Set<string>();
+  private readonly baseline = new Map<string, ProcessGuardStats>();
+  private held = false;
+  private exitHook = false;
 
-  /** `settings`: as handed to the run's processes (the report directory is the run's). */
-  private constructor(readonly dir: string, readonly settings: GuardSettings) {}
+  /**
+   * `settings`: as handed to the run's processes (the report directory is
+   * the run's). `keep`: the directory was asked for (reportDir): it stays, clean or not.
+   */
+  private constructor(readonly dir: string, readonly settings: GuardSettings, private readonly keep: boolean) {}
 
   static start(start: RunStart): GuardedRun {
-    const dir = createReportDir(start.runner);
-    const run = new GuardedRun(dir, { ...start.settings, reportDir: dir });
+    const given = start.settings.reportDir;
+    const dir = createReportDir(start.runner, given);
+    const run = new GuardedRun(dir, { ...start.settings, reportDir: dir }, given !== undefined);
+    writeRunInfo(dir, { runner: start.runner, pid: process.pid, started: new Date().toISOString(), suppressions: run.settings.suppressions ?? null });
     writeHandoff({
       settings: run.settings,
       explicit: start.explicit ?? [],
@@ -78,10 +114,39 @@ export class GuardedRun {
     return run;
   }
 
-  /** What the run's processes wrote so far (read once, kept for finish()). */
+  /** What the run's processes wrote so far (since the last round), read once, kept for finish(). */
   read(): RunReport {
-    this.report ??= readReportDir(this.dir);
+    if (!this.report) {
+      const all = readReportDir(this.dir);
+      this.report = {
+        dir: all.dir,
+        violations: all.violations.filter((v) => !v.file || !this.seen.has(v.file)),
+        processes: all.processes.map((p) => since(p, this.baseline.get(statsKey(p)))),
+      };
+      this.markSuppressed(this.report.violations);
+    }
     return this.report;
+  }
+
+  /**
+   * Events no process could match against the suppressions (a fault's
+   * printer without the run's file): matched here, the same way, and filed.
+   */
+  private markSuppressed(events: ViolationEvent[]): void {
+    if (!this.settings.suppressions) return;
+    let rules;
+    try {
+      rules = loadSuppressions(this.settings.suppressions);
+    } catch {
+      return; // checked at the start of the run; gone since: the processes' own verdicts stand
+    }
+    for (const e of events) {
+      if (e.suppressed) continue;
+      const verdict = matchSuppression(e, rules);
+      if (!verdict) continue;
+      e.suppressed = verdict;
+      if (e.file) rewriteEventFile(e.file, e);
+    }
   }
 
   /** Events of processes a guard fault killed. */
@@ -91,7 +156,8 @@ export class GuardedRun {
 
   /**
    * The closing text (attributions, reports worth repeating, the summary,
-   * where the JSON is) and the exit code. Removes the directory when clean.
+   * where the JSON is) and the exit code. Removes the directory when clean
+   * and not asked for.
    */
   finish(end: RunEnd): { text: string; exitCode: number; report: RunReport } {
     const report = this.read();
@@ -104,11 +170,27 @@ export class GuardedRun {
         if (at.reprint?.(e)) text += `[mate-guard] its report, from that JSON file:\n${reportText(e)}`;
       }
     }
-    if (end.status === 0 && end.showReportsIfPassed) for (const e of report.violations) if (!e.fatal) text += reportText(e);
+    if (end.status === 0 && end.showReportsIfPassed) for (const e of report.violations) if (!e.fatal && !e.suppressed) text += reportText(e);
     text += formatSummary(summarize(report, end.skippedByTagHere ?? 0));
     if (this.settings.nativeModules.length) text += formatUnmatchedGlobs(unmatchedNativeGlobs(report.dir));
-    if (report.violations.length) text += `[mate-guard] reports: ${report.dir}\n`;
-    else fs.rmSync(report.dir, { recursive: true, force: true });
+    const any = report.violations.length > 0;
+    if (any) this.held = true;
+    if (any || this.keep) text += `[mate-guard] reports: ${report.dir}\n`;
+    if (end.more) this.nextRound(report);
+    else if (!this.held && !this.keep) fs.rmSync(report.dir, { recursive: true, force: true });
     return { text, exitCode: runExitCode(end.status, report.violations), report };
+  }
+
+  /** Watch mode: the next read starts after this round; a clean temporary directory goes at exit. */
+  private nextRound(report: RunReport): void {
+    for (const v of report.violations) if (v.file) this.seen.add(v.file);
+    for (const p of readReportDir(this.dir).processes) this.baseline.set(statsKey(p), p);
+    this.report = undefined;
+    if (!this.exitHook) {
+      this.exitHook = true;
+      process.once('exit', () => {
+        if (!this.held && !this.keep) fs.rmSync(this.dir, { recursive: true, force: true });
+      });
+    }
   }
 }

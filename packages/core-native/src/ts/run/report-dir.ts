@@ -14,9 +14,35 @@ export interface RunReport {
   processes: ProcessGuardStats[];
 }
 
-/** A fresh directory for one run. */
-export function createReportDir(runner: string): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), `mate-guard-${runner}-`));
+/**
+ * A fresh directory for one run: inside `parent` when one was given (kept
+ * for `mate report`), else a temporary one.
+ */
+export function createReportDir(runner: string, parent?: string): string {
+  if (parent === undefined) return fs.mkdtempSync(path.join(os.tmpdir(), `mate-guard-${runner}-`));
+  fs.mkdirSync(parent, { recursive: true });
+  return fs.mkdtempSync(path.join(path.resolve(parent), `${runner}-${new Date().toISOString().replace(/[:.]/g, '-')}-`));
+}
+
+/** What a run's directory says about the run (`run.json`): read by the report printer and `mate report`. */
+export interface RunInfo {
+  tool: 'mate-guard';
+  runner: string;
+  pid: number;
+  started: string;
+  /** The run's suppressions file (absolute), for the printer of a dying process. */
+  suppressions: string | null;
+}
+
+const RUN_INFO = 'run.json';
+
+export function writeRunInfo(dir: string, info: Omit<RunInfo, 'tool'>): void {
+  fs.writeFileSync(path.join(dir, RUN_INFO), JSON.stringify({ tool: 'mate-guard', ...info }) + '\n');
+}
+
+export function readRunInfo(dir: string): RunInfo | undefined {
+  const info = readJson<RunInfo>(path.join(dir, RUN_INFO));
+  return info?.tool === 'mate-guard' ? info : undefined;
 }
 
 function readJson<T>(file: string): T | undefined {

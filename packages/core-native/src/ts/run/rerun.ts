@@ -16,7 +16,7 @@ import { GuardedRun } from './lifecycle';
 /** A canary report: damage on an allocation's slack. */
 type CanaryEvent = ViolationEvent & { allocation: EventAllocation };
 
-const isCanary = (e: ViolationEvent): e is CanaryEvent => e.kind === 'canary-corruption' && !e.fatal && e.allocation !== null;
+const isCanary = (e: ViolationEvent): e is CanaryEvent => e.kind === 'canary-corruption' && !e.fatal && !e.suppressed && e.allocation !== null;
 
 /** One rerun: a configuration, the files (and tests) to run in it, and the reports it is for. */
 export interface RerunGroup {

@@ -3,11 +3,13 @@
 import type { RunReport } from './report-dir';
 import type { ProcessGuardStats } from './process-stats';
 
-interface SummaryCounts {
+export interface SummaryCounts {
   allocations: number;
   peakLive: number;
   fallbacks: number;
+  /** Not suppressed: these fail the run. */
   violations: number;
+  suppressed: number;
   skippedByTag: number;
   passThrough: number;
   reasons: string[];
@@ -15,7 +17,9 @@ interface SummaryCounts {
 
 export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCounts {
   const s: SummaryCounts = {
-    allocations: 0, peakLive: 0, fallbacks: 0, violations: report.violations.length,
+    allocations: 0, peakLive: 0, fallbacks: 0,
+    violations: report.violations.filter((v) => !v.suppressed).length,
+    suppressed: report.violations.filter((v) => v.suppressed).length,
     skippedByTag: extraSkippedByTag, passThrough: 0, reasons: [],
   };
   // A process that died by a fault wrote no counters: its report has them.
@@ -55,12 +59,29 @@ export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCoun
   return s;
 }
 
+/** Several runs' counts as one (`mate report`: shards, workers, runs). */
+export function mergeSummaries(list: readonly SummaryCounts[]): SummaryCounts {
+  const out: SummaryCounts = { allocations: 0, peakLive: 0, fallbacks: 0, violations: 0, suppressed: 0, skippedByTag: 0, passThrough: 0, reasons: [] };
+  for (const s of list) {
+    out.allocations += s.allocations;
+    out.peakLive = Math.max(out.peakLive, s.peakLive);
+    out.fallbacks += s.fallbacks;
+    out.violations += s.violations;
+    out.suppressed += s.suppressed;
+    out.skippedByTag += s.skippedByTag;
+    out.passThrough += s.passThrough;
+    for (const r of s.reasons) if (!out.reasons.includes(r)) out.reasons.push(r);
+  }
+  return out;
+}
+
 const plural = (n: number, one: string, many = one + 's') => `${n} ${n === 1 ? one : many}`;
 
 export function formatSummary(s: SummaryCounts): string {
   const out =
     `[mate-guard] summary: ${plural(s.allocations, 'allocation')} guarded, peak live ${s.peakLive}, ` +
     `${plural(s.fallbacks, 'unguarded fallback')}, ${plural(s.violations, 'violation')}, ` +
+    (s.suppressed ? `${s.suppressed} suppressed, ` : '') +
     `${plural(s.skippedByTag, 'test')} skipped by tag\n`;
   return out + formatUnguardedWarning(s.fallbacks + s.passThrough, s.reasons);
 }

@@ -18,28 +18,38 @@ export function formatTestPath(file: string | undefined, titles: readonly string
 // with outsideTestsError, never pinned on an innocent test.
 let outside: GuardViolation[] = [];
 
+// A run's suppressions marked these: counted in the summary, never a failure.
+const unsuppressed = (found: readonly GuardViolation[]) => found.filter((v) => !v.event.suppressed);
+
 /** Names the test in reports and starts its canary scope. */
 export function beginGuardedTest(name: string): void {
   if (!isGuardAllocatorActive()) return;
-  outside.push(...checkCanaries());
+  outside.push(...unsuppressed(checkCanaries()));
   setCurrentTest(name);
 }
 
 /**
  * Ends a test: violations of the allocations it made and damage found at
- * free while it ran. A non-empty result must fail the test.
+ * free while it ran, less those the run's suppressions match. A non-empty
+ * result must fail the test.
  */
 export function endGuardedTest(): GuardViolation[] {
   if (!isGuardAllocatorActive()) return [];
-  const found = checkCanaries();
+  const found = unsuppressed(checkCanaries());
   setCurrentTest(null);
   return found;
+}
+
+/** The running test's violations so far (a check inside the test, before its end), less suppressed ones. */
+export function checkGuardedTest(): GuardViolation[] {
+  if (!isGuardAllocatorActive()) return [];
+  return unsuppressed(checkCanaries());
 }
 
 /** Damage found outside any test since the last call (checked now too). */
 export function takeOutsideDamage(): GuardViolation[] {
   if (!isGuardAllocatorActive()) return [];
-  const found = [...outside, ...checkCanaries()];
+  const found = [...outside, ...unsuppressed(checkCanaries())];
   outside = [];
   return found;
 }

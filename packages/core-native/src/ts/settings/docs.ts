@@ -17,7 +17,9 @@ export function runnerSettingsMarkdown(): string {
   ];
   for (const r of rowsOn('runner')) {
     const flag = flagUsage(r, spell.runnerFlag(r)).split(', ').map((f) => `\`${f.replace(/\|/g, '\\|')}\``).join(', ');
-    lines.push(`| ${flag} | \`MATE_<RUNNER>_${spell.envSuffix(r)}\` | \`${spell.jestOption(r)}\` | \`${spell.rcKey(r)}\` | \`${defaultText(r)}\` | ${r.description} |`);
+    // Run-wide settings are set before any file starts: Jest takes them as the reporter's options.
+    const jest = `\`${spell.jestOption(r)}\`${r.runWide ? ' (reporter option)' : ''}`;
+    lines.push(`| ${flag} | \`MATE_<RUNNER>_${spell.envSuffix(r)}\` | ${jest} | \`${spell.rcKey(r)}\` | \`${defaultText(r)}\` | ${r.description} |`);
   }
   return lines.join('\n') + '\n';
 }

@@ -3,6 +3,7 @@
 // starts a run.
 import { GuardConfigError } from '../errors';
 import { rowsOn, spell, type GuardSettings, type SettingRow } from './table';
+import { suggestion } from './suggest';
 import { show } from './values';
 
 export interface ParsedFlags {
@@ -22,10 +23,37 @@ export interface FlagSyntax {
    * already taken `tail` for a spec file: an error there, suggesting `=`.
    */
   spaceValues: boolean;
+  /**
+   * Words that are ours even when no row has them: a misspelling
+   * (`--guard-mod`) is an error naming the closest flag, never passed on
+   * to the runner (which may ignore it, or take it for a file).
+   */
+  ours: RegExp;
+  /** Flags of ours that are not settings (`--help`), for suggestions. */
+  others?: readonly string[];
 }
 
-export const RUNNER_FLAGS: FlagSyntax = { rows: rowsOn('runner'), flagOf: spell.runnerFlag, spaceValues: true };
-export const GUARD_RUN_FLAGS: FlagSyntax = { rows: rowsOn('guardRun'), flagOf: spell.guardRunFlag, spaceValues: true };
+export const RUNNER_FLAGS: FlagSyntax = { rows: rowsOn('runner'), flagOf: spell.runnerFlag, spaceValues: true, ours: /^--(no-)?guard-/ };
+export const GUARD_RUN_FLAGS: FlagSyntax = {
+  rows: rowsOn('guardRun'), flagOf: spell.guardRunFlag, spaceValues: true, ours: /^--[a-z]/, others: ['--help'],
+};
+
+/** Every spelling of the syntax's flags, `--no-` forms included. */
+function knownFlags(syntax: FlagSyntax): string[] {
+  const out: string[] = [];
+  for (const r of syntax.rows) {
+    const flag = syntax.flagOf(r);
+    out.push(flag);
+    if (r.value.placeholder === undefined) out.push(`--no-${flag.slice(2)}`);
+  }
+  return [...out, ...(syntax.others ?? [])];
+}
+
+/** The error for a word that looks like one of our flags but is none. */
+function unknownFlag(arg: string, syntax: FlagSyntax): GuardConfigError {
+  const name = arg.replace(/=.*$/s, '');
+  return new GuardConfigError(`unknown option ${show(name)}${suggestion(name, knownFlags(syntax))}`);
+}
 
 /** The flag and its row for one argument, or undefined when it is not one of ours. */
 function match(arg: string, syntax: FlagSyntax): { row: SettingRow; negated: boolean; inline?: string } | undefined {
@@ -49,6 +77,7 @@ export function parseFlags(argv: readonly string[], syntax: FlagSyntax): ParsedF
     }
     const hit = match(arg, syntax);
     if (!hit) {
+      if (syntax.ours.test(arg)) throw unknownFlag(arg, syntax);
       rest.push(arg);
       continue;
     }

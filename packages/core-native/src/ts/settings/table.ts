@@ -5,11 +5,9 @@
 // environment default), the native options struct (options.inc is
 // generated from the rows with `native`) and the docs (`mate options`,
 // README tables, --help).
-import * as os from 'node:os';
-import * as path from 'node:path';
-
 import { GuardConfigError } from '../errors';
-import { booleanValue, choiceValue, integerValue, listValue, pathValue, show, type ValueKind } from './values';
+import { loadSuppressions } from '../report/suppressions';
+import { booleanValue, choiceValue, fileValue, integerValue, listValue, pathValue, show, type ValueKind } from './values';
 
 export type GuardMode = 'tail' | 'head';
 export const GUARD_MODES: readonly GuardMode[] = ['tail', 'head'];
@@ -45,6 +43,11 @@ export interface SettingRow<K extends string = string, T = unknown> {
   surfaces: Surfaces;
   /** A process-wide environment variable that sets the default (below explicit config). */
   processEnv?: string;
+  /**
+   * Decided once for a whole run by the process that starts it (before any
+   * worker): a per-file option (Jest's testEnvironmentOptions) cannot change it.
+   */
+  runWide?: true;
   native?: NativeField;
 }
 
@@ -114,11 +117,20 @@ export const SETTINGS = [
     native: { field: 'quarantine_max_count', ctype: 'uint32_t' },
   }),
   row({
-    key: 'reportDir', name: 'report-dir', value: pathValue('directory'), default: path.join(os.tmpdir(), 'mate-guard-reports'),
-    defaultText: '$MATE_GUARD_REPORT_DIR or <tmp>/mate-guard-reports',
-    description: 'Where each violation is also written as JSON (a run of a runner or guard-run uses a fresh directory of its own).',
-    surfaces: { api: true },
+    key: 'reportDir', name: 'report-dir', value: pathValue('directory'), default: undefined as string | undefined,
+    defaultText: `$${REPORT_DIR_ENV}, else a fresh temporary directory per run`,
+    description: 'Where violations are written as JSON, with each process\'s counters. A run given one makes a directory of its own inside it and keeps it, clean or not, for `mate report` (CI: shards, merged summary); without one a run uses a temporary directory, kept only when it holds a violation. installGuardAllocator writes straight into it (default <tmp>/mate-guard-reports).',
+    surfaces: { runner: true, guardRun: true, api: true },
     processEnv: REPORT_DIR_ENV,
+    runWide: true,
+  }),
+  row({
+    key: 'suppressions', name: 'suppressions',
+    value: fileValue('suppressions file', (file) => void loadSuppressions(file)),
+    default: undefined as string | undefined, defaultText: 'unset',
+    description: 'A file of known violations to count, not fail: one `<kind> <field>=<glob> ...` line each (README "Suppressions"). A missing or malformed file stops the run, naming the line.',
+    surfaces: { runner: true, guardRun: true },
+    runWide: true,
   }),
   row({
     key: 'syncOnFree', name: 'sync-on-free', value: booleanValue, default: true,

@@ -1,6 +1,8 @@
 // The kinds of value a setting can take. Each kind parses flags,
 // environment variables and options alike, with one wording for every
 // error: `<where>: <value> is not ...; use ...`.
+import * as path from 'node:path';
+
 import { GuardConfigError } from '../errors';
 
 const TRUE = new Set(['1', 'true', 'yes', 'on']);
@@ -106,5 +108,29 @@ export function pathValue(what: string): ValueKind<string> {
     allowed: `a ${what} path`,
     hint: `a ${what} path`,
     placeholder: `<${what}>`,
+  };
+}
+
+/**
+ * A file that must exist and be valid now (`check` throws GuardConfigError
+ * naming the file and line): resolved to an absolute path, so that workers
+ * with another working directory read the same file.
+ */
+export function fileValue(what: string, check: (file: string) => void): ValueKind<string | undefined> {
+  return {
+    parse(value, where) {
+      if (typeof value !== 'string' || value === '') throw new GuardConfigError(`${where}: ${show(value)} is not a ${what} path`);
+      const file = path.resolve(value);
+      try {
+        check(file);
+      } catch (err) {
+        if (err instanceof GuardConfigError) throw new GuardConfigError(`${where}: ${err.message}`);
+        throw err;
+      }
+      return file;
+    },
+    allowed: `a ${what} path`,
+    hint: `a ${what} path`,
+    placeholder: '<file>',
   };
 }

@@ -1,0 +1,56 @@
+// A test file whose worker a guard fault killed: Jest records the file as
+// "failed to run" with no tests in it, so reporters that list tests (the
+// JUnit ones, --json) lose the test that crashed. The dying process's event
+// names it: it is put back as a failed test whose message is the report.
+import * as path from 'node:path';
+
+import { formatCrashAttribution, reportText, type ViolationEvent } from '@mate-guard/core/internal';
+import type { AggregatedResult, AssertionResult, TestResult } from '@jest/test-result';
+
+/** The fatal events of one test file (by the file in the report's test path). */
+function eventsOf(testResult: TestResult, fatal: readonly ViolationEvent[]): ViolationEvent[] {
+  const rel = path.relative(process.cwd(), testResult.testFilePath);
+  const inFile = (t: string | null) => t !== null && (t === rel || t.startsWith(`${rel} > `));
+  return fatal.filter((e) => inFile(e.test) || (e.test === null && inFile(e.allocation?.allocTest ?? null)));
+}
+
+function crashedTest(e: ViolationEvent, rel: string, label: string): AssertionResult {
+  const titles = e.test ? e.test.split(' > ').slice(1) : [];
+  const title = titles.pop() ?? '[mate-guard] guard fault outside any test';
+  const message = `${reportText(e)}${formatCrashAttribution(e, label).trimEnd()}\nThe worker died, so the rest of ${rel} did not run.`;
+  return {
+    ancestorTitles: titles,
+    duration: 0,
+    failureDetails: [],
+    failureMessages: [message],
+    fullName: [...titles, title].join(' '),
+    invocations: 1,
+    location: null,
+    numPassingAsserts: 0,
+    retryReasons: [],
+    status: 'failed',
+    title,
+  };
+}
+
+/**
+ * Adds the crashed tests of a file that failed to run to its results (and
+ * the run's counts); returns the events it added them for. Called before
+ * any reporter that writes results out.
+ */
+export function addCrashedTests(testResult: TestResult, aggregated: AggregatedResult, fatal: readonly ViolationEvent[], label: string): ViolationEvent[] {
+  if (!testResult.testExecError || testResult.testResults.length > 0) return [];
+  const events = eventsOf(testResult, fatal);
+  const rel = path.relative(process.cwd(), testResult.testFilePath);
+  for (const e of events) {
+    const test = crashedTest(e, rel, label);
+    testResult.testResults.push(test);
+    testResult.numFailingTests++;
+    aggregated.numFailedTests++;
+    aggregated.numTotalTests++;
+    // As Jest prints a failed test: `● describe › test`, then the message indented.
+    const title = [...test.ancestorTitles, test.title].join(' › ');
+    testResult.failureMessage = `${testResult.failureMessage ?? ''}\n  ● ${title}\n\n${test.failureMessages[0].replace(/^/gm, '    ')}\n`;
+  }
+  return events;
+}

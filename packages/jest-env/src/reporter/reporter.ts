@@ -1,0 +1,128 @@
+// `reporters: ['default', '@mate-guard/jest-env/reporter']`: the main-process
+// side of a guarded Jest run, for plain `jest` (mate-jest adds it too).
+//
+// Jest builds its reporters before it starts any worker (TestScheduler:
+// reporters, onRunStart, then the test runner and its workers), and runs
+// files in band in this very process: so the reporter's constructor starts
+// the run here (report directory, the handoff every test file's
+// environment reads) unless another process owns it (mate-jest, guard-run,
+// a rerun). At the end of each run (every rerun in watch mode) it prints a
+// dead worker's report and the test it killed, the summary line, and fails
+// the run (getLastError) when a violation failed no test. In band, a fault
+// kills Jest itself: the dying process prints its report; the summary
+// needs mate-jest, which watches Jest from outside.
+import {
+  GuardConfigError,
+  GuardedRun,
+  readHandoff,
+  readOptions,
+  resolveRunnerSettings,
+  rowsOn,
+  spell,
+  readReportDir,
+  type RunnerResolution,
+} from '@mate-guard/core/internal';
+import type { AggregatedResult, TestResult } from '@jest/test-result';
+import type { Config } from '@jest/types';
+
+import { addCrashedTests } from './crash-results';
+
+const SOURCE = "reporter options (['@mate-guard/jest-env/reporter', { ... }])";
+const WORKER = 'Jest worker';
+
+/** The reporter's options: the runner settings by their Jest names; anything else is a mistake. */
+function reporterOptions(options: unknown): Record<string, unknown> {
+  if (options === undefined || options === null) return {};
+  if (typeof options !== 'object' || Array.isArray(options)) throw new GuardConfigError(`${SOURCE}: ${JSON.stringify(options)} is not an options object`);
+  const known = rowsOn('runner').map(spell.jestOption);
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) throw new GuardConfigError(`${SOURCE}: unknown option ${JSON.stringify(key)}; known: ${known.join(', ')}`);
+  }
+  return options as Record<string, unknown>;
+}
+
+/**
+ * One per Jest process: Jest makes new reporters for every watch-mode
+ * rerun, while the workers (and, in band, this process's allocator) keep
+ * the configuration of the first run.
+ */
+interface Session {
+  /** Set when this process owns the run; else the owner's report directory, read for crashed tests only. */
+  run: GuardedRun | undefined;
+  dir: string | undefined;
+  /** Event files already put back into results (watch mode: earlier reruns). */
+  announced: Set<string>;
+}
+
+const SESSION = Symbol.for('mate-guard.jest.reporter');
+type Holder = { [SESSION]?: Session };
+
+function startSession(options: unknown): Session {
+  const holder = globalThis as Holder;
+  if (holder[SESSION]) return holder[SESSION];
+  const handoff = readHandoff();
+  let session: Session;
+  if (handoff?.ownerPid !== undefined && handoff.ownerPid !== process.pid) {
+    // mate-jest (not watching), guard-run or a rerun owns the run: it prints the summary.
+    session = { run: undefined, dir: handoff.settings.reportDir, announced: new Set() };
+  } else {
+    // Plain jest: MATE_JEST_GUARD_* and the reporter's options (flags are
+    // Jest's own). mate-jest --watch resolved its flags and left the run to us.
+    const resolved: RunnerResolution = handoff
+      ? { settings: handoff.settings, explicit: handoff.explicit }
+      : resolveRunnerSettings({ runner: 'jest', env: process.env, options: { values: reporterOptions(options), naming: 'jestOption', source: SOURCE } });
+    if (handoff) readOptions(reporterOptions(options), 'jestOption', SOURCE); // still checked
+    const run = GuardedRun.start({ runner: 'jest', settings: resolved.settings, explicit: resolved.explicit });
+    session = { run, dir: run.dir, announced: new Set() };
+  }
+  holder[SESSION] = session;
+  return session;
+}
+
+export default class GuardReporter {
+  private readonly session: Session;
+  private readonly watching: boolean;
+  private error: Error | undefined;
+
+  constructor(globalConfig: Config.GlobalConfig, options?: unknown) {
+    try {
+      this.session = startSession(options);
+    } catch (err) {
+      // Jest prints a reporter's constructor error with its stack: the message is what matters.
+      if (err instanceof GuardConfigError) err.stack = `${err.name}: ${err.message}`;
+      throw err;
+    }
+    this.watching = Boolean(globalConfig.watch || globalConfig.watchAll);
+  }
+
+  /** A crashed file: its dead test back into the results, before reporters that write them out (JUnit, --json). */
+  onTestFileResult(_test: unknown, testResult: TestResult, aggregated: AggregatedResult): void {
+    if (!testResult.testExecError || !this.session.dir) return;
+    const { announced } = this.session;
+    const fatal = readReportDir(this.session.dir).violations.filter((v) => v.fatal && v.file && !announced.has(v.file));
+    for (const e of addCrashedTests(testResult, aggregated, fatal, WORKER)) announced.add(e.file!);
+  }
+
+  onRunComplete(_contexts: unknown, results: AggregatedResult): void {
+    const run = this.session.run;
+    if (!run) return;
+    const status = results.success && !results.wasInterrupted ? 0 : 1;
+    const { processes, violations } = run.read();
+    const guarded = processes.length > 0 || violations.length > 0;
+    const { text, exitCode } = run.finish({
+      status,
+      // A dead worker's report went through Jest's pipe, which Jest may not drain: print it again.
+      attribution: { label: () => WORKER, reprint: () => true },
+      // Jest passed, yet a process found damage (e.g. at exit): show it, fail.
+      showReportsIfPassed: true,
+      more: this.watching,
+    });
+    if (guarded) process.stderr.write(text);
+    this.error = exitCode !== 0 && status === 0 ? new Error('mate-guard: a memory violation failed no test (see its report above)') : undefined;
+  }
+
+  /** Jest fails the run when a reporter has an error. */
+  getLastError(): Error | undefined {
+    return this.error;
+  }
+}

@@ -1,0 +1,92 @@
+// Watch mode, driven without a TTY: the watcher runs a small generated
+// suite, a file is changed to plant a bug, and the rerun must be guarded
+// with the same configuration (workers that live on keep their allocator)
+// and end with its own reports and summary. Bounded: every wait has a
+// timeout and the watcher's whole process group is killed at the end.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { test } from 'node:test';
+
+import { ROOT, startWatch } from './helpers/run.mjs';
+
+const ADDON = path.join(ROOT, 'examples', 'addon');
+const SUMMARY = /^\[mate-guard\] summary: .*$/m;
+
+function fixture(files) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-watch-'));
+  for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), text);
+  return dir;
+}
+
+/**
+ * Writes `text` to `file` until the watcher has printed `n` summaries: a
+ * watcher still settling on a loaded machine may miss the first change.
+ */
+async function changeUntil(w, file, text, n) {
+  for (let attempt = 0; attempt < 6; attempt++) {
+    fs.writeFileSync(file, `${text}\n// change ${attempt}\n`);
+    try {
+      return await w.waitFor(SUMMARY, n, 15_000);
+    } catch {
+      // not seen yet: change it again
+    }
+  }
+  return w.waitFor(SUMMARY, n, 1);
+}
+
+/** The summaries printed so far. */
+const summaries = (output) => output.match(new RegExp(SUMMARY.source, 'gm')) ?? [];
+
+async function watchTwoRounds(w, dir, bugFile, bugText, testName) {
+  try {
+    const first = await w.waitFor(SUMMARY, 1, 90_000);
+    assert.match(summaries(first)[0], /, 0 violations,/, first);
+    const out = await changeUntil(w, path.join(dir, bugFile), bugText, 2);
+    const [, second] = summaries(out);
+    assert.match(second, /^\[mate-guard\] summary: [1-9]\d* allocations? guarded, .*, 1 violation, /, out);
+    const rerun = out.slice(out.indexOf(summaries(out)[0]) + summaries(out)[0].length);
+    assert.match(rerun, /==mate-guard== ERROR: canary-corruption: 1 byte before the start of allocation #\d+ \(64 bytes, tail mode\) damaged/);
+    assert.ok(rerun.includes(`==mate-guard== test: ${testName}`), rerun);
+    assert.doesNotMatch(out, /already active with a different configuration/);
+  } finally {
+    await w.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const BUG_JS = `const addon = require(${JSON.stringify(ADDON)});\n`;
+
+test('vitest --watch (pool vmForks: workers live on between reruns): every rerun guarded, a summary per rerun', async () => {
+  const plugin = pathToFileURL(path.join(ROOT, 'packages', 'vitest-plugin', 'dist', 'index.mjs')).href;
+  const head = `import { createRequire } from 'node:module';\nimport { test } from 'vitest';\nconst addon = createRequire(import.meta.url)(${JSON.stringify(ADDON)});\n`;
+  const dir = fixture({
+    'vitest.config.mjs': `import guardAlloc from ${JSON.stringify(plugin)};\nexport default { plugins: [guardAlloc()], test: { include: ['*.test.mjs'], pool: 'vmForks' } };\n`,
+    'a.test.mjs': `${head}test('sums', () => { addon.sum(Buffer.alloc(64, 1)); });\n`,
+    'b.test.mjs': `${head}test('clean', () => { Buffer.alloc(16); });\n`,
+  });
+  const w = startWatch(process.execPath, [path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), '--watch', '--', '--guard-alloc'], { cwd: dir });
+  await watchTwoRounds(w, dir, 'b.test.mjs', `${head}test('underflow', () => { addon.reverseFill(Buffer.alloc(64)); });`, 'b.test.mjs > underflow');
+});
+
+test('mate-jest --watchAll: the reporter owns the run inside Jest, a summary per rerun', async () => {
+  const dir = fixture({
+    'jest.config.js': `module.exports = { rootDir: __dirname, testEnvironment: ${JSON.stringify(path.join(ROOT, 'packages', 'jest-env'))}, testMatch: ['<rootDir>/*.test.js'], transform: {} };\n`,
+    'a.test.js': `${BUG_JS}test('sums', () => { addon.sum(Buffer.alloc(64, 1)); });\n`,
+    'b.test.js': `test('clean', () => { Buffer.alloc(16); });\n`,
+  });
+  const w = startWatch(process.execPath, [path.join(ROOT, 'packages', 'jest-env', 'bin', 'mate-jest.js'), '--guard-alloc', '--watchAll'], { cwd: dir });
+  await watchTwoRounds(w, dir, 'b.test.js', `${BUG_JS}test('underflow', () => { addon.reverseFill(Buffer.alloc(64)); });`, 'b.test.js > underflow');
+});
+
+test('mocha --watch: the root hooks guard every rerun, a summary per rerun', async () => {
+  const dir = fixture({
+    'a.spec.cjs': `${BUG_JS}it('sums', () => { addon.sum(Buffer.alloc(64, 1)); });\n`,
+    'b.spec.cjs': `it('clean', () => { Buffer.alloc(16); });\n`,
+  });
+  const args = [path.join(ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js'), '--require', path.join(ROOT, 'packages', 'mocha-plugin'), '--guard-alloc', '--watch', '--watch-files', '*.cjs', '*.spec.cjs'];
+  const w = startWatch(process.execPath, args, { cwd: dir });
+  await watchTwoRounds(w, dir, 'b.spec.cjs', `${BUG_JS}it('underflow', () => { addon.reverseFill(Buffer.alloc(64)); });`, 'b.spec.cjs > underflow');
+});
