@@ -6,7 +6,7 @@ import { loadNative, type NativeAllocation, type NativeBinding } from './native'
 import { patchRealm, type GuardedAlloc } from './realm';
 import { formatUnguardedWarning, RUN_SUMMARY_ENV } from './run-report';
 import { processStats, writeProcessStats, type ProcessGuardStats } from './run-stats';
-import { makeStackCapture } from './stack';
+import { makeStackedAlloc } from './stack';
 
 /** A memory-safety violation found by a canary check. */
 export interface GuardViolation {
@@ -31,8 +31,7 @@ let active: Active | undefined;
 
 function makeAlloc(native: NativeBinding, config: ResolvedGuardConfig): GuardedAlloc {
   if (!config.captureStacks) return (size) => native.alloc(size);
-  const capture = makeStackCapture(native);
-  return (size, entry) => native.alloc(size, capture(entry));
+  return makeStackedAlloc(native);
 }
 
 /**

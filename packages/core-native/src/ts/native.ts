@@ -23,6 +23,11 @@ export interface NativeStats {
   maxLive: number;
   violations: number;
   backend: 'madvise-guard' | 'mprotect';
+  /** This thread's allocations whose stack was known already / captured. */
+  stackKeyHits: number;
+  stackKeyMisses: number;
+  /** Whether dropped buffers are released during GC (else a turn later). */
+  releasedDuringGc: boolean;
 }
 
 export interface NativeAllocation {
@@ -47,8 +52,13 @@ export interface NativeOptions {
 
 export interface NativeBinding {
   configure(options: NativeOptions, reportDir: string): { backend: NativeStats['backend']; pageSize: number };
-  /** `stack`: an id from internString. */
-  alloc(size: number, stack?: number): ArrayBuffer;
+  /** `stack`: an id from internString; `token`: from allocKeyed, the key `stack` is the text of. */
+  alloc(size: number, stack?: number, token?: number): ArrayBuffer;
+  /** The buffer when the caller's stack is known, else a token for alloc (nothing allocated). */
+  allocKeyed(size: number): ArrayBuffer | number;
+  /** Whether allocKeyed can key stacks here; sets the frames a key covers. */
+  stackKeys(frames: number): boolean;
+  resetStackKeys(): void;
   internString(text: string): number;
   setCurrentTest(name: string | null): void;
   checkCanaries(all: boolean): NativeViolation[];

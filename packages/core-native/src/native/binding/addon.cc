@@ -10,10 +10,12 @@
 #include <vector>
 
 #include "binding/config_parse.h"
+#include "binding/external_buffer.h"
 #include "core/guarded_allocator.h"
 #include "core/stack_store.h"
 #include "crash/fault_handler.h"
 #include "crash/report_writer.h"
+#include "engine/stack_keys.h"
 
 namespace mate {
 namespace {
@@ -57,7 +59,9 @@ Napi::Object ToJs(Napi::Env env, const Pending& p) {
   return o;
 }
 
-void FinalizeBuffer(napi_env /*env*/, void* data, void* /*hint*/) {
+// Called once per buffer when the engine frees it: during GC on any thread
+// (V8 deleters) or a turn later (Node-API finalizer).
+void ReleaseBuffer(void* data) {
   GuardedAllocator* a = GuardedAllocator::Instance();
   FreeResult r = a->Free(data, FreedBy::kGarbageCollector, 0);
   if (r.status == FreeStatus::kNotGuarded) {
@@ -88,21 +92,19 @@ Napi::Value Configure(const Napi::CallbackInfo& info) {
   GuardedAllocator* a = GuardedAllocator::Create(options, &error);
   if (a == nullptr) return Throw(env, "mate-guard: " + error);
   if (!InstallFaultHandler()) return Throw(env, "mate-guard: could not install the SIGSEGV/SIGBUS handler");
+  // Frees from the GC's threads come in bursts: close their slots in
+  // batches. Node-API finalizers free on the JS thread just before JS runs
+  // again, so there every free closes its slot at once.
+  a->SetBatchedClose(ReleasedDuringGC(env));
   Napi::Object o = Napi::Object::New(env);
   o.Set("backend", a->backend() == Backend::kGuardInstall ? "madvise-guard" : "mprotect");
   o.Set("pageSize", Napi::Number::New(env, static_cast<double>(a->page_size())));
   return o;
 }
 
-// alloc(size, stackId?) -> ArrayBuffer over guarded memory (zero-filled).
-Napi::Value Alloc(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  GuardedAllocator* a = Need(env);
-  if (a == nullptr) return env.Undefined();
-  double want = info[0].As<Napi::Number>().DoubleValue();
-  size_t size = static_cast<size_t>(want);
-  uint32_t stack = 0;
-  if (info.Length() > 1 && info[1].IsNumber()) stack = info[1].As<Napi::Number>().Uint32Value();  // from internString
+// A guarded ArrayBuffer of `size` bytes (zero-filled) whose allocation
+// stack is `stack` (an interned id, 0 = none).
+Napi::Value AllocWith(Napi::Env env, GuardedAllocator* a, size_t size, uint32_t stack) {
   AllocResult r = a->Allocate(size, stack);
   void* ptr = r.ptr;
   if (ptr == nullptr) {
@@ -116,13 +118,59 @@ Napi::Value Alloc(const Napi::CallbackInfo& info) {
             static_cast<unsigned long long>(r.id), ptr, size, r.mapped,
             a->options().tail_mode ? "tail" : "head", TestName(a->CurrentTest()).c_str());
   }
-  napi_value ab;
-  napi_status st = napi_create_external_arraybuffer(env, ptr, size, FinalizeBuffer, nullptr, &ab);
-  if (st != napi_ok) {
-    FinalizeBuffer(env, ptr, nullptr);
-    return Throw(env, "mate-guard: napi_create_external_arraybuffer failed");
+  napi_value ab = NewExternalArrayBuffer(env, ptr, size, ReleaseBuffer);
+  if (ab == nullptr) {
+    ReleaseBuffer(ptr);
+    return Throw(env, "mate-guard: creating an external ArrayBuffer failed");
   }
   return Napi::Value(env, ab);
+}
+
+size_t SizeArg(const Napi::CallbackInfo& info) {
+  return static_cast<size_t>(info[0].As<Napi::Number>().DoubleValue());
+}
+
+// alloc(size, stackId?, token?) -> ArrayBuffer over guarded memory. `token`
+// (from allocKeyed) names the stack key that `stackId` is the text of.
+Napi::Value Alloc(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  GuardedAllocator* a = Need(env);
+  if (a == nullptr) return env.Undefined();
+  uint32_t stack = 0;
+  if (info.Length() > 1 && info[1].IsNumber()) stack = info[1].As<Napi::Number>().Uint32Value();  // from internString
+  if (info.Length() > 2 && info[2].IsNumber()) {
+    if (engine::StackKeys* keys = engine::StackKeys::ForThisThread())
+      keys->Bind(info[2].As<Napi::Number>().Int32Value(), stack);
+  }
+  return AllocWith(env, a, SizeArg(info), stack);
+}
+
+// allocKeyed(size) -> ArrayBuffer when the caller's JS stack was seen before
+// (its text is known), else a number: capture the stack text, intern it and
+// call alloc(size, stackId, thatNumber). Nothing is allocated on a miss.
+Napi::Value AllocKeyed(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  GuardedAllocator* a = Need(env);
+  if (a == nullptr) return env.Undefined();
+  engine::StackKeys* keys = engine::StackKeys::ForThisThread();
+  int32_t token = -1;
+  uint32_t stack = keys ? keys->Lookup(&token) : 0;
+  if (stack == 0) return Napi::Number::New(env, token);
+  return AllocWith(env, a, SizeArg(info), stack);
+}
+
+// stackKeys(frames) -> whether allocKeyed can key stacks here; sets how many
+// frames a key covers (the allocation path's own frames + the text's).
+Napi::Value StackKeysAvailable(const Napi::CallbackInfo& info) {
+  if (info.Length() > 0 && info[0].IsNumber()) engine::StackKeys::SetFrameLimit(info[0].As<Napi::Number>().Uint32Value());
+  return Napi::Boolean::New(info.Env(), engine::StackKeys::ForThisThread() != nullptr);
+}
+
+// resetStackKeys(): the realm's stack formatter changed; known texts no
+// longer apply.
+Napi::Value ResetStackKeys(const Napi::CallbackInfo& info) {
+  if (engine::StackKeys* keys = engine::StackKeys::ForThisThread()) keys->Reset();
+  return info.Env().Undefined();
 }
 
 Napi::Value SetCurrentTest(const Napi::CallbackInfo& info) {
@@ -175,6 +223,13 @@ Napi::Value Stats(const Napi::CallbackInfo& info) {
   o.Set("maxLive", num(s.max_live));
   o.Set("violations", num(g_violations));
   o.Set("backend", s.backend == Backend::kGuardInstall ? "madvise-guard" : "mprotect");
+  // This thread's stack keys: allocations whose stack text was known (hits)
+  // or captured (misses).
+  engine::StackKeys::Counters k{0, 0};
+  if (engine::StackKeys* keys = engine::StackKeys::ForThisThread()) k = keys->counters();
+  o.Set("stackKeyHits", num(k.hits));
+  o.Set("stackKeyMisses", num(k.misses));
+  o.Set("releasedDuringGc", Napi::Boolean::New(env, ReleasedDuringGC(env)));
   return o;
 }
 
@@ -210,6 +265,9 @@ Napi::Value InternString(const Napi::CallbackInfo& info) {
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("configure", Napi::Function::New(env, Configure));
   exports.Set("alloc", Napi::Function::New(env, Alloc));
+  exports.Set("allocKeyed", Napi::Function::New(env, AllocKeyed));
+  exports.Set("stackKeys", Napi::Function::New(env, StackKeysAvailable));
+  exports.Set("resetStackKeys", Napi::Function::New(env, ResetStackKeys));
   exports.Set("setCurrentTest", Napi::Function::New(env, SetCurrentTest));
   exports.Set("checkCanaries", Napi::Function::New(env, CheckCanaries));
   exports.Set("stats", Napi::Function::New(env, Stats));

@@ -1,7 +1,9 @@
 #include "core/guarded_allocator.h"
 
+#include <pthread.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "platform/guard_pages.h"
@@ -12,6 +14,12 @@ namespace {
 GuardedAllocator* g_instance = nullptr;
 std::mutex g_create_mu;
 constexpr size_t kChunkBytes = 64u << 20;  // committed at a time (guard-install backend)
+// Slots this small (data + guard pages) are opened several at a time, in one
+// system call, when one is needed (guard-install backend).
+constexpr uint32_t kOpenAheadMaxPages = 2;
+constexpr size_t kOpenAhead = 16;
+// Freed slots closed at once by the freeing thread when this many wait.
+constexpr size_t kCloseBatch = 256;
 
 uintptr_t AlignDown(uintptr_t v, uintptr_t a) { return v & ~(a - 1); }
 
@@ -122,13 +130,30 @@ const SlotRecord* GuardedAllocator::SlotAfter(const SlotRecord& r) const {
   return SlotAt(r.slot_start + (static_cast<uintptr_t>(r.data_pages) + 1) * page_);
 }
 
-uint32_t GuardedAllocator::TakeSlot(uint32_t total_pages, const char** reason) {
-  auto it = reusable_.find(total_pages);
-  if (it != reusable_.end() && !it->second.empty()) {
-    uint32_t idx = it->second.back();
-    it->second.pop_back();
+uint32_t GuardedAllocator::TakeSlot(uint32_t total_pages, bool* opened, const char** reason) {
+  *opened = false;
+  auto ready = ready_.find(total_pages);
+  if (ready != ready_.end() && !ready->second.empty()) {
+    uint32_t idx = ready->second.back();
+    ready->second.pop_back();
+    *opened = true;
     return idx;
   }
+  uint32_t idx = 0;
+  auto it = reusable_.find(total_pages);
+  if (it != reusable_.end() && !it->second.empty()) {
+    idx = it->second.back();
+    it->second.pop_back();
+  } else {
+    idx = NewSlot(total_pages, reason);
+    if (idx == 0) return 0;
+  }
+  if (backend_ == Backend::kGuardInstall && total_pages <= kOpenAheadMaxPages)
+    *opened = OpenAhead(total_pages, idx);
+  return idx;
+}
+
+uint32_t GuardedAllocator::NewSlot(uint32_t total_pages, const char** reason) {
   size_t pages_in_region = region_bytes_ / page_;
   if (next_page_ + total_pages > pages_in_region || record_count_ + 1 >= max_records_) {
     *reason = "the guarded region is full (regionBytes)";
@@ -151,10 +176,47 @@ uint32_t GuardedAllocator::TakeSlot(uint32_t total_pages, const char** reason) {
   SlotRecord* r = RecordOf(idx);
   r->slot_start = base_ + next_page_ * page_;
   r->data_pages = total_pages - 1;
+  r->mode = options_.tail_mode ? Mode::kTail : Mode::kHead;  // fixes where the data pages are
   for (size_t p = 0; p < total_pages; p++)
     __atomic_store_n(&page_map_[next_page_ + p], idx, __ATOMIC_RELEASE);
   next_page_ += total_pages;
   return idx;
+}
+
+// Opens `first` and up to kOpenAhead - 1 more slots of the same size (reused
+// ones first, then new ones) in one system call; the others wait in ready_.
+// If that fails, the others go back to reusable_ closed, and `first` stays
+// closed for the caller to open alone.
+bool GuardedAllocator::OpenAhead(uint32_t total_pages, uint32_t first) {
+  uint32_t batch[kOpenAhead];
+  size_t n = 0;
+  batch[n++] = first;
+  std::vector<uint32_t>& reusable = reusable_[total_pages];
+  while (n < kOpenAhead && !reusable.empty()) {
+    batch[n++] = reusable.back();
+    reusable.pop_back();
+  }
+  const char* ignored = nullptr;
+  while (n < kOpenAhead) {
+    uint32_t idx = NewSlot(total_pages, &ignored);
+    if (idx == 0) break;
+    batch[n++] = idx;
+  }
+  platform::PageRange ranges[kOpenAhead];
+  for (size_t i = 0; i < n; i++) {
+    SlotGeometry g = GeometryOf(*RecordOf(batch[i]), page_);
+    ranges[i] = {reinterpret_cast<void*>(g.data_start), g.data_end - g.data_start};
+  }
+  if (!platform::RemoveGuards(ranges, n)) {
+    platform::InstallGuards(ranges, n);  // whatever was opened is closed again
+    for (size_t i = n; i-- > 1;) reusable.push_back(batch[i]);
+    return false;
+  }
+  // Handed out in the order taken (new slots: rising addresses, so that
+  // buffers freed together are neighbours and close as one range).
+  std::vector<uint32_t>& ready = ready_[total_pages];
+  for (size_t i = n; i-- > 1;) ready.push_back(batch[i]);
+  return true;
 }
 
 bool GuardedAllocator::OpenSlot(const SlotRecord& r) {
@@ -178,6 +240,7 @@ AllocResult GuardedAllocator::Allocate(size_t size, uint32_t stack_id) {
   uint64_t data_pages64 = (static_cast<uint64_t>(size) + page_ - 1) / page_;
   const char* reason = nullptr;
   uint32_t idx = 0;
+  bool opened = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (data_pages64 + 1 > 0xFFFFFFFFull) {
@@ -185,7 +248,7 @@ AllocResult GuardedAllocator::Allocate(size_t size, uint32_t stack_id) {
     } else if (stats_.max_live != 0 && stats_.live >= stats_.max_live) {
       reason = "the live-allocation cap for mprotect guard pages (vm.max_map_count) was reached";
     } else {
-      idx = TakeSlot(static_cast<uint32_t>(data_pages64 + 1), &reason);
+      idx = TakeSlot(static_cast<uint32_t>(data_pages64 + 1), &opened, &reason);
     }
     if (idx != 0) {
       stats_.live++;  // reserve the place under the cap before unlocking
@@ -201,7 +264,7 @@ AllocResult GuardedAllocator::Allocate(size_t size, uint32_t stack_id) {
     r->user = size == 0 ? g0.guard_start
               : (r->mode == Mode::kTail ? AlignDown(g0.guard_start - size, options_.alignment)
                                         : g0.data_start);
-    if (!OpenSlot(*r)) {
+    if (!opened && !OpenSlot(*r)) {
       reason = "opening a guarded slot failed (madvise/mprotect)";
       std::lock_guard<std::mutex> lock(mu_);
       stats_.live--;
@@ -252,7 +315,7 @@ FreeResult GuardedAllocator::Free(void* ptr, FreedBy by, uint32_t stack_id) {
   SlotRecord* r = const_cast<SlotRecord*>(found);
   // Frees are serialized with the canary checks: a check must never read a
   // slot that a racing free is closing.
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   uint8_t expected = static_cast<uint8_t>(SlotState::kLive);
   if (!__atomic_compare_exchange_n(&r->state, &expected, static_cast<uint8_t>(SlotState::kQuarantined),
                                    false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -271,14 +334,101 @@ FreeResult GuardedAllocator::Free(void* ptr, FreedBy by, uint32_t stack_id) {
     res.violation.record = *r;
     res.violation.damage = damage;
   }
-  CloseSlot(*r);  // a failure leaves the data readable: still quarantined, never reused early
   res.status = FreeStatus::kFreed;
   res.record = *r;
   stats_.frees++;
   stats_.live--;
   stats_.live_bytes -= r->size;
-  Quarantine(static_cast<uint32_t>(r - records_));
+  uint32_t idx = static_cast<uint32_t>(r - records_);
+  if (!batched_close_) {
+    CloseSlot(*r);  // a failure leaves the data readable: still quarantined, never reused early
+    Quarantine(idx);
+    return res;
+  }
+  closing_.push_back(idx);
+  if (closing_.size() >= kCloseBatch) {
+    std::vector<uint32_t> batch;
+    batch.swap(closing_);
+    lock.unlock();
+    CloseBatch(&batch);
+    return res;
+  }
+  if (closing_.size() == 1) {
+    if (!closer_started_) {
+      closer_started_ = true;
+      pthread_t thread;
+      auto loop = [](void* self) -> void* {
+        static_cast<GuardedAllocator*>(self)->CloserLoop();
+        return nullptr;
+      };
+      if (pthread_create(&thread, nullptr, loop, this) == 0) {
+        pthread_detach(thread);
+      } else {
+        batched_close_ = false;  // no closer: close as frees come
+        std::vector<uint32_t> batch;
+        batch.swap(closing_);
+        lock.unlock();
+        CloseBatch(&batch);
+        return res;
+      }
+    }
+    closer_cv_.notify_one();
+  }
   return res;
+}
+
+// Closes freed slots: sorted by address, neighbours closed as one range
+// (their guard pages are guards already), all ranges in one system call;
+// then they enter the quarantine.
+void GuardedAllocator::CloseBatch(std::vector<uint32_t>* batch) {
+  if (batch->empty()) return;
+  std::sort(batch->begin(), batch->end(), [this](uint32_t a, uint32_t b) {
+    return RecordOf(a)->slot_start < RecordOf(b)->slot_start;
+  });
+  std::vector<platform::PageRange> ranges;
+  ranges.reserve(batch->size());
+  uintptr_t run_start = 0, run_end = 0;
+  for (uint32_t idx : *batch) {
+    const SlotRecord& r = *RecordOf(idx);
+    uintptr_t start = r.slot_start, end = r.slot_start + (static_cast<uintptr_t>(r.data_pages) + 1) * page_;
+    if (start == run_end) {
+      run_end = end;
+      continue;
+    }
+    if (run_end > run_start) ranges.push_back({reinterpret_cast<void*>(run_start), run_end - run_start});
+    run_start = start;
+    run_end = end;
+  }
+  if (run_end > run_start) ranges.push_back({reinterpret_cast<void*>(run_start), run_end - run_start});
+  // A failure leaves data readable: still quarantined, never reused early.
+  if (backend_ == Backend::kGuardInstall) {
+    platform::InstallGuards(ranges.data(), ranges.size());
+  } else {
+    for (const platform::PageRange& range : ranges) platform::ProtectNone(range.addr, range.bytes);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (uint32_t idx : *batch) Quarantine(idx);
+}
+
+void GuardedAllocator::CloserLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    closer_cv_.wait(lock, [this] { return !closing_.empty(); });
+    std::vector<uint32_t> batch;
+    batch.swap(closing_);
+    lock.unlock();
+    CloseBatch(&batch);
+    lock.lock();
+  }
+}
+
+void GuardedAllocator::FlushFrees() {
+  std::vector<uint32_t> batch;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    batch.swap(closing_);
+  }
+  CloseBatch(&batch);
 }
 
 void GuardedAllocator::Quarantine(uint32_t index) {
@@ -309,6 +459,7 @@ void GuardedAllocator::CheckInto(const SlotRecord& r, std::vector<CanaryViolatio
 }
 
 std::vector<CanaryViolation> GuardedAllocator::CheckRecent() {
+  FlushFrees();
   std::vector<std::pair<uint32_t, uint64_t>> recent;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -326,6 +477,7 @@ std::vector<CanaryViolation> GuardedAllocator::CheckRecent() {
 }
 
 std::vector<CanaryViolation> GuardedAllocator::CheckAll() {
+  FlushFrees();
   std::vector<CanaryViolation> out;
   std::lock_guard<std::mutex> lock(mu_);
   recent_.clear();
@@ -346,6 +498,8 @@ std::vector<SlotRecord> GuardedAllocator::LiveRecords() {
   std::lock_guard<std::mutex> lock(mu_);
   for (uint32_t i = 1; i <= record_count_; i++)
     if (LoadState(*RecordOf(i)) == SlotState::kLive) out.push_back(*RecordOf(i));
+  // Records are reused out of order: list by allocation number.
+  std::sort(out.begin(), out.end(), [](const SlotRecord& a, const SlotRecord& b) { return a.alloc_id < b.alloc_id; });
   return out;
 }
 

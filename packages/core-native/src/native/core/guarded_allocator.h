@@ -1,6 +1,7 @@
 #ifndef MATE_CORE_GUARDED_ALLOCATOR_H_
 #define MATE_CORE_GUARDED_ALLOCATOR_H_
 
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -65,6 +66,16 @@ class GuardedAllocator {
   AllocResult Allocate(size_t size, uint32_t stack_id);
   FreeResult Free(void* ptr, FreedBy by, uint32_t stack_id);
 
+  // Frees that arrive in bursts from the garbage collector's threads are
+  // closed (made inaccessible) in batches: adjacent slots in one call, the
+  // rest in one process_madvise. A freed slot waits at most until the
+  // background closer gets to it (microseconds), the next allocation or
+  // canary check, or a full batch; it is never reused before it was closed
+  // and quarantined. Off: every free closes its slot before returning.
+  void SetBatchedClose(bool on) { batched_close_ = on; }
+  // Closes every freed slot still waiting (tests, checks, reports).
+  void FlushFrees();
+
   // Canary checks: of allocations made since the last CheckRecent (still
   // live), or of every live allocation. Violations are reported once.
   std::vector<CanaryViolation> CheckRecent();
@@ -90,9 +101,13 @@ class GuardedAllocator {
 
  private:
   GuardedAllocator(const Options& options, uintptr_t base, Backend backend);
-  uint32_t TakeSlot(uint32_t total_pages, const char** reason);  // under mu_
+  uint32_t TakeSlot(uint32_t total_pages, bool* opened, const char** reason);  // under mu_
+  uint32_t NewSlot(uint32_t total_pages, const char** reason);  // under mu_
+  bool OpenAhead(uint32_t total_pages, uint32_t first);           // under mu_
   bool OpenSlot(const SlotRecord& r);
   bool CloseSlot(const SlotRecord& r);
+  void CloseBatch(std::vector<uint32_t>* batch);  // without mu_ held
+  void CloserLoop();
   void Quarantine(uint32_t index);  // under mu_
   void CheckInto(const SlotRecord& r, std::vector<CanaryViolation>* out);
   SlotRecord* RecordOf(uint32_t index) const { return &records_[index]; }
@@ -112,7 +127,14 @@ class GuardedAllocator {
   size_t next_page_ = 0;        // bump pointer, in pages from base_
   size_t committed_pages_ = 0;  // guard-install backend: pages made RW
   std::unordered_map<uint32_t, std::vector<uint32_t>> reusable_;  // total pages -> records
+  // Small slots opened ahead in one system call: accessible, zero pages not
+  // yet touched, not handed out (total pages -> records).
+  std::unordered_map<uint32_t, std::vector<uint32_t>> ready_;
   std::deque<uint32_t> quarantine_;
+  bool batched_close_ = false;
+  std::vector<uint32_t> closing_;  // freed, not closed yet
+  bool closer_started_ = false;
+  std::condition_variable closer_cv_;
   std::vector<std::pair<uint32_t, uint64_t>> recent_;  // (record, alloc id)
   uint64_t next_id_ = 0;
   uint32_t current_test_ = 0;
