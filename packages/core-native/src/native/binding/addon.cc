@@ -225,10 +225,11 @@ Napi::Value Stats(const Napi::CallbackInfo& info) {
   o.Set("backend", s.backend == Backend::kGuardInstall ? "madvise-guard" : "mprotect");
   // This thread's stack keys: allocations whose stack text was known (hits)
   // or captured (misses).
-  engine::StackKeys::Counters k{0, 0};
+  engine::StackKeys::Counters k{0, 0, 0};
   if (engine::StackKeys* keys = engine::StackKeys::ForThisThread()) k = keys->counters();
   o.Set("stackKeyHits", num(k.hits));
   o.Set("stackKeyMisses", num(k.misses));
+  o.Set("stackV8Samples", num(k.v8_samples));
   o.Set("releasedDuringGc", Napi::Boolean::New(env, ReleasedDuringGC(env)));
   return o;
 }

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -20,6 +21,9 @@ constexpr uint32_t kOpenAheadMaxPages = 2;
 constexpr size_t kOpenAhead = 16;
 // Freed slots closed at once by the freeing thread when this many wait.
 constexpr size_t kCloseBatch = 256;
+// How long the closer lets a burst of frees gather (bounds how long a freed
+// slot stays accessible, with the checks and the batch size above).
+constexpr useconds_t kCloseGatherUs = 100;
 
 uintptr_t AlignDown(uintptr_t v, uintptr_t a) { return v & ~(a - 1); }
 
@@ -313,8 +317,9 @@ FreeResult GuardedAllocator::Free(void* ptr, FreedBy by, uint32_t stack_id) {
     return res;
   }
   SlotRecord* r = const_cast<SlotRecord*>(found);
-  // Frees are serialized with the canary checks: a check must never read a
-  // slot that a racing free is closing.
+  // Live -> quarantined under the lock: canary checks only read live slots
+  // (under the same lock), and nothing reuses the slot before it is closed
+  // and has passed the quarantine, so it can be checked here unlocked.
   std::unique_lock<std::mutex> lock(mu_);
   uint8_t expected = static_cast<uint8_t>(SlotState::kLive);
   if (!__atomic_compare_exchange_n(&r->state, &expected, static_cast<uint8_t>(SlotState::kQuarantined),
@@ -323,6 +328,10 @@ FreeResult GuardedAllocator::Free(void* ptr, FreedBy by, uint32_t stack_id) {
     res.record = *r;
     return res;
   }
+  stats_.frees++;
+  stats_.live--;
+  stats_.live_bytes -= r->size;
+  lock.unlock();
   SlotGeometry g = GeometryOf(*r, page_);
   CanaryDamage damage = CheckCanary(g);
   r->freed_by = by;
@@ -336,15 +345,14 @@ FreeResult GuardedAllocator::Free(void* ptr, FreedBy by, uint32_t stack_id) {
   }
   res.status = FreeStatus::kFreed;
   res.record = *r;
-  stats_.frees++;
-  stats_.live--;
-  stats_.live_bytes -= r->size;
   uint32_t idx = static_cast<uint32_t>(r - records_);
   if (!batched_close_) {
     CloseSlot(*r);  // a failure leaves the data readable: still quarantined, never reused early
+    lock.lock();
     Quarantine(idx);
     return res;
   }
+  lock.lock();
   closing_.push_back(idx);
   if (closing_.size() >= kCloseBatch) {
     std::vector<uint32_t> batch;
@@ -411,9 +419,15 @@ void GuardedAllocator::CloseBatch(std::vector<uint32_t>* batch) {
 }
 
 void GuardedAllocator::CloserLoop() {
+  pthread_setname_np(pthread_self(), "mate-guard-free");
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     closer_cv_.wait(lock, [this] { return !closing_.empty(); });
+    // Frees come in bursts (a GC sweep): let the burst gather first, which
+    // also spares the freeing thread a wake-up per free.
+    lock.unlock();
+    usleep(kCloseGatherUs);
+    lock.lock();
     std::vector<uint32_t> batch;
     batch.swap(closing_);
     lock.unlock();

@@ -68,6 +68,7 @@ StackKeys* StackKeys::ForThisThread() {
     // First use on this isolate: every full GC from now on ends an epoch.
     k->isolate_ = isolate;
     k->epoch_++;
+    k->walker_.reset(new FrameWalker(isolate));
     V8().add_gc_prologue_callback(isolate, reinterpret_cast<GCCallback>(&StackKeys::OnFullGC), k,
                                   kGCTypeMarkSweepCompact | kGCTypeMinorMarkCompact);
   }
@@ -88,29 +89,56 @@ __attribute__((noinline)) size_t StackKeys::Sample(uintptr_t* frames, size_t lim
   return info.frames_count <= limit ? info.frames_count : 0;
 }
 
+size_t StackKeys::Frames(uintptr_t* frames, size_t limit, bool* from_walker) {
+  *from_walker = false;
+  int walked = walker_ && walker_->usable() ? walker_->Walk(frames, limit) : FrameWalker::kUnsupported;
+  if (walked >= 0) {
+    *from_walker = true;
+    return static_cast<size_t>(walked);
+  }
+  v8_samples_++;
+  size_t n = Sample(frames, limit);
+  if (walked == FrameWalker::kUnknown) walker_->Learn(frames, n, limit);
+  return n;
+}
+
 uint32_t StackKeys::Lookup(int32_t* token) {
   *token = -1;
   uint32_t limit = g_frame_limit.load(std::memory_order_relaxed);
   Key key;
-  size_t n = Sample(key.frames, limit);
-  if (n == 0) return 0;
-  // The bottom of the stack was reached: async frames may follow in the text.
-  if (n < limit) key.frames[n++] = kClockTag | MicrotaskClock(static_cast<Isolate*>(isolate_));
-  key.n = static_cast<uint32_t>(n);
-  key.hash = HashFrames(key.frames, n);
-  key.epoch = epoch_;
-  const Key& e = table_[key.hash & (kSlots - 1)];
-  if (e.stack_id != 0 && e.hash == key.hash && e.epoch == epoch_ && e.n == n &&
-      memcmp(e.frames, key.frames, n * sizeof(uintptr_t)) == 0) {
-    hits_++;
-    return e.stack_id;
+  bool from_walker = false;
+  size_t raw = Frames(key.frames, limit, &from_walker);
+  for (int attempt = 0; attempt < 2; attempt++) {
+    size_t n = raw;
+    if (n == 0) return 0;
+    // The bottom of the stack was reached: async frames may follow in the text.
+    if (n < limit) key.frames[n++] = kClockTag | MicrotaskClock(static_cast<Isolate*>(isolate_));
+    key.n = static_cast<uint32_t>(n);
+    key.hash = HashFrames(key.frames, n);
+    key.epoch = epoch_;
+    const Key& e = table_[key.hash & (kSlots - 1)];
+    if (e.stack_id != 0 && e.hash == key.hash && e.epoch == epoch_ && e.n == n &&
+        memcmp(e.frames, key.frames, n * sizeof(uintptr_t)) == 0) {
+      hits_++;
+      return e.stack_id;
+    }
+    if (!from_walker) break;
+    // A new key from the walker: it must be exactly V8's own sample.
+    uintptr_t check[kMaxFrames + 1];
+    v8_samples_++;
+    size_t m = Sample(check, limit);
+    if (FrameWalker::SameAsV8(key.frames, raw, check, m)) break;
+    walker_->Disable();
+    memcpy(key.frames, check, m * sizeof(uintptr_t));
+    raw = m;
+    from_walker = false;
   }
   misses_++;
   uint32_t slot = pending_seq_ % kPending;
   pending_seq_ = (pending_seq_ + 1) & 0x0FFFFFFF;
   if (pending_seq_ == 0) pending_seq_ = 1;  // 0 marks a used slot
   Key& p = pending_[slot];
-  memcpy(&p, &key, offsetof(Key, frames) + n * sizeof(uintptr_t));
+  memcpy(&p, &key, offsetof(Key, frames) + key.n * sizeof(uintptr_t));
   p.seq = pending_seq_;
   *token = static_cast<int32_t>((p.seq << 3) | slot);
   return 0;

@@ -3,6 +3,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+
+#include "engine/frame_walker.h"
 
 namespace mate {
 namespace engine {
@@ -42,13 +45,19 @@ class StackKeys {
   // Forgets every key (the stack formatter changed).
   void Reset() { epoch_++; }
 
-  struct Counters { uint64_t hits, misses; };
-  Counters counters() const { return {hits_, misses_}; }
+  struct Counters {
+    uint64_t hits, misses;
+    uint64_t v8_samples;  // keys that needed V8's own sampler (not the walker)
+  };
+  Counters counters() const { return {hits_, misses_, v8_samples_}; }
 
  private:
   StackKeys();
   static void OnFullGC(void* isolate, int gc_type, int flags, void* data);
-  size_t Sample(uintptr_t* frames, size_t limit);
+  size_t Sample(uintptr_t* frames, size_t limit);  // V8's sampler
+  // The raw frames of the current stack: the walker's when it knows the
+  // stack, else V8's (and the walker learns from them).
+  size_t Frames(uintptr_t* frames, size_t limit, bool* from_walker);
 
   struct Key {
     uint64_t hash;
@@ -66,7 +75,8 @@ class StackKeys {
   Key* table_ = nullptr;
   Key pending_[kPending];
   uint32_t pending_seq_ = 0;  // 28 bits used
-  uint64_t hits_ = 0, misses_ = 0;
+  uint64_t hits_ = 0, misses_ = 0, v8_samples_ = 0;
+  std::unique_ptr<FrameWalker> walker_;
 };
 
 }  // namespace engine

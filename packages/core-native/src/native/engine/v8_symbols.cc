@@ -25,6 +25,8 @@ V8Api Resolve() {
   Find(&api.new_backing_store, "_ZN2v811ArrayBuffer15NewBackingStoreEPvmPFvS1_mS1_ES1_");
   Find(&api.array_buffer_new, "_ZN2v811ArrayBuffer3NewEPNS_7IsolateESt10shared_ptrINS_12BackingStoreEE");
   Find(&api.backing_store_dtor, "_ZN2v812BackingStoreD1Ev");
+  Find(&api.isolate_address_from_id, "_ZN2v88internal7Isolate19get_address_from_idENS0_16IsolateAddressIdE");
+  Find(&api.embedded_code_range, "_ZN2v87Isolate20GetEmbeddedCodeRangeEPPKvPm");
   return api;
 }
 }  // namespace

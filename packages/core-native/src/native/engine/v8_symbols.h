@@ -56,7 +56,14 @@ struct V8Api {
   UniqueBackingStore (*new_backing_store)(void*, size_t, BackingStoreDeleter, void*);
   Local (*array_buffer_new)(Isolate*, std::shared_ptr<BackingStore>);
   void (*backing_store_dtor)(BackingStore*);
+  // For the frame walker: where the isolate keeps its c_entry_fp (the frame
+  // pointer of the exit frame of the running API call), and the builtins.
+  uintptr_t* (*isolate_address_from_id)(Isolate*, int id);
+  void (*embedded_code_range)(Isolate*, const void** start, size_t* length);
 };
+
+// v8::internal::IsolateAddressId::kCEntryFPAddress (second in every V8).
+constexpr int kCEntryFPAddressId = 1;
 
 // V8's GCType bits (v8-callbacks.h).
 constexpr int kGCTypeMinorMarkCompact = 1 << 1;
