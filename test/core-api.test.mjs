@@ -109,6 +109,25 @@ test('a synchronous loop of 200,000 dropped 4 KiB guarded buffers finishes and f
   assert.ok(Number(m[3]) < 100, `freed promptly (live ${m[3]})`);
 });
 
+test('a synchronous loop of 1,000,000 dropped small guarded buffers never holds them all live', async () => {
+  const r = await run(process.execPath, [fixture('sync-drop-loop.js')], { timeout: 300_000 });
+  assert.equal(r.code, 0, r.output);
+  const m = /allocations=(\d+) fallbacks=(\d+) peakLive=(\d+) releasedDuringGc=(\w+)/.exec(r.output);
+  assert.ok(m, r.output);
+  assert.ok(Number(m[1]) >= 1000000);
+  assert.equal(Number(m[2]), 0, 'all guarded');
+  assert.equal(m[4], 'true', 'buffers are released during GC on this Node');
+  assert.ok(Number(m[3]) < 200000, `released during the loop (peak live ${m[3]})`);
+});
+
+for (const flags of [[], ['--compact-on-every-full-gc', '--stress-flush-code']]) {
+  test(`each allocation gets its own caller's stack from the stack cache (tier-ups, GCs that move code, async callers, native callbacks, a new formatter)${flags.length ? ' under ' + flags.join(' ') : ''}`, async () => {
+    const r = await run(process.execPath, ['--expose-gc', ...flags, fixture('stack-keys.js')], { timeout: 120_000 });
+    assert.equal(r.code, 0, r.output);
+    assert.match(r.output, /checked (\d+) of \1; wrong 0; keys reused yes/);
+  });
+}
+
 test('1,000,000 live guarded 16-byte buffers fit at once with MADV_GUARD_INSTALL', async (t) => {
   const probe = await node(`const c = require(${JSON.stringify(core)}); c.installGuardAllocator({}); console.log(c.stats().backend)`);
   if (!probe.stdout.includes('madvise-guard')) {
