@@ -73,11 +73,14 @@ void ReleaseBuffer(void* data) {
             static_cast<unsigned long long>(r.record.alloc_id), data,
             static_cast<unsigned long long>(r.record.size), ModeName(r.record.mode),
             TestName(a->CurrentTest()).c_str());
-  if (r.has_violation) {
-    Pending p = Render(*a, r.violation);
-    std::lock_guard<std::mutex> lock(g_pending_mu);
-    g_pending.push_back(std::move(p));
-  }
+}
+
+// Canary damage found when a freed buffer is checked (any thread): the
+// event file is written now, the report surfaces at the next check.
+void OnFreeViolation(const CanaryViolation& violation) {
+  Pending p = Render(*GuardedAllocator::Instance(), violation);
+  std::lock_guard<std::mutex> lock(g_pending_mu);
+  g_pending.push_back(std::move(p));
 }
 
 // configure(options, reportDir): creates the allocator once and installs
@@ -95,6 +98,7 @@ Napi::Value Configure(const Napi::CallbackInfo& info) {
   // Frees from the GC's threads come in bursts: close their slots in
   // batches. Node-API finalizers free on the JS thread just before JS runs
   // again, so there every free closes its slot at once.
+  a->SetFreeViolationSink(OnFreeViolation);
   a->SetBatchedClose(ReleasedDuringGC(env));
   Napi::Object o = Napi::Object::New(env);
   o.Set("backend", a->backend() == Backend::kGuardInstall ? "madvise-guard" : "mprotect");
@@ -191,12 +195,14 @@ Napi::Value CheckCanaries(const Napi::CallbackInfo& info) {
   GuardedAllocator* a = Need(env);
   if (a == nullptr) return env.Undefined();
   bool all = info.Length() > 0 && info[0].ToBoolean().Value();
+  // Checks first: they also check freed buffers still waiting to be closed.
+  std::vector<CanaryViolation> now = all ? a->CheckAll() : a->CheckRecent();
   std::vector<Pending> found;
   {
     std::lock_guard<std::mutex> lock(g_pending_mu);
     found.swap(g_pending);
   }
-  for (const CanaryViolation& c : all ? a->CheckAll() : a->CheckRecent()) found.push_back(Render(*a, c));
+  for (const CanaryViolation& c : now) found.push_back(Render(*a, c));
   Napi::Array arr = Napi::Array::New(env, found.size());
   for (size_t i = 0; i < found.size(); i++) arr.Set(i, ToJs(env, found[i]));
   g_violations += found.size();

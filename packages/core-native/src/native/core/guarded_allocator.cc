@@ -332,21 +332,14 @@ FreeResult GuardedAllocator::Free(void* ptr, FreedBy by, uint32_t stack_id) {
   stats_.live--;
   stats_.live_bytes -= r->size;
   lock.unlock();
-  SlotGeometry g = GeometryOf(*r, page_);
-  CanaryDamage damage = CheckCanary(g);
   r->freed_by = by;
   r->free_stack = stack_id;
   r->free_test = CurrentTest();
-  if (damage.any() && !r->canary_reported) {
-    r->canary_reported = 1;
-    res.has_violation = true;
-    res.violation.record = *r;
-    res.violation.damage = damage;
-  }
   res.status = FreeStatus::kFreed;
   res.record = *r;
   uint32_t idx = static_cast<uint32_t>(r - records_);
   if (!batched_close_) {
+    CheckFreed(r);
     CloseSlot(*r);  // a failure leaves the data readable: still quarantined, never reused early
     lock.lock();
     Quarantine(idx);
@@ -356,7 +349,7 @@ FreeResult GuardedAllocator::Free(void* ptr, FreedBy by, uint32_t stack_id) {
   closing_.push_back(idx);
   if (closing_.size() >= kCloseBatch) {
     std::vector<uint32_t> batch;
-    batch.swap(closing_);
+    TakeClosing(&batch);
     lock.unlock();
     CloseBatch(&batch);
     return res;
@@ -374,7 +367,7 @@ FreeResult GuardedAllocator::Free(void* ptr, FreedBy by, uint32_t stack_id) {
       } else {
         batched_close_ = false;  // no closer: close as frees come
         std::vector<uint32_t> batch;
-        batch.swap(closing_);
+        TakeClosing(&batch);
         lock.unlock();
         CloseBatch(&batch);
         return res;
@@ -385,11 +378,18 @@ FreeResult GuardedAllocator::Free(void* ptr, FreedBy by, uint32_t stack_id) {
   return res;
 }
 
-// Closes freed slots: sorted by address, neighbours closed as one range
-// (their guard pages are guards already), all ranges in one system call;
-// then they enter the quarantine.
+void GuardedAllocator::CheckFreed(SlotRecord* r) {
+  CanaryDamage damage = CheckCanary(GeometryOf(*r, page_));
+  if (!damage.any() || __atomic_exchange_n(&r->canary_reported, 1, __ATOMIC_ACQ_REL)) return;
+  if (free_sink_ != nullptr) free_sink_(CanaryViolation{*r, damage});
+}
+
+// Checks freed slots, then closes them: sorted by address, neighbours closed
+// as one range (their guard pages are guards already), all ranges in one
+// system call; then they enter the quarantine.
 void GuardedAllocator::CloseBatch(std::vector<uint32_t>* batch) {
   if (batch->empty()) return;
+  for (uint32_t idx : *batch) CheckFreed(RecordOf(idx));
   std::sort(batch->begin(), batch->end(), [this](uint32_t a, uint32_t b) {
     return RecordOf(a)->slot_start < RecordOf(b)->slot_start;
   });
@@ -416,6 +416,12 @@ void GuardedAllocator::CloseBatch(std::vector<uint32_t>* batch) {
   }
   std::lock_guard<std::mutex> lock(mu_);
   for (uint32_t idx : *batch) Quarantine(idx);
+  if (--closes_in_flight_ == 0) closed_cv_.notify_all();
+}
+
+void GuardedAllocator::TakeClosing(std::vector<uint32_t>* batch) {
+  batch->swap(closing_);
+  if (!batch->empty()) closes_in_flight_++;
 }
 
 void GuardedAllocator::CloserLoop() {
@@ -429,7 +435,7 @@ void GuardedAllocator::CloserLoop() {
     usleep(kCloseGatherUs);
     lock.lock();
     std::vector<uint32_t> batch;
-    batch.swap(closing_);
+    TakeClosing(&batch);
     lock.unlock();
     CloseBatch(&batch);
     lock.lock();
@@ -440,9 +446,13 @@ void GuardedAllocator::FlushFrees() {
   std::vector<uint32_t> batch;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    batch.swap(closing_);
+    TakeClosing(&batch);
   }
   CloseBatch(&batch);
+  // Batches other threads took are checked and closed before this returns:
+  // a check right after must see what they find.
+  std::unique_lock<std::mutex> lock(mu_);
+  closed_cv_.wait(lock, [this] { return closes_in_flight_ == 0; });
 }
 
 void GuardedAllocator::Quarantine(uint32_t index) {

@@ -36,9 +36,12 @@ struct CanaryViolation {
 struct FreeResult {
   FreeStatus status = FreeStatus::kNotGuarded;
   SlotRecord record{};  // for kFreed / kDoubleFree
-  bool has_violation = false;
-  CanaryViolation violation{};
 };
+
+// Receives canary damage found when a freed slot is checked (before it is
+// closed): on the freeing thread, the background closer, or a thread that
+// flushes frees. Must be thread-safe.
+using FreeViolationSink = void (*)(const CanaryViolation& violation);
 
 struct AllocatorStats {
   uint64_t allocations = 0;   // guarded allocations made
@@ -67,12 +70,14 @@ class GuardedAllocator {
   FreeResult Free(void* ptr, FreedBy by, uint32_t stack_id);
 
   // Frees that arrive in bursts from the garbage collector's threads are
-  // closed (made inaccessible) in batches: adjacent slots in one call, the
-  // rest in one process_madvise. A freed slot waits at most until the
+  // checked (canaries) and closed (made inaccessible) in batches: adjacent
+  // slots in one call, the rest in one process_madvise. A freed slot waits at most until the
   // background closer gets to it (microseconds), the next allocation or
   // canary check, or a full batch; it is never reused before it was closed
   // and quarantined. Off: every free closes its slot before returning.
   void SetBatchedClose(bool on) { batched_close_ = on; }
+  // Where canary damage found at free goes (set once, before allocating).
+  void SetFreeViolationSink(FreeViolationSink sink) { free_sink_ = sink; }
   // Closes every freed slot still waiting (tests, checks, reports).
   void FlushFrees();
 
@@ -106,7 +111,9 @@ class GuardedAllocator {
   bool OpenAhead(uint32_t total_pages, uint32_t first);           // under mu_
   bool OpenSlot(const SlotRecord& r);
   bool CloseSlot(const SlotRecord& r);
+  void TakeClosing(std::vector<uint32_t>* batch);  // under mu_; CloseBatch must follow
   void CloseBatch(std::vector<uint32_t>* batch);  // without mu_ held
+  void CheckFreed(SlotRecord* r);                  // canaries of a freed, still open slot
   void CloserLoop();
   void Quarantine(uint32_t index);  // under mu_
   void CheckInto(const SlotRecord& r, std::vector<CanaryViolation>* out);
@@ -132,9 +139,12 @@ class GuardedAllocator {
   std::unordered_map<uint32_t, std::vector<uint32_t>> ready_;
   std::deque<uint32_t> quarantine_;
   bool batched_close_ = false;
+  FreeViolationSink free_sink_ = nullptr;
   std::vector<uint32_t> closing_;  // freed, not closed yet
+  size_t closes_in_flight_ = 0;  // batches taken, not yet quarantined
   bool closer_started_ = false;
   std::condition_variable closer_cv_;
+  std::condition_variable closed_cv_;
   std::vector<std::pair<uint32_t, uint64_t>> recent_;  // (record, alloc id)
   uint64_t next_id_ = 0;
   uint32_t current_test_ = 0;
