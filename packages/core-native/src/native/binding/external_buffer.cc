@@ -31,7 +31,10 @@ napi_value ViaV8(void* data, size_t length, engine::BackingStoreDeleter deleter)
 }
 
 // Once per process: the V8 path is used only if a buffer made that way reads
-// back through Node-API as the same memory.
+// back through Node-API as the same memory. V8 then sweeps dead ArrayBuffers
+// inside the GC pause instead of on a background job that may lag behind:
+// a dropped buffer is released by the collection that finds it dead, as
+// promptly as a Node-API finalizer (a turn later) or sooner.
 bool V8PathWorks(napi_env env) {
   static int state = -1;  // -1 unknown, 0 no, 1 yes
   if (state >= 0) return state == 1;
@@ -46,8 +49,10 @@ bool V8PathWorks(napi_env env) {
   size_t length = 0;
   if (ab != nullptr && napi_is_arraybuffer(env, ab, &is_ab) == napi_ok && is_ab &&
       napi_get_arraybuffer_info(env, ab, &data, &length) == napi_ok && data == probe &&
-      length == sizeof(probe))
+      length == sizeof(probe)) {
+    engine::V8().set_flags_from_string("--no-concurrent-array-buffer-sweeping");
     state = 1;
+  }
   napi_close_handle_scope(env, scope);
   return state == 1;
 }

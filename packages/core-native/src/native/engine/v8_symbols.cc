@@ -25,6 +25,7 @@ V8Api Resolve() {
   Find(&api.new_backing_store, "_ZN2v811ArrayBuffer15NewBackingStoreEPvmPFvS1_mS1_ES1_");
   Find(&api.array_buffer_new, "_ZN2v811ArrayBuffer3NewEPNS_7IsolateESt10shared_ptrINS_12BackingStoreEE");
   Find(&api.backing_store_dtor, "_ZN2v812BackingStoreD1Ev");
+  Find(&api.set_flags_from_string, "_ZN2v82V818SetFlagsFromStringEPKc");
   Find(&api.isolate_address_from_id, "_ZN2v88internal7Isolate19get_address_from_idENS0_16IsolateAddressIdE");
   Find(&api.embedded_code_range, "_ZN2v87Isolate20GetEmbeddedCodeRangeEPPKvPm");
   return api;
@@ -45,7 +46,8 @@ bool HasStackSampling() {
 
 bool HasBackingStoreDeleters() {
   const V8Api& a = V8();
-  return a.get_current && a.new_backing_store && a.array_buffer_new && a.backing_store_dtor;
+  return a.get_current && a.new_backing_store && a.array_buffer_new && a.backing_store_dtor &&
+         a.set_flags_from_string;
 }
 
 }  // namespace engine

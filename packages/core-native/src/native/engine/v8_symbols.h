@@ -56,6 +56,7 @@ struct V8Api {
   UniqueBackingStore (*new_backing_store)(void*, size_t, BackingStoreDeleter, void*);
   Local (*array_buffer_new)(Isolate*, std::shared_ptr<BackingStore>);
   void (*backing_store_dtor)(BackingStore*);
+  void (*set_flags_from_string)(const char* flags);  // v8::V8::SetFlagsFromString
   // For the frame walker: where the isolate keeps its c_entry_fp (the frame
   // pointer of the exit frame of the running API call), and the builtins.
   uintptr_t* (*isolate_address_from_id)(Isolate*, int id);
