@@ -35,6 +35,8 @@ void FillCanary(const SlotGeometry& g) {
            g.canary_after_end - g.canary_after_start);
 }
 
+void FillPage(void* start, size_t bytes) { memset(start, kCanaryByte, bytes); }
+
 CanaryDamage CheckCanary(const SlotGeometry& g) {
   CanaryDamage d;
   if (!AllCanary(g.canary_before_start, g.canary_before_end)) {

@@ -21,6 +21,12 @@ constexpr uint32_t kOpenAheadMaxPages = 2;
 constexpr size_t kOpenAhead = 16;
 // Freed slots closed at once by the freeing thread when this many wait.
 constexpr size_t kCloseBatch = 256;
+// One-page slots the background thread keeps open and filled with canary
+// bytes ahead of need, so that such an allocation only zeroes its own bytes
+// (no system call, no page fault on the allocating thread).
+constexpr uint32_t kPrimedPages = 2;  // data + guard
+constexpr size_t kPrimeTarget = 256;
+constexpr size_t kPrimeBatch = 64;
 // How long the closer lets a burst of frees gather (bounds how long a freed
 // slot stays accessible, with the checks and the batch size above).
 constexpr useconds_t kCloseGatherUs = 100;
@@ -134,8 +140,21 @@ const SlotRecord* GuardedAllocator::SlotAfter(const SlotRecord& r) const {
   return SlotAt(r.slot_start + (static_cast<uintptr_t>(r.data_pages) + 1) * page_);
 }
 
-uint32_t GuardedAllocator::TakeSlot(uint32_t total_pages, bool* opened, const char** reason) {
+uint32_t GuardedAllocator::TakeSlot(uint32_t total_pages, bool* opened, bool* primed, const char** reason) {
   *opened = false;
+  *primed = false;
+  if (total_pages == kPrimedPages && batched_close_ && backend_ == Backend::kGuardInstall) {
+    if (primed_.size() < kPrimeTarget / 2 && !prime_wanted_ && StartCloser()) {
+      prime_wanted_ = true;
+      closer_cv_.notify_one();
+    }
+    if (!primed_.empty()) {
+      uint32_t idx = primed_.back();
+      primed_.pop_back();
+      *opened = *primed = true;
+      return idx;
+    }
+  }
   auto ready = ready_.find(total_pages);
   if (ready != ready_.end() && !ready->second.empty()) {
     uint32_t idx = ready->second.back();
@@ -244,7 +263,7 @@ AllocResult GuardedAllocator::Allocate(size_t size, uint32_t stack_id) {
   uint64_t data_pages64 = (static_cast<uint64_t>(size) + page_ - 1) / page_;
   const char* reason = nullptr;
   uint32_t idx = 0;
-  bool opened = false;
+  bool opened = false, primed = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (data_pages64 + 1 > 0xFFFFFFFFull) {
@@ -252,7 +271,7 @@ AllocResult GuardedAllocator::Allocate(size_t size, uint32_t stack_id) {
     } else if (stats_.max_live != 0 && stats_.live >= stats_.max_live) {
       reason = "the live-allocation cap for mprotect guard pages (vm.max_map_count) was reached";
     } else {
-      idx = TakeSlot(static_cast<uint32_t>(data_pages64 + 1), &opened, &reason);
+      idx = TakeSlot(static_cast<uint32_t>(data_pages64 + 1), &opened, &primed, &reason);
     }
     if (idx != 0) {
       stats_.live++;  // reserve the place under the cap before unlocking
@@ -284,7 +303,12 @@ AllocResult GuardedAllocator::Allocate(size_t size, uint32_t stack_id) {
     return res;
   }
   SlotGeometry g = GeometryOf(*r, page_);
-  FillCanary(g);
+  if (primed) {
+    // All canary already: the allocation's own bytes become zero.
+    if (size != 0) memset(reinterpret_cast<void*>(g.user), 0, size);
+  } else {
+    FillCanary(g);
+  }
   r->alloc_id = res.id;
   r->alloc_stack = stack_id;
   r->alloc_test = CurrentTest();
@@ -355,27 +379,32 @@ FreeResult GuardedAllocator::Free(void* ptr, FreedBy by, uint32_t stack_id) {
     return res;
   }
   if (closing_.size() == 1) {
-    if (!closer_started_) {
-      closer_started_ = true;
-      pthread_t thread;
-      auto loop = [](void* self) -> void* {
-        static_cast<GuardedAllocator*>(self)->CloserLoop();
-        return nullptr;
-      };
-      if (pthread_create(&thread, nullptr, loop, this) == 0) {
-        pthread_detach(thread);
-      } else {
-        batched_close_ = false;  // no closer: close as frees come
-        std::vector<uint32_t> batch;
-        TakeClosing(&batch);
-        lock.unlock();
-        CloseBatch(&batch);
-        return res;
-      }
+    if (!StartCloser()) {
+      std::vector<uint32_t> batch;
+      TakeClosing(&batch);
+      lock.unlock();
+      CloseBatch(&batch);
+      return res;
     }
     closer_cv_.notify_one();
   }
   return res;
+}
+
+bool GuardedAllocator::StartCloser() {
+  if (closer_started_) return batched_close_;
+  closer_started_ = true;
+  pthread_t thread;
+  auto loop = [](void* self) -> void* {
+    static_cast<GuardedAllocator*>(self)->CloserLoop();
+    return nullptr;
+  };
+  if (pthread_create(&thread, nullptr, loop, this) != 0) {
+    batched_close_ = false;  // no background thread: close as frees come
+    return false;
+  }
+  pthread_detach(thread);
+  return true;
 }
 
 void GuardedAllocator::CheckFreed(SlotRecord* r) {
@@ -428,18 +457,57 @@ void GuardedAllocator::CloserLoop() {
   pthread_setname_np(pthread_self(), "mate-guard-free");
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    closer_cv_.wait(lock, [this] { return !closing_.empty(); });
-    // Frees come in bursts (a GC sweep): let the burst gather first, which
-    // also spares the freeing thread a wake-up per free.
-    lock.unlock();
-    usleep(kCloseGatherUs);
-    lock.lock();
-    std::vector<uint32_t> batch;
-    TakeClosing(&batch);
-    lock.unlock();
-    CloseBatch(&batch);
-    lock.lock();
+    closer_cv_.wait(lock, [this] { return !closing_.empty() || prime_wanted_; });
+    if (!closing_.empty()) {
+      // Frees come in bursts (a GC sweep): let the burst gather first, which
+      // also spares the freeing thread a wake-up per free.
+      lock.unlock();
+      usleep(kCloseGatherUs);
+      lock.lock();
+      std::vector<uint32_t> batch;
+      TakeClosing(&batch);
+      lock.unlock();
+      CloseBatch(&batch);
+      lock.lock();
+    }
+    while (prime_wanted_ && primed_.size() < kPrimeTarget && PrimeSome(&lock)) {
+    }
+    prime_wanted_ = false;
   }
+}
+
+// Opens up to kPrimeBatch one-page slots (reused ones first) in one system
+// call and fills their pages with canary bytes, outside the lock.
+bool GuardedAllocator::PrimeSome(std::unique_lock<std::mutex>* lock) {
+  uint32_t batch[kPrimeBatch];
+  size_t n = 0;
+  std::vector<uint32_t>& reusable = reusable_[kPrimedPages];
+  while (n < kPrimeBatch && !reusable.empty()) {
+    batch[n++] = reusable.back();
+    reusable.pop_back();
+  }
+  const char* ignored = nullptr;
+  while (n < kPrimeBatch) {
+    uint32_t idx = NewSlot(kPrimedPages, &ignored);
+    if (idx == 0) break;
+    batch[n++] = idx;
+  }
+  if (n == 0) return false;
+  lock->unlock();
+  platform::PageRange ranges[kPrimeBatch];
+  for (size_t i = 0; i < n; i++) {
+    SlotGeometry g = GeometryOf(*RecordOf(batch[i]), page_);
+    ranges[i] = {reinterpret_cast<void*>(g.data_start), g.data_end - g.data_start};
+  }
+  bool ok = platform::RemoveGuards(ranges, n);
+  if (ok) {
+    for (size_t i = 0; i < n; i++) FillPage(ranges[i].addr, ranges[i].bytes);
+  } else {
+    platform::InstallGuards(ranges, n);
+  }
+  lock->lock();
+  for (size_t i = n; i-- > 0;) (ok ? primed_ : reusable).push_back(batch[i]);
+  return ok;
 }
 
 void GuardedAllocator::FlushFrees() {

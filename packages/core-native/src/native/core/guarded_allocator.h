@@ -106,7 +106,7 @@ class GuardedAllocator {
 
  private:
   GuardedAllocator(const Options& options, uintptr_t base, Backend backend);
-  uint32_t TakeSlot(uint32_t total_pages, bool* opened, const char** reason);  // under mu_
+  uint32_t TakeSlot(uint32_t total_pages, bool* opened, bool* primed, const char** reason);  // under mu_
   uint32_t NewSlot(uint32_t total_pages, const char** reason);  // under mu_
   bool OpenAhead(uint32_t total_pages, uint32_t first);           // under mu_
   bool OpenSlot(const SlotRecord& r);
@@ -115,6 +115,8 @@ class GuardedAllocator {
   void CloseBatch(std::vector<uint32_t>* batch);  // without mu_ held
   void CheckFreed(SlotRecord* r);                  // canaries of a freed, still open slot
   void CloserLoop();
+  bool StartCloser();                                  // under mu_; false: no background thread
+  bool PrimeSome(std::unique_lock<std::mutex>* lock);  // under mu_ (released meanwhile)
   void Quarantine(uint32_t index);  // under mu_
   void CheckInto(const SlotRecord& r, std::vector<CanaryViolation>* out);
   SlotRecord* RecordOf(uint32_t index) const { return &records_[index]; }
@@ -137,6 +139,9 @@ class GuardedAllocator {
   // Small slots opened ahead in one system call: accessible, zero pages not
   // yet touched, not handed out (total pages -> records).
   std::unordered_map<uint32_t, std::vector<uint32_t>> ready_;
+  // One-page slots open and all canary, for the next small allocations.
+  std::vector<uint32_t> primed_;
+  bool prime_wanted_ = false;
   std::deque<uint32_t> quarantine_;
   bool batched_close_ = false;
   FreeViolationSink free_sink_ = nullptr;
