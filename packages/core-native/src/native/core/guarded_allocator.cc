@@ -19,8 +19,9 @@ constexpr size_t kChunkBytes = 64u << 20;  // committed at a time (guard-install
 // system call, when one is needed (guard-install backend).
 constexpr uint32_t kOpenAheadMaxPages = 2;
 constexpr size_t kOpenAhead = 16;
-// Freed slots closed at once by the freeing thread when this many wait.
-constexpr size_t kCloseBatch = 256;
+// Freed slots wait for the background thread; past this many the freeing
+// thread closes them itself (bounds how many freed slots are still open).
+constexpr size_t kCloseBackstop = 16384;
 // One-page slots the background thread keeps open and filled with canary
 // bytes ahead of need, so that such an allocation only zeroes its own bytes
 // (no system call, no page fault on the allocating thread).
@@ -167,6 +168,15 @@ uint32_t GuardedAllocator::TakeSlot(uint32_t total_pages, bool* opened, bool* pr
   if (it != reusable_.end() && !it->second.empty()) {
     idx = it->second.back();
     it->second.pop_back();
+  } else if (stats_.max_live != 0 && record_count_ >= stats_.max_live) {
+    // mprotect: every slot ever made may hold two mappings, freed or not
+    // (closed neighbours do not always merge back), so the cap bounds the
+    // slots too: the oldest freed slot of this size is reused early.
+    idx = ReuseOldestQuarantined(total_pages);
+    if (idx == 0) {
+      *reason = "the live-allocation cap for mprotect guard pages (vm.max_map_count) was reached";
+      return 0;
+    }
   } else {
     idx = NewSlot(total_pages, reason);
     if (idx == 0) return 0;
@@ -343,7 +353,7 @@ FreeResult GuardedAllocator::Free(void* ptr, FreedBy by, uint32_t stack_id) {
   SlotRecord* r = const_cast<SlotRecord*>(found);
   // Live -> quarantined under the lock: canary checks only read live slots
   // (under the same lock), and nothing reuses the slot before it is closed
-  // and has passed the quarantine, so it can be checked here unlocked.
+  // and has passed the quarantine, so its canaries can be checked unlocked.
   std::unique_lock<std::mutex> lock(mu_);
   uint8_t expected = static_cast<uint8_t>(SlotState::kLive);
   if (!__atomic_compare_exchange_n(&r->state, &expected, static_cast<uint8_t>(SlotState::kQuarantined),
@@ -355,7 +365,6 @@ FreeResult GuardedAllocator::Free(void* ptr, FreedBy by, uint32_t stack_id) {
   stats_.frees++;
   stats_.live--;
   stats_.live_bytes -= r->size;
-  lock.unlock();
   r->freed_by = by;
   r->free_stack = stack_id;
   r->free_test = CurrentTest();
@@ -363,15 +372,15 @@ FreeResult GuardedAllocator::Free(void* ptr, FreedBy by, uint32_t stack_id) {
   res.record = *r;
   uint32_t idx = static_cast<uint32_t>(r - records_);
   if (!batched_close_) {
+    lock.unlock();
     CheckFreed(r);
     CloseSlot(*r);  // a failure leaves the data readable: still quarantined, never reused early
     lock.lock();
     Quarantine(idx);
     return res;
   }
-  lock.lock();
   closing_.push_back(idx);
-  if (closing_.size() >= kCloseBatch) {
+  if (closing_.size() >= kCloseBackstop) {
     std::vector<uint32_t> batch;
     TakeClosing(&batch);
     lock.unlock();
@@ -540,6 +549,20 @@ void GuardedAllocator::Quarantine(uint32_t index) {
     StoreState(o, SlotState::kReusable);
     reusable_[o->data_pages + 1].push_back(old);
   }
+}
+
+uint32_t GuardedAllocator::ReuseOldestQuarantined(uint32_t total_pages) {
+  for (auto q = quarantine_.begin(); q != quarantine_.end(); ++q) {
+    SlotRecord* o = RecordOf(*q);
+    if (o->data_pages + 1 != total_pages) continue;
+    uint32_t idx = *q;
+    quarantine_.erase(q);
+    stats_.quarantined--;
+    stats_.quarantined_bytes -= static_cast<uint64_t>(o->data_pages) * page_;
+    StoreState(o, SlotState::kReusable);
+    return idx;
+  }
+  return 0;
 }
 
 void GuardedAllocator::CheckInto(const SlotRecord& r, std::vector<CanaryViolation>* out) {

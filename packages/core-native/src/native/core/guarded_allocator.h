@@ -69,13 +69,16 @@ class GuardedAllocator {
   AllocResult Allocate(size_t size, uint32_t stack_id);
   FreeResult Free(void* ptr, FreedBy by, uint32_t stack_id);
 
-  // Frees that arrive in bursts from the garbage collector's threads are
-  // checked (canaries) and closed (made inaccessible) in batches: adjacent
-  // slots in one call, the rest in one process_madvise. A freed slot waits at most until the
-  // background closer gets to it (microseconds), the next allocation or
-  // canary check, or a full batch; it is never reused before it was closed
-  // and quarantined. Off: every free closes its slot before returning.
-  void SetBatchedClose(bool on) { batched_close_ = on; }
+  // Frees that arrive in bursts (a GC pause releasing dead buffers) are
+  // checked (canaries) and closed (made inaccessible) in batches, by a
+  // background thread: adjacent slots in one call, the rest in one
+  // process_madvise. A freed slot waits until that thread gets to it (it
+  // lets a burst gather for 100 us), the next canary check, or a backlog of
+  // 16384; it is never reused before it was closed and quarantined. Off:
+  // every free checks and closes its slot before returning. Only with guard
+  // markers: with mprotect, every slot waiting open would hold mappings
+  // outside the live-allocation cap.
+  void SetBatchedClose(bool on) { batched_close_ = on && backend_ == Backend::kGuardInstall; }
   // Where canary damage found at free goes (set once, before allocating).
   void SetFreeViolationSink(FreeViolationSink sink) { free_sink_ = sink; }
   // Closes every freed slot still waiting (tests, checks, reports).
@@ -118,6 +121,7 @@ class GuardedAllocator {
   bool StartCloser();                                  // under mu_; false: no background thread
   bool PrimeSome(std::unique_lock<std::mutex>* lock);  // under mu_ (released meanwhile)
   void Quarantine(uint32_t index);  // under mu_
+  uint32_t ReuseOldestQuarantined(uint32_t total_pages);  // under mu_; 0 if none
   void CheckInto(const SlotRecord& r, std::vector<CanaryViolation>* out);
   SlotRecord* RecordOf(uint32_t index) const { return &records_[index]; }
 
