@@ -13,6 +13,7 @@ namespace {
 constexpr uint32_t kMaxEntries = 1u << 22;       // ids
 constexpr uint32_t kBuckets = 1u << 20;          // hash buckets (power of 2)
 constexpr size_t kArenaChunk = 4u << 20;
+constexpr size_t kMaxArenaBytes = 256u << 20;  // text kept at most; then Intern returns 0
 
 uint64_t Hash(const char* s, size_t n) {
   uint64_t h = 1469598103934665603ull;  // FNV-1a
@@ -36,6 +37,7 @@ struct StackStore::Impl {
   uint32_t count = 0;                 // ids in use (id 0 is never used)
   char* arena = nullptr;
   size_t arena_left = 0;
+  size_t arena_mapped = 0;
 };
 
 StackStore& StackStore::Get() {
@@ -62,6 +64,8 @@ uint32_t StackStore::Intern(const char* text, size_t len) {
   if (impl_->count + 1 >= kMaxEntries) return 0;
   if (impl_->arena_left < len + 1) {
     size_t chunk = len + 1 > kArenaChunk ? len + 1 : kArenaChunk;
+    if (impl_->arena_mapped + chunk > kMaxArenaBytes) return 0;
+    impl_->arena_mapped += chunk;
     impl_->arena = static_cast<char*>(MapZeroed(chunk));
     if (impl_->arena == nullptr) { impl_->arena_left = 0; return 0; }
     impl_->arena_left = chunk;
