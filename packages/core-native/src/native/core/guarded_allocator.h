@@ -13,6 +13,7 @@
 #include "core/canary.h"
 #include "core/slot.h"
 #include "options/options.h"
+#include "platform/guard_pages.h"
 
 namespace mate {
 
@@ -112,6 +113,9 @@ class GuardedAllocator {
   uint32_t TakeSlot(uint32_t total_pages, bool* opened, bool* primed, const char** reason);  // under mu_
   uint32_t NewSlot(uint32_t total_pages, const char** reason);  // under mu_
   bool OpenAhead(uint32_t total_pages, uint32_t first);           // under mu_
+  // Up to `max` slots into out[n..]: freed ones first, then new. Under mu_.
+  size_t GatherSlots(uint32_t total_pages, uint32_t* out, size_t n, size_t max);
+  void DataRanges(const uint32_t* slots, size_t n, platform::PageRange* out) const;
   bool OpenSlot(const SlotRecord& r);
   bool CloseSlot(const SlotRecord& r);
   void TakeClosing(std::vector<uint32_t>* batch);  // under mu_; CloseBatch must follow

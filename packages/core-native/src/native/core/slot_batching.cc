@@ -17,30 +17,39 @@ namespace mate {
 
 using namespace batching;
 
+size_t GuardedAllocator::GatherSlots(uint32_t total_pages, uint32_t* out, size_t n, size_t max) {
+  std::vector<uint32_t>& reusable = reusable_[total_pages];
+  while (n < max && !reusable.empty()) {
+    out[n++] = reusable.back();
+    reusable.pop_back();
+  }
+  const char* ignored = nullptr;
+  while (n < max) {
+    uint32_t idx = NewSlot(total_pages, &ignored);
+    if (idx == 0) break;
+    out[n++] = idx;
+  }
+  return n;
+}
+
+void GuardedAllocator::DataRanges(const uint32_t* slots, size_t n, platform::PageRange* out) const {
+  for (size_t i = 0; i < n; i++) {
+    SlotGeometry g = GeometryOf(*RecordOf(slots[i]), page_);
+    out[i] = {reinterpret_cast<void*>(g.data_start), g.data_end - g.data_start};
+  }
+}
+
 // Opens `first` and up to kOpenAhead - 1 more slots of the same size (reused
 // ones first, then new ones) in one system call; the others wait in ready_.
 // If that fails, the others go back to reusable_ closed, and `first` stays
 // closed for the caller to open alone.
 bool GuardedAllocator::OpenAhead(uint32_t total_pages, uint32_t first) {
   uint32_t batch[kOpenAhead];
-  size_t n = 0;
-  batch[n++] = first;
+  batch[0] = first;
+  size_t n = GatherSlots(total_pages, batch, 1, kOpenAhead);
   std::vector<uint32_t>& reusable = reusable_[total_pages];
-  while (n < kOpenAhead && !reusable.empty()) {
-    batch[n++] = reusable.back();
-    reusable.pop_back();
-  }
-  const char* ignored = nullptr;
-  while (n < kOpenAhead) {
-    uint32_t idx = NewSlot(total_pages, &ignored);
-    if (idx == 0) break;
-    batch[n++] = idx;
-  }
   platform::PageRange ranges[kOpenAhead];
-  for (size_t i = 0; i < n; i++) {
-    SlotGeometry g = GeometryOf(*RecordOf(batch[i]), page_);
-    ranges[i] = {reinterpret_cast<void*>(g.data_start), g.data_end - g.data_start};
-  }
+  DataRanges(batch, n, ranges);
   if (!platform::RemoveGuards(ranges, n)) {
     platform::InstallGuards(ranges, n);  // whatever was opened is closed again
     for (size_t i = n; i-- > 1;) reusable.push_back(batch[i]);
@@ -52,6 +61,7 @@ bool GuardedAllocator::OpenAhead(uint32_t total_pages, uint32_t first) {
   for (size_t i = n; i-- > 1;) ready.push_back(batch[i]);
   return true;
 }
+
 bool GuardedAllocator::StartCloser() {
   if (closer_started_) return batched_close_;
   closer_started_ = true;
@@ -67,11 +77,13 @@ bool GuardedAllocator::StartCloser() {
   pthread_detach(thread);
   return true;
 }
+
 void GuardedAllocator::CheckFreed(SlotRecord* r) {
   CanaryDamage damage = CheckCanary(GeometryOf(*r, page_));
   if (!damage.any() || __atomic_exchange_n(&r->canary_reported, 1, __ATOMIC_ACQ_REL)) return;
   if (free_sink_ != nullptr) free_sink_(CanaryViolation{*r, damage});
 }
+
 // Checks freed slots, then closes them: sorted by address, neighbours closed
 // as one range (their guard pages are guards already), all ranges in one
 // system call; then they enter the quarantine.
@@ -106,10 +118,12 @@ void GuardedAllocator::CloseBatch(std::vector<uint32_t>* batch) {
   for (uint32_t idx : *batch) Quarantine(idx);
   if (--closes_in_flight_ == 0) closed_cv_.notify_all();
 }
+
 void GuardedAllocator::TakeClosing(std::vector<uint32_t>* batch) {
   batch->swap(closing_);
   if (!batch->empty()) closes_in_flight_++;
 }
+
 void GuardedAllocator::CloserLoop() {
   pthread_setname_np(pthread_self(), "mate-guard-free");
   std::unique_lock<std::mutex> lock(mu_);
@@ -132,29 +146,17 @@ void GuardedAllocator::CloserLoop() {
     prime_wanted_ = false;
   }
 }
+
 // Opens up to kPrimeBatch one-page slots (reused ones first) in one system
 // call and fills their pages with canary bytes, outside the lock.
 bool GuardedAllocator::PrimeSome(std::unique_lock<std::mutex>* lock) {
   uint32_t batch[kPrimeBatch];
-  size_t n = 0;
-  std::vector<uint32_t>& reusable = reusable_[kPrimedPages];
-  while (n < kPrimeBatch && !reusable.empty()) {
-    batch[n++] = reusable.back();
-    reusable.pop_back();
-  }
-  const char* ignored = nullptr;
-  while (n < kPrimeBatch) {
-    uint32_t idx = NewSlot(kPrimedPages, &ignored);
-    if (idx == 0) break;
-    batch[n++] = idx;
-  }
+  size_t n = GatherSlots(kPrimedPages, batch, 0, kPrimeBatch);
   if (n == 0) return false;
+  std::vector<uint32_t>& reusable = reusable_[kPrimedPages];
   lock->unlock();
   platform::PageRange ranges[kPrimeBatch];
-  for (size_t i = 0; i < n; i++) {
-    SlotGeometry g = GeometryOf(*RecordOf(batch[i]), page_);
-    ranges[i] = {reinterpret_cast<void*>(g.data_start), g.data_end - g.data_start};
-  }
+  DataRanges(batch, n, ranges);
   bool ok = platform::RemoveGuards(ranges, n);
   if (ok) {
     for (size_t i = 0; i < n; i++) FillPage(ranges[i].addr, ranges[i].bytes);
@@ -165,6 +167,7 @@ bool GuardedAllocator::PrimeSome(std::unique_lock<std::mutex>* lock) {
   for (size_t i = n; i-- > 0;) (ok ? primed_ : reusable).push_back(batch[i]);
   return ok;
 }
+
 void GuardedAllocator::FlushFrees() {
   std::vector<uint32_t> batch;
   {
@@ -177,4 +180,5 @@ void GuardedAllocator::FlushFrees() {
   std::unique_lock<std::mutex> lock(mu_);
   closed_cv_.wait(lock, [this] { return closes_in_flight_ == 0; });
 }
+
 }  // namespace mate
