@@ -196,6 +196,23 @@ test('damage found before a test starts fails that test at its end instead of be
   assert.equal(r.stdout, '1 canary-corruption\n0\n');
 });
 
+test('damage in a test that made more allocations than the recent list keeps is still found at its end', async () => {
+  const addon = path.join(ROOT, 'examples', 'addon');
+  const r = await node(`
+    const c = require(${JSON.stringify(core)});
+    c.installGuardAllocator({});
+    const keep = [];
+    for (let i = 0; i < 70000; i++) keep.push(Buffer.alloc(16));
+    const last = Buffer.alloc(24); // past what the list keeps
+    require(${JSON.stringify(addon)}).writeAt(last, -3, 0);
+    const found = c.checkCanaries();
+    console.log(found.length + ' ' + found.map((v) => v.kind).join(','));
+    console.log(c.checkCanaries().length);
+  `);
+  assert.equal(r.code, 0, r.output);
+  assert.equal(r.stdout, '1 canary-corruption\n0\n');
+});
+
 test('a stack formatter that throws or allocates never breaks an allocation', async () => {
   const r = await guardRun([], [fixture('throwing-formatter.js')]);
   assert.equal(r.code, 0, r.output);

@@ -278,7 +278,8 @@ AllocResult GuardedAllocator::Allocate(size_t size, uint32_t stack_id) {
     stats_.allocations++;
     stats_.live_bytes += size;
     if (stats_.live > stats_.peak_live) stats_.peak_live = stats_.live;
-    recent_.emplace_back(idx, res.id);
+    if (recent_.size() < kMaxRecent) recent_.emplace_back(idx, res.id);
+    else recent_overflow_ = true;  // the next CheckRecent checks every live allocation
   }
   res.ptr = reinterpret_cast<void*>(r->user);
   res.record = idx;
@@ -388,6 +389,13 @@ void GuardedAllocator::CheckInto(const SlotRecord& r, std::vector<CanaryViolatio
 }
 
 std::vector<CanaryViolation> GuardedAllocator::CheckRecent() {
+  bool overflow;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    overflow = recent_overflow_;
+  }
+  // More allocations than the list keeps since the last check: check all.
+  if (overflow) return CheckAll();
   FlushFrees();
   std::vector<std::pair<uint32_t, uint64_t>> recent;
   {
@@ -410,6 +418,7 @@ std::vector<CanaryViolation> GuardedAllocator::CheckAll() {
   std::vector<CanaryViolation> out;
   std::lock_guard<std::mutex> lock(mu_);
   recent_.clear();
+  recent_overflow_ = false;
   for (uint32_t i = 1; i <= record_count_; i++) {
     const SlotRecord& r = *RecordOf(i);
     if (LoadState(r) == SlotState::kLive) CheckInto(r, &out);

@@ -158,7 +158,11 @@ class GuardedAllocator {
   bool closer_started_ = false;
   std::condition_variable closer_cv_;
   std::condition_variable closed_cv_;
-  std::vector<std::pair<uint32_t, uint64_t>> recent_;  // (record, alloc id)
+  // Allocations since the last CheckRecent (record, alloc id), at most
+  // kMaxRecent (a process that never checks must not grow it forever).
+  static constexpr size_t kMaxRecent = 1 << 16;
+  std::vector<std::pair<uint32_t, uint64_t>> recent_;
+  bool recent_overflow_ = false;
   uint64_t next_id_ = 0;
   uint32_t current_test_ = 0;
   AllocatorStats stats_;
