@@ -52,8 +52,10 @@ class FrameWalker {
   static constexpr size_t kPcSlots = 2048;
   static constexpr size_t kMarkers = 64;
 
+  // A frame pointer whose slots we read (fp - 64 .. fp + 16) lies inside
+  // this thread's stack, above the walker's own frame.
   bool InStack(uintptr_t fp, uintptr_t low) const {
-    return fp > low && fp < stack_high_ && (fp & 7) == 0;
+    return fp >= low + 64 && fp + 16 <= stack_high_ && (fp & 7) == 0;
   }
   bool InBuiltins(uintptr_t pc) const { return pc - builtins_start_ < builtins_size_; }
   Kind PcKindOf(uintptr_t pc) const;
