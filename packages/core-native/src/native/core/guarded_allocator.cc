@@ -318,7 +318,10 @@ FreeResult GuardedAllocator::Free(void* ptr, FreedBy by, uint32_t stack_id) {
   res.status = FreeStatus::kFreed;
   res.record = *r;
   uint32_t idx = static_cast<uint32_t>(r - records_);
-  if (!batched_close_) {
+  // An explicit free (native code) may be followed at once by a stale use:
+  // it closes its slot before returning. GC frees come in bursts, long
+  // after the last use: they are batched.
+  if (!batched_close_ || by != FreedBy::kGarbageCollector) {
     lock.unlock();
     CheckFreed(r);
     CloseSlot(*r);  // a failure leaves the data readable: still quarantined, never reused early

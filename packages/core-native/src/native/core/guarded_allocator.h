@@ -70,15 +70,16 @@ class GuardedAllocator {
   AllocResult Allocate(size_t size, uint32_t stack_id);
   FreeResult Free(void* ptr, FreedBy by, uint32_t stack_id);
 
-  // Frees that arrive in bursts (a GC pause releasing dead buffers) are
-  // checked (canaries) and closed (made inaccessible) in batches, by a
-  // background thread: adjacent slots in one call, the rest in one
-  // process_madvise. A freed slot waits until that thread gets to it (it
-  // lets a burst gather for 100 us), the next canary check, or a backlog of
-  // 16384; it is never reused before it was closed and quarantined. Off:
-  // every free checks and closes its slot before returning. Only with guard
-  // markers: with mprotect, every slot waiting open would hold mappings
-  // outside the live-allocation cap.
+  // Frees by the garbage collector (FreedBy::kGarbageCollector) arrive in
+  // bursts (a GC pause releasing dead buffers), long after the last use:
+  // they are checked (canaries) and closed (made inaccessible) in batches by
+  // a background thread, adjacent slots in one call, the rest in one
+  // process_madvise. Such a slot waits until that thread gets to it (it lets
+  // a burst gather for 100 us), the next canary check, or a backlog of
+  // 16384; it is never reused before it was closed and quarantined.
+  // Explicit frees, and all frees when this is off, check and close their
+  // slot before returning. Only with guard markers: with mprotect, every
+  // slot waiting open would hold mappings outside the live-allocation cap.
   void SetBatchedClose(bool on) { batched_close_ = on && backend_ == Backend::kGuardInstall; }
   // Where canary damage found at free goes (set once, before allocating).
   void SetFreeViolationSink(FreeViolationSink sink) { free_sink_ = sink; }
