@@ -11,9 +11,11 @@ namespace mate {
 namespace engine {
 
 // Maps the JS stack of the current call to the id of its already-captured
-// text, without building any string: V8's sampler gives raw frame addresses
-// (code addresses; bytecode array + offset for interpreted frames), and each
-// distinct sample is remembered once, per thread (per isolate).
+// text, without building any string: the frame walker (or V8's own sampler,
+// Isolate::GetStackSample, where the walker does not know the stack yet)
+// gives raw frame addresses (code addresses; bytecode array + offset for
+// interpreted frames), and each distinct sample is remembered once, per
+// thread (per isolate), in a bounded table (4096 keys).
 //
 // A key never names another call site's stack:
 // - the sample covers every frame the captured text can show (the caller
