@@ -109,6 +109,25 @@ test('a synchronous loop of 200,000 dropped 4 KiB guarded buffers finishes and f
   assert.ok(Number(m[3]) < 100, `freed promptly (live ${m[3]})`);
 });
 
+test('a synchronous loop of 1,000,000 dropped small guarded buffers never holds them all live', async () => {
+  const r = await run(process.execPath, [fixture('sync-drop-loop.js')], { timeout: 300_000 });
+  assert.equal(r.code, 0, r.output);
+  const m = /allocations=(\d+) fallbacks=(\d+) peakLive=(\d+) releasedDuringGc=(\w+)/.exec(r.output);
+  assert.ok(m, r.output);
+  assert.ok(Number(m[1]) >= 1000000);
+  assert.equal(Number(m[2]), 0, 'all guarded');
+  assert.equal(m[4], 'true', 'buffers are released during GC on this Node');
+  assert.ok(Number(m[3]) < 200000, `released during the loop (peak live ${m[3]})`);
+});
+
+for (const flags of [[], ['--compact-on-every-full-gc', '--stress-flush-code']]) {
+  test(`each allocation gets its own caller's stack from the stack cache (tier-ups, GCs that move code, async callers, native callbacks, a new formatter)${flags.length ? ' under ' + flags.join(' ') : ''}`, async () => {
+    const r = await run(process.execPath, ['--expose-gc', ...flags, fixture('stack-keys.js')], { timeout: 120_000 });
+    assert.equal(r.code, 0, r.output);
+    assert.match(r.output, /checked (\d+) of \1; wrong 0; keys reused yes/);
+  });
+}
+
 test('1,000,000 live guarded 16-byte buffers fit at once with MADV_GUARD_INSTALL', async (t) => {
   const probe = await node(`const c = require(${JSON.stringify(core)}); c.installGuardAllocator({}); console.log(c.stats().guardMethod)`);
   if (!probe.stdout.includes('madvise-guard')) {
@@ -176,6 +195,23 @@ test('damage found before a test starts is not that test\'s: it is kept for the 
   `);
   assert.equal(r.code, 0, r.output);
   assert.equal(r.stdout, '0\n1 canary-corruption\n0\n');
+});
+
+test('damage in a test that made more allocations than the recent list keeps is still found at its end', async () => {
+  const addon = path.join(ROOT, 'examples', 'addon');
+  const r = await node(`
+    const c = require(${JSON.stringify(core)});
+    c.installGuardAllocator({});
+    const keep = [];
+    for (let i = 0; i < 70000; i++) keep.push(Buffer.alloc(16));
+    const last = Buffer.alloc(24); // past what the list keeps
+    require(${JSON.stringify(addon)}).writeAt(last, -3, 0);
+    const found = c.checkCanaries();
+    console.log(found.length + ' ' + found.map((v) => v.kind).join(','));
+    console.log(c.checkCanaries().length);
+  `);
+  assert.equal(r.code, 0, r.output);
+  assert.equal(r.stdout, '1 canary-corruption\n0\n');
 });
 
 test('a stack formatter that throws or allocates never breaks an allocation', async () => {

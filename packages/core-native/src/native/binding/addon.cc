@@ -11,8 +11,10 @@
 
 #include "binding/config_parse.h"
 #include "binding/event_json.h"
+#include "binding/external_buffer.h"
 #include "binding/native_heap_binding.h"
 #include "binding/native_stack_binding.h"
+#include "binding/stack_keys_binding.h"
 #include "core/guarded_allocator.h"
 #include "core/stack_store.h"
 #include "crash/describe.h"
@@ -21,14 +23,15 @@
 #include "crash/report_file.h"
 #include "crash/signal_handler.h"
 #include "crash/writer.h"
-#include "platform/linux/module_map.h"
 #include "crash/backtrace.h"
+#include "engine/stack_keys.h"
+#include "platform/linux/module_map.h"
 
 namespace mate {
 namespace {
 
 std::mutex g_pending_mu;
-std::vector<std::string> g_pending;  // events of violations found in finalizers, surfaced at the next check
+std::vector<std::string> g_pending;  // events of violations found at free, surfaced at the next check
 uint64_t g_violations = 0;       // reported by this process (fault reports excluded: they end it)
 
 Napi::Value Throw(Napi::Env env, const std::string& msg) {
@@ -49,7 +52,9 @@ std::string TestName(uint32_t id) {
 
 std::string EventOf(const GuardedAllocator& a, const CanaryViolation& c) { return EventJson(DescribeCanary(a, c)); }
 
-void FinalizeBuffer(napi_env /*env*/, void* data, void* /*hint*/) {
+// Called once per buffer when the engine frees it: during GC on any thread
+// (V8 deleters) or a turn later (Node-API finalizer).
+void ReleaseBuffer(void* data) {
   GuardedAllocator* a = GuardedAllocator::Instance();
   FreeResult r = a->Free(data, FreedBy::kGarbageCollector, 0);
   if (r.status == FreeStatus::kNotGuarded) {
@@ -61,11 +66,14 @@ void FinalizeBuffer(napi_env /*env*/, void* data, void* /*hint*/) {
             static_cast<unsigned long long>(r.record.alloc_id), data,
             static_cast<unsigned long long>(r.record.size), ModeName(r.record.mode),
             TestName(a->CurrentTest()).c_str());
-  if (r.has_violation) {
-    std::string event = EventOf(*a, r.violation);
-    std::lock_guard<std::mutex> lock(g_pending_mu);
-    g_pending.push_back(std::move(event));
-  }
+}
+
+// Canary damage found when a freed allocation is checked (any thread): the
+// event is rendered now, the report surfaces at the next check.
+void OnFreeViolation(const CanaryViolation& violation) {
+  std::string event = EventOf(*GuardedAllocator::Instance(), violation);
+  std::lock_guard<std::mutex> lock(g_pending_mu);
+  g_pending.push_back(std::move(event));
 }
 
 std::string StringProp(const Napi::Object& o, const char* key) {
@@ -90,6 +98,11 @@ Napi::Value Configure(const Napi::CallbackInfo& info) {
   GuardedAllocator* a = GuardedAllocator::Create(options, &error);
   if (a == nullptr) return Throw(env, "mate-guard: " + error);
   if (!InstallFaultHandler()) return Throw(env, "mate-guard: could not install the SIGSEGV/SIGBUS handler");
+  // Frees from the GC's threads come in bursts: close their slots in
+  // batches. Node-API finalizers free on the JS thread just before JS runs
+  // again, so there every free closes its slot at once.
+  a->SetFreeViolationSink(OnFreeViolation);
+  a->SetBatchedClose(ReleasedDuringGC(env));
   // The handler resolves frames through the module map and must never load
   // the unwinder itself: both are made ready now.
   RefreshModuleMap(true);
@@ -100,15 +113,9 @@ Napi::Value Configure(const Napi::CallbackInfo& info) {
   return o;
 }
 
-// alloc(size, stackId?) -> ArrayBuffer over guarded memory (zero-filled).
-Napi::Value Alloc(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  GuardedAllocator* a = Need(env);
-  if (a == nullptr) return env.Undefined();
-  double want = info[0].As<Napi::Number>().DoubleValue();
-  size_t size = static_cast<size_t>(want);
-  uint32_t stack = 0;
-  if (info.Length() > 1 && info[1].IsNumber()) stack = info[1].As<Napi::Number>().Uint32Value();  // from internString
+// A guarded ArrayBuffer of `size` bytes (zero-filled) whose allocation
+// stack is `stack` (an interned id, 0 = none).
+Napi::Value AllocWith(Napi::Env env, GuardedAllocator* a, size_t size, uint32_t stack) {
   AllocResult r = a->Allocate(size, stack);
   void* ptr = r.ptr;
   if (ptr == nullptr) {
@@ -122,13 +129,45 @@ Napi::Value Alloc(const Napi::CallbackInfo& info) {
             static_cast<unsigned long long>(r.id), ptr, size, r.mapped,
             ModeName(a->options().mode), TestName(a->CurrentTest()).c_str());
   }
-  napi_value ab;
-  napi_status st = napi_create_external_arraybuffer(env, ptr, size, FinalizeBuffer, nullptr, &ab);
-  if (st != napi_ok) {
-    FinalizeBuffer(env, ptr, nullptr);
-    return Throw(env, "mate-guard: napi_create_external_arraybuffer failed");
+  napi_value ab = NewExternalArrayBuffer(env, ptr, size, ReleaseBuffer);
+  if (ab == nullptr) {
+    ReleaseBuffer(ptr);
+    return Throw(env, "mate-guard: creating an external ArrayBuffer failed");
   }
   return Napi::Value(env, ab);
+}
+
+size_t SizeArg(const Napi::CallbackInfo& info) {
+  return static_cast<size_t>(info[0].As<Napi::Number>().DoubleValue());
+}
+
+// alloc(size, stackId?, token?) -> ArrayBuffer over guarded memory. `token`
+// (from allocKeyed) names the stack key that `stackId` is the text of.
+Napi::Value Alloc(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  GuardedAllocator* a = Need(env);
+  if (a == nullptr) return env.Undefined();
+  uint32_t stack = 0;
+  if (info.Length() > 1 && info[1].IsNumber()) stack = info[1].As<Napi::Number>().Uint32Value();  // from internString
+  if (info.Length() > 2 && info[2].IsNumber()) {
+    if (engine::StackKeys* keys = engine::StackKeys::ForThisThread())
+      keys->Bind(info[2].As<Napi::Number>().Int32Value(), stack);
+  }
+  return AllocWith(env, a, SizeArg(info), stack);
+}
+
+// allocKeyed(size) -> ArrayBuffer when the caller's JS stack was seen before
+// (its text is known), else a number: capture the stack text, intern it and
+// call alloc(size, stackId, thatNumber). Nothing is allocated on a miss.
+Napi::Value AllocKeyed(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  GuardedAllocator* a = Need(env);
+  if (a == nullptr) return env.Undefined();
+  engine::StackKeys* keys = engine::StackKeys::ForThisThread();
+  int32_t token = -1;
+  uint32_t stack = keys ? keys->Lookup(&token) : 0;
+  if (stack == 0) return Napi::Number::New(env, token);
+  return AllocWith(env, a, SizeArg(info), stack);
 }
 
 Napi::Value SetCurrentTest(const Napi::CallbackInfo& info) {
@@ -150,13 +189,16 @@ Napi::Value CheckCanaries(const Napi::CallbackInfo& info) {
   GuardedAllocator* a = Need(env);
   if (a == nullptr) return env.Undefined();
   bool all = info.Length() > 0 && info[0].ToBoolean().Value();
+  // Checks first: they also check freed allocations still waiting to be
+  // closed, whose damage reaches g_pending.
+  std::vector<CanaryViolation> now = all ? a->CheckAll() : a->CheckRecent();
   std::vector<std::string> found;
   {
     std::lock_guard<std::mutex> lock(g_pending_mu);
     found.swap(g_pending);
   }
   TakeNativeHeapEvents(*a, &found);
-  for (const CanaryViolation& c : all ? a->CheckAll() : a->CheckRecent()) found.push_back(EventOf(*a, c));
+  for (const CanaryViolation& c : now) found.push_back(EventOf(*a, c));
   Napi::Array arr = Napi::Array::New(env, found.size());
   for (size_t i = 0; i < found.size(); i++) arr.Set(i, found[i]);
   g_violations += found.size();
@@ -183,6 +225,8 @@ Napi::Value Stats(const Napi::CallbackInfo& info) {
   o.Set("maxLive", num(s.max_live));
   o.Set("violations", num(g_violations));
   o.Set("guardMethod", GuardMethodName(s.guard_method));
+  o.Set("releasedDuringGc", Napi::Boolean::New(env, ReleasedDuringGC(env)));
+  AddStackKeyStats(env, o);
   AddNativeHeapStats(env, o, s);
   return o;
 }
@@ -227,6 +271,7 @@ Napi::Value ReportKinds(const Napi::CallbackInfo& info) {
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("configure", Napi::Function::New(env, Configure));
   exports.Set("alloc", Napi::Function::New(env, Alloc));
+  exports.Set("allocKeyed", Napi::Function::New(env, AllocKeyed));
   exports.Set("setCurrentTest", Napi::Function::New(env, SetCurrentTest));
   exports.Set("checkCanaries", Napi::Function::New(env, CheckCanaries));
   exports.Set("stats", Napi::Function::New(env, Stats));
@@ -234,6 +279,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("internString", Napi::Function::New(env, InternString));
   exports.Set("reportKinds", Napi::Function::New(env, ReportKinds));
   AddNativeStackExports(env, exports);
+  AddStackKeyExports(env, exports);
   AddNativeHeapExports(env, exports);
   return exports;
 }

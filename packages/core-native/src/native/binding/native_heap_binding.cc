@@ -76,10 +76,6 @@ void TakeNativeHeapEvents(const GuardedAllocator& a, std::vector<std::string>* o
   if (!native_heap::Active()) return;
   native_heap::Refresh();
   for (const native_heap::Finding& f : native_heap::TakeFindings()) {
-    if (f.kind == native_heap::FindingKind::kCanary) {
-      out->push_back(EventJson(DescribeCanary(a, f.canary)));
-      continue;
-    }
     out->push_back(EventJson(DescribeBadFree(a, f.kind == native_heap::FindingKind::kDoubleFree,
                                              f.has_record ? &f.record : nullptr, f.address, f.frames, f.test)));
   }

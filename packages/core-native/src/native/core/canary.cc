@@ -5,20 +5,23 @@
 namespace mate {
 
 namespace {
-constexpr uint64_t kCanaryWord = 0x0101010101010101ull * kCanaryByte;
 
-// Fast path: compare 8 bytes at a time; the slow loop only runs on damage.
+// A page of canary bytes to compare against: memcmp is vectorized.
+struct CanaryBlock {
+  unsigned char bytes[4096];
+  CanaryBlock() { memset(bytes, kCanaryByte, sizeof(bytes)); }
+};
+const CanaryBlock g_block;
+
+// Fast path: whole blocks at once; the slow loops only run on damage.
 bool AllCanary(uintptr_t start, uintptr_t end) {
   const unsigned char* p = reinterpret_cast<const unsigned char*>(start);
   const unsigned char* e = reinterpret_cast<const unsigned char*>(end);
-  while (p < e && (reinterpret_cast<uintptr_t>(p) & 7)) if (*p++ != kCanaryByte) return false;
-  while (p + 8 <= e) {
-    uint64_t w;
-    memcpy(&w, p, 8);
-    if (w != kCanaryWord) return false;
-    p += 8;
+  while (p < e) {
+    size_t n = static_cast<size_t>(e - p) < sizeof(g_block.bytes) ? static_cast<size_t>(e - p) : sizeof(g_block.bytes);
+    if (memcmp(p, g_block.bytes, n) != 0) return false;
+    p += n;
   }
-  while (p < e) if (*p++ != kCanaryByte) return false;
   return true;
 }
 }  // namespace
@@ -31,6 +34,8 @@ void FillCanary(const SlotGeometry& g) {
     memset(reinterpret_cast<void*>(g.canary_after_start), kCanaryByte,
            g.canary_after_end - g.canary_after_start);
 }
+
+void FillPage(void* start, size_t bytes) { memset(start, kCanaryByte, bytes); }
 
 CanaryDamage CheckCanary(const SlotGeometry& g) {
   CanaryDamage d;

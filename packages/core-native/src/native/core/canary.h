@@ -1,6 +1,7 @@
 #ifndef MATE_CORE_CANARY_H_
 #define MATE_CORE_CANARY_H_
 
+#include <cstddef>
 #include <cstdint>
 
 #include "core/slot.h"
@@ -24,6 +25,8 @@ struct CanaryDamage {
 };
 
 void FillCanary(const SlotGeometry& g);
+// Fills whole pages with canary bytes (slots prepared ahead of need).
+void FillPage(void* start, size_t bytes);
 CanaryDamage CheckCanary(const SlotGeometry& g);
 
 }  // namespace mate

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/slot_batching.h"
 #include "platform/guard_pages.h"
 
 namespace mate {
@@ -14,7 +15,6 @@ GuardedAllocator* g_instance = nullptr;
 std::mutex g_create_mu;
 constexpr size_t kChunkBytes = 64u << 20;    // committed at a time (madvise-guard)
 constexpr size_t kRegionBytes = 128ull << 30;  // address space for slots (costs no memory)
-
 uintptr_t AlignDown(uintptr_t v, uintptr_t a) { return v & ~(a - 1); }
 
 void* MapTable(size_t bytes) {
@@ -121,13 +121,52 @@ const SlotRecord* GuardedAllocator::SlotAfter(const SlotRecord& r) const {
   return SlotAt(r.slot_start + (static_cast<uintptr_t>(r.data_pages) + 1) * page_);
 }
 
-uint32_t GuardedAllocator::TakeSlot(uint32_t total_pages, const char** reason) {
-  auto it = reusable_.find(total_pages);
-  if (it != reusable_.end() && !it->second.empty()) {
-    uint32_t idx = it->second.back();
-    it->second.pop_back();
+uint32_t GuardedAllocator::TakeSlot(uint32_t total_pages, bool* opened, bool* primed, const char** reason) {
+  *opened = false;
+  *primed = false;
+  if (total_pages == batching::kPrimedPages && batched_close_ && guard_method_ == GuardMethod::kMadviseGuard) {
+    if (primed_.size() < batching::kPrimeTarget / 2 && !prime_wanted_ && StartCloser()) {
+      prime_wanted_ = true;
+      closer_cv_.notify_one();
+    }
+    if (!primed_.empty()) {
+      uint32_t idx = primed_.back();
+      primed_.pop_back();
+      *opened = *primed = true;
+      return idx;
+    }
+  }
+  auto ready = ready_.find(total_pages);
+  if (ready != ready_.end() && !ready->second.empty()) {
+    uint32_t idx = ready->second.back();
+    ready->second.pop_back();
+    *opened = true;
     return idx;
   }
+  uint32_t idx = 0;
+  auto it = reusable_.find(total_pages);
+  if (it != reusable_.end() && !it->second.empty()) {
+    idx = it->second.back();
+    it->second.pop_back();
+  } else if (stats_.max_live != 0 && record_count_ >= stats_.max_live) {
+    // mprotect: every slot ever made may hold two mappings, freed or not
+    // (closed neighbours do not always merge back), so the cap bounds the
+    // slots too: the oldest freed slot of this size is reused early.
+    idx = ReuseOldestQuarantined(total_pages);
+    if (idx == 0) {
+      *reason = "the live-allocation cap for mprotect guard pages (vm.max_map_count) was reached";
+      return 0;
+    }
+  } else {
+    idx = NewSlot(total_pages, reason);
+    if (idx == 0) return 0;
+  }
+  if (guard_method_ == GuardMethod::kMadviseGuard && total_pages <= batching::kOpenAheadMaxPages)
+    *opened = OpenAhead(total_pages, idx);
+  return idx;
+}
+
+uint32_t GuardedAllocator::NewSlot(uint32_t total_pages, const char** reason) {
   size_t pages_in_region = region_bytes_ / page_;
   if (next_page_ + total_pages > pages_in_region || record_count_ + 1 >= max_records_) {
     *reason = "the guarded region is full (regionBytes)";
@@ -150,6 +189,7 @@ uint32_t GuardedAllocator::TakeSlot(uint32_t total_pages, const char** reason) {
   SlotRecord* r = RecordOf(idx);
   r->slot_start = base_ + next_page_ * page_;
   r->data_pages = total_pages - 1;
+  r->mode = options_.mode;  // fixes where the data pages are
   for (size_t p = 0; p < total_pages; p++)
     __atomic_store_n(&page_map_[next_page_ + p], idx, __ATOMIC_RELEASE);
   next_page_ += total_pages;
@@ -172,6 +212,7 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
   uint64_t data_pages64 = (static_cast<uint64_t>(size) + page_ - 1) / page_;
   const char* reason = nullptr;
   uint32_t idx = 0;
+  bool opened = false, primed = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (data_pages64 + 1 > 0xFFFFFFFFull) {
@@ -181,7 +222,7 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
     } else if (stats_.max_live != 0 && stats_.live >= stats_.max_live) {
       reason = "the live-allocation cap for mprotect guard pages (vm.max_map_count) was reached";
     } else {
-      idx = TakeSlot(static_cast<uint32_t>(data_pages64 + 1), &reason);
+      idx = TakeSlot(static_cast<uint32_t>(data_pages64 + 1), &opened, &primed, &reason);
     }
     if (idx != 0) {
       stats_.live++;  // reserve the place under the cap before unlocking
@@ -199,7 +240,7 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
     r->user = size == 0 ? g0.guard_start
               : (r->mode == Mode::kTail ? AlignDown(g0.guard_start - size, alignment)
                                         : g0.data_start);
-    if (!SetDataAccess(*r, true)) {
+    if (!opened && !SetDataAccess(*r, true)) {
       reason = "opening a guarded slot failed (madvise/mprotect)";
       std::lock_guard<std::mutex> lock(mu_);
       stats_.live--;
@@ -215,7 +256,12 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
     return res;
   }
   SlotGeometry g = GeometryOf(*r, page_);
-  FillCanary(g);
+  if (primed) {
+    // All canary already: the allocation's own bytes become zero.
+    if (size != 0) memset(reinterpret_cast<void*>(g.user), 0, size);
+  } else {
+    FillCanary(g);
+  }
   r->alloc_id = res.id;
   r->alloc_stack = req.stack_id;
   r->alloc_frames = req.frames_id;
@@ -232,8 +278,8 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
     if (req.backend == SlotBackend::kNativeHeap) stats_.native_allocations++;
     stats_.live_bytes += size;
     if (stats_.live > stats_.peak_live) stats_.peak_live = stats_.live;
-    recent_.emplace_back(idx, res.id);
-    if (recent_.size() >= recent_prune_at_) PruneRecent();
+    if (recent_.size() < kMaxRecent) recent_.emplace_back(idx, res.id);
+    else recent_overflow_ = true;  // the next CheckRecent checks every live allocation
   }
   res.ptr = reinterpret_cast<void*>(r->user);
   res.record = idx;
@@ -251,6 +297,7 @@ bool GuardedAllocator::LiveSize(const void* ptr, size_t* size) const {
 
 FreeResult GuardedAllocator::Free(const FreeRequest& req) {
   FreeResult res;
+  const FreedBy by = req.by;
   uintptr_t addr = reinterpret_cast<uintptr_t>(req.ptr);
   if (!InRegion(addr)) return res;  // kNotGuarded: a fallback allocation
   const SlotRecord* found = SlotAt(addr);
@@ -261,9 +308,10 @@ FreeResult GuardedAllocator::Free(const FreeRequest& req) {
     return res;
   }
   SlotRecord* r = const_cast<SlotRecord*>(found);
-  // Frees are serialized with the canary checks: a check must never read a
-  // slot that a racing free is closing.
-  std::lock_guard<std::mutex> lock(mu_);
+  // Live -> quarantined under the lock: canary checks only read live slots
+  // (under the same lock), and nothing reuses the slot before it is closed
+  // and has passed the quarantine, so its canaries can be checked unlocked.
+  std::unique_lock<std::mutex> lock(mu_);
   uint8_t expected = static_cast<uint8_t>(SlotState::kLive);
   if (!__atomic_compare_exchange_n(&r->state, &expected, static_cast<uint8_t>(SlotState::kQuarantined),
                                    false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -271,37 +319,46 @@ FreeResult GuardedAllocator::Free(const FreeRequest& req) {
     res.record = *r;
     return res;
   }
-  SlotGeometry g = GeometryOf(*r, page_);
-  CanaryDamage damage = CheckCanary(g);
-  r->freed_by = req.by;
-  r->free_stack = req.stack_id;
-  r->free_frames = req.frames_id;
-  r->free_test = CurrentTest();
-  if (damage.any() && !r->canary_reported) {
-    r->canary_reported = 1;
-    res.has_violation = true;
-    res.violation.record = *r;
-    res.violation.damage = damage;
-  }
-  SetDataAccess(*r, false);  // a failure leaves the data readable: still quarantined, never reused early
-  res.status = FreeStatus::kFreed;
-  res.record = *r;
   stats_.frees++;
   stats_.live--;
   stats_.live_bytes -= r->size;
-  Quarantine(static_cast<uint32_t>(r - records_));
+  r->freed_by = by;
+  r->free_stack = req.stack_id;
+  r->free_frames = req.frames_id;
+  r->free_test = CurrentTest();
+  res.status = FreeStatus::kFreed;
+  res.record = *r;
+  uint32_t idx = static_cast<uint32_t>(r - records_);
+  // An explicit free (native code) may be followed at once by a stale use:
+  // it closes its slot before returning. GC frees come in bursts, long
+  // after the last use: they are batched.
+  if (!batched_close_ || by != FreedBy::kGarbageCollector) {
+    lock.unlock();
+    CheckFreed(r);
+    SetDataAccess(*r, false);  // a failure leaves the data readable: still quarantined, never reused early
+    lock.lock();
+    Quarantine(idx);
+    return res;
+  }
+  closing_.push_back(idx);
+  if (closing_.size() >= batching::kCloseBackstop) {
+    std::vector<uint32_t> batch;
+    TakeClosing(&batch);
+    lock.unlock();
+    CloseBatch(&batch);
+    return res;
+  }
+  if (closing_.size() == 1) {
+    if (!StartCloser()) {
+      std::vector<uint32_t> batch;
+      TakeClosing(&batch);
+      lock.unlock();
+      CloseBatch(&batch);
+      return res;
+    }
+    closer_cv_.notify_one();
+  }
   return res;
-}
-
-// Keeps only entries still live: a process that never checks (a plain
-// script under guard-run) must not grow one entry per allocation forever.
-void GuardedAllocator::PruneRecent() {
-  auto gone = [this](const std::pair<uint32_t, uint64_t>& e) {
-    const SlotRecord& r = *RecordOf(e.first);
-    return LoadState(r) != SlotState::kLive || r.alloc_id != e.second;
-  };
-  recent_.erase(std::remove_if(recent_.begin(), recent_.end(), gone), recent_.end());
-  recent_prune_at_ = recent_.size() * 2 > (1u << 16) ? recent_.size() * 2 : (1u << 16);
 }
 
 void GuardedAllocator::Quarantine(uint32_t index) {
@@ -323,6 +380,20 @@ void GuardedAllocator::Quarantine(uint32_t index) {
   }
 }
 
+uint32_t GuardedAllocator::ReuseOldestQuarantined(uint32_t total_pages) {
+  for (auto q = quarantine_.begin(); q != quarantine_.end(); ++q) {
+    SlotRecord* o = RecordOf(*q);
+    if (o->data_pages + 1 != total_pages) continue;
+    uint32_t idx = *q;
+    quarantine_.erase(q);
+    stats_.quarantined--;
+    stats_.quarantined_bytes -= static_cast<uint64_t>(o->data_pages) * page_;
+    StoreState(o, SlotState::kReusable);
+    return idx;
+  }
+  return 0;
+}
+
 void GuardedAllocator::CheckInto(const SlotRecord& r, std::vector<CanaryViolation>* out) {
   CanaryDamage damage = CheckCanary(GeometryOf(r, page_));
   if (!damage.any()) return;
@@ -332,6 +403,14 @@ void GuardedAllocator::CheckInto(const SlotRecord& r, std::vector<CanaryViolatio
 }
 
 std::vector<CanaryViolation> GuardedAllocator::CheckRecent() {
+  bool overflow;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    overflow = recent_overflow_;
+  }
+  // More allocations than the list keeps since the last check: check all.
+  if (overflow) return CheckAll();
+  FlushFrees();
   std::vector<std::pair<uint32_t, uint64_t>> recent;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -349,9 +428,11 @@ std::vector<CanaryViolation> GuardedAllocator::CheckRecent() {
 }
 
 std::vector<CanaryViolation> GuardedAllocator::CheckAll() {
+  FlushFrees();
   std::vector<CanaryViolation> out;
   std::lock_guard<std::mutex> lock(mu_);
   recent_.clear();
+  recent_overflow_ = false;
   for (uint32_t i = 1; i <= record_count_; i++) {
     const SlotRecord& r = *RecordOf(i);
     if (LoadState(r) == SlotState::kLive) CheckInto(r, &out);
@@ -369,6 +450,8 @@ std::vector<SlotRecord> GuardedAllocator::LiveRecords() {
   std::lock_guard<std::mutex> lock(mu_);
   for (uint32_t i = 1; i <= record_count_; i++)
     if (LoadState(*RecordOf(i)) == SlotState::kLive) out.push_back(*RecordOf(i));
+  // Records are reused out of order: list by allocation number.
+  std::sort(out.begin(), out.end(), [](const SlotRecord& a, const SlotRecord& b) { return a.alloc_id < b.alloc_id; });
   return out;
 }
 

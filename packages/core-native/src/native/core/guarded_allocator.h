@@ -1,6 +1,7 @@
 #ifndef MATE_CORE_GUARDED_ALLOCATOR_H_
 #define MATE_CORE_GUARDED_ALLOCATOR_H_
 
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -12,6 +13,7 @@
 #include "core/canary.h"
 #include "core/slot.h"
 #include "options/options.h"
+#include "platform/guard_pages.h"
 
 namespace mate {
 
@@ -61,9 +63,12 @@ struct CanaryViolation {
 struct FreeResult {
   FreeStatus status = FreeStatus::kNotGuarded;
   SlotRecord record{};  // for kFreed / kDoubleFree
-  bool has_violation = false;
-  CanaryViolation violation{};
 };
+
+// Receives canary damage found when a freed slot is checked (before it is
+// closed): on the freeing thread, the background closer, or a thread that
+// flushes frees. Must be thread-safe.
+using FreeViolationSink = void (*)(const CanaryViolation& violation);
 
 struct AllocatorStats {
   uint64_t allocations = 0;   // guarded allocations made
@@ -107,6 +112,22 @@ class GuardedAllocator {
   // The requested size of the live allocation starting at `ptr`, or false.
   bool LiveSize(const void* ptr, size_t* size) const;
 
+  // Frees by the garbage collector (FreedBy::kGarbageCollector) arrive in
+  // bursts (a GC pause releasing dead buffers), long after the last use:
+  // they are checked (canaries) and closed (made inaccessible) in batches by
+  // a background thread, adjacent slots in one call, the rest in one
+  // process_madvise. Such a slot waits until that thread gets to it (it lets
+  // a burst gather for 100 us), the next canary check, or a backlog of
+  // 16384; it is never reused before it was closed and quarantined.
+  // Explicit frees, and all frees when this is off, check and close their
+  // slot before returning. Only with guard markers: with mprotect, every
+  // slot waiting open would hold mappings outside the live-allocation cap.
+  void SetBatchedClose(bool on) { batched_close_ = on && guard_method_ == GuardMethod::kMadviseGuard; }
+  // Where canary damage found at free goes (set once, before allocating).
+  void SetFreeViolationSink(FreeViolationSink sink) { free_sink_ = sink; }
+  // Closes every freed slot still waiting (tests, checks, reports).
+  void FlushFrees();
+
   // Canary checks: of allocations made since the last CheckRecent (still
   // live), or of every live allocation. Violations are reported once.
   std::vector<CanaryViolation> CheckRecent();
@@ -132,11 +153,22 @@ class GuardedAllocator {
 
  private:
   GuardedAllocator(const Options& options, uintptr_t base, size_t region_bytes, GuardMethod method);
-  uint32_t TakeSlot(uint32_t total_pages, const char** reason);  // under mu_
+  uint32_t TakeSlot(uint32_t total_pages, bool* opened, bool* primed, const char** reason);  // under mu_
+  uint32_t NewSlot(uint32_t total_pages, const char** reason);  // under mu_
+  bool OpenAhead(uint32_t total_pages, uint32_t first);           // under mu_
+  // Up to `max` slots into out[n..]: freed ones first, then new. Under mu_.
+  size_t GatherSlots(uint32_t total_pages, uint32_t* out, size_t n, size_t max);
+  void DataRanges(const uint32_t* slots, size_t n, platform::PageRange* out) const;
   // Makes a slot's data pages accessible (handed out) or not (freed).
   bool SetDataAccess(const SlotRecord& r, bool accessible);
+  void TakeClosing(std::vector<uint32_t>* batch);  // under mu_; CloseBatch must follow
+  void CloseBatch(std::vector<uint32_t>* batch);  // without mu_ held
+  void CheckFreed(SlotRecord* r);                  // canaries of a freed, still open slot
+  void CloserLoop();
+  bool StartCloser();                                  // under mu_; false: no background thread
+  bool PrimeSome(std::unique_lock<std::mutex>* lock);  // under mu_ (released meanwhile)
   void Quarantine(uint32_t index);  // under mu_
-  void PruneRecent();               // under mu_
+  uint32_t ReuseOldestQuarantined(uint32_t total_pages);  // under mu_; 0 if none
   void CheckInto(const SlotRecord& r, std::vector<CanaryViolation>* out);
   SlotRecord* RecordOf(uint32_t index) const { return &records_[index]; }
 
@@ -155,9 +187,25 @@ class GuardedAllocator {
   size_t next_page_ = 0;        // bump pointer, in pages from base_
   size_t committed_pages_ = 0;  // madvise-guard: pages made RW
   std::unordered_map<uint32_t, std::vector<uint32_t>> reusable_;  // total pages -> records
+  // Small slots opened ahead in one system call: accessible, zero pages not
+  // yet touched, not handed out (total pages -> records).
+  std::unordered_map<uint32_t, std::vector<uint32_t>> ready_;
+  // One-page slots open and all canary, for the next small allocations.
+  std::vector<uint32_t> primed_;
+  bool prime_wanted_ = false;
   std::deque<uint32_t> quarantine_;
-  std::vector<std::pair<uint32_t, uint64_t>> recent_;  // (record, alloc id)
-  size_t recent_prune_at_ = 1u << 16;  // with no checks (no runner), freed entries are dropped now and then
+  bool batched_close_ = false;
+  FreeViolationSink free_sink_ = nullptr;
+  std::vector<uint32_t> closing_;  // freed, not closed yet
+  size_t closes_in_flight_ = 0;  // batches taken, not yet quarantined
+  bool closer_started_ = false;
+  std::condition_variable closer_cv_;
+  std::condition_variable closed_cv_;
+  // Allocations since the last CheckRecent (record, alloc id), at most
+  // kMaxRecent (a process that never checks must not grow it forever).
+  static constexpr size_t kMaxRecent = 1 << 16;
+  std::vector<std::pair<uint32_t, uint64_t>> recent_;
+  bool recent_overflow_ = false;
   uint64_t next_id_ = 0;
   uint32_t current_test_ = 0;
   AllocatorStats stats_;

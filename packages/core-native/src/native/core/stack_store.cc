@@ -15,6 +15,7 @@ constexpr uint32_t kBuckets = 1u << 20;          // hash buckets (power of 2)
 constexpr size_t kArenaChunk = 4u << 20;
 constexpr uint8_t kString = 1;
 constexpr uint8_t kFrames = 2;
+constexpr size_t kMaxArenaBytes = 256u << 20;  // entries kept at most; then Intern returns 0
 
 uint64_t Hash(uint8_t kind, const unsigned char* s, size_t n) {
   uint64_t h = 1469598103934665603ull ^ kind;  // FNV-1a
@@ -41,6 +42,7 @@ struct StackStore::Impl {
   uint32_t count = 0;                     // ids in use (id 0 is never used)
   char* arena = nullptr;
   size_t arena_left = 0;
+  size_t arena_mapped = 0;
 };
 
 StackStore& StackStore::Get() {
@@ -72,6 +74,8 @@ uint32_t StackStore::InternBytes(uint8_t kind, const void* data, size_t len) {
   size_t need = sizeof(uint64_t) + ((len + 7) & ~static_cast<size_t>(7));
   if (impl_->arena_left < need) {
     size_t chunk = need > kArenaChunk ? need : kArenaChunk;
+    if (impl_->arena_mapped + chunk > kMaxArenaBytes) return 0;
+    impl_->arena_mapped += chunk;
     impl_->arena = static_cast<char*>(MapZeroed(chunk));
     if (impl_->arena == nullptr) { impl_->arena_left = 0; return 0; }
     impl_->arena_left = chunk;

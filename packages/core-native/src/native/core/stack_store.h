@@ -14,7 +14,8 @@ namespace mate {
 class StackStore {
  public:
   static StackStore& Get();
-  // Returns 0 for an empty string or when the store is full.
+  // Returns 0 for an empty string or when the store is full (4M strings or
+  // 256 MiB of text: the store is bounded).
   uint32_t Intern(const char* text, size_t len);
   // Lock-free; nullptr for id 0 or unknown ids.
   const char* Lookup(uint32_t id) const;

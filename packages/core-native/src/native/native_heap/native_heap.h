@@ -57,11 +57,11 @@ struct Counters {
 };
 Counters GetCounters();
 
-// Found on a free path (any thread), kept until the next check.
-enum class FindingKind : uint8_t { kCanary, kDoubleFree, kInvalidFree };
+// A bad free found on a free path (any thread), kept until the next check.
+// (Canary damage found at free goes to the allocator's free sink.)
+enum class FindingKind : uint8_t { kDoubleFree, kInvalidFree };
 struct Finding {
-  FindingKind kind = FindingKind::kCanary;
-  CanaryViolation canary{};   // kCanary
+  FindingKind kind = FindingKind::kDoubleFree;
   SlotRecord record{};        // the allocation concerned (double free: as freed the first time)
   bool has_record = false;    // invalid free of a pointer that is no allocation's: false
   uintptr_t address = 0;      // the pointer given to free/delete/realloc

@@ -18,6 +18,14 @@ bool HasGuardInstall();
 bool CommitChunk(void* addr, size_t bytes);
 bool InstallGuard(void* addr, size_t bytes);  // also discards contents
 bool RemoveGuard(void* addr, size_t bytes);   // pages read as zero after
+// The same over many separate ranges, in one system call where the kernel
+// takes guard advice through process_madvise (else one call per range).
+struct PageRange {
+  void* addr;
+  size_t bytes;
+};
+bool InstallGuards(const PageRange* ranges, size_t n);
+bool RemoveGuards(const PageRange* ranges, size_t n);
 // mprotect: every protection change may split a mapping.
 bool ProtectNone(void* addr, size_t bytes);   // also discards contents
 bool ProtectReadWrite(void* addr, size_t bytes);

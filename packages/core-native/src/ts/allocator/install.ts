@@ -16,7 +16,7 @@ import { afterAddonLoads } from './addon-loads';
 import { loadNative, type NativeAllocation, type NativeBinding } from './native';
 import { flushNativeHeapState, formatUnmatchedGlobs, startNativeHeap } from './native-heap';
 import { patchRealm, type GuardedAlloc } from './realm';
-import { makeStackCapture } from './stack';
+import { makeStackedAlloc } from './stack';
 
 /** A memory-safety violation found by a canary check. */
 export interface GuardViolation {
@@ -42,8 +42,7 @@ let suppressions: readonly SuppressionRule[] = [];
 
 function makeAlloc(native: NativeBinding, config: ResolvedGuardConfig): GuardedAlloc {
   if (!config.captureStacks) return (size) => native.alloc(size);
-  const capture = makeStackCapture(native);
-  return (size, entry) => native.alloc(size, capture(entry));
+  return makeStackedAlloc(native);
 }
 
 /** The allocator settings that have a native side (options.inc), by key. */

@@ -26,6 +26,13 @@ export interface NativeStats {
   nativeForeignFrees: number;
   /** Native heap: double and invalid frees found (and ignored). */
   nativeBadFrees: number;
+  /** This thread's allocations whose stack was known already / captured. */
+  stackKeyHits: number;
+  stackKeyMisses: number;
+  /** Raw V8 stack samples taken to key stacks. */
+  stackV8Samples: number;
+  /** Whether dropped buffers are released during GC (else a turn later). */
+  releasedDuringGc: boolean;
 }
 
 /** Which globs matched which modules (nativeHeap()). */
@@ -80,7 +87,13 @@ export interface NativeBinding {
   /** `options`: the allocator settings; each key with a native side is read (options.inc). */
   configure(options: object, reportDir: string, printer: PrinterPaths): { guardMethod: NativeStats['guardMethod']; pageSize: number };
   /** `stack`: an id from internString. */
-  alloc(size: number, stack?: number): ArrayBuffer;
+  /** `stack`: an id from internString; `token`: from allocKeyed, the key `stack` is the text of. */
+  alloc(size: number, stack?: number, token?: number): ArrayBuffer;
+  /** The buffer when the caller's stack is known, else a token for alloc (nothing allocated). */
+  allocKeyed(size: number): ArrayBuffer | number;
+  /** Whether allocKeyed can key stacks here; sets the frames a key covers. */
+  stackKeys(frames: number): boolean;
+  resetStackKeys(): void;
   internString(text: string): number;
   setCurrentTest(name: string | null): void;
   /** Events (JSON) of violations found now or at free since the last call. */

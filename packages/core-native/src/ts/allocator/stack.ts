@@ -1,17 +1,27 @@
-// JS allocation stacks for reports. Capturing a stack is by far the dearest
-// part of a guarded allocation (V8 walks and formats the frames), so the
-// capture starts at the public function the user called (V8 skips our own
-// frames for free), keeps few frames, and each distinct stack crosses into
-// native code once.
+// JS allocation stacks for reports. Capturing and formatting a stack costs
+// far more than the allocation itself, so it happens once per distinct
+// stack: the native side keys the caller's stack from V8's raw frame
+// addresses (no strings, no source positions) and remembers which text each
+// key has; only a stack not seen before is captured here, starting at the
+// public function the user called (V8 skips our own frames for free), through
+// the realm's Error.prepareStackTrace (runners' source-map formatters), and
+// crosses into native code once.
 import type { NativeBinding } from './native';
 
 const FRAMES = 8;
+// Frames of mate-guard's own allocation path, the entry point included, at
+// most (Buffer.from -> copy -> guarded -> alloc closure): a key covers these
+// plus the FRAMES a text shows, so it sees every frame the text can name.
+const OWN_FRAMES = 4;
 const CACHE_LIMIT = 20000;
 
 /** A function on the stack that the capture starts below. */
 export type EntryPoint = (...args: never[]) => unknown;
 
 type StackCapture = (entry?: EntryPoint) => number;
+
+/** Allocates `size` guarded bytes whose stack starts below `entry`. */
+export type StackedAlloc = (size: number, entry?: EntryPoint) => ArrayBuffer;
 
 /**
  * The stack below `entry`. The realm's Error.prepareStackTrace (a runner's
@@ -70,4 +80,29 @@ export function makeStackCapture(native: NativeBinding): StackCapture {
     return id;
   }
   return capture;
+}
+
+/**
+ * Guarded allocation with its stack: a known stack costs one native call;
+ * a new one is captured as text once. Falls back to capturing every time
+ * where the engine gives no raw stack samples.
+ */
+export function makeStackedAlloc(native: NativeBinding): StackedAlloc {
+  const capture = makeStackCapture(native);
+  if (!native.stackKeys(OWN_FRAMES + FRAMES)) {
+    return function alloc(size, entry) {
+      return native.alloc(size, capture(entry ?? alloc));
+    };
+  }
+  let formatter = Error.prepareStackTrace;
+  return function alloc(size, entry) {
+    // Texts depend on the realm's formatter (Jest installs one per file).
+    if (Error.prepareStackTrace !== formatter) {
+      formatter = Error.prepareStackTrace;
+      native.resetStackKeys();
+    }
+    const made = native.allocKeyed(size);
+    if (typeof made !== 'number') return made;
+    return native.alloc(size, capture(entry ?? alloc), made);
+  };
 }

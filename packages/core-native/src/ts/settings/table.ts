@@ -100,7 +100,7 @@ export const SETTINGS = [
   }),
   row({
     key: 'captureStacks', name: 'capture-stacks', value: booleanValue, default: true,
-    description: 'Record the JS stack of every allocation for reports (the dearest part of a guarded allocation: see bench/README.md).',
+    description: 'Record the JS stack of every allocation for reports (each distinct stack is captured once, then recognised from its raw frames: see bench/README.md).',
     surfaces: { api: true },
   }),
   row({

@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -51,6 +53,64 @@ bool InstallGuard(void* addr, size_t bytes) {
 bool RemoveGuard(void* addr, size_t bytes) {
   return bytes == 0 || madvise(addr, bytes, MADV_GUARD_REMOVE) == 0;
 }
+
+namespace {
+constexpr size_t kMaxIov = 512;  // below IOV_MAX (1024)
+
+// A pidfd of this process when process_madvise accepts guard advice here
+// (Linux 6.13+ takes any advice for the calling process), else -1.
+int SelfPidfdForGuards() {
+#if defined(SYS_pidfd_open) && defined(SYS_process_madvise)
+  static const int fd = [] {
+    int pidfd = static_cast<int>(syscall(SYS_pidfd_open, getpid(), 0));
+    if (pidfd < 0) return -1;
+    size_t page = PageSize();
+    void* p = mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    bool ok = false;
+    if (p != MAP_FAILED) {
+      struct iovec iov = {p, page};
+      ok = syscall(SYS_process_madvise, pidfd, &iov, 1, MADV_GUARD_INSTALL, 0) == static_cast<long>(page) &&
+           syscall(SYS_process_madvise, pidfd, &iov, 1, MADV_GUARD_REMOVE, 0) == static_cast<long>(page);
+      munmap(p, page);
+    }
+    if (!ok) { close(pidfd); return -1; }
+    return pidfd;
+  }();
+  return fd;
+#else
+  return -1;
+#endif
+}
+
+bool AdviseAll(const PageRange* ranges, size_t n, int advice) {
+  int pidfd = SelfPidfdForGuards();
+  if (pidfd < 0 || n == 1) {
+    for (size_t i = 0; i < n; i++)
+      if (ranges[i].bytes && madvise(ranges[i].addr, ranges[i].bytes, advice) != 0) return false;
+    return true;
+  }
+  struct iovec iov[kMaxIov];
+  for (size_t done = 0; done < n;) {
+    size_t k = 0, want = 0;
+    for (; k < kMaxIov && done + k < n; k++) {
+      iov[k].iov_base = ranges[done + k].addr;
+      iov[k].iov_len = ranges[done + k].bytes;
+      want += ranges[done + k].bytes;
+    }
+    // A short count means the kernel stopped at a range: finish one by one.
+    long got = syscall(SYS_process_madvise, pidfd, iov, k, advice, 0);
+    if (got != static_cast<long>(want)) {
+      for (size_t i = 0; i < k; i++)
+        if (iov[i].iov_len && madvise(iov[i].iov_base, iov[i].iov_len, advice) != 0) return false;
+    }
+    done += k;
+  }
+  return true;
+}
+}  // namespace
+
+bool InstallGuards(const PageRange* ranges, size_t n) { return AdviseAll(ranges, n, MADV_GUARD_INSTALL); }
+bool RemoveGuards(const PageRange* ranges, size_t n) { return AdviseAll(ranges, n, MADV_GUARD_REMOVE); }
 
 bool ProtectNone(void* addr, size_t bytes) {
   if (bytes == 0) return true;

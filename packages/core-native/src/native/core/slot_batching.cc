@@ -1,0 +1,184 @@
+// The allocator's batched slot work: small slots opened several at a time,
+// freed slots checked and closed in batches by a background thread, and
+// one-page slots kept open and full of canary bytes ahead of need. Every
+// batch is one or two system calls instead of one or two per slot (see
+// bench/native/slot-cycle.c for what each costs).
+#include <pthread.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "core/canary.h"
+#include "core/guarded_allocator.h"
+#include "core/slot_batching.h"
+#include "platform/guard_pages.h"
+
+namespace mate {
+
+using namespace batching;
+
+size_t GuardedAllocator::GatherSlots(uint32_t total_pages, uint32_t* out, size_t n, size_t max) {
+  std::vector<uint32_t>& reusable = reusable_[total_pages];
+  while (n < max && !reusable.empty()) {
+    out[n++] = reusable.back();
+    reusable.pop_back();
+  }
+  const char* ignored = nullptr;
+  while (n < max) {
+    uint32_t idx = NewSlot(total_pages, &ignored);
+    if (idx == 0) break;
+    out[n++] = idx;
+  }
+  return n;
+}
+
+void GuardedAllocator::DataRanges(const uint32_t* slots, size_t n, platform::PageRange* out) const {
+  for (size_t i = 0; i < n; i++) {
+    SlotGeometry g = GeometryOf(*RecordOf(slots[i]), page_);
+    out[i] = {reinterpret_cast<void*>(g.data_start), g.data_end - g.data_start};
+  }
+}
+
+// Opens `first` and up to kOpenAhead - 1 more slots of the same size (reused
+// ones first, then new ones) in one system call; the others wait in ready_.
+// If that fails, the others go back to reusable_ closed, and `first` stays
+// closed for the caller to open alone.
+bool GuardedAllocator::OpenAhead(uint32_t total_pages, uint32_t first) {
+  uint32_t batch[kOpenAhead];
+  batch[0] = first;
+  size_t n = GatherSlots(total_pages, batch, 1, kOpenAhead);
+  std::vector<uint32_t>& reusable = reusable_[total_pages];
+  platform::PageRange ranges[kOpenAhead];
+  DataRanges(batch, n, ranges);
+  if (!platform::RemoveGuards(ranges, n)) {
+    platform::InstallGuards(ranges, n);  // whatever was opened is closed again
+    for (size_t i = n; i-- > 1;) reusable.push_back(batch[i]);
+    return false;
+  }
+  // Handed out in the order taken (new slots: rising addresses, so that
+  // buffers freed together are neighbours and close as one range).
+  std::vector<uint32_t>& ready = ready_[total_pages];
+  for (size_t i = n; i-- > 1;) ready.push_back(batch[i]);
+  return true;
+}
+
+bool GuardedAllocator::StartCloser() {
+  if (closer_started_) return batched_close_;
+  closer_started_ = true;
+  pthread_t thread;
+  auto loop = [](void* self) -> void* {
+    static_cast<GuardedAllocator*>(self)->CloserLoop();
+    return nullptr;
+  };
+  if (pthread_create(&thread, nullptr, loop, this) != 0) {
+    batched_close_ = false;  // no background thread: close as frees come
+    return false;
+  }
+  pthread_detach(thread);
+  return true;
+}
+
+void GuardedAllocator::CheckFreed(SlotRecord* r) {
+  CanaryDamage damage = CheckCanary(GeometryOf(*r, page_));
+  if (!damage.any() || __atomic_exchange_n(&r->canary_reported, 1, __ATOMIC_ACQ_REL)) return;
+  if (free_sink_ != nullptr) free_sink_(CanaryViolation{*r, damage});
+}
+
+// Checks freed slots, then closes them: sorted by address, neighbours closed
+// as one range (their guard pages are guards already), all ranges in one
+// system call; then they enter the quarantine.
+void GuardedAllocator::CloseBatch(std::vector<uint32_t>* batch) {
+  if (batch->empty()) return;
+  for (uint32_t idx : *batch) CheckFreed(RecordOf(idx));
+  std::sort(batch->begin(), batch->end(), [this](uint32_t a, uint32_t b) {
+    return RecordOf(a)->slot_start < RecordOf(b)->slot_start;
+  });
+  std::vector<platform::PageRange> ranges;
+  ranges.reserve(batch->size());
+  uintptr_t run_start = 0, run_end = 0;
+  for (uint32_t idx : *batch) {
+    const SlotRecord& r = *RecordOf(idx);
+    uintptr_t start = r.slot_start, end = r.slot_start + (static_cast<uintptr_t>(r.data_pages) + 1) * page_;
+    if (start == run_end) {
+      run_end = end;
+      continue;
+    }
+    if (run_end > run_start) ranges.push_back({reinterpret_cast<void*>(run_start), run_end - run_start});
+    run_start = start;
+    run_end = end;
+  }
+  if (run_end > run_start) ranges.push_back({reinterpret_cast<void*>(run_start), run_end - run_start});
+  // A failure leaves data readable: still quarantined, never reused early.
+  if (guard_method_ == GuardMethod::kMadviseGuard) {
+    platform::InstallGuards(ranges.data(), ranges.size());
+  } else {
+    for (const platform::PageRange& range : ranges) platform::ProtectNone(range.addr, range.bytes);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (uint32_t idx : *batch) Quarantine(idx);
+  if (--closes_in_flight_ == 0) closed_cv_.notify_all();
+}
+
+void GuardedAllocator::TakeClosing(std::vector<uint32_t>* batch) {
+  batch->swap(closing_);
+  if (!batch->empty()) closes_in_flight_++;
+}
+
+void GuardedAllocator::CloserLoop() {
+  pthread_setname_np(pthread_self(), "mate-guard-free");
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    closer_cv_.wait(lock, [this] { return !closing_.empty() || prime_wanted_; });
+    if (!closing_.empty()) {
+      // Frees come in bursts (a GC sweep): let the burst gather first, which
+      // also spares the freeing thread a wake-up per free.
+      lock.unlock();
+      usleep(kCloseGatherUs);
+      lock.lock();
+      std::vector<uint32_t> batch;
+      TakeClosing(&batch);
+      lock.unlock();
+      CloseBatch(&batch);
+      lock.lock();
+    }
+    while (prime_wanted_ && primed_.size() < kPrimeTarget && PrimeSome(&lock)) {
+    }
+    prime_wanted_ = false;
+  }
+}
+
+// Opens up to kPrimeBatch one-page slots (reused ones first) in one system
+// call and fills their pages with canary bytes, outside the lock.
+bool GuardedAllocator::PrimeSome(std::unique_lock<std::mutex>* lock) {
+  uint32_t batch[kPrimeBatch];
+  size_t n = GatherSlots(kPrimedPages, batch, 0, kPrimeBatch);
+  if (n == 0) return false;
+  std::vector<uint32_t>& reusable = reusable_[kPrimedPages];
+  lock->unlock();
+  platform::PageRange ranges[kPrimeBatch];
+  DataRanges(batch, n, ranges);
+  bool ok = platform::RemoveGuards(ranges, n);
+  if (ok) {
+    for (size_t i = 0; i < n; i++) FillPage(ranges[i].addr, ranges[i].bytes);
+  } else {
+    platform::InstallGuards(ranges, n);
+  }
+  lock->lock();
+  for (size_t i = n; i-- > 0;) (ok ? primed_ : reusable).push_back(batch[i]);
+  return ok;
+}
+
+void GuardedAllocator::FlushFrees() {
+  std::vector<uint32_t> batch;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    TakeClosing(&batch);
+  }
+  CloseBatch(&batch);
+  // Batches other threads took are checked and closed before this returns:
+  // a check right after must see what they find.
+  std::unique_lock<std::mutex> lock(mu_);
+  closed_cv_.wait(lock, [this] { return closes_in_flight_ == 0; });
+}
+
+}  // namespace mate

@@ -1,0 +1,35 @@
+#ifndef MATE_CORE_SLOT_BATCHING_H_
+#define MATE_CORE_SLOT_BATCHING_H_
+
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+
+// Tuning of the allocator's batched slot work (slot_batching.cc): opening
+// small slots several at a time, closing freed slots in batches on a
+// background thread, and keeping one-page slots ready ahead of need.
+namespace mate {
+namespace batching {
+
+// Slots this small (data + guard pages) are opened several at a time, in one
+// system call, when one is needed (guard-install backend).
+constexpr uint32_t kOpenAheadMaxPages = 2;
+constexpr size_t kOpenAhead = 16;
+// Freed slots wait for the background thread; past this many the freeing
+// thread closes them itself (bounds how many freed slots are still open).
+constexpr size_t kCloseBackstop = 16384;
+// How long the background thread lets a burst of frees gather (bounds how
+// long a freed slot stays accessible, with the checks and the backstop).
+constexpr useconds_t kCloseGatherUs = 100;
+// One-page slots the background thread keeps open and filled with canary
+// bytes ahead of need, so that such an allocation only zeroes its own bytes
+// (no system call, no page fault on the allocating thread).
+constexpr uint32_t kPrimedPages = 2;  // data + guard
+constexpr size_t kPrimeTarget = 256;
+constexpr size_t kPrimeBatch = 64;
+
+}  // namespace batching
+}  // namespace mate
+
+#endif  // MATE_CORE_SLOT_BATCHING_H_

@@ -1,0 +1,87 @@
+#ifndef MATE_ENGINE_STACK_KEYS_H_
+#define MATE_ENGINE_STACK_KEYS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "engine/frame_walker.h"
+
+namespace mate {
+namespace engine {
+
+// Maps the JS stack of the current call to the id of its already-captured
+// text, without building any string: the frame walker (or V8's own sampler,
+// Isolate::GetStackSample, where the walker does not know the stack yet)
+// gives raw frame addresses (code addresses; bytecode array + offset for
+// interpreted frames), and each distinct sample is remembered once, per
+// thread (per isolate), in a bounded table (4096 keys).
+//
+// A key never names another call site's stack:
+// - the sample covers every frame the captured text can show (the caller
+//   asks for its own frames + the text's frames);
+// - a sample that reaches the bottom of the stack may be followed in the
+//   text by async frames (the awaiting callers), which the sample cannot
+//   see: such keys also hold the microtask clock, so they are only reused
+//   within the same microtask, where the awaiting chain cannot change;
+// - code and bytecode move or die only in a full GC: every mark-compact
+//   starts a new epoch and keys of older epochs are never matched;
+// - frames are compared in full, not by hash alone.
+// What a key does not see: the receiver's type name and a renamed function
+// (`at A.m` vs `at B.m` for the same code called from the same place), which
+// come from the first allocation seen at that stack.
+class StackKeys {
+ public:
+  static constexpr uint32_t kMaxFrames = 24;
+
+  // The calling thread's keys; nullptr where V8's sampler is unavailable.
+  static StackKeys* ForThisThread();
+  // Frames per sample: the allocation path's own frames + the text's frames.
+  static void SetFrameLimit(uint32_t frames);
+
+  // The stack id for the current JS stack, or 0 with `*token` set: capture
+  // the text, then Bind(token, id). `*token` is -1 when the stack can't be
+  // keyed (no JS frames).
+  uint32_t Lookup(int32_t* token);
+  void Bind(int32_t token, uint32_t stack_id);
+  // Forgets every key (the stack formatter changed).
+  void Reset() { epoch_++; }
+
+  struct Counters {
+    uint64_t hits, misses;
+    uint64_t v8_samples;  // keys that needed V8's own sampler (not the walker)
+  };
+  Counters counters() const { return {hits_, misses_, v8_samples_}; }
+
+ private:
+  StackKeys();
+  static void OnFullGC(void* isolate, int gc_type, int flags, void* data);
+  size_t Sample(uintptr_t* frames, size_t limit);  // V8's sampler
+  // The raw frames of the current stack: the walker's when it knows the
+  // stack, else V8's (and the walker learns from them).
+  size_t Frames(uintptr_t* frames, size_t limit, bool* from_walker);
+
+  struct Key {
+    uint64_t hash;
+    uint32_t epoch;
+    uint32_t stack_id;  // 0 = empty
+    uint32_t n;
+    uint32_t seq;       // pending keys: the token's sequence number
+    uintptr_t frames[kMaxFrames + 1];
+  };
+  static constexpr uint32_t kSlots = 4096;  // direct-mapped, per thread
+  static constexpr uint32_t kPending = 8;
+
+  void* isolate_ = nullptr;
+  uint32_t epoch_ = 1;
+  Key* table_ = nullptr;
+  Key pending_[kPending];
+  uint32_t pending_seq_ = 0;  // 28 bits used
+  uint64_t hits_ = 0, misses_ = 0, v8_samples_ = 0;
+  std::unique_ptr<FrameWalker> walker_;
+};
+
+}  // namespace engine
+}  // namespace mate
+
+#endif  // MATE_ENGINE_STACK_KEYS_H_
