@@ -6,12 +6,13 @@ import { renderEvent } from '../report/render';
 import { parseEvent, type ViolationEvent } from '../report/event';
 import { writeEventFile } from '../report/files';
 import type { ReportKind } from '../report/kinds';
-import { formatUnguardedWarning } from '../run/summary';
+import { formatTrackingOffWarning, formatUnguardedWarning } from '../run/summary';
 import { processStats, writeProcessStats, type ProcessGuardStats } from '../run/process-stats';
 import { readHandoff } from '../settings/handoff';
 import { SETTINGS, type GuardSettings, type SettingRow } from '../settings/table';
 import { allocatorConfigOf, resolveAllocatorConfig, sameConfig, type GuardAllocatorConfig, type ResolvedGuardConfig } from './config';
 import { afterAddonLoads } from './addon-loads';
+import { installDeviceGuard, shutdownDeviceGuard, withDeviceStats } from './device';
 import { loadNative, type NativeAllocation, type NativeBinding } from './native';
 import { flushNativeHeapState, formatUnmatchedGlobs, startNativeHeap } from './native-heap';
 import { patchRealm, type GuardedAlloc } from './realm';
@@ -58,6 +59,8 @@ function installResolved(config: ResolvedGuardConfig): void {
   }
   const native = loadNative();
   fs.mkdirSync(config.reportDir, { recursive: true });
+  // First: when the device can't be guarded, nothing is installed.
+  if (config.device === 'cuda') installDeviceGuard(native, config);
   native.configure(nativeOptionsOf(config), config.reportDir, {
     node: process.execPath,
     script: path.join(__dirname, '..', 'cli', 'print-report.js'),
@@ -101,6 +104,8 @@ function ownedElsewhere(): boolean {
 // process, and the counters are left for the run's summary.
 function onExit(): void {
   if (!active) return;
+  // Pending device checks end (and a CUDA fault nobody looked at is reported) first.
+  if (active.config.device) shutdownDeviceGuard(active.native);
   const left = collect(true, 'stderr');
   for (const v of left) process.stderr.write(v.text);
   if (left.length && !process.exitCode) process.exitCode = 1;
@@ -117,6 +122,7 @@ function onExit(): void {
   }
   if (!owned) {
     process.stderr.write(formatUnguardedWarning(s.fallbacks, [s.fallbackReason ?? 'unknown reason']));
+    process.stderr.write(formatTrackingOffWarning(s.device?.launchTracking === false ? [s.device.trackingOff ?? ''] : []));
     if (native) process.stderr.write(formatUnmatchedGlobs(active.native.nativeHeap().unmatched));
   }
 }
@@ -181,7 +187,9 @@ export function setCurrentTest(name: string | null): void {
 }
 
 export function stats(): GuardStats {
-  return processStats(need().native.stats());
+  const { native, config } = need();
+  const host = native.stats();
+  return processStats(config.device ? withDeviceStats(native, host) : host);
 }
 
 /** The live guarded allocations. */

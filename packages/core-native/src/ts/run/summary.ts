@@ -11,12 +11,14 @@ interface SummaryCounts {
   skippedByTag: number;
   passThrough: number;
   reasons: string[];
+  /** Why CUDA launch tracking was off, in processes that guarded device memory. */
+  trackingOff: string[];
 }
 
 export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCounts {
   const s: SummaryCounts = {
     allocations: 0, peakLive: 0, fallbacks: 0, violations: report.violations.length,
-    skippedByTag: extraSkippedByTag, passThrough: 0, reasons: [],
+    skippedByTag: extraSkippedByTag, passThrough: 0, reasons: [], trackingOff: [],
   };
   // A process that died by a fault wrote no counters: its report has them.
   const counted = new Set(report.processes.map((p) => p.pid));
@@ -39,6 +41,8 @@ export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCoun
     s.peakLive = Math.max(s.peakLive, p.peakLive);
     s.fallbacks += p.fallbacks;
     if (p.fallbackReason && !s.reasons.includes(p.fallbackReason)) s.reasons.push(p.fallbackReason);
+    const off = p.device?.launchTracking === false ? p.device.trackingOff ?? '' : undefined;
+    if (off !== undefined && !s.trackingOff.includes(off)) s.trackingOff.push(off);
   }
   for (const p of report.processes) {
     s.skippedByTag += p.skippedByTag;
@@ -62,7 +66,16 @@ export function formatSummary(s: SummaryCounts): string {
     `[mate-guard] summary: ${plural(s.allocations, 'allocation')} guarded, peak live ${s.peakLive}, ` +
     `${plural(s.fallbacks, 'unguarded fallback')}, ${plural(s.violations, 'violation')}, ` +
     `${plural(s.skippedByTag, 'test')} skipped by tag\n`;
-  return out + formatUnguardedWarning(s.fallbacks + s.passThrough, s.reasons);
+  return out + formatUnguardedWarning(s.fallbacks + s.passThrough, s.reasons) + formatTrackingOffWarning(s.trackingOff);
+}
+
+/** The one warning that CUDA launch tracking was off ('' when it ran, or no device was guarded). */
+export function formatTrackingOffWarning(reasons: readonly string[]): string {
+  // '' stands for "turned off on purpose" (trackLaunches: false): no warning.
+  const why = reasons.filter((r) => r !== '');
+  return why.length > 0
+    ? `[mate-guard] warning: CUDA launch tracking was off: ${why.join('; ')}; illegal-address reports name no kernel and cross-stream frees go unchecked\n`
+    : '';
 }
 
 /** The one warning about allocations that ran unguarded ('' when none did). */
