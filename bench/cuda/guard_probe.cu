@@ -4,7 +4,7 @@
 //
 //   guard_probe <libmate_guard_cuda.so> <scenario>
 // scenarios: overrun | underrun | canary | uaf | bench | driver
-// Mode and alignment come from MATE_GUARD_ALLOCATOR_MODE / _ALIGNMENT.
+// Settings come from the handoff MATE_GUARD_SETTINGS (JSON), as under guard-run.
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
@@ -67,8 +67,8 @@ static int Underrun(long n) {  // one float before the start
 static int Canary(long n) {  // both sides, expecting the canary side to be caught at free
   float* a = (float*)Alloc(n * 4);
   float* b = (float*)Alloc(n * 4);
-  const char* mode = getenv("MATE_GUARD_ALLOCATOR_MODE");
-  bool head = mode && strcmp(mode, "head") == 0;
+  const char* settings = getenv("MATE_GUARD_SETTINGS");
+  bool head = settings && strstr(settings, "\"mode\":\"head\"") != nullptr;
   if (head) Launch(a, 0, n + 1); else Launch(a, -1, n);
   Launch(b, 0, n);
   cudaError_t e = cudaDeviceSynchronize();

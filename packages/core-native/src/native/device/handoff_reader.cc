@@ -166,6 +166,7 @@ bool ReadHandoff(const char* json, HandoffSettings* out, std::string* error) {
   if (const Value* q = s->Get("quarantineMaxCount"); q && q->kind == Value::kNumber)
     out->quarantine_max_count = static_cast<uint64_t>(q->n);
   flag("logAllocations", &out->log_allocations);
+  flag("captureStacks", &out->capture_stacks);
   flag("trackLaunches", &out->track_launches);
   flag("launchBlocking", &out->launch_blocking);
   if (const Value* v = s->Get("syncOnFree"); v && v->kind == Value::kBool) out->sync_on_free = v->b ? 1 : 0;

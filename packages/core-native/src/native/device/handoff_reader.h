@@ -15,6 +15,7 @@ struct HandoffSettings {
   bool tail_mode = true;
   uint32_t alignment = 16;
   bool log_allocations = false;
+  bool capture_stacks = true;
   int sync_on_free = -1;       // -1: unset (the process's own default)
   bool strict_quarantine = false;
   bool track_launches = true;

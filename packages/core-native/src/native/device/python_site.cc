@@ -18,7 +18,11 @@ constexpr int kFrames = 16;
 constexpr size_t kCacheLimit = 1 << 16;
 
 struct PyApi {
+  int (*IsInitialized)();
   int (*GILState_Check)();
+  void* (*GILState_GetThisThreadState)();
+  int (*GILState_Ensure)();
+  void (*GILState_Release)(int);
   void* (*Eval_GetFrame)();
   void* (*Frame_GetCode)(void*);
   int (*Frame_GetLineNumber)(void*);
@@ -35,7 +39,11 @@ const PyApi* Api() {
   static const PyApi* found = [] () -> const PyApi* {
     void* self = dlopen(nullptr, RTLD_LAZY);
     auto sym = [&](const char* name) { return dlsym(self ? self : RTLD_DEFAULT, name); };
+    api.IsInitialized = reinterpret_cast<int (*)()>(sym("Py_IsInitialized"));
     api.GILState_Check = reinterpret_cast<int (*)()>(sym("PyGILState_Check"));
+    api.GILState_GetThisThreadState = reinterpret_cast<void* (*)()>(sym("PyGILState_GetThisThreadState"));
+    api.GILState_Ensure = reinterpret_cast<int (*)()>(sym("PyGILState_Ensure"));
+    api.GILState_Release = reinterpret_cast<void (*)(int)>(sym("PyGILState_Release"));
     api.Eval_GetFrame = reinterpret_cast<void* (*)()>(sym("PyEval_GetFrame"));
     api.Frame_GetCode = reinterpret_cast<void* (*)(void*)>(sym("PyFrame_GetCode"));
     api.Frame_GetLineNumber = reinterpret_cast<int (*)(void*)>(sym("PyFrame_GetLineNumber"));
@@ -45,7 +53,8 @@ const PyApi* Api() {
     api.IncRef = reinterpret_cast<void (*)(void*)>(sym("Py_IncRef"));
     api.DecRef = reinterpret_cast<void (*)(void*)>(sym("Py_DecRef"));
     api.Err_Clear = reinterpret_cast<void (*)()>(sym("PyErr_Clear"));
-    bool all = api.GILState_Check && api.Eval_GetFrame && api.Frame_GetCode && api.Frame_GetLineNumber &&
+    bool all = api.IsInitialized && api.GILState_Check && api.GILState_GetThisThreadState && api.GILState_Ensure &&
+               api.GILState_Release && api.Eval_GetFrame && api.Frame_GetCode && api.Frame_GetLineNumber &&
                api.Frame_GetBack && api.Object_GetAttrString && api.Unicode_AsUTF8 && api.IncRef && api.DecRef &&
                api.Err_Clear;
     return all ? &api : nullptr;  // not a Python process, or Python older than 3.9
@@ -71,11 +80,33 @@ std::string Attr(const PyApi& py, void* obj, const char* name) {
   return out;
 }
 
+bool g_enabled = true;
+
+uint32_t Capture(const PyApi* py);
+
 }  // namespace
 
+void SetPythonStacks(bool on) { __atomic_store_n(&g_enabled, on, __ATOMIC_RELEASE); }
+
 uint32_t CapturePythonStack() {
+  if (!__atomic_load_n(&g_enabled, __ATOMIC_ACQUIRE)) return 0;
   const PyApi* py = Api();
-  if (py == nullptr || py->GILState_Check() != 1) return 0;
+  if (py == nullptr || !py->IsInitialized()) return 0;
+  if (py->GILState_Check() == 1) return Capture(py);
+  // PyTorch's ops and Triton's launcher release the GIL around the C++ call
+  // that allocates or launches: take it back for the walk (this thread's
+  // frames can't change meanwhile). A thread Python never ran on (autograd's
+  // backward threads) has no frames: none.
+  if (py->GILState_GetThisThreadState() == nullptr) return 0;
+  int state = py->GILState_Ensure();
+  uint32_t id = Capture(py);
+  py->GILState_Release(state);
+  return id;
+}
+
+namespace {
+
+uint32_t Capture(const PyApi* py) {
   void* frame = py->Eval_GetFrame();  // borrowed
   if (frame == nullptr) return 0;
   void* codes[kFrames];
@@ -115,6 +146,8 @@ uint32_t CapturePythonStack() {
   g_stacks.emplace(std::move(key), id);
   return id;
 }
+
+}  // namespace
 
 }  // namespace device
 }  // namespace mate

@@ -100,6 +100,7 @@ void InstallOnce() {
   const char* node = getenv(kNodeEnv);
   const char* path = getenv("PATH");
   if (node && *node) ConfigurePrinter(node, PrinterScript().c_str(), path ? path : "", false);
+  SetPythonStacks(h.capture_stacks);
   SetStackProvider(&CapturePythonStack);
   SetSiteProvider(&CapturePythonStack);
   g_status = Install(config, &g_sink, &g_error) ? 0 : 1;
@@ -151,6 +152,7 @@ void WriteStats(const DeviceStats& s) {
 void Finish() {
   if (g_status != 0 || g_finished) return;
   g_finished = true;
+  SetPythonStacks(false);  // the interpreter is going away
   TrackerStats t = GetTrackerStats();
   ShutdownAll();
   DeviceStats s = TotalStats();

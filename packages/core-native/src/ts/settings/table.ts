@@ -86,8 +86,8 @@ export const SETTINGS = [
   }),
   row({
     key: 'captureStacks', name: 'capture-stacks', value: booleanValue, default: true,
-    description: 'Record the JS stack of every allocation for reports (the dearest part of a guarded allocation: see bench/README.md).',
-    surfaces: { api: true },
+    description: 'Record the JS stack of every allocation for reports (the dearest part of a guarded allocation: see bench/README.md); with the device guard also of every kernel launch, and in Python processes the Python stacks.',
+    surfaces: { guardRun: true, api: true },
   }),
   row({
     key: 'quarantineMaxBytes', name: 'quarantine-max-bytes', value: integerValue(0, 2 ** 46), default: 256 * 2 ** 20,
