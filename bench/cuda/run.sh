@@ -5,9 +5,11 @@
 #   bench/cuda/run.sh [rounds] [transformer_steps.py] [probe|transformer|all]
 # Variants of the transformer loop: caching (plain PyTorch), guard (mate
 # guard-run --device cuda: defaults, launch tracking on), guard-notrack
-# (--no-track-launches), guard-strict (--cuda-quarantine strict
+# (--no-track-launches), guard-nostacks (--no-capture-stacks: tracking
+# without Python call sites), guard-strict (--cuda-quarantine strict
 # --sync-on-free), nocache (PYTORCH_NO_CUDA_MEMORY_CACHING=1), and once
-# compute-sanitizer memcheck with no caching.
+# compute-sanitizer memcheck with no caching. VARIANTS="caching guard ..."
+# picks some.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 REPS=${1:-3}
@@ -35,7 +37,7 @@ fi
 
 echo "## $(basename "$STEPS"): in-loop seconds, $REPS rounds, variants alternating"
 declare -A times
-variants=(caching guard guard-notrack guard-strict nocache)
+read -r -a variants <<<"${VARIANTS:-caching guard guard-notrack guard-nostacks guard-strict nocache}"
 guard() { MATE_GUARD_CUDA_STATS=1 node "$MATE" guard-run --device cuda "$@" -- python3 "$STEPS" 2>&1; }
 for ((rep = 0; rep < REPS; rep++)); do
   for v in "${variants[@]}"; do
@@ -44,6 +46,7 @@ for ((rep = 0; rep < REPS; rep++)); do
       nocache) out=$(PYTORCH_NO_CUDA_MEMORY_CACHING=1 python3 "$STEPS" 2>&1) ;;
       guard) out=$(guard) ;;
       guard-notrack) out=$(guard --no-track-launches) ;;
+      guard-nostacks) out=$(guard --no-capture-stacks) ;;
       guard-strict) out=$(guard --cuda-quarantine strict --sync-on-free) ;;
     esac
     t=$(grep -o 'in [0-9.]* s' <<<"$out" | grep -o '[0-9.]*')

@@ -20,7 +20,7 @@ using SubscriberHandle = Subscriber_st*;
 
 constexpr CUptiResult kSuccess = 0;
 
-enum Domain : int { kDomainDriver = 1, kDomainRuntime = 2 };
+enum Domain : int { kDomainDriver = 1 };
 enum Site : int { kEnter = 0, kExit = 1 };
 
 // CUpti_CallbackData.
@@ -38,7 +38,7 @@ struct CallbackData {
 
 using CallbackFunc = void (*)(void* userdata, Domain domain, CallbackId cbid, const void* cbdata);
 
-// Callback ids (cupti_driver_cbid.h, cupti_runtime_cbid.h): stable numbers.
+// Callback ids (cupti_driver_cbid.h): stable numbers.
 namespace driver {
 constexpr CallbackId kCtxSynchronize = 17, kEventRecord = 119, kEventQuery = 120, kEventSynchronize = 121,
                      kEventDestroy = 122, kStreamCreate = 124, kStreamQuery = 125, kStreamSynchronize = 126,
@@ -48,31 +48,11 @@ constexpr CallbackId kCtxSynchronize = 17, kEventRecord = 119, kEventQuery = 120
                      kLaunchCooperativeKernel = 477, kEventRecordWithFlags = 587, kEventRecordWithFlagsPtsz = 588,
                      kLaunchKernelEx = 652, kLaunchKernelExPtsz = 653, kCtxSynchronizeV2 = 800;
 }  // namespace driver
-namespace runtime {
-constexpr CallbackId kThreadSynchronize = 126, kStreamCreate = 129, kStreamSynchronize = 131, kStreamQuery = 132,
-                     kEventRecord = 135, kEventDestroy = 136, kEventSynchronize = 137, kEventQuery = 138,
-                     kStreamWaitEvent = 147, kDeviceSynchronize = 165, kStreamCreateWithFlags = 198,
-                     kStreamCreateWithPriority = 202, kLaunchKernel = 211, kLaunchKernelPtsz = 214,
-                     kStreamSynchronizePtsz = 239, kEventRecordPtsz = 242, kStreamWaitEventPtsz = 247,
-                     kLaunchCooperativeKernel = 269, kEventRecordWithFlags = 370, kEventRecordWithFlagsPtsz = 371,
-                     kLaunchKernelExC = 430, kLaunchKernelExCPtsz = 431;
-}  // namespace runtime
 
-// Parameter structs of the calls above (generated_cuda_meta.h,
-// generated_cuda_runtime_api_meta.h), only those read.
-struct Dim3 {
-  unsigned x, y, z;
-};
+// Parameter structs of the calls above (generated_cuda_meta.h), only those read.
 struct LaunchConfig {  // CUlaunchConfig
   unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
   cuda::CUstream hStream;
-  void* attrs;
-  unsigned numAttrs;
-};
-struct RtLaunchConfig {  // cudaLaunchConfig_t
-  Dim3 gridDim, blockDim;
-  size_t dynamicSmemBytes;
-  cuda::CUstream stream;
   void* attrs;
   unsigned numAttrs;
 };
@@ -89,23 +69,11 @@ struct cuLaunchKernelEx_params {
   void** kernelParams;
   void** extra;
 };
-struct cudaLaunchKernel_params {  // also cudaLaunchCooperativeKernel
-  const void* func;
-  Dim3 gridDim, blockDim;
-  void** args;
-  size_t sharedMem;
-  cuda::CUstream stream;
-};
-struct cudaLaunchKernelExC_params {
-  const RtLaunchConfig* config;
-  const void* func;
-  void** args;
-};
-struct EventStream_params {  // cuEventRecord(WithFlags), cudaEventRecord(WithFlags)
+struct EventStream_params {  // cuEventRecord(WithFlags)
   cuda::CUevent event;
   cuda::CUstream stream;
 };
-struct StreamEvent_params {  // cuStreamWaitEvent, cudaStreamWaitEvent
+struct StreamEvent_params {  // cuStreamWaitEvent
   cuda::CUstream stream;
   cuda::CUevent event;
 };
@@ -115,7 +83,7 @@ struct Stream_params {  // stream synchronize / query
 struct Event_params {  // event synchronize / query / destroy
   cuda::CUevent event;
 };
-struct StreamCreate_params {  // cu/cudaStreamCreate(WithFlags/WithPriority): flags absent for cudaStreamCreate
+struct StreamCreate_params {  // cuStreamCreate(WithPriority)
   cuda::CUstream* stream;
   unsigned flags;
 };

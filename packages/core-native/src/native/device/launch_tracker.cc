@@ -52,8 +52,6 @@ struct Kernel {
   std::vector<Param> params;
 };
 
-using GetFuncBySymbol = int (*)(CUfunction* out, const void* symbol);
-
 struct Entry {
   uint64_t number = 0;
   uint32_t kernel = 0;
@@ -87,11 +85,8 @@ struct State {
   Clock host{};
   Clock done{};  // launches known finished, the guard's own synchronizes included (for reports only)
   std::unordered_map<cuda::CUevent, Clock> events;
-  // Kernels by function; runtime launch stubs by host function.
-  std::unordered_map<CUfunction, Kernel> kernels;
-  std::unordered_map<const void*, CUfunction> stubs;
-  GetFuncBySymbol get_func = nullptr;
-  bool get_func_looked = false;
+  // Kernels by function (a CUfunction or a CUkernel).
+  std::unordered_map<const void*, Kernel> kernels;
   // The last launches.
   Entry ring[kRing];
   uint64_t launches = 0;
@@ -105,8 +100,6 @@ State& S() {
 
 thread_local int t_internal = 0;        // inside the guard's own driver calls
 thread_local int t_inside = 0;          // inside our callback (CUDA calls we make from it)
-thread_local int t_runtime_launch = 0;  // inside a runtime launch: its driver launch, if reported, records it
-thread_local bool t_recorded = false;   // ... and did
 
 // Under mu. `ptsz`: the call's null stream is the per-thread default stream.
 uint16_t IndexOf(State& st, CUstream s, bool ptsz) {
@@ -150,54 +143,33 @@ void HostKnowsAll(State& st) {
 }
 
 
-int FindCudart(struct dl_phdr_info* info, size_t, void* data) {
-  const char* name = info->dlpi_name;
-  const char* base = name ? strrchr(name, '/') : nullptr;
-  base = base ? base + 1 : name;
-  if (base && strncmp(base, "libcudart.so", 12) == 0) {
-    *static_cast<const char**>(data) = name;
-    return 1;
-  }
-  return 0;
-}
-
-// The driver function behind a runtime launch stub: the loaded libcudart's
-// cudaGetFuncBySymbol (for runtime launches whose driver launch CUPTI does
-// not report). Under mu.
-CUfunction RuntimeFunction(State& st, const void* stub) {
-  auto it = st.stubs.find(stub);
-  if (it != st.stubs.end()) return it->second;
-  if (!st.get_func_looked) {
-    st.get_func_looked = true;
-    const char* path = nullptr;
-    dl_iterate_phdr(FindCudart, &path);
-    void* h = path ? dlopen(path, RTLD_LAZY | RTLD_NOLOAD) : nullptr;
-    if (h) st.get_func = reinterpret_cast<GetFuncBySymbol>(dlsym(h, "cudaGetFuncBySymbol"));
-  }
-  CUfunction f = nullptr;
-  if (st.get_func == nullptr || st.get_func(&f, stub) != 0) f = nullptr;
-  st.stubs.emplace(stub, f);
-  return f;
-}
-
-// Under mu: the kernel's name and parameter layout, found once.
-const Kernel& KernelOf(State& st, CUfunction f, const char* symbol) {
-  auto it = st.kernels.find(f);
+// Under mu: the kernel's name and parameter layout, found once per function.
+const Kernel& KernelOf(State& st, const void* key, CUfunction f, const char* symbol) {
+  auto it = st.kernels.find(key);
   if (it != st.kernels.end()) return it->second;
   Kernel k;
   const char* name = symbol;
   if ((name == nullptr || *name == '\0') && f != nullptr && st.drv->cuFuncGetName) st.drv->cuFuncGetName(&name, f);
   if (name == nullptr || *name == '\0') name = "(unnamed kernel)";
   k.name = StackStore::Get().Intern(name, strlen(name));
-  if (f != nullptr && st.drv->cuFuncGetParamInfo) {
-    for (size_t i = 0; i < kMaxParams; i++) {
-      size_t off = 0, size = 0;
-      if (st.drv->cuFuncGetParamInfo(f, i, &off, &size) != cuda::kSuccess) break;
+  // A CUfunction, or a CUkernel (the CUDA runtime's launches): whichever
+  // query answers for the first parameter reads them all.
+  using Query = cuda::CUresult (*)(CUfunction, size_t, size_t*, size_t*);
+  CUfunction from_kernel = nullptr;
+  if (f != nullptr && st.drv->cuKernelGetFunction && st.drv->cuKernelGetFunction(&from_kernel, f) != cuda::kSuccess)
+    from_kernel = nullptr;
+  const std::pair<Query, CUfunction> queries[] = {
+      {st.drv->cuFuncGetParamInfo, f}, {st.drv->cuKernelGetParamInfo, f}, {st.drv->cuFuncGetParamInfo, from_kernel}};
+  for (const auto& [query, handle] : queries) {
+    size_t off = 0, size = 0;
+    if (query == nullptr || handle == nullptr || query(handle, 0, &off, &size) != cuda::kSuccess) continue;
+    for (size_t i = 0; i < kMaxParams && query(handle, i, &off, &size) == cuda::kSuccess; i++)
       k.params.push_back(Param{static_cast<uint32_t>(off), static_cast<uint32_t>(size)});
-    }
-    k.layout = true;
+    break;
   }
-  return st.kernels.emplace(f, std::move(k)).first->second;
+  // No answer: a kernel without parameters, or a handle neither query knows.
+  k.layout = !k.params.empty();
+  return st.kernels.emplace(key, std::move(k)).first->second;
 }
 
 // The packed parameter buffer of a launch given through `extra`.
@@ -210,13 +182,11 @@ const uint8_t* ExtraBuffer(void** extra) {
 
 struct Launch {
   CUfunction f = nullptr;
-  const void* stub = nullptr;  // runtime launches
   const char* symbol = nullptr;
   CUstream stream = nullptr;
   bool ptsz = false;
   void** params = nullptr;
   void** extra = nullptr;
-  bool runtime = false;
 };
 
 void Record(const Launch& l) {
@@ -232,8 +202,7 @@ void Record(const Launch& l) {
   uint64_t number;
   {
     std::lock_guard<std::mutex> lock(st.mu);
-    CUfunction f = l.runtime ? RuntimeFunction(st, l.stub) : l.f;
-    const Kernel& k = KernelOf(st, f, l.symbol);
+    const Kernel& k = KernelOf(st, l.f, l.f, l.symbol);
     layout = k.layout;
     params = k.params;
     uint16_t i = IndexOf(st, l.stream, l.ptsz);
@@ -254,7 +223,6 @@ void Record(const Launch& l) {
     use = StreamUse{i, st.seq[i], number};
     stream = l.stream;
     st.stats.launches++;
-    if (l.runtime) st.stats.runtime_launches++; else st.stats.driver_launches++;
     if (!layout) st.stats.no_layout++;
   }
   // Parameter words that point into guarded allocations: each a use of it on this stream.
@@ -362,14 +330,10 @@ const T* P(const cupti::CallbackData* cb) {
   return static_cast<const T*>(cb->functionParams);
 }
 
-bool IsLaunch(cupti::Domain d, cupti::CallbackId id) {
+bool IsLaunch(cupti::CallbackId id) {
   namespace dr = cupti::driver;
-  namespace rt = cupti::runtime;
-  if (d == cupti::kDomainDriver)
-    return id == dr::kLaunchKernel || id == dr::kLaunchKernelPtsz || id == dr::kLaunchKernelEx ||
-           id == dr::kLaunchKernelExPtsz || id == dr::kLaunchCooperativeKernel;
-  return id == rt::kLaunchKernel || id == rt::kLaunchKernelPtsz || id == rt::kLaunchKernelExC ||
-         id == rt::kLaunchKernelExCPtsz || id == rt::kLaunchCooperativeKernel;
+  return id == dr::kLaunchKernel || id == dr::kLaunchKernelPtsz || id == dr::kLaunchKernelEx ||
+         id == dr::kLaunchKernelExPtsz || id == dr::kLaunchCooperativeKernel;
 }
 
 void DriverLaunch(cupti::CallbackId id, const cupti::CallbackData* cb) {
@@ -394,86 +358,42 @@ void DriverLaunch(cupti::CallbackId id, const cupti::CallbackData* cb) {
   Record(l);
 }
 
-void RuntimeLaunch(cupti::CallbackId id, const cupti::CallbackData* cb) {
-  namespace rt = cupti::runtime;
-  Launch l;
-  l.runtime = true;
-  l.symbol = cb->symbolName;
-  if (id == rt::kLaunchKernelExC || id == rt::kLaunchKernelExCPtsz) {
-    const auto* p = P<cupti::cudaLaunchKernelExC_params>(cb);
-    l.stub = p->func;
-    l.stream = p->config ? p->config->stream : nullptr;
-    l.params = p->args;
-    l.ptsz = id == rt::kLaunchKernelExCPtsz;
-  } else {
-    const auto* p = P<cupti::cudaLaunchKernel_params>(cb);
-    l.stub = p->func;
-    l.stream = p->stream;
-    l.params = p->args;
-    l.ptsz = id == rt::kLaunchKernelPtsz;
-  }
-  Record(l);
-}
-
-// Ordering calls (driver and runtime alike: a runtime call and the driver
-// call it makes leave the same state, so seeing both is harmless).
-void Ordering(cupti::Domain d, cupti::CallbackId id, const cupti::CallbackData* cb) {
+// Ordering calls. The CUDA runtime's calls reach the driver's, which
+// CUPTI reports as such (launches too): the driver domain sees everything.
+void Ordering(cupti::CallbackId id, const cupti::CallbackData* cb) {
   namespace dr = cupti::driver;
-  namespace rt = cupti::runtime;
-  bool drv = d == cupti::kDomainDriver;
-  if (drv ? (id == dr::kEventRecord || id == dr::kEventRecordPtsz || id == dr::kEventRecordWithFlags ||
-             id == dr::kEventRecordWithFlagsPtsz)
-          : (id == rt::kEventRecord || id == rt::kEventRecordPtsz || id == rt::kEventRecordWithFlags ||
-             id == rt::kEventRecordWithFlagsPtsz)) {
+  if (id == dr::kEventRecord || id == dr::kEventRecordPtsz || id == dr::kEventRecordWithFlags ||
+      id == dr::kEventRecordWithFlagsPtsz) {
     const auto* p = P<cupti::EventStream_params>(cb);
-    bool ptsz = drv ? (id == dr::kEventRecordPtsz || id == dr::kEventRecordWithFlagsPtsz)
-                    : (id == rt::kEventRecordPtsz || id == rt::kEventRecordWithFlagsPtsz);
-    OnEventRecord(p->event, p->stream, ptsz);
-  } else if (drv ? (id == dr::kStreamWaitEvent || id == dr::kStreamWaitEventPtsz)
-                 : (id == rt::kStreamWaitEvent || id == rt::kStreamWaitEventPtsz)) {
+    OnEventRecord(p->event, p->stream, id == dr::kEventRecordPtsz || id == dr::kEventRecordWithFlagsPtsz);
+  } else if (id == dr::kStreamWaitEvent || id == dr::kStreamWaitEventPtsz) {
     const auto* p = P<cupti::StreamEvent_params>(cb);
-    OnStreamWait(p->stream, p->event, drv ? id == dr::kStreamWaitEventPtsz : id == rt::kStreamWaitEventPtsz);
-  } else if (drv ? (id == dr::kCtxSynchronize || id == dr::kCtxSynchronizeV2)
-                 : (id == rt::kDeviceSynchronize || id == rt::kThreadSynchronize)) {
+    OnStreamWait(p->stream, p->event, id == dr::kStreamWaitEventPtsz);
+  } else if (id == dr::kCtxSynchronize || id == dr::kCtxSynchronizeV2) {
     OnContextDone();
-  } else if (drv ? (id == dr::kStreamSynchronize || id == dr::kStreamSynchronizePtsz || id == dr::kStreamQuery ||
-                    id == dr::kStreamQueryPtsz)
-                 : (id == rt::kStreamSynchronize || id == rt::kStreamSynchronizePtsz || id == rt::kStreamQuery)) {
-    OnStreamDone(P<cupti::Stream_params>(cb)->stream,
-                 drv ? (id == dr::kStreamSynchronizePtsz || id == dr::kStreamQueryPtsz) : id == rt::kStreamSynchronizePtsz);
-  } else if (drv ? (id == dr::kEventSynchronize || id == dr::kEventQuery)
-                 : (id == rt::kEventSynchronize || id == rt::kEventQuery)) {
+  } else if (id == dr::kStreamSynchronize || id == dr::kStreamSynchronizePtsz || id == dr::kStreamQuery ||
+             id == dr::kStreamQueryPtsz) {
+    OnStreamDone(P<cupti::Stream_params>(cb)->stream, id == dr::kStreamSynchronizePtsz || id == dr::kStreamQueryPtsz);
+  } else if (id == dr::kEventSynchronize || id == dr::kEventQuery) {
     OnEventDone(P<cupti::Event_params>(cb)->event);
-  } else if (drv ? (id == dr::kEventDestroy || id == dr::kEventDestroyV2) : id == rt::kEventDestroy) {
+  } else if (id == dr::kEventDestroy || id == dr::kEventDestroyV2) {
     OnEventDestroy(P<cupti::Event_params>(cb)->event);
-  } else if (drv ? (id == dr::kStreamCreate || id == dr::kStreamCreateWithPriority)
-                 : (id == rt::kStreamCreate || id == rt::kStreamCreateWithFlags || id == rt::kStreamCreateWithPriority)) {
+  } else if (id == dr::kStreamCreate || id == dr::kStreamCreateWithPriority) {
     const auto* p = P<cupti::StreamCreate_params>(cb);
-    if (p->stream) OnStreamCreated(*p->stream, !drv && id == rt::kStreamCreate ? 0u : p->flags);
+    if (p->stream) OnStreamCreated(*p->stream, p->flags);
   }
 }
 
 void Callback(void*, cupti::Domain domain, cupti::CallbackId id, const void* data) {
-  if (t_internal || t_inside) return;
+  if (t_internal || t_inside || domain != cupti::kDomainDriver) return;
   const auto* cb = static_cast<const cupti::CallbackData*>(data);
-  bool launch = IsLaunch(domain, id);
-  if (launch && domain == cupti::kDomainRuntime && cb->callbackSite == cupti::kEnter) {
-    t_runtime_launch++;
-    t_recorded = false;
-    return;
-  }
   if (cb->callbackSite != cupti::kExit) return;
   int result = cb->functionReturnValue ? *static_cast<const int*>(cb->functionReturnValue) : 0;
   t_inside++;
-  if (launch && domain == cupti::kDomainRuntime) {
-    if (t_runtime_launch > 0) t_runtime_launch--;
-    if (!t_recorded && result == 0) RuntimeLaunch(id, cb);
-    t_recorded = false;
-  } else if (launch) {
+  if (IsLaunch(id)) {
     if (result == 0) DriverLaunch(id, cb);
-    if (t_runtime_launch > 0) t_recorded = true;
   } else if (result == 0) {
-    Ordering(domain, id, cb);
+    Ordering(id, cb);
   }
   // The program just saw a kernel's fault (at a synchronize, a copy, a launch).
   if (cuda::IsSticky(result)) OnStickyError(result, cb->functionName ? cb->functionName : "a CUDA call", 0);
@@ -490,17 +410,6 @@ const cupti::CallbackId kDriverIds[] = {
     cupti::driver::kLaunchKernel, cupti::driver::kLaunchKernelPtsz, cupti::driver::kLaunchKernelEx,
     cupti::driver::kLaunchKernelExPtsz, cupti::driver::kLaunchCooperativeKernel,
 };
-const cupti::CallbackId kRuntimeIds[] = {
-    cupti::runtime::kThreadSynchronize, cupti::runtime::kDeviceSynchronize, cupti::runtime::kStreamCreate,
-    cupti::runtime::kStreamCreateWithFlags, cupti::runtime::kStreamCreateWithPriority,
-    cupti::runtime::kStreamSynchronize, cupti::runtime::kStreamSynchronizePtsz, cupti::runtime::kStreamQuery,
-    cupti::runtime::kEventRecord, cupti::runtime::kEventRecordPtsz, cupti::runtime::kEventRecordWithFlags,
-    cupti::runtime::kEventRecordWithFlagsPtsz, cupti::runtime::kEventDestroy, cupti::runtime::kEventSynchronize,
-    cupti::runtime::kEventQuery, cupti::runtime::kStreamWaitEvent, cupti::runtime::kStreamWaitEventPtsz,
-    cupti::runtime::kLaunchKernel, cupti::runtime::kLaunchKernelPtsz, cupti::runtime::kLaunchKernelExC,
-    cupti::runtime::kLaunchKernelExCPtsz, cupti::runtime::kLaunchCooperativeKernel,
-};
-
 void ToLaunch(const Entry& e, DeviceLaunch* out) {
   *out = DeviceLaunch{};
   out->number = e.number;
@@ -541,7 +450,6 @@ bool StartTracking(const cuda::Driver* drv, const TrackerOptions& options, std::
     return false;
   }
   for (cupti::CallbackId id : kDriverIds) st.api->cuptiEnableCallback(1, st.sub, cupti::kDomainDriver, id);
-  for (cupti::CallbackId id : kRuntimeIds) st.api->cuptiEnableCallback(1, st.sub, cupti::kDomainRuntime, id);
   // Without cuFuncGetParamInfo (a driver older than CUDA 12.4) kernels
   // are named but their parameters not read (counted: no_layout).
   st.off = "";

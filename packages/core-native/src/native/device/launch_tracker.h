@@ -9,8 +9,9 @@
 #include "device/cuda_driver.h"
 
 // Launch tracking (while the device guard is on): through NVIDIA's CUPTI
-// callback API, every kernel launch (driver and runtime APIs, so Triton's
-// launcher and PyTorch's kernels too) is recorded with its kernel name,
+// callback API, every kernel launch (the driver API, which the CUDA
+// runtime's launches reach too: Triton's launcher and PyTorch's kernels
+// alike) is recorded with its kernel name,
 // stream, call site, and the parameters that point into guarded
 // allocations (layout from the driver's cuFuncGetParamInfo); event records,
 // stream waits and synchronizations keep a vector clock per stream, so a
@@ -48,9 +49,7 @@ struct TrackerOptions {
 
 struct TrackerStats {
   uint64_t launches = 0;
-  uint64_t driver_launches = 0;   // recorded from the driver API callback
-  uint64_t runtime_launches = 0;  // recorded from the runtime API callback
-  uint64_t no_layout = 0;         // launches whose parameters could not be read
+  uint64_t no_layout = 0;         // launches whose parameters could not be read (or that have none)
   uint64_t guarded_args = 0;      // parameter words that pointed into guarded allocations
   uint64_t ns = 0;                // time spent in the launch callbacks
 };

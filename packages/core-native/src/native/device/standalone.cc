@@ -161,13 +161,11 @@ void Finish() {
     dprintf(2,
             "[mate-guard] cuda stats: allocations=%llu peakLive=%llu readyHits=%llu readyMisses=%llu recycled=%llu "
             "chunks=%llu physical=%llu MiB fallbacks=%llu allocMs=%.1f freeMs=%.1f backgroundMs=%.1f "
-            "launches=%llu (driver %llu, runtime %llu, no layout %llu) guardedArgs=%llu trackMs=%.1f tracking=%s\n",
+            "launches=%llu (parameters not read %llu) guardedArgs=%llu trackMs=%.1f tracking=%s\n",
             (unsigned long long)s.allocations, (unsigned long long)s.peak_live, (unsigned long long)s.ready_hits,
             (unsigned long long)s.ready_misses, (unsigned long long)s.recycled, (unsigned long long)s.chunks_created,
             (unsigned long long)(s.physical_bytes >> 20), (unsigned long long)s.fallbacks, s.alloc_ns / 1e6,
-            s.free_ns / 1e6, s.background_ns / 1e6, (unsigned long long)t.launches,
-            (unsigned long long)t.driver_launches, (unsigned long long)t.runtime_launches,
-            (unsigned long long)t.no_layout, (unsigned long long)t.guarded_args, t.ns / 1e6,
+            s.free_ns / 1e6, s.background_ns / 1e6, (unsigned long long)t.launches, (unsigned long long)t.no_layout, (unsigned long long)t.guarded_args, t.ns / 1e6,
             *TrackingOff() ? TrackingOff() : "on");
   // Alone (no run owner to sum up the run), warn here, once.
   if (s.fallbacks && !g_owned)
