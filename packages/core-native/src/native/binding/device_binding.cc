@@ -142,6 +142,9 @@ Napi::Value DeviceStats(const Napi::CallbackInfo& info) {
   o.Set("launchTracking", Napi::Boolean::New(env, device::TrackingOn()));
   o.Set("trackingOff", device::TrackingOff());
   o.Set("launches", num(t.launches));
+  o.Set("launchesUnread", num(t.no_layout));
+  o.Set("guardedArgs", num(t.guarded_args));
+  o.Set("trackMs", Napi::Number::New(env, t.ns / 1e6));
   std::vector<device::RedirectedModule> mods = device::RedirectedModules();
   Napi::Array arr = Napi::Array::New(env);
   uint32_t k = 0;

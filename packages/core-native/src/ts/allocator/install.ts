@@ -111,6 +111,8 @@ function onExit(): void {
   if (left.length && !process.exitCode) process.exitCode = 1;
   const s = stats();
   writeProcessStats(active.config.reportDir, s);
+  // Diagnostics for tuning the device guard (bench/), as the Python library prints them.
+  if (s.device && process.env.MATE_GUARD_CUDA_STATS) process.stderr.write(`[mate-guard] cuda stats: ${JSON.stringify(s.device)}\n`);
   const native = active.config.nativeModules.length > 0;
   if (native) flushNativeHeapState(active.native, active.config.reportDir);
   // Alone (no run owner to summarize), say it here, once.

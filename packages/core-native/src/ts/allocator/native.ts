@@ -50,6 +50,12 @@ export interface NativeDeviceStats {
   launchTracking: boolean;
   trackingOff?: string;
   launches: number;
+  /** Launches whose parameters could not be read (or that have none). */
+  launchesUnread: number;
+  /** Parameter words that pointed into guarded allocations. */
+  guardedArgs: number;
+  /** Time spent recording launches. */
+  trackMs: number;
   /** Modules whose CUDA calls were redirected, with the import slots rewritten. */
   redirected: Array<{ path: string; slots: number }>;
 }
