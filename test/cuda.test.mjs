@@ -53,7 +53,8 @@ function hasPython() {
 
 const guardRun = (flags, command, opts) => run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', ...flags, '--', ...command], opts);
 const node = (file, ...args) => [process.execPath, file, ...args];
-const report = (r) => reportLines(r.output).join('\n');
+// Report lines; Jest indents a failing test's message (the report is in it).
+const report = (r) => r.output.split('\n').map((l) => l.trimStart()).filter((l) => l.startsWith('==mate-guard==')).join('\n');
 
 /** Reports of a kind, each as its lines (a report starts at its ERROR line). */
 function reports(output, kind) {
