@@ -166,7 +166,7 @@ void Finish() {
             (unsigned long long)s.ready_misses, (unsigned long long)s.recycled, (unsigned long long)s.chunks_created,
             (unsigned long long)(s.physical_bytes >> 20), (unsigned long long)s.fallbacks, s.alloc_ns / 1e6,
             s.free_ns / 1e6, s.background_ns / 1e6, (unsigned long long)t.launches, (unsigned long long)t.no_layout, (unsigned long long)t.guarded_args, t.ns / 1e6,
-            *TrackingOff() ? TrackingOff() : "on");
+            TrackingOn() ? "on" : *TrackingOff() ? TrackingOff() : "off");
   // Alone (no run owner to sum up the run), warn here, once.
   if (s.fallbacks && !g_owned)
     dprintf(2, "[mate-guard] warning: %llu allocation%s ran unguarded: %s\n", (unsigned long long)s.fallbacks,
