@@ -104,6 +104,7 @@ Napi::Value ConfigureDevice(const Napi::CallbackInfo& info) {
     g_js_thread = pthread_self();
     napi_create_reference(env, info[1], 1, &g_capture);
     device::SetStackProvider(CaptureJsStack);
+    device::SetFreeStackProvider(CaptureJsStack);
     device::SetSiteProvider(CaptureJsStack);
   }
   std::string error;
@@ -168,6 +169,7 @@ Napi::Value ShutdownDevice(const Napi::CallbackInfo& info) {
   if (device::Installed()) device::ShutdownAll();
   if (g_capture != nullptr) {
     device::SetStackProvider(nullptr);
+    device::SetFreeStackProvider(nullptr);
     device::SetSiteProvider(nullptr);
     napi_delete_reference(g_env, g_capture);
     g_capture = nullptr;

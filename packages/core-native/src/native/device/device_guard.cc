@@ -21,6 +21,7 @@ bool g_installed = false;
 uintptr_t g_lo = ~uintptr_t{0}, g_hi = 0;  // the guard's address space, all devices
 DeviceAllocator* g_devices[kMaxDevices];  // written under g_mu, read without it
 StackProvider g_stack = nullptr;
+StackProvider g_free_stack = nullptr;
 thread_local std::string t_last_error;
 std::string g_install_error = "the CUDA device guard is not installed";
 
@@ -109,6 +110,7 @@ bool Install(const DeviceConfig& config, EventSink* sink, std::string* error) {
 bool Installed() { return __atomic_load_n(&g_installed, __ATOMIC_ACQUIRE); }
 const cuda::Driver* Driver() { return g_drv; }
 void SetStackProvider(StackProvider provider) { __atomic_store_n(&g_stack, provider, __ATOMIC_RELEASE); }
+void SetFreeStackProvider(StackProvider provider) { __atomic_store_n(&g_free_stack, provider, __ATOMIC_RELEASE); }
 
 cuda::CUresult Allocate(int ordinal, size_t size, cuda::CUstream stream, cuda::CUdeviceptr* out) {
   *out = 0;
@@ -133,7 +135,8 @@ cuda::CUresult Free(cuda::CUdeviceptr ptr, cuda::CUstream stream, bool async) {
     if (g_drv == nullptr) return cuda::kErrorNotInitialized;
     return async ? g_drv->cuMemFreeAsync(ptr, stream) : g_drv->cuMemFree(ptr);
   }
-  switch (a->Free(ptr, stream, 0)) {
+  StackProvider stack = __atomic_load_n(&g_free_stack, __ATOMIC_ACQUIRE);
+  switch (a->Free(ptr, stream, stack ? stack() : 0)) {
     case FreeStatus::kFreed:
     case FreeStatus::kNotGuarded:
       return cuda::kSuccess;

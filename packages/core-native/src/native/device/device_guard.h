@@ -30,6 +30,9 @@ const cuda::Driver* Driver();  // after Install
 // the allocating thread.
 using StackProvider = uint32_t (*)();
 void SetStackProvider(StackProvider provider);
+// The same for frees (Node: the JS stack; the Python library keeps frees
+// cheap and records none).
+void SetFreeStackProvider(StackProvider provider);
 
 // ordinal < 0: the device of the calling thread's current context, else 0.
 cuda::CUresult Allocate(int ordinal, size_t size, cuda::CUstream stream, cuda::CUdeviceptr* out);
