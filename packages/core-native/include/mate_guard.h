@@ -15,6 +15,12 @@
  *   ...
  *   if (mate_guard_cuda_free(p, stream) == MATE_GUARD_NOT_INSTALLED) cudaFree(p);
  *
+ * An addon that links the CUDA runtime shared needs none of this: its own
+ * cudaMalloc/cudaFree/cudaMallocAsync/cudaFreeAsync (and the driver's
+ * cuMemAlloc/cuMemFree) are redirected to the guard with no code change.
+ * This ABI is for a statically linked runtime, for calls made through
+ * looked-up pointers, and for mate_guard_record_stream.
+ *
  * Results are CUresult codes (0 = success; they equal cudaError_t for the
  * cases that occur here: 1 invalid value, 2 out of memory, 700 illegal
  * address). Streams are CUstream / cudaStream_t, passed as void*.
@@ -63,8 +69,10 @@ typedef struct mate_guard_api {
    * work queued on `stream` (and on streams given to cuda_record_stream).
    * Pointers the guard did not hand out are freed with cuMemFree. */
   int (*cuda_free)(void* ptr, void* stream);
-  /* Declares that `stream` (not the allocating one) uses the allocation:
-   * its free then waits for that stream's queued work too. */
+  /* Declares that `stream` (not the freeing one) uses the allocation, as
+   * PyTorch's Tensor.record_stream does: its free then waits for that
+   * stream's queued work too, and the cross-stream-free check (launch
+   * tracking) accepts the use. */
   int (*cuda_record_stream)(void* ptr, void* stream);
   int (*cuda_stats)(mate_guard_cuda_stats* out, size_t out_size);
   /* 1 when `ptr` lies in the guard's address space. */
