@@ -10,11 +10,13 @@
 #include <vector>
 
 #include "binding/config_parse.h"
+#include "binding/device_binding.h"
 #include "binding/event_json.h"
 #include "binding/external_buffer.h"
 #include "binding/native_heap_binding.h"
 #include "binding/native_stack_binding.h"
 #include "binding/stack_keys_binding.h"
+#include "core/alloc_log.h"
 #include "core/guarded_allocator.h"
 #include "core/stack_store.h"
 #include "crash/describe.h"
@@ -45,11 +47,6 @@ GuardedAllocator* Need(Napi::Env env) {
   return a;
 }
 
-std::string TestName(uint32_t id) {
-  const char* s = StackStore::Get().Lookup(id);
-  return s ? s : "";
-}
-
 std::string EventOf(const GuardedAllocator& a, const CanaryViolation& c) { return EventJson(DescribeCanary(a, c)); }
 
 // Called once per buffer when the engine frees it: during GC on any thread
@@ -62,10 +59,8 @@ void ReleaseBuffer(void* data) {
     return;
   }
   if (a->options().log_allocations && r.status == FreeStatus::kFreed)
-    dprintf(2, "[mate-guard] free #%llu ptr=%p requested=%llu mode=%s backend=host test=\"%s\"\n",
-            static_cast<unsigned long long>(r.record.alloc_id), data,
-            static_cast<unsigned long long>(r.record.size), ModeName(r.record.mode),
-            TestName(a->CurrentTest()).c_str());
+    LogFree(r.record.alloc_id, reinterpret_cast<uintptr_t>(data), r.record.size, r.record.mode, "host",
+            a->CurrentTest());
 }
 
 // Canary damage found when a freed allocation is checked (any thread): the
@@ -122,12 +117,9 @@ Napi::Value AllocWith(Napi::Env env, GuardedAllocator* a, size_t size, uint32_t 
     ptr = calloc(size ? size : 1, 1);
     if (ptr == nullptr) return Throw(env, "mate-guard: out of memory allocating " + std::to_string(size) + " bytes");
     if (a->options().log_allocations)
-      dprintf(2, "[mate-guard] alloc unguarded ptr=%p requested=%zu reason=\"%s\" test=\"%s\"\n", ptr, size,
-              r.fallback_reason, TestName(a->CurrentTest()).c_str());
+      LogUnguarded(reinterpret_cast<uintptr_t>(ptr), size, r.fallback_reason, "host", a->CurrentTest());
   } else if (a->options().log_allocations) {
-    dprintf(2, "[mate-guard] alloc #%llu ptr=%p requested=%zu mapped=%zu mode=%s backend=host test=\"%s\"\n",
-            static_cast<unsigned long long>(r.id), ptr, size, r.mapped,
-            ModeName(a->options().mode), TestName(a->CurrentTest()).c_str());
+    LogAlloc(r.id, reinterpret_cast<uintptr_t>(ptr), size, r.mapped, a->options().mode, "host", a->CurrentTest());
   }
   napi_value ab = NewExternalArrayBuffer(env, ptr, size, ReleaseBuffer);
   if (ab == nullptr) {
@@ -198,6 +190,7 @@ Napi::Value CheckCanaries(const Napi::CallbackInfo& info) {
     found.swap(g_pending);
   }
   TakeNativeHeapEvents(*a, &found);
+  TakeDeviceEvents(&found);
   for (const CanaryViolation& c : now) found.push_back(EventOf(*a, c));
   Napi::Array arr = Napi::Array::New(env, found.size());
   for (size_t i = 0; i < found.size(); i++) arr.Set(i, found[i]);
@@ -281,6 +274,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   AddNativeStackExports(env, exports);
   AddStackKeyExports(env, exports);
   AddNativeHeapExports(env, exports);
+  AddDeviceExports(env, exports);
   return exports;
 }
 

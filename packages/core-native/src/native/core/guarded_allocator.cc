@@ -226,7 +226,7 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
     }
     if (idx != 0) {
       stats_.live++;  // reserve the place under the cap before unlocking
-      res.id = ++next_id_;
+      res.id = NextAllocationId();  // one numbering for every backend
     }
   }
   SlotRecord* r = idx ? RecordOf(idx) : nullptr;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/canary.h"
+#include "core/process_state.h"
 #include "core/slot.h"
 #include "options/options.h"
 #include "platform/guard_pages.h"
@@ -141,8 +142,9 @@ class GuardedAllocator {
   SlotGeometry Geometry(const SlotRecord& r) const { return GeometryOf(r, page_); }
   size_t page_size() const { return page_; }
 
-  void SetCurrentTest(uint32_t id) { __atomic_store_n(&current_test_, id, __ATOMIC_RELEASE); }
-  uint32_t CurrentTest() const { return __atomic_load_n(&current_test_, __ATOMIC_ACQUIRE); }
+  // The process-wide running test (core/process_state.h), shared with the device guard.
+  void SetCurrentTest(uint32_t id) { SetCurrentTestId(id); }
+  uint32_t CurrentTest() const { return CurrentTestId(); }
 
   AllocatorStats Stats();
   // Without the lock, for the crash handler: counters may be a little stale.
@@ -206,8 +208,6 @@ class GuardedAllocator {
   static constexpr size_t kMaxRecent = 1 << 16;
   std::vector<std::pair<uint32_t, uint64_t>> recent_;
   bool recent_overflow_ = false;
-  uint64_t next_id_ = 0;
-  uint32_t current_test_ = 0;
   AllocatorStats stats_;
 };
 

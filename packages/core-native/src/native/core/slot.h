@@ -16,11 +16,14 @@ enum class SlotState : uint8_t {
 
 enum class FreedBy : uint8_t { kNotFreed = 0, kExplicit = 1, kGarbageCollector = 2 };
 
-// Who asked for the memory: JS buffers (host) or a chosen module's native
-// heap (malloc/new redirected); the report's `backend` field.
-enum class SlotBackend : uint8_t { kHost = 0, kNativeHeap = 1 };
+// Who asked for the memory: JS buffers (host), a chosen module's native
+// heap (malloc/new redirected) or CUDA device memory; the report's
+// `backend` field.
+enum class SlotBackend : uint8_t { kHost = 0, kNativeHeap = 1, kCuda = 2 };
 
-inline const char* SlotBackendName(SlotBackend b) { return b == SlotBackend::kNativeHeap ? "native-heap" : "host"; }
+inline const char* SlotBackendName(SlotBackend b) {
+  return b == SlotBackend::kNativeHeap ? "native-heap" : b == SlotBackend::kCuda ? "cuda" : "host";
+}
 
 // One page-aligned slot: data pages plus one guard page. Plain data so the
 // crash handler can read it without locks.

@@ -93,13 +93,16 @@ void PrintFallback(const Violation& v, const char* event_file) {
     w.Str(" at ");
     w.Hex(v.address);
   }
-  w.Str(": allocation #");
-  w.Dec(v.record.alloc_id);
-  w.Str(" (");
-  w.Dec(v.record.size);
-  w.Str(v.record.size == 1 ? " byte, " : " bytes, ");
-  w.Str(ModeName(v.record.mode));
-  w.Str(" mode); the report printer could not run, the full report is in ");
+  if (v.has_record) {
+    w.Str(": allocation #");
+    w.Dec(v.record.alloc_id);
+    w.Str(" (");
+    w.Dec(v.record.size);
+    w.Str(v.record.size == 1 ? " byte, " : " bytes, ");
+    w.Str(ModeName(v.record.mode));
+    w.Str(" mode)");
+  }
+  w.Str("; the report printer could not run, the full report is in ");
   w.Str(event_file && event_file[0] ? event_file : "no file (the report directory is not writable)");
   w.Char('\n');
   const char* test = StackStore::Get().Lookup(v.test_id);

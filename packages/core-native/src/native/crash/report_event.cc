@@ -9,7 +9,7 @@ namespace mate {
 
 namespace {
 
-constexpr int kEventVersion = 2;
+constexpr int kEventVersion = 2;  // additions (device, candidates, launches, streams) are optional fields
 
 const char* RelationName(Relation r) {
   static const char* const kNames[] = {"past-end", "before-start", "inside"};  // Relation order
@@ -88,10 +88,9 @@ void StoredFrames(Writer* w, uint32_t frames_id) {
   Frames(w, frames, n, UnwindMethod::kUnwindTables);
 }
 
-void Allocation(const Violation& v, Writer* w) {
-  const SlotRecord& r = v.record;
-  const SlotGeometry& g = v.geometry;
-  bool freed = r.freed_by != FreedBy::kNotFreed && v.kind != ReportKind::kCanaryCorruption;
+// One allocation: its record and slot, as of the report.
+void AllocationOf(const SlotRecord& r, const SlotGeometry& g, const char* backend, const char* guard_method,
+                  bool freed, Writer* w) {
   w->Str("{\"id\":");
   w->Dec(r.alloc_id);
   w->Str(",\"size\":");
@@ -105,9 +104,9 @@ void Allocation(const Violation& v, Writer* w) {
   w->Str(",\"alignment\":");
   w->Dec(r.alignment);
   w->Str(",\"backend\":");
-  w->JsonStr(v.backend);
+  w->JsonStr(backend);
   w->Str(",\"guardMethod\":");
-  w->JsonStr(v.guard_method);
+  w->JsonStr(guard_method);
   w->Str(",\"slot\":{\"data\":");
   Range(w, g.data_start, g.data_end);
   w->Str(",\"guard\":");
@@ -133,6 +132,105 @@ void Allocation(const Violation& v, Writer* w) {
   w->Str(",\"freeFrames\":");
   if (freed) StoredFrames(w, r.free_frames); else w->Str("null");
   w->Char('}');
+}
+
+void Allocation(const Violation& v, Writer* w) {
+  bool freed = v.record.freed_by != FreedBy::kNotFreed && v.kind != ReportKind::kCanaryCorruption;
+  AllocationOf(v.record, v.geometry, v.backend, v.guard_method, freed, w);
+}
+
+// A device allocation named by a device report (a candidate, a kernel argument).
+void DeviceAllocation(const DeviceDetail& d, const SlotRecord& r, Writer* w) {
+  AllocationOf(r, GeometryOf(r, d.granule), "cuda", "cuda-vmm", r.freed_by != FreedBy::kNotFreed, w);
+}
+
+void Launch(const DeviceDetail& d, const DeviceLaunch& l, Writer* w) {
+  w->Str("{\"number\":");
+  w->Dec(l.number);
+  w->Str(",\"kernel\":");
+  Interned(w, l.kernel);
+  w->Str(",\"stream\":");
+  HexStr(w, l.stream);
+  w->Str(",\"site\":");
+  Interned(w, l.site);
+  w->Str(",\"test\":");
+  Interned(w, l.test);
+  w->Str(",\"faulted\":");
+  w->Str(l.faulted ? "true" : "false");
+  w->Str(",\"argCount\":");
+  w->Dec(l.arg_count);
+  w->Str(",\"args\":[");
+  uint32_t n = l.arg_count < kMaxDeviceLaunchArgs ? l.arg_count : kMaxDeviceLaunchArgs;
+  for (uint32_t i = 0; i < n; i++) {
+    const DeviceLaunchArg& a = l.args[i];
+    if (i) w->Char(',');
+    w->Str("{\"param\":");
+    w->Dec(a.param);
+    w->Str(",\"offset\":");
+    w->Dec(a.offset);
+    w->Str(",\"value\":");
+    HexStr(w, a.value);
+    w->Str(",\"allocation\":");
+    DeviceAllocation(d, a.record, w);
+    w->Char('}');
+  }
+  w->Str("]}");
+}
+
+// The device block, and what an illegal-address or cross-stream-free report adds.
+void Device(const Violation& v, Writer* w) {
+  const DeviceDetail& d = *v.device;
+  w->Str(",\"device\":{\"api\":\"cuda\",\"ordinal\":");
+  w->Dec(static_cast<uint64_t>(d.ordinal));
+  w->Str(",\"granule\":");
+  w->Dec(d.granule);
+  w->Str(",\"error\":");
+  w->JsonStr(d.error_name);
+  w->Str(",\"errorText\":");
+  w->JsonStr(d.error_text);
+  w->Str(",\"foundBy\":");
+  w->JsonStr(d.found_by);
+  w->Char('}');
+  if (v.kind == ReportKind::kIllegalAddress) {
+    w->Str(",\"candidates\":{\"liveTotal\":");
+    w->Dec(d.live_total);
+    w->Str(",\"live\":[");
+    for (size_t i = 0; i < d.live_count; i++) {
+      if (i) w->Char(',');
+      DeviceAllocation(d, d.live[i], w);
+    }
+    w->Str("],\"freed\":[");
+    for (size_t i = 0; i < d.freed_count; i++) {
+      if (i) w->Char(',');
+      DeviceAllocation(d, d.freed[i], w);
+    }
+    w->Str("]}");
+  }
+  if (v.kind == ReportKind::kIllegalAddress || d.cross_stream) {
+    w->Str(",\"launches\":{\"tracking\":");
+    w->Str(d.tracking ? "true" : "false");
+    w->Str(",\"off\":");
+    w->JsonStr(d.tracking_off);
+    w->Str(",\"blocking\":");
+    w->Str(d.blocking ? "true" : "false");
+    w->Str(",\"total\":");
+    w->Dec(d.launches_total);
+    w->Str(",\"list\":[");
+    for (size_t i = 0; i < d.launch_count; i++) {
+      if (i) w->Char(',');
+      Launch(d, d.launches[i], w);
+    }
+    w->Str("]}");
+  }
+  if (d.cross_stream) {
+    w->Str(",\"streams\":{\"free\":");
+    HexStr(w, d.free_stream);
+    w->Str(",\"use\":");
+    HexStr(w, d.use_stream);
+    w->Str(",\"useLaunch\":");
+    if (d.use) Launch(d, *d.use, w); else w->Str("null");
+    w->Char('}');
+  }
 }
 
 }  // namespace
@@ -180,6 +278,7 @@ void FormatEvent(const Violation& v, Writer* w) {
   w->JsonStr(v.backend);
   w->Str(",\"allocation\":");
   if (v.has_record) Allocation(v, w); else w->Str("null");
+  if (v.device) Device(v, w);
   w->Str(",\"process\":{\"allocations\":");
   w->Dec(v.process_allocations);
   w->Str(",\"peakLive\":");

@@ -6,6 +6,7 @@
 #include "core/canary.h"
 #include "core/slot.h"
 #include "crash/backtrace.h"
+#include "crash/device_detail.h"
 #include "crash/report_kind.h"
 
 namespace mate {
@@ -23,7 +24,7 @@ struct Violation {
   SlotRecord record{};
   SlotGeometry geometry{};
   CanaryDamage damage{};          // canary-corruption only
-  const char* backend = "host";  // the record's: host / native-heap
+  const char* backend = "host";  // the record's: host / native-heap / cuda
   uint32_t free_call_frames = 0;  // a bad free: StackStore frames of the free call, 0 = none
   bool has_record = true;         // invalid free of a pointer that is no allocation's: false
   const char* guard_method = "";  // madvise-guard / mprotect
@@ -36,6 +37,9 @@ struct Violation {
   // The process's counters when it was found (for the run summary when the
   // process dies before it can write them).
   uint64_t process_allocations = 0, process_peak_live = 0, process_fallbacks = 0;
+  // CUDA reports: the device, and for illegal-address / cross-stream-free
+  // what the device guard knows (owned by the caller).
+  const DeviceDetail* device = nullptr;
 };
 
 }  // namespace mate

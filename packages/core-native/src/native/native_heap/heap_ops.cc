@@ -6,6 +6,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "core/alloc_log.h"
 #include "core/stack_store.h"
 #include "platform/loaded_modules.h"
 #include "platform/stack_trace.h"
@@ -60,11 +61,6 @@ __attribute__((always_inline)) inline uint32_t CaptureFrames() {
   return StackStore::Get().InternFrames(pcs, n);
 }
 
-const char* TestName(const GuardedAllocator& a) {
-  const char* s = StackStore::Get().Lookup(a.CurrentTest());
-  return s ? s : "";
-}
-
 void Record(const Finding& f) {
   std::lock_guard<std::mutex> lock(g_findings_mu);
   if (g_findings == nullptr) g_findings = new std::vector<Finding>();
@@ -109,9 +105,8 @@ void* TryAllocate(size_t size, size_t alignment, bool sampled) {
   }
   g_guarded.fetch_add(1, std::memory_order_relaxed);
   if (g_log)
-    dprintf(2, "[mate-guard] alloc #%llu ptr=%p requested=%zu mapped=%zu mode=%s backend=native-heap test=\"%s\"\n",
-            static_cast<unsigned long long>(r.id), r.ptr, size, r.mapped, ModeName(a->options().mode),
-            TestName(*a));
+    LogAlloc(r.id, reinterpret_cast<uintptr_t>(r.ptr), size, r.mapped, a->options().mode, "native-heap",
+             a->CurrentTest());
   return r.ptr;
 }
 
@@ -134,9 +129,8 @@ bool TryFree(void* ptr) {
   switch (r.status) {
     case FreeStatus::kFreed:
       if (g_log)
-        dprintf(2, "[mate-guard] free #%llu ptr=%p requested=%llu mode=%s backend=native-heap test=\"%s\"\n",
-                static_cast<unsigned long long>(r.record.alloc_id), ptr,
-                static_cast<unsigned long long>(r.record.size), ModeName(r.record.mode), TestName(*a));
+        LogFree(r.record.alloc_id, reinterpret_cast<uintptr_t>(ptr), r.record.size, r.record.mode, "native-heap",
+                a->CurrentTest());
       return true;  // canary damage went to the allocator's free sink
     case FreeStatus::kDoubleFree:
     case FreeStatus::kInvalidFree:

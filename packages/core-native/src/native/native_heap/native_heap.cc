@@ -11,6 +11,7 @@
 #include "native_heap/heap_ops.h"
 #include "native_heap/replacements.h"
 #include "platform/import_patcher.h"
+#include "platform/load_watch.h"
 #include "platform/loaded_modules.h"
 #include "platform/linux/module_map.h"
 
@@ -29,7 +30,6 @@ struct State {
   std::vector<uintptr_t> module_bases;  // same order as modules (a path may load twice)
   uint64_t generation = ~0ull;
   uintptr_t own_lo = 0, own_hi = 0;
-  bool loader_watched = false;
 };
 
 State& S() {
@@ -71,8 +71,6 @@ std::string SymbolList(uint64_t mask, const platform::ImportRedirect* table, siz
   return text;
 }
 
-void* LoaderDlopen(const char* file, int mode);
-
 // Under S().mu.
 void PatchLoaded(State& s) {
   s.generation = platform::LoadGeneration();
@@ -81,18 +79,6 @@ void PatchLoaded(State& s) {
   platform::ForEachLoadedObject(
       [](const platform::LoadedObject& obj, void* p) {
         State& s = *static_cast<Ctx*>(p)->s;
-        if ((obj.main_program || strncmp(BaseName(obj.path), "libnode.so", 10) == 0) && !s.loader_watched) {
-          // Node loads every addon through its own dlopen import (in the
-          // executable, or in libnode.so for distribution builds):
-          // redirected to a wrapper that patches the new module after dlopen
-          // returns and before Node runs its initializer.
-          const platform::ImportRedirect watch[] = {{"dlopen", reinterpret_cast<void*>(&LoaderDlopen)}};
-          platform::RedirectResult r = platform::RedirectImports(obj, watch, 1);
-          s.loader_watched = r.slots_redirected > 0 && r.error == nullptr;
-          if (s.log && s.loader_watched)
-            dprintf(2, "[mate-guard] native heap: watching dlopen in %s: addons are patched before their initializer runs\n",
-                    obj.path);
-        }
         if (obj.main_program || obj.path[0] == '\0' || NeverPatched(obj.path)) return true;
         if (obj.base >= s.own_lo && obj.base < s.own_hi) return true;  // mate-guard itself
         bool any = false;
@@ -147,6 +133,11 @@ bool Start(GuardedAllocator* allocator, const StartOptions& options, std::string
     s.log = options.log;
     platform::ObjectRange(reinterpret_cast<const void*>(&Start), &s.own_lo, &s.own_hi);
     s.started = true;
+    // Every addon Node loads from now on is patched as soon as dlopen
+    // returns, before Node runs its registration function.
+    bool watched = platform::WatchLoads(&Refresh);
+    if (s.log && watched)
+      dprintf(2, "[mate-guard] native heap: watching dlopen: addons are patched before their initializer runs\n");
   }
   for (const std::string& g : options.globs) {
     bool known = false;
@@ -172,24 +163,6 @@ void Refresh() {
   if (!s.started || platform::LoadGeneration() == s.generation) return;
   PatchLoaded(s);
 }
-
-namespace {
-
-// The executable's dlopen: the real one (our own import is never
-// redirected), then the new objects are patched. Transparent to the caller:
-// same handle, errno and dlerror state. Absolute paths (all Node passes)
-// resolve the same whoever calls dlopen.
-void* LoaderDlopen(const char* file, int mode) {
-  void* handle = dlopen(file, mode);
-  if (handle != nullptr) {
-    int saved = errno;
-    Refresh();
-    errno = saved;
-  }
-  return handle;
-}
-
-}  // namespace
 
 std::vector<PatchedModule> Modules() {
   State& s = S();

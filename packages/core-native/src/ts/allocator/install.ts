@@ -7,12 +7,13 @@ import { parseEvent, type ViolationEvent } from '../report/event';
 import { writeEventFile } from '../report/files';
 import { loadSuppressions, matchSuppression, type SuppressionRule } from '../report/suppressions';
 import type { ReportKind } from '../report/kinds';
-import { formatUnguardedWarning } from '../run/summary';
+import { formatTrackingOffWarning, formatUnguardedWarning } from '../run/summary';
 import { processStats, writeProcessStats, type ProcessGuardStats } from '../run/process-stats';
 import { readHandoff } from '../settings/handoff';
 import { SETTINGS, type GuardSettings, type SettingRow } from '../settings/table';
 import { allocatorConfigOf, resolveAllocatorConfig, sameConfig, type GuardAllocatorConfig, type ResolvedGuardConfig } from './config';
 import { afterAddonLoads } from './addon-loads';
+import { installDeviceGuard, shutdownDeviceGuard, withDeviceStats } from './device';
 import { loadNative, type NativeAllocation, type NativeBinding } from './native';
 import { flushNativeHeapState, formatUnmatchedGlobs, startNativeHeap } from './native-heap';
 import { patchRealm, type GuardedAlloc } from './realm';
@@ -60,6 +61,8 @@ function installResolved(config: ResolvedGuardConfig): void {
   }
   const native = loadNative();
   fs.mkdirSync(config.reportDir, { recursive: true });
+  // First: when the device can't be guarded, nothing is installed.
+  if (config.device === 'cuda') installDeviceGuard(native, config);
   native.configure(nativeOptionsOf(config), config.reportDir, {
     node: process.execPath,
     script: path.join(__dirname, '..', 'cli', 'print-report.js'),
@@ -104,11 +107,15 @@ function ownedElsewhere(): boolean {
 // process, and the counters are left for the run's summary.
 function onExit(): void {
   if (!active) return;
+  // Pending device checks end (and a CUDA fault nobody looked at is reported) first.
+  if (active.config.device) shutdownDeviceGuard(active.native);
   const left = collect(true, 'stderr').filter((v) => !v.event.suppressed);
   for (const v of left) process.stderr.write(v.text);
   if (left.length && !process.exitCode) process.exitCode = 1;
   const s = stats();
   writeProcessStats(active.config.reportDir, s);
+  // Diagnostics for tuning the device guard (bench/), as the Python library prints them.
+  if (s.device && process.env.MATE_GUARD_CUDA_STATS) process.stderr.write(`[mate-guard] cuda stats: ${JSON.stringify(s.device)}\n`);
   const native = active.config.nativeModules.length > 0;
   if (native) flushNativeHeapState(active.native, active.config.reportDir);
   // Alone (no run owner to summarize), say it here, once.
@@ -120,6 +127,7 @@ function onExit(): void {
   }
   if (!owned) {
     process.stderr.write(formatUnguardedWarning(s.fallbacks, [s.fallbackReason ?? 'unknown reason']));
+    process.stderr.write(formatTrackingOffWarning(s.device?.launchTracking === false ? [s.device.trackingOff ?? ''] : []));
     if (native) process.stderr.write(formatUnmatchedGlobs(active.native.nativeHeap().unmatched));
   }
 }
@@ -185,7 +193,9 @@ export function setCurrentTest(name: string | null): void {
 }
 
 export function stats(): GuardStats {
-  return processStats(need().native.stats());
+  const { native, config } = need();
+  const host = native.stats();
+  return processStats(config.device ? withDeviceStats(native, host) : host);
 }
 
 /** The live guarded allocations. */

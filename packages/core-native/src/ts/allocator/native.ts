@@ -33,6 +33,52 @@ export interface NativeStats {
   stackV8Samples: number;
   /** Whether dropped buffers are released during GC (else a turn later). */
   releasedDuringGc: boolean;
+  /** The CUDA device guard's own counters, when it is on (added in by allocator/device.ts). */
+  device?: NativeDeviceStats;
+}
+
+export interface NativeDeviceStats {
+  allocations: number;
+  frees: number;
+  live: number;
+  peakLive: number;
+  liveBytes: number;
+  fallbacks: number;
+  fallbackReason: string | null;
+  quarantined: number;
+  physicalBytes: number;
+  chunksCreated: number;
+  readyHits: number;
+  readyMisses: number;
+  recycled: number;
+  violations: number;
+  granule: number;
+  /** Launch tracking ran (CUPTI); else `trackingOff` says why. */
+  launchTracking: boolean;
+  trackingOff?: string;
+  launches: number;
+  /** Launches whose parameters could not be read (or that have none). */
+  launchesUnread: number;
+  /** Parameter words that pointed into guarded allocations. */
+  guardedArgs: number;
+  /** Time spent recording launches. */
+  trackMs: number;
+  /** Modules whose CUDA calls were redirected, with the import slots rewritten. */
+  redirected: Array<{ path: string; slots: number }>;
+}
+
+/** configureDevice's options (binding/device_binding.cc). */
+export interface NativeDeviceOptions {
+  tailMode: boolean;
+  alignment: number;
+  syncOnFree: boolean;
+  logAllocations: boolean;
+  quarantineMaxCount: number;
+  strictQuarantine: boolean;
+  trackLaunches: boolean;
+  launchBlocking: boolean;
+  /** Modules besides the addons whose CUDA calls are redirected (nativeModules). */
+  redirectGlobs: string[];
 }
 
 /** Which globs matched which modules (nativeHeap()). */
@@ -47,7 +93,7 @@ export interface NativeAllocation {
   size: number;
   ptr: string;
   mode: 'tail' | 'head';
-  backend: 'host' | 'native-heap';
+  backend: 'host' | 'native-heap' | 'cuda';
   test: string | null;
   stack: string | null;
 }
@@ -113,6 +159,13 @@ export interface NativeBinding {
   /** Patches modules loaded since (cheap when none were). */
   nativeHeapRefresh(): void;
   nativeHeap(): NativeHeapState;
+  /** Turns the CUDA device guard on; `captureStack` returns an internString id. Throws without CUDA. */
+  configureDevice(options: NativeDeviceOptions, captureStack?: () => number): { trackingOff: string };
+  deviceStats(): NativeDeviceStats | null;
+  /** Redirects the CUDA calls of addons loaded since (cheap when none were). */
+  deviceRefresh(): void;
+  /** Stops the device guard's background work and finishes pending checks. */
+  shutdownDevice(): void;
   nativeStackTesting: NativeStackTesting;
 }
 

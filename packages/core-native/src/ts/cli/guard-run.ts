@@ -2,6 +2,7 @@
 // allocator installed in every Node process it starts.
 import * as path from 'node:path';
 
+import { deviceChildEnv } from '../allocator/device';
 import { GuardConfigError } from '../errors';
 import { runChild } from '../run/child';
 import { GuardedRun } from '../run/lifecycle';
@@ -16,8 +17,9 @@ export function guardRunUsage(): string {
   return `Usage: mate guard-run [options] -- <command> [args...]
 
 Runs <command> with the mate-guard allocator installed in every Node process
-it starts (through NODE_OPTIONS=--require), before user code. Exits with the
-command's status.
+it starts (through NODE_OPTIONS=--require), before user code; with --device
+cuda, also in Python processes that import torch. Exits with the command's
+status (1 when it passed but a violation was reported).
 
 Options:
 ${describeGuardRunFlags().join('\n')}
@@ -53,6 +55,8 @@ function withPreload(nodeOptions: string | undefined): string {
 
 export async function guardRun(args: GuardRunArgs): Promise<number> {
   const env = { ...process.env, NODE_OPTIONS: withPreload(process.env.NODE_OPTIONS) };
+  // Python processes (PyTorch) find the device guard through these paths.
+  if (args.settings.device === 'cuda') deviceChildEnv(env);
   const run = GuardedRun.start({ runner: 'run', settings: args.settings, env, autoInstall: true });
   const [command, ...commandArgs] = args.command;
   const exit = await runChild(command, commandArgs, env).catch((err: Error) => {

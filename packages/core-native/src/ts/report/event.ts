@@ -43,6 +43,32 @@ export interface EventAllocation {
   freeFrames: NativeStack | null;
 }
 
+/** A kernel parameter that pointed into a guarded device allocation. */
+export interface DeviceLaunchArg {
+  /** Parameter index, and the pointer's byte offset inside the parameter (structs hold pointers too). */
+  param: number;
+  offset: number;
+  value: Hex;
+  allocation: EventAllocation;
+}
+
+/** A kernel launch the device guard tracked (CUPTI). */
+export interface DeviceLaunch {
+  /** Launch number, process-wide. */
+  number: number;
+  /** The kernel's name as the driver knows it (C++ kernels mangled). */
+  kernel: string | null;
+  stream: Hex;
+  /** JS or Python stack of the call that launched it (V8-style lines). */
+  site: string | null;
+  test: string | null;
+  /** Launch blocking: its own synchronize returned the fault. */
+  faulted: boolean;
+  /** Guarded pointers among its parameters (`args` holds the first few). */
+  argCount: number;
+  args: DeviceLaunchArg[];
+}
+
 export interface ViolationEvent {
   tool: 'mate-guard';
   version: number;
@@ -61,8 +87,20 @@ export interface ViolationEvent {
   damage: { before: CanarySideDamage; after: CanarySideDamage } | null;
   /** Who asked for the memory: `host` (JS buffers), `native-heap`, `cuda`. */
   backend?: string;
-  /** Null for an invalid free of a pointer that is no allocation's. */
+  /** Null for an invalid free of a pointer that is no allocation's, and for illegal-address. */
   allocation: EventAllocation | null;
+  /** CUDA reports: the device, and for illegal-address the driver's error and the call that saw it first. */
+  device?: { api: 'cuda'; ordinal: number; granule: number; error: string | null; errorText: string | null; foundBy: string | null };
+  /** illegal-address: the guarded allocations live and recently freed when it surfaced, newest first. */
+  candidates?: { liveTotal: number; live: EventAllocation[]; freed: EventAllocation[] };
+  /**
+   * illegal-address and cross-stream-free: launch tracking's state and, for
+   * illegal-address, the launches not known to have completed (newest
+   * first), or with launch blocking the one that faulted.
+   */
+  launches?: { tracking: boolean; off: string | null; blocking: boolean; total: number; list: DeviceLaunch[] };
+  /** cross-stream-free: the freeing stream, the stream whose use it did not wait for, and that use. */
+  streams?: { free: Hex; use: Hex; useLaunch: DeviceLaunch | null };
   /** The process's counters when it was found (a process killed by a fault writes no others). */
   process: { allocations: number; peakLive: number; fallbacks: number };
   /**

@@ -3,9 +3,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+import { demangleName } from '../symbolize/demangle';
 import { formatNativeFrames } from '../symbolize/frame-lines';
 import type { SymbolizedFrame } from '../symbolize/types';
-import type { CanarySideDamage, EventAllocation, NativeStack, ViolationEvent } from './event';
+import type { CanarySideDamage, DeviceLaunch, EventAllocation, NativeStack, ViolationEvent } from './event';
 import { formatDroppedFrames, trimJsStack } from './js-stack';
 import { suppressionLine } from './suppressions';
 
@@ -106,8 +107,8 @@ function picture(e: ViolationEvent, a: EventAllocation): string[] {
 }
 
 /** A JS stack from the user's own frames on: the runner's, node's and ours are counted, not shown. */
-function stackLines(title: string, stack: string | null): string[] {
-  if (!stack) return [`${title} (no stack captured: captureStacks is off)`];
+function stackLines(title: string, stack: string | null, backend?: string): string[] {
+  if (!stack) return [`${title} (no stack captured: ${backend === 'cuda' ? 'no JS or Python code was running on that thread, or captureStacks is off' : 'captureStacks is off'})`];
   const { frames, dropped } = trimJsStack(stack);
   const lines = frames.map((l) => `  ${l.replace(/^ +/, '')}`);
   if (dropped) lines.push(`  ${formatDroppedFrames(dropped)}`);
@@ -141,19 +142,19 @@ function nativeLines(title: string, stack: NativeStack): string[] {
 function historyLines(a: EventAllocation, firstFree = false): string[] {
   const lines: string[] = [];
   if (a.allocTest) lines.push(`allocated during test: ${a.allocTest}`);
-  lines.push(...(a.allocFrames?.frames.length ? nativeLines('allocated at', a.allocFrames) : stackLines('allocated at', a.allocStack)));
+  lines.push(...(a.allocFrames?.frames.length ? nativeLines('allocated at', a.allocFrames) : stackLines('allocated at', a.allocStack, a.backend)));
   if (a.freed) {
     if (a.freeTest) lines.push(`freed during test: ${a.freeTest}`);
     const title = firstFree ? 'first freed at' : 'freed at';
     if (a.freedBy === 'gc') lines.push('freed by the garbage collector: no JS reference to the buffer was left');
     else if (a.freeFrames?.frames.length) lines.push(...nativeLines(title, a.freeFrames));
-    else lines.push(...stackLines(title, a.freeStack));
+    else lines.push(...stackLines(title, a.freeStack, a.backend));
   }
   return lines;
 }
 
-const allocationLine = (a: EventAllocation) =>
-  `allocation #${a.id}: ${bytes(a.size)} at [${a.start}, ${a.end}), ${a.mode} mode, alignment ${a.alignment}, backend ${a.backend} (${a.guardMethod})`;
+const allocationLine = (a: EventAllocation, e?: ViolationEvent) =>
+  `allocation #${a.id}: ${bytes(a.size)} at [${a.start}, ${a.end}), ${a.mode} mode, alignment ${a.alignment}, backend ${a.backend}${e?.device ? ` on device ${e.device.ordinal}` : ''} (${a.guardMethod})`;
 
 /** A double or invalid free (the native heap): what was freed, relative to what. */
 function badFreeHeadline(e: ViolationEvent): string {
@@ -175,7 +176,7 @@ function formatBadFree(e: ViolationEvent): string[] {
   const lines = [badFreeHeadline(e)];
   if (e.test) lines.push(`test: ${e.test}`);
   if (e.accessStack?.frames.length) lines.push(...nativeLines(twice ? 'freed again at' : 'free called at', e.accessStack));
-  if (e.allocation) lines.push(allocationLine(e.allocation), ...historyLines(e.allocation, twice));
+  if (e.allocation) lines.push(allocationLine(e.allocation, e), ...historyLines(e.allocation, twice));
   lines.push(`hint: ${twice
     ? 'the memory was freed twice; mate-guard ignored the second free (it would corrupt a real heap): free each allocation once'
     : 'free/delete must get exactly the pointer malloc/new returned; mate-guard ignored this free'}`);
@@ -204,7 +205,7 @@ function formatAccess(e: ViolationEvent, a: EventAllocation): string[] {
   const lines = [headline(e, a)];
   if (e.test) lines.push(`test: ${e.test}`);
   if (e.accessStack?.frames.length) lines.push(...nativeLines('access', e.accessStack));
-  lines.push(allocationLine(a));
+  lines.push(allocationLine(a, e));
   if (e.damage) lines.push(...damageLines(e));
   lines.push(...picture(e, a), ...historyLines(a), `hint: ${hint(e, a)}`);
   return lines;
@@ -221,9 +222,123 @@ function suppressionLines(e: ViolationEvent): string[] {
   return line ? [`suppression: ${line}`] : [];
 }
 
+// CUDA device reports: an illegal address (CUDA's fault, reported with no
+// address) and a cross-stream free.
+
+/** A C++ kernel's name demangled where it can be; Triton's and C's are plain. */
+const kernelName = (k: string | null) => (k ? demangleName(k) ?? k : '(unknown kernel)');
+
+function streamName(stream: string): string {
+  const v = BigInt(stream);
+  if (v === 0n || v === 1n) return 'the default stream';
+  if (v === 2n) return 'the per-thread default stream';
+  return `stream ${stream}`;
+}
+
+const allocationBrief = (a: EventAllocation) =>
+  `#${a.id} (${bytes(a.size)} at ${a.start}, ${a.mode} mode${a.freed ? ', freed: its range is unmapped' : ''})`;
+
+/** The first user frame of a JS or Python stack, or undefined. */
+function firstUserFrame(stack: string | null): string | undefined {
+  if (!stack) return undefined;
+  const { frames } = trimJsStack(stack);
+  return frames.find((l) => l.trim().startsWith('at '))?.trim().replace(/^at /, '');
+}
+
+function launchLines(l: DeviceLaunch, indent: string): string[] {
+  const lines = [`${indent}${kernelName(l.kernel)} (launch ${l.number} on ${streamName(l.stream)})`];
+  const site = firstUserFrame(l.site);
+  if (site) lines.push(`${indent}  launched at ${site}`);
+  if (l.test) lines.push(`${indent}  launched during test: ${l.test}`);
+  if (l.argCount === 0) lines.push(`${indent}  no argument points into a guarded allocation`);
+  for (const arg of l.args) {
+    const where = arg.offset ? `argument ${arg.param} (at byte ${arg.offset} of it)` : `argument ${arg.param}`;
+    const off = BigInt(arg.value) - BigInt(arg.allocation.start);
+    const rel = off === 0n ? '' : off > 0n ? ` + ${off}` : ` - ${-off}`;
+    lines.push(`${indent}  ${where} = ${arg.value}: allocation ${allocationBrief(arg.allocation)}${rel ? `, pointer at its start${rel}` : ''}`);
+  }
+  if (l.argCount > l.args.length) lines.push(`${indent}  … ${l.argCount - l.args.length} more guarded pointer arguments`);
+  return lines;
+}
+
+/** What can be told about which guard (or unmapped freed range) was hit. */
+function hitLine(suspects: readonly DeviceLaunch[]): string | undefined {
+  const args = suspects.flatMap((l) => l.args);
+  const freed = args.filter((a) => a.allocation.freed);
+  if (freed.length === 1) {
+    return `hit: most likely the unmapped range of freed allocation #${freed[0].allocation.id}, passed to ${kernelName(suspects.find((l) => l.args.includes(freed[0]))!.kernel)} after it was freed (use after free)`;
+  }
+  if (args.length === 1 && suspects.length === 1) {
+    const a = args[0].allocation;
+    const side = a.mode === 'tail' ? 'after the end' : 'before the start';
+    const what = suspects[0].faulted ? 'the faulting launch' : 'the launch in flight';
+    return `hit: most likely the guard ${side} of allocation #${a.id}, the only guarded pointer ${what} was given (an ${a.mode === 'tail' ? 'overrun' : 'underrun'} of it)`;
+  }
+  return undefined;
+}
+
+function formatIllegalAddress(e: ViolationEvent): string[] {
+  const d = e.device;
+  const lines = [`ERROR: illegal-address: the GPU reported ${d?.error ?? 'CUDA_ERROR_ILLEGAL_ADDRESS'} (${d?.errorText ?? 'an illegal memory access was encountered'}) on device ${d?.ordinal ?? 0}, seen by ${d?.foundBy ?? 'the device guard'}`];
+  if (e.test) lines.push(`test: ${e.test}`);
+  const t = e.launches;
+  const list = t?.list ?? [];
+  const faulted = list.filter((l) => l.faulted);
+  const suspects = faulted.length ? faulted : list.filter((l) => l.argCount > 0);
+  if (faulted.length) {
+    lines.push('the kernel that faulted (launch blocking: its own synchronize returned the error):');
+    for (const l of faulted) lines.push(...launchLines(l, '  '));
+  } else if (t?.tracking && list.length) {
+    lines.push(`kernels launched since the last synchronize, not known to have finished (${t.total}${t.total > list.length ? `, the newest ${list.length}` : ''}, newest first): one of them made the bad access`);
+    for (const l of list) lines.push(...launchLines(l, '  '));
+  } else if (t?.tracking) {
+    lines.push('no kernel launch was in flight that launch tracking saw');
+  } else {
+    lines.push(`the faulting kernel is not known: launch tracking was off${t?.off ? ` (${t.off})` : ''}`);
+  }
+  const hit = hitLine(suspects);
+  if (hit) lines.push(hit);
+  const c = e.candidates;
+  if (c && !suspects.length) {
+    lines.push(`guarded allocations live on device ${d?.ordinal ?? 0} (${c.live.length} of ${c.liveTotal}, newest first):`);
+    for (const a of c.live) {
+      lines.push(`  ${allocationBrief(a)}${a.allocTest ? `, allocated during test: ${a.allocTest}` : ''}`);
+      const at = firstUserFrame(a.allocStack);
+      if (at) lines.push(`    allocated at ${at}`);
+    }
+    if (c.freed.length) {
+      lines.push('freed allocations whose ranges are unmapped (newest first):');
+      for (const a of c.freed) lines.push(`  ${allocationBrief(a)}`);
+    }
+  }
+  const exact = faulted.length > 0;
+  lines.push(`hint: ${exact
+    ? 'CUDA reports no faulting address: the access went past the guarded allocations the kernel was given (or into a freed one); check its index bounds'
+    : `CUDA reports the fault at a later call, with no address: rerun with launch blocking (--guard-launch-blocking, mate guard-run --launch-blocking) to name the faulting launch exactly, or in the opposite mode (${e.candidates?.live[0]?.mode === 'head' ? '--guard-mode tail' : '--guard-mode head'}) so the bad write lands in canary bytes and the report names its allocation`}`);
+  return lines;
+}
+
+function formatCrossStreamFree(e: ViolationEvent, a: EventAllocation): string[] {
+  const st = e.streams!;
+  const lines = [
+    `ERROR: cross-stream-free: allocation #${a.id} (${bytes(a.size)}, ${a.mode} mode) freed on ${streamName(st.free)} while a kernel on ${streamName(st.use)} used it and the free was not ordered after that use`,
+  ];
+  if (e.test) lines.push(`test: ${e.test}`);
+  if (st.useLaunch) {
+    lines.push('the use:');
+    lines.push(...launchLines(st.useLaunch, '  '));
+  }
+  lines.push(allocationLine(a, e), ...historyLines(a));
+  lines.push(`hint: make ${streamName(st.free)} wait for ${streamName(st.use)}'s work before freeing (record an event on it after the use and wait on it: cudaStreamWaitEvent, torch.cuda.current_stream().wait_stream(s)), synchronize, or declare the use (Tensor.record_stream(s), mate_guard_record_stream); mate-guard delayed this free until that work was done, so nothing was corrupted in this run`);
+  return lines;
+}
+
 /** The report of one event. */
 export function formatReport(e: ViolationEvent): string {
-  const lines = isBadFree(e) || !e.allocation ? formatBadFree(e) : formatAccess(e, e.allocation);
+  let lines: string[];
+  if (e.kind === 'illegal-address') lines = formatIllegalAddress(e);
+  else if (e.kind === 'cross-stream-free' && e.allocation && e.streams) lines = formatCrossStreamFree(e, e.allocation);
+  else lines = isBadFree(e) || !e.allocation ? formatBadFree(e) : formatAccess(e, e.allocation);
   lines.push(...suppressionLines(e));
   return lines.map((l) => REPORT_PREFIX + l + '\n').join('');
 }

@@ -36,6 +36,7 @@ const SEP = '[\\\\/]';
 // A path separator either way; `*` stands for any one path segment.
 const packagePattern = (name: string): string =>
   name.split('/').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^\\\\/]*')).join(SEP);
+const PYTHON_MACHINERY = /[\\/](?:site|dist)-packages[\\/]|^<frozen |^<string>$/;
 const PACKAGE_SEGMENT = new RegExp(`${SEP}node_modules${SEP}(?:${RUNNER_PACKAGES.map(packagePattern).join('|')})${SEP}`);
 
 /**
@@ -112,6 +113,9 @@ export function isMachineryFrame(line: string, dropDirs: readonly string[]): boo
   // V8's builtins (`new Promise (<anonymous>)`, `Array.map (native)`): the runner's plumbing between frames.
   if (loc === '<anonymous>' || loc === 'native') return true;
   if (PACKAGE_SEGMENT.test(loc)) return true;
+  // Python frames (the CUDA guard's stacks from PyTorch processes, written
+  // V8-style): installed packages (torch, triton, pytest) and the interpreter's own.
+  if (PYTHON_MACHINERY.test(loc)) return true;
   return dropDirs.some((dir) => loc.startsWith(dir));
 }
 

@@ -1,8 +1,8 @@
 // Rendering an event for a reader: native frames symbolized (once, kept in
 // the event), then the one formatter. Used by the report printer, by
 // in-process checks and by a run's owner for events nobody rendered.
-import { symbolizeFramesSync } from '../symbolize';
-import type { NativeStack, ViolationEvent } from './event';
+import { demangleNamesSync, symbolizeFramesSync } from '../symbolize';
+import type { DeviceLaunch, NativeStack, ViolationEvent } from './event';
 import { formatReport } from './format';
 import type { SuppressionVerdict } from './suppressions';
 
@@ -24,6 +24,38 @@ export function symbolizeEvent(event: ViolationEvent): void {
   }
 }
 
+/**
+ * A demangled kernel's name without its return type and parameter list;
+ * template arguments stay (`vectorized_elementwise_kernel<4,
+ * at::native::FillFunctor<float>, ...>` says which kernel it is).
+ */
+function kernelDisplayName(demangled: string): string {
+  let s = demangled.replace(/^void /, '');
+  if (s.endsWith(')')) {
+    let depth = 0;
+    for (let i = s.length - 1; i >= 0; i--) {
+      if (s[i] === ')') depth++;
+      else if (s[i] === '(' && --depth === 0) {
+        s = s.slice(0, i);
+        break;
+      }
+    }
+  }
+  return s;
+}
+
+/** Device reports: C++ kernel names (PyTorch's templates) demangled, in place. */
+function demangleKernels(event: ViolationEvent): void {
+  const launches: DeviceLaunch[] = [...(event.launches?.list ?? []), ...(event.streams?.useLaunch ? [event.streams.useLaunch] : [])];
+  const names = launches.map((l) => l.kernel).filter((k): k is string => !!k && k.startsWith('_Z'));
+  if (!names.length) return;
+  const demangled = demangleNamesSync(names);
+  for (const l of launches) {
+    const d = l.kernel ? demangled.get(l.kernel) : undefined;
+    if (d) l.kernel = kernelDisplayName(d);
+  }
+}
+
 /** An event's report: as its process rendered it, or rendered now (its printer could not run). */
 export function reportText(e: ViolationEvent): string {
   return e.text ?? renderEvent(e);
@@ -36,6 +68,7 @@ export function reportText(e: ViolationEvent): string {
  */
 export function renderEvent(event: ViolationEvent, suppress?: (e: ViolationEvent) => SuppressionVerdict | undefined): string {
   symbolizeEvent(event);
+  demangleKernels(event);
   if (suppress && !event.suppressed) {
     const verdict = suppress(event);
     if (verdict) event.suppressed = verdict;

@@ -162,15 +162,28 @@ export class GuardedRun {
   finish(end: RunEnd): { text: string; exitCode: number; report: RunReport } {
     const report = this.read();
     let text = '';
+    const printed = new Set<ViolationEvent>();
     const at = end.attribution;
     if (at) {
       for (const e of report.violations.filter((v) => v.fatal)) {
         text += formatCrashAttribution(e, at.label(e));
         if (at.earlier) text += earlierReportsText(report.dir, e, `${at.label(e)} ${e.pid}`);
-        if (at.reprint?.(e)) text += `[mate-guard] its report, from that JSON file:\n${reportText(e)}`;
+        if (at.reprint?.(e)) {
+          text += `[mate-guard] its report, from that JSON file:\n${reportText(e)}`;
+          printed.add(e);
+        }
       }
     }
-    if (end.status === 0 && end.showReportsIfPassed) for (const e of report.violations) if (!e.fatal && !e.suppressed) text += reportText(e);
+    if (end.status === 0 && end.showReportsIfPassed) {
+      for (const e of report.violations) {
+        if (e.fatal || e.suppressed) continue;
+        text += reportText(e);
+        printed.add(e);
+      }
+    }
+    // Nothing is lost: a report no process printed or handed to a test (a
+    // printer that could not run, a Python process's finding) is printed here.
+    for (const e of report.violations) if (e.delivered === undefined && !printed.has(e)) text += reportText(e);
     text += formatSummary(summarize(report, end.skippedByTagHere ?? 0));
     if (this.settings.nativeModules.length) text += formatUnmatchedGlobs(unmatchedNativeGlobs(report.dir));
     const any = report.violations.length > 0;

@@ -105,7 +105,8 @@ async function runGroup(group: RerunGroup, launch: RerunLauncher, settings: Guar
 
 /** The rerun's fault for one original report: the same test, else the same file. */
 function faultFor(original: CanaryEvent, found: readonly ViolationEvent[]): ViolationEvent | undefined {
-  const faults = found.filter((f) => f.fatal);
+  // A host fault kills its process; a CUDA fault (illegal-address) is found by the device guard.
+  const faults = found.filter((f) => f.fatal || f.kind === 'illegal-address');
   const tests = [original.test, original.allocation.allocTest].filter((t): t is string => !!t);
   return faults.find((f) => f.test !== null && tests.includes(f.test))
     ?? faults.find((f) => tests.some((t) => fileOf(t) === fileOf(f.test) || fileOf(t) === fileOf(f.allocation?.allocTest ?? null)))

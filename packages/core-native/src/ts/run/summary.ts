@@ -13,6 +13,8 @@ export interface SummaryCounts {
   skippedByTag: number;
   passThrough: number;
   reasons: string[];
+  /** Why CUDA launch tracking was off, in processes that guarded device memory. */
+  trackingOff: string[];
 }
 
 export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCounts {
@@ -20,7 +22,7 @@ export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCoun
     allocations: 0, peakLive: 0, fallbacks: 0,
     violations: report.violations.filter((v) => !v.suppressed).length,
     suppressed: report.violations.filter((v) => v.suppressed).length,
-    skippedByTag: extraSkippedByTag, passThrough: 0, reasons: [],
+    skippedByTag: extraSkippedByTag, passThrough: 0, reasons: [], trackingOff: [],
   };
   // A process that died by a fault wrote no counters: its report has them.
   const counted = new Set(report.processes.map((p) => p.pid));
@@ -43,6 +45,8 @@ export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCoun
     s.peakLive = Math.max(s.peakLive, p.peakLive);
     s.fallbacks += p.fallbacks;
     if (p.fallbackReason && !s.reasons.includes(p.fallbackReason)) s.reasons.push(p.fallbackReason);
+    const off = p.device?.launchTracking === false ? p.device.trackingOff ?? '' : undefined;
+    if (off !== undefined && !s.trackingOff.includes(off)) s.trackingOff.push(off);
   }
   for (const p of report.processes) {
     s.skippedByTag += p.skippedByTag;
@@ -61,7 +65,7 @@ export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCoun
 
 /** Several runs' counts as one (`mate report`: shards, workers, runs). */
 export function mergeSummaries(list: readonly SummaryCounts[]): SummaryCounts {
-  const out: SummaryCounts = { allocations: 0, peakLive: 0, fallbacks: 0, violations: 0, suppressed: 0, skippedByTag: 0, passThrough: 0, reasons: [] };
+  const out: SummaryCounts = { allocations: 0, peakLive: 0, fallbacks: 0, violations: 0, suppressed: 0, skippedByTag: 0, passThrough: 0, reasons: [], trackingOff: [] };
   for (const s of list) {
     out.allocations += s.allocations;
     out.peakLive = Math.max(out.peakLive, s.peakLive);
@@ -71,6 +75,7 @@ export function mergeSummaries(list: readonly SummaryCounts[]): SummaryCounts {
     out.skippedByTag += s.skippedByTag;
     out.passThrough += s.passThrough;
     for (const r of s.reasons) if (!out.reasons.includes(r)) out.reasons.push(r);
+    for (const r of s.trackingOff) if (!out.trackingOff.includes(r)) out.trackingOff.push(r);
   }
   return out;
 }
@@ -83,7 +88,16 @@ export function formatSummary(s: SummaryCounts): string {
     `${plural(s.fallbacks, 'unguarded fallback')}, ${plural(s.violations, 'violation')}, ` +
     (s.suppressed ? `${s.suppressed} suppressed, ` : '') +
     `${plural(s.skippedByTag, 'test')} skipped by tag\n`;
-  return out + formatUnguardedWarning(s.fallbacks + s.passThrough, s.reasons);
+  return out + formatUnguardedWarning(s.fallbacks + s.passThrough, s.reasons) + formatTrackingOffWarning(s.trackingOff);
+}
+
+/** The one warning that CUDA launch tracking was off ('' when it ran, or no device was guarded). */
+export function formatTrackingOffWarning(reasons: readonly string[]): string {
+  // '' stands for "turned off on purpose" (trackLaunches: false): no warning.
+  const why = reasons.filter((r) => r !== '');
+  return why.length > 0
+    ? `[mate-guard] warning: CUDA launch tracking was off: ${why.join('; ')}; illegal-address reports name no kernel and cross-stream frees go unchecked\n`
+    : '';
 }
 
 /** The one warning about allocations that ran unguarded ('' when none did). */

@@ -95,5 +95,10 @@ export function resolveRunnerSettings(sources: RunnerSources): RunnerResolution 
   const o = sources.options;
   const fromOptions = o ? readOptions(o.values, o.naming, o.source) : {};
   const explicit = [...new Set([...Object.keys(fromEnv), ...Object.keys(flags)])] as SettingKey[];
-  return { settings: resolveLayers([fromOptions, fromEnv, flags], env), explicit };
+  const settings = resolveLayers([fromOptions, fromEnv, flags], env);
+  // Asking for a device (`--guard-device cuda`) turns guarding on, unless a
+  // source says otherwise (`--no-guard-alloc`).
+  const enabledSet = [fromOptions, fromEnv, flags].some((l) => l.enabled !== undefined);
+  if (settings.device !== undefined && !enabledSet) settings.enabled = true;
+  return { settings, explicit };
 }

@@ -5,14 +5,16 @@
 // environment default), the native options struct (options.inc is
 // generated from the rows with `native`) and the docs (`mate options`,
 // README tables, --help).
-import { GuardConfigError } from '../errors';
 import { loadSuppressions } from '../report/suppressions';
-import { booleanValue, choiceValue, fileValue, integerValue, listValue, pathValue, show, type ValueKind } from './values';
+import { booleanValue, choiceValue, fileValue, integerValue, listValue, pathValue, type ValueKind } from './values';
 
 export type GuardMode = 'tail' | 'head';
 export const GUARD_MODES: readonly GuardMode[] = ['tail', 'head'];
 
 export type RunnerName = 'vitest' | 'jest' | 'mocha';
+
+export type CudaQuarantine = 'adaptive' | 'strict';
+export const CUDA_QUARANTINES: readonly CudaQuarantine[] = ['adaptive', 'strict'];
 
 /** Where a setting can be given. */
 interface Surfaces {
@@ -54,19 +56,6 @@ export interface SettingRow<K extends string = string, T = unknown> {
 // Keeps each row's key, value type and surfaces as literal types, for GuardSettings below.
 const row = <K extends string, T, S extends Surfaces>(r: SettingRow<K, T> & { surfaces: S }) => r;
 
-/** A value kind for a designed part that is not built yet: only its "off" value passes. */
-function notBuilt<T>(kind: ValueKind<T>, off: (v: T) => boolean, what: string): ValueKind<T> {
-  return {
-    ...kind,
-    parse(value, where) {
-      const v = kind.parse(value, where);
-      if (off(v)) return v;
-      throw new GuardConfigError(`${where}: ${show(value)} is not supported by this version of mate-guard (${what} is not built yet); leave it unset`);
-    },
-    allowed: 'not built yet',
-  };
-}
-
 const REPORT_DIR_ENV = 'MATE_GUARD_REPORT_DIR';
 
 export const SETTINGS = [
@@ -100,8 +89,8 @@ export const SETTINGS = [
   }),
   row({
     key: 'captureStacks', name: 'capture-stacks', value: booleanValue, default: true,
-    description: 'Record the JS stack of every allocation for reports (each distinct stack is captured once, then recognised from its raw frames: see bench/README.md).',
-    surfaces: { api: true },
+    description: 'Record the JS stack of every allocation for reports (each distinct stack is captured once, then recognised from its raw frames: see bench/README.md); with the device guard also of every kernel launch, and in Python processes the Python stacks.',
+    surfaces: { guardRun: true, api: true },
   }),
   row({
     key: 'quarantineMaxBytes', name: 'quarantine-max-bytes', value: integerValue(0, 2 ** 46), default: 256 * 2 ** 20,
@@ -133,9 +122,10 @@ export const SETTINGS = [
     runWide: true,
   }),
   row({
-    key: 'syncOnFree', name: 'sync-on-free', value: booleanValue, default: true,
-    description: 'CUDA only: synchronize before the canary check at free.',
-    surfaces: { api: true },
+    key: 'syncOnFree', name: 'sync-on-free', value: booleanValue as ValueKind<boolean | undefined>, default: undefined as boolean | undefined,
+    defaultText: 'unset: on in Node, off in Python',
+    description: 'CUDA: a free waits for the work queued before it on its stream, then checks the canary at once (a violation fails the test that freed). Off: the background thread checks once that work is done (the same finding, a moment later, never stalling the program). Unset: on in Node processes, off in Python processes (no test to fail there).',
+    surfaces: { runner: true, guardRun: true, api: true },
   }),
   row({
     key: 'nativeModules', name: 'native', value: listValue('glob'), default: [] as string[],
@@ -150,10 +140,26 @@ export const SETTINGS = [
   }),
   row({
     key: 'device', name: 'device',
-    value: notBuilt(choiceValue(['cuda'] as const, 'device') as ValueKind<'cuda' | undefined>, (v) => v === undefined, 'CUDA guarding'),
+    value: choiceValue(['cuda'] as const, 'device') as ValueKind<'cuda' | undefined>,
     default: undefined as 'cuda' | undefined, defaultText: 'unset',
-    description: "Guard CUDA device memory (`'cuda'`): designed, not built yet (refused with an error).",
-    surfaces: { api: true },
+    description: "Guard CUDA device memory (`'cuda'`; turns guarding on): the device allocations of every addon (its own cudaMalloc/cudaFree/cudaMallocAsync/cudaFreeAsync/cuMemAlloc/cuMemFree, redirected with no code change, or the C ABI `mate_guard.h`) and, under `mate guard-run`, PyTorch's tensors get an unmapped guard granule and canary slack; each live one holds at least one 2 MiB granule of GPU memory. Graph capture is refused.",
+    surfaces: { runner: true, guardRun: true, api: true },
+  }),
+  row({
+    key: 'cudaQuarantine', name: 'cuda-quarantine', value: choiceValue(CUDA_QUARANTINES, 'CUDA quarantine policy'),
+    default: 'adaptive' as CudaQuarantine,
+    description: 'CUDA: adaptive: when allocations outrun the background unmapping of freed ranges (the driver serializes it, ~50 us a range), a freed range whose canary checked clean goes back out still mapped (counted as recycled; a stale pointer into it then no longer faults). strict: every freed range is unmapped and quarantined (about 1.4x the cost of adaptive in a training loop: see bench/README.md).',
+    surfaces: { runner: true, guardRun: true, api: true },
+  }),
+  row({
+    key: 'trackLaunches', name: 'track-launches', value: booleanValue, default: true,
+    description: 'CUDA: record every kernel launch through CUPTI (kernel, stream, JS or Python call site, arguments pointing into guarded allocations), to name the kernel behind an illegal address and to report cross-stream-free. Needs libcupti (CUDA toolkit, or PyTorch\'s CUDA wheels); without it the run says so once and goes on.',
+    surfaces: { runner: true, guardRun: true, api: true },
+  }),
+  row({
+    key: 'launchBlocking', name: 'launch-blocking', value: booleanValue, default: false,
+    description: 'CUDA: synchronize after every kernel launch, so an illegal address names exactly the launch that faulted (slower). The cross-stream check still judges the program\'s own ordering.',
+    surfaces: { runner: true, guardRun: true, api: true },
   }),
   row({
     key: 'forceMprotect', name: 'force-mprotect', value: booleanValue, default: false,

@@ -213,6 +213,25 @@ export function symbolizeFramesSync(frames: readonly NativeFrameRef[], options: 
   }
 }
 
+/**
+ * C++ names demangled (c++filt where it is on PATH, else the small built-in
+ * demangler; a name neither knows stays as it is), for names that are not
+ * frames: CUDA kernels' names in device reports.
+ */
+export function demangleNamesSync(names: readonly string[], options: SymbolizeOptions = {}): Map<string, string> {
+  const out = new Map<string, string>();
+  const mangled = [...new Set(names.filter((n) => n.startsWith('_Z') && !n.includes('\n')))];
+  if (!mangled.length) return out;
+  const cxxfilt = tool('c++filt', options.tools?.cxxfilt, options.path ?? process.env.PATH);
+  const text = cxxfilt ? runToolSync({ command: cxxfilt, args: [], input: mangled.join('\n') + '\n', timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS }) : undefined;
+  const lines = text?.split('\n');
+  mangled.forEach((m, i) => {
+    const name = lines && lines.length >= mangled.length && lines[i] ? lines[i] : demangleName(m);
+    if (name && name !== m) out.set(m, name);
+  });
+  return out;
+}
+
 /** Symbolizes without blocking the event loop. Never rejects. */
 export async function symbolizeFrames(frames: readonly NativeFrameRef[], options: SymbolizeOptions = {}): Promise<SymbolizedFrame[]> {
   try {

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# CUDA benchmarks of the device guard, side by side on one GPU, back to back
+# (results in bench/README.md, "CUDA"). Needs a GPU, node, python3 with
+# PyTorch, compute-sanitizer, and nvcc (or GUARD_PROBE=<built guard_probe>).
+#   bench/cuda/run.sh [rounds] [transformer_steps.py] [probe|transformer|all]
+# Variants of the transformer loop: caching (plain PyTorch), guard (mate
+# guard-run --device cuda: defaults, launch tracking on), guard-notrack
+# (--no-track-launches), guard-nostacks (--no-capture-stacks: tracking
+# without Python call sites), guard-strict (--cuda-quarantine strict
+# --sync-on-free), nocache (PYTORCH_NO_CUDA_MEMORY_CACHING=1), and once
+# compute-sanitizer memcheck with no caching. VARIANTS="caching guard ..."
+# picks some.
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+REPS=${1:-3}
+STEPS=${2:-$ROOT/../shared/bench-cuda/transformer_steps.py}
+WHAT=${3:-all}
+LIB=$ROOT/packages/core-native/build/Release/libmate_guard_cuda.so
+MATE=$ROOT/packages/core-native/bin/mate.js
+PROBE=${GUARD_PROBE:-$ROOT/bench/cuda/build/guard_probe}
+if [ ! -x "$PROBE" ]; then
+  mkdir -p "$(dirname "$PROBE")"
+  nvcc -O2 -std=c++17 -arch=native -I"$ROOT/packages/core-native/include" -o "$PROBE" "$ROOT/bench/cuda/guard_probe.cu" -lcuda -ldl -lpthread || exit 1
+fi
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+DIR=$(mktemp -d)
+# The probe loads the plain library directly: the handoff guard-run would write.
+handoff() { echo "{\"version\":1,\"settings\":{\"reportDir\":\"$DIR\"$1},\"explicit\":[]}"; }
+
+if [ "$WHAT" != transformer ]; then
+  echo "## guarded alloc+free vs cudaMalloc+cudaFree (median of 7), defaults"
+  MATE_GUARD_SETTINGS=$(handoff "") "$PROBE" "$LIB" bench 7 1000
+  echo "## the same, strict quarantine and syncOnFree"
+  MATE_GUARD_SETTINGS=$(handoff ',"cudaQuarantine":"strict","syncOnFree":true') "$PROBE" "$LIB" bench 7 1000
+fi
+[ "$WHAT" = probe ] && exit 0
+
+echo "## $(basename "$STEPS"): in-loop seconds, $REPS rounds, variants alternating"
+declare -A times
+read -r -a variants <<<"${VARIANTS:-caching guard guard-notrack guard-nostacks guard-strict nocache}"
+guard() { MATE_GUARD_CUDA_STATS=1 node "$MATE" guard-run --device cuda "$@" -- python3 "$STEPS" 2>&1; }
+for ((rep = 0; rep < REPS; rep++)); do
+  for v in "${variants[@]}"; do
+    case $v in
+      caching) out=$(python3 "$STEPS" 2>&1) ;;
+      nocache) out=$(PYTORCH_NO_CUDA_MEMORY_CACHING=1 python3 "$STEPS" 2>&1) ;;
+      guard) out=$(guard) ;;
+      guard-notrack) out=$(guard --no-track-launches) ;;
+      guard-nostacks) out=$(guard --no-capture-stacks) ;;
+      guard-strict) out=$(guard --cuda-quarantine strict --sync-on-free) ;;
+    esac
+    t=$(grep -o 'in [0-9.]* s' <<<"$out" | grep -o '[0-9.]*')
+    [ -n "$t" ] || { echo "$v failed:"; echo "$out" | tail -20; }
+    echo "$v round $rep: ${t:-?} s $(grep -o 'cuda stats:.*' <<<"$out")"
+    times[$v]="${times[$v]:-} $t"
+  done
+done
+out=$(PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck python3 "$STEPS" 2>&1)
+memcheck=$(grep -o 'in [0-9.]* s' <<<"$out" | grep -o '[0-9.]*')
+echo "memcheck (no caching) once: ${memcheck:-?} s"
+median() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+base=$(median "${times[caching]}")
+echo "| variant | in-loop s (median) | / caching |"
+echo "|---|---|---|"
+for v in "${variants[@]}"; do
+  m=$(median "${times[$v]}")
+  echo "| $v | $m | $(awk -v a="$m" -v b="$base" 'BEGIN {printf "%.2fx", a / b}') |"
+done
+[ -n "$memcheck" ] && echo "| memcheck, no caching | $memcheck | $(awk -v a="$memcheck" -v b="$base" 'BEGIN {printf "%.2fx", a / b}') |"
+g=$(median "${times[guard]}"); n=$(median "${times[guard-notrack]}")
+echo "launch tracking: guard / guard-notrack = $(awk -v a="$g" -v b="$n" 'BEGIN {printf "%.2fx", a / b}')"
+rm -rf "$DIR"

@@ -1,0 +1,123 @@
+// A stand-in for libcuda.so.1 over host memory, to run the device guard's
+// logic on a machine without a GPU (MATE_GUARD_CUDA_DRIVER=/path/libfakecuda.so).
+// "Device" memory is host memory: host code plays the kernels.
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <atomic>
+#include <cstdint>
+
+typedef int CUresult;
+typedef unsigned long long dptr;
+static std::atomic<int> g_err{0};
+static thread_local void* t_ctx = nullptr;
+static int g_dummy;
+extern "C" {
+void fake_cuda_set_error(int e) { g_err = e; }
+static CUresult E() { return g_err.load(); }
+CUresult cuInit(unsigned) { return 0; }
+CUresult cuGetErrorName(CUresult r, const char** s) { *s = r == 700 ? "CUDA_ERROR_ILLEGAL_ADDRESS" : r == 2 ? "CUDA_ERROR_OUT_OF_MEMORY" : "CUDA_ERROR_FAKE"; return 0; }
+CUresult cuGetErrorString(CUresult r, const char** s) { *s = r == 700 ? "an illegal memory access was encountered" : "fake error"; return 0; }
+CUresult cuDeviceGet(int* d, int o) { *d = o; return o == 0 ? 0 : 101; }
+CUresult cuDeviceGetCount(int* c) { *c = 1; return 0; }
+CUresult cuDeviceGetAttribute(int* v, int, int) { *v = 1; return 0; }
+CUresult cuDevicePrimaryCtxRetain(void** c, int) { *c = &g_dummy; return 0; }
+CUresult cuCtxGetCurrent(void** c) { *c = t_ctx; return 0; }
+CUresult cuCtxSetCurrent(void* c) { t_ctx = c; return 0; }
+CUresult cuCtxGetDevice(int* d) { *d = 0; return 0; }
+CUresult cuCtxSynchronize() { return E(); }
+CUresult cuMemGetInfo_v2(size_t* f, size_t* t) { *f = 80ull << 30; *t = 80ull << 30; return 0; }
+CUresult cuMemAlloc_v2(dptr* p, size_t n) { if (E()) return E(); *p = (dptr)aligned_alloc(256, (n + 255) / 256 * 256); return 0; }
+CUresult cuMemFree_v2(dptr p) { free((void*)p); return E(); }
+CUresult cuMemAllocAsync(dptr* p, size_t n, void*) { return cuMemAlloc_v2(p, n); }
+CUresult cuMemFreeAsync(dptr p, void*) { return cuMemFree_v2(p); }
+CUresult cuMemAllocHost_v2(void** p, size_t n) { *p = malloc(n); return 0; }
+CUresult cuMemGetAllocationGranularity(size_t* g, const void*, int) { *g = 2u << 20; return 0; }
+CUresult cuMemAddressReserve(dptr* p, size_t n, size_t, dptr, unsigned long long) {
+  void* m = mmap(nullptr, n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (m == MAP_FAILED) return 2;
+  *p = (dptr)m; return 0;
+}
+static std::atomic<long> g_live_chunks{0};
+CUresult cuMemCreate(unsigned long long* h, size_t n, const void*, unsigned long long) {
+  if (E()) return E();
+  const char* lim = getenv("FAKE_CUDA_MAX_CHUNKS");
+  if (lim && g_live_chunks.load() >= atol(lim)) return 2;
+  int fd = memfd_create("fakecuda", MFD_CLOEXEC);
+  if (fd < 0 || ftruncate(fd, n) != 0) return 2;
+  g_live_chunks++;
+  *h = (unsigned long long)fd + 1; return 0;
+}
+CUresult cuMemRelease(unsigned long long h) { g_live_chunks--; close((int)h - 1); return 0; }
+CUresult cuMemMap(dptr p, size_t n, size_t off, unsigned long long h, unsigned long long) {
+  if (E()) return E();
+  void* m = mmap((void*)p, n, PROT_NONE, MAP_SHARED | MAP_FIXED, (int)h - 1, off);
+  return m == MAP_FAILED ? 1 : 0;
+}
+CUresult cuMemUnmap(dptr p, size_t n) {
+  if (E()) return E();
+  void* m = mmap((void*)p, n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+  return m == MAP_FAILED ? 1 : 0;
+}
+CUresult cuMemSetAccess(dptr p, size_t n, const void*, size_t) { if (E()) return E(); return mprotect((void*)p, n, PROT_READ | PROT_WRITE) ? 1 : 0; }
+CUresult cuMemsetD8Async(dptr p, unsigned char v, size_t n, void*) { if (E()) return E(); memset((void*)p, v, n); return 0; }
+CUresult cuMemcpyDtoHAsync_v2(void* d, dptr s, size_t n, void*) { if (E()) return E(); memcpy(d, (void*)s, n); return 0; }
+CUresult cuStreamCreate(void** s, unsigned) { *s = malloc(1); return 0; }
+CUresult cuStreamSynchronize(void*) { return E(); }
+CUresult cuStreamQuery(void*) { return E(); }
+CUresult cuStreamWaitEvent(void*, void*, unsigned) { return E(); }
+CUresult cuStreamIsCapturing(void*, int* s) { *s = 0; return 0; }
+CUresult cuEventCreate(void** e, unsigned) { *e = malloc(1); return 0; }
+CUresult cuEventRecord(void*, void*) { return E(); }
+CUresult cuEventQuery(void*) { return E(); }
+CUresult cuEventSynchronize(void*) { return E(); }
+CUresult cuStreamGetFlags(void* s, unsigned* f) { *f = s ? *(unsigned char*)s : 0; return 0; }
+CUresult cuStreamGetCtx(void*, void** c) { *c = &g_dummy; return 0; }
+
+// Fake kernels: a name and parameter sizes (CUfunction points at one).
+struct FakeFunc { const char* name; int n; size_t sizes[16]; };
+CUresult cuFuncGetParamInfo(FakeFunc* f, size_t i, size_t* off, size_t* size) {
+  if ((int)i >= f->n) return 1;
+  size_t o = 0;
+  for (size_t k = 0; k < i; k++) o += f->sizes[k];
+  *off = o; *size = f->sizes[i]; return 0;
+}
+CUresult cuFuncGetName(const char** name, FakeFunc* f) { *name = f->name; return 0; }
+
+// A fake CUPTI: one subscriber; the fake_* calls below issue its driver-domain callbacks.
+typedef void (*CbFn)(void*, int, unsigned, const void*);
+static CbFn g_cb = nullptr;
+static void* g_cb_user = nullptr;
+static bool g_enabled[1024];
+struct CbData { int site; const char* fn; const void* params; void* ret; const char* symbol; void* ctx; unsigned uid; unsigned long long* corr; unsigned corrId; };
+int cuptiSubscribe(void** sub, CbFn cb, void* user) { if (g_cb) return 39; g_cb = cb; g_cb_user = user; *sub = &g_dummy; return 0; }
+int cuptiUnsubscribe(void*) { g_cb = nullptr; return 0; }
+int cuptiEnableCallback(unsigned en, void*, int domain, unsigned id) { if (domain == 1 && id < 1024) g_enabled[id] = en; return 0; }
+int cuptiGetResultString(int, const char** s) { *s = "fake"; return 0; }
+static CUresult Issue(unsigned id, const char* fn, const void* params, const char* symbol, CUresult result) {
+  if (!g_cb || !g_enabled[id]) return result;
+  CbData d{0, fn, params, &result, symbol, &g_dummy, 1, nullptr, 0};
+  g_cb(g_cb_user, 1, id, &d);
+  d.site = 1;
+  g_cb(g_cb_user, 1, id, &d);
+  return result;
+}
+struct LaunchParams { void* f; unsigned g[7]; void* stream; void** params; void** extra; };
+CUresult fake_launch(FakeFunc* f, void* stream, void** params) {
+  LaunchParams p{f, {1, 1, 1, 1, 1, 1, 0}, stream, params, nullptr};
+  return Issue(307, "cuLaunchKernel", &p, f->name, 0);  // a launch succeeds; the fault shows at a later call
+}
+struct EvStream { void* ev; void* stream; };
+CUresult fake_event_record(void* ev, void* stream) { EvStream p{ev, stream}; return Issue(119, "cuEventRecord", &p, nullptr, E()); }
+struct StreamEv { void* stream; void* ev; unsigned flags; };
+CUresult fake_stream_wait(void* stream, void* ev) { StreamEv p{stream, ev, 0}; return Issue(295, "cuStreamWaitEvent", &p, nullptr, E()); }
+CUresult fake_ctx_sync() { return Issue(17, "cuCtxSynchronize", nullptr, nullptr, E()); }
+struct Create { void** s; unsigned flags; };
+CUresult fake_stream_create(void** s, unsigned flags) {
+  *s = malloc(1); *(unsigned char*)*s = (unsigned char)flags;
+  Create p{s, flags};
+  return Issue(124, "cuStreamCreate", &p, nullptr, 0);
+}
+}

@@ -1,0 +1,85 @@
+// The cross-stream-free matrix and launch attribution over the simulated
+// driver and CUPTI (see README.md): each scenario allocates on stream A,
+// a fake kernel uses it on stream B, the free happens on A.
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mate_guard.h"
+
+struct FakeFunc { const char* name; int n; size_t sizes[16]; };
+using Launch = int (*)(FakeFunc*, void*, void**);
+using EvRec = int (*)(void*, void*);
+using Wait = int (*)(void*, void*);
+using Sync = int (*)();
+using Create = int (*)(void**, unsigned);
+using SetErr = void (*)(int);
+
+int main(int argc, char** argv) {
+  void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  void* fake = dlopen(getenv("MATE_GUARD_CUDA_DRIVER"), RTLD_NOW);
+  if (!lib || !fake) { printf("dlopen: %s\n", dlerror()); return 1; }
+  if (((int (*)())dlsym(lib, "mate_guard_install_from_env"))() != 0) {
+    printf("install: %s\n", ((const char* (*)())dlsym(lib, "mate_guard_install_error"))());
+    return 1;
+  }
+  auto launch = (Launch)dlsym(fake, "fake_launch");
+  auto record = (EvRec)dlsym(fake, "fake_event_record");
+  auto wait = (Wait)dlsym(fake, "fake_stream_wait");
+  auto sync = (Sync)dlsym(fake, "fake_ctx_sync");
+  auto create = (Create)dlsym(fake, "fake_stream_create");
+  static FakeFunc use_kernel{"_ZN12_GLOBAL__N_19UseBufferEPfl", 2, {8, 8}};
+  void *A, *B, *C;
+  create(&A, 1);
+  create(&B, 1);
+  create(&C, 1);
+  int ev1 = 0, ev2 = 0;
+  void* e1 = &ev1;
+  void* e2 = &ev2;
+  const char* which = argc > 2 ? argv[2] : "all";
+  auto scenario = [&](const char* name, int kind) {
+    if (strcmp(which, "all") != 0 && strcmp(which, name) != 0) return;
+    void* p = nullptr;
+    mate_guard_cuda_alloc(&p, 4000, A);
+    long n = 1000;
+    void* params[2] = {&p, &n};
+    if (kind == 2 || kind == 4) { record(e1, A); wait(B, e1); }  // user waits on creation
+    launch(&use_kernel, B, params);
+    if (kind == 7) launch(&use_kernel, C, params);
+    if (kind == 3 || kind == 4) { record(e2, B); wait(A, e2); }  // creation waits on user
+    if (kind == 5) sync();
+    if (kind == 6) mate_guard_record_stream(p, B);
+    if (kind == 8) { mate_guard_cuda_free(p, B); printf("%s: freed\n", name); return; }  // same stream
+    mate_guard_cuda_free(p, A);
+    printf("%s: freed\n", name);
+  };
+  scenario("no-sync", 1);                 // reported
+  scenario("user-waits-on-creation", 2);  // reported
+  scenario("creation-waits-on-user", 3);  // not
+  scenario("both-directions", 4);         // not
+  scenario("device-synchronize", 5);      // not
+  scenario("record-stream", 6);           // not
+  scenario("two-user-streams", 7);        // two reports
+  scenario("same-stream", 8);             // not
+  if (strcmp(which, "fault") == 0 || strcmp(which, "fault-blocking") == 0) {
+    bool blocking = strcmp(which, "fault-blocking") == 0;
+    void *p = nullptr, *q = nullptr;
+    mate_guard_cuda_alloc(&p, 4000, nullptr);
+    mate_guard_cuda_alloc(&q, 64, nullptr);
+    long n = 1000;
+    void* params[2] = {&p, &n};
+    static FakeFunc fill{"_ZN12_GLOBAL__N_113FillInclusiveEPfl", 2, {8, 8}};
+    static FakeFunc other{"other_kernel", 2, {8, 8}};
+    void* qp[2] = {&q, &n};
+    launch(&other, nullptr, qp);
+    // Launch blocking synchronizes after each launch: the fault shows at the kernel's own.
+    if (blocking) ((SetErr)dlsym(fake, "fake_cuda_set_error"))(700);
+    launch(&fill, nullptr, params);
+    ((SetErr)dlsym(fake, "fake_cuda_set_error"))(700);
+    int r = sync();
+    printf("fault: sync returned %d\n", r);
+  }
+  ((void (*)())dlsym(lib, "mate_guard_shutdown"))();
+  return 0;
+}

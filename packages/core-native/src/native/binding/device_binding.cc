@@ -1,0 +1,195 @@
+// Node-API surface of the CUDA device guard. Addons reach the guard through
+// the C ABI (include/mate_guard.h) or, with no code change, through their
+// redirected CUDA calls; from JS it is only configured, asked for counters
+// and stopped. Its findings come back as events through checkCanaries.
+#include "binding/device_binding.h"
+
+#include <pthread.h>
+
+#include <mutex>
+
+#include "device/device_guard.h"
+#include "device/device_report.h"
+#include "device/launch_tracker.h"
+#include "device/redirect.h"
+
+namespace mate {
+namespace {
+
+class NodeSink : public device::EventSink {
+ public:
+  void OnEvent(const device::DeviceEvent& e) override {
+    std::string json = device::DeviceEventJson(e);
+    std::lock_guard<std::mutex> lock(mu_);
+    events_.push_back(std::move(json));
+  }
+  void Take(std::vector<std::string>* out) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (std::string& e : events_) out->push_back(std::move(e));
+    events_.clear();
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> events_;
+};
+
+NodeSink g_sink;
+napi_env g_env = nullptr;
+napi_ref g_capture = nullptr;
+pthread_t g_js_thread;
+
+// The JS stack of a device allocation or kernel launch an addon makes from
+// a JS call: the capture function the TS layer registered, run on the JS
+// thread only (other threads have no JS stack of their own).
+uint32_t CaptureJsStack() {
+  if (g_capture == nullptr || !pthread_equal(pthread_self(), g_js_thread)) return 0;
+  bool pending = false;
+  if (napi_is_exception_pending(g_env, &pending) != napi_ok || pending) return 0;
+  napi_handle_scope scope;
+  if (napi_open_handle_scope(g_env, &scope) != napi_ok) return 0;
+  uint32_t id = 0;
+  napi_value fn, recv, result;
+  if (napi_get_reference_value(g_env, g_capture, &fn) == napi_ok && napi_get_undefined(g_env, &recv) == napi_ok &&
+      napi_call_function(g_env, recv, fn, 0, nullptr, &result) == napi_ok) {
+    napi_get_value_uint32(g_env, result, &id);
+  } else {
+    napi_value ignored;
+    napi_get_and_clear_last_exception(g_env, &ignored);
+  }
+  napi_close_handle_scope(g_env, scope);
+  return id;
+}
+
+template <typename T>
+void Field(const Napi::Object& o, const char* name, T* out) {
+  Napi::Value v = o.Get(name);
+  if constexpr (std::is_same_v<T, bool>) {
+    if (v.IsBoolean()) *out = v.As<Napi::Boolean>().Value();
+  } else {
+    if (v.IsNumber()) *out = static_cast<T>(v.As<Napi::Number>().DoubleValue());
+  }
+}
+
+// configureDevice(options, captureStack?) -> { trackingOff } | throws.
+// options: tailMode, alignment, syncOnFree, logAllocations,
+// quarantineMaxCount, strictQuarantine, trackLaunches, launchBlocking,
+// redirectGlobs (modules besides addons whose CUDA calls are redirected).
+Napi::Value ConfigureDevice(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  device::DeviceConfig c;
+  device::RedirectOptions redirect;
+  if (info.Length() > 0 && info[0].IsObject()) {
+    Napi::Object o = info[0].As<Napi::Object>();
+    Field(o, "tailMode", &c.tail_mode);
+    Field(o, "alignment", &c.alignment);
+    Field(o, "syncOnFree", &c.sync_on_free);
+    Field(o, "logAllocations", &c.log_allocations);
+    Field(o, "quarantineMaxCount", &c.quarantine_max_count);
+    bool strict = false;
+    Field(o, "strictQuarantine", &strict);
+    c.recycle_when_behind = !strict;
+    Field(o, "trackLaunches", &c.track_launches);
+    Field(o, "launchBlocking", &c.launch_blocking);
+    redirect.log = c.log_allocations;
+    Napi::Value globs = o.Get("redirectGlobs");
+    if (globs.IsArray()) {
+      Napi::Array arr = globs.As<Napi::Array>();
+      for (uint32_t i = 0; i < arr.Length(); i++)
+        if (arr.Get(i).IsString()) redirect.globs.push_back(arr.Get(i).As<Napi::String>().Utf8Value());
+    }
+  }
+  if (info.Length() > 1 && info[1].IsFunction() && g_capture == nullptr) {
+    g_env = env;
+    g_js_thread = pthread_self();
+    napi_create_reference(env, info[1], 1, &g_capture);
+    device::SetStackProvider(CaptureJsStack);
+    device::SetFreeStackProvider(CaptureJsStack);
+    device::SetSiteProvider(CaptureJsStack);
+  }
+  std::string error;
+  if (!device::Install(c, &g_sink, &error)) {
+    Napi::Error::New(env, "mate-guard: device 'cuda': " + error).ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  device::StartRedirect(redirect);
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("trackingOff", device::TrackingOff());
+  return out;
+}
+
+Napi::Value DeviceStats(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!device::Installed()) return env.Null();
+  device::DeviceStats s = device::TotalStats();
+  device::TrackerStats t = device::GetTrackerStats();
+  auto num = [&](uint64_t v) { return Napi::Number::New(env, static_cast<double>(v)); };
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("allocations", num(s.allocations));
+  o.Set("frees", num(s.frees));
+  o.Set("live", num(s.live));
+  o.Set("peakLive", num(s.peak_live));
+  o.Set("liveBytes", num(s.live_bytes));
+  o.Set("fallbacks", num(s.fallbacks));
+  o.Set("fallbackReason", s.last_fallback_reason ? Napi::Value(Napi::String::New(env, s.last_fallback_reason)) : env.Null());
+  o.Set("quarantined", num(s.quarantined));
+  o.Set("physicalBytes", num(s.physical_bytes));
+  o.Set("chunksCreated", num(s.chunks_created));
+  o.Set("readyHits", num(s.ready_hits));
+  o.Set("readyMisses", num(s.ready_misses));
+  o.Set("recycled", num(s.recycled));
+  o.Set("violations", num(s.violations));
+  o.Set("granule", num(s.granule));
+  o.Set("launchTracking", Napi::Boolean::New(env, device::TrackingOn()));
+  o.Set("trackingOff", device::TrackingOff());
+  o.Set("launches", num(t.launches));
+  o.Set("launchesUnread", num(t.no_layout));
+  o.Set("guardedArgs", num(t.guarded_args));
+  o.Set("trackMs", Napi::Number::New(env, t.ns / 1e6));
+  std::vector<device::RedirectedModule> mods = device::RedirectedModules();
+  Napi::Array arr = Napi::Array::New(env);
+  uint32_t k = 0;
+  for (const device::RedirectedModule& m : mods) {
+    if (m.slots == 0) continue;
+    Napi::Object mo = Napi::Object::New(env);
+    mo.Set("path", m.path);
+    mo.Set("slots", num(m.slots));
+    arr.Set(k++, mo);
+  }
+  o.Set("redirected", arr);
+  return o;
+}
+
+Napi::Value DeviceRefresh(const Napi::CallbackInfo& info) {
+  if (device::Installed()) device::RefreshRedirect();
+  return info.Env().Undefined();
+}
+
+Napi::Value ShutdownDevice(const Napi::CallbackInfo& info) {
+  if (device::Installed()) device::ShutdownAll();
+  if (g_capture != nullptr) {
+    device::SetStackProvider(nullptr);
+    device::SetFreeStackProvider(nullptr);
+    device::SetSiteProvider(nullptr);
+    napi_delete_reference(g_env, g_capture);
+    g_capture = nullptr;
+  }
+  return info.Env().Undefined();
+}
+
+}  // namespace
+
+void TakeDeviceEvents(std::vector<std::string>* out) {
+  if (!device::Installed()) return;
+  device::CheckHealthAll("the check after the test");
+  g_sink.Take(out);
+}
+
+void AddDeviceExports(Napi::Env env, Napi::Object exports) {
+  exports.Set("configureDevice", Napi::Function::New(env, ConfigureDevice));
+  exports.Set("deviceStats", Napi::Function::New(env, DeviceStats));
+  exports.Set("deviceRefresh", Napi::Function::New(env, DeviceRefresh));
+  exports.Set("shutdownDevice", Napi::Function::New(env, ShutdownDevice));
+}
+
+}  // namespace mate

@@ -1,0 +1,70 @@
+#ifndef MATE_CRASH_DEVICE_DETAIL_H_
+#define MATE_CRASH_DEVICE_DETAIL_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/slot.h"
+
+namespace mate {
+
+// What a device (CUDA) report says beyond the host fields: plain data the
+// device guard fills and FormatEvent writes as the event's `device`,
+// `candidates`, `launches` and `streams` (src/ts/report/event.ts).
+
+// A kernel argument that points into a guarded allocation.
+struct DeviceLaunchArg {
+  uint32_t param = 0;       // parameter index
+  uint32_t offset = 0;      // byte offset of the pointer inside the parameter
+  uintptr_t value = 0;      // the pointer
+  SlotRecord record{};      // the allocation it points into (as it was when looked up)
+  bool freed = false;       // that allocation was already freed (its range unmapped)
+};
+
+constexpr size_t kMaxDeviceLaunchArgs = 8;
+
+// One tracked kernel launch.
+struct DeviceLaunch {
+  uint64_t number = 0;       // launch number, process-wide, 1-based
+  uint32_t kernel = 0;       // StackStore id of the kernel's (mangled) name
+  uintptr_t stream = 0;
+  uint32_t site = 0;         // StackStore id of the JS or Python call site, 0 = none
+  uint32_t test = 0;         // test running at the launch
+  bool faulted = false;      // launch blocking: its synchronize returned the error
+  uint32_t arg_count = 0;    // guarded pointers found (args[] holds the first few)
+  DeviceLaunchArg args[kMaxDeviceLaunchArgs];
+};
+
+struct DeviceDetail {
+  int ordinal = 0;
+  uint64_t granule = 0;      // the slot "page": one mapping granule
+  // illegal-address: the driver's error and who saw it first.
+  const char* error_name = nullptr;
+  const char* error_text = nullptr;
+  const char* found_by = nullptr;
+  // illegal-address: allocations live and recently freed then, newest first.
+  const SlotRecord* live = nullptr;
+  size_t live_count = 0;
+  uint64_t live_total = 0;
+  const SlotRecord* freed = nullptr;
+  size_t freed_count = 0;
+  // Launch tracking: whether it was on (else why not), launch blocking, and
+  // the launches the report names (in flight since the last synchronize, or
+  // the faulting one), newest first.
+  bool tracking = false;
+  const char* tracking_off = nullptr;
+  bool blocking = false;
+  const DeviceLaunch* launches = nullptr;
+  size_t launch_count = 0;
+  uint64_t launches_total = 0;
+  // cross-stream-free: the freeing stream, the stream that used the memory,
+  // and the launch that used it there last (null when it left the record).
+  bool cross_stream = false;
+  uintptr_t free_stream = 0;
+  uintptr_t use_stream = 0;
+  const DeviceLaunch* use = nullptr;
+};
+
+}  // namespace mate
+
+#endif  // MATE_CRASH_DEVICE_DETAIL_H_

@@ -1,0 +1,263 @@
+#include "device/device_guard.h"
+
+#include <stdlib.h>
+
+#include <mutex>
+#include <vector>
+
+namespace mate {
+namespace device {
+
+namespace {
+
+constexpr int kMaxDevices = 64;
+
+constexpr size_t kReportLaunches = 16;
+
+std::mutex g_mu;
+const cuda::Driver* g_drv = nullptr;
+DeviceConfig g_config;
+bool g_installed = false;
+uintptr_t g_lo = ~uintptr_t{0}, g_hi = 0;  // the guard's address space, all devices
+DeviceAllocator* g_devices[kMaxDevices];  // written under g_mu, read without it
+StackProvider g_stack = nullptr;
+StackProvider g_free_stack = nullptr;
+thread_local std::string t_last_error;
+std::string g_install_error = "the CUDA device guard is not installed";
+
+// Adds what launch tracking knows to the allocators' findings, then hands
+// them to the embedder's sink.
+class TrackingSink : public EventSink {
+ public:
+  EventSink* next = nullptr;
+  void OnEvent(const DeviceEvent& found) override {
+    DeviceEvent e = found;
+    e.tracking = TrackingOn();
+    e.tracking_off = e.tracking ? "" : TrackingOff();
+    e.blocking = LaunchBlocking();
+    if (e.tracking && e.kind == ReportKind::kIllegalAddress)
+      LaunchesForReport(e.exact_launch, &e.launches, &e.launches_total, kReportLaunches);
+    if (e.tracking && e.kind == ReportKind::kCrossStreamFree) e.has_use = FindLaunch(e.use_launch, &e.use);
+    if (next != nullptr) next->OnEvent(e);
+  }
+};
+
+TrackingSink g_sink;
+
+DeviceAllocator* ForDevice(int ordinal, cuda::CUresult* err) {
+  if (ordinal < 0) {
+    cuda::CUcontext ctx = nullptr;
+    cuda::CUdevice dev = 0;
+    ordinal = (g_drv->cuCtxGetCurrent(&ctx) == cuda::kSuccess && ctx != nullptr &&
+               g_drv->cuCtxGetDevice(&dev) == cuda::kSuccess) ? dev : 0;
+  }
+  if (ordinal >= kMaxDevices) {
+    *err = cuda::kErrorInvalidValue;
+    return nullptr;
+  }
+  DeviceAllocator* a = __atomic_load_n(&g_devices[ordinal], __ATOMIC_ACQUIRE);
+  if (a != nullptr) return a;
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (g_devices[ordinal] == nullptr) {
+    std::string error;
+    DeviceAllocator* made = DeviceAllocator::Create(g_drv, ordinal, g_config, &g_sink, &error);
+    if (made == nullptr) {
+      SetLastError(error.c_str());
+      *err = cuda::kErrorNotSupported;
+      return nullptr;
+    }
+    __atomic_store_n(&g_devices[ordinal], made, __ATOMIC_RELEASE);
+  }
+  return g_devices[ordinal];
+}
+
+
+DeviceAllocator* OwnerOf(cuda::CUdeviceptr ptr) {
+  for (int i = 0; i < kMaxDevices; i++) {
+    DeviceAllocator* a = __atomic_load_n(&g_devices[i], __ATOMIC_ACQUIRE);
+    if (a != nullptr && a->Owns(ptr)) return a;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool Install(const DeviceConfig& config, EventSink* sink, std::string* error) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (g_installed) return true;
+  const char* why = nullptr;
+  const cuda::Driver* drv = cuda::Load(&why);
+  if (drv == nullptr) {
+    g_install_error = why;
+    *error = why;
+    return false;
+  }
+  g_drv = drv;
+  g_config = config;
+  g_sink.next = sink;
+  if (config.track_launches) {
+    std::string why;
+    StartTracking(drv, TrackerOptions{config.launch_blocking}, &why);  // off: TrackingOff() says why
+  } else {
+    TrackingNotWanted();
+  }
+  // After cuInit, so this runs before the driver's own exit handlers.
+  atexit(ShutdownAll);
+  __atomic_store_n(&g_installed, true, __ATOMIC_RELEASE);
+  return true;
+}
+
+bool Installed() { return __atomic_load_n(&g_installed, __ATOMIC_ACQUIRE); }
+const cuda::Driver* Driver() { return g_drv; }
+void SetStackProvider(StackProvider provider) { __atomic_store_n(&g_stack, provider, __ATOMIC_RELEASE); }
+void SetFreeStackProvider(StackProvider provider) { __atomic_store_n(&g_free_stack, provider, __ATOMIC_RELEASE); }
+
+cuda::CUresult Allocate(int ordinal, size_t size, cuda::CUstream stream, cuda::CUdeviceptr* out) {
+  *out = 0;
+  if (!Installed()) {
+    SetLastError(g_install_error.c_str());
+    return cuda::kErrorNotInitialized;
+  }
+  cuda::CUresult err = cuda::kSuccess;
+  DeviceAllocator* a = ForDevice(ordinal, &err);
+  if (a == nullptr) return err;
+  StackProvider stack = __atomic_load_n(&g_stack, __ATOMIC_ACQUIRE);
+  bool guarded = false;
+  err = a->Allocate(size, stream, stack ? stack() : 0, out, &guarded);
+  if (err != cuda::kSuccess) SetLastError(cuda::ErrorText(err));
+  return err;
+}
+
+cuda::CUresult Free(cuda::CUdeviceptr ptr, cuda::CUstream stream, bool async) {
+  if (ptr == 0) return cuda::kSuccess;
+  DeviceAllocator* a = Installed() ? OwnerOf(ptr) : nullptr;
+  if (a == nullptr) {
+    if (g_drv == nullptr) return cuda::kErrorNotInitialized;
+    return async ? g_drv->cuMemFreeAsync(ptr, stream) : g_drv->cuMemFree(ptr);
+  }
+  StackProvider stack = __atomic_load_n(&g_free_stack, __ATOMIC_ACQUIRE);
+  switch (a->Free(ptr, stream, stack ? stack() : 0)) {
+    case FreeStatus::kFreed:
+    case FreeStatus::kNotGuarded:
+      return cuda::kSuccess;
+    default:
+      SetLastError("the pointer is not a live guarded allocation (reported)");
+      return cuda::kErrorInvalidValue;
+  }
+}
+
+cuda::CUresult RecordStream(cuda::CUdeviceptr ptr, cuda::CUstream stream) {
+  DeviceAllocator* a = Installed() ? OwnerOf(ptr) : nullptr;
+  if (a == nullptr) return cuda::kSuccess;  // not ours: nothing to wait for
+  return a->RecordStream(ptr, stream) ? cuda::kSuccess : cuda::kErrorInvalidValue;
+}
+
+bool Owns(cuda::CUdeviceptr ptr) { return Installed() && OwnerOf(ptr) != nullptr; }
+
+void WidenGuardedRange(uintptr_t lo, uintptr_t hi) {
+  // Lock-free: called under an allocator's lock, maybe while g_mu is held.
+  uintptr_t cur = __atomic_load_n(&g_lo, __ATOMIC_ACQUIRE);
+  while (lo < cur && !__atomic_compare_exchange_n(&g_lo, &cur, lo, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+  }
+  cur = __atomic_load_n(&g_hi, __ATOMIC_ACQUIRE);
+  while (hi > cur && !__atomic_compare_exchange_n(&g_hi, &cur, hi, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+  }
+}
+
+bool MaybeGuarded(uint64_t value) {
+  return value >= __atomic_load_n(&g_lo, __ATOMIC_ACQUIRE) && value < __atomic_load_n(&g_hi, __ATOMIC_ACQUIRE);
+}
+
+bool NoteLaunchArg(uint64_t value, const StreamUse& use, ArgRef* out) {
+  DeviceAllocator* a = OwnerOf(value);
+  return a != nullptr && a->NoteArg(value, use, out);
+}
+
+void ResolveArg(const ArgRef& ref, DeviceLaunchArg* out) {
+  out->param = ref.param;
+  out->offset = ref.offset;
+  out->value = ref.value;
+  out->freed = ref.freed != 0;
+  DeviceAllocator* a = ref.device < kMaxDevices ? __atomic_load_n(&g_devices[ref.device], __ATOMIC_ACQUIRE) : nullptr;
+  if (a != nullptr && a->RecordOf(ref.slot, ref.alloc_id, &out->record)) {
+    out->record.backend = SlotBackend::kCuda;
+    // As the launch saw it: a free that came after the launch is not part of its story.
+    if (!ref.freed) out->record.freed_by = FreedBy::kNotFreed;
+    return;
+  }
+  // The slot went to another allocation since: what the launch saw.
+  SlotRecord r{};
+  r.alloc_id = ref.alloc_id;
+  r.user = ref.user;
+  r.size = ref.size;
+  r.mode = static_cast<Mode>(ref.mode);
+  r.freed_by = ref.freed ? FreedBy::kExplicit : FreedBy::kNotFreed;
+  r.backend = SlotBackend::kCuda;
+  out->record = r;
+}
+
+void OnStickyError(cuda::CUresult err, const char* where, uint64_t exact_launch) {
+  if (!Installed()) return;
+  // The device of the calling thread's context; none made there: not ours.
+  cuda::CUcontext ctx = nullptr;
+  cuda::CUdevice dev = 0;
+  if (g_drv->cuCtxGetCurrent(&ctx) != cuda::kSuccess || ctx == nullptr || g_drv->cuCtxGetDevice(&dev) != cuda::kSuccess)
+    dev = 0;
+  DeviceAllocator* a = dev >= 0 && dev < kMaxDevices ? __atomic_load_n(&g_devices[dev], __ATOMIC_ACQUIRE) : nullptr;
+  if (a != nullptr) a->NoteBroken(err, where, exact_launch);
+}
+
+void CheckHealthAll(const char* where) {
+  for (int i = 0; i < kMaxDevices; i++) {
+    DeviceAllocator* a = __atomic_load_n(&g_devices[i], __ATOMIC_ACQUIRE);
+    if (a != nullptr) a->CheckHealth(where);
+  }
+}
+
+DeviceStats TotalStats() {
+  DeviceStats t;
+  for (int i = 0; i < kMaxDevices; i++) {
+    DeviceAllocator* a = __atomic_load_n(&g_devices[i], __ATOMIC_ACQUIRE);
+    if (a == nullptr) continue;
+    DeviceStats s = a->Stats();
+    if (t.granule == 0) t.granule = s.granule;
+    t.allocations += s.allocations;
+    t.frees += s.frees;
+    t.live += s.live;
+    t.peak_live += s.peak_live;
+    t.live_bytes += s.live_bytes;
+    t.live_granules += s.live_granules;
+    t.fallbacks += s.fallbacks;
+    if (s.last_fallback_reason) t.last_fallback_reason = s.last_fallback_reason;
+    t.quarantined += s.quarantined;
+    t.quarantined_bytes += s.quarantined_bytes;
+    t.chunks_created += s.chunks_created;
+    t.physical_bytes += s.physical_bytes;
+    t.ready_hits += s.ready_hits;
+    t.ready_misses += s.ready_misses;
+    t.recycled += s.recycled;
+    t.violations += s.violations;
+    t.alloc_ns += s.alloc_ns;
+    t.free_ns += s.free_ns;
+    t.background_ns += s.background_ns;
+  }
+  return t;
+}
+
+void ShutdownAll() {
+  StopTracking();
+  for (int i = 0; i < kMaxDevices; i++) {
+    DeviceAllocator* a = __atomic_load_n(&g_devices[i], __ATOMIC_ACQUIRE);
+    if (a != nullptr) a->Shutdown();
+  }
+}
+
+const char* LastError() {
+  if (!Installed()) return g_install_error.c_str();
+  return t_last_error.c_str();
+}
+
+void SetLastError(const char* text) { t_last_error = text ? text : ""; }
+
+}  // namespace device
+}  // namespace mate

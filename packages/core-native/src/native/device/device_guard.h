@@ -1,0 +1,75 @@
+#ifndef MATE_DEVICE_DEVICE_GUARD_H_
+#define MATE_DEVICE_DEVICE_GUARD_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "device/cuda_driver.h"
+#include "device/device_allocator.h"
+#include "device/device_event.h"
+#include "device/launch_tracker.h"
+
+namespace mate {
+namespace device {
+
+// The process's device guard: one DeviceAllocator per GPU, made on first
+// use, sharing one config and one event sink, and the launch tracker. The
+// C ABI (mate_guard.h), the redirected CUDA calls, the PyTorch hooks and
+// the Node binding all come here.
+
+// Turns the guard on. False, with `error`, when there is no usable CUDA
+// driver. A second call keeps the first config. Launch tracking that
+// can't start leaves the guard on without it (TrackingOff() says why).
+bool Install(const DeviceConfig& config, EventSink* sink, std::string* error);
+bool Installed();
+const cuda::Driver* Driver();  // after Install
+
+// Supplies the host-side stack of an allocation (an interned StackStore id,
+// 0 for none): the JS stack in Node, the Python stack in Python. Called on
+// the allocating thread.
+using StackProvider = uint32_t (*)();
+void SetStackProvider(StackProvider provider);
+// The same for frees (Node: the JS stack; the Python library keeps frees
+// cheap and records none).
+void SetFreeStackProvider(StackProvider provider);
+
+// ordinal < 0: the device of the calling thread's current context, else 0.
+cuda::CUresult Allocate(int ordinal, size_t size, cuda::CUstream stream, cuda::CUdeviceptr* out);
+// Frees a guarded pointer in stream order; any other pointer with cuMemFree
+// (or cuMemFreeAsync when `async`).
+cuda::CUresult Free(cuda::CUdeviceptr ptr, cuda::CUstream stream, bool async);
+cuda::CUresult RecordStream(cuda::CUdeviceptr ptr, cuda::CUstream stream);
+bool Owns(cuda::CUdeviceptr ptr);
+
+// For the launch tracker: a cheap first test for a parameter word, then
+// the allocation it points into (noting the use), and an argument resolved
+// for a report.
+bool MaybeGuarded(uint64_t value);
+bool NoteLaunchArg(uint64_t value, const StreamUse& use, ArgRef* out);
+void ResolveArg(const ArgRef& ref, DeviceLaunchArg* out);
+// A kernel's fault seen by a tracked call (`where`: the call), or by the
+// synchronize after `exact_launch` (launch blocking): reported once.
+void OnStickyError(cuda::CUresult err, const char* where, uint64_t exact_launch);
+// Called by the allocators as they reserve address space.
+void WidenGuardedRange(uintptr_t lo, uintptr_t hi);
+
+// Looks for a sticky error now (a check at the end of a test).
+void CheckHealthAll(const char* where);
+
+// Every device's counters added up; `granule` of the first device.
+DeviceStats TotalStats();
+
+// Stops the background threads and launch tracking before the driver's
+// teardown (registered with atexit at install; embedders call it earlier
+// where they can).
+void ShutdownAll();
+
+// Why the last call failed (thread-local), or why the guard is off.
+const char* LastError();
+void SetLastError(const char* text);
+
+}  // namespace device
+}  // namespace mate
+
+#endif  // MATE_DEVICE_DEVICE_GUARD_H_

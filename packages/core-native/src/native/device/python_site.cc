@@ -1,0 +1,153 @@
+#include "device/python_site.h"
+
+#include <dlfcn.h>
+
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "core/stack_store.h"
+
+namespace mate {
+namespace device {
+
+namespace {
+
+constexpr int kFrames = 16;
+constexpr size_t kCacheLimit = 1 << 16;
+
+struct PyApi {
+  int (*IsInitialized)();
+  int (*GILState_Check)();
+  void* (*GILState_GetThisThreadState)();
+  int (*GILState_Ensure)();
+  void (*GILState_Release)(int);
+  void* (*Eval_GetFrame)();
+  void* (*Frame_GetCode)(void*);
+  int (*Frame_GetLineNumber)(void*);
+  void* (*Frame_GetBack)(void*);
+  void* (*Object_GetAttrString)(void*, const char*);
+  const char* (*Unicode_AsUTF8)(void*);
+  void (*IncRef)(void*);
+  void (*DecRef)(void*);
+  void (*Err_Clear)();
+};
+
+const PyApi* Api() {
+  static PyApi api;
+  static const PyApi* found = [] () -> const PyApi* {
+    void* self = dlopen(nullptr, RTLD_LAZY);
+    auto sym = [&](const char* name) { return dlsym(self ? self : RTLD_DEFAULT, name); };
+    api.IsInitialized = reinterpret_cast<int (*)()>(sym("Py_IsInitialized"));
+    api.GILState_Check = reinterpret_cast<int (*)()>(sym("PyGILState_Check"));
+    api.GILState_GetThisThreadState = reinterpret_cast<void* (*)()>(sym("PyGILState_GetThisThreadState"));
+    api.GILState_Ensure = reinterpret_cast<int (*)()>(sym("PyGILState_Ensure"));
+    api.GILState_Release = reinterpret_cast<void (*)(int)>(sym("PyGILState_Release"));
+    api.Eval_GetFrame = reinterpret_cast<void* (*)()>(sym("PyEval_GetFrame"));
+    api.Frame_GetCode = reinterpret_cast<void* (*)(void*)>(sym("PyFrame_GetCode"));
+    api.Frame_GetLineNumber = reinterpret_cast<int (*)(void*)>(sym("PyFrame_GetLineNumber"));
+    api.Frame_GetBack = reinterpret_cast<void* (*)(void*)>(sym("PyFrame_GetBack"));
+    api.Object_GetAttrString = reinterpret_cast<void* (*)(void*, const char*)>(sym("PyObject_GetAttrString"));
+    api.Unicode_AsUTF8 = reinterpret_cast<const char* (*)(void*)>(sym("PyUnicode_AsUTF8"));
+    api.IncRef = reinterpret_cast<void (*)(void*)>(sym("Py_IncRef"));
+    api.DecRef = reinterpret_cast<void (*)(void*)>(sym("Py_DecRef"));
+    api.Err_Clear = reinterpret_cast<void (*)()>(sym("PyErr_Clear"));
+    bool all = api.IsInitialized && api.GILState_Check && api.GILState_GetThisThreadState && api.GILState_Ensure &&
+               api.GILState_Release && api.Eval_GetFrame && api.Frame_GetCode && api.Frame_GetLineNumber &&
+               api.Frame_GetBack && api.Object_GetAttrString && api.Unicode_AsUTF8 && api.IncRef && api.DecRef &&
+               api.Err_Clear;
+    return all ? &api : nullptr;  // not a Python process, or Python older than 3.9
+  }();
+  return found;
+}
+
+// All under the GIL: one thread at a time; the lock is for form.
+std::mutex g_mu;
+std::unordered_map<void*, std::string> g_code_names;  // code object (kept alive) -> "fn (file"
+std::unordered_map<std::string, uint32_t> g_stacks;    // packed (code, line)... -> interned id
+
+std::string Attr(const PyApi& py, void* obj, const char* name) {
+  void* v = py.Object_GetAttrString(obj, name);
+  if (v == nullptr) {
+    py.Err_Clear();
+    return "?";
+  }
+  const char* s = py.Unicode_AsUTF8(v);
+  std::string out = s ? s : "?";
+  if (s == nullptr) py.Err_Clear();
+  py.DecRef(v);
+  return out;
+}
+
+bool g_enabled = true;
+
+uint32_t Capture(const PyApi* py);
+
+}  // namespace
+
+void SetPythonStacks(bool on) { __atomic_store_n(&g_enabled, on, __ATOMIC_RELEASE); }
+
+uint32_t CapturePythonStack() {
+  if (!__atomic_load_n(&g_enabled, __ATOMIC_ACQUIRE)) return 0;
+  const PyApi* py = Api();
+  if (py == nullptr || !py->IsInitialized()) return 0;
+  if (py->GILState_Check() == 1) return Capture(py);
+  // PyTorch's ops and Triton's launcher release the GIL around the C++ call
+  // that allocates or launches: take it back for the walk (this thread's
+  // frames can't change meanwhile). A thread Python never ran on (autograd's
+  // backward threads) has no frames: none.
+  if (py->GILState_GetThisThreadState() == nullptr) return 0;
+  int state = py->GILState_Ensure();
+  uint32_t id = Capture(py);
+  py->GILState_Release(state);
+  return id;
+}
+
+namespace {
+
+uint32_t Capture(const PyApi* py) {
+  void* frame = py->Eval_GetFrame();  // borrowed
+  if (frame == nullptr) return 0;
+  void* codes[kFrames];
+  int lines[kFrames];
+  int n = 0;
+  py->IncRef(frame);
+  while (frame != nullptr && n < kFrames) {
+    codes[n] = py->Frame_GetCode(frame);  // new reference
+    lines[n] = py->Frame_GetLineNumber(frame);
+    n++;
+    void* back = py->Frame_GetBack(frame);  // new reference
+    py->DecRef(frame);
+    frame = back;
+  }
+  if (frame != nullptr) py->DecRef(frame);
+  std::lock_guard<std::mutex> lock(g_mu);
+  std::string key(reinterpret_cast<const char*>(codes), n * sizeof(void*));
+  key.append(reinterpret_cast<const char*>(lines), n * sizeof(int));
+  auto hit = g_stacks.find(key);
+  if (hit != g_stacks.end()) {
+    for (int i = 0; i < n; i++) py->DecRef(codes[i]);
+    return hit->second;
+  }
+  std::string text;
+  for (int i = 0; i < n; i++) {
+    auto it = g_code_names.find(codes[i]);
+    if (it == g_code_names.end()) {
+      // Kept alive (one reference held) so its address never names another.
+      py->IncRef(codes[i]);
+      it = g_code_names.emplace(codes[i], Attr(*py, codes[i], "co_name") + " (" + Attr(*py, codes[i], "co_filename")).first;
+    }
+    text += "    at " + it->second + ":" + std::to_string(lines[i]) + ")\n";
+    py->DecRef(codes[i]);
+  }
+  uint32_t id = StackStore::Get().Intern(text.data(), text.size());
+  if (g_stacks.size() >= kCacheLimit) g_stacks.clear();
+  g_stacks.emplace(std::move(key), id);
+  return id;
+}
+
+}  // namespace
+
+}  // namespace device
+}  // namespace mate

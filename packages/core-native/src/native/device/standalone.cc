@@ -1,0 +1,235 @@
+// libmate_guard_cuda.so: the device guard without Node, for PyTorch (its
+// pluggable-allocator hooks) and any other process `mate guard-run
+// --device cuda` starts. Settings come from the run's handoff
+// (MATE_GUARD_SETTINGS); each violation is filed in the run's report
+// directory as an event and printed by the report printer (node on
+// dist/cli/print-report.js), or by guard-run at the end when the printer
+// cannot run. The counters go to the directory at exit for the summary.
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <mutex>
+#include <string>
+
+#include "core/process_state.h"
+#include "core/stack_store.h"
+#include "crash/printer.h"
+#include "crash/report_file.h"
+#include "device/c_api.h"
+#include "device/device_guard.h"
+#include "device/device_report.h"
+#include "device/handoff_reader.h"
+#include "device/launch_tracker.h"
+#include "device/python_site.h"
+
+namespace mate {
+namespace device {
+namespace {
+
+// Process-level paths `mate guard-run` sets for its children (not settings):
+// the node binary that runs the report printer.
+constexpr const char* kNodeEnv = "MATE_GUARD_NODE";
+
+class PrintingSink : public EventSink {
+ public:
+  void OnEvent(const DeviceEvent& e) override {
+    std::string json = DeviceEventJson(e);
+    std::lock_guard<std::mutex> lock(mu_);
+    FileAndPrint(e, json);
+  }
+
+ private:
+  std::mutex mu_;
+};
+
+PrintingSink g_sink;
+std::once_flag g_once;
+int g_status = -1;  // 0 installed, 1 failed
+std::string g_error;
+bool g_finished = false;
+bool g_owned = false;
+std::string g_report_dir;
+
+// dist/cli/print-report.js of the package this library belongs to
+// (build/Release/ or prebuilds/<platform>/, two levels below the root).
+std::string PrinterScript() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&PrinterScript), &info) == 0 || info.dli_fname == nullptr) return "";
+  char real[PATH_MAX];
+  if (realpath(info.dli_fname, real) == nullptr) return "";
+  std::string dir = real;
+  for (int up = 0; up < 3; up++) dir = dir.substr(0, dir.rfind('/'));
+  return dir + "/dist/cli/print-report.js";
+}
+
+void InstallOnce() {
+  HandoffSettings h;
+  const char* raw = getenv("MATE_GUARD_SETTINGS");
+  if (raw == nullptr || *raw == '\0') {
+    g_error = "MATE_GUARD_SETTINGS is not set: run the program under `mate guard-run --device cuda`";
+    g_status = 1;
+    return;
+  }
+  if (!ReadHandoff(raw, &h, &g_error)) {
+    g_status = 1;
+    return;
+  }
+  DeviceConfig config;
+  config.tail_mode = h.tail_mode;
+  config.alignment = h.alignment;
+  config.log_allocations = h.log_allocations;
+  config.quarantine_max_count = h.quarantine_max_count;
+  config.recycle_when_behind = !h.strict_quarantine;
+  config.track_launches = h.track_launches;
+  config.launch_blocking = h.launch_blocking;
+  // A Python process has no test boundaries to fail at: by default a free
+  // does not wait for the GPU; its check runs as soon as the freeing
+  // stream's work is done (same finding, a moment later).
+  config.sync_on_free = h.sync_on_free == 1;
+  g_owned = h.owned;
+  std::string dir = h.report_dir.empty() ? std::string(getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp") + "/mate-guard-reports"
+                                         : h.report_dir;
+  mkdir(dir.c_str(), 0755);
+  SetReportDir(dir.c_str());
+  g_report_dir = dir;
+  const char* node = getenv(kNodeEnv);
+  const char* path = getenv("PATH");
+  if (node && *node) ConfigurePrinter(node, PrinterScript().c_str(), path ? path : "", false);
+  SetPythonStacks(h.capture_stacks);
+  SetStackProvider(&CapturePythonStack);
+  SetSiteProvider(&CapturePythonStack);
+  g_status = Install(config, &g_sink, &g_error) ? 0 : 1;
+}
+
+bool EnsureInstalled() {
+  std::call_once(g_once, InstallOnce);
+  return g_status == 0;
+}
+
+// A message as the inside of a JSON string (ours are plain text).
+std::string JsonSafe(const char* s) {
+  std::string out;
+  for (; s && *s; s++) {
+    if (*s == '"' || *s == '\\') out.push_back('\\');
+    if (static_cast<unsigned char>(*s) >= 0x20) out.push_back(*s);
+  }
+  return out;
+}
+
+// The counters for the run summary, as the Node processes write them.
+void WriteStats(const DeviceStats& s) {
+  char path[4200], tmp[4210];
+  snprintf(path, sizeof(path), "%s/stats-%d-0.json", g_report_dir.c_str(), static_cast<int>(getpid()));
+  snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+  FILE* f = fopen(tmp, "w");
+  if (f == nullptr) return;
+  fprintf(f,
+          "{\"pid\":%d,\"threadId\":0,\"allocations\":%llu,\"frees\":%llu,\"live\":%llu,\"peakLive\":%llu,"
+          "\"liveBytes\":%llu,\"fallbacks\":%llu,\"fallbackReason\":",
+          static_cast<int>(getpid()), (unsigned long long)s.allocations, (unsigned long long)s.frees,
+          (unsigned long long)s.live, (unsigned long long)s.peak_live, (unsigned long long)s.live_bytes,
+          (unsigned long long)s.fallbacks);
+  if (s.last_fallback_reason) fprintf(f, "\"%s\"", s.last_fallback_reason); else fputs("null", f);
+  fprintf(f,
+          ",\"quarantined\":%llu,\"quarantinedBytes\":%llu,\"reservedBytes\":0,\"maxLive\":0,\"violations\":%llu,"
+          "\"guardMethod\":\"cuda-vmm\",\"nativeAllocations\":0,\"nativeUnguarded\":0,\"nativeForeignFrees\":0,"
+          "\"nativeBadFrees\":0,\"skippedByTag\":0,\"passThrough\":{\"resizable\":0,\"shared\":0,\"subclass\":0,\"tooLarge\":0},"
+          "\"device\":{\"api\":\"cuda\",\"granule\":%llu,\"physicalBytes\":%llu,\"chunksCreated\":%llu,\"readyHits\":%llu,"
+          "\"readyMisses\":%llu,\"recycled\":%llu,\"launchTracking\":%s,\"trackingOff\":\"%s\"}}\n",
+          (unsigned long long)s.quarantined, (unsigned long long)s.quarantined_bytes, (unsigned long long)s.violations,
+          (unsigned long long)s.granule, (unsigned long long)s.physical_bytes, (unsigned long long)s.chunks_created,
+          (unsigned long long)s.ready_hits, (unsigned long long)s.ready_misses, (unsigned long long)s.recycled,
+          TrackingOn() ? "true" : "false", JsonSafe(TrackingOff()).c_str());
+  fclose(f);
+  rename(tmp, path);
+}
+
+void Finish() {
+  if (g_status != 0 || g_finished) return;
+  g_finished = true;
+  SetPythonStacks(false);  // the interpreter is going away
+  TrackerStats t = GetTrackerStats();
+  ShutdownAll();
+  DeviceStats s = TotalStats();
+  WriteStats(s);
+  if (getenv("MATE_GUARD_CUDA_STATS") != nullptr)  // diagnostics for tuning (bench/)
+    dprintf(2,
+            "[mate-guard] cuda stats: allocations=%llu peakLive=%llu readyHits=%llu readyMisses=%llu recycled=%llu "
+            "chunks=%llu physical=%llu MiB fallbacks=%llu allocMs=%.1f freeMs=%.1f backgroundMs=%.1f "
+            "launches=%llu (parameters not read %llu) guardedArgs=%llu trackMs=%.1f tracking=%s\n",
+            (unsigned long long)s.allocations, (unsigned long long)s.peak_live, (unsigned long long)s.ready_hits,
+            (unsigned long long)s.ready_misses, (unsigned long long)s.recycled, (unsigned long long)s.chunks_created,
+            (unsigned long long)(s.physical_bytes >> 20), (unsigned long long)s.fallbacks, s.alloc_ns / 1e6,
+            s.free_ns / 1e6, s.background_ns / 1e6, (unsigned long long)t.launches, (unsigned long long)t.no_layout, (unsigned long long)t.guarded_args, t.ns / 1e6,
+            TrackingOn() ? "on" : *TrackingOff() ? TrackingOff() : "off");
+  // Alone (no run owner to sum up the run), warn here, once.
+  if (s.fallbacks && !g_owned)
+    dprintf(2, "[mate-guard] warning: %llu allocation%s ran unguarded: %s\n", (unsigned long long)s.fallbacks,
+            s.fallbacks == 1 ? "" : "s", s.last_fallback_reason ? s.last_fallback_reason : "unknown reason");
+}
+
+}  // namespace
+}  // namespace device
+}  // namespace mate
+
+using namespace mate::device;
+
+#define MATE_EXPORT extern "C" __attribute__((visibility("default")))
+
+// 0 when the guard is on; otherwise mate_guard_install_error() says why.
+MATE_EXPORT int mate_guard_install_from_env() {
+  if (!EnsureInstalled()) return 1;
+  atexit(Finish);  // after the driver's handlers were registered: runs before them
+  return 0;
+}
+
+MATE_EXPORT const char* mate_guard_install_error() { return g_error.c_str(); }
+
+// Why launch tracking is off ("" when on): the Python hook warns once.
+MATE_EXPORT const char* mate_guard_tracking_off() { return TrackingOff(); }
+
+// Stops the background threads, finishes pending checks and writes the
+// counters. Python calls it from atexit, before the interpreter tears down.
+MATE_EXPORT void mate_guard_shutdown() { Finish(); }
+
+MATE_EXPORT void mate_guard_set_current_test(const char* name) {
+  uint32_t id = name && *name ? mate::StackStore::Get().Intern(name, strlen(name)) : 0;
+  mate::SetCurrentTestId(id);
+}
+
+// torch.cuda.memory.CUDAPluggableAllocator(lib, "mate_guard_torch_alloc", "mate_guard_torch_free").
+MATE_EXPORT void* mate_guard_torch_alloc(ssize_t size, int device, void* stream) {
+  if (!EnsureInstalled()) return nullptr;
+  const mate::cuda::Driver* d = Driver();
+  int capturing = 0;
+  if (stream != nullptr && d->cuStreamIsCapturing(static_cast<mate::cuda::CUstream>(stream), &capturing) == 0 &&
+      capturing == mate::cuda::kCaptureStatusActive) {
+    dprintf(2, "[mate-guard] allocation during graph capture refused: %s\n", kGraphCaptureRefused);
+    return nullptr;
+  }
+  mate::cuda::CUdeviceptr p = 0;
+  int r = Allocate(device, static_cast<size_t>(size < 0 ? 0 : size), static_cast<mate::cuda::CUstream>(stream), &p);
+  if (r != 0) {
+    dprintf(2, "[mate-guard] device allocation of %lld bytes failed: %s\n", static_cast<long long>(size), LastError());
+    return nullptr;
+  }
+  return reinterpret_cast<void*>(p);
+}
+
+MATE_EXPORT void mate_guard_torch_free(void* ptr, ssize_t /*size*/, int /*device*/, void* stream) {
+  Free(reinterpret_cast<mate::cuda::CUdeviceptr>(ptr), static_cast<mate::cuda::CUstream>(stream), false);
+}
+
+// Tensor.record_stream(stream), patched by the Python hook: `ptr` may be a
+// view's data pointer, inside the allocation.
+MATE_EXPORT int mate_guard_torch_record_stream(void* ptr, void* stream) {
+  return RecordStream(reinterpret_cast<mate::cuda::CUdeviceptr>(ptr), static_cast<mate::cuda::CUstream>(stream));
+}
+
+// The graph-capture refusal message, for the Python hook.
+MATE_EXPORT const char* mate_guard_graph_capture_message() { return kGraphCaptureRefused; }

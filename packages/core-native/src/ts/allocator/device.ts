@@ -1,0 +1,92 @@
+// The CUDA device guard's glue (device: 'cuda'): turning it on in a Node
+// process, its counters, and what `mate guard-run --device cuda` sets up for
+// child processes that are not Node (Python: PyTorch's allocator through
+// python/sitecustomize.py and libmate_guard_cuda.so). The guard itself is
+// native (src/native/device); addons reach it with no code change (their
+// CUDA allocation calls are redirected) or through include/mate_guard.h.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+import { GuardConfigError } from '../errors';
+import type { ResolvedGuardConfig } from './config';
+import { afterAddonLoads } from './addon-loads';
+import type { NativeBinding, NativeStats } from './native';
+import { makeStackCapture } from './stack';
+
+/**
+ * Process-level paths guard-run gives non-Node children (not settings:
+ * those travel in the handoff): the plain library, and the node binary
+ * that runs the report printer.
+ */
+export const DEVICE_PROCESS_ENV = {
+  library: 'MATE_GUARD_CUDA_LIBRARY',
+  node: 'MATE_GUARD_NODE',
+} as const;
+
+const packageRoot = path.resolve(__dirname, '..', '..');
+
+/** libmate_guard_cuda.so: prebuilt first, else built from source. */
+export function cudaLibraryPath(): string | undefined {
+  return [
+    path.join(packageRoot, 'prebuilds', `${process.platform}-${process.arch}`, 'libmate_guard_cuda.so'),
+    path.join(packageRoot, 'build', 'Release', 'libmate_guard_cuda.so'),
+  ].find((file) => fs.existsSync(file));
+}
+
+/** Turns the device guard on in this process (first: nothing is installed if CUDA is unusable). */
+export function installDeviceGuard(native: NativeBinding, config: ResolvedGuardConfig): void {
+  // Called from native code with no arguments: the stack starts below it.
+  const capture = config.captureStacks ? makeStackCapture(native) : undefined;
+  try {
+    native.configureDevice(
+      {
+        tailMode: config.mode === 'tail',
+        alignment: config.alignment,
+        // Node processes run tests: a free checks at once, failing the test that freed.
+        syncOnFree: config.syncOnFree ?? true,
+        logAllocations: config.logAllocations,
+        quarantineMaxCount: config.quarantineMaxCount,
+        strictQuarantine: config.cudaQuarantine === 'strict',
+        trackLaunches: config.trackLaunches,
+        launchBlocking: config.launchBlocking,
+        redirectGlobs: [...config.nativeModules],
+      },
+      capture ? () => capture() : undefined,
+    );
+  } catch (err) {
+    throw new GuardConfigError((err as Error).message);
+  }
+  // Addons loaded later are redirected when they load; this catches any
+  // loaded some other way.
+  afterAddonLoads(() => native.deviceRefresh());
+}
+
+/** Stops the guard's background work and finishes pending checks (at exit). */
+export function shutdownDeviceGuard(native: NativeBinding): void {
+  native.shutdownDevice();
+}
+
+/** Host counters with the device's added, for the run summary. */
+export function withDeviceStats(native: NativeBinding, host: NativeStats): NativeStats {
+  const d = native.deviceStats();
+  if (!d) return host;
+  return {
+    ...host,
+    allocations: host.allocations + d.allocations,
+    frees: host.frees + d.frees,
+    live: host.live + d.live,
+    peakLive: host.peakLive + d.peakLive,
+    fallbacks: host.fallbacks + d.fallbacks,
+    fallbackReason: d.fallbacks ? d.fallbackReason : host.fallbackReason,
+    device: d,
+  };
+}
+
+/** What `mate guard-run --device cuda` adds to its command's environment for Python processes. */
+export function deviceChildEnv(env: NodeJS.ProcessEnv): void {
+  const lib = cudaLibraryPath();
+  if (lib) env[DEVICE_PROCESS_ENV.library] = lib;
+  env[DEVICE_PROCESS_ENV.node] = process.execPath;
+  const python = path.join(packageRoot, 'python');
+  env.PYTHONPATH = env.PYTHONPATH ? `${python}${path.delimiter}${env.PYTHONPATH}` : python;
+}

@@ -1,0 +1,289 @@
+// The CUDA device guard. Without a GPU: the settings and what a process
+// without a driver says. On a GPU: the example addon's planted kernel bugs
+// (examples/cuda: its own cudaMalloc redirected, no code change) under
+// `mate guard-run --device cuda` and under each runner, launch attribution
+// and the cross-stream-free matrix; and PyTorch (a Triton kernel's overrun,
+// the matrix with record_stream). Where no GPU, CUDA toolkit or PyTorch
+// exists, each suite skips and says why in one line.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { describe, test } from 'node:test';
+
+import { MATE, reportLines, run, ROOT } from './helpers/run.mjs';
+
+const require = createRequire(import.meta.url);
+const EXAMPLE = path.join(ROOT, 'examples', 'cuda');
+const cuda = require(EXAMPLE);
+// '' where the GPU suites can run (node:test takes an empty string for a skip).
+const noGpu = require(path.join(EXAMPLE, 'gpu.js'));
+const script = (name) => path.join(EXAMPLE, 'scripts', name);
+const fixture = (name) => path.join(ROOT, 'test', 'fixtures', 'cuda', name);
+
+function torchSkip() {
+  if (noGpu) return noGpu;
+  try {
+    execFileSync('python3', ['-c', 'import torch, triton; assert torch.cuda.is_available()'], { stdio: 'ignore' });
+    return false;
+  } catch {
+    return 'no python3 with PyTorch, Triton and a usable GPU';
+  }
+}
+
+function hasDriver() {
+  try {
+    execFileSync('sh', ['-c', 'ldconfig -p | grep -q "libcuda.so.1 "'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function hasPython() {
+  try {
+    execFileSync('python3', ['-c', 'pass'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const guardRun = (flags, command, opts) => run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', ...flags, '--', ...command], opts);
+const node = (file, ...args) => [process.execPath, file, ...args];
+// Report lines; Jest indents a failing test's message (the report is in it).
+const report = (r) => r.output.split('\n').map((l) => l.trimStart()).filter((l) => l.startsWith('==mate-guard==')).join('\n');
+
+/** Reports of a kind, each as its lines (a report starts at its ERROR line). */
+function reports(output, kind) {
+  const out = [];
+  for (const line of reportLines(output)) {
+    if (line.startsWith('==mate-guard== ERROR: ')) out.push([]);
+    out.at(-1)?.push(line);
+  }
+  return out.filter((r) => r[0].startsWith(`==mate-guard== ERROR: ${kind}`)).map((r) => r.join('\n'));
+}
+
+/** Which scenarios of a stream-matrix output got a cross-stream-free report, and how many each. */
+function matrixCounts(output) {
+  const byAddress = new Map();
+  for (const m of output.matchAll(/^([a-z-]+): (0x[0-9a-f]+)$/gm)) byAddress.set(BigInt(m[2]), m[1]);
+  const counts = {};
+  for (const r of reports(output, 'cross-stream-free')) {
+    const start = /allocation #\d+: \d+ bytes at \[(0x[0-9a-f]+),/.exec(r);
+    assert.ok(start, r);
+    const name = byAddress.get(BigInt(start[1])) ?? `unknown ${start[1]}`;
+    counts[name] = (counts[name] ?? 0) + 1;
+  }
+  return counts;
+}
+
+const MATRIX = {
+  'no-sync': 1,
+  'user-waits-on-creation': 1,
+  'two-user-streams': 2,
+};
+
+describe('the device setting', () => {
+  test('guard-run refuses a device other than cuda, naming the flag', async () => {
+    const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'rocm', '--', process.execPath, '-e', '0']);
+    assert.equal(r.code, 2, r.output);
+    assert.match(r.output, /--device: "rocm" is not a device; use cuda/);
+  });
+
+  test('without an NVIDIA driver, asking for the device guard fails at install and says why', { skip: hasDriver() && 'this machine has an NVIDIA driver' }, async () => {
+    const r = await guardRun([], [process.execPath, '-e', 'console.log("not reached")']);
+    assert.notEqual(r.code, 0, r.output);
+    assert.match(r.output, /mate-guard: device 'cuda': the CUDA driver \(libcuda\.so\.1\) could not be loaded: no NVIDIA driver on this machine/);
+    assert.doesNotMatch(r.output, /not reached/);
+  });
+
+  test('a Python program that never imports torch is left alone, its own sitecustomize still runs', { skip: !hasPython() && 'no python3' }, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-guard-site-'));
+    fs.writeFileSync(path.join(dir, 'sitecustomize.py'), 'import builtins\nbuiltins.SHADOWED_SITE_RAN = True\n');
+    const code = 'import sys, builtins; print("torch" in sys.modules, getattr(builtins, "SHADOWED_SITE_RAN", False))';
+    const r = await guardRun([], ['python3', '-c', code], { env: { PYTHONPATH: dir } });
+    fs.rmSync(dir, { recursive: true, force: true });
+    assert.equal(r.code, 0, r.output);
+    assert.match(r.output, /^False True$/m);
+  });
+});
+
+describe('the CUDA example addon under mate guard-run --device cuda', { skip: noGpu || false }, () => {
+  test('correct kernels run clean on redirected cudaMalloc and on the C ABI, both guarded', async () => {
+    const r = await guardRun([], node(script('clean.js')));
+    assert.equal(r.code, 0, r.output);
+    assert.match(r.output, /sum 2000 guarded true/);
+    assert.deepEqual(reportLines(r.output), []);
+    assert.match(r.output, /\[mate-guard\] summary: \d+ allocations? guarded, .*0 violations/);
+    assert.doesNotMatch(r.output, /launch tracking was off/);
+  });
+
+  test('without the guard the one-float overrun goes unnoticed', async () => {
+    const r = await run(process.execPath, [script('overrun.js')]);
+    assert.equal(r.code, 0, r.output);
+    assert.match(r.output, /sum 2000/);
+  });
+
+  test('the overrun kernel, launched among others, faults in tail mode: the report names it and its buffer', async () => {
+    const r = await guardRun([], node(script('overrun.js')));
+    assert.notEqual(r.code, 0, r.output);
+    assert.match(r.output, /CUDA error in sync: an illegal memory access was encountered/);
+    const text = report(r);
+    assert.match(text, /ERROR: illegal-address: the GPU reported CUDA_ERROR_ILLEGAL_ADDRESS \(an illegal memory access was encountered\) on device 0/);
+    assert.match(text, /kernels launched since the last synchronize, not known to have finished/);
+    assert.match(text, /^==mate-guard== {3}FillInclusive \(launch \d+ on the default stream\)$/m);
+    assert.match(text, /launched at .*overrun\.js:17/);
+    assert.match(text, /argument 0 = 0x[0-9a-f]+: allocation #\d+ \(4000 bytes at 0x[0-9a-f]+, tail mode\)/);
+  });
+
+  test('with launch blocking, exactly the faulting launch is named', async () => {
+    const r = await guardRun(['--launch-blocking'], node(script('overrun.js')));
+    assert.notEqual(r.code, 0, r.output);
+    const text = report(r);
+    assert.match(text, /the kernel that faulted \(launch blocking: its own synchronize returned the error\):\n==mate-guard== {3}FillInclusive \(launch/);
+    assert.doesNotMatch(text, /^==mate-guard== {3}(Fill|AddInto) \(/m);
+    assert.match(text, /hit: most likely the guard after the end of allocation #\d+, the only guarded pointer the faulting launch was given/);
+  });
+
+  test('the overrun in head mode is caught by the canary at free, naming the buffer and its line', async () => {
+    const r = await guardRun(['--mode', 'head', '--no-rerun'], node(script('overrun.js')));
+    assert.equal(r.code, 1, r.output);
+    const text = report(r);
+    assert.match(text, /ERROR: canary-corruption: 4 bytes past the end of allocation #\d+ \(4000 bytes, head mode\) damaged/);
+    assert.match(text, /backend cuda on device 0 \(cuda-vmm\)/);
+    assert.match(text, /overrun\.js:14/);
+  });
+
+  test('the underrun faults in head mode, and the canary catches it in tail mode', async () => {
+    const head = await guardRun(['--mode', 'head'], node(script('underrun.js')));
+    assert.notEqual(head.code, 0, head.output);
+    assert.match(report(head), /ERROR: illegal-address: .* on device 0/);
+    assert.match(report(head), /SmoothFromMinusOne/);
+    const tail = await guardRun(['--no-rerun'], node(script('underrun.js')));
+    assert.equal(tail.code, 1, tail.output);
+    assert.match(report(tail), /ERROR: canary-corruption: \d+ bytes before the start of allocation #\d+ \(4000 bytes, tail mode\) damaged/);
+  });
+
+  test('freeing on stream A what a kernel on stream B still uses is reported, naming the use', async () => {
+    const r = await guardRun([], node(script('cross-stream.js')));
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.output, /^done$/m);
+    const text = report(r);
+    assert.match(text, /ERROR: cross-stream-free: allocation #\d+ \(4000 bytes, tail mode\) freed on stream 0x[0-9a-f]+ while a kernel on stream 0x[0-9a-f]+ used it/);
+    assert.match(text, /SlowTouch \(launch \d+ on stream/);
+    assert.match(text, /launched at .*cross-stream\.js:15/);
+  });
+
+  test('the record_stream matrix: only unordered frees are reported, two user streams twice', async () => {
+    const r = await guardRun([], node(script('stream-matrix.js')));
+    assert.equal(r.code, 1, r.output);
+    assert.deepEqual(matrixCounts(r.output), MATRIX);
+  });
+
+  test('graph capture is refused while guarding is on', async () => {
+    const r = await guardRun([], node(script('graph-capture.js')));
+    assert.equal(r.code, 0, r.output);
+    assert.match(r.output, /^refused: guard allocator debug mode does not support graph capture$/m);
+  });
+});
+
+const RUNNERS = {
+  vitest: {
+    cmd: (file) => [path.join(ROOT, 'packages', 'vitest-plugin', 'bin', 'mate-vitest.mjs'), 'run', '--guard-device', 'cuda', ...(file ? [file] : [])],
+    cwd: path.join(EXAMPLE, 'vitest'),
+    file: (name) => `${name}.test.mjs`,
+  },
+  jest: {
+    cmd: (file) => [path.join(ROOT, 'packages', 'jest-env', 'bin', 'mate-jest.js'), '--guard-device', 'cuda', '-c', path.join(EXAMPLE, 'jest', 'jest.config.js'), ...(file ? [file] : [])],
+    cwd: ROOT,
+    file: (name) => `examples/cuda/jest/${name}.test.js`,
+  },
+  mocha: {
+    cmd: (file) => [path.join(ROOT, 'packages', 'mocha-plugin', 'bin', 'mate-mocha.js'), '--guard-device', 'cuda', file ?? 'examples/cuda/mocha/kernels.spec.cjs'],
+    cwd: ROOT,
+    file: (name) => `examples/cuda/mocha/${name}.spec.cjs`,
+  },
+};
+
+for (const [runner, r] of Object.entries(RUNNERS)) {
+  describe(`the CUDA example suite under mate-${runner} --guard-device cuda`, { skip: noGpu || false }, () => {
+    const go = (name) => run(process.execPath, r.cmd(name && r.file(name)), { cwd: r.cwd, timeout: 180_000 });
+
+    test('correct kernels pass; the graph-capture test is skipped', async () => {
+      const out = await go('kernels');
+      assert.equal(out.code, 0, out.output);
+      assert.deepEqual(reportLines(out.output), []);
+      assert.match(out.output, /\[mate-guard\] summary: \d+ allocations? guarded, .*0 violations?, 1 test skipped by tag/);
+    });
+
+    test('the overrun fails its test with a report naming the kernel, the buffer and the test', async () => {
+      const out = await go('overrun');
+      assert.notEqual(out.code, 0, out.output);
+      const text = report(out);
+      assert.match(text, /ERROR: illegal-address/);
+      assert.match(text, /FillInclusive/);
+      assert.match(text, /allocation #\d+ \(4000 bytes at 0x[0-9a-f]+, tail mode\)/);
+      assert.match(text, /test: \S*overrun\.(test|spec)\.c?m?js > fillInclusive writes one float past the end/);
+    });
+
+    test('the cross-stream free fails its test with a cross-stream-free report', async () => {
+      const out = await go('cross-stream');
+      assert.notEqual(out.code, 0, out.output);
+      const text = report(out);
+      assert.match(text, /ERROR: cross-stream-free: allocation #\d+ \(4000 bytes, tail mode\)/);
+      assert.match(text, /test: \S*cross-stream\.(test|spec)\.c?m?js > a buffer used on stream B is freed on stream A/);
+    });
+  });
+}
+
+describe('PyTorch under mate guard-run --device cuda', { skip: torchSkip() }, () => {
+  const python = (file, ...args) => ['python3', file, ...args];
+  const slow = { timeout: 300_000 };
+
+  test('a Triton one-float overrun is silent with the caching allocator and with caching off', async () => {
+    for (const env of [{}, { PYTORCH_NO_CUDA_MEMORY_CACHING: '1' }]) {
+      const r = await run('python3', [fixture('triton_overrun.py')], { env, ...slow });
+      assert.equal(r.code, 0, r.output);
+      assert.match(r.output, /sum 1000 neighbour 2000/);
+    }
+  });
+
+  test('under the guard the Triton overrun is reported with the Triton kernel and the tensor', async () => {
+    const r = await guardRun([], python(fixture('triton_overrun.py')), slow);
+    assert.notEqual(r.code, 0, r.output);
+    assert.match(r.output, /an illegal memory access was encountered/);
+    const text = report(r);
+    assert.match(text, /ERROR: illegal-address: the GPU reported CUDA_ERROR_ILLEGAL_ADDRESS/);
+    assert.match(text, /fill_inclusive \(launch \d+ on the default stream\)/);
+    assert.match(text, /launched at <module> \(.*triton_overrun\.py:19\)/);
+    assert.match(text, /argument 0 = 0x[0-9a-f]+: allocation #\d+ \(4000 bytes at 0x[0-9a-f]+, tail mode\)/);
+  });
+
+  test('with launch blocking the Triton launch is named exactly', async () => {
+    const r = await guardRun(['--launch-blocking'], python(fixture('triton_overrun.py')), slow);
+    assert.notEqual(r.code, 0, r.output);
+    assert.match(report(r), /the kernel that faulted \(launch blocking: its own synchronize returned the error\):\n==mate-guard== {3}fill_inclusive/);
+  });
+
+  test('in head mode the Triton overrun is caught by the canary, naming the tensor allocation', async () => {
+    const r = await guardRun(['--mode', 'head', '--no-rerun'], python(fixture('triton_overrun.py')), slow);
+    assert.equal(r.code, 1, r.output);
+    const text = report(r);
+    assert.match(text, /ERROR: canary-corruption: 4 bytes past the end of allocation #\d+ \(4000 bytes, head mode\) damaged/);
+    assert.match(text, /triton_overrun\.py:16/);
+  });
+
+  test('the record_stream matrix: only unordered frees are reported, two user streams twice', async () => {
+    const r = await guardRun([], python(fixture('torch_streams.py')), slow);
+    assert.equal(r.code, 1, r.output);
+    assert.deepEqual(matrixCounts(r.output), MATRIX);
+  });
+
+  test('graph capture is refused while guarding is on', async () => {
+    const r = await guardRun([], python(fixture('graph_capture.py')), slow);
+    assert.match(r.output, /^refused: guard allocator debug mode does not support graph capture$/m);
+  });
+});
