@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "binding/config_parse.h"
+#include "binding/counters.h"
 #include "binding/device_binding.h"
 #include "binding/event_json.h"
 #include "binding/external_buffer.h"
@@ -205,14 +206,7 @@ Napi::Value Stats(const Napi::CallbackInfo& info) {
   AllocatorStats s = a->Stats();
   auto num = [&](uint64_t v) { return Napi::Number::New(env, static_cast<double>(v)); };
   Napi::Object o = Napi::Object::New(env);
-  o.Set("allocations", num(s.allocations));
-  o.Set("frees", num(s.frees));
-  o.Set("live", num(s.live));
-  o.Set("peakLive", num(s.peak_live));
-  o.Set("liveBytes", num(s.live_bytes));
-  o.Set("fallbacks", num(s.fallbacks));
-  o.Set("fallbackReason", s.last_fallback_reason ? Napi::Value(Napi::String::New(env, s.last_fallback_reason)) : env.Null());
-  o.Set("quarantined", num(s.quarantined));
+  SetAllocationCounts(env, o, s);
   o.Set("quarantinedBytes", num(s.quarantined_bytes));
   o.Set("reservedBytes", num(s.reserved_bytes));
   o.Set("maxLive", num(s.max_live));

@@ -8,6 +8,7 @@
 
 #include <mutex>
 
+#include "binding/counters.h"
 #include "device/device_guard.h"
 #include "device/device_report.h"
 #include "device/launch_tracker.h"
@@ -125,14 +126,7 @@ Napi::Value DeviceStats(const Napi::CallbackInfo& info) {
   device::TrackerStats t = device::GetTrackerStats();
   auto num = [&](uint64_t v) { return Napi::Number::New(env, static_cast<double>(v)); };
   Napi::Object o = Napi::Object::New(env);
-  o.Set("allocations", num(s.allocations));
-  o.Set("frees", num(s.frees));
-  o.Set("live", num(s.live));
-  o.Set("peakLive", num(s.peak_live));
-  o.Set("liveBytes", num(s.live_bytes));
-  o.Set("fallbacks", num(s.fallbacks));
-  o.Set("fallbackReason", s.last_fallback_reason ? Napi::Value(Napi::String::New(env, s.last_fallback_reason)) : env.Null());
-  o.Set("quarantined", num(s.quarantined));
+  SetAllocationCounts(env, o, s);
   o.Set("physicalBytes", num(s.physical_bytes));
   o.Set("chunksCreated", num(s.chunks_created));
   o.Set("readyHits", num(s.ready_hits));

@@ -1,6 +1,5 @@
 #include "device/redirect.h"
 
-#include <fnmatch.h>
 #include <stdio.h>
 
 #include <cstring>
@@ -21,8 +20,7 @@ struct State {
   bool started = false;
   bool log = false;
   std::vector<std::string> globs;
-  std::vector<RedirectedModule> modules;
-  std::vector<uintptr_t> bases;
+  platform::RedirectedModuleList modules;
   uint64_t generation = ~0ull;
   uintptr_t own_lo = 0, own_hi = 0;
   platform::ImportRedirect table[32];
@@ -32,11 +30,6 @@ struct State {
 State& S() {
   static State* s = new State();
   return *s;
-}
-
-const char* BaseName(const char* path) {
-  const char* slash = strrchr(path, '/');
-  return slash ? slash + 1 : path;
 }
 
 bool EndsWith(const char* s, const char* suffix) {
@@ -53,16 +46,13 @@ bool NeverRedirected(const char* path) {
       "libcurand", "libcusparse", "libcusolver", "libnccl", "libnvrtc", "libnvJitLink", "libcupti", "libnvidia-",
       "libnvToolsExt", "libmate_guard_cuda",
   };
-  const char* base = BaseName(path);
-  for (const char* p : kPrefixes)
-    if (strncmp(base, p, strlen(p)) == 0) return true;
-  return false;
+  return platform::ModuleNamedLike(path, kPrefixes);
 }
 
 bool Chosen(const State& s, const char* path) {
   if (EndsWith(path, ".node")) return true;
   for (const std::string& g : s.globs)
-    if (fnmatch(g.c_str(), path, 0) == 0 || fnmatch(g.c_str(), BaseName(path), 0) == 0) return true;
+    if (platform::GlobChooses(g, path)) return true;
   return false;
 }
 
@@ -76,28 +66,10 @@ void PatchLoaded(State& s) {
         if (obj.base >= s.own_lo && obj.base < s.own_hi) return true;  // mate-guard itself
         if (!Chosen(s, obj.path)) return true;
         platform::RedirectResult r = platform::RedirectImports(obj, s.table, s.n);
-        size_t index = s.modules.size();
-        for (size_t i = 0; i < s.modules.size(); i++)
-          if (s.bases[i] == obj.base && s.modules[i].path == obj.path) index = i;
-        bool fresh = index == s.modules.size();
-        if (fresh) {
-          s.modules.emplace_back();
-          s.bases.push_back(obj.base);
-        }
-        RedirectedModule& m = s.modules[index];
-        m.path = obj.path;
-        m.slots = r.slots_redirected;
-        m.symbols.clear();
-        std::string names;
-        for (size_t i = 0; i < s.n; i++) {
-          if (!(r.symbols & (1ull << i))) continue;
-          m.symbols.push_back(s.table[i].symbol);
-          names += (names.empty() ? "" : ", ") + std::string(s.table[i].symbol);
-        }
-        m.error = r.error ? r.error : "";
-        if (s.log && (fresh || r.slots_written) && r.slots_redirected > 0)
+        platform::RedirectedModuleList::Recorded rec = s.modules.Record(obj, r, s.table, s.n);
+        if (s.log && (rec.fresh || r.slots_written) && r.slots_redirected > 0)
           dprintf(2, "[mate-guard] cuda: %s: %u import slots redirected (%s)\n", obj.path, r.slots_redirected,
-                  names.c_str());
+                  rec.names.c_str());
         return true;
       },
       &s);
@@ -138,7 +110,7 @@ void RefreshRedirect() {
 std::vector<RedirectedModule> RedirectedModules() {
   State& s = S();
   std::lock_guard<std::mutex> lock(s.mu);
-  return s.modules;
+  return s.modules.modules();
 }
 
 }  // namespace device

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "platform/redirected_modules.h"
+
 // No-code-change redirection: the CUDA allocation calls an addon makes
 // itself (cudaMalloc, cudaFree, cudaMallocAsync, cudaFreeAsync, cuMemAlloc,
 // cuMemFree and their _v2 names, cuMemAllocAsync, cuMemFreeAsync) go to the
@@ -29,12 +31,7 @@ void StartRedirect(const RedirectOptions& options);
 // Redirects modules loaded since the last call (cheap when none were).
 void RefreshRedirect();
 
-struct RedirectedModule {
-  std::string path;
-  uint32_t slots = 0;
-  std::vector<std::string> symbols;
-  std::string error;
-};
+using RedirectedModule = platform::RedirectedModule;
 std::vector<RedirectedModule> RedirectedModules();
 
 }  // namespace device

@@ -2,7 +2,6 @@
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <fnmatch.h>
 #include <stdio.h>
 
 #include <cstring>
@@ -26,8 +25,7 @@ struct State {
   bool log = false;
   std::vector<std::string> globs;
   std::vector<bool> matched;  // per glob
-  std::vector<PatchedModule> modules;
-  std::vector<uintptr_t> module_bases;  // same order as modules (a path may load twice)
+  platform::RedirectedModuleList modules;
   uint64_t generation = ~0ull;
   uintptr_t own_lo = 0, own_hi = 0;
 };
@@ -35,11 +33,6 @@ struct State {
 State& S() {
   static State* s = new State();  // never destroyed: frees may come during exit
   return *s;
-}
-
-const char* BaseName(const char* path) {
-  const char* slash = strrchr(path, '/');
-  return slash ? slash + 1 : path;
 }
 
 // The C runtime and the dynamic linker own the heap itself; patching them
@@ -50,25 +43,7 @@ bool NeverPatched(const char* path) {
       "libpthread", "libdl.so", "libdl-", "libm.so", "libm-", "librt.so", "linux-vdso", "linux-gate",
       "libnode.so", "libv8",  // Node itself where it is a shared library (distribution builds)
   };
-  const char* base = BaseName(path);
-  for (const char* p : kPrefixes)
-    if (strncmp(base, p, strlen(p)) == 0) return true;
-  return false;
-}
-
-bool Matches(const std::string& glob, const char* path) {
-  return fnmatch(glob.c_str(), path, 0) == 0 || fnmatch(glob.c_str(), BaseName(path), 0) == 0;
-}
-
-std::string SymbolList(uint64_t mask, const platform::ImportRedirect* table, size_t n, std::vector<std::string>* out) {
-  std::string text;
-  for (size_t i = 0; i < n; i++) {
-    if (!(mask & (1ull << i))) continue;
-    out->push_back(table[i].symbol);
-    if (!text.empty()) text += ", ";
-    text += table[i].symbol;
-  }
-  return text;
+  return platform::ModuleNamedLike(path, kPrefixes);
 }
 
 // Under S().mu.
@@ -83,7 +58,7 @@ void PatchLoaded(State& s) {
         if (obj.base >= s.own_lo && obj.base < s.own_hi) return true;  // mate-guard itself
         bool any = false;
         for (size_t g = 0; g < s.globs.size(); g++) {
-          if (!Matches(s.globs[g], obj.path)) continue;
+          if (!platform::GlobChooses(s.globs[g], obj.path)) continue;
           s.matched[g] = true;
           any = true;
         }
@@ -91,23 +66,10 @@ void PatchLoaded(State& s) {
         size_t n;
         const platform::ImportRedirect* table = Replacements(&n);
         platform::RedirectResult r = platform::RedirectImports(obj, table, n);
-        size_t index = s.modules.size();
-        for (size_t i = 0; i < s.modules.size(); i++)
-          if (s.module_bases[i] == obj.base && s.modules[i].path == obj.path) index = i;
-        bool fresh = index == s.modules.size();
-        if (fresh) {
-          s.modules.emplace_back();
-          s.module_bases.push_back(obj.base);
-        }
-        PatchedModule& m = s.modules[index];
-        m.path = obj.path;
-        m.slots = r.slots_redirected;
-        m.symbols.clear();
-        m.own.clear();
-        std::string names = SymbolList(r.symbols, table, n, &m.symbols);
-        std::string own = SymbolList(r.defined, table, n, &m.own);
-        m.error = r.error ? r.error : "";
-        if (s.log && (fresh || r.slots_written)) {
+        platform::RedirectedModuleList::Recorded rec = s.modules.Record(obj, r, table, n);
+        const std::string& names = rec.names;
+        const std::string& own = rec.own;
+        if (s.log && (rec.fresh || r.slots_written)) {
           if (r.error)
             dprintf(2, "[mate-guard] native heap: could not redirect %s: %s\n", obj.path, r.error);
           dprintf(2, "[mate-guard] native heap: %s: %u import slots redirected (%s)%s%s\n", obj.path,
@@ -167,7 +129,7 @@ void Refresh() {
 std::vector<PatchedModule> Modules() {
   State& s = S();
   std::lock_guard<std::mutex> lock(s.mu);
-  return s.modules;
+  return s.modules.modules();
 }
 
 std::vector<std::string> Globs() {

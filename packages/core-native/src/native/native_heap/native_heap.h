@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "platform/redirected_modules.h"
+
 #include "core/guarded_allocator.h"
 
 // Guards the native heap of chosen modules: their imports of malloc, free,
@@ -38,13 +40,7 @@ void Refresh();
 
 
 // What was redirected, per module.
-struct PatchedModule {
-  std::string path;
-  uint32_t slots = 0;                // import slots pointing at mate-guard
-  std::vector<std::string> symbols;  // which imports they are
-  std::vector<std::string> own;      // allocator symbols the module defines itself (not redirected)
-  std::string error;                 // why it could not be patched, if so
-};
+using PatchedModule = platform::RedirectedModule;
 std::vector<PatchedModule> Modules();
 std::vector<std::string> Globs();
 std::vector<std::string> UnmatchedGlobs();

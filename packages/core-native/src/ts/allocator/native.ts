@@ -3,7 +3,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-export interface NativeStats {
+/** The counters every backend keeps (binding/counters.h). */
+export interface AllocationCounts {
   allocations: number;
   frees: number;
   live: number;
@@ -12,6 +13,9 @@ export interface NativeStats {
   fallbacks: number;
   fallbackReason: string | null;
   quarantined: number;
+}
+
+export interface NativeStats extends AllocationCounts {
   quarantinedBytes: number;
   reservedBytes: number;
   maxLive: number;
@@ -37,15 +41,7 @@ export interface NativeStats {
   device?: NativeDeviceStats;
 }
 
-export interface NativeDeviceStats {
-  allocations: number;
-  frees: number;
-  live: number;
-  peakLive: number;
-  liveBytes: number;
-  fallbacks: number;
-  fallbackReason: string | null;
-  quarantined: number;
+export interface NativeDeviceStats extends AllocationCounts {
   physicalBytes: number;
   chunksCreated: number;
   readyHits: number;

@@ -1,0 +1,99 @@
+#ifndef MATE_PLATFORM_REDIRECTED_MODULES_H_
+#define MATE_PLATFORM_REDIRECTED_MODULES_H_
+
+#include <fnmatch.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "platform/import_patcher.h"
+#include "platform/loaded_modules.h"
+
+namespace mate {
+namespace platform {
+
+inline const char* ModuleBaseName(const char* path) {
+  const char* slash = strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
+// A user's glob chooses a module by its full path or its file name.
+inline bool GlobChooses(const std::string& glob, const char* path) {
+  return fnmatch(glob.c_str(), path, 0) == 0 || fnmatch(glob.c_str(), ModuleBaseName(path), 0) == 0;
+}
+
+// Whether the module's file name starts with one of `prefixes` (libraries
+// never patched).
+template <size_t N>
+bool ModuleNamedLike(const char* path, const char* const (&prefixes)[N]) {
+  const char* base = ModuleBaseName(path);
+  for (const char* p : prefixes)
+    if (strncmp(base, p, strlen(p)) == 0) return true;
+  return false;
+}
+
+// What import redirection did to one module (the native heap's and the
+// device guard's lists, shown by nativeHeap() and deviceStats()).
+struct RedirectedModule {
+  std::string path;
+  uint32_t slots = 0;                // import slots pointing at mate-guard
+  std::vector<std::string> symbols;  // which imports they are
+  std::vector<std::string> own;      // table symbols the module defines itself (not redirected)
+  std::string error;                 // why it could not be patched, if so
+};
+
+// The modules one redirection table was applied to, each once per load
+// (a path may load twice, at two bases). Not locked: its owner's lock.
+class RedirectedModuleList {
+ public:
+  struct Recorded {
+    RedirectedModule* module;
+    bool fresh;         // first time this load was seen
+    std::string names;  // the redirected symbols, comma separated
+    std::string own;    // the module's own definitions, comma separated
+  };
+
+  Recorded Record(const LoadedObject& obj, const RedirectResult& r, const ImportRedirect* table, size_t n) {
+    size_t index = modules_.size();
+    for (size_t i = 0; i < modules_.size(); i++)
+      if (bases_[i] == obj.base && modules_[i].path == obj.path) index = i;
+    Recorded out{nullptr, index == modules_.size(), {}, {}};
+    if (out.fresh) {
+      modules_.emplace_back();
+      bases_.push_back(obj.base);
+    }
+    RedirectedModule& m = modules_[index];
+    m.path = obj.path;
+    m.slots = r.slots_redirected;
+    m.error = r.error ? r.error : "";
+    out.names = Names(r.symbols, table, n, &m.symbols);
+    out.own = Names(r.defined, table, n, &m.own);
+    out.module = &m;
+    return out;
+  }
+
+  const std::vector<RedirectedModule>& modules() const { return modules_; }
+
+ private:
+  static std::string Names(uint64_t mask, const ImportRedirect* table, size_t n, std::vector<std::string>* out) {
+    out->clear();
+    std::string text;
+    for (size_t i = 0; i < n; i++) {
+      if (!(mask & (1ull << i))) continue;
+      out->push_back(table[i].symbol);
+      if (!text.empty()) text += ", ";
+      text += table[i].symbol;
+    }
+    return text;
+  }
+
+  std::vector<RedirectedModule> modules_;
+  std::vector<uintptr_t> bases_;  // same order as modules_
+};
+
+}  // namespace platform
+}  // namespace mate
+
+#endif  // MATE_PLATFORM_REDIRECTED_MODULES_H_
