@@ -1,5 +1,5 @@
 // Mocha's side of core's one resolver: flag > MATE_MOCHA_GUARD_* > rc key > off.
-import { parseFlags, resolveRunnerSettings, RUNNER_FLAGS, rowsOn, spell, type RunnerResolution } from '@mate-guard/core/internal';
+import { parseFlags, resolveRunnerSettings, RUNNER_FLAGS, type RunnerResolution } from '@mate-guard/core/internal';
 
 import { loadMochaOptions } from './mocha-options';
 
@@ -10,10 +10,13 @@ export interface MochaGuardConfig extends RunnerResolution {
   mochaOptions: Record<string, unknown>;
 }
 
-/** The guard keys of Mocha's options: the rc file's, since guard flags were taken out. */
+/**
+ * The guard keys of Mocha's options (`guard-*`): the rc file's, since guard
+ * flags were taken out. Misspelled ones are kept, for the resolver to refuse.
+ */
 function rcGuardOptions(opts: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const row of rowsOn('runner')) if (opts[spell.rcKey(row)] !== undefined) out[spell.rcKey(row)] = opts[spell.rcKey(row)];
+  for (const [key, value] of Object.entries(opts)) if (key.startsWith('guard-') && value !== undefined) out[key] = value;
   return out;
 }
 

@@ -3,6 +3,7 @@
 // over the defaults. Throws GuardConfigError naming the flag, variable or
 // option and the bad value.
 import { GuardConfigError } from '../errors';
+import { suggestion } from './suggest';
 import {
   defaultSettings,
   rowsOn,
@@ -15,10 +16,23 @@ import {
 
 export type Layer = Partial<GuardSettings>;
 
+/**
+ * Names in `names` that look like ours (`ours`) but name no setting are
+ * typos: an error naming the word and the closest setting, as for flags.
+ */
+function refuseUnknown(names: Iterable<string>, ours: (name: string) => boolean, known: readonly string[], what: string): void {
+  for (const name of names) {
+    if (ours(name) && !known.includes(name)) throw new GuardConfigError(`${what} ${JSON.stringify(name)}${suggestion(name, known)}`);
+  }
+}
+
 /** The runner settings MATE_<RUNNER>_GUARD_* set (empty values count as unset). */
 function readRunnerEnv(runner: RunnerName, env: NodeJS.ProcessEnv = process.env): Layer {
+  const rows = rowsOn('runner');
+  const prefix = `MATE_${runner.toUpperCase()}_GUARD_`;
+  refuseUnknown(Object.keys(env), (n) => n.startsWith(prefix), rows.map((r) => spell.env(runner, r)), 'unknown environment variable');
   const out: Record<string, unknown> = {};
-  for (const row of rowsOn('runner')) {
+  for (const row of rows) {
     const name = spell.env(runner, row);
     const value = env[name];
     if (value !== undefined && value !== '') out[row.key] = row.value.parse(value, name);
@@ -38,8 +52,12 @@ const optionName = (naming: OptionNaming, row: SettingRow): string =>
  * belong to the runner. `source` names the object in errors.
  */
 export function readOptions(options: Readonly<Record<string, unknown>> | undefined, naming: OptionNaming, source: string): Layer {
+  const rows = rowsOn('runner');
+  // Keys spelled like ours (guardX, guard-x) that name no setting are typos.
+  const ours = naming === 'jestOption' ? (n: string) => /^guard[A-Z]/.test(n) : naming === 'rcKey' ? (n: string) => n.startsWith('guard-') : () => false;
+  refuseUnknown(Object.keys(options ?? {}), ours, rows.map((r) => optionName(naming, r)), `${source}: unknown option`);
   const out: Record<string, unknown> = {};
-  for (const row of rowsOn('runner')) {
+  for (const row of rows) {
     const name = optionName(naming, row);
     const value = options?.[name];
     if (value !== undefined) out[row.key] = row.value.parse(value, `${source} ${name}`);
@@ -53,10 +71,7 @@ export function checkOptionNames(options: unknown, source: string): Readonly<Rec
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new GuardConfigError(`${source}: ${JSON.stringify(options)} is not an options object`);
   }
-  const known = rowsOn('runner').map((r) => r.key);
-  for (const key of Object.keys(options)) {
-    if (!known.includes(key)) throw new GuardConfigError(`${source}: unknown option ${JSON.stringify(key)}; known: ${known.join(', ')}`);
-  }
+  refuseUnknown(Object.keys(options), () => true, rowsOn('runner').map((r) => r.key), `${source}: unknown option`);
   return options as Record<string, unknown>;
 }
 
