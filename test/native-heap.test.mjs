@@ -122,10 +122,57 @@ test('the JSON event carries the backend and the native frames as module + offse
   }
 });
 
-test('an overflow on a libuv pool thread faults there', async () => {
+test('an overflow on a libuv pool thread faults there; its allocation has native frames and no JS caller', async () => {
   const r = await bug('poolThreadOverflow');
   assert.equal(r.code, SIGSEGV_EXIT, r.output);
-  assert.match(reportLines(r.output)[0], /ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(128 bytes, tail mode\)/);
+  const lines = reportLines(r.output);
+  assert.match(lines[0], /ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(128 bytes, tail mode\)/);
+  assert.ok(framesAfter(lines, 'allocated at').length > 0);
+  assert.ok(!lines.includes('==mate-guard== called from JS at:'), 'no JS runs on a pool thread');
+});
+
+/** The JS frames under "called from JS at:" in one report, as `function file:line`. */
+function jsCallers(lines) {
+  const at = lines.indexOf('==mate-guard== called from JS at:');
+  assert.ok(at >= 0, `report has "called from JS at:"\n${lines.join('\n')}`);
+  const out = [];
+  for (let i = at + 1; i < lines.length; i++) {
+    const m = /^==mate-guard== {3}at (\S+) \((\S+):(\d+):\d+\)$/.exec(lines[i]);
+    if (!m) break;
+    out.push(`${m[1]} ${path.basename(m[2])}:${m[3]}`);
+  }
+  return out;
+}
+
+test('a native allocation made inside a call from JS names its JS caller: two lines through one helper each get their own', async () => {
+  const r = await guardRun(NATIVE, [fixture('js-stack.js'), 'sites']);
+  assert.equal(r.code, SIGSEGV_EXIT, r.output);
+  const source = fs.readFileSync(fixture('js-stack.js'), 'utf8').split('\n');
+  const lineOf = (text) => source.findIndex((l) => l.includes(text)) + 1;
+  const helper = `viaHelper js-stack.js:${lineOf('return fn();')}`;
+  const reports = r.output.split('==mate-guard== ERROR: ').slice(1).map((t) => reportLines(`==mate-guard== ERROR: ${t}`));
+  const doubles = reports.filter((l) => l[0].includes('double-free'));
+  assert.equal(doubles.length, 3, r.output);
+  // The second and third come from the same stack as the first (known by its frames, not captured again).
+  for (const l of doubles) assert.deepEqual(jsCallers(l), [helper, `Object.<anonymous> js-stack.js:${lineOf('viaHelper(addon.nativeHeap.doubleFree)')}`]);
+  const overflow = reports.find((l) => l[0].includes('heap-buffer-overflow'));
+  assert.ok(overflow, r.output);
+  assert.deepEqual(jsCallers(overflow), [helper, `Object.<anonymous> js-stack.js:${lineOf('viaHelper(addon.nativeHeap.mallocOverflow)')}`]);
+});
+
+test('with --capture-stacks=false a native allocation has its native frames only', async () => {
+  const r = await bug('mallocOverflow', ['--capture-stacks=false']);
+  assert.equal(r.code, SIGSEGV_EXIT, r.output);
+  const lines = reportLines(r.output);
+  assert.match(framesAfter(lines, 'allocated at')[0], inNativeHeapCc('MallocOverflow'));
+  assert.ok(!lines.includes('==mate-guard== called from JS at:'), r.output);
+});
+
+test('an exception the addon throws before it allocates still reaches the JS caller', async () => {
+  const r = await guardRun(NATIVE, [fixture('js-stack.js'), 'throw']);
+  assert.equal(r.code, 0, r.output);
+  assert.match(r.stdout, /^caught: thrown by the addon$/m);
+  assert.match(r.stdout, /^guarded native allocations: 1$/m, 'the allocation after the throw was guarded');
 });
 
 test("Node's own allocations are not guarded: the native count is exactly what the addon allocated", async () => {

@@ -184,6 +184,15 @@ __attribute__((noinline)) uint64_t Threads(uint32_t threads, uint32_t n) {
   return static_cast<uint64_t>(threads) * n;
 }
 
+// Correct: an error path that throws, then allocates and frees before it
+// returns (as building an error message does); the exception must still
+// reach the JS caller.
+Napi::Value ThrowThenAllocate(const Napi::CallbackInfo& info) {
+  Napi::Error::New(info.Env(), "thrown by the addon").ThrowAsJavaScriptException();
+  free(Opaque(malloc(48)));
+  return info.Env().Undefined();
+}
+
 // Allocates on a libuv pool thread, frees on the main thread; with
 // `overflow`, writes one byte past the end on the pool thread.
 class PoolWorker : public Napi::AsyncWorker {
@@ -236,6 +245,7 @@ void InitNativeHeap(Napi::Env env, Napi::Object exports) {
   o.Set("threads", Napi::Function::New(env, [](const Napi::CallbackInfo& i) {
     return Napi::Number::New(i.Env(), static_cast<double>(Threads(Arg(i, 0, 4), Arg(i, 1, 1000))));
   }));
+  o.Set("throwThenAllocate", Napi::Function::New(env, ThrowThenAllocate));
   o.Set("poolThread", Napi::Function::New(env, [](const Napi::CallbackInfo& i) {
     bool overflow = i.Length() > 1 && i[1].ToBoolean().Value();
     (new PoolWorker(i[0].As<Napi::Function>(), overflow))->Queue();

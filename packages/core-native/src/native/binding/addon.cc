@@ -14,6 +14,7 @@
 #include "binding/device_binding.h"
 #include "binding/event_json.h"
 #include "binding/external_buffer.h"
+#include "binding/js_stack_capture.h"
 #include "binding/native_heap_binding.h"
 #include "binding/native_stack_binding.h"
 #include "binding/stack_keys_binding.h"
@@ -267,6 +268,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("reportKinds", Napi::Function::New(env, ReportKinds));
   AddNativeStackExports(env, exports);
   AddStackKeyExports(env, exports);
+  AddJsStackCaptureExports(env, exports);
   AddNativeHeapExports(env, exports);
   AddDeviceExports(env, exports);
   return exports;

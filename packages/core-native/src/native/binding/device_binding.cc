@@ -4,11 +4,10 @@
 // and stopped. Its findings come back as events through checkCanaries.
 #include "binding/device_binding.h"
 
-#include <pthread.h>
-
 #include <mutex>
 
 #include "binding/counters.h"
+#include "binding/js_stack_capture.h"
 #include "device/device_guard.h"
 #include "device/device_report.h"
 #include "device/launch_tracker.h"
@@ -36,31 +35,6 @@ class NodeSink : public device::EventSink {
 };
 
 NodeSink g_sink;
-napi_env g_env = nullptr;
-napi_ref g_capture = nullptr;
-pthread_t g_js_thread;
-
-// The JS stack of a device allocation or kernel launch an addon makes from
-// a JS call: the capture function the TS layer registered, run on the JS
-// thread only (other threads have no JS stack of their own).
-uint32_t CaptureJsStack() {
-  if (g_capture == nullptr || !pthread_equal(pthread_self(), g_js_thread)) return 0;
-  bool pending = false;
-  if (napi_is_exception_pending(g_env, &pending) != napi_ok || pending) return 0;
-  napi_handle_scope scope;
-  if (napi_open_handle_scope(g_env, &scope) != napi_ok) return 0;
-  uint32_t id = 0;
-  napi_value fn, recv, result;
-  if (napi_get_reference_value(g_env, g_capture, &fn) == napi_ok && napi_get_undefined(g_env, &recv) == napi_ok &&
-      napi_call_function(g_env, recv, fn, 0, nullptr, &result) == napi_ok) {
-    napi_get_value_uint32(g_env, result, &id);
-  } else {
-    napi_value ignored;
-    napi_get_and_clear_last_exception(g_env, &ignored);
-  }
-  napi_close_handle_scope(g_env, scope);
-  return id;
-}
 
 template <typename T>
 void Field(const Napi::Object& o, const char* name, T* out) {
@@ -72,7 +46,7 @@ void Field(const Napi::Object& o, const char* name, T* out) {
   }
 }
 
-// configureDevice(options, captureStack?) -> { trackingOff } | throws.
+// configureDevice(options) -> { trackingOff } | throws.
 // options: tailMode, alignment, syncOnFree, logAllocations,
 // quarantineMaxCount, strictQuarantine, trackLaunches, launchBlocking,
 // redirectGlobs (modules besides addons whose CUDA calls are redirected).
@@ -100,14 +74,11 @@ Napi::Value ConfigureDevice(const Napi::CallbackInfo& info) {
         if (arr.Get(i).IsString()) redirect.globs.push_back(arr.Get(i).As<Napi::String>().Utf8Value());
     }
   }
-  if (info.Length() > 1 && info[1].IsFunction() && g_capture == nullptr) {
-    g_env = env;
-    g_js_thread = pthread_self();
-    napi_create_reference(env, info[1], 1, &g_capture);
-    device::SetStackProvider(CaptureJsStack);
-    device::SetFreeStackProvider(CaptureJsStack);
-    device::SetSiteProvider(CaptureJsStack);
-  }
+  // JS stacks of allocations, frees and launches made inside calls from JS
+  // (where the TS layer registered its capture: captureStacks).
+  device::SetStackProvider(JsStackHere);
+  device::SetFreeStackProvider(JsStackHere);
+  device::SetSiteProvider(JsStackHere);
   std::string error;
   if (!device::Install(c, &g_sink, &error)) {
     Napi::Error::New(env, "mate-guard: device 'cuda': " + error).ThrowAsJavaScriptException();
@@ -161,13 +132,10 @@ Napi::Value DeviceRefresh(const Napi::CallbackInfo& info) {
 
 Napi::Value ShutdownDevice(const Napi::CallbackInfo& info) {
   if (device::Installed()) device::ShutdownAll();
-  if (g_capture != nullptr) {
-    device::SetStackProvider(nullptr);
-    device::SetFreeStackProvider(nullptr);
-    device::SetSiteProvider(nullptr);
-    napi_delete_reference(g_env, g_capture);
-    g_capture = nullptr;
-  }
+  // What the device does from now on (frees at exit) calls no more JS.
+  device::SetStackProvider(nullptr);
+  device::SetFreeStackProvider(nullptr);
+  device::SetSiteProvider(nullptr);
   return info.Env().Undefined();
 }
 

@@ -2,6 +2,7 @@
 #include "binding/native_heap_binding.h"
 
 #include "binding/event_json.h"
+#include "binding/js_stack_capture.h"
 #include "crash/describe.h"
 #include "crash/signal_handler.h"
 #include "native_heap/native_heap.h"
@@ -39,6 +40,7 @@ Napi::Value GuardNativeModules(const Napi::CallbackInfo& info) {
   options.sample_rate = a->options().native_sample_rate;
   options.log = a->options().log_allocations;
   options.on_new_thread = EnsureAltStack;
+  options.js_stack = JsStackHere;
   std::string error;
   if (!native_heap::Start(a, options, &error)) return Throw(env, "mate-guard: " + error);
   return env.Undefined();

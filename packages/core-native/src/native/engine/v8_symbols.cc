@@ -17,6 +17,8 @@ V8Api Resolve() {
   Find(&api.get_stack_sample, "_ZN2v87Isolate14GetStackSampleERKNS_13RegisterStateEPPvmPNS_10SampleInfoE");
   Find(&api.add_gc_prologue_callback,
        "_ZN2v87Isolate21AddGCPrologueCallbackEPFvPS0_NS_6GCTypeENS_15GCCallbackFlagsEPvES4_S2_");
+  Find(&api.add_gc_epilogue_callback,
+       "_ZN2v87Isolate21AddGCEpilogueCallbackEPFvPS0_NS_6GCTypeENS_15GCCallbackFlagsEPvES4_S2_");
   Find(&api.entered_or_microtask_context, "_ZN2v87Isolate28GetEnteredOrMicrotaskContextEv");
   Find(&api.context_microtask_queue, "_ZN2v87Context17GetMicrotaskQueueEv");
   const size_t* offset = static_cast<const size_t*>(

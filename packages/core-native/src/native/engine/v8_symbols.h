@@ -50,6 +50,7 @@ struct V8Api {
   Isolate* (*get_current)();
   void (*get_stack_sample)(Isolate*, const RegisterState&, void**, size_t, SampleInfo*);
   void (*add_gc_prologue_callback)(Isolate*, GCCallback, void*, int gc_type_filter);
+  void (*add_gc_epilogue_callback)(Isolate*, GCCallback, void*, int gc_type_filter);
   Local (*entered_or_microtask_context)(Isolate*);
   void* (*context_microtask_queue)(Local context);  // v8::MicrotaskQueue*
   intptr_t finished_microtask_count_offset;         // in v8::internal::MicrotaskQueue
@@ -69,6 +70,7 @@ constexpr int kCEntryFPAddressId = 1;
 // V8's GCType bits (v8-callbacks.h).
 constexpr int kGCTypeMinorMarkCompact = 1 << 1;
 constexpr int kGCTypeMarkSweepCompact = 1 << 2;
+constexpr int kGCTypeAll = 0x1F;  // scavenge .. weak callback processing
 
 // Resolved once; fields are null where a symbol is missing.
 const V8Api& V8();

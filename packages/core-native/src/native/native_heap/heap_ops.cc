@@ -22,6 +22,7 @@ std::atomic<GuardedAllocator*> g_allocator{nullptr};
 uint32_t g_sample_rate = 1;
 bool g_log = false;
 void (*g_on_new_thread)() = nullptr;
+uint32_t (*g_js_stack)() = nullptr;
 uintptr_t g_own_lo = 0, g_own_hi = 0;    // our own code: left out of captured stacks
 uintptr_t g_stop_lo = 0, g_stop_hi = 0;  // the executable: a stack ends at its first frame there
 
@@ -73,6 +74,7 @@ void ConfigureOps(GuardedAllocator* a, const StartOptions& options) {
   g_sample_rate = options.sample_rate ? options.sample_rate : 1;
   g_log = options.log;
   g_on_new_thread = options.on_new_thread;
+  g_js_stack = options.js_stack;
   platform::WarmUpStackTrace();
   platform::ObjectRange(reinterpret_cast<const void*>(&ConfigureOps), &g_own_lo, &g_own_hi);
   platform::MainProgramRange(&g_stop_lo, &g_stop_hi);
@@ -96,6 +98,8 @@ void* TryAllocate(size_t size, size_t alignment, bool sampled) {
   req.size = size;
   req.alignment = alignment;
   req.frames_id = CaptureFrames();
+  // Still busy: what the JS capture allocates through the module is not guarded.
+  if (g_js_stack) req.stack_id = g_js_stack();
   req.backend = SlotBackend::kNativeHeap;
   AllocResult r = a->Allocate(req);
   t.busy = false;

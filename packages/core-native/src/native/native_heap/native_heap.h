@@ -24,6 +24,9 @@ struct StartOptions {
   // Called once on each thread the first time it gets a guarded allocation
   // (the crash side gives the thread an alternate signal stack).
   void (*on_new_thread)() = nullptr;
+  // The interned JS stack of an allocation made inside a call from JS
+  // (0: none); asked on every thread, it answers at once off JS threads.
+  uint32_t (*js_stack)() = nullptr;
 };
 
 // Starts redirecting and patches the matching modules loaded now. The

@@ -11,7 +11,6 @@ import { GuardConfigError } from '../errors';
 import type { ResolvedGuardConfig } from './config';
 import { afterAddonLoads } from './addon-loads';
 import type { NativeBinding, NativeStats } from './native';
-import { makeStackCapture } from './stack';
 
 /**
  * Process-level paths guard-run gives non-Node children (not settings:
@@ -35,24 +34,19 @@ export function cudaLibraryPath(): string | undefined {
 
 /** Turns the device guard on in this process (first: nothing is installed if CUDA is unusable). */
 export function installDeviceGuard(native: NativeBinding, config: ResolvedGuardConfig): void {
-  // Called from native code with no arguments: the stack starts below it.
-  const capture = config.captureStacks ? makeStackCapture(native) : undefined;
   try {
-    native.configureDevice(
-      {
-        tailMode: config.mode === 'tail',
-        alignment: config.alignment,
-        // Node processes run tests: a free checks at once, failing the test that freed.
-        syncOnFree: config.syncOnFree ?? true,
-        logAllocations: config.logAllocations,
-        quarantineMaxCount: config.quarantineMaxCount,
-        strictQuarantine: config.cudaQuarantine === 'strict',
-        trackLaunches: config.trackLaunches,
-        launchBlocking: config.launchBlocking,
-        redirectGlobs: [...config.nativeModules],
-      },
-      capture ? () => capture() : undefined,
-    );
+    native.configureDevice({
+      tailMode: config.mode === 'tail',
+      alignment: config.alignment,
+      // Node processes run tests: a free checks at once, failing the test that freed.
+      syncOnFree: config.syncOnFree ?? true,
+      logAllocations: config.logAllocations,
+      quarantineMaxCount: config.quarantineMaxCount,
+      strictQuarantine: config.cudaQuarantine === 'strict',
+      trackLaunches: config.trackLaunches,
+      launchBlocking: config.launchBlocking,
+      redirectGlobs: [...config.nativeModules],
+    });
   } catch (err) {
     throw new GuardConfigError((err as Error).message);
   }

@@ -17,7 +17,7 @@ import { installDeviceGuard, shutdownDeviceGuard, withDeviceStats } from './devi
 import { loadNative, type NativeAllocation, type NativeBinding } from './native';
 import { flushNativeHeapState, formatUnmatchedGlobs, startNativeHeap } from './native-heap';
 import { patchRealm, type GuardedAlloc } from './realm';
-import { makeStackedAlloc } from './stack';
+import { makeNativeStackCapture, makeStackedAlloc } from './stack';
 
 /** A memory-safety violation found by a canary check. */
 export interface GuardViolation {
@@ -61,6 +61,9 @@ function installResolved(config: ResolvedGuardConfig): void {
   }
   const native = loadNative();
   fs.mkdirSync(config.reportDir, { recursive: true });
+  // Addons' allocations and launches made inside calls from JS get the JS stack too.
+  if (config.captureStacks && (config.device === 'cuda' || config.nativeModules.length))
+    native.registerJsStackCapture(makeNativeStackCapture(native));
   // First: when the device can't be guarded, nothing is installed.
   if (config.device === 'cuda') installDeviceGuard(native, config);
   native.configure(nativeOptionsOf(config), config.reportDir, {

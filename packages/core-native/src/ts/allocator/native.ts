@@ -155,8 +155,14 @@ export interface NativeBinding {
   /** Patches modules loaded since (cheap when none were). */
   nativeHeapRefresh(): void;
   nativeHeap(): NativeHeapState;
-  /** Turns the CUDA device guard on; `captureStack` returns an internString id. Throws without CUDA. */
-  configureDevice(options: NativeDeviceOptions, captureStack?: () => number): { trackingOff: string };
+  /**
+   * Registers, for this thread, the capture native code calls for the JS
+   * stack of an addon's allocation or launch (returns an internString id).
+   * False where the engine cannot tell when calling it is safe.
+   */
+  registerJsStackCapture(capture: () => number): boolean;
+  /** Turns the CUDA device guard on. Throws without CUDA. */
+  configureDevice(options: NativeDeviceOptions): { trackingOff: string };
   deviceStats(): NativeDeviceStats | null;
   /** Redirects the CUDA calls of addons loaded since (cheap when none were). */
   deviceRefresh(): void;

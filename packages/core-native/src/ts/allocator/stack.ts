@@ -83,6 +83,26 @@ export function makeStackCapture(native: NativeBinding): StackCapture {
 }
 
 /**
+ * The capture native code calls, on this thread, for what it does inside a
+ * call from JS (an addon's malloc, a CUDA allocation or launch): the stack
+ * starts at the JS caller of the addon's function. Native code asks only
+ * for stacks its keys have not seen (binding/js_stack_capture.cc).
+ */
+export function makeNativeStackCapture(native: NativeBinding): () => number {
+  const capture = makeStackCapture(native);
+  let formatter = Error.prepareStackTrace;
+  const fromNative = (): number => {
+    // As for JS buffers: a new formatter (Jest's, per file) makes the keys stale.
+    if (Error.prepareStackTrace !== formatter) {
+      formatter = Error.prepareStackTrace;
+      native.resetStackKeys();
+    }
+    return capture(fromNative);
+  };
+  return fromNative;
+}
+
+/**
  * Guarded allocation with its stack: a known stack costs one native call;
  * a new one is captured as text once. Falls back to capturing every time
  * where the engine gives no raw stack samples.

@@ -142,7 +142,13 @@ function nativeLines(title: string, stack: NativeStack): string[] {
 function historyLines(a: EventAllocation, firstFree = false): string[] {
   const lines: string[] = [];
   if (a.allocTest) lines.push(`allocated during test: ${a.allocTest}`);
-  lines.push(...(a.allocFrames?.frames.length ? nativeLines('allocated at', a.allocFrames) : stackLines('allocated at', a.allocStack, a.backend)));
+  if (a.allocFrames?.frames.length) {
+    lines.push(...nativeLines('allocated at', a.allocFrames));
+    // Native code called from JS: where in JS (none on the module's own threads).
+    if (a.allocStack) lines.push(...stackLines('called from JS at', a.allocStack));
+  } else {
+    lines.push(...stackLines('allocated at', a.allocStack, a.backend));
+  }
   if (a.freed) {
     if (a.freeTest) lines.push(`freed during test: ${a.freeTest}`);
     const title = firstFree ? 'first freed at' : 'freed at';

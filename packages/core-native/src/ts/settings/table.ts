@@ -89,7 +89,7 @@ export const SETTINGS = [
   }),
   row({
     key: 'captureStacks', name: 'capture-stacks', value: booleanValue, default: true,
-    description: 'Record the JS stack of every allocation for reports (each distinct stack is captured once, then recognised from its raw frames: see bench/README.md); with the device guard also of every kernel launch, and in Python processes the Python stacks.',
+    description: 'Record the JS stack of every allocation for reports (each distinct stack is captured once, then recognised from its raw frames: see bench/README.md); of a chosen module\'s native allocation, the JS call into the module; with the device guard also of every kernel launch, and in Python processes the Python stacks.',
     surfaces: { guardRun: true, api: true },
   }),
   row({

@@ -1,0 +1,36 @@
+#include "engine/gc_watch.h"
+
+#include "engine/v8_symbols.h"
+
+namespace mate {
+namespace engine {
+
+namespace {
+// Plain data: no destructor runs for it on any thread.
+struct GCState {
+  bool watching;
+  int depth;  // prologues minus epilogues: collections nest (weak callbacks of a full GC)
+};
+thread_local GCState t_gc;
+
+// GC callbacks run on the isolate's own thread.
+void Prologue(Isolate*, int, int, void*) { t_gc.depth++; }
+void Epilogue(Isolate*, int, int, void*) { t_gc.depth--; }
+}  // namespace
+
+bool WatchGC() {
+  if (t_gc.watching) return true;
+  const V8Api& v8 = V8();
+  if (!v8.get_current || !v8.add_gc_prologue_callback || !v8.add_gc_epilogue_callback) return false;
+  Isolate* isolate = v8.get_current();
+  if (isolate == nullptr) return false;
+  v8.add_gc_prologue_callback(isolate, &Prologue, nullptr, kGCTypeAll);
+  v8.add_gc_epilogue_callback(isolate, &Epilogue, nullptr, kGCTypeAll);
+  t_gc.watching = true;
+  return true;
+}
+
+bool InGC() { return !t_gc.watching || t_gc.depth > 0; }
+
+}  // namespace engine
+}  // namespace mate

@@ -1,0 +1,21 @@
+#ifndef MATE_ENGINE_GC_WATCH_H_
+#define MATE_ENGINE_GC_WATCH_H_
+
+namespace mate {
+namespace engine {
+
+// Whether the calling thread's isolate is inside a garbage collection (from
+// its prologue to its epilogue, weak-callback processing included): native
+// code that runs then (a finalizer that allocates) must not call into JS or
+// create handles.
+//
+// Watch() starts counting on the calling thread's isolate (once per
+// thread); false where V8's GC callbacks cannot be found, and then InGC()
+// answers true, so a caller that needs the answer stays on the safe side.
+bool WatchGC();
+bool InGC();
+
+}  // namespace engine
+}  // namespace mate
+
+#endif  // MATE_ENGINE_GC_WATCH_H_
