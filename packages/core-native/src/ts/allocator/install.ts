@@ -2,10 +2,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-import { renderEvent } from '../report/render';
+import type * as Render from '../report/render';
 import { parseEvent, type ViolationEvent } from '../report/event';
 import { writeEventFile } from '../report/files';
-import { loadSuppressions, matchSuppression, type SuppressionRule } from '../report/suppressions';
+import type * as Suppressions from '../report/suppressions';
 import type { ReportKind } from '../report/kinds';
 import { formatTrackingOffWarning, formatUnguardedWarning } from '../run/summary';
 import { processStats, writeProcessStats, type ProcessGuardStats } from '../run/process-stats';
@@ -39,7 +39,15 @@ interface Active {
 
 let active: Active | undefined;
 // A run's suppressions (installFromSettings): violations they match are marked, not failed.
-let suppressions: readonly SuppressionRule[] = [];
+let suppressions: readonly Suppressions.SuppressionRule[] = [];
+
+// The formatter, symbolizer and suppression matcher load with the first
+// violation (or a run's suppressions), not at install: a clean process
+// allocates no more at startup than it must, so its own garbage is not
+// collected much sooner than without mate-guard (a forked child of
+// better-sqlite3's suite checks files its unreachable databases keep).
+const reports = (): typeof Render => require('../report/render') as typeof Render;
+const suppressionRules = (): typeof Suppressions => require('../report/suppressions') as typeof Suppressions;
 
 function makeAlloc(native: NativeBinding, config: ResolvedGuardConfig): GuardedAlloc {
   if (!config.captureStacks) return (size) => native.alloc(size);
@@ -93,7 +101,7 @@ export function installGuardAllocator(config: GuardAllocatorConfig = {}): void {
 /** Installs from a run's resolved settings (runner workers, guard-run's children). */
 export function installFromSettings(settings: GuardSettings): void {
   installResolved(allocatorConfigOf(settings));
-  suppressions = settings.suppressions ? loadSuppressions(settings.suppressions) : [];
+  suppressions = settings.suppressions ? suppressionRules().loadSuppressions(settings.suppressions) : [];
 }
 
 /** A run's owner other than this process will read the report directory after it (and print what it must). */
@@ -181,7 +189,7 @@ function collect(all: boolean, delivered: ViolationEvent['delivered']): GuardVio
   return native.checkCanaries(all).map((json) => {
     const event = parseEvent(json);
     event.delivered = delivered;
-    event.text = renderEvent(event, (e) => matchSuppression(e, suppressions));
+    event.text = reports().renderEvent(event, (e) => suppressionRules().matchSuppression(e, suppressions));
     event.file = writeEventFile(config.reportDir, event);
     return { kind: event.kind, text: event.text, event };
   });
