@@ -17,7 +17,7 @@ import { installDeviceGuard, shutdownDeviceGuard, withDeviceStats } from './devi
 import { loadNative, type NativeAllocation, type NativeBinding } from './native';
 import { flushNativeHeapState, formatUnmatchedGlobs, startNativeHeap } from './native-heap';
 import { patchRealm, type GuardedAlloc } from './realm';
-import { makeNativeStackCapture, makeStackedAlloc } from './stack';
+import { makeJsStacks, makeNativeStackCapture, makeStackedAlloc, type JsStacks } from './stack';
 
 /** A memory-safety violation found by a canary check. */
 export interface GuardViolation {
@@ -49,9 +49,9 @@ let suppressions: readonly Suppressions.SuppressionRule[] = [];
 const reports = (): typeof Render => require('../report/render') as typeof Render;
 const suppressionRules = (): typeof Suppressions => require('../report/suppressions') as typeof Suppressions;
 
-function makeAlloc(native: NativeBinding, config: ResolvedGuardConfig): GuardedAlloc {
-  if (!config.captureStacks) return (size) => native.alloc(size);
-  return makeStackedAlloc(native);
+function makeAlloc(native: NativeBinding, stacks: JsStacks | undefined): GuardedAlloc {
+  if (!stacks) return (size) => native.alloc(size);
+  return makeStackedAlloc(native, stacks);
 }
 
 /** The allocator settings that have a native side (options.inc), by key. */
@@ -69,9 +69,10 @@ function installResolved(config: ResolvedGuardConfig): void {
   }
   const native = loadNative();
   fs.mkdirSync(config.reportDir, { recursive: true });
+  const stacks = config.captureStacks ? makeJsStacks(native) : undefined;
   // Addons' allocations and launches made inside calls from JS get the JS stack too.
-  if (config.captureStacks && (config.device === 'cuda' || config.nativeModules.length))
-    native.registerJsStackCapture(makeNativeStackCapture(native));
+  if (stacks && (config.device === 'cuda' || config.nativeModules.length))
+    native.registerJsStackCapture(makeNativeStackCapture(stacks));
   // First: when the device can't be guarded, nothing is installed.
   if (config.device === 'cuda') installDeviceGuard(native, config);
   native.configure(nativeOptionsOf(config), config.reportDir, {
@@ -83,7 +84,7 @@ function installResolved(config: ResolvedGuardConfig): void {
   // Every addon loaded from now on is in the module map the fault handler reads.
   afterAddonLoads(() => native.refreshModuleMap());
   if (config.nativeModules.length) startNativeHeap(native, config.nativeModules, config.reportDir);
-  const alloc = makeAlloc(native, config);
+  const alloc = makeAlloc(native, stacks);
   patchRealm(globalThis, alloc);
   active = { config, native, alloc };
   process.once('exit', onExit);

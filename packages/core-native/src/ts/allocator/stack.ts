@@ -51,7 +51,7 @@ function stackText(entry: EntryPoint): string {
   }
 }
 
-export function makeStackCapture(native: NativeBinding): StackCapture {
+function makeStackCapture(native: NativeBinding): StackCapture {
   const ids = new Map<string, number>();
   let busy = false;
   function capture(entry?: EntryPoint): number {
@@ -82,21 +82,35 @@ export function makeStackCapture(native: NativeBinding): StackCapture {
   return capture;
 }
 
+/** One thread's stack texts: the capture and the check that its keys still hold. */
+export interface JsStacks {
+  capture: StackCapture;
+  /** Texts depend on the realm's formatter (Jest installs one per file): a new one makes the keys stale. */
+  keepKeysFresh: () => void;
+}
+
+/** Shared by JS buffers and native code, so one formatter change resets the keys once. */
+export function makeJsStacks(native: NativeBinding): JsStacks {
+  let formatter = Error.prepareStackTrace;
+  return {
+    capture: makeStackCapture(native),
+    keepKeysFresh() {
+      if (Error.prepareStackTrace === formatter) return;
+      formatter = Error.prepareStackTrace;
+      native.resetStackKeys();
+    },
+  };
+}
+
 /**
  * The capture native code calls, on this thread, for what it does inside a
  * call from JS (an addon's malloc, a CUDA allocation or launch): the stack
  * starts at the JS caller of the addon's function. Native code asks only
  * for stacks its keys have not seen (binding/js_stack_capture.cc).
  */
-export function makeNativeStackCapture(native: NativeBinding): () => number {
-  const capture = makeStackCapture(native);
-  let formatter = Error.prepareStackTrace;
+export function makeNativeStackCapture({ capture, keepKeysFresh }: JsStacks): () => number {
   const fromNative = (): number => {
-    // As for JS buffers: a new formatter (Jest's, per file) makes the keys stale.
-    if (Error.prepareStackTrace !== formatter) {
-      formatter = Error.prepareStackTrace;
-      native.resetStackKeys();
-    }
+    keepKeysFresh();
     return capture(fromNative);
   };
   return fromNative;
@@ -107,20 +121,14 @@ export function makeNativeStackCapture(native: NativeBinding): () => number {
  * a new one is captured as text once. Falls back to capturing every time
  * where the engine gives no raw stack samples.
  */
-export function makeStackedAlloc(native: NativeBinding): StackedAlloc {
-  const capture = makeStackCapture(native);
+export function makeStackedAlloc(native: NativeBinding, { capture, keepKeysFresh }: JsStacks): StackedAlloc {
   if (!native.stackKeys(OWN_FRAMES + FRAMES)) {
     return function alloc(size, entry) {
       return native.alloc(size, capture(entry ?? alloc));
     };
   }
-  let formatter = Error.prepareStackTrace;
   return function alloc(size, entry) {
-    // Texts depend on the realm's formatter (Jest installs one per file).
-    if (Error.prepareStackTrace !== formatter) {
-      formatter = Error.prepareStackTrace;
-      native.resetStackKeys();
-    }
+    keepKeysFresh();
     const made = native.allocKeyed(size);
     if (typeof made !== 'number') return made;
     return native.alloc(size, capture(entry ?? alloc), made);
