@@ -23,13 +23,13 @@ test('installing again with the same config is a no-op; a different config throw
   assert.match(r.output, /threw: Guard allocator is already active with a different configuration/);
 });
 
-test('a clean guarded process loads no report formatter or symbolizer; the first violation does', async () => {
+test('a clean guarded process loads no report formatter, symbolizer or suppression matcher; the first violation does', async () => {
   // Less allocated at startup: the program's garbage is not collected much sooner than unguarded.
   const r = await node(`
     const c = require(${JSON.stringify(core)});
     c.installGuardAllocator({});
     Buffer.from('clean');
-    const loaded = () => Object.keys(require.cache).filter((f) => /dist[\\/](report[\\/](render|format)|symbolize[\\/]index)\\.js$/.test(f)).length;
+    const loaded = () => Object.keys(require.cache).filter((f) => /dist[\\/](report[\\/](render|format|suppressions)|symbolize[\\/]index)\\.js$/.test(f)).length;
     console.log('clean', loaded());
     const b = Buffer.alloc(8);
     require(${JSON.stringify(path.join(ROOT, 'examples', 'addon'))}).writeAt(b, -1, 1);
@@ -38,7 +38,7 @@ test('a clean guarded process loads no report formatter or symbolizer; the first
   `);
   assert.equal(r.code, 0, r.output);
   assert.match(r.stdout, /^clean 0$/m);
-  assert.match(r.stdout, /^violations 1 then 3 true$/m);
+  assert.match(r.stdout, /^violations 1 then 4 true$/m);
 });
 
 for (const [config, message] of [

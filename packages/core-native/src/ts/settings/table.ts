@@ -5,7 +5,7 @@
 // environment default), the native options struct (options.inc is
 // generated from the rows with `native`) and the docs (`mate options`,
 // README tables, --help).
-import { loadSuppressions } from '../report/suppressions';
+import type * as Suppressions from '../report/suppressions';
 import { booleanValue, choiceValue, fileValue, integerValue, listValue, pathValue, type ValueKind } from './values';
 
 export type GuardMode = 'tail' | 'head';
@@ -115,7 +115,8 @@ export const SETTINGS = [
   }),
   row({
     key: 'suppressions', name: 'suppressions',
-    value: fileValue('suppressions file', (file) => void loadSuppressions(file)),
+    // The matcher loads only when a run names a file (allocator/install.ts: startup stays small).
+    value: fileValue('suppressions file', (file) => void (require('../report/suppressions') as typeof Suppressions).loadSuppressions(file)),
     default: undefined as string | undefined, defaultText: 'unset',
     description: 'A file of known violations to count, not fail: one `<kind> <field>=<glob> ...` line each (README "Suppressions"). A missing or malformed file stops the run, naming the line.',
     surfaces: { runner: true, guardRun: true },
