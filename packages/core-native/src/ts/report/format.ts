@@ -138,23 +138,25 @@ function nativeLines(title: string, stack: NativeStack): string[] {
   return [`${title}:`, ...lines];
 }
 
-/** Where an allocation came from (native frames for native-heap allocations) and who freed it. */
+/**
+ * Where an allocation or free happened: native frames (the native heap),
+ * then the JS call into native code when there was one; else the JS stack.
+ */
+function siteLines(title: string, frames: NativeStack | null | undefined, stack: string | null, backend: string): string[] {
+  if (!frames?.frames.length) return stackLines(title, stack, backend);
+  // Native code called from JS: where in JS (none on the module's own threads).
+  return [...nativeLines(title, frames), ...(stack ? stackLines('called from JS at', stack) : [])];
+}
+
+/** Where an allocation came from and who freed it. */
 function historyLines(a: EventAllocation, firstFree = false): string[] {
   const lines: string[] = [];
   if (a.allocTest) lines.push(`allocated during test: ${a.allocTest}`);
-  if (a.allocFrames?.frames.length) {
-    lines.push(...nativeLines('allocated at', a.allocFrames));
-    // Native code called from JS: where in JS (none on the module's own threads).
-    if (a.allocStack) lines.push(...stackLines('called from JS at', a.allocStack));
-  } else {
-    lines.push(...stackLines('allocated at', a.allocStack, a.backend));
-  }
+  lines.push(...siteLines('allocated at', a.allocFrames, a.allocStack, a.backend));
   if (a.freed) {
     if (a.freeTest) lines.push(`freed during test: ${a.freeTest}`);
-    const title = firstFree ? 'first freed at' : 'freed at';
     if (a.freedBy === 'gc') lines.push('freed by the garbage collector: no JS reference to the buffer was left');
-    else if (a.freeFrames?.frames.length) lines.push(...nativeLines(title, a.freeFrames));
-    else lines.push(...stackLines(title, a.freeStack, a.backend));
+    else lines.push(...siteLines(firstFree ? 'first freed at' : 'freed at', a.freeFrames, a.freeStack, a.backend));
   }
   return lines;
 }
