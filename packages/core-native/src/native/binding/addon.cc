@@ -205,7 +205,7 @@ Napi::Value Stats(const Napi::CallbackInfo& info) {
   GuardedAllocator* a = Need(env);
   if (a == nullptr) return env.Undefined();
   AllocatorStats s = a->Stats();
-  auto num = [&](uint64_t v) { return Napi::Number::New(env, static_cast<double>(v)); };
+  auto num = [&](uint64_t v) { return CountToJs(env, v); };
   Napi::Object o = Napi::Object::New(env);
   SetAllocationCounts(env, o, s);
   o.Set("quarantinedBytes", num(s.quarantined_bytes));

@@ -95,7 +95,7 @@ Napi::Value DeviceStats(const Napi::CallbackInfo& info) {
   if (!device::Installed()) return env.Null();
   device::DeviceStats s = device::TotalStats();
   device::TrackerStats t = device::GetTrackerStats();
-  auto num = [&](uint64_t v) { return Napi::Number::New(env, static_cast<double>(v)); };
+  auto num = [&](uint64_t v) { return CountToJs(env, v); };
   Napi::Object o = Napi::Object::New(env);
   SetAllocationCounts(env, o, s);
   o.Set("physicalBytes", num(s.physical_bytes));

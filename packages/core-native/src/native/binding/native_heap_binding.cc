@@ -1,6 +1,7 @@
 // Node-API surface of the native-heap guard.
 #include "binding/native_heap_binding.h"
 
+#include "binding/counters.h"
 #include "binding/event_json.h"
 #include "binding/js_stack_capture.h"
 #include "crash/describe.h"
@@ -84,7 +85,7 @@ void TakeNativeHeapEvents(const GuardedAllocator& a, std::vector<std::string>* o
 }
 
 void AddNativeHeapStats(Napi::Env env, Napi::Object o, const AllocatorStats& s) {
-  auto num = [&](uint64_t v) { return Napi::Number::New(env, static_cast<double>(v)); };
+  auto num = [&](uint64_t v) { return CountToJs(env, v); };
   native_heap::Counters nc = native_heap::GetCounters();
   o.Set("nativeAllocations", num(s.native_allocations));
   o.Set("nativeUnguarded", num(nc.unguarded));

@@ -1,6 +1,7 @@
 // Node-API surface of the stack keys.
 #include "binding/stack_keys_binding.h"
 
+#include "binding/counters.h"
 #include "engine/stack_keys.h"
 
 namespace mate {
@@ -32,7 +33,7 @@ void AddStackKeyStats(Napi::Env env, Napi::Object stats) {
   // Allocations whose stack text was known (hits) or captured (misses).
   engine::StackKeys::Counters k{0, 0, 0};
   if (engine::StackKeys* keys = engine::StackKeys::ForThisThread()) k = keys->counters();
-  auto num = [&](uint64_t v) { return Napi::Number::New(env, static_cast<double>(v)); };
+  auto num = [&](uint64_t v) { return CountToJs(env, v); };
   stats.Set("stackKeyHits", num(k.hits));
   stats.Set("stackKeyMisses", num(k.misses));
   stats.Set("stackV8Samples", num(k.v8_samples));

@@ -126,10 +126,6 @@ bool TryFree(void* ptr) {
   req.frames_id = CaptureFrames();
   req.backend = SlotBackend::kNativeHeap;
   FreeResult r = a->Free(req);
-  Finding f;
-  f.address = reinterpret_cast<uintptr_t>(ptr);
-  f.frames = req.frames_id;
-  f.test = a->CurrentTest();
   switch (r.status) {
     case FreeStatus::kFreed:
       if (g_log)
@@ -137,13 +133,18 @@ bool TryFree(void* ptr) {
                 a->CurrentTest());
       return true;  // canary damage went to the allocator's free sink
     case FreeStatus::kDoubleFree:
-    case FreeStatus::kInvalidFree:
+    case FreeStatus::kInvalidFree: {
+      Finding f;
+      f.address = reinterpret_cast<uintptr_t>(ptr);
+      f.frames = req.frames_id;
+      f.test = a->CurrentTest();
       f.kind = r.status == FreeStatus::kDoubleFree ? FindingKind::kDoubleFree : FindingKind::kInvalidFree;
       f.record = r.record;
       f.has_record = r.record.alloc_id != 0;
       g_bad_frees.fetch_add(1, std::memory_order_relaxed);
       Record(f);
       return true;  // ignored: the program goes on as if the free had not happened
+    }
     case FreeStatus::kNotGuarded:
       break;
   }
