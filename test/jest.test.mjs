@@ -1,11 +1,10 @@
 // The Jest integration, end to end: the real jest 30, fixture suites that
 // call the real examples addon, through `mate-jest` and plain `jest`.
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 
-import { accessSite } from './helpers/native-frames.mjs';
+import { accessSite, lineOf } from './helpers/native-frames.mjs';
 import { firstAllocationFrame, rerunReportOf, reportLines, ROOT, run } from './helpers/run.mjs';
 
 const MATE_JEST = path.join(ROOT, 'packages', 'jest-env', 'bin', 'mate-jest.js');
@@ -120,7 +119,7 @@ describe('canary damage: mate-jest reruns the file in the faulting mode', () => 
 
 test('a TypeScript test under ts-jest: the allocation stack starts at the .ts source line', async () => {
   const file = path.join(ROOT, 'test', 'fixtures', 'jest', 'typescript', 'overflow.test.ts');
-  const line = fs.readFileSync(file, 'utf8').split('\n').findIndex((l) => l.includes('ALLOCATES HERE')) + 1;
+  const line = lineOf(file, 'ALLOCATES HERE');
   const r = await mateJest(['--guard-alloc', ...suite('typescript')]);
   assert.notEqual(r.code, 0, r.output);
   assert.match(firstAllocationFrame(r.output), new RegExp(`^==mate-guard==   at makeBuffer \\(.*overflow\\.test\\.ts:${line}:\\d+\\)$`), r.output);

@@ -3,25 +3,22 @@
 // it, a malloc overflow faults and names its test, both with backend
 // native-heap, the addon's frames and the test's line that called the addon.
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 
+import { lineOf } from './helpers/native-frames.mjs';
 import { BIN, ROOT, reportOf, run } from './helpers/run.mjs';
 
 const GLOB = '*buggy_addon.node';
 const FIX = path.join(ROOT, 'test', 'fixtures');
 
 
-/** The 1-based line of `spec` that calls the addon's `fn`. */
-const lineCalling = (spec, fn) => fs.readFileSync(spec, 'utf8').split('\n').findIndex((l) => l.includes(`nativeHeap.${fn}()`)) + 1;
-
 /** The first JS frame under "called from JS at:" names `spec` at the line that called `fn`. */
 function assertCalledFrom(report, spec, fn) {
   const m = /^==mate-guard== called from JS at:\n==mate-guard== {3}at (?:.* \()?(\/[^\s()]+):(\d+):\d+\)?$/m.exec(report);
   assert.ok(m, `the report shows the JS caller of the native function:\n${report}`);
   assert.equal(m[1], spec, report);
-  assert.equal(Number(m[2]), lineCalling(spec, fn), report);
+  assert.equal(Number(m[2]), lineOf(spec, `nativeHeap.${fn}()`), report);
 }
 
 /** What every runner must show: both bugs, each attributed to its test, in the addon's heap, with the test's JS line. */

@@ -8,13 +8,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 
+import { ADDON, lineOf } from './helpers/native-frames.mjs';
 import { guardRun, MATE, reportLines, run, ROOT } from './helpers/run.mjs';
 
 const SIGSEGV_EXIT = 139;
 const NATIVE = ['--native', '*buggy_addon.node'];
 const script = path.join(ROOT, 'examples', 'scripts', 'native-heap.js');
 const fixture = (name) => path.join(ROOT, 'test', 'fixtures', 'native-heap', name);
-const ADDON = path.join(ROOT, 'examples', 'addon', 'build', 'Release', 'buggy_addon.node');
 const bug = (name, flags = []) => guardRun([...NATIVE, ...flags], [script, name]);
 const lastJson = (output) => JSON.parse(output.split('\n').filter((l) => l.startsWith('{')).pop());
 
@@ -147,17 +147,16 @@ function jsCallers(lines) {
 test('a native allocation made inside a call from JS names its JS caller: two lines through one helper each get their own', async () => {
   const r = await guardRun(NATIVE, [fixture('js-stack.js'), 'sites']);
   assert.equal(r.code, SIGSEGV_EXIT, r.output);
-  const source = fs.readFileSync(fixture('js-stack.js'), 'utf8').split('\n');
-  const lineOf = (text) => source.findIndex((l) => l.includes(text)) + 1;
-  const helper = `viaHelper js-stack.js:${lineOf('return fn();')}`;
+  const line = (text) => lineOf(fixture('js-stack.js'), text);
+  const helper = `viaHelper js-stack.js:${line('return fn();')}`;
   const reports = r.output.split('==mate-guard== ERROR: ').slice(1).map((t) => reportLines(`==mate-guard== ERROR: ${t}`));
   const doubles = reports.filter((l) => l[0].includes('double-free'));
   assert.equal(doubles.length, 3, r.output);
   // The second and third come from the same stack as the first (known by its frames, not captured again).
-  for (const l of doubles) assert.deepEqual(jsCallers(l), [helper, `Object.<anonymous> js-stack.js:${lineOf('viaHelper(addon.nativeHeap.doubleFree)')}`]);
+  for (const l of doubles) assert.deepEqual(jsCallers(l), [helper, `Object.<anonymous> js-stack.js:${line('viaHelper(addon.nativeHeap.doubleFree)')}`]);
   const overflow = reports.find((l) => l[0].includes('heap-buffer-overflow'));
   assert.ok(overflow, r.output);
-  assert.deepEqual(jsCallers(overflow), [helper, `Object.<anonymous> js-stack.js:${lineOf('viaHelper(addon.nativeHeap.mallocOverflow)')}`]);
+  assert.deepEqual(jsCallers(overflow), [helper, `Object.<anonymous> js-stack.js:${line('viaHelper(addon.nativeHeap.mallocOverflow)')}`]);
 });
 
 test('with --capture-stacks=false a native allocation has its native frames only', async () => {

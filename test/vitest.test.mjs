@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 
-import { accessSite } from './helpers/native-frames.mjs';
+import { accessSite, lineOf } from './helpers/native-frames.mjs';
 import { firstAllocationFrame, rerunReportOf, reportLines, reportOf, ROOT, run } from './helpers/run.mjs';
 
 const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'vitest');
@@ -160,7 +160,7 @@ test('mate-vitest reruns files with canary damage in the faulting configuration;
 
 test('a TypeScript test: the allocation stack starts at the .ts source line (source-mapped)', async () => {
   const file = path.join(FIXTURES, 'typescript', 'overflow.test.ts');
-  const line = fs.readFileSync(file, 'utf8').split('\n').findIndex((l) => l.includes('ALLOCATES HERE')) + 1;
+  const line = lineOf(file, 'ALLOCATES HERE');
   const r = await mateVitest('typescript', ['run', '--guard-alloc']);
   assert.notEqual(r.code, 0, r.output);
   const rep = reportOf(r.output, 'ERROR: heap-buffer-overflow on WRITE');

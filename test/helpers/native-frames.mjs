@@ -7,12 +7,15 @@ import { ROOT } from './run.mjs';
 export const ADDON = path.join(ROOT, 'examples', 'addon', 'build', 'Release', 'buggy_addon.node');
 export const BUGGY_CC = path.join(ROOT, 'examples', 'addon', 'src', 'buggy.cc');
 
-/** The 1-based line of buggy.cc holding `text`. */
-export function buggyLine(text) {
-  const i = fs.readFileSync(BUGGY_CC, 'utf8').split('\n').findIndex((l) => l.includes(text));
-  if (i < 0) throw new Error(`buggy.cc has no line with ${text}`);
+/** The 1-based line of `file` holding `text`. */
+export function lineOf(file, text) {
+  const i = fs.readFileSync(file, 'utf8').split('\n').findIndex((l) => l.includes(text));
+  if (i < 0) throw new Error(`${path.basename(file)} has no line with ${text}`);
   return i + 1;
 }
+
+/** The 1-based line of buggy.cc holding `text`. */
+export const buggyLine = (text) => lineOf(BUGGY_CC, text);
 
 const SITES = {
   overflow: ['FillInclusive', 'POKE(p + i, 0x41)'],

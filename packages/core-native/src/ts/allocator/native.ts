@@ -128,7 +128,6 @@ export interface NativeStackTesting {
 export interface NativeBinding {
   /** `options`: the allocator settings; each key with a native side is read (options.inc). */
   configure(options: object, reportDir: string, printer: PrinterPaths): { guardMethod: NativeStats['guardMethod']; pageSize: number };
-  /** `stack`: an id from internString. */
   /** `stack`: an id from internString; `token`: from allocKeyed, the key `stack` is the text of. */
   alloc(size: number, stack?: number, token?: number): ArrayBuffer;
   /** The buffer when the caller's stack is known, else a token for alloc (nothing allocated). */
