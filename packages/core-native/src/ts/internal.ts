@@ -24,6 +24,7 @@ export { GuardedRun, runExitCode, type RunEnd, type CrashAttribution } from './r
 export { reportText } from './report/render';
 export { rerunCanaryReports, type RerunGroup, type RerunLauncher } from './run/rerun';
 export { formatCrashAttribution } from './run/attribution';
+export { earlierReports } from './run/earlier';
 export { readReportDir, type RunReport } from './run/report-dir';
 export { runChild, type ChildExit } from './run/child';
 export type { ViolationEvent } from './report/event';

@@ -5,7 +5,7 @@
 // the failure with the report text.
 import * as path from 'node:path';
 
-import { formatCrashAttribution, reportText, type ViolationEvent } from '@mate-guard/core/internal';
+import { earlierReports, formatCrashAttribution, reportText, type ViolationEvent } from '@mate-guard/core/internal';
 import { experimental_getRunnerTask, type TestModule } from 'vitest/node';
 
 type RunnerTask = ReturnType<typeof experimental_getRunnerTask>;
@@ -47,6 +47,20 @@ export function attribute(events: readonly ViolationEvent[], modules: readonly T
   }));
 }
 
+/**
+ * The reports each crashed worker handed to Vitest before it died, paired
+ * with their files. Vitest batches a worker's task updates, so a test
+ * failed just before the crash can reach the main process as never run or
+ * passed (seen with CI=true): those must still fail with their report.
+ */
+export function attributeEarlier(all: readonly ViolationEvent[], crashes: readonly ViolationEvent[], modules: readonly TestModule[]): Attribution[] {
+  return crashes.flatMap((crash) => earlierReports(all, crash)).map((event) => ({
+    event,
+    text: reportText(event),
+    module: modules.find((m) => matches(event, m)),
+  }));
+}
+
 function findTest(task: RunnerTask, file: string, wanted: string): RunnerTask | undefined {
   if (task.type === 'test') return `${file} > ${task.fullTestName}` === wanted ? task : undefined;
   for (const child of task.tasks) {
@@ -59,6 +73,24 @@ function findTest(task: RunnerTask, file: string, wanted: string): RunnerTask | 
 /** The line shown in the main process for one crash (core's wording, shared by every runner). */
 export function crashLine(a: Attribution): string {
   return formatCrashAttribution(a.event, 'test worker').trimEnd();
+}
+
+/**
+ * Fails the test an earlier report names when Vitest's result for it does
+ * not show the failure. False: Vitest already had it (nothing to do).
+ */
+export function markLost(a: Attribution): boolean {
+  const file = a.module ? experimental_getRunnerTask(a.module) : undefined;
+  const test = file && a.event.test ? findTest(file, relativeFile(a.module!), a.event.test) : undefined;
+  if (test?.result?.state === 'fail') return false;
+  const error = {
+    name: 'GuardViolationError',
+    message: `${a.text}[mate-guard] the worker reported this to Vitest before a guard fault killed it; Vitest never received the result.`,
+    stack: '',
+  };
+  if (test) test.result = { ...test.result, state: 'fail', errors: [...(test.result?.errors ?? []), error] };
+  if (file) file.result = { ...file.result, state: 'fail', ...(test ? {} : { errors: [...(file.result?.errors ?? []), error] }) };
+  return true;
 }
 
 /** Marks the crashed test and its file failed, with the report as the error. */

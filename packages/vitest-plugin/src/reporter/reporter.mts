@@ -6,7 +6,7 @@ import { VerboseReporter, type Reporter, type TestModule, type Vitest } from 'vi
 
 import { flagsWereHandedOver } from '../cli/flag-handover.mjs';
 import { vitestBin } from '../cli/vitest-cli.mjs';
-import { attribute, crashLine, markFailed } from './attribution.mjs';
+import { attribute, attributeEarlier, crashLine, markFailed, markLost } from './attribution.mjs';
 import { tagSkipLines } from './skips.mjs';
 
 const attached = new WeakSet<Vitest>();
@@ -42,9 +42,14 @@ class VitestRun {
         this.say(`[mate-guard] guarding on: mode ${mode}${logAllocations ? ', logging allocations' : ''}`);
       },
       onTestRunEnd: (testModules: ReadonlyArray<TestModule>) => {
-        for (const a of attribute(this.run.crashed(), testModules)) {
+        const crashed = this.run.crashed();
+        for (const a of attribute(crashed, testModules)) {
           markFailed(a);
           this.say(crashLine(a) + (a.module ? '' : `:\n${a.text.trimEnd()}`));
+        }
+        for (const a of attributeEarlier(this.run.read().violations, crashed, testModules)) {
+          if (!markLost(a)) continue;
+          this.say(`[mate-guard] a test worker reported this to Vitest before a guard fault killed it; Vitest never received it:\n${a.text.trimEnd()}`);
         }
       },
     };
