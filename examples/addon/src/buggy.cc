@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "borders.h"
 #include "native_heap.h"
 
 namespace {
@@ -141,6 +142,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("fillInclusiveAsync", Napi::Function::New(env, FillInclusiveAsync));
   exports.Set("fillInclusiveOnCollect", Napi::Function::New(env, FillInclusiveOnCollect));
   InitNativeHeap(env, exports);
+  InitBorders(env, exports);
   return exports;
 }
 

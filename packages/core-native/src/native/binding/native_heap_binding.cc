@@ -91,6 +91,7 @@ void AddNativeHeapStats(Napi::Env env, Napi::Object o, const AllocatorStats& s) 
   o.Set("nativeUnguarded", num(nc.unguarded));
   o.Set("nativeForeignFrees", num(nc.foreign_frees));
   o.Set("nativeBadFrees", num(nc.bad_frees));
+  o.Set("nativeRoutedFrees", num(nc.routed_frees));
 }
 
 void AddNativeHeapExports(Napi::Env env, Napi::Object exports) {

@@ -26,7 +26,7 @@ uint32_t (*g_js_stack)() = nullptr;
 uintptr_t g_own_lo = 0, g_own_hi = 0;    // our own code: left out of captured stacks
 uintptr_t g_stop_lo = 0, g_stop_hi = 0;  // the executable: a stack ends at its first frame there
 
-std::atomic<uint64_t> g_guarded{0}, g_unguarded{0}, g_foreign_frees{0}, g_bad_frees{0};
+std::atomic<uint64_t> g_guarded{0}, g_unguarded{0}, g_foreign_frees{0}, g_bad_frees{0}, g_routed{0};
 
 std::mutex g_findings_mu;
 std::vector<Finding>* g_findings = nullptr;  // never destroyed: frees may come during exit
@@ -114,12 +114,15 @@ void* TryAllocate(size_t size, size_t alignment, bool sampled) {
   return r.ptr;
 }
 
-bool TryFree(void* ptr) {
+bool TryFree(void* ptr, From from) {
   GuardedAllocator* a = g_allocator.load(std::memory_order_acquire);
   if (a == nullptr || !a->InRegion(reinterpret_cast<uintptr_t>(ptr))) {
-    g_foreign_frees.fetch_add(1, std::memory_order_relaxed);
+    // Every free of the process passes the router: counting those would
+    // put one shared cache line on every thread's free path.
+    if (from == From::kChosen) g_foreign_frees.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
+  if (from == From::kElsewhere) g_routed.fetch_add(1, std::memory_order_relaxed);
   FreeRequest req;
   req.ptr = ptr;
   req.by = FreedBy::kExplicit;
@@ -151,23 +154,23 @@ bool TryFree(void* ptr) {
   return true;
 }
 
-bool TryRealloc(void* ptr, size_t size, void** out) {
+bool TryRealloc(void* ptr, size_t size, void** out, From from) {
   GuardedAllocator* a = g_allocator.load(std::memory_order_acquire);
   if (a == nullptr || !a->InRegion(reinterpret_cast<uintptr_t>(ptr))) {
-    g_foreign_frees.fetch_add(1, std::memory_order_relaxed);
+    if (from == From::kChosen) g_foreign_frees.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
   *out = nullptr;
   size_t old = 0;
   if (!a->LiveSize(ptr, &old) || size == 0) {
-    TryFree(ptr);  // size 0 frees (glibc); a bad pointer is recorded and ignored
+    TryFree(ptr, from);  // size 0 frees (glibc); a bad pointer is recorded and ignored
     return true;
   }
   void* fresh = TryAllocate(size, 0, false);
   if (fresh == nullptr) fresh = malloc(size);
   if (fresh == nullptr) return true;  // the old block stays valid, as realloc promises
   memcpy(fresh, ptr, old < size ? old : size);
-  TryFree(ptr);
+  TryFree(ptr, from);
   *out = fresh;
   return true;
 }
@@ -185,6 +188,7 @@ Counters GetCounters() {
   c.unguarded = g_unguarded.load(std::memory_order_relaxed);
   c.foreign_frees = g_foreign_frees.load(std::memory_order_relaxed);
   c.bad_frees = g_bad_frees.load(std::memory_order_relaxed);
+  c.routed_frees = g_routed.load(std::memory_order_relaxed);
   return c;
 }
 

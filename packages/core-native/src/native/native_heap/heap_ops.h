@@ -2,6 +2,7 @@
 #define MATE_NATIVE_HEAP_HEAP_OPS_H_
 
 #include <cstddef>
+#include <cstdint>
 
 #include "core/guarded_allocator.h"
 #include "native_heap/native_heap.h"
@@ -18,13 +19,17 @@ void ConfigureOps(GuardedAllocator* a, const StartOptions& options);
 // configured one. `sampled` false skips sampling (realloc of a guarded block).
 void* TryAllocate(size_t size, size_t alignment, bool sampled = true);
 
+// Who calls: a chosen module's redirected import, or the process-wide free
+// router (any other module; its frees of other pointers are not counted).
+enum class From : uint8_t { kChosen, kElsewhere };
+
 // True when `ptr` lies in the guarded region: freed, or found to be a bad
 // free (recorded, ignored). False: not ours, the caller gives it to libc.
-bool TryFree(void* ptr);
+bool TryFree(void* ptr, From from = From::kChosen);
 
 // realloc of a pointer in the guarded region: true and *out set (nullptr
 // after a bad free or for size 0). False: not ours.
-bool TryRealloc(void* ptr, size_t size, void** out);
+bool TryRealloc(void* ptr, size_t size, void** out, From from = From::kChosen);
 
 // malloc_usable_size: the requested size of a live guarded allocation (0
 // for a bad pointer in the region). False: not ours.

@@ -12,8 +12,9 @@
 
 // Guards the native heap of chosen modules: their imports of malloc, free,
 // operator new/delete and friends are redirected (import slots rewritten)
-// to replacements that take guarded slots from the allocator. Every other
-// module's calls never reach mate-guard.
+// to replacements that take guarded slots from the allocator. Other
+// modules' allocations are never guarded; their frees pass the free router
+// (free_router.h), which brings guarded pointers home.
 namespace mate {
 namespace native_heap {
 
@@ -47,12 +48,15 @@ using PatchedModule = platform::RedirectedModule;
 std::vector<PatchedModule> Modules();
 std::vector<std::string> Globs();
 std::vector<std::string> UnmatchedGlobs();
+// Import slots (free, realloc, ...) bound to the free router, over every module.
+uint64_t RoutedSlots();
 
 struct Counters {
   uint64_t guarded = 0;        // allocations given a guarded slot
   uint64_t unguarded = 0;      // allocation calls that went to libc (sampled out, or no slot)
   uint64_t foreign_frees = 0;  // frees/reallocs of pointers mate-guard did not hand out (to libc)
   uint64_t bad_frees = 0;      // double and invalid frees found (and ignored)
+  uint64_t routed_frees = 0;   // guarded pointers freed or reallocated by other modules (brought home)
 };
 Counters GetCounters();
 

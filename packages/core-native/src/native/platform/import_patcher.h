@@ -16,6 +16,13 @@ namespace platform {
 struct ImportRedirect {
   const char* symbol;  // the imported name, mangled for C++ (`_Znwm`)
   void* target;        // where the object's calls go from now on
+  // Set: only slots bound to one of `expect` (the process's real function:
+  // its canonical address, which a non-PIE executable's PLT stub may be,
+  // and where a call binds) or not bound yet (a lazy PLT entry) are
+  // rewritten, also where the object defines the symbol itself (libc's own
+  // calls to free). A slot bound anywhere else (a module's own allocator)
+  // is left alone.
+  void* expect[2] = {nullptr, nullptr};
 };
 
 struct RedirectResult {
@@ -30,6 +37,12 @@ struct RedirectResult {
 // read-only pages (RELRO) are made writable for the write and read-only
 // again. At most 64 table entries. x86-64 and aarch64.
 RedirectResult RedirectImports(const LoadedObject& obj, const ImportRedirect* table, size_t n);
+
+// The function calls to `symbol` reach: where the executable's own call
+// is bound, else the default lookup. Not `&symbol`: a non-PIE executable
+// (node) makes its PLT stub the canonical address, so code calling through
+// the address would come back through the executable's slot.
+void* CallTarget(const char* symbol);
 
 }  // namespace platform
 }  // namespace mate

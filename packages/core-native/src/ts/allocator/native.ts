@@ -30,6 +30,8 @@ export interface NativeStats extends AllocationCounts {
   nativeForeignFrees: number;
   /** Native heap: double and invalid frees found (and ignored). */
   nativeBadFrees: number;
+  /** Native heap: guarded pointers freed or reallocated by other modules (node, libstdc++, libc), brought home by the free router. */
+  nativeRoutedFrees: number;
   /** This thread's allocations whose stack was known already / captured. */
   stackKeyHits: number;
   stackKeyMisses: number;

@@ -1,5 +1,6 @@
 #include "platform/import_patcher.h"
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
 #include <sys/mman.h>
@@ -91,6 +92,18 @@ int ProtectionOf(const LoadedObject& obj, uintptr_t addr) {
   return prot;
 }
 
+// Whether `addr` lies in one of the object's loaded segments (a lazy PLT
+// slot still points back into its own object).
+bool InObject(const LoadedObject& obj, uintptr_t addr) {
+  const auto* ph = static_cast<const ElfW(Phdr)*>(obj.phdrs);
+  for (uint16_t i = 0; i < obj.phnum; i++) {
+    if (ph[i].p_type != PT_LOAD) continue;
+    uintptr_t lo = obj.base + ph[i].p_vaddr;
+    if (addr >= lo && addr < lo + ph[i].p_memsz) return true;
+  }
+  return false;
+}
+
 void Collect(const LoadedObject& obj, const Dynamic& d, const ElfW(Rela)* rel, size_t bytes,
              const ImportRedirect* table, size_t n, std::vector<Write>* writes, RedirectResult* res) {
   if (rel == nullptr) return;
@@ -104,6 +117,17 @@ void Collect(const LoadedObject& obj, const Dynamic& d, const ElfW(Rela)* rel, s
     const char* name = d.strtab + sym.st_name;
     for (size_t t = 0; t < n; t++) {
       if (name[0] != table[t].symbol[0] || strcmp(name, table[t].symbol) != 0) continue;
+      if (table[t].expect[0] != nullptr) {
+        if (type == kAbs64 && rel[i].r_addend != 0) break;
+        uintptr_t slot = obj.base + rel[i].r_offset;
+        void* bound = *reinterpret_cast<void* const*>(slot);
+        bool lazy = type == kJumpSlot && sym.st_shndx == SHN_UNDEF && InObject(obj, reinterpret_cast<uintptr_t>(bound));
+        bool real = bound == table[t].expect[0] || (table[t].expect[1] != nullptr && bound == table[t].expect[1]);
+        if (!real && bound != table[t].target && !lazy) break;
+        writes->push_back(Write{slot, table[t].target});
+        res->symbols |= 1ull << t;
+        break;
+      }
       if (sym.st_shndx != SHN_UNDEF) {
         // The object brings its own (a static allocator, exported): its
         // calls may bind to itself; redirecting them would split one heap.
@@ -171,6 +195,41 @@ RedirectResult RedirectImports(const LoadedObject& obj, const ImportRedirect* ta
   }
   return res;
 #endif
+}
+
+void* CallTarget(const char* symbol) {
+  struct Ctx {
+    const char* symbol;
+    void* bound;
+  } ctx{symbol, nullptr};
+#ifndef MATE_NO_IMPORT_PATCHING
+  ForEachLoadedObject(
+      [](const LoadedObject& obj, void* p) {
+        if (!obj.main_program) return true;
+        auto& c = *static_cast<Ctx*>(p);
+        Dynamic d;
+        if (!ReadDynamic(obj, &d) || d.jmprel == nullptr) return false;
+        const auto* rel = d.jmprel;
+        for (size_t i = 0; i < d.jmprel_bytes / sizeof(ElfW(Rela)); i++) {
+          if (static_cast<uint32_t>(ELF64_R_TYPE(rel[i].r_info)) != kJumpSlot) continue;
+          const ElfW(Sym)& sym = d.symtab[ELF64_R_SYM(rel[i].r_info)];
+          if (strcmp(d.strtab + sym.st_name, c.symbol) != 0) continue;
+          void* bound = *reinterpret_cast<void* const*>(obj.base + rel[i].r_offset);
+          if (!InObject(obj, reinterpret_cast<uintptr_t>(bound))) c.bound = bound;  // not a lazy stub
+          break;
+        }
+        return false;
+      },
+      &ctx);
+#endif
+  if (ctx.bound != nullptr) return ctx.bound;
+  uintptr_t lo = 0, hi = 0;
+  void* found = dlsym(RTLD_DEFAULT, symbol);
+  if (found != nullptr && !(MainProgramRange(&lo, &hi) && reinterpret_cast<uintptr_t>(found) >= lo &&
+                            reinterpret_cast<uintptr_t>(found) < hi))
+    return found;
+  void* libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+  return libc != nullptr ? dlsym(libc, symbol) : found;
 }
 
 }  // namespace platform
