@@ -87,6 +87,7 @@ Napi::Value Configure(const Napi::CallbackInfo& info) {
   Options options;
   std::string error;
   if (!ParseOptions(info[0].As<Napi::Object>(), &options, &error)) return Throw(env, "mate-guard: " + error);
+  options.quarantine_max_bytes = QuarantineBytes(options, kHostQuarantineBytes);
   SetReportDir(info[1].As<Napi::String>().Utf8Value().c_str());
   Napi::Object printer = info[2].As<Napi::Object>();
   if (!ConfigurePrinter(StringProp(printer, "node").c_str(), StringProp(printer, "script").c_str(),

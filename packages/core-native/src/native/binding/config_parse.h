@@ -47,6 +47,22 @@ inline bool ReadOption(const Napi::Value& v, Mode* out, const char* name, std::s
   return true;
 }
 
+inline bool ReadOption(const Napi::Value& v, Tristate* out, const char* name, std::string* error) {
+  if (v.IsNull()) { *out = Tristate::kUnset; return true; }
+  bool b;
+  if (!ReadOption(v, &b, name, error)) return false;
+  *out = b ? Tristate::kOn : Tristate::kOff;
+  return true;
+}
+
+inline bool ReadOption(const Napi::Value& v, CudaQuarantine* out, const char* name, std::string* error) {
+  std::string s = v.IsString() ? v.As<Napi::String>().Utf8Value() : "";
+  if (s == "adaptive") *out = CudaQuarantine::kAdaptive;
+  else if (s == "strict") *out = CudaQuarantine::kStrict;
+  else { *error = std::string(name) + " must be 'adaptive' or 'strict'"; return false; }
+  return true;
+}
+
 // Reads every field of the option table from a JS object; absent keys keep
 // their defaults.
 inline bool ParseOptions(const Napi::Object& obj, Options* out, std::string* error) {

@@ -6,9 +6,11 @@
 
 #include <mutex>
 
+#include "binding/config_parse.h"
 #include "binding/counters.h"
 #include "binding/js_stack_capture.h"
 #include "device/device_guard.h"
+#include "device/device_options.h"
 #include "device/device_report.h"
 #include "device/launch_tracker.h"
 #include "device/redirect.h"
@@ -36,50 +38,38 @@ class NodeSink : public device::EventSink {
 
 NodeSink g_sink;
 
-template <typename T>
-void Field(const Napi::Object& o, const char* name, T* out) {
-  Napi::Value v = o.Get(name);
-  if constexpr (std::is_same_v<T, bool>) {
-    if (v.IsBoolean()) *out = v.As<Napi::Boolean>().Value();
-  } else {
-    if (v.IsNumber()) *out = static_cast<T>(v.As<Napi::Number>().DoubleValue());
-  }
-}
-
-// configureDevice(options) -> { trackingOff } | throws.
-// options: tailMode, alignment, syncOnFree, logAllocations,
-// quarantineMaxCount, strictQuarantine, trackLaunches, launchBlocking,
-// redirectGlobs (modules besides addons whose CUDA calls are redirected).
+// configureDevice(options) -> { trackingOff } | throws. `options`: the
+// same settings object as configure() (options.inc: each setting with a
+// device meaning), and redirectGlobs (modules besides addons whose CUDA
+// calls are redirected).
 Napi::Value ConfigureDevice(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  device::DeviceConfig c;
+  if (info.Length() < 1 || !info[0].IsObject()) {
+    Napi::TypeError::New(env, "configureDevice(options) needs an object").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  Napi::Object o = info[0].As<Napi::Object>();
+  Options options;
+  std::string error;
+  if (!ParseOptions(o, &options, &error)) {
+    Napi::Error::New(env, "mate-guard: " + error).ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  // Node processes run tests: by default a free checks at once, failing the test that freed.
+  device::DeviceConfig c = device::DeviceConfigFrom(options, true);
   device::RedirectOptions redirect;
-  if (info.Length() > 0 && info[0].IsObject()) {
-    Napi::Object o = info[0].As<Napi::Object>();
-    Field(o, "tailMode", &c.tail_mode);
-    Field(o, "alignment", &c.alignment);
-    Field(o, "syncOnFree", &c.sync_on_free);
-    Field(o, "logAllocations", &c.log_allocations);
-    Field(o, "quarantineMaxCount", &c.quarantine_max_count);
-    bool strict = false;
-    Field(o, "strictQuarantine", &strict);
-    c.recycle_when_behind = !strict;
-    Field(o, "trackLaunches", &c.track_launches);
-    Field(o, "launchBlocking", &c.launch_blocking);
-    redirect.log = c.log_allocations;
-    Napi::Value globs = o.Get("redirectGlobs");
-    if (globs.IsArray()) {
-      Napi::Array arr = globs.As<Napi::Array>();
-      for (uint32_t i = 0; i < arr.Length(); i++)
-        if (arr.Get(i).IsString()) redirect.globs.push_back(arr.Get(i).As<Napi::String>().Utf8Value());
-    }
+  redirect.log = c.log_allocations;
+  Napi::Value globs = o.Get("redirectGlobs");
+  if (globs.IsArray()) {
+    Napi::Array arr = globs.As<Napi::Array>();
+    for (uint32_t i = 0; i < arr.Length(); i++)
+      if (arr.Get(i).IsString()) redirect.globs.push_back(arr.Get(i).As<Napi::String>().Utf8Value());
   }
   // JS stacks of allocations, frees and launches made inside calls from JS
   // (where the TS layer registered its capture: captureStacks).
   device::SetStackProvider(JsStackHere);
   device::SetFreeStackProvider(JsStackHere);
   device::SetSiteProvider(JsStackHere);
-  std::string error;
   if (!device::Install(c, &g_sink, &error)) {
     Napi::Error::New(env, "mate-guard: device 'cuda': " + error).ThrowAsJavaScriptException();
     return env.Undefined();

@@ -26,7 +26,8 @@ struct DeviceConfig {
   bool sync_on_free = true;
   bool log_allocations = false;
   uint64_t quarantine_max_count = 65536;
-  // Quarantined ranges are unmapped: they hold address space, never memory.
+  // Quarantined ranges are unmapped: they hold address space, never memory
+  // (kDeviceQuarantineBytes unless quarantineMaxBytes is set).
   uint64_t quarantine_max_bytes = 256ull << 30;
   // Canary bytes checked on the side opposite the guard (and the alignment
   // gap on the guard side). Bounded: the slack of a 2 MiB granule is too

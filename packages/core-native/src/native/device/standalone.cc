@@ -23,7 +23,8 @@
 #include "device/c_api.h"
 #include "device/device_guard.h"
 #include "device/device_report.h"
-#include "device/handoff_reader.h"
+#include "options/handoff_reader.h"
+#include "device/device_options.h"
 #include "device/launch_tracker.h"
 #include "device/python_site.h"
 
@@ -68,7 +69,7 @@ std::string PrinterScript() {
 }
 
 void InstallOnce() {
-  HandoffSettings h;
+  Handoff h;
   const char* raw = getenv("MATE_GUARD_SETTINGS");
   if (raw == nullptr || *raw == '\0') {
     g_error = "MATE_GUARD_SETTINGS is not set: run the program under `mate guard-run --device cuda`";
@@ -79,18 +80,10 @@ void InstallOnce() {
     g_status = 1;
     return;
   }
-  DeviceConfig config;
-  config.tail_mode = h.tail_mode;
-  config.alignment = h.alignment;
-  config.log_allocations = h.log_allocations;
-  config.quarantine_max_count = h.quarantine_max_count;
-  config.recycle_when_behind = !h.strict_quarantine;
-  config.track_launches = h.track_launches;
-  config.launch_blocking = h.launch_blocking;
   // A Python process has no test boundaries to fail at: by default a free
   // does not wait for the GPU; its check runs as soon as the freeing
   // stream's work is done (same finding, a moment later).
-  config.sync_on_free = h.sync_on_free == 1;
+  DeviceConfig config = DeviceConfigFrom(h.options, false);
   g_owned = h.owned;
   std::string dir = h.report_dir.empty() ? std::string(getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp") + "/mate-guard-reports"
                                          : h.report_dir;
@@ -100,7 +93,7 @@ void InstallOnce() {
   const char* node = getenv(kNodeEnv);
   const char* path = getenv("PATH");
   if (node && *node) ConfigurePrinter(node, PrinterScript().c_str(), path ? path : "", false);
-  SetPythonStacks(h.capture_stacks);
+  SetPythonStacks(h.options.capture_stacks);
   SetStackProvider(&CapturePythonStack);
   SetSiteProvider(&CapturePythonStack);
   g_status = Install(config, &g_sink, &g_error) ? 0 : 1;

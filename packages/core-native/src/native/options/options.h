@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "core/mode.h"
+#include "options/option_types.h"
 
 namespace mate {
 
@@ -14,6 +14,16 @@ struct Options {
 #include "options/options.inc"
 #undef MATE_OPTION
 };
+
+// Freed bytes each backend keeps in quarantine when quarantineMaxBytes is
+// unset: host slots hold address space only; CUDA ranges are unmapped, so
+// they hold no GPU memory either and can be many more.
+constexpr uint64_t kHostQuarantineBytes = 256ull << 20;
+constexpr uint64_t kDeviceQuarantineBytes = 256ull << 30;
+
+inline uint64_t QuarantineBytes(const Options& o, uint64_t backend_default) {
+  return o.quarantine_max_bytes == kUnsetU64 ? backend_default : o.quarantine_max_bytes;
+}
 
 }  // namespace mate
 

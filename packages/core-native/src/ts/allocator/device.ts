@@ -32,21 +32,14 @@ export function cudaLibraryPath(): string | undefined {
   ].find((file) => fs.existsSync(file));
 }
 
-/** Turns the device guard on in this process (first: nothing is installed if CUDA is unusable). */
-export function installDeviceGuard(native: NativeBinding, config: ResolvedGuardConfig): void {
+/**
+ * Turns the device guard on in this process (first: nothing is installed
+ * if CUDA is unusable). `options`: the settings object configure() gets;
+ * the binding takes each setting with a device meaning from it.
+ */
+export function installDeviceGuard(native: NativeBinding, config: ResolvedGuardConfig, options: Record<string, unknown>): void {
   try {
-    native.configureDevice({
-      tailMode: config.mode === 'tail',
-      alignment: config.alignment,
-      // Node processes run tests: a free checks at once, failing the test that freed.
-      syncOnFree: config.syncOnFree ?? true,
-      logAllocations: config.logAllocations,
-      quarantineMaxCount: config.quarantineMaxCount,
-      strictQuarantine: config.cudaQuarantine === 'strict',
-      trackLaunches: config.trackLaunches,
-      launchBlocking: config.launchBlocking,
-      redirectGlobs: [...config.nativeModules],
-    });
+    native.configureDevice({ ...options, redirectGlobs: [...config.nativeModules] });
   } catch (err) {
     throw new GuardConfigError((err as Error).message);
   }

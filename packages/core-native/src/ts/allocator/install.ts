@@ -74,7 +74,7 @@ function installResolved(config: ResolvedGuardConfig): void {
   if (stacks && (config.device === 'cuda' || config.nativeModules.length))
     native.registerJsStackCapture(makeNativeStackCapture(stacks));
   // First: when the device can't be guarded, nothing is installed.
-  if (config.device === 'cuda') installDeviceGuard(native, config);
+  if (config.device === 'cuda') installDeviceGuard(native, config, nativeOptionsOf(config));
   native.configure(nativeOptionsOf(config), config.reportDir, {
     node: process.execPath,
     script: path.join(__dirname, '..', 'cli', 'print-report.js'),

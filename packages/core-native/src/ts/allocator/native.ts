@@ -65,16 +65,11 @@ export interface NativeDeviceStats extends AllocationCounts {
   redirected: Array<{ path: string; slots: number }>;
 }
 
-/** configureDevice's options (binding/device_binding.cc). */
-export interface NativeDeviceOptions {
-  tailMode: boolean;
-  alignment: number;
-  syncOnFree: boolean;
-  logAllocations: boolean;
-  quarantineMaxCount: number;
-  strictQuarantine: boolean;
-  trackLaunches: boolean;
-  launchBlocking: boolean;
+/**
+ * configureDevice's options (binding/device_binding.cc): configure()'s
+ * settings object (each row with a native side, options.inc), and:
+ */
+export interface NativeDeviceOptions extends Record<string, unknown> {
   /** Modules besides the addons whose CUDA calls are redirected (nativeModules). */
   redirectGlobs: string[];
 }

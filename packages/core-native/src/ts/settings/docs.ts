@@ -49,11 +49,15 @@ export function describeGuardRunFlags(): string[] {
 }
 
 const cxxDefault = (r: SettingRow & { native: NonNullable<SettingRow['native']> }): string => {
+  const d = r.default;
   switch (r.native.ctype) {
-    case 'bool': return String(r.default);
-    case 'Mode': return `Mode::k${String(r.default).replace(/^./, (c) => c.toUpperCase())}`;
-    case 'uint32_t': return `${String(r.default)}u`;
-    case 'uint64_t': return `${String(r.default)}ull`;
+    case 'bool': return String(d);
+    case 'uint32_t': return `${String(d)}u`;
+    case 'uint64_t': return d === undefined ? 'kUnsetU64' : `${String(d)}ull`;
+    case 'Tristate': return d === undefined ? 'Tristate::kUnset' : d ? 'Tristate::kOn' : 'Tristate::kOff';
+    // Choices: the enum's constant for the value ('tail' -> Mode::kTail).
+    case 'Mode':
+    case 'CudaQuarantine': return `${r.native.ctype}::k${String(d).replace(/^./, (c) => c.toUpperCase())}`;
   }
 };
 
@@ -63,8 +67,9 @@ export function nativeOptionsInc(): string {
     '// GENERATED from the settings table (packages/core-native/src/ts/settings/table.ts)',
     '// by `npm run gen:options -w @mate-guard/core`; a test keeps them equal. Do not edit.',
     '//',
-    '// MATE_OPTION(type, field, js_name, default): a field of mate::Options and the',
-    '// key of the object the TS layer passes to configure(), already validated.',
+    '// MATE_OPTION(type, field, js_name, default): a field of mate::Options and its',
+    '// key in the object the TS layer passes to configure() and configureDevice()',
+    '// (already validated) and in the handoff\'s settings (options/handoff_reader.h).',
   ];
   for (const r of SETTINGS as readonly SettingRow[]) {
     if (!r.native) continue;

@@ -26,10 +26,16 @@ interface Surfaces {
   api?: true;
 }
 
-/** The C++ side of a setting: a field of mate::Options (options.inc). */
+/**
+ * The C++ side of a setting: a field of mate::Options (options.inc), read
+ * by the Node binding (host and device) and by the handoff reader of
+ * processes without Node (the CUDA library). Choice rows map to a C++ enum
+ * of the same name (`'tail'` -> `Mode::kTail`); `Tristate` is an optional
+ * boolean (unset: the process's own default).
+ */
 interface NativeField {
   field: string;
-  ctype: 'bool' | 'uint32_t' | 'uint64_t' | 'Mode';
+  ctype: 'bool' | 'uint32_t' | 'uint64_t' | 'Mode' | 'Tristate' | 'CudaQuarantine';
 }
 
 export interface SettingRow<K extends string = string, T = unknown> {
@@ -91,17 +97,19 @@ export const SETTINGS = [
     key: 'captureStacks', name: 'capture-stacks', value: booleanValue, default: true,
     description: 'Record the JS stack of every allocation for reports (each distinct stack is captured once, then recognised from its raw frames: see bench/README.md); of a chosen module\'s native allocation, the JS call into the module; with the device guard also of every kernel launch, and in Python processes the Python stacks.',
     surfaces: { guardRun: true, api: true },
+    native: { field: 'capture_stacks', ctype: 'bool' },
   }),
   row({
-    key: 'quarantineMaxBytes', name: 'quarantine-max-bytes', value: integerValue(0, 2 ** 46), default: 256 * 2 ** 20,
-    defaultText: '268435456 (256 MiB)',
-    description: 'Freed bytes kept inaccessible before their slots are reused (address space, not memory).',
+    key: 'quarantineMaxBytes', name: 'quarantine-max-bytes',
+    value: integerValue(0, 2 ** 46) as ValueKind<number | undefined>, default: undefined as number | undefined,
+    defaultText: 'unset: 268435456 (256 MiB) of host slots, 274877906944 (256 GiB) of CUDA ranges',
+    description: 'Freed bytes kept inaccessible before their slots are reused (address space, not memory), per backend: host slots, and CUDA device ranges (unmapped: they hold no GPU memory).',
     surfaces: { api: true },
     native: { field: 'quarantine_max_bytes', ctype: 'uint64_t' },
   }),
   row({
     key: 'quarantineMaxCount', name: 'quarantine-max-count', value: integerValue(0, 2 ** 31), default: 65536,
-    description: 'Freed allocations kept inaccessible before their slots are reused.',
+    description: 'Freed allocations kept inaccessible before their slots are reused (host and CUDA, each).',
     surfaces: { api: true },
     native: { field: 'quarantine_max_count', ctype: 'uint32_t' },
   }),
@@ -127,6 +135,7 @@ export const SETTINGS = [
     defaultText: 'unset: on in Node, off in Python',
     description: 'CUDA: a free waits for the work queued before it on its stream, then checks the canary at once (a violation fails the test that freed). Off: the background thread checks once that work is done (the same finding, a moment later, never stalling the program). Unset: on in Node processes, off in Python processes (no test to fail there).',
     surfaces: { runner: true, guardRun: true, api: true },
+    native: { field: 'sync_on_free', ctype: 'Tristate' },
   }),
   row({
     key: 'nativeModules', name: 'native', value: listValue('glob'), default: [] as string[],
@@ -151,16 +160,19 @@ export const SETTINGS = [
     default: 'adaptive' as CudaQuarantine,
     description: 'CUDA: adaptive: when allocations outrun the background unmapping of freed ranges (the driver serializes it, ~50 us a range), a freed range whose canary checked clean goes back out still mapped (counted as recycled; a stale pointer into it then no longer faults). strict: every freed range is unmapped and quarantined (about 1.4x the cost of adaptive in a training loop: see bench/README.md).',
     surfaces: { runner: true, guardRun: true, api: true },
+    native: { field: 'cuda_quarantine', ctype: 'CudaQuarantine' },
   }),
   row({
     key: 'trackLaunches', name: 'track-launches', value: booleanValue, default: true,
     description: 'CUDA: record every kernel launch through CUPTI (kernel, stream, JS or Python call site, arguments pointing into guarded allocations), to name the kernel behind an illegal address and to report cross-stream-free. Needs libcupti (CUDA toolkit, or PyTorch\'s CUDA wheels); without it the run says so once and goes on.',
     surfaces: { runner: true, guardRun: true, api: true },
+    native: { field: 'track_launches', ctype: 'bool' },
   }),
   row({
     key: 'launchBlocking', name: 'launch-blocking', value: booleanValue, default: false,
     description: 'CUDA: synchronize after every kernel launch, so an illegal address names exactly the launch that faulted (slower). The cross-stream check still judges the program\'s own ordering.',
     surfaces: { runner: true, guardRun: true, api: true },
+    native: { field: 'launch_blocking', ctype: 'bool' },
   }),
   row({
     key: 'forceMprotect', name: 'force-mprotect', value: booleanValue, default: false,

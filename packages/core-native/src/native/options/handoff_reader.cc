@@ -1,4 +1,4 @@
-#include "device/handoff_reader.h"
+#include "options/handoff_reader.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -7,7 +7,6 @@
 #include <vector>
 
 namespace mate {
-namespace device {
 
 namespace {
 
@@ -139,9 +138,44 @@ class Parser {
   const char* p_;
 };
 
+
+// One reader per field type of the options table. A value of the wrong
+// type is an error: the handoff is ours, so it is foreign or stale.
+bool ReadJson(const Value& v, bool* out) {
+  if (v.kind != Value::kBool) return false;
+  *out = v.b;
+  return true;
+}
+bool ReadJson(const Value& v, uint32_t* out) {
+  if (v.kind != Value::kNumber || v.n < 0) return false;
+  *out = static_cast<uint32_t>(v.n);
+  return true;
+}
+bool ReadJson(const Value& v, uint64_t* out) {
+  if (v.kind != Value::kNumber || v.n < 0) return false;
+  *out = static_cast<uint64_t>(v.n);
+  return true;
+}
+bool ReadJson(const Value& v, Tristate* out) {
+  if (v.kind == Value::kNull) return *out = Tristate::kUnset, true;
+  if (v.kind != Value::kBool) return false;
+  *out = v.b ? Tristate::kOn : Tristate::kOff;
+  return true;
+}
+bool ReadJson(const Value& v, Mode* out) {
+  if (v.kind != Value::kString || (v.s != "tail" && v.s != "head")) return false;
+  *out = v.s == "tail" ? Mode::kTail : Mode::kHead;
+  return true;
+}
+bool ReadJson(const Value& v, CudaQuarantine* out) {
+  if (v.kind != Value::kString || (v.s != "adaptive" && v.s != "strict")) return false;
+  *out = v.s == "strict" ? CudaQuarantine::kStrict : CudaQuarantine::kAdaptive;
+  return true;
+}
+
 }  // namespace
 
-bool ReadHandoff(const char* json, HandoffSettings* out, std::string* error) {
+bool ReadHandoff(const char* json, Handoff* out, std::string* error) {
   Value root;
   if (json == nullptr || !Parser(json).Parse(&root) || root.kind != Value::kObject) {
     *error = "MATE_GUARD_SETTINGS is internal to mate-guard and is not JSON";
@@ -153,29 +187,19 @@ bool ReadHandoff(const char* json, HandoffSettings* out, std::string* error) {
     *error = "MATE_GUARD_SETTINGS is not a version 1 handoff (a different mate-guard started this run?)";
     return false;
   }
-  auto str = [&](const char* k) -> const std::string* {
-    const Value* v = s->Get(k);
-    return v && v->kind == Value::kString ? &v->s : nullptr;
-  };
-  auto flag = [&](const char* k, bool* into) {
-    const Value* v = s->Get(k);
-    if (v && v->kind == Value::kBool) *into = v->b;
-  };
-  if (const std::string* m = str("mode")) out->tail_mode = *m != "head";
-  if (const Value* a = s->Get("alignment"); a && a->kind == Value::kNumber) out->alignment = static_cast<uint32_t>(a->n);
-  if (const Value* q = s->Get("quarantineMaxCount"); q && q->kind == Value::kNumber)
-    out->quarantine_max_count = static_cast<uint64_t>(q->n);
-  flag("logAllocations", &out->log_allocations);
-  flag("captureStacks", &out->capture_stacks);
-  flag("trackLaunches", &out->track_launches);
-  flag("launchBlocking", &out->launch_blocking);
-  if (const Value* v = s->Get("syncOnFree"); v && v->kind == Value::kBool) out->sync_on_free = v->b ? 1 : 0;
-  if (const std::string* q = str("cudaQuarantine")) out->strict_quarantine = *q == "strict";
-  if (const std::string* d = str("reportDir")) out->report_dir = *d;
+  // Absent keys keep their defaults (JSON has no undefined: an unset
+  // setting is absent).
+#define MATE_OPTION(type, field, js_name, def)                                                      \
+  if (const Value* v = s->Get(js_name); v != nullptr && !ReadJson(*v, &out->options.field)) {     \
+    *error = std::string("MATE_GUARD_SETTINGS has a bad ") + js_name + " (a different mate-guard started this run?)"; \
+    return false;                                                                                  \
+  }
+#include "options/options.inc"
+#undef MATE_OPTION
+  if (const Value* d = s->Get("reportDir"); d && d->kind == Value::kString) out->report_dir = d->s;
   const Value* owner = root.Get("ownerPid");
   out->owned = owner != nullptr && owner->kind == Value::kNumber;
   return true;
 }
 
-}  // namespace device
 }  // namespace mate
