@@ -15,6 +15,7 @@ const { nativeOptionsInc, describeRunnerFlags } = await import(path.join(core, '
 const { defaultSettings } = await import(path.join(core, 'settings/table.js'));
 const { REPORT_KINDS } = await import(path.join(core, 'report/kinds.js'));
 const { loadNative } = await import(path.join(core, 'allocator/native.js'));
+const { kindsTs, HEADER, OUT } = await import(path.join(ROOT, 'packages/core-native/scripts/gen-kinds.js'));
 
 const throwsConfig = (fn, message) => assert.throws(fn, (e) => e.name === 'GuardConfigError' && message.test(e.message), String(message));
 
@@ -70,7 +71,8 @@ test('options.inc is what the settings table generates', () => {
   assert.equal(fs.readFileSync(file, 'utf8'), nativeOptionsInc(), 'run `npm run gen:options -w @mate-guard/core`');
 });
 
-test('report kinds: the TS union mirrors the C++ enum', () => {
+test('report kinds: kinds.ts is what the C++ list generates, and the addon reports the same list', () => {
+  assert.equal(fs.readFileSync(OUT, 'utf8'), kindsTs(fs.readFileSync(HEADER, 'utf8')), 'run `npm run gen:kinds -w @mate-guard/core`');
   assert.deepEqual(loadNative().reportKinds(), [...REPORT_KINDS]);
 });
 

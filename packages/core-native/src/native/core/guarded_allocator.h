@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/free_status.h"
 #include "core/canary.h"
 #include "core/process_state.h"
 #include "core/slot.h"
@@ -33,8 +34,6 @@ struct AllocResult {
   size_t mapped = 0;        // bytes of the slot, guard page included
   const char* fallback_reason = nullptr;  // set when the allocation is unguarded
 };
-
-enum class FreeStatus { kFreed, kNotGuarded, kInvalidFree, kDoubleFree };
 
 // One allocation request. `alignment` 0 takes the configured alignment; at
 // most a page (larger ones fall back, counted).

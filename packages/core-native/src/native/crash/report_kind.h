@@ -5,8 +5,8 @@
 
 namespace mate {
 
-// Every kind of violation mate-guard reports. The TS side mirrors the names
-// (src/ts/report/kinds.ts); a test keeps the two lists equal.
+// Every kind of violation mate-guard reports: the one list. The TS side's
+// (src/ts/report/kinds.ts) is generated from it (`npm run gen:kinds`).
 #define MATE_REPORT_KINDS(X)                          \
   X(kHeapBufferOverflow, "heap-buffer-overflow")      \
   X(kHeapBufferUnderflow, "heap-buffer-underflow")    \

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/free_status.h"
 #include "core/canary.h"
 #include "core/slot.h"
 #include "device/cuda_driver.h"
@@ -77,8 +78,6 @@ struct DeviceStats {
   // threads, and in driver work on the background thread.
   uint64_t alloc_ns = 0, free_ns = 0, background_ns = 0;
 };
-
-enum class FreeStatus { kFreed, kNotGuarded, kInvalidFree, kDoubleFree, kFailed };
 
 // Guarded device allocations on one GPU, made with the driver's virtual
 // memory API: every allocation sits at the edge of its own mapped range,

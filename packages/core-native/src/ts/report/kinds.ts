@@ -1,5 +1,5 @@
-// Every kind of violation, mirroring the C++ enum (crash/report_kind.h); a
-// test keeps the two lists equal.
+// GENERATED from the C++ list of report kinds (src/native/crash/report_kind.h)
+// by `npm run gen:kinds -w @mate-guard/core`; a test keeps them equal. Do not edit.
 export const REPORT_KINDS = [
   'heap-buffer-overflow',
   'heap-buffer-underflow',
