@@ -77,6 +77,19 @@ struct DeviceStats {
   // Time spent, for tuning (bench/): in Allocate and Free on the callers'
   // threads, and in driver work on the background thread.
   uint64_t alloc_ns = 0, free_ns = 0, background_ns = 0;
+
+  // Another device's counters added in (the totals over every GPU).
+  void Add(const DeviceStats& s) {
+    if (granule == 0) granule = s.granule;
+    if (s.last_fallback_reason) last_fallback_reason = s.last_fallback_reason;
+    for (uint64_t DeviceStats::*f :
+         {&DeviceStats::allocations, &DeviceStats::frees, &DeviceStats::live, &DeviceStats::peak_live,
+          &DeviceStats::live_bytes, &DeviceStats::live_granules, &DeviceStats::fallbacks, &DeviceStats::quarantined,
+          &DeviceStats::quarantined_bytes, &DeviceStats::chunks_created, &DeviceStats::physical_bytes,
+          &DeviceStats::ready_hits, &DeviceStats::ready_misses, &DeviceStats::recycled, &DeviceStats::violations,
+          &DeviceStats::alloc_ns, &DeviceStats::free_ns, &DeviceStats::background_ns})
+      this->*f += s.*f;
+  }
 };
 
 // Guarded device allocations on one GPU, made with the driver's virtual

@@ -72,12 +72,19 @@ DeviceAllocator* ForDevice(int ordinal, cuda::CUresult* err) {
 }
 
 
-DeviceAllocator* OwnerOf(cuda::CUdeviceptr ptr) {
+// Calls fn on each device's allocator made so far, until it returns false.
+template <typename Fn>
+void ForEachDevice(Fn fn) {
   for (int i = 0; i < kMaxDevices; i++) {
     DeviceAllocator* a = __atomic_load_n(&g_devices[i], __ATOMIC_ACQUIRE);
-    if (a != nullptr && a->Owns(ptr)) return a;
+    if (a != nullptr && !fn(a)) return;
   }
-  return nullptr;
+}
+
+DeviceAllocator* OwnerOf(cuda::CUdeviceptr ptr) {
+  DeviceAllocator* owner = nullptr;
+  ForEachDevice([&](DeviceAllocator* a) { return !(a->Owns(ptr) && (owner = a)); });
+  return owner;
 }
 
 }  // namespace
@@ -208,48 +215,18 @@ void OnStickyError(cuda::CUresult err, const char* where, uint64_t exact_launch)
 }
 
 void CheckHealthAll(const char* where) {
-  for (int i = 0; i < kMaxDevices; i++) {
-    DeviceAllocator* a = __atomic_load_n(&g_devices[i], __ATOMIC_ACQUIRE);
-    if (a != nullptr) a->CheckHealth(where);
-  }
+  ForEachDevice([&](DeviceAllocator* a) { return a->CheckHealth(where), true; });
 }
 
 DeviceStats TotalStats() {
   DeviceStats t;
-  for (int i = 0; i < kMaxDevices; i++) {
-    DeviceAllocator* a = __atomic_load_n(&g_devices[i], __ATOMIC_ACQUIRE);
-    if (a == nullptr) continue;
-    DeviceStats s = a->Stats();
-    if (t.granule == 0) t.granule = s.granule;
-    t.allocations += s.allocations;
-    t.frees += s.frees;
-    t.live += s.live;
-    t.peak_live += s.peak_live;
-    t.live_bytes += s.live_bytes;
-    t.live_granules += s.live_granules;
-    t.fallbacks += s.fallbacks;
-    if (s.last_fallback_reason) t.last_fallback_reason = s.last_fallback_reason;
-    t.quarantined += s.quarantined;
-    t.quarantined_bytes += s.quarantined_bytes;
-    t.chunks_created += s.chunks_created;
-    t.physical_bytes += s.physical_bytes;
-    t.ready_hits += s.ready_hits;
-    t.ready_misses += s.ready_misses;
-    t.recycled += s.recycled;
-    t.violations += s.violations;
-    t.alloc_ns += s.alloc_ns;
-    t.free_ns += s.free_ns;
-    t.background_ns += s.background_ns;
-  }
+  ForEachDevice([&](DeviceAllocator* a) { return t.Add(a->Stats()), true; });
   return t;
 }
 
 void ShutdownAll() {
   StopTracking();
-  for (int i = 0; i < kMaxDevices; i++) {
-    DeviceAllocator* a = __atomic_load_n(&g_devices[i], __ATOMIC_ACQUIRE);
-    if (a != nullptr) a->Shutdown();
-  }
+  ForEachDevice([](DeviceAllocator* a) { return a->Shutdown(), true; });
 }
 
 const char* LastError() {
