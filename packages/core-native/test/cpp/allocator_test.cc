@@ -1,0 +1,99 @@
+// core/: the guarded allocator's contract, in-process.
+#include <stdlib.h>
+#include <string.h>
+
+#include <cstdint>
+#include <string>
+
+#include "check.h"
+#include "core/guarded_allocator.h"
+#include "crash/describe.h"
+
+namespace {
+
+mate::GuardedAllocator* Allocator() {
+  static mate::GuardedAllocator* a = [] {
+    std::string error;
+    mate::Options o;  // the settings table's defaults: tail mode, alignment 16
+    o.quarantine_max_bytes = mate::kHostQuarantineBytes;
+    mate::GuardedAllocator* made = mate::GuardedAllocator::Create(o, &error);
+    if (made == nullptr) fprintf(stderr, "  GuardedAllocator::Create: %s\n", error.c_str());
+    return made;
+  }();
+  return a;
+}
+
+uintptr_t Addr(const void* p) { return reinterpret_cast<uintptr_t>(p); }
+
+}  // namespace
+
+TEST(tail_mode_puts_the_end_within_alignment_of_the_guard_page) {
+  mate::GuardedAllocator* a = Allocator();
+  CHECK(a != nullptr);
+  mate::AllocResult r = a->Allocate(100, 0);
+  CHECK(r.ptr != nullptr);
+  CHECK(a->InRegion(Addr(r.ptr)));
+  CHECK_EQ(Addr(r.ptr) % 16, 0u);
+  uintptr_t page = a->page_size();
+  uintptr_t end = Addr(r.ptr) + 100;
+  CHECK(((end + page - 1) & ~(page - 1)) - end < 16);  // the gap to the guard page is canary
+  size_t size = 0;
+  CHECK(a->LiveSize(r.ptr, &size));
+  CHECK_EQ(size, 100u);
+  CHECK(a->Free(r.ptr, mate::FreedBy::kExplicit, 0).status == mate::FreeStatus::kFreed);
+}
+
+TEST(a_second_free_is_a_double_free_and_a_pointer_inside_is_an_invalid_free) {
+  mate::GuardedAllocator* a = Allocator();
+  mate::AllocResult r = a->Allocate(64, 0);
+  char* p = static_cast<char*>(r.ptr);
+  CHECK(a->Free(p + 8, mate::FreedBy::kExplicit, 0).status == mate::FreeStatus::kInvalidFree);
+  CHECK(a->Free(p, mate::FreedBy::kExplicit, 0).status == mate::FreeStatus::kFreed);
+  mate::FreeResult again = a->Free(p, mate::FreedBy::kExplicit, 0);
+  CHECK(again.status == mate::FreeStatus::kDoubleFree);
+  CHECK_EQ(again.record.size, 64u);
+  size_t size = 0;
+  CHECK(!a->LiveSize(p, &size));
+}
+
+TEST(a_pointer_from_elsewhere_is_not_guarded) {
+  mate::GuardedAllocator* a = Allocator();
+  void* plain = malloc(32);
+  CHECK(!a->InRegion(Addr(plain)));
+  CHECK(a->Free(plain, mate::FreedBy::kExplicit, 0).status == mate::FreeStatus::kNotGuarded);
+  free(plain);
+}
+
+TEST(damage_to_the_canary_before_the_start_is_found_by_a_check) {
+  mate::GuardedAllocator* a = Allocator();
+  mate::AllocResult r = a->Allocate(48, 0);
+  static_cast<volatile char*>(r.ptr)[-1] = 0x5a;  // tail mode: the canary side is before the start
+  std::vector<mate::CanaryViolation> found = a->CheckAll();
+  CHECK_EQ(found.size(), 1u);
+  if (!found.empty()) CHECK_EQ(found[0].record.alloc_id, r.id);
+  CHECK(a->CheckAll().empty());  // reported once
+}
+
+TEST(describe_names_an_overflow_and_a_use_after_free_by_their_distance) {
+  mate::GuardedAllocator* a = Allocator();
+  mate::AllocResult r = a->Allocate(4096, 0);  // page-sized: the end is exactly the guard page
+  mate::Violation v;
+  CHECK(mate::DescribeFault(*a, Addr(r.ptr) + 4096, mate::AccessType::kWrite, &v));
+  CHECK(v.kind == mate::ReportKind::kHeapBufferOverflow);
+  CHECK_EQ(v.distance, 1u);  // the first byte past the end: "1 byte past the end"
+  CHECK_EQ(v.record.alloc_id, r.id);
+  a->Free(r.ptr, mate::FreedBy::kExplicit, 0);
+  a->FlushFrees();
+  mate::Violation u;
+  CHECK(mate::DescribeFault(*a, Addr(r.ptr) + 10, mate::AccessType::kRead, &u));
+  CHECK(u.kind == mate::ReportKind::kHeapUseAfterFree);
+  CHECK_EQ(u.distance, 10u);
+}
+
+TEST(describe_leaves_addresses_outside_the_region_to_others) {
+  mate::GuardedAllocator* a = Allocator();
+  int local = 0;
+  mate::Violation v;
+  CHECK(!mate::DescribeFault(*a, Addr(&local), mate::AccessType::kWrite, &v));
+  CHECK(!mate::DescribeFault(*a, 0, mate::AccessType::kWrite, &v));
+}
