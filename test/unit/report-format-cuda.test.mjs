@@ -85,3 +85,15 @@ test('every line of a device report starts with ==mate-guard==', () => {
     for (const line of lines(name)) assert.ok(line.startsWith('==mate-guard== '), `${name}: ${line}`);
   }
 });
+
+test('a pointer a launch was given twice (or in two parameters) is one line', () => {
+  const twice = (e) => {
+    const [launch] = e.launches.list;
+    const [arg] = launch.args;
+    return { ...e, launches: { ...e.launches, list: [{ ...launch, args: [arg, { ...arg }, { ...arg, param: 2 }] }, ...e.launches.list.slice(1)] } };
+  };
+  const l = lines('cuda-illegal-address', twice);
+  const argLines = l.slice(2, l.findIndex((x, i) => i > 2 && !x.startsWith('==mate-guard==     ')));
+  assert.equal(argLines.filter((x) => x.includes('allocation #1 ')).length, 1, argLines.join('\n'));
+  assert.match(argLines.join('\n'), /^==mate-guard== {5}arguments 0, 2 = 0x[0-9a-f]+: allocation #1 \(4000 bytes at 0x[0-9a-f]+, tail mode\)$/m);
+});

@@ -94,8 +94,12 @@ void InstallOnce() {
   const char* path = getenv("PATH");
   if (node && *node) ConfigurePrinter(node, PrinterScript().c_str(), path ? path : "", false);
   SetPythonStacks(h.options.capture_stacks);
+  // Python stacks of allocations, launches and frees (`del x`, a tensor
+  // dropped at scope exit): where the GIL is held or can be taken back;
+  // threads Python never ran on (autograd's) have none.
   SetStackProvider(&CapturePythonStack);
   SetSiteProvider(&CapturePythonStack);
+  SetFreeStackProvider(&CapturePythonStack);
   g_status = Install(config, &g_sink, &g_error) ? 0 : 1;
 }
 

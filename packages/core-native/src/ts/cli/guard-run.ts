@@ -63,9 +63,11 @@ export async function guardRun(args: GuardRunArgs): Promise<number> {
     process.stderr.write(`mate guard-run: could not start ${show(command)}: ${err.message}\n`);
     return undefined;
   });
-  // Canary damage: the whole command once more, in the configuration that faults.
+  // Canary damage: the whole command once more, in the configuration that
+  // faults, with the same environment (Python processes find the device
+  // guard through it).
   const reruns = exit && run.settings.rerun
-    ? await rerunCanaryReports(run.read().violations, run.settings, () => ({ command, args: commandArgs, env: { NODE_OPTIONS: env.NODE_OPTIONS }, autoInstall: true }), '--no-rerun')
+    ? await rerunCanaryReports(run.read().violations, run.settings, () => ({ command, args: commandArgs, env, autoInstall: true }), '--no-rerun')
     : '';
   const { text, exitCode } = run.finish({ status: exit?.status ?? 127 });
   if (!exit) return 127;

@@ -259,11 +259,20 @@ function launchLines(l: DeviceLaunch, indent: string): string[] {
   if (site) lines.push(`${indent}  launched at ${site}`);
   if (l.test) lines.push(`${indent}  launched during test: ${l.test}`);
   if (l.argCount === 0) lines.push(`${indent}  no argument points into a guarded allocation`);
+  // One line per pointer: a kernel given the same pointer in several
+  // parameters (or seen twice for one) names them together.
+  const byPointer = new Map<string, { where: string[]; arg: (typeof l.args)[number] }>();
   for (const arg of l.args) {
-    const where = arg.offset ? `argument ${arg.param} (at byte ${arg.offset} of it)` : `argument ${arg.param}`;
+    const where = arg.offset ? `${arg.param} (at byte ${arg.offset} of it)` : `${arg.param}`;
+    const key = `${arg.value}/${arg.allocation.id}`;
+    const seen = byPointer.get(key);
+    if (!seen) byPointer.set(key, { where: [where], arg });
+    else if (!seen.where.includes(where)) seen.where.push(where);
+  }
+  for (const { where, arg } of byPointer.values()) {
     const off = BigInt(arg.value) - BigInt(arg.allocation.start);
     const rel = off === 0n ? '' : off > 0n ? ` + ${off}` : ` - ${-off}`;
-    lines.push(`${indent}  ${where} = ${arg.value}: allocation ${allocationBrief(arg.allocation)}${rel ? `, pointer at its start${rel}` : ''}`);
+    lines.push(`${indent}  ${where.length > 1 ? 'arguments' : 'argument'} ${where.join(', ')} = ${arg.value}: allocation ${allocationBrief(arg.allocation)}${rel ? `, pointer at its start${rel}` : ''}`);
   }
   if (l.argCount > l.args.length) lines.push(`${indent}  … ${l.argCount - l.args.length} more guarded pointer arguments`);
   return lines;

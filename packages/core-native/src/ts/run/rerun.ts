@@ -1,7 +1,7 @@
 // Canary damage is found late, away from the bad access. A drop-in CLI
 // (mate-vitest, mate-jest, mate-mocha, guard-run) then reruns the affected
 // test files once in the configuration that makes that access fault (the
-// other mode, or alignment 1 for the alignment gap), and attaches the fault
+// other mode, or a smaller alignment for the alignment gap), and attaches the fault
 // report (with its access site) under the original. The run's exit code
 // stays failing whatever the rerun finds.
 import { spawn } from 'node:child_process';
@@ -22,6 +22,8 @@ const isCanary = (e: ViolationEvent): e is CanaryEvent => e.kind === 'canary-cor
 export interface RerunGroup {
   mode: GuardMode;
   alignment: number;
+  /** Device (CUDA) damage: launch blocking in the rerun, so the fault names its kernel. */
+  launchBlocking: boolean;
   /** `head mode`, `tail mode with alignment 1` */
   label: string;
   /** Test files, as the reports name them (relative to the working directory). */
@@ -43,12 +45,29 @@ export type RerunLauncher = (group: RerunGroup) => {
 
 const fileOf = (testPath: string | null): string | undefined => (testPath ? testPath.split(' > ')[0] : undefined);
 
-/** The configuration that makes the access behind a canary report fault. */
-function faultingConfig(e: CanaryEvent, settings: GuardSettings): { mode: GuardMode; alignment: number } {
+/** The largest power of two that divides `n` (n > 0). */
+const lowBit = (n: number): number => {
+  let b = 1;
+  while (b < 2 ** 30 && n % (b * 2) === 0) b *= 2;
+  return b;
+};
+
+/**
+ * The configuration that makes the access behind a canary report fault.
+ * Past the end in tail mode the write landed in the alignment gap: host
+ * memory reruns byte-exact; device memory with the largest power of two
+ * dividing the size, which puts the end on the guard yet keeps every
+ * element (a size is a whole number of them, vector loads included)
+ * aligned, where alignment 1 would misalign a kernel's loads.
+ */
+function faultingConfig(e: CanaryEvent, settings: GuardSettings): { mode: GuardMode; alignment: number; launchBlocking: boolean } {
+  const device = e.allocation.backend === 'cuda';
+  const launchBlocking = device || settings.launchBlocking;
   const before = (e.damage?.before.bytes ?? 0) > 0;
-  if (e.allocation.mode === 'tail' && before) return { mode: 'head', alignment: settings.alignment };
-  if (e.allocation.mode === 'head') return { mode: 'tail', alignment: settings.alignment };
-  return { mode: 'tail', alignment: 1 }; // past the end in tail mode: the alignment gap
+  if (e.allocation.mode === 'tail' && before) return { mode: 'head', alignment: settings.alignment, launchBlocking };
+  if (e.allocation.mode === 'head') return { mode: 'tail', alignment: settings.alignment, launchBlocking };
+  const alignment = device && e.allocation.size > 0 ? Math.min(lowBit(e.allocation.size), e.allocation.alignment) : 1;
+  return { mode: 'tail', alignment, launchBlocking };
 }
 
 /** The reruns the canary reports of a run call for, one per configuration. */
@@ -56,12 +75,12 @@ export function planReruns(events: readonly ViolationEvent[], settings: GuardSet
   const groups = new Map<string, RerunGroup>();
   for (const e of events) {
     if (!isCanary(e)) continue;
-    const { mode, alignment } = faultingConfig(e, settings);
-    const key = `${mode}/${alignment}`;
+    const { mode, alignment, launchBlocking } = faultingConfig(e, settings);
+    const key = `${mode}/${alignment}/${launchBlocking}`;
     let g = groups.get(key);
     if (!g) {
-      const label = alignment === 1 && alignment !== settings.alignment ? `${mode} mode with alignment 1` : `${mode} mode`;
-      g = { mode, alignment, label, files: [], tests: [], events: [] };
+      const label = alignment !== settings.alignment ? `${mode} mode with alignment ${alignment}` : `${mode} mode`;
+      g = { mode, alignment, launchBlocking, label, files: [], tests: [], events: [] };
       groups.set(key, g);
     }
     g.events.push(e);
@@ -84,7 +103,7 @@ async function runGroup(group: RerunGroup, launch: RerunLauncher, settings: Guar
   // Every runner setting is explicit: a Jest file's options must not change the mode back.
   const run = GuardedRun.start({
     runner: 'rerun',
-    settings: { ...settings, enabled: true, mode: group.mode, alignment: group.alignment, rerun: false },
+    settings: { ...settings, enabled: true, mode: group.mode, alignment: group.alignment, launchBlocking: group.launchBlocking, rerun: false },
     explicit: runnerKeys,
     env,
     autoInstall: spec.autoInstall,

@@ -1,0 +1,34 @@
+// Which configuration a rerun of canary damage uses: the one that makes the
+// bad access fault at once, for host and device memory.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { test } from 'node:test';
+
+import { ROOT } from '../helpers/run.mjs';
+
+const { planReruns } = await import(path.join(ROOT, 'packages/core-native/dist/run/rerun.js'));
+const { defaultSettings } = await import(path.join(ROOT, 'packages/core-native/dist/settings/table.js'));
+const gap = JSON.parse(fs.readFileSync(path.join(ROOT, 'test/fixtures/events/gap-overflow.json'), 'utf8'));
+const settings = defaultSettings({});
+const withAllocation = (edit) => ({ ...gap, allocation: { ...gap.allocation, ...edit } });
+
+test('host damage in the alignment gap reruns byte-exact', () => {
+  const [g] = planReruns([gap], settings);
+  assert.deepEqual([g.mode, g.alignment, g.launchBlocking, g.label], ['tail', 1, false, 'tail mode with alignment 1']);
+});
+
+test('device damage in the gap reruns with the largest power of two dividing the size, and launch blocking', () => {
+  // 1001 floats: 4004 bytes, 12 bytes of gap at alignment 16; alignment 4 puts the end on the guard.
+  const [g] = planReruns([withAllocation({ backend: 'cuda', size: 4004 })], settings);
+  assert.deepEqual([g.mode, g.alignment, g.launchBlocking, g.label], ['tail', 4, true, 'tail mode with alignment 4']);
+  // An odd size (bytes): byte-exact; 4008 bytes: 8.
+  assert.equal(planReruns([withAllocation({ backend: 'cuda', size: 4001 })], settings)[0].alignment, 1);
+  assert.equal(planReruns([withAllocation({ backend: 'cuda', size: 4008 })], settings)[0].alignment, 8);
+});
+
+test('damage before the start in tail mode reruns in head mode at the same alignment', () => {
+  const before = { ...gap, damage: { before: { bytes: 1, nearest: 1, farthest: 1 }, after: { bytes: 0, nearest: 0, farthest: 0 } } };
+  const [g] = planReruns([before], settings);
+  assert.deepEqual([g.mode, g.alignment, g.label], ['head', 16, 'head mode']);
+});
