@@ -13,6 +13,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 
+import { lineOf } from './helpers/native-frames.mjs';
 import { MATE, reportLines, run, ROOT } from './helpers/run.mjs';
 
 const require = createRequire(import.meta.url);
@@ -242,6 +243,24 @@ for (const [runner, r] of Object.entries(RUNNERS)) {
 describe('PyTorch under mate guard-run --device cuda', { skip: torchSkip() }, () => {
   const python = (file, ...args) => ['python3', file, ...args];
   const slow = { timeout: 300_000 };
+  const TRITON = {
+    alloc: lineOf(fixture('triton_overrun.py'), "x = torch.zeros(N, device='cuda')"),
+    launch: lineOf(fixture('triton_overrun.py'), 'fill_inclusive[(1,)]'),
+    del: lineOf(fixture('triton_overrun.py'), 'del x'),
+  };
+
+  test('a one-float overrun into the alignment gap of 1001 floats: the canary report names where the tensor was freed, and the rerun with alignment 4 faults at the launch', async () => {
+    const r = await guardRun([], python(fixture('triton_overrun.py'), '1001'), slow);
+    assert.equal(r.code, 1, r.output);
+    const text = report(r);
+    assert.match(text, /ERROR: canary-corruption: 4 bytes past the end of allocation #\d+ \(4004 bytes, tail mode\) damaged/);
+    const freedAt = text.slice(text.indexOf('freed at:')).split('\n').slice(1, 4).join('\n');
+    assert.match(freedAt, new RegExp(`triton_overrun\\.py:${TRITON.del}\\)`), `the Python stack of the free (del x):\n${text}`);
+    assert.match(r.output, /\[mate-guard\] rerunning the command in tail mode with alignment 4 to find the access behind a canary report/);
+    assert.match(r.output, /\[mate-guard\] rerun in tail mode with alignment 4: the canary-corruption of allocation #\d+ \(4004 bytes, tail mode\) faults at the first bad access:/);
+    const rerun = r.output.slice(r.output.indexOf('rerun in tail mode with alignment 4:'));
+    assert.match(rerun, /the kernel that faulted \(launch blocking: its own synchronize returned the error\):\n==mate-guard== {3}fill_inclusive/);
+  });
 
   test('a Triton one-float overrun is silent with the caching allocator and with caching off', async () => {
     for (const env of [{}, { PYTORCH_NO_CUDA_MEMORY_CACHING: '1' }]) {
@@ -258,7 +277,7 @@ describe('PyTorch under mate guard-run --device cuda', { skip: torchSkip() }, ()
     const text = report(r);
     assert.match(text, /ERROR: illegal-address: the GPU reported CUDA_ERROR_ILLEGAL_ADDRESS/);
     assert.match(text, /fill_inclusive \(launch \d+ on the default stream\)/);
-    assert.match(text, /launched at <module> \(.*triton_overrun\.py:19\)/);
+    assert.match(text, new RegExp(`launched at <module> \\(.*triton_overrun\\.py:${TRITON.launch}\\)`));
     assert.match(text, /argument 0 = 0x[0-9a-f]+: allocation #\d+ \(4000 bytes at 0x[0-9a-f]+, tail mode\)/);
   });
 
@@ -273,7 +292,7 @@ describe('PyTorch under mate guard-run --device cuda', { skip: torchSkip() }, ()
     assert.equal(r.code, 1, r.output);
     const text = report(r);
     assert.match(text, /ERROR: canary-corruption: 4 bytes past the end of allocation #\d+ \(4000 bytes, head mode\) damaged/);
-    assert.match(text, /triton_overrun\.py:16/);
+    assert.match(text, new RegExp(`triton_overrun\\.py:${TRITON.alloc}`));
   });
 
   test('the record_stream matrix: only unordered frees are reported, two user streams twice', async () => {
