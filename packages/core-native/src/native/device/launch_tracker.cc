@@ -14,6 +14,8 @@
 #include "core/stack_store.h"
 #include "device/cupti.h"
 #include "device/device_guard.h"
+#include "device/kernel_params.h"
+#include "device/stream_clocks.h"
 
 namespace mate {
 namespace device {
@@ -23,34 +25,13 @@ namespace {
 using cuda::CUfunction;
 using cuda::CUstream;
 
-constexpr size_t kMaxStreams = 32;          // stream clocks kept exactly; more share the last index
-constexpr uint16_t kLegacy = 0;             // the legacy default stream (null, 0x1)
-constexpr uint16_t kPerThread = 1;          // the per-thread default stream (0x2)
-constexpr uint16_t kOverflow = kMaxStreams - 1;
-constexpr size_t kRing = 4096;              // launches remembered
+constexpr size_t kRing = 4096;  // launches remembered
 constexpr size_t kArgsKept = kMaxDeviceLaunchArgs;
-constexpr size_t kMaxParams = 512;
-
-using Clock = std::array<uint64_t, kMaxStreams>;
-
-void Join(Clock* into, const Clock& other) {
-  for (size_t i = 0; i < kMaxStreams; i++) (*into)[i] = std::max((*into)[i], other[i]);
-}
 
 uint64_t NowNs() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                    std::chrono::steady_clock::now().time_since_epoch()).count());
 }
-
-struct Param {
-  uint32_t offset, size;
-};
-
-struct Kernel {
-  uint32_t name = 0;            // StackStore id
-  bool layout = false;          // parameter layout known
-  std::vector<Param> params;
-};
 
 struct Entry {
   uint64_t number = 0;
@@ -75,18 +56,8 @@ struct State {
   bool blocking = false;
   std::string off = "the device guard is not installed";
   SiteProvider site = nullptr;
-  // Streams, their clocks, and what the host knows completed.
-  CUstream handles[kMaxStreams] = {};
-  bool blocking_stream[kMaxStreams] = {};
-  uint16_t count = 2;  // the legacy and per-thread default streams are always there
-  std::unordered_map<CUstream, uint16_t> index;
-  Clock seq{};
-  Clock clock[kMaxStreams] = {};
-  Clock host{};
-  Clock done{};  // launches known finished, the guard's own synchronizes included (for reports only)
-  std::unordered_map<cuda::CUevent, Clock> events;
-  // Kernels by function (a CUfunction or a CUkernel).
-  std::unordered_map<const void*, Kernel> kernels;
+  StreamClocks clocks;  // streams and what each is ordered after
+  KernelTable kernels;
   // The last launches.
   Entry ring[kRing];
   uint64_t launches = 0;
@@ -100,85 +71,6 @@ State& S() {
 
 thread_local int t_internal = 0;        // inside the guard's own driver calls
 thread_local int t_inside = 0;          // inside our callback (CUDA calls we make from it)
-
-// Under mu. `ptsz`: the call's null stream is the per-thread default stream.
-uint16_t IndexOf(State& st, CUstream s, bool ptsz) {
-  if (s == nullptr) return ptsz ? kPerThread : kLegacy;
-  if (reinterpret_cast<uintptr_t>(s) == cuda::kStreamLegacy) return kLegacy;
-  if (reinterpret_cast<uintptr_t>(s) == cuda::kStreamPerThread) return kPerThread;
-  auto it = st.index.find(s);
-  if (it != st.index.end()) return it->second;
-  uint16_t i = st.count < kOverflow ? st.count++ : kOverflow;
-  if (i != kOverflow) {
-    // A stream we did not see created (made before tracking started): ask.
-    unsigned flags = cuda::kStreamNonBlocking;
-    st.drv->cuStreamGetFlags(s, &flags);
-    st.blocking_stream[i] = (flags & cuda::kStreamNonBlocking) == 0;
-    st.handles[i] = s;
-  }
-  st.index.emplace(s, i);
-  return i;
-}
-
-// What work queued on stream `i` now is ordered after: its own clock, plus
-// the legacy default stream's implicit synchronization with blocking streams.
-Clock Effective(const State& st, uint16_t i) {
-  Clock c = st.clock[i];
-  c[i] = std::max(c[i], st.seq[i]);
-  if (i == kLegacy) {
-    for (uint16_t b = 1; b < st.count; b++) {
-      if (!st.blocking_stream[b]) continue;
-      Join(&c, st.clock[b]);
-      c[b] = std::max(c[b], st.seq[b]);
-    }
-  } else if (st.blocking_stream[i]) {
-    Join(&c, st.clock[kLegacy]);
-    c[kLegacy] = std::max(c[kLegacy], st.seq[kLegacy]);
-  }
-  return c;
-}
-
-void HostKnowsAll(State& st) {
-  for (size_t i = 0; i < kMaxStreams; i++) st.host[i] = std::max(st.host[i], st.seq[i]);
-}
-
-
-// Under mu: the kernel's name and parameter layout, found once per function.
-const Kernel& KernelOf(State& st, const void* key, CUfunction f, const char* symbol) {
-  auto it = st.kernels.find(key);
-  if (it != st.kernels.end()) return it->second;
-  Kernel k;
-  const char* name = symbol;
-  if ((name == nullptr || *name == '\0') && f != nullptr && st.drv->cuFuncGetName) st.drv->cuFuncGetName(&name, f);
-  if (name == nullptr || *name == '\0') name = "(unnamed kernel)";
-  k.name = StackStore::Get().Intern(name, strlen(name));
-  // A CUfunction, or a CUkernel (the CUDA runtime's launches): whichever
-  // query answers for the first parameter reads them all.
-  using Query = cuda::CUresult (*)(CUfunction, size_t, size_t*, size_t*);
-  CUfunction from_kernel = nullptr;
-  if (f != nullptr && st.drv->cuKernelGetFunction && st.drv->cuKernelGetFunction(&from_kernel, f) != cuda::kSuccess)
-    from_kernel = nullptr;
-  const std::pair<Query, CUfunction> queries[] = {
-      {st.drv->cuFuncGetParamInfo, f}, {st.drv->cuKernelGetParamInfo, f}, {st.drv->cuFuncGetParamInfo, from_kernel}};
-  for (const auto& [query, handle] : queries) {
-    size_t off = 0, size = 0;
-    if (query == nullptr || handle == nullptr || query(handle, 0, &off, &size) != cuda::kSuccess) continue;
-    for (size_t i = 0; i < kMaxParams && query(handle, i, &off, &size) == cuda::kSuccess; i++)
-      k.params.push_back(Param{static_cast<uint32_t>(off), static_cast<uint32_t>(size)});
-    break;
-  }
-  // No answer: a kernel without parameters, or a handle neither query knows.
-  k.layout = !k.params.empty();
-  return st.kernels.emplace(key, std::move(k)).first->second;
-}
-
-// The packed parameter buffer of a launch given through `extra`.
-const uint8_t* ExtraBuffer(void** extra) {
-  for (size_t i = 0; extra && extra[i] != nullptr && i < 16; i += 2) {
-    if (extra[i] == reinterpret_cast<void*>(1)) return static_cast<const uint8_t*>(extra[i + 1]);  // CU_LAUNCH_PARAM_BUFFER_POINTER
-  }
-  return nullptr;
-}
 
 struct Launch {
   CUfunction f = nullptr;
@@ -195,32 +87,28 @@ void Record(const Launch& l) {
   // The call site first: a JS provider runs JS, outside our lock.
   SiteProvider site = __atomic_load_n(&st.site, __ATOMIC_ACQUIRE);
   uint32_t site_id = site ? site() : 0;
-  std::vector<Param> params;
+  std::vector<KernelParam> params;
   bool layout;
   StreamUse use;
   CUstream stream;
   uint64_t number;
   {
     std::lock_guard<std::mutex> lock(st.mu);
-    const Kernel& k = KernelOf(st, l.f, l.f, l.symbol);
+    const Kernel& k = st.kernels.Of(st.drv, l.f, l.symbol);
     layout = k.layout;
     params = k.params;
-    uint16_t i = IndexOf(st, l.stream, l.ptsz);
-    // The launch runs after everything its stream is ordered after.
-    st.clock[i] = Effective(st, i);
-    st.seq[i]++;
-    st.clock[i][i] = st.seq[i];
+    use = st.clocks.Launch(l.stream, l.ptsz);
     number = ++st.launches;
+    use.launch = number;
     Entry& e = st.ring[number % kRing];
     e = Entry{};
     e.number = number;
     e.kernel = k.name;
     e.stream = l.stream;
-    e.stream_index = i;
-    e.seq = st.seq[i];
+    e.stream_index = use.stream;
+    e.seq = use.seq;
     e.site = site_id;
     e.test = CurrentTestId();
-    use = StreamUse{i, st.seq[i], number};
     stream = l.stream;
     st.stats.launches++;
     if (!layout) st.stats.no_layout++;
@@ -274,55 +162,17 @@ void Record(const Launch& l) {
       OnStickyError(r, "the synchronize after the launch (launch blocking)", number);
     } else if (r == cuda::kSuccess) {
       std::lock_guard<std::mutex> lock(st.mu);
-      st.done[use.stream] = std::max(st.done[use.stream], use.seq);
+      st.clocks.LaunchDone(use);
     }
   }
 }
 
-void OnEventRecord(cuda::CUevent ev, CUstream s, bool ptsz) {
+// Ordering calls, under the lock.
+template <typename Fn>
+void Clocks(Fn fn) {
   State& st = S();
   std::lock_guard<std::mutex> lock(st.mu);
-  st.events[ev] = Effective(st, IndexOf(st, s, ptsz));
-}
-
-void OnStreamWait(CUstream s, cuda::CUevent ev, bool ptsz) {
-  State& st = S();
-  std::lock_guard<std::mutex> lock(st.mu);
-  auto it = st.events.find(ev);
-  if (it == st.events.end()) return;  // recorded before tracking started
-  Join(&st.clock[IndexOf(st, s, ptsz)], it->second);
-}
-
-void OnStreamDone(CUstream s, bool ptsz) {
-  State& st = S();
-  std::lock_guard<std::mutex> lock(st.mu);
-  Join(&st.host, Effective(st, IndexOf(st, s, ptsz)));
-}
-
-void OnEventDone(cuda::CUevent ev) {
-  State& st = S();
-  std::lock_guard<std::mutex> lock(st.mu);
-  auto it = st.events.find(ev);
-  if (it != st.events.end()) Join(&st.host, it->second);
-}
-
-void OnContextDone() {
-  State& st = S();
-  std::lock_guard<std::mutex> lock(st.mu);
-  HostKnowsAll(st);
-}
-
-void OnEventDestroy(cuda::CUevent ev) {
-  State& st = S();
-  std::lock_guard<std::mutex> lock(st.mu);
-  st.events.erase(ev);
-}
-
-void OnStreamCreated(CUstream s, unsigned flags) {
-  State& st = S();
-  std::lock_guard<std::mutex> lock(st.mu);
-  uint16_t i = IndexOf(st, s, false);
-  if (i != kOverflow) st.blocking_stream[i] = (flags & cuda::kStreamNonBlocking) == 0;
+  fn(st.clocks);
 }
 
 template <typename T>
@@ -365,22 +215,25 @@ void Ordering(cupti::CallbackId id, const cupti::CallbackData* cb) {
   if (id == dr::kEventRecord || id == dr::kEventRecordPtsz || id == dr::kEventRecordWithFlags ||
       id == dr::kEventRecordWithFlagsPtsz) {
     const auto* p = P<cupti::EventStream_params>(cb);
-    OnEventRecord(p->event, p->stream, id == dr::kEventRecordPtsz || id == dr::kEventRecordWithFlagsPtsz);
+    Clocks([&](StreamClocks& c) { c.EventRecorded(p->event, p->stream, id == dr::kEventRecordPtsz || id == dr::kEventRecordWithFlagsPtsz); });
   } else if (id == dr::kStreamWaitEvent || id == dr::kStreamWaitEventPtsz) {
     const auto* p = P<cupti::StreamEvent_params>(cb);
-    OnStreamWait(p->stream, p->event, id == dr::kStreamWaitEventPtsz);
+    Clocks([&](StreamClocks& c) { c.StreamWaited(p->stream, p->event, id == dr::kStreamWaitEventPtsz); });
   } else if (id == dr::kCtxSynchronize || id == dr::kCtxSynchronizeV2) {
-    OnContextDone();
+    Clocks([](StreamClocks& c) { c.ContextDone(); });
   } else if (id == dr::kStreamSynchronize || id == dr::kStreamSynchronizePtsz || id == dr::kStreamQuery ||
              id == dr::kStreamQueryPtsz) {
-    OnStreamDone(P<cupti::Stream_params>(cb)->stream, id == dr::kStreamSynchronizePtsz || id == dr::kStreamQueryPtsz);
+    CUstream stream = P<cupti::Stream_params>(cb)->stream;
+    Clocks([&](StreamClocks& c) { c.StreamDone(stream, id == dr::kStreamSynchronizePtsz || id == dr::kStreamQueryPtsz); });
   } else if (id == dr::kEventSynchronize || id == dr::kEventQuery) {
-    OnEventDone(P<cupti::Event_params>(cb)->event);
+    cuda::CUevent ev = P<cupti::Event_params>(cb)->event;
+    Clocks([&](StreamClocks& c) { c.EventDone(ev); });
   } else if (id == dr::kEventDestroy || id == dr::kEventDestroyV2) {
-    OnEventDestroy(P<cupti::Event_params>(cb)->event);
+    cuda::CUevent ev = P<cupti::Event_params>(cb)->event;
+    Clocks([&](StreamClocks& c) { c.EventDestroyed(ev); });
   } else if (id == dr::kStreamCreate || id == dr::kStreamCreateWithPriority) {
     const auto* p = P<cupti::StreamCreate_params>(cb);
-    if (p->stream) OnStreamCreated(*p->stream, p->flags);
+    if (p->stream) Clocks([&](StreamClocks& c) { c.StreamCreated(*p->stream, p->flags); });
   }
 }
 
@@ -432,6 +285,7 @@ bool StartTracking(const cuda::Driver* drv, const TrackerOptions& options, std::
   std::lock_guard<std::mutex> lock(st.mu);
   if (st.on) return true;
   st.drv = drv;
+  st.clocks.SetDriver(drv);
   st.blocking = options.blocking;
   const char* load_why = nullptr;
   st.api = cupti::Load(&load_why);
@@ -484,20 +338,13 @@ void SetSiteProvider(SiteProvider provider) { __atomic_store_n(&S().site, provid
 bool Ordered(CUstream stream, const StreamUse& use) {
   State& st = S();
   std::lock_guard<std::mutex> lock(st.mu);
-  if (!st.on) return true;
-  uint16_t f = IndexOf(st, stream, false);
-  if (use.stream == f || use.stream == kOverflow || f == kOverflow) return true;  // same stream, or not told apart
-  Clock c = Effective(st, f);
-  Join(&c, st.host);
-  return c[use.stream] >= use.seq;
+  return !st.on || st.clocks.Ordered(stream, use);
 }
 
 CUstream StreamHandle(uint16_t index) {
   State& st = S();
   std::lock_guard<std::mutex> lock(st.mu);
-  if (index == kLegacy) return nullptr;
-  if (index == kPerThread) return reinterpret_cast<CUstream>(cuda::kStreamPerThread);
-  return index < kMaxStreams ? st.handles[index] : nullptr;
+  return st.clocks.Handle(index);
 }
 
 void LaunchesForReport(uint64_t exact, std::vector<DeviceLaunch>* out, uint64_t* total, size_t cap) {
@@ -510,7 +357,7 @@ void LaunchesForReport(uint64_t exact, std::vector<DeviceLaunch>* out, uint64_t*
     for (uint64_t n = st.launches; n >= oldest && n > 0; n--) {
       const Entry& e = st.ring[n % kRing];
       if (e.number != n) continue;
-      bool pick = exact ? n == exact : std::max(st.host[e.stream_index], st.done[e.stream_index]) < e.seq;
+      bool pick = exact ? n == exact : !st.clocks.Finished(e.stream_index, e.seq);
       if (!pick) continue;
       (*total)++;
       if (picked.size() < cap) picked.push_back(e);
