@@ -135,6 +135,8 @@ class GuardedAllocator {
 
   // Lock-free lookups for the crash handler.
   bool InRegion(uintptr_t addr) const { return addr >= base_ && addr < base_ + region_bytes_; }
+  uintptr_t region_base() const { return base_; }
+  size_t region_bytes() const { return region_bytes_; }
   const SlotRecord* SlotAt(uintptr_t addr) const;  // slot owning the page, or nullptr
   const SlotRecord* SlotBefore(const SlotRecord& r) const;
   const SlotRecord* SlotAfter(const SlotRecord& r) const;

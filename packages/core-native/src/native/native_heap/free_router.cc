@@ -20,19 +20,20 @@ struct Real {
   size_t (*usable_size)(void*);
 } g_real;
 
+// The common case (not ours) costs one range test before the real call.
 void RoutedFree(void* p) {
-  if (p != nullptr && !TryFree(p, From::kElsewhere)) g_real.free(p);
+  if (!InGuardedRegion(p) || !TryFree(p, From::kElsewhere)) g_real.free(p);
 }
 
 void* RoutedRealloc(void* p, size_t n) {
   void* out;
-  if (p != nullptr && TryRealloc(p, n, &out, From::kElsewhere)) return out;
+  if (InGuardedRegion(p) && TryRealloc(p, n, &out, From::kElsewhere)) return out;
   return g_real.realloc(p, n);
 }
 
 void* RoutedReallocArray(void* p, size_t n, size_t m) {
   size_t total;
-  if (p != nullptr && !__builtin_mul_overflow(n, m, &total)) {
+  if (InGuardedRegion(p) && !__builtin_mul_overflow(n, m, &total)) {
     void* out;
     if (TryRealloc(p, total, &out, From::kElsewhere)) return out;
   }
@@ -41,7 +42,7 @@ void* RoutedReallocArray(void* p, size_t n, size_t m) {
 
 size_t RoutedUsableSize(void* p) {
   size_t size;
-  if (p != nullptr && TryUsableSize(p, &size)) return size;
+  if (InGuardedRegion(p) && TryUsableSize(p, &size)) return size;
   return g_real.usable_size(p);
 }
 

@@ -70,6 +70,9 @@ void Record(const Finding& f) {
 
 }  // namespace
 
+uintptr_t g_region_base = 0;
+uintptr_t g_region_bytes = 0;
+
 void ConfigureOps(GuardedAllocator* a, const StartOptions& options) {
   g_sample_rate = options.sample_rate ? options.sample_rate : 1;
   g_log = options.log;
@@ -79,6 +82,8 @@ void ConfigureOps(GuardedAllocator* a, const StartOptions& options) {
   platform::ObjectRange(reinterpret_cast<const void*>(&ConfigureOps), &g_own_lo, &g_own_hi);
   platform::MainProgramRange(&g_stop_lo, &g_stop_hi);
   g_allocator.store(a, std::memory_order_release);
+  g_region_base = a->region_base();
+  g_region_bytes = a->region_bytes();
 }
 
 void* TryAllocate(size_t size, size_t alignment, bool sampled) {
@@ -149,6 +154,7 @@ bool TryFree(void* ptr, From from) {
       return true;  // ignored: the program goes on as if the free had not happened
     }
     case FreeStatus::kNotGuarded:
+    case FreeStatus::kFailed:  // device only
       break;
   }
   return true;

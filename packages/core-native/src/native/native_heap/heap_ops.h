@@ -19,6 +19,15 @@ void ConfigureOps(GuardedAllocator* a, const StartOptions& options);
 // configured one. `sampled` false skips sampling (realloc of a guarded block).
 void* TryAllocate(size_t size, size_t alignment, bool sampled = true);
 
+// The guarded region, for the free router's first test: set once when the
+// native heap starts (the region never moves), zero before.
+extern uintptr_t g_region_base;
+extern uintptr_t g_region_bytes;
+// Whether `p` may be ours: one subtraction and compare, no allocator access.
+inline bool InGuardedRegion(const void* p) {
+  return reinterpret_cast<uintptr_t>(p) - g_region_base < g_region_bytes;
+}
+
 // Who calls: a chosen module's redirected import, or the process-wide free
 // router (any other module; its frees of other pointers are not counted).
 enum class From : uint8_t { kChosen, kElsewhere };
