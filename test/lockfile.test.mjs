@@ -19,11 +19,20 @@ function copy(rel) {
   fs.copyFileSync(path.join(ROOT, rel), path.join(tmp, rel));
 }
 
+/** The workspace folders: plain paths, and `dir/*` patterns expanded. */
+function workspaceDirs(patterns) {
+  return patterns.flatMap((ws) => {
+    if (!ws.endsWith('/*')) return [ws];
+    const dir = ws.slice(0, -2);
+    return fs.readdirSync(path.join(ROOT, dir)).map((d) => path.join(dir, d)).filter((d) => fs.existsSync(path.join(ROOT, d, 'package.json')));
+  });
+}
+
 test('npm install leaves the committed package-lock.json as it is', async () => {
   const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
   copy('package.json');
   copy('package-lock.json');
-  for (const ws of manifest.workspaces) copy(path.join(ws, 'package.json'));
+  for (const ws of workspaceDirs(manifest.workspaces)) copy(path.join(ws, 'package.json'));
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
   const r = await run(npm, ['install', '--package-lock-only', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: tmp });
   assert.equal(r.code, 0, r.output);
