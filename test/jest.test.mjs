@@ -242,15 +242,15 @@ describe('bad values stop the run before any test', () => {
 
   test('a run-wide setting in testEnvironmentOptions (per file) says where it belongs', async () => {
     const r = await mateJest(['--guard-alloc', ...probe, '--testEnvironmentOptions', '{"guardSuppressions":"x.supp"}']);
-    assert.notEqual(r.code, 0);
-    assert.match(r.output, /GuardConfigError: testEnvironmentOptions guardSuppressions: suppressions is set once for the whole run, before any test file starts; give it to the reporter/);
+    assert.equal(r.code, 2, r.output);
+    assert.match(r.output, /^mate-guard: testEnvironmentOptions guardSuppressions: suppressions is set once for the whole run, before any test file starts; give it to the reporter/m);
     noTestRan(r);
   });
 
   test('a bad testEnvironmentOptions value names the option and the value', async () => {
     const r = await mateJest([...probe, '--testEnvironmentOptions', '{"guardAlloc":"perhaps"}']);
-    assert.notEqual(r.code, 0);
-    assert.match(r.output, /GuardConfigError: testEnvironmentOptions guardAlloc: "perhaps" is not a boolean/);
+    assert.equal(r.code, 2, r.output);
+    assert.match(r.output, /^mate-guard: testEnvironmentOptions guardAlloc: "perhaps" is not a boolean/m);
     noTestRan(r);
   });
 });

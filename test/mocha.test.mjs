@@ -286,7 +286,7 @@ describe('bad values stop the run before any test, naming the source and the val
   for (const [name, args, env, cwd, message] of cases) {
     test(name, async () => {
       const r = await mocha(args, { env, cwd });
-      assert.equal(r.code, 1, r.output);
+      assert.equal(r.code, 2, r.output);
       assert.ok(r.stderr.includes(`mate-guard: `) && r.stderr.includes(message), `expected "${message}" in:\n${r.output}`);
       assert.doesNotMatch(r.output, /passing|failing|RAN:/);
     });

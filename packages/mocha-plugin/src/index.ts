@@ -3,7 +3,7 @@
 // tests' buffers with guard pages, in serial mode and in every --parallel
 // worker. Loading it makes guarding available; a flag, MATE_MOCHA_GUARD_*
 // or an rc key turns it on.
-import { GuardConfigError } from '@mate-guard/core/internal';
+import { exitOnConfigError, GuardConfigError } from '@mate-guard/core/internal';
 
 import { rootHooks } from './hooks/bracket';
 import type { RootHooks } from './hooks/mocha-types';
@@ -17,8 +17,7 @@ function startOrExplain(): void {
     if (!(err instanceof GuardConfigError)) throw err;
     // A bad flag, variable or rc value: stop before any spec file loads,
     // with one line (Mocha would print an inspected error object).
-    process.stderr.write(`mate-guard: ${err.message}\n`);
-    process.exit(1);
+    exitOnConfigError('mate-guard', err);
   }
 }
 startOrExplain();

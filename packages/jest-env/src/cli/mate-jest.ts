@@ -4,6 +4,7 @@
 import * as path from 'node:path';
 
 import {
+  CONFIG_ERROR_EXIT,
   GuardConfigError,
   GuardedRun,
   parseFlags,
@@ -20,7 +21,7 @@ import { mateJestHelp } from './help';
 import { resolveJestBin } from './jest-bin';
 import { withGuardReporter } from './reporters';
 
-function fail(message: string, status = 2): never {
+function fail(message: string, status = CONFIG_ERROR_EXIT): never {
   process.stderr.write(`mate-jest: ${message}\n`);
   process.exit(status);
 }

@@ -12,6 +12,7 @@
 // kills Jest itself: the dying process prints its report; the summary
 // needs mate-jest, which watches Jest from outside.
 import {
+  exitOnConfigError,
   GuardConfigError,
   GuardedRun,
   readHandoff,
@@ -26,6 +27,7 @@ import type { AggregatedResult, TestResult } from '@jest/test-result';
 import type { Config } from '@jest/types';
 
 import { addCrashedTests } from './crash-results';
+import { checkFileSettings } from './file-settings';
 
 const SOURCE = "reporter options (['@mate-guard/jest-env/reporter', { ... }])";
 const WORKER = 'Jest worker';
@@ -88,11 +90,16 @@ export default class GuardReporter {
     try {
       this.session = startSession(options);
     } catch (err) {
-      // Jest prints a reporter's constructor error with its stack: the message is what matters.
-      if (err instanceof GuardConfigError) err.stack = `${err.name}: ${err.message}`;
+      // Thrown, Jest would print it with its stack and status 1.
+      if (err instanceof GuardConfigError) exitOnConfigError('mate-guard', err);
       throw err;
     }
     this.watching = Boolean(globalConfig.watch || globalConfig.watchAll);
+  }
+
+  /** Before the file runs (and before a worker gets it): its project's testEnvironmentOptions. */
+  onTestFileStart(test: { context: { config: Config.ProjectConfig } }): void {
+    checkFileSettings(test.context.config);
   }
 
   /** A crashed file: its dead test back into the results, before reporters that write them out (JUnit, --json). */

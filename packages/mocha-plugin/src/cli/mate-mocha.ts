@@ -4,6 +4,7 @@
 // itself (serial) or a worker (--parallel), it names the test that was
 // running, prints the summary and exits non-zero, whatever mocha managed to say.
 import {
+  CONFIG_ERROR_EXIT,
   describeRunnerFlags,
   GuardConfigError,
   GuardedRun,
@@ -91,7 +92,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   } catch (err) {
     if (!(err instanceof GuardConfigError)) throw err;
     process.stderr.write(`mate-mocha: ${err.message}\n`);
-    return 2;
+    return CONFIG_ERROR_EXIT;
   }
   const { settings, explicit, rest, mochaOptions } = config;
   // The child's plugin reads the handoff; mocha's own parser never sees a guard flag.

@@ -3,7 +3,7 @@
 // the plugin; everything else goes to vitest unchanged, and --help lists them.
 import { pathToFileURL } from 'node:url';
 
-import { describeRunnerFlags, flagUsage, GuardConfigError, parseFlags, RUNNER_FLAGS, spell, type ParsedFlags } from '@mate-guard/core/internal';
+import { CONFIG_ERROR_EXIT, describeRunnerFlags, flagUsage, GuardConfigError, parseFlags, RUNNER_FLAGS, spell, type ParsedFlags } from '@mate-guard/core/internal';
 
 import { flagsWereRead, handOverFlags } from './flag-handover.mjs';
 import { loadCreateCLI, vitestBin } from './vitest-cli.mjs';
@@ -25,7 +25,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
   } catch (err) {
     if (!(err instanceof GuardConfigError)) throw err;
     process.stderr.write(`mate-vitest: ${err.message}\n`);
-    process.exitCode = 1;
+    process.exitCode = CONFIG_ERROR_EXIT;
     return;
   }
   const { rest, taken } = flags;

@@ -5,10 +5,11 @@
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { GuardConfigError, readHandoff, type RunnerResolution } from '@mate-guard/core/internal';
+import { exitOnConfigError, GuardConfigError, readHandoff, type RunnerResolution } from '@mate-guard/core/internal';
 import type { Plugin } from 'vitest/config';
 import type { TestProject, Vitest } from 'vitest/node';
 
+import { flagsWereHandedOver } from '../cli/flag-handover.mjs';
 import { attachReporters } from '../reporter/reporter.mjs';
 import type { GuardAllocOptions } from './options.mjs';
 import { resolveVitestSettings } from './settings.mjs';
@@ -62,9 +63,10 @@ export function guardAlloc(options?: GuardAllocOptions): Plugin {
         owner = handed === undefined;
         resolved = handed ?? resolveVitestSettings(options);
       } catch (err) {
-        // The message names the flag, variable or option and the value; the stack would only bury it.
-        if (err instanceof GuardConfigError) err.stack = `${err.name}: ${err.message}`;
-        throw err;
+        if (!(err instanceof GuardConfigError)) throw err;
+        // The one line every entry point prints, and its status: thrown, it
+        // would land in Vitest's boxed "Startup Error" with status 1.
+        exitOnConfigError(flagsWereHandedOver() ? 'mate-vitest' : 'mate-guard', err);
       }
       const test = (config.test ??= {});
       declareTags(test);

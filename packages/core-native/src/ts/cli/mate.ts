@@ -1,5 +1,5 @@
 // The `mate` command.
-import { GuardConfigError } from '../errors';
+import { CONFIG_ERROR_EXIT, GuardConfigError } from '../errors';
 import { allocatorOptionsMarkdown, runnerSettingsMarkdown } from '../settings/docs';
 import { guardRun, guardRunUsage, parseGuardRunArgs } from './guard-run';
 import { mateReport, REPORT_USAGE } from './report';
@@ -44,14 +44,14 @@ export async function main(argv: readonly string[]): Promise<number> {
       case '--help':
       case 'help':
         process.stdout.write(USAGE);
-        return command === undefined ? 2 : 0;
+        return command === undefined ? CONFIG_ERROR_EXIT : 0;
       default:
         throw new GuardConfigError(`unknown command ${JSON.stringify(command)}; known: guard-run, report, options`);
     }
   } catch (err) {
     if (err instanceof GuardConfigError) {
       process.stderr.write(`mate: ${err.message}\n`);
-      return 2;
+      return CONFIG_ERROR_EXIT;
     }
     throw err;
   }
