@@ -14,4 +14,4 @@ export function resolveNodeTestConfig(argv: readonly string[], env: NodeJS.Proce
 
 /** The one line a run that guarded nothing ends with: how to load the guard. */
 export const NOTHING_GUARDED_FIX =
-  'load it in every test process with `node --test --import @mate-guard/node-test` (or run mate-node-test)';
+  'preload it with `node --test --require @mate-guard/node-test` (or run mate-node-test)';

@@ -15,11 +15,12 @@ import {
 
 import { crashedTestsOfFile } from '../reporter/crashed-tests';
 import { finishRunAtExit, PROCESS_LABEL } from '../reporter/run-end';
+import { finishEachWatchRound } from '../reporter/watch-rounds';
 import { aroundTest } from './bracket';
 import { nodeTestRole, runsTests, type NodeTestRole } from './role';
 import { resolveNodeTestConfig } from './settings';
 import { getState, setState, type PluginState } from './state';
-import { aroundEveryTestFunction, kindOf } from './test-class';
+import { aroundEveryTestFunction, kindOf, onRootTest } from './test-class';
 
 interface Decision {
   role: NodeTestRole;
@@ -78,7 +79,8 @@ export function start(): PluginState {
     const onFile = crashedTestsOfFile(reportDir, announced, PROCESS_LABEL);
     aroundEveryTestFunction((test, call, args) => (kindOf(test) === 'file' ? onFile(test, call, args) : call(args)));
   }
-  // After install, so core's exit check and counters come first.
-  if (run) finishRunAtExit(run, role === 'child' ? PER_FILE_NOTE : undefined);
+  // Watch mode: a summary per round. Else at exit, after install, so core's exit check and counters come first.
+  if (run && role === 'main' && process.execArgv.includes('--watch')) onRootTest((root) => finishEachWatchRound(root, run));
+  else if (run) finishRunAtExit(run, role === 'child' ? PER_FILE_NOTE : undefined);
   return state;
 }

@@ -44,6 +44,14 @@ function testPrototype(resource: object): (object & { runInAsyncScope: RunInScop
   return undefined;
 }
 
+/** What the first Test gives: the root test of this process, once it is constructed. */
+const rootWaiters: Array<(root: NodeTest) => void> = [];
+
+/** Calls `fn` with the root test (node --test's main process: the run's root, whose `reporter` streams every event). */
+export function onRootTest(fn: (root: NodeTest) => void): void {
+  rootWaiters.push(fn);
+}
+
 /** Routes every call of a node:test test's function (once per process) through `around`. */
 export function aroundEveryTestFunction(around: Around): void {
   const hook = createHook({
@@ -52,6 +60,8 @@ export function aroundEveryTestFunction(around: Around): void {
       const proto = testPrototype(resource as object);
       if (!proto) return; // someone else's AsyncResource named 'Test'
       hook.disable();
+      // init runs inside its constructor: the root is complete a tick later.
+      if (rootWaiters.length) queueMicrotask(() => rootWaiters.forEach((w) => w(resource as NodeTest)));
       if (proto[PATCHED]) return;
       proto[PATCHED] = true;
       const original = proto.runInAsyncScope;
