@@ -12,7 +12,7 @@ import { ROOT, run } from './helpers/run.mjs';
 
 const VITEST = path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs');
 const JEST = path.join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js');
-const SUMMARY = /^\[mate-guard\] summary: [1-9]\d* allocations? guarded, peak live \d+, 0 unguarded fallbacks, 1 violation, 0 tests skipped by tag$/m;
+const SUMMARY = /^\[mate-guard\] summary: [1-9]\d* allocations? guarded, peak live \d+, 0 unguarded fallbacks, 1 violation, 1 process died, 0 tests skipped by tag$/m;
 
 function assertFaultReport(output, test) {
   assert.match(output, /^==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(64 bytes, tail mode\)$/m);
