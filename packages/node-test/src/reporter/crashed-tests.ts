@@ -28,7 +28,7 @@ interface Open {
 }
 
 /** Which suites of the file were reported started and not yet ended: the crash happened inside them. */
-function trackOpen(file: FileTest): Open[] {
+function trackOpen(file: FileTest, failed: Set<string>): Open[] {
   const open: Open[] = [];
   const add = file.addToReport.bind(file);
   file.addToReport = (item: ReportItem) => {
@@ -36,6 +36,7 @@ function trackOpen(file: FileTest): Open[] {
     if (typeof name === 'string' && typeof nesting === 'number') {
       if (item.type === 'test:start') open.push({ name, nesting });
       else if (item.type === 'test:pass' || item.type === 'test:fail') {
+        if (item.type === 'test:fail') failed.add(name);
         const at = open.findIndex((o) => o.nesting === nesting && o.name === name);
         if (at >= 0) open.splice(at);
       }
@@ -68,25 +69,46 @@ function failureError(message: string): Buffer {
   return serializedError(err);
 }
 
-function emitCrash(file: FileTest, open: Open[], e: ViolationEvent, rel: string, label: string): void {
-  const where = e.test ?? e.allocation?.allocTest ?? `${rel} > [mate-guard] guard fault outside any test`;
-  const titles = where.split(' > ').slice(1);
+type Emit = (type: string, name: string, nesting: number, details?: object) => void;
+
+function emitterOf(file: FileTest, rel: string): Emit {
   const loc = { file: file.loc?.file ?? path.resolve(rel), line: 1, column: 1 };
-  const emit = (type: string, name: string, nesting: number, details?: object) =>
+  return (type, name, nesting, details) =>
     file.addToReport({ type, data: { ...loc, name, nesting, testNumber: 1, ...(details ? { details } : {}) } });
-  // Suites already open in the report that are not the crashed test's: closed first.
+}
+
+const SUITE_FAILED = () => ({ duration_ms: 0, type: 'suite', error: failureError('a guard fault killed the test process') });
+
+/**
+ * Reports the test at `where` (file > suites > test) failed with `message`,
+ * inside its suites: those open in the report that are not its own are
+ * closed, its own missing ones started (left open: closeOpen ends them).
+ */
+function emitFailure(emit: Emit, open: Open[], where: string, message: string): void {
+  const titles = where.split(' > ').slice(1);
   let shared = 0;
   while (shared < open.length && shared < titles.length - 1 && open[shared].name === titles[shared]) shared++;
-  for (const o of open.splice(shared).reverse()) emit('test:fail', o.name, o.nesting, { duration_ms: 0, type: 'suite', error: failureError('a guard fault killed the test process') });
-  for (let i = shared; i < titles.length - 1; i++) emit('test:start', titles[i], i);
+  for (const o of open.splice(shared).reverse()) emit('test:fail', o.name, o.nesting, SUITE_FAILED());
+  for (let i = shared; i < titles.length - 1; i++) emit('test:start', titles[i], i); // trackOpen records it open
   const nesting = titles.length - 1;
-  const message = `${reportText(e)}${formatCrashAttribution(e, label).trimEnd()}\nThe process died, so the rest of ${rel} did not run.`;
   emit('test:start', titles[nesting], nesting);
   emit('test:fail', titles[nesting], nesting, { duration_ms: 0, error: failureError(message) });
-  for (let i = nesting - 1; i >= 0; i--) {
-    emit('test:fail', titles[i], i, { duration_ms: 0, type: 'suite', error: failureError(`${titles[nesting]} was killed by a guard fault`) });
-  }
-  open.length = 0;
+}
+
+/** Ends the suites the dead process left open, innermost first. */
+function closeOpen(emit: Emit, open: Open[]): void {
+  for (const o of open.splice(0).reverse()) emit('test:fail', o.name, o.nesting, SUITE_FAILED());
+}
+
+function emitCrash(emit: Emit, open: Open[], e: ViolationEvent, rel: string, label: string): void {
+  const where = e.test ?? e.allocation?.allocTest ?? `${rel} > [mate-guard] guard fault outside any test`;
+  emitFailure(emit, open, where, `${reportText(e)}${formatCrashAttribution(e, label).trimEnd()}\nThe process died, so the rest of ${rel} did not run.`);
+}
+
+/** A report the dead process handed to a test that node never heard of (its results died with it). */
+function emitEarlier(emit: Emit, open: Open[], e: ViolationEvent, label: string): void {
+  if (!e.test) return;
+  emitFailure(emit, open, e.test, `${reportText(e)}(this test failed with it before a guard fault killed ${label} ${e.pid}, which took its result with it)`);
 }
 
 /**
@@ -97,15 +119,25 @@ function emitCrash(file: FileTest, open: Open[], e: ViolationEvent, rel: string,
 export function crashedTestsOfFile(reportDir: string, announced: Set<string>, label: string) {
   return (test: NodeTest, call: CallTest, args: unknown[]): unknown => {
     const file = test as FileTest;
-    const open = trackOpen(file);
+    const failed = new Set<string>(); // names of tests node reported failed
+    const open = trackOpen(file, failed);
     const rel = path.relative(process.cwd(), file.loc?.file ?? file.name) || file.name;
+    const emit = emitterOf(file, rel);
     const inFile = (t: string | null | undefined) => t != null && (t === rel || t.startsWith(`${rel} > `));
     const announce = () => {
-      for (const e of readReportDir(reportDir).violations) {
+      const { violations } = readReportDir(reportDir);
+      for (const e of violations) {
         if (!e.fatal || !e.file || announced.has(e.file)) continue;
         if (!inFile(e.test) && !(e.test === null && inFile(e.allocation?.allocTest))) continue;
         announced.add(e.file);
-        emitCrash(file, open, e, rel, label);
+        // What the process reported to its tests before it died, where node never got the result.
+        for (const v of violations) {
+          if (v.pid !== e.pid || v.fatal || v.delivered !== 'caller' || !v.file || announced.has(v.file)) continue;
+          announced.add(v.file);
+          if (v.test && !failed.has(v.test.split(' > ').pop() ?? '')) emitEarlier(emit, open, v, label);
+        }
+        emitCrash(emit, open, e, rel, label);
+        closeOpen(emit, open);
       }
     };
     return Promise.resolve(call(args)).then(
