@@ -85,7 +85,7 @@ export const SETTINGS = [
   }),
   row({
     key: 'rerun', name: 'rerun', value: booleanValue, default: true,
-    description: 'When a run of mate-vitest, mate-jest, mate-mocha or mate guard-run ends with canary damage, rerun the affected test files once in the mode (or alignment 1) that makes the bad access fault, and show that fault with its access site under the report. Plain runners never rerun.',
+    description: 'When a run of mate-vitest, mate-jest, mate-mocha, mate-node-test or mate guard-run ends with canary damage, rerun the affected test files once in the mode (or alignment 1) that makes the bad access fault, and show that fault with its access site under the report. Plain runners never rerun.',
     surfaces: { runner: true, guardRun: true },
   }),
   row({
