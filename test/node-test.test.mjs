@@ -114,6 +114,15 @@ describe('node --test --require @mate-guard/node-test', () => {
     assert.equal(s.skippedByTag, 2);
   });
 
+  test('damage outside any test (a before hook) fails the file at its end, never a test', async () => {
+    const r = await node([...REQUIRE, 'outside/hook.test.cjs'], { env: ON });
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.output, /✔ first test after the hook/);
+    assert.match(r.output, /outside any test \(module code or beforeAll\/afterAll hooks of this file\): mate-guard found a memory violation:\n\s*==mate-guard== ERROR: canary-corruption: 2 bytes past the end of allocation #\d+ \(29 bytes, tail mode\)/);
+    assert.match(r.output, /✖ .*outside\/hook\.test\.cjs/);
+    assert.equal(summary(r.output).violations, 1);
+  });
+
   test('--test-reporter=junit carries the crashed test as a failure with its report', async () => {
     const r = await node(['--test', '--require', '@mate-guard/node-test', '--test-reporter=junit', 'fault/overflow.test.mjs'], { env: ON });
     assert.equal(r.code, 1, r.output);
