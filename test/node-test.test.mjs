@@ -123,6 +123,18 @@ describe('node --test --require @mate-guard/node-test', () => {
     assert.equal(summary(r.output).violations, 1);
   });
 
+  test('a report the dead process gave an earlier test, which node never received, is put back too, in the same suite', async () => {
+    const r = await node([...REQUIRE, 'native/native-heap.test.cjs'], { env: { ...ON, MATE_NODE_TEST_GUARD_NATIVE: '*buggy_addon.node' } });
+    assert.equal(r.code, 1, r.output);
+    const results = r.stdout.slice(r.stdout.indexOf('▶ native heap'), r.stdout.indexOf('ℹ tests'));
+    assert.match(results, /^▶ native heap\n {2}✖ frees twice\n {4}\[Error \[GuardFaultError\]: ==mate-guard== ERROR: double-free of 0x/);
+    assert.match(results, /\(this test failed with it before a guard fault killed node:test process \d+, which took its result with it\)\]\n\n {2}✖ overflows a malloc block\n {4}\[Error \[GuardFaultError\]: ==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
+    assert.equal((results.match(/▶ native heap/g) ?? []).length, 1, 'one suite holds both');
+    const s = summary(r.output);
+    assert.equal(s.violations, 2);
+    assert.equal(s.died, 1);
+  });
+
   test('--test-reporter=junit carries the crashed test as a failure with its report', async () => {
     const r = await node(['--test', '--require', '@mate-guard/node-test', '--test-reporter=junit', 'fault/overflow.test.mjs'], { env: ON });
     assert.equal(r.code, 1, r.output);
