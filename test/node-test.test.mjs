@@ -175,6 +175,9 @@ describe('node --test --require @mate-guard/node-test', () => {
     assert.equal(r.code, 1, r.output);
     assert.equal(r.stderr, 'mate-guard: MATE_NODE_TEST_GUARD_ALLOC: "maybe" is not a boolean; use 1/true/yes/on or 0/false/no/off\n');
     assert.doesNotMatch(r.output, /✔|RAN:/);
+    const typo = await node([...REQUIRE, ...CLEAN], { env: { MATE_NODE_TEST_GUARD_MOD: 'head' } });
+    assert.equal(typo.code, 1, typo.output);
+    assert.equal(typo.stderr, 'mate-guard: unknown environment variable "MATE_NODE_TEST_GUARD_MOD"; did you mean MATE_NODE_TEST_GUARD_MODE?\n');
   });
 
   test('--watch: a summary at the end of every round', async () => {
@@ -238,6 +241,9 @@ describe('mate-node-test (drop-in CLI that watches node --test)', () => {
     const bad = await mateNodeTest(['--guard-mode', 'sideways', ...CLEAN]);
     assert.equal(bad.code, 2, bad.output);
     assert.equal(bad.stderr, 'mate-node-test: --guard-mode: "sideways" is not a guard mode; use tail or head\n');
+    const typo = await mateNodeTest(['--guard-mod', 'head', ...CLEAN]);
+    assert.equal(typo.code, 2, typo.output);
+    assert.equal(typo.stderr, 'mate-node-test: unknown option "--guard-mod"; did you mean --guard-mode?\n');
     const help = await run(process.execPath, [MATE_NODE_TEST, '--help'], { cwd: FIXTURES });
     assert.equal(help.code, 0);
     assert.match(help.stdout, /--guard-mode <tail\|head>.*MATE_NODE_TEST_GUARD_MODE/);
