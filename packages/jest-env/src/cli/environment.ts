@@ -39,19 +39,26 @@ function isGuardEnvironment(value: string, rootDir: string): boolean {
   }
 }
 
+/** Said when the config has projects: each may name its own environment, which one flag cannot wrap. */
+export const PROJECTS_NOTE =
+  "[mate-guard] note: the Jest config has projects; mate-jest supplies no environment to them (each may have its own): set testEnvironment: '@mate-guard/jest-env' in the projects to guard\n";
+
 /**
  * Jest's arguments (and its workers' environment) with mate-guard's
- * environment supplied where the config or command line names another.
+ * environment supplied where the config or command line names another;
+ * `note` says when it could not be.
  */
-export function withGuardEnvironment(args: readonly string[], file: JestConfigFile | undefined, env: NodeJS.ProcessEnv): string[] {
+export function withGuardEnvironment(args: readonly string[], file: JestConfigFile | undefined, env: NodeJS.ProcessEnv): { args: string[]; note?: string } {
+  const projects = file?.config.projects;
+  if (Array.isArray(projects) && projects.length > 0) return { args: [...args], note: PROJECTS_NOTE };
   const base = file?.configPath ? path.dirname(file.configPath) : process.cwd();
   const rootDir = path.resolve(base, typeof file?.config.rootDir === 'string' ? file.config.rootDir : '.');
   const given = environmentArg(args);
   const configured = typeof file?.config.testEnvironment === 'string' ? file.config.testEnvironment : undefined;
   const current = located(given?.value ?? configured ?? 'node', rootDir); // Jest's default is node
-  if (isGuardEnvironment(current, rootDir)) return [...args];
+  if (isGuardEnvironment(current, rootDir)) return { args: [...args] };
   const out = [...args];
   if (given) out.splice(given.at, given.width);
   env[WRAPPED_ENV] = current;
-  return [...out, '--testEnvironment', WRAPPER];
+  return { args: [...out, '--testEnvironment', WRAPPER] };
 }

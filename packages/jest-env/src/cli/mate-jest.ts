@@ -70,7 +70,9 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
   // The environment of each test file reads the handoff; its own options rank below flags and env.
   const env = { ...process.env };
   // Guarding asked for and the config names another environment: ours, wrapping it.
-  const args = settings.enabled ? withGuardEnvironment(withReporter.args, await readJestConfig(rest, bin), env) : withReporter.args;
+  const supplied = settings.enabled ? withGuardEnvironment(withReporter.args, await readJestConfig(rest, bin), env) : { args: withReporter.args };
+  if (supplied.note) process.stderr.write(supplied.note);
+  const { args } = supplied;
   if (watching(rest)) {
     // Every rerun ends inside Jest: its reporter owns the run (same settings, a summary per rerun).
     writeHandoff({ settings, explicit }, env);
