@@ -24,7 +24,7 @@ const mocha = (args, env) => run(MOCHA, ['--require', '@mate-guard/mocha', ...ar
 const mateReport = (dirs) => run(process.execPath, [MATE, 'report', ...dirs]);
 
 function summaryOf(output) {
-  const m = /^\[mate-guard\] summary: (\d+) allocations? guarded, peak live (\d+), (\d+) unguarded fallbacks?, (\d+) violations?, (?:(\d+) suppressed, )?(\d+) tests? skipped by tag$/m.exec(output);
+  const m = /^\[mate-guard\] summary: (\d+) allocations? guarded, peak live (\d+), (\d+) unguarded fallbacks?, (\d+) violations?, (?:(\d+) suppressed, )?(?:\d+ process(?:es)? died, )?(\d+) tests? skipped by tag$/m.exec(output);
   assert.ok(m, `no summary line in:\n${output}`);
   return { allocations: +m[1], violations: +m[4], suppressed: +(m[5] ?? 0) };
 }

@@ -252,3 +252,10 @@ test('guarded Jest with default babel-jest transforms a changed test file withou
   assert.match(r.output, /Tests:\s+1 passed, 1 total/);
   assert.match(r.output, /\[mate-guard\] summary: \d+ allocations guarded/);
 });
+
+test('mate guard-run of a command that starts no Node process says it guarded nothing, in one line', async () => {
+  const r = await run(process.execPath, [MATE, 'guard-run', '--', 'sh', '-c', 'env -u NODE_OPTIONS node -e "Buffer.alloc(8)"']);
+  assert.equal(r.code, 0, r.output);
+  assert.match(r.stderr, /^\[mate-guard\] warning: guarding was asked for, but no test process was guarded \(nothing installed the guard allocator\): the command started no Node process/m);
+  assert.doesNotMatch(r.output, /\[mate-guard\] summary:/);
+});

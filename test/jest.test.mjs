@@ -273,3 +273,49 @@ test('mate-jest --help lists the guard flags, then Jest\'s own', async () => {
   assert.match(r.stdout, /env MATE_JEST_GUARD_ALLOC/);
   assert.match(r.stdout, /--testEnvironmentOptions/); // from jest --help
 });
+
+describe('a config that names no mate-guard environment', () => {
+  const noEnv = ['-c', path.join(ROOT, 'test', 'fixtures', 'jest', 'no-env', 'jest.config.js')];
+  const NOTHING = /^\[mate-guard\] warning: guarding was asked for, but no test process was guarded \(nothing installed the guard allocator\): /m;
+
+  test('mate-jest --guard-alloc supplies the environment (wrapping node) and the reporter: guarded, the crash named', async () => {
+    const r = await mateJest(['--guard-alloc', ...noEnv]);
+    assert.notEqual(r.code, 0, r.output);
+    assert.ok(reportLines(r.output).includes(`==mate-guard== test: ${OVERFLOW_TEST}`), r.output);
+    assert.match(summary(r.output) ?? '', /^\[mate-guard\] summary: [1-9]\d* allocations guarded, .*1 violation, 1 process died, /);
+    const clean = await mateJest(['--guard-alloc', ...noEnv, '--maxWorkers=2', '--workerIdleMemoryLimit=1GB', 'clean']);
+    assert.equal(clean.code, 0, clean.output);
+    assert.match(clean.output, /Tests: +18 passed, 18 total/);
+    assert.match(summary(clean.output) ?? '', /^\[mate-guard\] summary: [1-9]\d* allocations guarded, .*0 violations, 0 tests skipped by tag$/);
+  });
+
+  test('a run that guarded nothing says so in one line, with the fix (mate-jest, and plain jest with the reporter)', async () => {
+    const only = ['--testMatch', '<rootDir>/no-env/other-env.test.js'];
+    const r = await mateJest(['--guard-alloc', ...noEnv, ...only]);
+    assert.equal(r.code, 0, r.output);
+    assert.match(r.output, NOTHING);
+    assert.match(r.output, /remove a `@jest-environment` docblock/);
+    assert.equal(summary(r.output), undefined);
+    const plain = await jest([...noEnv, ...only, '--reporters', 'default', '--reporters', '@mate-guard/jest-env/reporter'], { MATE_JEST_GUARD_ALLOC: '1' });
+    assert.equal(plain.code, 0, plain.output);
+    assert.match(plain.output, NOTHING);
+    assert.match(plain.output, /set testEnvironment: '@mate-guard\/jest-env' in the Jest config/);
+  });
+});
+
+describe('plain jest with the environment but no reporter', () => {
+  const envOnly = ['-c', path.join(ROOT, 'test', 'fixtures', 'jest', 'clean', 'jest.config.js'), 'clean-[12]'];
+  const NOTE = "[mate-guard] guarding is on (@mate-guard/jest-env); the summary line and the names of tests whose worker a guard fault killed come from the reporter: add reporters: ['default', '@mate-guard/jest-env/reporter'] to your Jest config, or run mate-jest";
+  const count = (output) => output.split('\n').filter((l) => l === NOTE).length;
+
+  test('says once per run that guarding is on and where the summary comes from (in band and with two workers)', async () => {
+    const inBand = await jest([...envOnly, '-i'], { MATE_JEST_GUARD_ALLOC: '1' });
+    assert.equal(inBand.code, 0, inBand.output);
+    assert.equal(count(inBand.output), 1, inBand.output);
+    const workers = await jest([...envOnly, '--maxWorkers=2', '--workerIdleMemoryLimit=1GB'], { MATE_JEST_GUARD_ALLOC: '1' });
+    assert.equal(workers.code, 0, workers.output);
+    assert.equal(count(workers.output), 1, workers.output);
+    const off = await jest([...envOnly, '-i']);
+    assert.equal(count(off.output), 0, 'silent when guarding is off');
+  });
+});

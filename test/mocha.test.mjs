@@ -24,7 +24,7 @@ const SKIP_GRAPH = '- captures a graph (skipped by mate-guard: guard allocator d
 function summary(output) {
   const lines = output.split('\n').filter((l) => l.startsWith('[mate-guard] summary:'));
   assert.equal(lines.length, 1, `expected one summary line in:\n${output}`);
-  const m = /^\[mate-guard\] summary: (\d+) allocations? guarded, peak live (\d+), (\d+) unguarded fallbacks?, (\d+) violations?, (\d+) tests? skipped by tag$/.exec(lines[0]);
+  const m = /^\[mate-guard\] summary: (\d+) allocations? guarded, peak live (\d+), (\d+) unguarded fallbacks?, (\d+) violations?, (?:\d+ process(?:es)? died, )?(\d+) tests? skipped by tag$/.exec(lines[0]);
   assert.ok(m, `unexpected summary line: ${lines[0]}`);
   return { allocations: +m[1], peakLive: +m[2], fallbacks: +m[3], violations: +m[4], skippedByTag: +m[5] };
 }

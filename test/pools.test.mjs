@@ -12,7 +12,7 @@ import { ROOT, run } from './helpers/run.mjs';
 
 const VITEST = path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs');
 const JEST = path.join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js');
-const SUMMARY = /^\[mate-guard\] summary: [1-9]\d* allocations? guarded, peak live \d+, 0 unguarded fallbacks, 1 violation, 0 tests skipped by tag$/m;
+const SUMMARY = /^\[mate-guard\] summary: [1-9]\d* allocations? guarded, peak live \d+, 0 unguarded fallbacks, 1 violation, (?:1 process died, )?0 tests skipped by tag$/m;
 
 function assertFaultReport(output, test) {
   assert.match(output, /^==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(64 bytes, tail mode\)$/m);
@@ -31,6 +31,7 @@ describe('plain vitest, each pool', () => {
       assert.match(r.output, new RegExp(`^\\[mate-guard\\] test worker \\d+ was killed by a guard fault: heap-buffer-overflow on allocation #\\d+ \\(64 bytes, tail mode\\) while running ${TEST};`, 'm'));
       assert.match(r.output, /Tests +1 failed \| 1 passed/);
       assert.match(r.output, SUMMARY);
+      assert.match(r.output, /, 1 violation, 1 process died, /, 'the summary counts the dead worker');
     });
   }
 
@@ -56,6 +57,7 @@ describe('plain jest with the environment and the reporter', () => {
     assert.match(r.output, /\[mate-guard\] its report, from that JSON file:\n==mate-guard== ERROR: heap-buffer-overflow/);
     assert.match(r.output, /Tests: +1 failed, 9 passed, 10 total/, 'the crashed test counts');
     assert.match(r.output, SUMMARY);
+    assert.match(r.output, /, 1 violation, 1 process died, /, 'the summary counts the dead worker');
   });
 
   test('in band: the fault kills Jest itself; its report names the test (the summary needs mate-jest, which watches from outside)', async () => {
@@ -69,6 +71,7 @@ describe('plain jest with the environment and the reporter', () => {
     assert.equal(r.code, 1, r.output);
     assert.match(r.output, /==mate-guard== ERROR: canary-corruption: 1 byte before the start/);
     assert.match(r.output, SUMMARY);
+    assert.doesNotMatch(r.output, /process died/, 'no process died');
     const off = await run(process.execPath, [JEST, '-c', path.join(ROOT, 'test', 'fixtures', 'jest', 'plain', 'jest.config.js'), '-i', 'clean-1']);
     assert.equal(off.code, 0, off.output);
     assert.doesNotMatch(off.output, /\[mate-guard\]/, 'guarding off: the reporter stays silent');

@@ -34,7 +34,7 @@ function withJson(args) {
   };
 }
 
-const SUMMARY = /^\[mate-guard\] summary: (\d+) allocations? guarded, peak live (\d+), (\d+) unguarded fallbacks?, (\d+) violations?, (\d+) tests? skipped by tag$/m;
+const SUMMARY = /^\[mate-guard\] summary: (\d+) allocations? guarded, peak live (\d+), (\d+) unguarded fallbacks?, (\d+) violations?, (?:\d+ process(?:es)? died, )?(\d+) tests? skipped by tag$/m;
 
 function summary(output) {
   const m = SUMMARY.exec(output);

@@ -31,7 +31,7 @@ export const steps = [
       '==mate-guard== test: alignment-gap.test.mjs > alignment gap > writeAt(buf, length + 1) damages the gap canary',
       '==mate-guard== ERROR: heap-use-after-free on WRITE',
       '==mate-guard== test: use-after-free.test.mjs > use-after-free > touchRetained writes through a pointer to a collected buffer',
-      '4 violations, 3 tests skipped by tag',
+      '4 violations, 2 processes died, 3 tests skipped by tag',
     ],
   }),
   step('head mode: the underflow faults at the first bad byte', ['run', 'underflow', '--guard-alloc', '--guard-mode', 'head'], {

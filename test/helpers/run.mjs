@@ -17,6 +17,7 @@ export function run(cmd, args = [], opts = {}) {
   const env = { ...process.env };
   for (const k of Object.keys(env)) if (k.startsWith('MATE_')) delete env[k];
   delete env.NODE_OPTIONS;
+  delete env.NODE_TEST_CONTEXT; // set by the node --test running this file: a spawned node --test would think it is a test file's process
   Object.assign(env, { CI: 'true', FORCE_COLOR: '0', NO_COLOR: '1' }, opts.env ?? {});
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { cwd: opts.cwd ?? ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -78,6 +79,7 @@ export function startWatch(cmd, args = [], opts = {}) {
   const env = { ...process.env };
   for (const k of Object.keys(env)) if (k.startsWith('MATE_')) delete env[k];
   delete env.NODE_OPTIONS;
+  delete env.NODE_TEST_CONTEXT; // set by the node --test running this file: a spawned node --test would think it is a test file's process
   Object.assign(env, { CI: 'true', FORCE_COLOR: '0', NO_COLOR: '1' }, opts.env ?? {});
   const child = spawn(cmd, args, { cwd: opts.cwd ?? ROOT, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   let output = '';

@@ -38,7 +38,7 @@ test('a run hands its settings to children, and its end names crashes, counts, a
   assert.match(lines[0], /^\[mate-guard\] test worker 4242 was killed by a guard fault: heap-buffer-overflow on allocation #1 \(64 bytes, tail mode\) while running a\.test\.js > it; full report above, JSON in .*mate-guard-4242-1\.json$/);
   assert.equal(lines[1], '[mate-guard] its report, from that JSON file:');
   assert.match(lines[2], /^==mate-guard== ERROR: heap-buffer-overflow on WRITE/, 'rendered from the event when its printer left no text');
-  assert.ok(lines.includes('[mate-guard] summary: 11 allocations guarded, peak live 4, 0 unguarded fallbacks, 1 violation, 2 tests skipped by tag'), text);
+  assert.ok(lines.includes('[mate-guard] summary: 11 allocations guarded, peak live 4, 0 unguarded fallbacks, 1 violation, 1 process died, 2 tests skipped by tag'), text);
   assert.ok(lines.includes(`[mate-guard] reports: ${run.dir}`));
   assert.ok(fs.existsSync(run.dir), 'kept: it holds a violation');
   fs.rmSync(run.dir, { recursive: true });
@@ -50,6 +50,27 @@ test('a clean run leaves nothing behind', () => {
   assert.equal(exitCode, 0);
   assert.equal(text, '[mate-guard] summary: 0 allocations guarded, peak live 0, 0 unguarded fallbacks, 0 violations, 0 tests skipped by tag\n');
   assert.ok(!fs.existsSync(run.dir));
+});
+
+test('a run in which no process installed the guard ends with one warning line and the fix, not a summary', () => {
+  const run = GuardedRun.start({ runner: 'unit', settings: { ...defaultSettings({}), enabled: true }, env: {} });
+  const { text, exitCode } = run.finish({ status: 0, nothingGuardedFix: 'load the plugin' });
+  assert.equal(exitCode, 0);
+  assert.equal(text, '[mate-guard] warning: guarding was asked for, but no test process was guarded (nothing installed the guard allocator): load the plugin\n');
+  // One process that guarded (its counters file) is enough for the summary.
+  const again = GuardedRun.start({ runner: 'unit', settings: { ...defaultSettings({}), enabled: true }, env: {} });
+  fs.writeFileSync(path.join(again.dir, 'stats-77-0.json'), JSON.stringify({ pid: 77, threadId: 0, allocations: 0, peakLive: 0, fallbacks: 0, skippedByTag: 0 }));
+  assert.match(again.finish({ status: 0, nothingGuardedFix: 'load the plugin' }).text, /^\[mate-guard\] summary: 0 allocations guarded/);
+});
+
+test('the summary counts the processes a guard fault killed, once each', () => {
+  const run = GuardedRun.start({ runner: 'unit', settings: { ...defaultSettings({}), enabled: true }, env: {} });
+  for (const [pid, n] of [[501, 1], [502, 1], [502, 2]]) {
+    fs.writeFileSync(path.join(run.dir, `mate-guard-${pid}-${n}.json`), JSON.stringify({ ...event('overflow'), pid, fatal: n === 1 }));
+  }
+  const { text } = run.finish({ status: 1 });
+  assert.match(text, /^\[mate-guard\] summary: .*, 3 violations, 2 processes died, 0 tests skipped by tag$/m);
+  fs.rmSync(run.dir, { recursive: true, force: true });
 });
 
 test('a run given a report directory makes its own inside it and keeps it, clean or not', () => {

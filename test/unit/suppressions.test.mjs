@@ -91,7 +91,7 @@ test('a run counts suppressed violations apart and they do not fail it', () => {
   fs.writeFileSync(path.join(run.dir, 'mate-guard-4242-1.json'), JSON.stringify({ ...fault(), pid: 4242 }));
   fs.writeFileSync(path.join(run.dir, 'mate-guard-4243-1000001.json'), JSON.stringify({ ...event('underflow'), pid: 4243, delivered: 'caller' }));
   const { text, exitCode, report } = run.finish({ status: 0 });
-  assert.match(text, /^\[mate-guard\] summary: \d+ allocations? guarded, peak live \d+, 0 unguarded fallbacks, 1 violation, 1 suppressed, 0 tests skipped by tag$/m);
+  assert.match(text, /^\[mate-guard\] summary: \d+ allocations? guarded, peak live \d+, 0 unguarded fallbacks, 1 violation, 1 suppressed, 1 process died, 0 tests skipped by tag$/m);
   assert.equal(exitCode, 0, 'the fault is suppressed, the canary report failed its test already');
   const filed = JSON.parse(fs.readFileSync(report.violations.find((v) => v.pid === 4242).file, 'utf8'));
   assert.deepEqual(filed.suppressed, { file, line: 1, rule: '* module=*legacy.node' }, 'the verdict is filed for mate report');

@@ -11,7 +11,7 @@ export {
   type GuardViolation,
 } from './allocator/install';
 export { GuardConfigError, CONFIG_ERROR_EXIT, exitOnConfigError } from './errors';
-export { SETTINGS, GUARD_MODES, rowsOn, spell, type GuardSettings, type GuardMode, type RunnerName, type RunnerSettingKey, type SettingRow } from './settings/table';
+export { SETTINGS, GUARD_MODES, RUNNERS, rowsOn, spell, type GuardSettings, type GuardMode, type RunnerName, type RunnerSettingKey, type SettingRow } from './settings/table';
 export { parseFlags, RUNNER_FLAGS, type FlagSyntax, type ParsedFlags } from './settings/flags';
 export { resolveRunnerSettings, readOptions, checkOptionNames, resolveLayers, type Layer, type RunnerResolution, type RawOptions } from './settings/resolve';
 export { readHandoff, writeHandoff, HANDOFF_ENV, type Handoff } from './settings/handoff';
@@ -20,6 +20,7 @@ export { GUARD_TAGS, GUARD_SKIP_REASONS, GUARD_TAG_DESCRIPTIONS, guardSkipReason
 export { GUARD_INCOMPATIBLE_TAG, GRAPH_CAPTURE_TAG, type GuardTag } from './tags';
 export { noteTagSkip } from './run/process-stats';
 export { formatTestPath, beginGuardedTest, checkGuardedTest, endGuardedTest, takeOutsideDamage, violationError, outsideTestsError } from './run/test-bracket';
+export { formatNothingGuarded } from './run/summary';
 export { GuardedRun, runExitCode, type RunEnd, type CrashAttribution } from './run/lifecycle';
 export { reportText } from './report/render';
 export { rerunCanaryReports, type RerunGroup, type RerunLauncher } from './run/rerun';

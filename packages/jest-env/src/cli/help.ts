@@ -7,7 +7,7 @@ export function mateJestHelp(): string {
     '',
     'Usage: mate-jest [guard flags] [jest options] [testPathPattern]',
     '',
-    'Guard flags (the test environment must be @mate-guard/jest-env):',
+    'Guard flags (mate-jest supplies @mate-guard/jest-env, wrapping the configured environment, where the config names none of ours):',
     ...describeRunnerFlags('jest'),
     '',
     'Precedence: flag > MATE_JEST_GUARD_* > testEnvironmentOptions (guardAlloc, guardMode,',

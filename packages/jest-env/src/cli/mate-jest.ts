@@ -17,7 +17,9 @@ import {
   type RunnerResolution,
 } from '@mate-guard/core/internal';
 
+import { withGuardEnvironment } from './environment';
 import { mateJestHelp } from './help';
+import { readJestConfig } from './jest-config';
 import { resolveJestBin } from './jest-bin';
 import { withGuardReporter } from './reporters';
 
@@ -36,6 +38,10 @@ function resolve(argv: readonly string[]): RunnerResolution & { rest: string[] }
     throw err;
   }
 }
+
+/** How a Jest run that was asked to guard and guarded nothing is fixed (a file's docblock can pick another environment). */
+export const NOTHING_GUARDED_FIX =
+  "no test file used @mate-guard/jest-env: remove a `@jest-environment` docblock that picks another one, or set testEnvironment: '@mate-guard/jest-env' in the Jest config";
 
 const watching = (args: readonly string[]) => args.some((a) => /^--watch(All)?(=|$)/.test(a));
 
@@ -59,10 +65,15 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
   }
   const { settings, explicit, rest } = resolve(argv);
   // The reporter names crashed tests in Jest's results (JUnit, --json) and, in watch mode, owns the run.
-  const { args, note } = await withGuardReporter(rest, bin);
+  const withReporter = await withGuardReporter(rest, bin);
+  const { note } = withReporter;
   if (note && settings.enabled) process.stderr.write(`${note}\n`);
   // The environment of each test file reads the handoff; its own options rank below flags and env.
   const env = { ...process.env };
+  // Guarding asked for and the config names another environment: ours, wrapping it.
+  const supplied = settings.enabled ? withGuardEnvironment(withReporter.args, await readJestConfig(rest, bin), env) : { args: withReporter.args };
+  if (supplied.note) process.stderr.write(supplied.note);
+  const { args } = supplied;
   if (watching(rest)) {
     // Every rerun ends inside Jest: its reporter owns the run (same settings, a summary per rerun).
     writeHandoff({ settings, explicit }, env);
@@ -88,7 +99,8 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     attribution: { label: (e) => (inBand(e.pid) ? 'the Jest process (in band)' : 'Jest worker'), reprint: (e) => !inBand(e.pid), earlier: true },
     // Jest passed, yet a process found damage (e.g. at exit): show it, fail.
     showReportsIfPassed: true,
+    nothingGuardedFix: NOTHING_GUARDED_FIX,
   });
-  if (guarded) process.stderr.write(reruns + text);
+  if (guarded || settings.enabled) process.stderr.write(reruns + text);
   process.exitCode = exitCode;
 }

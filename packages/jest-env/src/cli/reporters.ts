@@ -6,6 +6,8 @@
 // Jest's own reader, passed back as `--config <json>` with ours added.
 import * as path from 'node:path';
 
+import { configArg, readJestConfig } from './jest-config';
+
 export const REPORTER = path.join(__dirname, '..', 'reporter', 'reporter.js');
 
 type ReporterEntry = string | [string, unknown];
@@ -25,28 +27,6 @@ function isPlainData(value: unknown): boolean {
   return false;
 }
 
-/** The value of `-c x`, `--config x`, `--config=x`, and where it sits. */
-function configArg(args: readonly string[]): { value: string; at: number; width: number } | undefined {
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    if ((a === '-c' || a === '--config') && i + 1 < args.length) return { value: args[i + 1], at: i, width: 2 };
-    const m = /^(?:-c|--config)=(.*)$/s.exec(a);
-    if (m) return { value: m[1], at: i, width: 1 };
-  }
-  return undefined;
-}
-
-type ReadInitialOptions = (config?: string, options?: { skipMultipleConfigError?: boolean }) => Promise<{ config: Record<string, unknown> }>;
-
-function jestConfigReader(jestBin: string): ReadInitialOptions | undefined {
-  try {
-    const mod = require(require.resolve('jest-config', { paths: [path.dirname(jestBin)] })) as { readInitialOptions?: ReadInitialOptions };
-    return mod.readInitialOptions;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Jest's arguments with the reporter added, or a note saying why it could
  * not be (mate-jest still prints the summary and names crashed tests).
@@ -56,12 +36,7 @@ export async function withGuardReporter(args: readonly string[], jestBin: string
   const onCommandLine = out.some((a) => a === '--reporters' || a.startsWith('--reporters='));
   if (onCommandLine) return { args: [...out, '--reporters', REPORTER] };
   const given = configArg(out);
-  let config: Record<string, unknown> | undefined;
-  try {
-    config = (await jestConfigReader(jestBin)?.(given?.value, { skipMultipleConfigError: true }))?.config;
-  } catch {
-    config = undefined; // Jest itself will say what is wrong with the config
-  }
+  const config = (await readJestConfig(out, jestBin))?.config;
   const reporters = config?.reporters as ReporterEntry[] | undefined;
   // Last on the line: `--reporters` takes every word after it (a test path pattern too).
   if (!Array.isArray(reporters)) return { args: [...out, '--reporters', REPORTER, '--reporters', 'default'] };

@@ -29,6 +29,10 @@ import type { Config } from '@jest/types';
 import { addCrashedTests } from './crash-results';
 import { checkFileSettings } from './file-settings';
 
+/** The reporter is there, guarding is on, and no test file used the environment. */
+const NOTHING_GUARDED_FIX =
+  "set testEnvironment: '@mate-guard/jest-env' in the Jest config (or run mate-jest --guard-alloc, which supplies it); a `@jest-environment` docblock picks another one for its file";
+
 const SOURCE = "reporter options (['@mate-guard/jest-env/reporter', { ... }])";
 const WORKER = 'Jest worker';
 
@@ -123,8 +127,9 @@ export default class GuardReporter {
       // Jest passed, yet a process found damage (e.g. at exit): show it, fail.
       showReportsIfPassed: true,
       more: this.watching,
+      nothingGuardedFix: NOTHING_GUARDED_FIX,
     });
-    if (guarded) process.stderr.write(text);
+    if (guarded || run.settings.enabled) process.stderr.write(text);
     this.error = exitCode !== 0 && status === 0 ? new Error('mate-guard: a memory violation failed no test (see its report above)') : undefined;
   }
 

@@ -69,7 +69,10 @@ export async function guardRun(args: GuardRunArgs): Promise<number> {
   const reruns = exit && run.settings.rerun
     ? await rerunCanaryReports(run.read().violations, run.settings, () => ({ command, args: commandArgs, env, autoInstall: true }), '--no-rerun')
     : '';
-  const { text, exitCode } = run.finish({ status: exit?.status ?? 127 });
+  const { text, exitCode } = run.finish({
+    status: exit?.status ?? 127,
+    nothingGuardedFix: 'the command started no Node process (NODE_OPTIONS reaches node only; a command that resets NODE_OPTIONS drops it)',
+  });
   if (!exit) return 127;
   process.stderr.write(reruns + text);
   return exitCode;

@@ -11,7 +11,7 @@ Commands:
   report <dir>...                       merge the JSON reports of runs, shards and workers: each report once, one summary; exit 1 on any violation
   options                               list the allocator options and the runner settings (the README's tables)
 
-Runner plugins: @mate-guard/vitest (mate-vitest), @mate-guard/jest-env (mate-jest), @mate-guard/mocha (mate-mocha).
+Runner plugins: @mate-guard/vitest (mate-vitest), @mate-guard/jest-env (mate-jest), @mate-guard/mocha (mate-mocha), @mate-guard/node-test (mate-node-test).
 `;
 
 function listOptions(): string {

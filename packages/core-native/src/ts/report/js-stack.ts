@@ -77,7 +77,7 @@ function realDir(dir: string): string | undefined {
   }
 }
 
-const OWN_PACKAGES = ['@mate-guard/vitest', '@mate-guard/jest-env', '@mate-guard/mocha'];
+const OWN_PACKAGES = ['@mate-guard/vitest', '@mate-guard/jest-env', '@mate-guard/mocha', '@mate-guard/node-test'];
 const RUNNER_ROOTS = ['vitest', '@vitest/runner', 'vite', 'jest-circus', 'jest-runner', 'jest-runtime', 'mocha'];
 const defaultDirsByCwd = new Map<string, string[]>();
 

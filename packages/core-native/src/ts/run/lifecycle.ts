@@ -16,7 +16,7 @@ import { formatCrashAttribution } from './attribution';
 import { earlierReportsText } from './earlier';
 import type { ProcessGuardStats } from './process-stats';
 import { createReportDir, readReportDir, writeRunInfo, type RunReport } from './report-dir';
-import { formatSummary, summarize } from './summary';
+import { formatNothingGuarded, formatSummary, summarize } from './summary';
 
 /**
  * The exit code of a run: the command's own failure wins; a clean exit is
@@ -66,6 +66,12 @@ export interface RunEnd {
    * one configuration); this end covers what happened since the last one.
    */
   more?: boolean;
+  /**
+   * How to load the guard in this runner: when no process of the run
+   * installed it (no counters, no report), one warning line with it
+   * replaces the summary, so a run that guarded nothing never looks guarded.
+   */
+  nothingGuardedFix?: string;
 }
 
 const statsKey = (p: ProcessGuardStats) => `${p.pid}/${p.threadId}`;
@@ -184,7 +190,8 @@ export class GuardedRun {
     // Nothing is lost: a report no process printed or handed to a test (a
     // printer that could not run, a Python process's finding) is printed here.
     for (const e of report.violations) if (e.delivered === undefined && !printed.has(e)) text += reportText(e);
-    text += formatSummary(summarize(report, end.skippedByTagHere ?? 0));
+    const nothing = end.nothingGuardedFix !== undefined && report.processes.length === 0 && report.violations.length === 0;
+    text += nothing ? formatNothingGuarded(end.nothingGuardedFix!) : formatSummary(summarize(report, end.skippedByTagHere ?? 0));
     if (this.settings.nativeModules.length) text += formatUnmatchedGlobs(unmatchedNativeGlobs(report.dir));
     const any = report.violations.length > 0;
     if (any) this.held = true;

@@ -10,6 +10,8 @@ export interface SummaryCounts {
   /** Not suppressed: these fail the run. */
   violations: number;
   suppressed: number;
+  /** Processes a guard fault killed (each left one fatal event). */
+  died: number;
   skippedByTag: number;
   passThrough: number;
   reasons: string[];
@@ -22,6 +24,7 @@ export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCoun
     allocations: 0, peakLive: 0, fallbacks: 0,
     violations: report.violations.filter((v) => !v.suppressed).length,
     suppressed: report.violations.filter((v) => v.suppressed).length,
+    died: new Set(report.violations.filter((v) => v.fatal).map((v) => v.pid)).size,
     skippedByTag: extraSkippedByTag, passThrough: 0, reasons: [], trackingOff: [],
   };
   // A process that died by a fault wrote no counters: its report has them.
@@ -65,13 +68,14 @@ export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCoun
 
 /** Several runs' counts as one (`mate report`: shards, workers, runs). */
 export function mergeSummaries(list: readonly SummaryCounts[]): SummaryCounts {
-  const out: SummaryCounts = { allocations: 0, peakLive: 0, fallbacks: 0, violations: 0, suppressed: 0, skippedByTag: 0, passThrough: 0, reasons: [], trackingOff: [] };
+  const out: SummaryCounts = { allocations: 0, peakLive: 0, fallbacks: 0, violations: 0, suppressed: 0, died: 0, skippedByTag: 0, passThrough: 0, reasons: [], trackingOff: [] };
   for (const s of list) {
     out.allocations += s.allocations;
     out.peakLive = Math.max(out.peakLive, s.peakLive);
     out.fallbacks += s.fallbacks;
     out.violations += s.violations;
     out.suppressed += s.suppressed;
+    out.died += s.died;
     out.skippedByTag += s.skippedByTag;
     out.passThrough += s.passThrough;
     for (const r of s.reasons) if (!out.reasons.includes(r)) out.reasons.push(r);
@@ -87,6 +91,8 @@ export function formatSummary(s: SummaryCounts): string {
     `[mate-guard] summary: ${plural(s.allocations, 'allocation')} guarded, peak live ${s.peakLive}, ` +
     `${plural(s.fallbacks, 'unguarded fallback')}, ${plural(s.violations, 'violation')}, ` +
     (s.suppressed ? `${s.suppressed} suppressed, ` : '') +
+    // A crash ends a process's counting at the fault: the line says so rather than look complete.
+    (s.died ? `${plural(s.died, 'process', 'processes')} died, ` : '') +
     `${plural(s.skippedByTag, 'test')} skipped by tag\n`;
   return out + formatUnguardedWarning(s.fallbacks + s.passThrough, s.reasons) + formatTrackingOffWarning(s.trackingOff);
 }
@@ -103,4 +109,12 @@ export function formatTrackingOffWarning(reasons: readonly string[]): string {
 /** The one warning about allocations that ran unguarded ('' when none did). */
 export function formatUnguardedWarning(count: number, reasons: readonly string[]): string {
   return count > 0 ? `[mate-guard] warning: ${plural(count, 'allocation')} ran unguarded: ${reasons.join('; ')}\n` : '';
+}
+
+/**
+ * The one line for a run asked to guard in which no process installed the
+ * guard (no counters, no report): `fix` says how to load it for this runner.
+ */
+export function formatNothingGuarded(fix: string): string {
+  return `[mate-guard] warning: guarding was asked for, but no test process was guarded (nothing installed the guard allocator): ${fix}\n`;
 }

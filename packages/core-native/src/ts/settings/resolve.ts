@@ -29,7 +29,7 @@ function refuseUnknown(names: Iterable<string>, ours: (name: string) => boolean,
 /** The runner settings MATE_<RUNNER>_GUARD_* set (empty values count as unset). */
 function readRunnerEnv(runner: RunnerName, env: NodeJS.ProcessEnv = process.env): Layer {
   const rows = rowsOn('runner');
-  const prefix = `MATE_${runner.toUpperCase()}_GUARD_`;
+  const prefix = `${spell.envPrefix(runner)}GUARD_`;
   refuseUnknown(Object.keys(env), (n) => n.startsWith(prefix), rows.map((r) => spell.env(runner, r)), 'unknown environment variable');
   const out: Record<string, unknown> = {};
   for (const row of rows) {

@@ -11,7 +11,8 @@ import { booleanValue, choiceValue, fileValue, integerValue, listValue, pathValu
 export type GuardMode = 'tail' | 'head';
 export const GUARD_MODES: readonly GuardMode[] = ['tail', 'head'];
 
-export type RunnerName = 'vitest' | 'jest' | 'mocha';
+export type RunnerName = 'vitest' | 'jest' | 'mocha' | 'node-test';
+export const RUNNERS: readonly RunnerName[] = ['vitest', 'jest', 'mocha', 'node-test'];
 
 export type CudaQuarantine = 'adaptive' | 'strict';
 export const CUDA_QUARANTINES: readonly CudaQuarantine[] = ['adaptive', 'strict'];
@@ -90,7 +91,7 @@ export const SETTINGS = [
   }),
   row({
     key: 'rerun', name: 'rerun', value: booleanValue, default: true,
-    description: 'When a run of mate-vitest, mate-jest, mate-mocha or mate guard-run ends with canary damage, rerun the affected test files once in the mode (or alignment 1) that makes the bad access fault, and show that fault with its access site under the report. Plain runners never rerun.',
+    description: 'When a run of mate-vitest, mate-jest, mate-mocha, mate-node-test or mate guard-run ends with canary damage, rerun the affected test files once in the mode (or alignment 1) that makes the bad access fault, and show that fault with its access site under the report. Plain runners never rerun.',
     surfaces: { runner: true, guardRun: true },
   }),
   row({
@@ -230,8 +231,10 @@ export const spell = {
   jestOption: (r: SettingRow) => `guard${pascal(r.name)}`,
   /** `GUARD_MODE`, after `MATE_<RUNNER>_` */
   envSuffix: (r: SettingRow) => `GUARD_${r.name.toUpperCase().replace(/-/g, '_')}`,
-  /** `MATE_VITEST_GUARD_MODE` */
-  env: (runner: RunnerName, r: SettingRow) => `MATE_${runner.toUpperCase()}_GUARD_${r.name.toUpperCase().replace(/-/g, '_')}`,
+  /** `MATE_VITEST_`, `MATE_NODE_TEST_`: a runner's prefix of its environment variables. */
+  envPrefix: (runner: RunnerName) => `MATE_${runner.toUpperCase().replace(/-/g, '_')}_`,
+  /** `MATE_VITEST_GUARD_MODE`, `MATE_NODE_TEST_GUARD_MODE` */
+  env: (runner: RunnerName, r: SettingRow) => `${spell.envPrefix(runner)}${spell.envSuffix(r)}`,
   /** `--mode` (mate guard-run) */
   guardRunFlag: (r: SettingRow) => `--${r.name}`,
 };

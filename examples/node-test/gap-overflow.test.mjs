@@ -1,0 +1,14 @@
+// Planted bug: writing 2 bytes past the end of a 13-byte buffer. With the
+// default 16-byte alignment that byte lands in the alignment gap before the
+// guard page: no fault, but the canary check after the test fails it.
+import { createRequire } from 'node:module';
+import { describe, it } from 'node:test';
+
+const addon = createRequire(import.meta.url)('../addon');
+
+describe('alignment-gap overflow', () => {
+  it('writes at index length + 1', () => {
+    const buf = Buffer.alloc(13);
+    addon.writeAt(buf, buf.length + 1, 0x7a);
+  });
+});

@@ -1,0 +1,110 @@
+// `mate-node-test [guard flags] [node options] [files...]`: `node --test`
+// with mate-guard loaded in every test process, taking the guard flags node
+// itself would refuse. It resolves the settings, runs node --test as a
+// child and watches it: when a guard fault kills a test file's process it
+// names the test, prints the summary and exits non-zero.
+import * as path from 'node:path';
+
+import {
+  describeRunnerFlags,
+  GuardConfigError,
+  GuardedRun,
+  rerunCanaryReports,
+  runChild,
+  writeHandoff,
+  type RerunLauncher,
+} from '@mate-guard/core/internal';
+
+import { NOTHING_GUARDED_FIX, resolveNodeTestConfig, type NodeTestGuardConfig } from '../hooks/settings';
+import { PROCESS_LABEL } from '../reporter/run-end';
+
+/** The plugin's entry point, preloaded into node --test and every test process it starts. */
+export const PLUGIN_ENTRY = path.join(__dirname, '..', 'index.js');
+
+const USAGE = `Usage: mate-node-test [guard options] [node options] [test files...]
+
+Runs \`node --test\` with @mate-guard/node-test preloaded in every test
+process. Guard options (precedence: these flags > MATE_NODE_TEST_GUARD_* > off):
+${describeRunnerFlags('node-test').join('\n')}
+
+Every other argument goes to node unchanged (--test-reporter=spec,
+--test-name-pattern=..., --watch, files and globs).
+`;
+
+function wantsHelp(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end < 0 ? argv : argv.slice(0, end)).some((a) => a === '-h' || a === '--help');
+}
+
+/** node's arguments: --test once, the plugin first. */
+function nodeArgs(rest: readonly string[]): string[] {
+  return ['--test', '--require', PLUGIN_ENTRY, ...rest.filter((a) => a !== '--test')];
+}
+
+async function runNode(args: readonly string[], env: NodeJS.ProcessEnv): Promise<{ status: number; pid?: number }> {
+  try {
+    const exit = await runChild(process.execPath, args, env);
+    return { status: exit.status, pid: exit.pid };
+  } catch (err) {
+    process.stderr.write(`mate-node-test: could not start node: ${(err as Error).message}\n`);
+    return { status: 127 };
+  }
+}
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** The test files alone (the user's own file arguments dropped), selecting the damaged tests by name. */
+function rerunNode(rest: readonly string[]): RerunLauncher {
+  const options = rest.filter((a) => a.startsWith('-') && !/^--test-name-pattern(=|$)/.test(a));
+  return (group) => {
+    const names = [...new Set(group.tests.map((t) => t.split(' > ').pop() ?? ''))].filter((n) => n.length > 0);
+    const select = names.length ? [`--test-name-pattern=^(?:${names.map(escapeRegExp).join('|')})$`] : [];
+    return { command: process.execPath, args: [...nodeArgs(options), ...select, ...group.files] };
+  };
+}
+
+const watching = (args: readonly string[]) => args.includes('--watch');
+
+export async function main(argv: readonly string[]): Promise<number> {
+  if (wantsHelp(argv)) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  let config: NodeTestGuardConfig;
+  try {
+    config = resolveNodeTestConfig(argv);
+  } catch (err) {
+    if (!(err instanceof GuardConfigError)) throw err;
+    process.stderr.write(`mate-node-test: ${err.message}\n`);
+    return 2;
+  }
+  const { settings, explicit, rest } = config;
+  const env = { ...process.env };
+  if (watching(rest)) {
+    // Every rerun ends inside node: its main process owns the run (same settings).
+    writeHandoff({ settings, explicit }, env);
+    return (await runNode(nodeArgs(rest), env)).status;
+  }
+  const run = GuardedRun.start({ runner: 'node-test', settings, explicit, env });
+  const { status } = await runNode(nodeArgs(rest), env);
+  const reruns = run.settings.rerun ? await rerunCanaryReports(run.read().violations, run.settings, rerunNode(rest)) : '';
+  const { text, exitCode } = run.finish({
+    status,
+    attribution: { label: () => PROCESS_LABEL, earlier: true },
+    nothingGuardedFix: NOTHING_GUARDED_FIX,
+  });
+  if (settings.enabled) process.stderr.write(reruns + text);
+  return exitCode;
+}
+
+export function run(): void {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.stderr.write(`mate-node-test: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

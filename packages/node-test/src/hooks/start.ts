@@ -1,0 +1,86 @@
+// What loading the plugin does, once per process, before any test file
+// loads: decide this process's role and settings, own the run in the
+// process that starts it (unless mate-node-test or guard-run does), install
+// the allocator where tests run and bracket each test, and in node --test's
+// main process name the tests of files whose process a guard fault killed.
+import {
+  GuardedRun,
+  installFromSettings,
+  outsideTestsError,
+  readHandoff,
+  takeOutsideDamage,
+  type GuardSettings,
+  type RunnerResolution,
+} from '@mate-guard/core/internal';
+
+import { crashedTestsOfFile } from '../reporter/crashed-tests';
+import { finishRunAtExit, PROCESS_LABEL } from '../reporter/run-end';
+import { finishEachWatchRound } from '../reporter/watch-rounds';
+import { aroundTest } from './bracket';
+import { nodeTestRole, runsTests, type NodeTestRole } from './role';
+import { resolveNodeTestConfig } from './settings';
+import { getState, setState, type PluginState } from './state';
+import { aroundEveryTestFunction, kindOf, onRootTest } from './test-class';
+
+interface Decision {
+  role: NodeTestRole;
+  settings: GuardSettings;
+  /** This process owns the run: it makes the report directory and prints the summary. */
+  owner: boolean;
+  explicit?: RunnerResolution['explicit'];
+}
+
+const PER_FILE_NOTE =
+  "[mate-guard] note: this summary covers this test file only: node --test's main process did not load @mate-guard/node-test " +
+  '(Node 20 loads --import modules in the test files\' processes only); preload it with --require @mate-guard/node-test, or run mate-node-test, for one summary and crashed tests named in the results\n';
+
+function decide(): Decision {
+  const role = nodeTestRole();
+  const handoff = readHandoff();
+  // mate-node-test, guard-run or node --test's main process resolved the
+  // settings; the owner is whoever the handoff names (none: mate-node-test
+  // --watch left the run to node's main process).
+  if (handoff) return { role, settings: handoff.settings, explicit: handoff.explicit, owner: role !== 'child' && handoff.ownerPid === undefined };
+  // node itself takes no --guard-* flags: MATE_NODE_TEST_GUARD_* only. A
+  // child without a handoff: node --test's main process did not load the
+  // plugin (Node 20 runs --import modules in the test files' processes
+  // only), so each file's process owns a run of its own.
+  const { settings, explicit } = resolveNodeTestConfig([]);
+  return { role, settings, explicit, owner: true };
+}
+
+/** Damage no test owned (module code, hooks): fails the file's process once its tests are done. */
+function failOutsideDamageAtExit(scope: string): void {
+  process.on('exit', () => {
+    const found = takeOutsideDamage();
+    if (!found.length) return;
+    process.stderr.write(`${outsideTestsError(found, scope).message}\n`);
+    if (!process.exitCode) process.exitCode = 1;
+  });
+}
+
+export function start(): PluginState {
+  const existing = getState();
+  if (existing) return existing;
+  const { role, settings, explicit, owner } = decide();
+  const state: PluginState = { role, settings, guarding: false };
+  setState(state);
+  if (!settings.enabled) return state;
+  // Before install and before any child starts: children inherit the handoff.
+  const run = owner ? GuardedRun.start({ runner: 'node-test', settings, explicit }) : undefined;
+  const reportDir = run?.dir ?? settings.reportDir;
+  if (runsTests(role)) {
+    installFromSettings(run?.settings ?? settings);
+    state.guarding = true;
+    aroundEveryTestFunction(aroundTest);
+    failOutsideDamageAtExit(role === 'child' ? 'this file' : 'this run');
+  } else if (reportDir) {
+    const announced = new Set<string>();
+    const onFile = crashedTestsOfFile(reportDir, announced, PROCESS_LABEL);
+    aroundEveryTestFunction((test, call, args) => (kindOf(test) === 'file' ? onFile(test, call, args) : call(args)));
+  }
+  // Watch mode: a summary per round. Else at exit, after install, so core's exit check and counters come first.
+  if (run && role === 'main' && process.execArgv.includes('--watch')) onRootTest((root) => finishEachWatchRound(root, run));
+  else if (run) finishRunAtExit(run, role === 'child' ? PER_FILE_NOTE : undefined);
+  return state;
+}
