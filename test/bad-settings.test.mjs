@@ -19,6 +19,8 @@ const MATE_VITEST = path.join(ROOT, 'packages', 'vitest-plugin', 'bin', 'mate-vi
 const VITEST = path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs');
 const MATE_JEST = path.join(ROOT, 'packages', 'jest-env', 'bin', 'mate-jest.js');
 const MATE_MOCHA = path.join(ROOT, 'packages', 'mocha-plugin', 'bin', 'mate-mocha.js');
+const MATE_NODE_TEST = path.join(ROOT, 'packages', 'node-test', 'bin', 'mate-node-test.js');
+const NODE_TEST_DIR = path.join(FIX, 'node-test', 'clean');
 const JEST_NATIVE = ['-c', path.join(FIX, 'jest', 'native', 'jest.config.js')];
 const JEST_REPORTER = ['--reporters', 'default', '--reporters', '@mate-guard/jest-env/reporter'];
 const VITEST_OPTIONS = path.join(FIX, 'vitest', 'options');
@@ -50,6 +52,9 @@ const cases = [
   ['mocha --require @mate-guard/mocha --guard-mode=sideways', () => run(path.join(BIN, 'mocha'), ['--require', '@mate-guard/mocha', '--guard-mode=sideways', ...MOCHA_SPEC], { cwd: path.join(FIX, 'mocha') }), `mate-guard: ${MODE('--guard-mode', 'sideways')}`],
   ['MATE_MOCHA_GUARD_ALLOC=maybe mocha --require @mate-guard/mocha', () => run(path.join(BIN, 'mocha'), ['--require', '@mate-guard/mocha', ...MOCHA_SPEC], { cwd: path.join(FIX, 'mocha'), env: { MATE_MOCHA_GUARD_ALLOC: 'maybe' } }), `mate-guard: ${BOOL('MATE_MOCHA_GUARD_ALLOC', 'maybe')}`],
   ['mocha rc guard-mode: diagonal', () => run(path.join(BIN, 'mocha'), [], { cwd: path.join(FIX, 'mocha', 'rc-bad') }), `mate-guard: ${MODE('mocha config (.mocharc / package.json "mocha") key guard-mode', 'diagonal')}`],
+  // node:test: the drop-in CLI, and the hook in plain node --test (its main process)
+  ['mate-node-test --guard-mode sideways', () => node(MATE_NODE_TEST, ['--guard-mode', 'sideways'], NODE_TEST_DIR), `mate-node-test: ${MODE('--guard-mode', 'sideways')}`],
+  ['MATE_NODE_TEST_GUARD_MODE=x node --test --require @mate-guard/node-test', () => run(process.execPath, ['--test', '--require', '@mate-guard/node-test'], { cwd: NODE_TEST_DIR, env: { MATE_NODE_TEST_GUARD_ALLOC: '1', MATE_NODE_TEST_GUARD_MODE: 'x' } }), `mate-guard: ${MODE('MATE_NODE_TEST_GUARD_MODE', 'x')}`],
 ];
 
 for (const [title, go, line] of cases) {

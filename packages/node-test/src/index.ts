@@ -2,7 +2,7 @@
 // --require) backs the tests' buffers with guard pages in every test
 // file's process. Loading it makes guarding available;
 // MATE_NODE_TEST_GUARD_* (or mate-node-test's flags) turn it on.
-import { GuardConfigError } from '@mate-guard/core/internal';
+import { exitOnConfigError, GuardConfigError } from '@mate-guard/core/internal';
 
 import { start } from './hooks/start';
 
@@ -12,8 +12,7 @@ function startOrExplain(): void {
   } catch (err) {
     if (!(err instanceof GuardConfigError)) throw err;
     // A bad variable: stop before any test file runs, with one line.
-    process.stderr.write(`mate-guard: ${err.message}\n`);
-    process.exit(1);
+    exitOnConfigError('mate-guard', err);
   }
 }
 startOrExplain();

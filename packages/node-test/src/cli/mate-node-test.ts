@@ -7,6 +7,7 @@ import * as path from 'node:path';
 
 import {
   describeRunnerFlags,
+  CONFIG_ERROR_EXIT,
   GuardConfigError,
   GuardedRun,
   rerunCanaryReports,
@@ -76,7 +77,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   } catch (err) {
     if (!(err instanceof GuardConfigError)) throw err;
     process.stderr.write(`mate-node-test: ${err.message}\n`);
-    return 2;
+    return CONFIG_ERROR_EXIT;
   }
   const { settings, explicit, rest } = config;
   const env = { ...process.env };
