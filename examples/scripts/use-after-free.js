@@ -9,12 +9,8 @@ function handToNative() {
   addon.retain(buf); // keeps a raw pointer, no reference
 } // the only JS reference to the buffer ends here
 handToNative();
-// Node-API finalizers (the free) run on an event-loop turn after the GC.
-globalThis.gc();
-setImmediate(() => {
-  globalThis.gc();
-  setImmediate(() => {
-    addon.touchRetained();
-    console.log('not reached under mate-guard: the stale write went unnoticed');
-  });
+// Freed by the collector (and its slot closed): see ../addon/collect.js.
+require('../addon/collect')().then(() => {
+  addon.touchRetained();
+  console.log('not reached under mate-guard: the stale write went unnoticed');
 });
