@@ -172,11 +172,11 @@ describe('node --test --require @mate-guard/node-test', () => {
 
   test('a bad MATE_NODE_TEST_GUARD_* value stops the run before any test, in one line', async () => {
     const r = await node([...REQUIRE, ...CLEAN], { env: { MATE_NODE_TEST_GUARD_ALLOC: 'maybe' } });
-    assert.equal(r.code, 1, r.output);
+    assert.equal(r.code, 2, r.output); // the usage-error status of every entry point (test/bad-settings)
     assert.equal(r.stderr, 'mate-guard: MATE_NODE_TEST_GUARD_ALLOC: "maybe" is not a boolean; use 1/true/yes/on or 0/false/no/off\n');
     assert.doesNotMatch(r.output, /✔|RAN:/);
     const typo = await node([...REQUIRE, ...CLEAN], { env: { MATE_NODE_TEST_GUARD_MOD: 'head' } });
-    assert.equal(typo.code, 1, typo.output);
+    assert.equal(typo.code, 2, typo.output);
     assert.equal(typo.stderr, 'mate-guard: unknown environment variable "MATE_NODE_TEST_GUARD_MOD"; did you mean MATE_NODE_TEST_GUARD_MODE?\n');
   });
 

@@ -24,3 +24,32 @@ export function exitOnConfigError(program: string, err: GuardConfigError): never
   process.stderr.write(`${program}: ${err.message}\n`);
   process.exit(CONFIG_ERROR_EXIT);
 }
+
+/**
+ * Runs `fn` (a plugin's start in the runner's process); a bad setting ends
+ * the process as exitOnConfigError does, anything else propagates.
+ */
+export function orExitOnConfigError(program: string, fn: () => void): void {
+  try {
+    fn();
+  } catch (err) {
+    if (!(err instanceof GuardConfigError)) throw err;
+    exitOnConfigError(program, err);
+  }
+}
+
+/**
+ * A drop-in CLI's entry: `main`'s status becomes the exit code; a crash is
+ * printed as `<program>: <stack>` with status 1.
+ */
+export function runCli(program: string, main: (argv: string[]) => Promise<number>): void {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.stderr.write(`${program}: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -10,7 +10,8 @@ export {
   isGuardAllocatorActive,
   type GuardViolation,
 } from './allocator/install';
-export { GuardConfigError, CONFIG_ERROR_EXIT, exitOnConfigError } from './errors';
+export { GuardConfigError, CONFIG_ERROR_EXIT, exitOnConfigError, orExitOnConfigError, runCli } from './errors';
+export { processState } from './run/process-state';
 export { SETTINGS, GUARD_MODES, RUNNERS, rowsOn, spell, type GuardSettings, type GuardMode, type RunnerName, type RunnerSettingKey, type SettingRow } from './settings/table';
 export { parseFlags, RUNNER_FLAGS, type FlagSyntax, type ParsedFlags } from './settings/flags';
 export { resolveRunnerSettings, readOptions, checkOptionNames, resolveLayers, type Layer, type RunnerResolution, type RawOptions } from './settings/resolve';

@@ -15,6 +15,7 @@ import {
   exitOnConfigError,
   GuardConfigError,
   GuardedRun,
+  processState,
   readHandoff,
   readOptions,
   resolveRunnerSettings,
@@ -60,12 +61,11 @@ interface Session {
   announced: Set<string>;
 }
 
-const SESSION = Symbol.for('mate-guard.jest.reporter');
-type Holder = { [SESSION]?: Session };
+const sessionState = processState<Session>('mate-guard.jest.reporter');
 
 function startSession(options: unknown): Session {
-  const holder = globalThis as Holder;
-  if (holder[SESSION]) return holder[SESSION];
+  const known = sessionState.get();
+  if (known) return known;
   const handoff = readHandoff();
   let session: Session;
   if (handoff?.ownerPid !== undefined && handoff.ownerPid !== process.pid) {
@@ -81,7 +81,7 @@ function startSession(options: unknown): Session {
     const run = GuardedRun.start({ runner: 'jest', settings: resolved.settings, explicit: resolved.explicit });
     session = { run, dir: run.dir, announced: new Set() };
   }
-  holder[SESSION] = session;
+  sessionState.set(session);
   return session;
 }
 

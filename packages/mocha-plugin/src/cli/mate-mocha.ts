@@ -12,6 +12,7 @@ import {
   runChild,
   writeHandoff,
   type RerunLauncher,
+  runCli,
 } from '@mate-guard/core/internal';
 
 import { loadMochaOptions, runsInWorkers } from '../hooks/mocha-options';
@@ -113,13 +114,5 @@ export async function main(argv: readonly string[]): Promise<number> {
 }
 
 export function run(): void {
-  main(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (err: unknown) => {
-      process.stderr.write(`mate-mocha: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
-      process.exitCode = 1;
-    },
-  );
+  runCli('mate-mocha', main);
 }

@@ -1,6 +1,6 @@
-// Per-process plugin state, kept on globalThis so that a spec file that
-// loads the package through another path (a second copy) sees the same.
-import type { GuardSettings } from '@mate-guard/core/internal';
+// Per-process plugin state (core's processState: one per process, whichever
+// copy of the package a spec file loads).
+import { processState, type GuardSettings } from '@mate-guard/core/internal';
 
 /** Which Mocha process this is, as far as guarding is concerned. */
 export type MochaRole =
@@ -17,16 +17,9 @@ export interface PluginState {
   hooksHandedOut: boolean;
 }
 
-const KEY = Symbol.for('mate-guard.mocha.state');
-type Holder = { [KEY]?: PluginState };
-
-export function getState(): PluginState | undefined {
-  return (globalThis as Holder)[KEY];
-}
-
-export function setState(state: PluginState): void {
-  (globalThis as Holder)[KEY] = state;
-}
+const state = processState<PluginState>('mate-guard.mocha.state');
+export const getState = state.get;
+export const setState = state.set;
 
 /** True when tests in this process run under the guard allocator. */
 export function guardingHere(): boolean {

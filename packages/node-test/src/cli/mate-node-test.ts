@@ -14,6 +14,7 @@ import {
   runChild,
   writeHandoff,
   type RerunLauncher,
+  runCli,
 } from '@mate-guard/core/internal';
 
 import { NOTHING_GUARDED_FIX, resolveNodeTestConfig, type NodeTestGuardConfig } from '../hooks/settings';
@@ -99,13 +100,5 @@ export async function main(argv: readonly string[]): Promise<number> {
 }
 
 export function run(): void {
-  main(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (err: unknown) => {
-      process.stderr.write(`mate-node-test: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
-      process.exitCode = 1;
-    },
-  );
+  runCli('mate-node-test', main);
 }

@@ -1,6 +1,6 @@
-// Per-process plugin state, on globalThis so that a test file that loads the
-// package through another path (a second copy) sees the same decision.
-import type { GuardSettings } from '@mate-guard/core/internal';
+// Per-process plugin state (core's processState: one per process, whichever
+// copy of the package a test file loads).
+import { processState, type GuardSettings } from '@mate-guard/core/internal';
 
 import type { NodeTestRole } from './role';
 
@@ -11,16 +11,9 @@ export interface PluginState {
   guarding: boolean;
 }
 
-const KEY = Symbol.for('mate-guard.node-test.state');
-type Holder = { [KEY]?: PluginState };
-
-export function getState(): PluginState | undefined {
-  return (globalThis as Holder)[KEY];
-}
-
-export function setState(state: PluginState): void {
-  (globalThis as Holder)[KEY] = state;
-}
+const state = processState<PluginState>('mate-guard.node-test.state');
+export const getState = state.get;
+export const setState = state.set;
 
 /** True when tests in this process run under the guard allocator. */
 export function guardingHere(): boolean {
