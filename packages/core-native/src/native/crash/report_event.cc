@@ -135,7 +135,8 @@ void AllocationOf(const SlotRecord& r, const SlotGeometry& g, const char* backen
 }
 
 void Allocation(const Violation& v, Writer* w) {
-  bool freed = v.record.freed_by != FreedBy::kNotFreed && v.kind != ReportKind::kCanaryCorruption;
+  // Canary damage found at a free names that free too (where the check ran).
+  bool freed = v.record.freed_by != FreedBy::kNotFreed;
   AllocationOf(v.record, v.geometry, v.backend, v.guard_method, freed, w);
 }
 
