@@ -246,20 +246,34 @@ describe('PyTorch under mate guard-run --device cuda', { skip: torchSkip() }, ()
   const TRITON = {
     alloc: lineOf(fixture('triton_overrun.py'), "x = torch.zeros(N, device='cuda')"),
     launch: lineOf(fixture('triton_overrun.py'), 'fill_inclusive[(1,)]'),
-    del: lineOf(fixture('triton_overrun.py'), 'del x'),
   };
 
-  test('a one-float overrun into the alignment gap of 1001 floats: the canary report names where the tensor was freed, and the rerun with alignment 4 faults at the launch', async () => {
+  test('a one-float overrun into the alignment gap of 1001 floats: the canary report, and the rerun with alignment 4 faults at the launch', async () => {
     const r = await guardRun([], python(fixture('triton_overrun.py'), '1001'), slow);
     assert.equal(r.code, 1, r.output);
     const text = report(r);
     assert.match(text, /ERROR: canary-corruption: 4 bytes past the end of allocation #\d+ \(4004 bytes, tail mode\) damaged/);
-    const freedAt = text.slice(text.indexOf('freed at:')).split('\n').slice(1, 4).join('\n');
-    assert.match(freedAt, new RegExp(`triton_overrun\\.py:${TRITON.del}\\)`), `the Python stack of the free (del x):\n${text}`);
     assert.match(r.output, /\[mate-guard\] rerunning the command in tail mode with alignment 4 to find the access behind a canary report/);
     assert.match(r.output, /\[mate-guard\] rerun in tail mode with alignment 4: the canary-corruption of allocation #\d+ \(4004 bytes, tail mode\) faults at the first bad access:/);
     const rerun = r.output.slice(r.output.indexOf('rerun in tail mode with alignment 4:'));
     assert.match(rerun, /the kernel that faulted \(launch blocking: its own synchronize returned the error\):\n==mate-guard== {3}fill_inclusive/);
+  });
+
+  test('a stale address written after `del x` faults in the quarantine, and the report names the freed tensor with the Python lines that allocated and freed it', async () => {
+    const STALE = {
+      alloc: lineOf(fixture('stale_pointer.py'), "x = torch.zeros(1000, device='cuda')"),
+      del: lineOf(fixture('stale_pointer.py'), 'del x'),
+      launch: lineOf(fixture('stale_pointer.py'), 'fill_at[(1,)]'),
+    };
+    const r = await guardRun(['--no-rerun'], python(fixture('stale_pointer.py')), slow);
+    assert.notEqual(r.code, 0, r.output);
+    assert.doesNotMatch(r.output, /no fault/);
+    const text = report(r);
+    assert.match(text, /ERROR: illegal-address/);
+    assert.match(text, new RegExp(`launched at <module> \\(.*stale_pointer\\.py:${STALE.launch}\\)`));
+    // The kernel got a live tensor plus an offset: the freed range is named with its free.
+    assert.match(text, /freed allocations whose ranges are unmapped \(a stale address into one faults; newest first\):\n==mate-guard== {3}#\d+ \(4000 bytes at 0x[0-9a-f]+, tail mode, freed: its range is unmapped\)/);
+    assert.match(text, new RegExp(`allocated at <module> \\(.*stale_pointer\\.py:${STALE.alloc}\\)\n==mate-guard== {5}freed at <module> \\(.*stale_pointer\\.py:${STALE.del}\\)`), `the Python stack of the free (del x):\n${text}`);
   });
 
   test('a Triton one-float overrun is silent with the caching allocator and with caching off', async () => {

@@ -323,9 +323,18 @@ function formatIllegalAddress(e: ViolationEvent): string[] {
       const at = firstUserFrame(a.allocStack);
       if (at) lines.push(`    allocated at ${at}`);
     }
-    if (c.freed.length) {
-      lines.push('freed allocations whose ranges are unmapped (newest first):');
-      for (const a of c.freed) lines.push(`  ${allocationBrief(a)}`);
+  }
+  // A stale address reaches a kernel as often by arithmetic on a live
+  // pointer as by a freed argument: the freed ranges are named either way,
+  // with where each was allocated and freed.
+  if (c?.freed.length && !suspects.some((l) => l.args.some((a) => a.allocation.freed))) {
+    lines.push('freed allocations whose ranges are unmapped (a stale address into one faults; newest first):');
+    for (const a of c.freed) {
+      lines.push(`  ${allocationBrief(a)}`);
+      const at = firstUserFrame(a.allocStack);
+      if (at) lines.push(`    allocated at ${at}`);
+      const freedAt = firstUserFrame(a.freeStack);
+      lines.push(`    freed at ${freedAt ?? '(no stack captured)'}`);
     }
   }
   const exact = faulted.length > 0;
