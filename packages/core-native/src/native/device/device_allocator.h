@@ -17,6 +17,7 @@
 #include "device/cuda_driver.h"
 #include "device/device_event.h"
 #include "device/launch_tracker.h"
+#include "options/options.h"
 
 namespace mate {
 namespace device {
@@ -54,6 +55,11 @@ struct DeviceConfig {
   // a synchronize after every launch, so the faulting one is known exactly.
   bool track_launches = true;
   bool launch_blocking = false;
+  // Every setting of the settings table as given (options.inc): a device
+  // setting read as it is needs no field above, only its row and its use
+  // (config_.settings.<field>). The fields above are what the device
+  // derives from the settings (DeviceConfigFrom) or tunes on its own.
+  Options settings;
 };
 
 struct DeviceStats {
