@@ -23,6 +23,11 @@ namespace mate {
 namespace device {
 
 struct DeviceConfig {
+  // Every setting of the settings table as given (options.inc): a device
+  // setting read as it is needs no field of its own, only its row and its
+  // use (config_.settings.<field>). The fields below are what the device
+  // derives from the settings (DeviceConfigFrom) or tunes on its own.
+  Options settings;
   bool tail_mode = true;
   uint32_t alignment = 16;
   bool sync_on_free = true;
@@ -55,11 +60,6 @@ struct DeviceConfig {
   // a synchronize after every launch, so the faulting one is known exactly.
   bool track_launches = true;
   bool launch_blocking = false;
-  // Every setting of the settings table as given (options.inc): a device
-  // setting read as it is needs no field above, only its row and its use
-  // (config_.settings.<field>). The fields above are what the device
-  // derives from the settings (DeviceConfigFrom) or tunes on its own.
-  Options settings;
 };
 
 struct DeviceStats {

@@ -11,8 +11,7 @@ namespace device {
 // the Node binding and the plain library alike: every setting with a device
 // meaning reaches the device here (mode, alignment, logging, both
 // quarantine bounds, syncOnFree, cudaQuarantine, launch tracking and
-// blocking) and the settings as given (DeviceConfig::settings); the rest of
-// DeviceConfig is the device's own tuning.
+// blocking); the rest of DeviceConfig is the device's own tuning.
 // `sync_on_free_default`: what an unset syncOnFree means in this process.
 DeviceConfig DeviceConfigFrom(const Options& o, bool sync_on_free_default);
 

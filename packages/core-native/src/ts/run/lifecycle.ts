@@ -108,15 +108,6 @@ export class GuardedRun {
    */
   private constructor(readonly dir: string, readonly settings: GuardSettings, private readonly keep: boolean) {}
 
-  /**
-   * A launcher whose runner ends every round itself (watch mode): the
-   * settings go to the runner without an owner, and the runner's main
-   * process owns the run (runOwnership).
-   */
-  static leaveTo(env: NodeJS.ProcessEnv, settings: GuardSettings, explicit: SettingKey[] = []): void {
-    writeHandoff({ settings, explicit }, env);
-  }
-
   static start(start: RunStart): GuardedRun {
     const given = start.settings.reportDir;
     const dir = createReportDir(start.runner, given);
@@ -129,6 +120,15 @@ export class GuardedRun {
       ...(start.autoInstall ? { autoInstall: true } : {}),
     }, start.env ?? process.env);
     return run;
+  }
+
+  /**
+   * A launcher whose runner ends every round itself (watch mode): the
+   * settings go to the runner without an owner, and the runner's main
+   * process owns the run (runOwnership).
+   */
+  static leaveTo(env: NodeJS.ProcessEnv, settings: GuardSettings, explicit: SettingKey[] = []): void {
+    writeHandoff({ settings, explicit }, env);
   }
 
   /** What the run's processes wrote so far (since the last round), read once, kept for finish(). */
