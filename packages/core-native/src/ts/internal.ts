@@ -9,7 +9,7 @@ export {
   checkCanaries,
   isGuardAllocatorActive,
   type GuardViolation,
-} from './allocator/install';
+} from './install/install';
 export { GuardConfigError, CONFIG_ERROR_EXIT, exitOnConfigError, orExitOnConfigError, runCli } from './errors';
 export { processState } from './run/process-state';
 export { SETTINGS, GUARD_MODES, rowsOn, spell, type GuardSettings, type GuardMode, type RunnerName, type RunnerSettingKey, type SettingRow } from './settings/table';

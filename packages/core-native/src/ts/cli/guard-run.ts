@@ -2,7 +2,7 @@
 // allocator installed in every Node process it starts.
 import * as path from 'node:path';
 
-import { deviceChildEnv } from '../allocator/device';
+import { deviceChildEnv } from '../install/device';
 import { GuardConfigError } from '../errors';
 import { superviseRun } from '../run/supervise';
 import { describeGuardRunFlags } from '../settings/docs';
@@ -47,7 +47,7 @@ export function parseGuardRunArgs(argv: readonly string[]): GuardRunArgs | 'help
 
 /** NODE_OPTIONS that load the preload, which installs from the handoff in every Node process. */
 function withPreload(nodeOptions: string | undefined): string {
-  const preload = path.resolve(__dirname, '..', 'allocator', 'auto-install.js');
+  const preload = path.resolve(__dirname, '..', 'install', 'auto-install.js');
   return `${nodeOptions ? nodeOptions + ' ' : ''}--require ${JSON.stringify(preload)}`;
 }
 

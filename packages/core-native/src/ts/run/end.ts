@@ -2,7 +2,7 @@
 // runner adapter asks for it: once at exit, or at the end of every round
 // (watch mode). Both write the process's own counters first, then print the
 // verdict's text; at exit its exit code becomes the process's.
-import { flushGuardStats } from '../allocator/install';
+import { flushGuardStats } from '../install/install';
 import type { GuardedRun, RunEnd, RunVerdict } from './lifecycle';
 
 export type EndOptions = Omit<RunEnd, 'status' | 'more'>;

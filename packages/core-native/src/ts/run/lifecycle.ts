@@ -11,7 +11,7 @@ import { rewriteEventFile } from '../report/files';
 import { loadSuppressions, matchSuppression } from '../report/suppressions';
 import { writeHandoff } from '../settings/handoff';
 import type { GuardSettings, SettingKey } from '../settings/table';
-import { formatUnmatchedGlobs, unmatchedNativeGlobs } from '../allocator/native-heap';
+import { formatUnmatchedGlobs, unmatchedNativeGlobs } from '../install/native-heap';
 import { formatCrashAttribution } from './attribution';
 import { earlierReportsText } from './earlier';
 import type { ProcessGuardStats } from './process-stats';

@@ -128,7 +128,7 @@ export const SETTINGS = [
   }),
   row({
     key: 'suppressions', name: 'suppressions',
-    // The matcher loads only when a run names a file (allocator/install.ts: startup stays small).
+    // The matcher loads only when a run names a file (install/install.ts: startup stays small).
     value: fileValue('suppressions file', (file) => void (require('../report/suppressions') as typeof Suppressions).loadSuppressions(file)),
     default: undefined as string | undefined, defaultText: 'unset',
     description: 'A file of known violations to count, not fail: one `<kind> <field>=<glob> ...` line each (README "Suppressions"). A missing or malformed file stops the run, naming the line.',
