@@ -17,11 +17,17 @@
 #include "device/cuda_driver.h"
 #include "device/device_event.h"
 #include "device/launch_tracker.h"
+#include "options/options.h"
 
 namespace mate {
 namespace device {
 
 struct DeviceConfig {
+  // Every setting of the settings table as given (options.inc): a device
+  // setting read as it is needs no field of its own, only its row and its
+  // use (config_.settings.<field>). The fields below are what the device
+  // derives from the settings (DeviceConfigFrom) or tunes on its own.
+  Options settings;
   bool tail_mode = true;
   uint32_t alignment = 16;
   bool sync_on_free = true;

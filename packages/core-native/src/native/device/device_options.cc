@@ -5,6 +5,7 @@ namespace device {
 
 DeviceConfig DeviceConfigFrom(const Options& o, bool sync_on_free_default) {
   DeviceConfig c;
+  c.settings = o;  // every setting as given: a new one needs no line here
   c.tail_mode = o.mode == Mode::kTail;
   c.alignment = o.alignment;
   c.log_allocations = o.log_allocations;

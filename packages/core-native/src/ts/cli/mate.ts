@@ -1,5 +1,8 @@
 // The `mate` command.
+import * as path from 'node:path';
+
 import { CONFIG_ERROR_EXIT, GuardConfigError } from '../errors';
+import { ownPackages } from '../own-packages';
 import { allocatorOptionsMarkdown, runnerSettingsMarkdown } from '../settings/docs';
 import { guardRun, guardRunUsage, parseGuardRunArgs } from './guard-run';
 import { mateReport, REPORT_USAGE } from './report';
@@ -10,9 +13,15 @@ Commands:
   guard-run [options] -- <command...>   run a command with guarded JS buffers (see mate guard-run --help)
   report <dir>...                       merge the JSON reports of runs, shards and workers: each report once, one summary; exit 1 on any violation
   options                               list the allocator options and the runner settings (the README's tables)
-
-Runner plugins: @mate-guard/vitest (mate-vitest), @mate-guard/jest-env (mate-jest), @mate-guard/mocha (mate-mocha), @mate-guard/node-test (mate-node-test).
 `;
+
+/** The runner plugins installed with this core (found, not listed: a new runner package shows up by itself). */
+function pluginsLine(): string {
+  const plugins = ownPackages([path.resolve(__dirname, '..', '..'), process.cwd()])
+    .filter((p) => p.name !== '@mate-guard/core')
+    .map((p) => (p.bin.length ? `${p.name} (${p.bin.join(', ')})` : p.name));
+  return `\nRunner plugins${plugins.length ? `: ${plugins.join(', ')}` : ': none installed here (the README lists them)'}.\n`;
+}
 
 function listOptions(): string {
   return `Allocator options (installGuardAllocator):\n\n${allocatorOptionsMarkdown()}\nRunner settings:\n\n${runnerSettingsMarkdown()}`;
@@ -43,7 +52,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       case '-h':
       case '--help':
       case 'help':
-        process.stdout.write(USAGE);
+        process.stdout.write(USAGE + pluginsLine());
         return command === undefined ? CONFIG_ERROR_EXIT : 0;
       default:
         throw new GuardConfigError(`unknown command ${JSON.stringify(command)}; known: guard-run, report, options`);

@@ -3,7 +3,7 @@
 // those done outside any test.
 import * as path from 'node:path';
 
-import { checkCanaries, isGuardAllocatorActive, setCurrentTest, type GuardViolation } from '../allocator/install';
+import { checkCanaries, isGuardAllocatorActive, setCurrentTest, type GuardViolation } from '../install/install';
 
 /** `<file> > <suite> > <test>`, the file relative to the working directory. */
 export function formatTestPath(file: string | undefined, titles: readonly string[]): string {

@@ -12,7 +12,7 @@ export function flagUsage(r: SettingRow, flag: string): string {
 
 export function runnerSettingsMarkdown(): string {
   const lines = [
-    '| flag | environment (`<RUNNER>` = VITEST, JEST, MOCHA, NODE_TEST) | Jest `testEnvironmentOptions` | Mocha rc key | default | meaning |',
+    '| flag | environment (`<RUNNER>`: the runner\'s name, e.g. VITEST, NODE_TEST) | Jest `testEnvironmentOptions` | Mocha rc key | default | meaning |',
     '|---|---|---|---|---|---|',
   ];
   for (const r of rowsOn('runner')) {

@@ -11,8 +11,12 @@ import { booleanValue, choiceValue, fileValue, integerValue, listValue, pathValu
 export type GuardMode = 'tail' | 'head';
 export const GUARD_MODES: readonly GuardMode[] = ['tail', 'head'];
 
-export type RunnerName = 'vitest' | 'jest' | 'mocha' | 'node-test';
-export const RUNNERS: readonly RunnerName[] = ['vitest', 'jest', 'mocha', 'node-test'];
+/**
+ * A runner package's name for its settings, lower case with dashes
+ * ('vitest', 'node-test'): its variables are MATE_<NAME>_GUARD_*. Chosen
+ * by the runner's package; core keeps no list of runners.
+ */
+export type RunnerName = string;
 
 export type CudaQuarantine = 'adaptive' | 'strict';
 export const CUDA_QUARANTINES: readonly CudaQuarantine[] = ['adaptive', 'strict'];
@@ -91,7 +95,7 @@ export const SETTINGS = [
   }),
   row({
     key: 'rerun', name: 'rerun', value: booleanValue, default: true,
-    description: 'When a run of mate-vitest, mate-jest, mate-mocha, mate-node-test or mate guard-run ends with canary damage, rerun the affected test files once in the mode (or alignment 1) that makes the bad access fault, and show that fault with its access site under the report. Plain runners never rerun.',
+    description: 'When a run of a runner\'s mate-* command (mate-vitest, mate-jest, ...) or of mate guard-run ends with canary damage, rerun the affected test files once in the mode (or alignment 1) that makes the bad access fault, and show that fault with its access site under the report. Plain runners never rerun.',
     surfaces: { runner: true, guardRun: true },
   }),
   row({
@@ -124,7 +128,7 @@ export const SETTINGS = [
   }),
   row({
     key: 'suppressions', name: 'suppressions',
-    // The matcher loads only when a run names a file (allocator/install.ts: startup stays small).
+    // The matcher loads only when a run names a file (install/install.ts: startup stays small).
     value: fileValue('suppressions file', (file) => void (require('../report/suppressions') as typeof Suppressions).loadSuppressions(file)),
     default: undefined as string | undefined, defaultText: 'unset',
     description: 'A file of known violations to count, not fail: one `<kind> <field>=<glob> ...` line each (README "Suppressions"). A missing or malformed file stops the run, naming the line.',
