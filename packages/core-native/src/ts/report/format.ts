@@ -253,7 +253,18 @@ function firstUserFrame(stack: string | null): string | undefined {
   return frames.find((l) => l.trim().startsWith('at '))?.trim().replace(/^at /, '');
 }
 
-function launchLines(l: DeviceLaunch, indent: string): string[] {
+/** The saved inputs of a launch (dumpInputs), as paths under the report directory `dir` when known. */
+function inputLines(l: DeviceLaunch, indent: string, dir: string | undefined): string[] {
+  if (!l.inputs?.length) return [];
+  const lines = [`${indent}  inputs saved before it ran (--guard-dump-inputs):`];
+  for (const i of l.inputs) {
+    const cut = i.saved < i.size ? `, the first ${bytes(i.saved)} (truncated at the cap)` : '';
+    lines.push(`${indent}    argument ${i.param}: allocation #${i.allocation} (${bytes(i.size)}${cut}): ${dir ? path.join(dir, i.file) : i.file}`);
+  }
+  return lines;
+}
+
+function launchLines(l: DeviceLaunch, indent: string, dir?: string): string[] {
   const lines = [`${indent}${kernelName(l.kernel)} (launch ${l.number} on ${streamName(l.stream)})`];
   const site = firstUserFrame(l.site);
   if (site) lines.push(`${indent}  launched at ${site}`);
@@ -275,6 +286,7 @@ function launchLines(l: DeviceLaunch, indent: string): string[] {
     lines.push(`${indent}  ${where.length > 1 ? 'arguments' : 'argument'} ${where.join(', ')} = ${arg.value}: allocation ${allocationBrief(arg.allocation)}${rel ? `, pointer at its start${rel}` : ''}`);
   }
   if (l.argCount > l.args.length) lines.push(`${indent}  … ${l.argCount - l.args.length} more guarded pointer arguments`);
+  lines.push(...inputLines(l, indent, dir));
   return lines;
 }
 
@@ -300,14 +312,15 @@ function formatIllegalAddress(e: ViolationEvent): string[] {
   if (e.test) lines.push(`test: ${e.test}`);
   const t = e.launches;
   const list = t?.list ?? [];
+  const dir = e.file ? path.dirname(e.file) : undefined;
   const faulted = list.filter((l) => l.faulted);
   const suspects = faulted.length ? faulted : list.filter((l) => l.argCount > 0);
   if (faulted.length) {
     lines.push('the kernel that faulted (launch blocking: its own synchronize returned the error):');
-    for (const l of faulted) lines.push(...launchLines(l, '  '));
+    for (const l of faulted) lines.push(...launchLines(l, '  ', dir));
   } else if (t?.tracking && list.length) {
     lines.push(`kernels launched since the last synchronize, not known to have finished (${t.total}${t.total > list.length ? `, the newest ${list.length}` : ''}, newest first): one of them made the bad access`);
-    for (const l of list) lines.push(...launchLines(l, '  '));
+    for (const l of list) lines.push(...launchLines(l, '  ', dir));
   } else if (t?.tracking) {
     lines.push('no kernel launch was in flight that launch tracking saw');
   } else {
