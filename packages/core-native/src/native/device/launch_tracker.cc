@@ -281,7 +281,8 @@ void BeforeLaunch(const Launch& l) {
   what.kernel = StackStore::Get().Lookup(name);
   what.site = StackStore::Get().Lookup(p.site);
   what.test = StackStore::Get().Lookup(CurrentTestId());
-  what.stream = l.stream;
+  // The copy is ordered after the launch's stream: a per-thread default stream launch names it so.
+  what.stream = l.ptsz && l.stream == nullptr ? reinterpret_cast<CUstream>(2) : l.stream;  // CU_STREAM_PER_THREAD
   size_t saved;
   {
     InternalCalls internal;  // the copies' synchronize is ours, not the program's ordering
