@@ -306,6 +306,19 @@ describe('PyTorch under mate guard-run --device cuda', { skip: torchSkip() }, ()
     assert.match(report(r), /the kernel that faulted \(launch blocking: its own synchronize returned the error\):\n==mate-guard== {3}fill_inclusive/);
   });
 
+  test('--dump-inputs with launch blocking: the faulting Triton launch lists its saved input, the zeros the tensor held', async () => {
+    const reports = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-triton-dump-'));
+    const r = await guardRun(['--launch-blocking', '--report-dir', reports, '--dump-inputs', 'fill_inclusive'], python(fixture('triton_overrun.py')), slow);
+    assert.notEqual(r.code, 0, r.output);
+    const text = report(r);
+    assert.match(text, /the kernel that faulted \(launch blocking: its own synchronize returned the error\):\n==mate-guard== {3}fill_inclusive/);
+    const listed = /inputs saved before it ran \(--guard-dump-inputs\):\n==mate-guard== {6}argument 0: allocation #\d+ \(4000 bytes\): (\S+)/.exec(text);
+    assert.ok(listed, text);
+    const saved = fs.readFileSync(listed[1]);
+    assert.equal(saved.length, 4000);
+    assert.ok(saved.every((b) => b === 0), 'torch.zeros: the saved input is 1000 zero floats');
+  });
+
   test('in head mode the Triton overrun is caught by the canary, naming the tensor allocation', async () => {
     const r = await guardRun(['--mode', 'head', '--no-rerun'], python(fixture('triton_overrun.py')), slow);
     assert.equal(r.code, 1, r.output);
