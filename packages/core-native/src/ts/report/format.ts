@@ -343,7 +343,7 @@ function formatIllegalAddress(e: ViolationEvent): string[] {
   }
   const exact = faulted.length > 0;
   lines.push(`hint: ${exact
-    ? 'CUDA reports no faulting address: the access went past the guarded allocations the kernel was given (or into a freed one); check its index bounds'
+    ? `CUDA reports no faulting address: the access went past the guarded allocations the kernel was given (or into a freed one); check its index bounds${faulted.some((l) => l.inputs?.length) || !faulted[0].kernel ? '' : ` (--guard-dump-inputs '${faulted[0].kernel}' saves its inputs before each launch, to run it alone on them)`}`
     : `CUDA reports the fault at a later call, with no address: rerun with launch blocking (--guard-launch-blocking, mate guard-run --launch-blocking) to name the faulting launch exactly, or in the opposite mode (${e.candidates?.live[0]?.mode === 'head' ? '--guard-mode tail' : '--guard-mode head'}) so the bad write lands in canary bytes and the report names its allocation`}`);
   return lines;
 }
