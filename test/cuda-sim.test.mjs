@@ -142,6 +142,16 @@ describe('--dump-inputs over the simulated driver', { skip: noGxx() }, () => {
     assert.equal(fs.statSync(path.join(big.dir, big.index[0].file)).size, 16 * 2 ** 20);
   });
 
+  test('a glob may name the kernel demangled, as reports show it; under launch blocking without it, the hint gives the glob for the faulting kernel', async () => {
+    const demangled = await runMatrix(['--dump-inputs', '*::FillInclusive(*'], 'fault');
+    assert.equal(demangled.code, 1, demangled.output);
+    assert.deepEqual(demangled.index.map((e) => [e.launch, e.allocation, e.saved]), [[2, 1, 4000]]);
+    const blocking = await runMatrix(['--launch-blocking'], 'fault-blocking');
+    assert.equal(blocking.code, 1, blocking.output);
+    assert.match(reportOf(blocking.output, 'ERROR: illegal-address'),
+      /hint: CUDA reports no faulting address: .*check its index bounds \(--guard-dump-inputs '\*FillInclusive\*' saves its inputs before each launch, to run it alone on them\)$/m);
+  });
+
   test('a bad --dump-inputs value stops guard-run with one line, exit 2', async () => {
     const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--dump-inputs', '', '--', 'true'], { env });
     assert.equal(r.code, 2, r.output);

@@ -1,7 +1,9 @@
 #include "device/input_dump.h"
 
+#include <cxxabi.h>
 #include <fnmatch.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -94,7 +96,14 @@ bool DumpingInputs() { return __atomic_load_n(&S().on, __ATOMIC_ACQUIRE); }
 bool DumpWanted(const char* kernel) {
   State& st = S();
   std::lock_guard<std::mutex> lock(st.mu);
-  return st.on && kernel != nullptr && fnmatch(st.glob.c_str(), kernel, 0) == 0;
+  if (!st.on || kernel == nullptr) return false;
+  if (fnmatch(st.glob.c_str(), kernel, 0) == 0) return true;
+  // C++ kernels: the glob may name them as reports show them (demangled).
+  int status = 0;
+  char* readable = abi::__cxa_demangle(kernel, nullptr, nullptr, &status);
+  bool hit = status == 0 && readable != nullptr && fnmatch(st.glob.c_str(), readable, 0) == 0;
+  free(readable);
+  return hit;
 }
 
 size_t DumpInputs(const cuda::Driver* drv, const DumpLaunch& launch, const std::vector<DumpInput>& inputs,

@@ -47,7 +47,8 @@ struct DumpLaunch {
 
 void SetDumpGlob(const std::string& glob);
 bool DumpingInputs();
-// The kernel's name matches the glob (fnmatch, the name as the driver has it).
+// The kernel's name matches the glob (fnmatch), as the driver has it or
+// demangled (as reports show C++ kernels). Asked once per kernel.
 bool DumpWanted(const char* kernel);
 
 // Saves each input (one per allocation) into the report directory and

@@ -306,6 +306,15 @@ function hitLine(suspects: readonly DeviceLaunch[]): string | undefined {
   return undefined;
 }
 
+/** How to get the faulting launch's inputs on record, when they are not: --guard-dump-inputs with a glob for its kernel. */
+function dumpHint(faulted: readonly DeviceLaunch[]): string {
+  const kernel = faulted[0]?.kernel;
+  if (!kernel || faulted.some((l) => l.inputs?.length)) return '';
+  // `void ns::Kernel<T>(float*, long)` -> `*Kernel*`: matches the mangled and the demangled name alike.
+  const name = kernelName(kernel).replace(/\(anonymous namespace\)::/g, '').replace(/<.*$/s, '').replace(/\(.*$/s, '').split('::').pop()?.trim().split(/\s+/).pop() ?? '';
+  return name ? ` (--guard-dump-inputs '*${name}*' saves its inputs before each launch, to run it alone on them)` : '';
+}
+
 function formatIllegalAddress(e: ViolationEvent): string[] {
   const d = e.device;
   const lines = [`ERROR: illegal-address: the GPU reported ${d?.error ?? 'CUDA_ERROR_ILLEGAL_ADDRESS'} (${d?.errorText ?? 'an illegal memory access was encountered'}) on device ${d?.ordinal ?? 0}, seen by ${d?.foundBy ?? 'the device guard'}`];
@@ -343,7 +352,7 @@ function formatIllegalAddress(e: ViolationEvent): string[] {
   }
   const exact = faulted.length > 0;
   lines.push(`hint: ${exact
-    ? `CUDA reports no faulting address: the access went past the guarded allocations the kernel was given (or into a freed one); check its index bounds${faulted.some((l) => l.inputs?.length) || !faulted[0].kernel ? '' : ` (--guard-dump-inputs '${faulted[0].kernel}' saves its inputs before each launch, to run it alone on them)`}`
+    ? `CUDA reports no faulting address: the access went past the guarded allocations the kernel was given (or into a freed one); check its index bounds${dumpHint(faulted)}`
     : `CUDA reports the fault at a later call, with no address: rerun with launch blocking (--guard-launch-blocking, mate guard-run --launch-blocking) to name the faulting launch exactly, or in the opposite mode (${e.candidates?.live[0]?.mode === 'head' ? '--guard-mode tail' : '--guard-mode head'}) so the bad write lands in canary bytes and the report names its allocation`}`);
   return lines;
 }
