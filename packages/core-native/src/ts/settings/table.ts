@@ -178,7 +178,7 @@ export const SETTINGS = [
   row({
     key: 'dumpInputs', name: 'dump-inputs', value: textValue('kernel glob') as ValueKind<string | undefined>,
     default: undefined as string | undefined, defaultText: 'unset',
-    description: "CUDA: before each launch of a kernel whose name matches the glob (`'*FillInclusive*'`; the name as the driver has it, C++ kernels mangled), save the guarded allocations its pointer arguments point into, as the GPU has them then, to `inputs/` in the run's report directory, with an index (`inputs/index-<pid>.jsonl`: kernel, launch number, call site, test, argument, allocation, file); an illegal-address report lists the saved inputs of its suspect launches. Bounded: the first 16 MiB of each allocation (a larger one is saved truncated, marked so), at most 1 GiB per process (later launches are listed in the index as not saved). Needs launch tracking.",
+    description: "CUDA: before each launch of a kernel whose name matches the glob (`'*FillInclusive*'`: the name as the driver has it, or demangled as reports show it), save the guarded allocations its pointer arguments point into, as the GPU has them then, to `inputs/` in the run's report directory, with an index (`inputs/index-<pid>.jsonl`: kernel, launch number, call site, test, argument, allocation, file); an illegal-address report lists the saved inputs of its suspect launches. Bounded: the first 16 MiB of each allocation (a larger one is saved truncated, marked so), at most 1 GiB per process (later launches are listed in the index as not saved). Needs launch tracking.",
     surfaces: { runner: true, guardRun: true, api: true },
     native: { field: 'dump_inputs', ctype: 'std::string' },
   }),
