@@ -106,6 +106,18 @@ describe('mate replay', () => {
     assert.match(reportOf(r.output, 'ERROR: heap-buffer-overflow'), /test: alignment-gap\.test\.mjs > alignment gap > writeAt\(buf, length \+ 1\) damages the gap canary/);
   });
 
+  test('plain vitest with guard flags after --: --guard-mode head wins over the recorded flags', async () => {
+    const VITEST = path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs');
+    const rec = await recorded(process.execPath, (dir) => [VITEST, 'run', 'alignment-gap.test.mjs', 'clean.test.mjs', '--', '--guard-alloc', '--guard-mode', 'tail', '--guard-report-dir', dir],
+      { cwd: path.join(EX, 'vitest') });
+    assert.equal(rec.code, 1, rec.output);
+    const r = await replay([rec.dir, '--guard-mode', 'head']);
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.output, /\[mate-guard\] guarding on: mode head/);
+    assert.match(r.output, /Tests +1 failed \(1\)/);
+    assert.match(reportOf(r.output, 'ERROR: canary-corruption'), /2 bytes past the end of allocation #\d+ \(13 bytes, head mode\) damaged/);
+  });
+
   test('mate guard-run: the whole command again, with its settings; exit is the command\'s', async () => {
     const rec = await recorded(process.execPath, (dir) => [MATE, 'guard-run', '--report-dir', dir, '--no-rerun', '--log-allocations', '--', process.execPath, 'examples/scripts/gap-overflow.js']);
     assert.equal(rec.code, 1, rec.output);

@@ -91,6 +91,15 @@ async function vitestFilters(args: readonly string[], cwd: string): Promise<stri
   }
 }
 
+/** The arguments without guard flags, also after a `--` (`vitest run -- --guard-alloc`): the replay's settings come by the environment. */
+function withoutGuardFlags(args: readonly string[]): string[] {
+  const end = args.indexOf('--');
+  if (end < 0) return parseFlags(args, RUNNER_FLAGS).rest;
+  const before = parseFlags(args.slice(0, end), RUNNER_FLAGS).rest;
+  const after = withoutGuardFlags(args.slice(end + 1));
+  return after.length ? [...before, '--', ...after] : before;
+}
+
 function without(args: readonly string[], drop: readonly string[]): string[] {
   const left = [...drop];
   return args.filter((a) => {
@@ -115,7 +124,7 @@ export async function runnerCommand(record: RunRecord & { runner: RunnerName }, 
   const script = plainNodeTest ? undefined : record.argv[0];
   const given = plainNodeTest ? record.argv : record.argv.slice(1);
   const head = [...execArgv, ...(script ? [rebase(script)] : [])];
-  let args = parseFlags(given.map(rebase), RUNNER_FLAGS).rest.filter((a) => !WATCH.test(a));
+  let args = withoutGuardFlags(given.map(rebase)).filter((a) => !WATCH.test(a));
   const narrow = !target.whole && target.files.length > 0;
   switch (record.runner) {
     case 'vitest': {
