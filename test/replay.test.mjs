@@ -65,6 +65,17 @@ describe('mate replay', () => {
     assert.match(fault, /#0 WriteAt .*buggy\.cc:\d+/);
     assert.match(fault, /alignment 1, backend host/);
     assert.doesNotMatch(exact.output, /sums a buffer/);
+ 
+    // A CI artifact: recorded in a checkout at another path, replayed in this one.
+    const ci = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-replay-ci-'));
+    fs.cpSync(rec.dir, ci, { recursive: true });
+    const moved = '/ci/runner/work/project';
+    const rewrite = (v) => (typeof v === 'string' ? v.split(ROOT).join(moved) : v);
+    fs.writeFileSync(path.join(ci, 'replay.json'), JSON.stringify({ ...record, cwd: moved, argv: record.argv.map(rewrite) }));
+    const local = await replay([ci, '--alignment', '1'], { cwd: ROOT });
+    assert.equal(local.code, 1, local.output);
+    assert.match(local.stderr, new RegExp(`alignment 1 \\(recorded in ${moved}, which is not here: replaying in ${ROOT.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\)\n`));
+    assert.match(reportOf(unindent(local.output), 'ERROR: heap-buffer-overflow'), /2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\)/);
   });
 
   test('mocha: the fault reproduces in the same test, the passing spec does not rerun; exit is mocha\'s (killed: 139)', async () => {
