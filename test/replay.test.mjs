@@ -139,6 +139,15 @@ describe('mate replay', () => {
     assert.match(r.output, /\[mate-guard\] alloc #1 ptr=0x[0-9a-f]+ requested=13/, 'the recorded --log-allocations holds');
   });
 
+  test('mate --help lists replay; mate replay --help says what it takes', async () => {
+    const help = await run(process.execPath, [MATE, '--help']);
+    assert.equal(help.code, 0, help.output);
+    assert.match(help.stdout, /^ {2}replay <report-dir> \[options\] +rerun what a recorded run ran/m);
+    const usage = await run(process.execPath, [MATE, 'replay', '--help']);
+    assert.equal(usage.code, 0, usage.output);
+    assert.match(usage.stdout, /^Usage: mate replay <report-dir> \[--guard-mode tail\|head\] \[--alignment <n>\] \[--\[no-\]launch-blocking\]/);
+  });
+
   test('bad input: one line, exit 2', async () => {
     const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-replay-empty-'));
     const noRecord = await replay([empty]);
