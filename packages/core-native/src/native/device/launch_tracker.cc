@@ -99,8 +99,8 @@ void Record(const Launch& l) {
   State& st = S();
   uint64_t t0 = NowNs();
   // The call site first: a JS provider runs JS, outside our lock.
-  Pending pending = t_pending;
-  t_pending = Pending{};
+  // Numbered (and its call site taken) at its entry when its inputs were saved then.
+  const Pending& pending = t_pending;
   SiteProvider site = __atomic_load_n(&st.site, __ATOMIC_ACQUIRE);
   uint32_t site_id = pending.number ? pending.site : site ? site() : 0;
   std::vector<KernelParam> params;
@@ -114,7 +114,6 @@ void Record(const Launch& l) {
     layout = k.layout;
     params = k.params;
     use = st.clocks.Launch(l.stream, l.ptsz);
-    // Numbered at its entry when its inputs were saved then.
     number = pending.number ? pending.number : ++st.launches;
     use.launch = number;
     Entry& e = st.ring[number % kRing];
@@ -126,8 +125,10 @@ void Record(const Launch& l) {
     e.seq = use.seq;
     e.site = site_id;
     e.test = CurrentTestId();
-    e.input_count = pending.input_count;
-    for (uint32_t i = 0; i < pending.input_count; i++) e.inputs[i] = pending.inputs[i];
+    if (pending.number) {
+      e.input_count = pending.input_count;
+      for (uint32_t i = 0; i < pending.input_count; i++) e.inputs[i] = pending.inputs[i];
+    }
     stream = l.stream;
     st.stats.launches++;
     if (!layout) st.stats.no_layout++;
@@ -336,7 +337,7 @@ void Callback(void*, cupti::Domain domain, cupti::CallbackId id, const void* dat
   t_inside++;
   if (IsLaunch(id)) {
     if (result == 0) Record(LaunchOf(id, cb));
-    t_pending = Pending{};  // a failed launch leaves its number unused
+    t_pending.number = 0;  // taken (a failed launch leaves its number unused)
   } else if (result == 0) {
     Ordering(id, cb);
   }
