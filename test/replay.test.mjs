@@ -145,7 +145,7 @@ describe('mate replay', () => {
     assert.match(help.stdout, /^ {2}replay <report-dir> \[options\] +rerun what a recorded run ran/m);
     const usage = await run(process.execPath, [MATE, 'replay', '--help']);
     assert.equal(usage.code, 0, usage.output);
-    assert.match(usage.stdout, /^Usage: mate replay <report-dir> \[--guard-mode tail\|head\] \[--alignment <n>\] \[--\[no-\]launch-blocking\]/);
+    assert.match(usage.stdout, /^Usage: mate replay <report-dir> \[--guard-mode tail\|head\] \[--alignment <n>\] \[--\[no-\]launch-blocking\] \[--dump-inputs <kernel-glob>\]/);
   });
 
   test('bad input: one line, exit 2', async () => {
@@ -178,7 +178,7 @@ describe('mate replay', () => {
     assert.equal(alignment.stderr, 'mate: --alignment: "3" is not allowed; use a power of two from 1 to 4096\n');
     const option = await replay([dir, '--fast']);
     assert.equal(option.code, 2, option.output);
-    assert.match(option.stderr, /^mate: replay: unknown option "--fast"; known: --guard-mode, --alignment, --launch-blocking, --no-launch-blocking, --help\n$/);
+    assert.match(option.stderr, /^mate: replay: unknown option "--fast"; known: --guard-mode, --alignment, --launch-blocking, --no-launch-blocking, --dump-inputs, --help\n$/);
   });
 });
 
@@ -194,7 +194,7 @@ function noGxx() {
 }
 
 describe('mate replay of a device fault (simulated CUDA driver)', { skip: noGxx() }, () => {
-  test('launch blocking on, the recorded --dump-inputs kept: the illegal-address report comes back', async () => {
+  test('launch blocking on by itself; --dump-inputs given to the replay, or recorded, saves the kernel\'s inputs in the replay\'s directory', async () => {
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-replay-sim-'));
     const fake = path.join(tmp, 'libfakecuda.so');
     const matrix = path.join(tmp, 'matrix');
@@ -202,16 +202,25 @@ describe('mate replay of a device fault (simulated CUDA driver)', { skip: noGxx(
     execFileSync('g++', ['-O2', '-std=c++17', `-I${path.join(PKG, 'core-native', 'include')}`, '-o', matrix, path.join(ROOT, 'bench', 'cuda', 'sim', 'matrix.cc'), '-ldl']);
     const env = { MATE_GUARD_CUDA_DRIVER: fake, MATE_GUARD_CUPTI: fake };
     const lib = path.join(PKG, 'core-native', 'build', 'Release', 'libmate_guard_cuda.so');
-    const rec = await recorded(process.execPath, (dir) => [MATE, 'guard-run', '--device', 'cuda', '--report-dir', dir, '--dump-inputs', '*FillInclusive*', '--', matrix, lib, 'fault'], { env });
-    assert.equal(rec.code, 1, rec.output);
-    const record = JSON.parse(fs.readFileSync(path.join(rec.dir, 'replay.json'), 'utf8'));
-    assert.equal(record.settings.dumpInputs, '*FillInclusive*');
-    const r = await replay([rec.dir], { env });
-    assert.equal(r.code, 1, r.output);
-    assert.match(r.stderr, /^\[mate-guard\] replaying the whole recorded command \(mate guard-run\) in tail mode, alignment 16, launch blocking\n/);
-    assert.match(r.output, /==mate-guard== ERROR: illegal-address: the GPU reported CUDA_ERROR_ILLEGAL_ADDRESS/);
-    // The replay's own directory has the inputs the recorded setting asked for.
-    const dir = /\[mate-guard\] reports: (\S+)/.exec(r.output)[1];
-    assert.ok(fs.readdirSync(path.join(dir, 'inputs')).some((f) => f.endsWith('.bin')), r.output);
+    const savedInputs = (output) => {
+      const dir = /\[mate-guard\] reports: (\S+)/.exec(output)[1];
+      return fs.existsSync(path.join(dir, 'inputs')) ? fs.readdirSync(path.join(dir, 'inputs')).filter((f) => f.endsWith('.bin')) : [];
+    };
+
+    const plain = await recorded(process.execPath, (dir) => [MATE, 'guard-run', '--device', 'cuda', '--report-dir', dir, '--', matrix, lib, 'fault'], { env });
+    assert.equal(plain.code, 1, plain.output);
+    const asked = await replay([plain.dir, '--dump-inputs', '*FillInclusive*'], { env });
+    assert.equal(asked.code, 1, asked.output);
+    assert.match(asked.stderr, /^\[mate-guard\] replaying the whole recorded command \(mate guard-run\) in tail mode, alignment 16, launch blocking, saving the inputs of "\*FillInclusive\*"\n/);
+    assert.match(asked.output, /==mate-guard== ERROR: illegal-address: the GPU reported CUDA_ERROR_ILLEGAL_ADDRESS/);
+    assert.equal(savedInputs(asked.output).length, 1, asked.output);
+
+    const withDumps = await recorded(process.execPath, (dir) => [MATE, 'guard-run', '--device', 'cuda', '--report-dir', dir, '--dump-inputs', '*FillInclusive*', '--', matrix, lib, 'fault'], { env });
+    assert.equal(withDumps.code, 1, withDumps.output);
+    assert.equal(JSON.parse(fs.readFileSync(path.join(withDumps.dir, 'replay.json'), 'utf8')).settings.dumpInputs, '*FillInclusive*');
+    const kept = await replay([withDumps.dir], { env });
+    assert.equal(kept.code, 1, kept.output);
+    assert.match(kept.stderr, /launch blocking, saving the inputs of "\*FillInclusive\*"\n/);
+    assert.equal(savedInputs(kept.output).length, 1, kept.output);
   });
 });

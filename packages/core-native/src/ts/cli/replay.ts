@@ -13,7 +13,7 @@ import { RUNNERS, SETTINGS, type GuardSettings, type SettingRow } from '../setti
 import { show } from '../settings/values';
 import { guardRun } from './guard-run';
 
-export const REPLAY_USAGE = `Usage: mate replay <report-dir> [--guard-mode tail|head] [--alignment <n>] [--[no-]launch-blocking]
+export const REPLAY_USAGE = `Usage: mate replay <report-dir> [--guard-mode tail|head] [--alignment <n>] [--[no-]launch-blocking] [--dump-inputs <kernel-glob>]
 
 Reruns what the run that wrote <report-dir> ran (its replay.json): the
 tests its violations name, under the same runner and entry point (a mate-*
@@ -28,6 +28,8 @@ Options:
   --launch-blocking, --no-launch-blocking
                              CUDA: synchronize after every launch (default: on when the run had a device
                              fault or device damage, so the report names the kernel; else as recorded)
+  --dump-inputs <kernel-glob>
+                             CUDA: save the inputs of the matching kernel's launches (default: as recorded)
   -h, --help                 show this help
 
 Exits with the replayed command's status (2 for a bad argument or record).
@@ -38,6 +40,7 @@ interface ReplayArgs {
   mode?: GuardSettings['mode'];
   alignment?: number;
   launchBlocking?: boolean;
+  dumpInputs?: string;
 }
 
 const row = (key: string) => (SETTINGS as readonly SettingRow[]).find((r) => r.key === key)!;
@@ -48,7 +51,7 @@ export function parseReplayArgs(argv: readonly string[]): ReplayArgs {
   for (let i = 0; i < argv.length; i++) {
     const m = /^(--[a-z-]+)(?:=(.*))?$/s.exec(argv[i]);
     if (!m) {
-      if (argv[i].startsWith('-')) throw new GuardConfigError(`replay: unknown option ${show(argv[i])}; known: --guard-mode, --alignment, --launch-blocking, --no-launch-blocking, --help`);
+      if (argv[i].startsWith('-')) throw new GuardConfigError(`replay: unknown option ${show(argv[i])}; known: --guard-mode, --alignment, --launch-blocking, --no-launch-blocking, --dump-inputs, --help`);
       dirs.push(argv[i]);
       continue;
     }
@@ -63,7 +66,8 @@ export function parseReplayArgs(argv: readonly string[]): ReplayArgs {
     else if (flag === '--alignment' || flag === '--guard-alignment') out.alignment = row('alignment').value.parse(value(), flag) as number;
     else if (flag === '--launch-blocking' || flag === '--guard-launch-blocking') out.launchBlocking = inline === undefined ? true : row('launchBlocking').value.parse(inline, flag) as boolean;
     else if (flag === '--no-launch-blocking' || flag === '--no-guard-launch-blocking') out.launchBlocking = false;
-    else throw new GuardConfigError(`replay: unknown option ${show(flag)}; known: --guard-mode, --alignment, --launch-blocking, --no-launch-blocking, --help`);
+    else if (flag === '--dump-inputs' || flag === '--guard-dump-inputs') out.dumpInputs = row('dumpInputs').value.parse(value(), flag) as string;
+    else throw new GuardConfigError(`replay: unknown option ${show(flag)}; known: --guard-mode, --alignment, --launch-blocking, --no-launch-blocking, --dump-inputs, --help`);
   }
   if (dirs.length !== 1) throw new GuardConfigError(`replay: ${dirs.length ? `one report directory, got ${dirs.length}` : 'no report directory given'}: mate replay <report-dir>`);
   return { ...out, dir: dirs[0] };
@@ -79,6 +83,7 @@ function replaySettings(record: RunRecord, args: ReplayArgs, target: ReplayTarge
     mode: args.mode ?? s.mode,
     alignment: args.alignment ?? s.alignment,
     launchBlocking: args.launchBlocking ?? (target.device || s.launchBlocking),
+    dumpInputs: args.dumpInputs ?? s.dumpInputs,
   };
 }
 
@@ -96,7 +101,7 @@ export async function mateReplay(argv: readonly string[]): Promise<number> {
   const target = replayTarget(readReportDir(dir).violations);
   const settings = replaySettings(record, args, target);
   const cwd = fs.existsSync(record.cwd) ? record.cwd : process.cwd();
-  const how = `${settings.mode} mode, alignment ${settings.alignment}${settings.launchBlocking ? ', launch blocking' : ''}`;
+  const how = `${settings.mode} mode, alignment ${settings.alignment}${settings.launchBlocking ? ', launch blocking' : ''}${settings.dumpInputs ? `, saving the inputs of ${show(settings.dumpInputs)}` : ''}`;
   const where = cwd === record.cwd ? '' : ` (recorded in ${record.cwd}, which is not here: replaying in ${cwd})`;
   process.stderr.write(`[mate-guard] replaying ${describe(target)} (${record.runner === 'run' ? 'mate guard-run' : record.runner}) in ${how}${where}\n`);
   if (record.runner === 'run') {
