@@ -149,6 +149,25 @@ describe('the CUDA example addon under mate guard-run --device cuda', { skip: no
     assert.match(text, /hit: most likely the guard after the end of allocation #\d+, the only guarded pointer the faulting launch was given/);
   });
 
+  test('--dump-inputs: the faulting launch lists the inputs saved before it ran; the files hold its buffers as the GPU had them', async () => {
+    const reports = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-cuda-dump-'));
+    const r = await guardRun(['--launch-blocking', '--report-dir', reports, '--dump-inputs', '*Fill*'], node(script('overrun.js')));
+    assert.notEqual(r.code, 0, r.output);
+    const text = report(r);
+    assert.match(text, /the kernel that faulted \(launch blocking: its own synchronize returned the error\):\n==mate-guard== {3}FillInclusive \(launch/);
+    const listed = /inputs saved before it ran \(--guard-dump-inputs\):\n==mate-guard== {6}argument 0: allocation #\d+ \(4000 bytes\): (\S+)/.exec(text);
+    assert.ok(listed, text);
+    assert.equal(fs.statSync(listed[1]).size, 4000);
+    const [dir] = fs.readdirSync(reports).map((d) => path.join(reports, d));
+    const index = fs.readdirSync(path.join(dir, 'inputs')).filter((f) => f.startsWith('index-'))
+      .flatMap((f) => fs.readFileSync(path.join(dir, 'inputs', f), 'utf8').trim().split('\n').map((l) => JSON.parse(l)));
+    // Fill (b) and FillInclusive (a): each saved once, whole, with its call site; AddInto does not match.
+    assert.deepEqual(index.map((e) => [/FillInclusive/.test(e.kernel) ? 'FillInclusive' : /Fill/.test(e.kernel) ? 'Fill' : e.kernel, e.size, e.saved, e.truncated]),
+      [['Fill', 4000, 4000, false], ['FillInclusive', 4000, 4000, false]]);
+    assert.match(index[1].site, /overrun\.js:17/);
+    assert.equal(path.join(dir, index[1].file), listed[1]);
+  });
+
   test('the overrun in head mode is caught by the canary at free, naming the buffer and its line', async () => {
     const r = await guardRun(['--mode', 'head', '--no-rerun'], node(script('overrun.js')));
     assert.equal(r.code, 1, r.output);
@@ -299,6 +318,19 @@ describe('PyTorch under mate guard-run --device cuda', { skip: torchSkip() }, ()
     const r = await guardRun(['--launch-blocking'], python(fixture('triton_overrun.py')), slow);
     assert.notEqual(r.code, 0, r.output);
     assert.match(report(r), /the kernel that faulted \(launch blocking: its own synchronize returned the error\):\n==mate-guard== {3}fill_inclusive/);
+  });
+
+  test('--dump-inputs with launch blocking: the faulting Triton launch lists its saved input, the zeros the tensor held', async () => {
+    const reports = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-triton-dump-'));
+    const r = await guardRun(['--launch-blocking', '--report-dir', reports, '--dump-inputs', 'fill_inclusive'], python(fixture('triton_overrun.py')), slow);
+    assert.notEqual(r.code, 0, r.output);
+    const text = report(r);
+    assert.match(text, /the kernel that faulted \(launch blocking: its own synchronize returned the error\):\n==mate-guard== {3}fill_inclusive/);
+    const listed = /inputs saved before it ran \(--guard-dump-inputs\):\n==mate-guard== {6}argument 0: allocation #\d+ \(4000 bytes\): (\S+)/.exec(text);
+    assert.ok(listed, text);
+    const saved = fs.readFileSync(listed[1]);
+    assert.equal(saved.length, 4000);
+    assert.ok(saved.every((b) => b === 0), 'torch.zeros: the saved input is 1000 zero floats');
   });
 
   test('in head mode the Triton overrun is caught by the canary, naming the tensor allocation', async () => {

@@ -67,7 +67,7 @@ test('the JSON sample has the event\'s source line, column and allocation site',
   const dir = /^\[mate-guard\] reports: (.+)$/m.exec(r.output)?.[1];
   assert.ok(dir, `the run names its report directory:\n${r.output}`);
   cleanup.push(dir);
-  const file = fs.readdirSync(dir).find((f) => f.endsWith('.json'));
+  const file = fs.readdirSync(dir).find((f) => /^mate-guard-\d+-\d+\.json$/.test(f)); // beside run.json and replay.json
   assert.ok(file, `a JSON report in ${dir}`);
   const event = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'));
   const json = sample('json').join('\n');

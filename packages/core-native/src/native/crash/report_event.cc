@@ -175,7 +175,32 @@ void Launch(const DeviceDetail& d, const DeviceLaunch& l, Writer* w) {
     DeviceAllocation(d, a.record, w);
     w->Char('}');
   }
-  w->Str("]}");
+  w->Str("]");
+  // Inputs saved before the launch (dumpInputs), relative to the report directory.
+  if (l.input_count) {
+    w->Str(",\"inputs\":[");
+    for (uint32_t i = 0; i < l.input_count && i < kMaxDeviceLaunchInputs; i++) {
+      const DeviceLaunchInput& in = l.inputs[i];
+      if (i) w->Char(',');
+      w->Str("{\"param\":");
+      w->Dec(in.param);
+      w->Str(",\"allocation\":");
+      w->Dec(in.alloc_id);
+      w->Str(",\"size\":");
+      w->Dec(in.size);
+      w->Str(",\"saved\":");
+      w->Dec(in.saved);
+      w->Str(",\"file\":\"inputs/");
+      w->Dec(static_cast<uint64_t>(getpid()));
+      w->Char('-');
+      w->Dec(l.number);
+      w->Char('-');
+      w->Dec(in.index);
+      w->Str(".bin\"}");
+    }
+    w->Char(']');
+  }
+  w->Char('}');
 }
 
 // The device block, and what an illegal-address or cross-stream-free report adds.

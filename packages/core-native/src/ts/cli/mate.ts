@@ -5,6 +5,7 @@ import { CONFIG_ERROR_EXIT, GuardConfigError } from '../errors';
 import { ownPackages } from '../own-packages';
 import { allocatorOptionsMarkdown, runnerSettingsMarkdown } from '../settings/docs';
 import { guardRun, guardRunUsage, parseGuardRunArgs } from './guard-run';
+import { mateReplay, REPLAY_USAGE } from './replay';
 import { mateReport, REPORT_USAGE } from './report';
 
 const USAGE = `Usage: mate <command>
@@ -12,6 +13,8 @@ const USAGE = `Usage: mate <command>
 Commands:
   guard-run [options] -- <command...>   run a command with guarded JS buffers (see mate guard-run --help)
   report <dir>...                       merge the JSON reports of runs, shards and workers: each report once, one summary; exit 1 on any violation
+  replay <report-dir> [options]         rerun what a recorded run ran (the tests its violations name, or the guard-run
+                                        command) with its settings, in --guard-mode/--alignment given (see mate replay --help)
   options                               list the allocator options and the runner settings (the README's tables)
 `;
 
@@ -45,6 +48,12 @@ export async function main(argv: readonly string[]): Promise<number> {
           return 0;
         }
         return mateReport(rest);
+      case 'replay':
+        if (rest.includes('-h') || rest.includes('--help')) {
+          process.stdout.write(REPLAY_USAGE);
+          return 0;
+        }
+        return await mateReplay(rest);
       case 'options':
         process.stdout.write(listOptions());
         return 0;
@@ -55,7 +64,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         process.stdout.write(USAGE + pluginsLine());
         return command === undefined ? CONFIG_ERROR_EXIT : 0;
       default:
-        throw new GuardConfigError(`unknown command ${JSON.stringify(command)}; known: guard-run, report, options`);
+        throw new GuardConfigError(`unknown command ${JSON.stringify(command)}; known: guard-run, report, replay, options`);
     }
   } catch (err) {
     if (err instanceof GuardConfigError) {

@@ -67,6 +67,24 @@ export interface DeviceLaunch {
   /** Guarded pointers among its parameters (`args` holds the first few). */
   argCount: number;
   args: DeviceLaunchArg[];
+  /**
+   * dumpInputs: the guarded allocations its arguments pointed into, saved
+   * before it ran (files relative to the report directory; index in
+   * inputs/index-<pid>.jsonl).
+   */
+  inputs?: DeviceLaunchInput[];
+}
+
+/** An allocation saved before a launch (--guard-dump-inputs). */
+export interface DeviceLaunchInput {
+  /** The first parameter that pointed into it. */
+  param: number;
+  allocation: number;
+  size: number;
+  /** Bytes saved: fewer than `size` when truncated at the per-allocation cap. */
+  saved: number;
+  /** `inputs/<pid>-<launch>-<k>.bin`, relative to the report directory. */
+  file: string;
 }
 
 export interface ViolationEvent {

@@ -253,7 +253,18 @@ function firstUserFrame(stack: string | null): string | undefined {
   return frames.find((l) => l.trim().startsWith('at '))?.trim().replace(/^at /, '');
 }
 
-function launchLines(l: DeviceLaunch, indent: string): string[] {
+/** The saved inputs of a launch (dumpInputs), as paths under the report directory `dir` when known. */
+function inputLines(l: DeviceLaunch, indent: string, dir: string | undefined): string[] {
+  if (!l.inputs?.length) return [];
+  const lines = [`${indent}  inputs saved before it ran (--guard-dump-inputs):`];
+  for (const i of l.inputs) {
+    const cut = i.saved < i.size ? `, the first ${bytes(i.saved)} (truncated at the cap)` : '';
+    lines.push(`${indent}    argument ${i.param}: allocation #${i.allocation} (${bytes(i.size)}${cut}): ${dir ? path.join(dir, i.file) : i.file}`);
+  }
+  return lines;
+}
+
+function launchLines(l: DeviceLaunch, indent: string, dir?: string): string[] {
   const lines = [`${indent}${kernelName(l.kernel)} (launch ${l.number} on ${streamName(l.stream)})`];
   const site = firstUserFrame(l.site);
   if (site) lines.push(`${indent}  launched at ${site}`);
@@ -275,6 +286,7 @@ function launchLines(l: DeviceLaunch, indent: string): string[] {
     lines.push(`${indent}  ${where.length > 1 ? 'arguments' : 'argument'} ${where.join(', ')} = ${arg.value}: allocation ${allocationBrief(arg.allocation)}${rel ? `, pointer at its start${rel}` : ''}`);
   }
   if (l.argCount > l.args.length) lines.push(`${indent}  … ${l.argCount - l.args.length} more guarded pointer arguments`);
+  lines.push(...inputLines(l, indent, dir));
   return lines;
 }
 
@@ -294,20 +306,30 @@ function hitLine(suspects: readonly DeviceLaunch[]): string | undefined {
   return undefined;
 }
 
+/** How to get the faulting launch's inputs on record, when they are not: --guard-dump-inputs with a glob for its kernel. */
+function dumpHint(faulted: readonly DeviceLaunch[]): string {
+  const kernel = faulted[0]?.kernel;
+  if (!kernel || faulted.some((l) => l.inputs?.length)) return '';
+  // `void ns::Kernel<T>(float*, long)` -> `*Kernel*`: matches the mangled and the demangled name alike.
+  const name = kernelName(kernel).replace(/\(anonymous namespace\)::/g, '').replace(/<.*$/s, '').replace(/\(.*$/s, '').split('::').pop()?.trim().split(/\s+/).pop() ?? '';
+  return name ? ` (--guard-dump-inputs '*${name}*' saves its inputs before each launch, to run it alone on them)` : '';
+}
+
 function formatIllegalAddress(e: ViolationEvent): string[] {
   const d = e.device;
   const lines = [`ERROR: illegal-address: the GPU reported ${d?.error ?? 'CUDA_ERROR_ILLEGAL_ADDRESS'} (${d?.errorText ?? 'an illegal memory access was encountered'}) on device ${d?.ordinal ?? 0}, seen by ${d?.foundBy ?? 'the device guard'}`];
   if (e.test) lines.push(`test: ${e.test}`);
   const t = e.launches;
   const list = t?.list ?? [];
+  const dir = e.file ? path.dirname(e.file) : undefined;
   const faulted = list.filter((l) => l.faulted);
   const suspects = faulted.length ? faulted : list.filter((l) => l.argCount > 0);
   if (faulted.length) {
     lines.push('the kernel that faulted (launch blocking: its own synchronize returned the error):');
-    for (const l of faulted) lines.push(...launchLines(l, '  '));
+    for (const l of faulted) lines.push(...launchLines(l, '  ', dir));
   } else if (t?.tracking && list.length) {
     lines.push(`kernels launched since the last synchronize, not known to have finished (${t.total}${t.total > list.length ? `, the newest ${list.length}` : ''}, newest first): one of them made the bad access`);
-    for (const l of list) lines.push(...launchLines(l, '  '));
+    for (const l of list) lines.push(...launchLines(l, '  ', dir));
   } else if (t?.tracking) {
     lines.push('no kernel launch was in flight that launch tracking saw');
   } else {
@@ -339,7 +361,7 @@ function formatIllegalAddress(e: ViolationEvent): string[] {
   }
   const exact = faulted.length > 0;
   lines.push(`hint: ${exact
-    ? 'CUDA reports no faulting address: the access went past the guarded allocations the kernel was given (or into a freed one); check its index bounds'
+    ? `CUDA reports no faulting address: the access went past the guarded allocations the kernel was given (or into a freed one); check its index bounds${dumpHint(faulted)}`
     : `CUDA reports the fault at a later call, with no address: rerun with launch blocking (--guard-launch-blocking, mate guard-run --launch-blocking) to name the faulting launch exactly, or in the opposite mode (${e.candidates?.live[0]?.mode === 'head' ? '--guard-mode tail' : '--guard-mode head'}) so the bad write lands in canary bytes and the report names its allocation`}`);
   return lines;
 }

@@ -15,6 +15,7 @@ import { formatUnmatchedGlobs, unmatchedNativeGlobs } from '../install/native-he
 import { formatCrashAttribution } from './attribution';
 import { earlierReportsText } from './earlier';
 import type { ProcessGuardStats } from './process-stats';
+import { writeRunRecord } from './record';
 import { createReportDir, readReportDir, writeRunInfo, type RunReport } from './report-dir';
 import { formatNothingGuarded, formatSummary } from './summary';
 import { verdictOf, type Verdict } from './verdict';
@@ -113,6 +114,8 @@ export class GuardedRun {
     const dir = createReportDir(start.runner, given);
     const run = new GuardedRun(dir, { ...start.settings, reportDir: dir }, given !== undefined);
     writeRunInfo(dir, { runner: start.runner, pid: process.pid, started: new Date().toISOString(), suppressions: run.settings.suppressions ?? null });
+    // A rerun is ours, not the user's: `mate replay` replays the run it came from.
+    if (start.runner !== 'rerun') writeRunRecord(dir, start.runner, { settings: run.settings, explicit: start.explicit ?? [] });
     writeHandoff({
       settings: run.settings,
       explicit: start.explicit ?? [],

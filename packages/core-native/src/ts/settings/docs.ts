@@ -52,6 +52,7 @@ const cxxDefault = (r: SettingRow & { native: NonNullable<SettingRow['native']> 
   const d = r.default;
   switch (r.native.ctype) {
     case 'bool': return String(d);
+    case 'std::string': return d === undefined ? '""' : JSON.stringify(d);
     case 'uint32_t': return `${String(d)}u`;
     case 'uint64_t': return d === undefined ? 'kUnsetU64' : `${String(d)}ull`;
     case 'Tristate': return d === undefined ? 'Tristate::kUnset' : d ? 'Tristate::kOn' : 'Tristate::kOff';

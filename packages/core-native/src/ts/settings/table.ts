@@ -6,7 +6,7 @@
 // generated from the rows with `native`) and the docs (`mate options`,
 // README tables, --help).
 import type * as Suppressions from '../report/suppressions';
-import { booleanValue, choiceValue, fileValue, integerValue, listValue, pathValue, type ValueKind } from './values';
+import { booleanValue, choiceValue, fileValue, integerValue, listValue, pathValue, textValue, type ValueKind } from './values';
 
 export type GuardMode = 'tail' | 'head';
 export const GUARD_MODES: readonly GuardMode[] = ['tail', 'head'];
@@ -40,7 +40,7 @@ interface Surfaces {
  */
 interface NativeField {
   field: string;
-  ctype: 'bool' | 'uint32_t' | 'uint64_t' | 'Mode' | 'Tristate' | 'CudaQuarantine';
+  ctype: 'bool' | 'uint32_t' | 'uint64_t' | 'Mode' | 'Tristate' | 'CudaQuarantine' | 'std::string';
 }
 
 export interface SettingRow<K extends string = string, T = unknown> {
@@ -178,6 +178,13 @@ export const SETTINGS = [
     description: 'CUDA: synchronize after every kernel launch, so an illegal address names exactly the launch that faulted (slower). The cross-stream check still judges the program\'s own ordering.',
     surfaces: { runner: true, guardRun: true, api: true },
     native: { field: 'launch_blocking', ctype: 'bool' },
+  }),
+  row({
+    key: 'dumpInputs', name: 'dump-inputs', value: textValue('kernel glob') as ValueKind<string | undefined>,
+    default: undefined as string | undefined, defaultText: 'unset',
+    description: "CUDA: before each launch of a kernel whose name matches the glob (`'*FillInclusive*'`: the name as the driver has it, or demangled as reports show it), save the guarded allocations its pointer arguments point into, as the GPU has them then, to `inputs/` in the run's report directory, with an index (`inputs/index-<pid>.jsonl`: kernel, launch number, call site, test, argument, allocation, file); an illegal-address report lists the saved inputs of its suspect launches. Bounded: the first 16 MiB of each allocation (a larger one is saved truncated, marked so), at most 1 GiB per process (later launches are listed in the index as not saved). Needs launch tracking.",
+    surfaces: { runner: true, guardRun: true, api: true },
+    native: { field: 'dump_inputs', ctype: 'std::string' },
   }),
   row({
     key: 'forceMprotect', name: 'force-mprotect', value: booleanValue, default: false,
