@@ -7,9 +7,9 @@ import * as fs from 'node:fs';
 import { GuardConfigError } from '../errors';
 import { runChild } from '../run/child';
 import { readRunRecord, type RunRecord } from '../run/record';
-import { isRunner, rebaser, replayTarget, runnerCommand, settingsEnv, type ReplayTarget } from '../run/replay-plan';
+import { isRunner, REPLAY_RUNNERS, rebaser, replayTarget, runnerCommand, settingsEnv, type ReplayTarget } from '../run/replay-plan';
 import { readReportDir } from '../run/report-dir';
-import { RUNNERS, SETTINGS, type GuardSettings, type SettingRow } from '../settings/table';
+import { SETTINGS, type GuardSettings, type SettingRow } from '../settings/table';
 import { show } from '../settings/values';
 import { guardRun } from './guard-run';
 
@@ -96,7 +96,7 @@ export async function mateReplay(argv: readonly string[]): Promise<number> {
   const args = parseReplayArgs(argv);
   const { dir, record } = readRunRecord(args.dir);
   if (record.runner !== 'run' && !isRunner(record.runner)) {
-    throw new GuardConfigError(`replay: ${dir}/replay.json names an unknown runner ${show(record.runner)}; known: ${[...RUNNERS, 'run'].join(', ')}`);
+    throw new GuardConfigError(`replay: ${dir}/replay.json names an unknown runner ${show(record.runner)}; known: ${[...REPLAY_RUNNERS, 'run'].join(', ')}`);
   }
   const target = replayTarget(readReportDir(dir).violations);
   const settings = replaySettings(record, args, target);

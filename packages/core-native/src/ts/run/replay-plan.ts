@@ -10,7 +10,7 @@ import * as path from 'node:path';
 
 import type { ViolationEvent } from '../report/event';
 import { parseFlags, RUNNER_FLAGS } from '../settings/flags';
-import { rowsOn, RUNNERS, spell, type GuardSettings, type RunnerName } from '../settings/table';
+import { rowsOn, spell, type GuardSettings, type RunnerName } from '../settings/table';
 import type { RunRecord } from './record';
 
 /** The tests a run's violations name; `whole` when one names none (the whole command reruns). */
@@ -61,7 +61,13 @@ export function settingsEnv(runner: RunnerName, settings: GuardSettings, base: N
   return env;
 }
 
-export const isRunner = (runner: string): runner is RunnerName => (RUNNERS as readonly string[]).includes(runner);
+/**
+ * The runners whose test selection replay knows (how to rerun only the
+ * failing files and tests): a runner is added here, with its case in
+ * runnerCommand, when it should be replayable.
+ */
+export const REPLAY_RUNNERS = ['vitest', 'jest', 'mocha', 'node-test'] as const;
+export const isRunner = (runner: string): runner is RunnerName => (REPLAY_RUNNERS as readonly string[]).includes(runner);
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 /** `^(?:a|b)$` over the tests' names as `name` spells them, or undefined when none has one. */
@@ -157,5 +163,7 @@ export async function runnerCommand(record: RunRecord & { runner: RunnerName }, 
       const pattern = namePattern(target.tests, (s) => s[s.length - 1] ?? '');
       return [...head, ...options, ...(pattern ? [`--test-name-pattern=${pattern}`] : []), ...target.files];
     }
+    default:
+      return [...head, ...args];
   }
 }
