@@ -155,7 +155,7 @@ describe('the CUDA example addon under mate guard-run --device cuda', { skip: no
     assert.notEqual(r.code, 0, r.output);
     const text = report(r);
     assert.match(text, /the kernel that faulted \(launch blocking: its own synchronize returned the error\):\n==mate-guard== {3}FillInclusive \(launch/);
-    const listed = /inputs saved before it ran \(--guard-dump-inputs\):\n==mate-guard== {6}argument 0: allocation #\d+ \(4000 bytes\): (\S+)/.exec(text);
+    const listed = /inputs saved before it ran \(--guard-dump-inputs\):\n==mate-guard== {7}argument 0: allocation #\d+ \(4000 bytes\): (\S+)/.exec(text);
     assert.ok(listed, text);
     assert.equal(fs.statSync(listed[1]).size, 4000);
     const [dir] = fs.readdirSync(reports).map((d) => path.join(reports, d));
@@ -326,7 +326,7 @@ describe('PyTorch under mate guard-run --device cuda', { skip: torchSkip() }, ()
     assert.notEqual(r.code, 0, r.output);
     const text = report(r);
     assert.match(text, /the kernel that faulted \(launch blocking: its own synchronize returned the error\):\n==mate-guard== {3}fill_inclusive/);
-    const listed = /inputs saved before it ran \(--guard-dump-inputs\):\n==mate-guard== {6}argument 0: allocation #\d+ \(4000 bytes\): (\S+)/.exec(text);
+    const listed = /inputs saved before it ran \(--guard-dump-inputs\):\n==mate-guard== {7}argument 0: allocation #\d+ \(4000 bytes\): (\S+)/.exec(text);
     assert.ok(listed, text);
     const saved = fs.readFileSync(listed[1]);
     assert.equal(saved.length, 4000);

@@ -1,8 +1,10 @@
 #include "crash/report_event.h"
 
+#include <stdio.h>
 #include <unistd.h>
 
 #include "core/stack_store.h"
+#include "crash/report_file.h"
 #include "platform/linux/module_map.h"
 
 namespace mate {
@@ -176,7 +178,7 @@ void Launch(const DeviceDetail& d, const DeviceLaunch& l, Writer* w) {
     w->Char('}');
   }
   w->Str("]");
-  // Inputs saved before the launch (dumpInputs), relative to the report directory.
+  // Inputs saved before the launch (dumpInputs).
   if (l.input_count) {
     w->Str(",\"inputs\":[");
     for (uint32_t i = 0; i < l.input_count && i < kMaxDeviceLaunchInputs; i++) {
@@ -190,13 +192,13 @@ void Launch(const DeviceDetail& d, const DeviceLaunch& l, Writer* w) {
       w->Dec(in.size);
       w->Str(",\"saved\":");
       w->Dec(in.saved);
-      w->Str(",\"file\":\"inputs/");
-      w->Dec(static_cast<uint64_t>(getpid()));
-      w->Char('-');
-      w->Dec(l.number);
-      w->Char('-');
-      w->Dec(in.index);
-      w->Str(".bin\"}");
+      // The whole path: a report printed in the process itself has no event file to be relative to.
+      char file[4352];
+      snprintf(file, sizeof(file), "%s/inputs/%llu-%llu-%llu.bin", ReportDir(), static_cast<unsigned long long>(getpid()),
+               static_cast<unsigned long long>(l.number), static_cast<unsigned long long>(in.index));
+      w->Str(",\"file\":");
+      w->JsonStr(file);
+      w->Char('}');
     }
     w->Char(']');
   }

@@ -253,13 +253,13 @@ function firstUserFrame(stack: string | null): string | undefined {
   return frames.find((l) => l.trim().startsWith('at '))?.trim().replace(/^at /, '');
 }
 
-/** The saved inputs of a launch (dumpInputs), as paths under the report directory `dir` when known. */
+/** The saved inputs of a launch (dumpInputs): whole paths (older events: under the report directory `dir`). */
 function inputLines(l: DeviceLaunch, indent: string, dir: string | undefined): string[] {
   if (!l.inputs?.length) return [];
   const lines = [`${indent}  inputs saved before it ran (--guard-dump-inputs):`];
   for (const i of l.inputs) {
     const cut = i.saved < i.size ? `, the first ${bytes(i.saved)} (truncated at the cap)` : '';
-    lines.push(`${indent}    argument ${i.param}: allocation #${i.allocation} (${bytes(i.size)}${cut}): ${dir ? path.join(dir, i.file) : i.file}`);
+    lines.push(`${indent}    argument ${i.param}: allocation #${i.allocation} (${bytes(i.size)}${cut}): ${path.isAbsolute(i.file) || !dir ? i.file : path.join(dir, i.file)}`);
   }
   return lines;
 }
