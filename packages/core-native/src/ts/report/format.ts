@@ -398,7 +398,8 @@ function deathFacts(e: ViolationEvent, d: DeathInfo): string[] {
   if (f && e.allocation) {
     const frames = e.accessStack?.frames ?? [];
     const caller = frames.slice(f.frame + 1).find((fr) => fr.module) ?? frames[f.frame + 1];
-    const module = caller?.module ?? 'an unknown module';
+    const rel = caller?.module ? path.relative(process.cwd(), caller.module) : '';
+    const module = !caller?.module ? 'an unknown module' : rel && !rel.startsWith('..') ? rel : caller.module;
     lines.push(`mate-guard: ${f.function}() of a pointer mate-guard allocated (${f.pointer}, allocation #${e.allocation.id}), called from a module or by a path that is not redirected: ${module} (frame #${f.frame + 1} called ${f.function} directly, not through an import the free router rewrote: a stored pointer to libc's ${f.function}, or code linked statically)`);
   }
   return lines;
