@@ -88,6 +88,15 @@ describe('mate guard-run', () => {
     assert.match(report, /^==mate-guard== hint: glibc was given a pointer it never allocated/m);
   });
 
+  test('glibc aborting on a double free of memory it owns, with a guarded block live in the same frame: the heap-damage hint, no guarded allocation blamed', async () => {
+    const r = await die('libcDoubleFree', ['--native', GLOB]);
+    assert.equal(r.code, SIGABRT_EXIT, r.output);
+    const report = reportOf(r.output, 'ERROR: deadly-signal: SIGABRT');
+    assert.match(report, /^==mate-guard== glibc: free\(\): double free detected in tcache 2$/m);
+    assert.doesNotMatch(report, /mate-guard: free\(\)|^==mate-guard== allocation #/m);
+    assert.match(report, /^==mate-guard== hint: glibc found its heap damaged: memory mate-guard does not guard/m);
+  });
+
   test('the event is JSON in the report directory: fatal, the signal, the death details', async () => {
     const r = await die('abort');
     const dir = /\[mate-guard\] reports: (.+)/.exec(r.output)?.[1];

@@ -53,6 +53,25 @@ Napi::Value FreeBypassingRouter(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+// A double free of memory mate-guard does not guard (libc's own malloc,
+// reached the same way) while a guarded block is live in the same frame:
+// glibc's tcache check aborts, and the report must not blame the guarded block.
+Napi::Value LibcDoubleFree(const Napi::CallbackInfo& info) {
+  using MallocFn = void* (*)(size_t);
+  using FreeFn = void (*)(void*);
+  void* libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+  static MallocFn libc_malloc = reinterpret_cast<MallocFn>(dlsym(libc, "malloc"));
+  static FreeFn libc_free = reinterpret_cast<FreeFn>(dlsym(libc, "free"));
+  volatile char* guarded = static_cast<volatile char*>(malloc(48));
+  void* plain = libc_malloc(48);
+  guarded[0] = static_cast<char>(info.Length());
+  libc_free(plain);
+  libc_free(plain);
+  guarded[1] = guarded[0];
+  free(const_cast<char*>(guarded));
+  return info.Env().Undefined();
+}
+
 }  // namespace
 
 void InitDeaths(Napi::Env env, Napi::Object exports) {
@@ -62,5 +81,6 @@ void InitDeaths(Napi::Env env, Napi::Object exports) {
   o.Set("wildWrite", Napi::Function::New(env, WildWrite));
   o.Set("throwUncaught", Napi::Function::New(env, ThrowUncaught));
   o.Set("freeBypassingRouter", Napi::Function::New(env, FreeBypassingRouter));
+  o.Set("libcDoubleFree", Napi::Function::New(env, LibcDoubleFree));
   exports.Set("deaths", o);
 }

@@ -4,6 +4,9 @@
 #include <link.h>
 #include <unistd.h>
 
+#include <cstring>
+
+#include "core/canary.h"
 #include "crash/describe.h"
 #include "crash/terminate_hook.h"
 #include "platform/linux/machine_context.h"
@@ -28,6 +31,7 @@ struct FreeFunction {
 FreeFunction g_free_functions[] = {{"free"}, {"realloc"}, {"reallocarray"}, {"malloc_usable_size"}};
 
 constexpr size_t kMaxScanBytes = 64 * 1024;
+constexpr uint64_t kCanaryWord = 0x0101010101010101ull * kCanaryByte;
 
 // libc's own definitions: in a non-PIE executable (node) the global
 // lookup names the executable's PLT entries instead.
@@ -94,7 +98,7 @@ void DescribeDeath(const GuardedAllocator* a, int sig, const siginfo_t* info, co
   v->kind = ex != nullptr ? ReportKind::kUncaughtException : ReportKind::kDeadlySignal;
   v->access = AccessType::kNone;
   v->has_record = false;
-  v->backend = "native-heap";
+  v->backend = "none";  // no allocation, unless FindGuardedFree finds one
   v->signal = sig;
   v->death = d;
   if (a != nullptr) {
@@ -119,20 +123,31 @@ void FindGuardedFree(const GuardedAllocator& a, const void* ucontext, const Nati
   // (saved registers, locals), or still in a register.
   uintptr_t words[32];
   size_t n = ReadGeneralRegisters(ucontext, words, 32);
+  // Evidence, all of it: glibc rejected the pointer as a guarded one is
+  // always rejected (its chunk header, 16 bytes before, is canary bytes
+  // with the mmapped bit set: "munmap_chunk(): invalid pointer" from free,
+  // "realloc(): invalid pointer" from realloc); the start of a guarded
+  // allocation is left in the dying free's callees (their saved registers)
+  // or in the registers; and its header is still canary. A caller's
+  // unrelated guarded pointer alone (free's prologue saves its caller's
+  // registers too) must not name an innocent allocation.
+  const char* msg = d->abort_message;
+  bool pointer_check = msg != nullptr && (strncmp(msg, "munmap_chunk(): invalid pointer", 31) == 0 ||
+                                          strncmp(msg, "realloc(): invalid pointer", 26) == 0 ||
+                                          strncmp(msg, "free(): invalid pointer", 23) == 0);
+  if (!pointer_check) return;
   const SlotRecord* found = nullptr;
-  uintptr_t pointer = 0;
   auto consider = [&](uintptr_t w) {
+    if (found != nullptr) return;
     const SlotRecord* r = Owner(a, w);
-    if (r == nullptr) return;
-    // The exact pointer handed out wins over one derived from it (glibc's
-    // chunk header pointer lies 16 bytes before).
-    if (found == nullptr || (w == r->user && pointer != found->user)) {
-      found = r;
-      pointer = w;
-    }
+    if (r == nullptr || r->user != w) return;
+    uint64_t header = 0;
+    if (!SafeRead(w - sizeof(header), &header, sizeof(header)) || header != kCanaryWord) return;
+    found = r;
   };
   for (size_t i = 0; i < n; i++) consider(words[i]);
-  uintptr_t top = cfas ? cfas[at] : 0;
+  // Up to the CFA of free's callee: below free's own saved registers.
+  uintptr_t top = cfas && at > 0 ? cfas[at - 1] : 0;
   if (top > regs.sp && top - regs.sp <= kMaxScanBytes) {
     uintptr_t chunk[512];
     for (uintptr_t p = regs.sp & ~(sizeof(uintptr_t) - 1); p < top; p += sizeof(chunk)) {
@@ -147,7 +162,7 @@ void FindGuardedFree(const GuardedAllocator& a, const void* ucontext, const Nati
   d->guarded_free = true;
   d->free_frame = static_cast<uint32_t>(at);
   d->free_function = fn->name;
-  d->pointer = pointer;
+  d->pointer = found->user;
 }
 
 }  // namespace mate
