@@ -112,4 +112,6 @@ test('a segfault outside guarded memory: access, address and the kernel\'s reaso
   const sent = lines('death-wild-write', (e) => ({ ...e, death: { ...e.death, code: 0, sender: 4321, address: null, access: null } }));
   assert.equal(sent[0], '==mate-guard== ERROR: deadly-signal: SIGSEGV (sent by process 4321 (kill)): the process dies');
   assert.equal(sent.at(-2), '==mate-guard== hint: the process died by SIGSEGV; the stack shows where');
+  const gp = lines('death-wild-write', (e) => ({ ...e, death: { ...e.death, code: 0x80, address: '0x0' } }));
+  assert.equal(gp[0], '==mate-guard== ERROR: deadly-signal: SIGSEGV (a general-protection fault: a non-canonical pointer or a privileged access; the kernel gives no address), outside guarded memory: the process dies');
 });

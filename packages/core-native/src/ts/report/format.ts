@@ -373,7 +373,7 @@ const CODE_TEXT: Record<string, Record<number, string>> = {
 function signalCause(d: DeathInfo, pid: number): string {
   const name = signalName(d.signal);
   if (d.code > 0 && d.code !== 0x80) return CODE_TEXT[name]?.[d.code] ?? `si_code ${d.code}`;
-  if (d.code === 0x80) return 'raised by the kernel';
+  if (d.code === 0x80) return name === 'SIGSEGV' || name === 'SIGBUS' ? 'a general-protection fault: a non-canonical pointer or a privileged access; the kernel gives no address' : 'raised by the kernel';
   if (d.sender === pid) return name === 'SIGABRT' ? 'abort(): a failed assert, a library\'s fatal check, or abort() called directly' : 'raised by the process itself';
   return `sent by process ${d.sender ?? 'unknown'}${d.code === 0 ? ' (kill)' : ''}`;
 }
@@ -385,7 +385,8 @@ function deathHeadline(e: ViolationEvent, d: DeathInfo): string {
   }
   const name = signalName(d.signal);
   const access = d.access && d.access !== 'ACCESS' ? ` on ${d.access}` : '';
-  const at = d.address ? `${access} at ${d.address}` : '';
+  // SI_KERNEL faults carry no address (si_addr is 0).
+  const at = d.address && d.code !== 0x80 ? `${access} at ${d.address}` : '';
   const outside = (name === 'SIGSEGV' || name === 'SIGBUS') && d.code > 0 ? ', outside guarded memory' : '';
   return `ERROR: deadly-signal: ${name}${at} (${signalCause(d, e.pid)})${outside}: the process dies`;
 }
