@@ -88,6 +88,15 @@ describe('mate guard-run', () => {
     assert.match(report, /^==mate-guard== hint: glibc was given a pointer it never allocated/m);
   });
 
+  test('head mode: the same free faults on the guard page before the allocation (libc reads its header); the report says who called libc\'s free', async () => {
+    const r = await die('freeBypassingRouter', ['--native', GLOB, '--mode', 'head']);
+    assert.equal(r.code, SIGSEGV_EXIT, r.output);
+    const report = reportOf(r.output, 'ERROR: heap-buffer-underflow on READ');
+    assert.match(report, /8 bytes before the start of allocation #(\d+) \(40 bytes, head mode\)/);
+    assert.match(report, /^==mate-guard== mate-guard: libc's free\(\) was given allocation #\d+, a pointer mate-guard allocated, and read its heap header before the start; called from a module or by a path that is not redirected: examples\/addon\/build\/Release\/buggy_addon\.node /m);
+    assert.match(report, /^==mate-guard== hint: glibc was given a pointer it never allocated/m);
+  });
+
   test('glibc aborting on a double free of memory it owns, with a guarded block live in the same frame: the heap-damage hint, no guarded allocation blamed', async () => {
     const r = await die('libcDoubleFree', ['--native', GLOB]);
     assert.equal(r.code, SIGABRT_EXIT, r.output);

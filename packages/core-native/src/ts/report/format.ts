@@ -209,16 +209,45 @@ function hint(e: ViolationEvent, a: EventAllocation): string {
   return 'native code accessed before the start: check negative indexes and pointer arithmetic';
 }
 
+const LIBC_FREE = /^(__libc_)?(c?free|realloc|reallocarray|malloc_usable_size)$/;
+
+/** A module path as reports name it: relative to the working directory when inside it. */
+function modulePath(module: string): string {
+  const rel = path.relative(process.cwd(), module);
+  return rel && !rel.startsWith('..') ? rel : module;
+}
+
+/**
+ * libc's free/realloc faulting on the 8 or 16 bytes before a guarded
+ * allocation (its chunk header, in the guard page in head mode): it was
+ * given a pointer mate-guard allocated, by a call the free router did not see.
+ */
+function libcFreeOfGuarded(e: ViolationEvent): { fn: string; caller: string } | undefined {
+  const frames = e.accessStack?.frames ?? [];
+  const f0 = frames[0];
+  const fn = f0?.function?.replace(/\(.*$/, '');
+  if (!fn || !LIBC_FREE.test(fn) || !f0.module || !/^libc[.-]/.test(path.basename(f0.module))) return undefined;
+  if (e.relation !== 'before-start' || (e.distance !== 8 && e.distance !== 16)) return undefined;
+  const caller = frames.slice(1).find((f) => f.module && f.module !== f0.module)?.module;
+  return { fn: fn.replace(/^__libc_|^c(?=free)/g, ''), caller: caller ? modulePath(caller) : 'an unknown module' };
+}
+
 /** A bad access (fault) or canary damage: what was hit, where, and the slot. */
 function formatAccess(e: ViolationEvent, a: EventAllocation): string[] {
   const lines = [headline(e, a)];
   if (e.test) lines.push(`test: ${e.test}`);
+  const bypass = libcFreeOfGuarded(e);
+  if (bypass) {
+    lines.push(`mate-guard: libc's ${bypass.fn}() was given allocation #${a.id}, a pointer mate-guard allocated, and read its heap header before the start; called from a module or by a path that is not redirected: ${bypass.caller} (not through an import the free router rewrote: a stored pointer to libc's ${bypass.fn}, or code linked statically)`);
+  }
   if (e.accessStack?.frames.length) lines.push(...nativeLines('access', e.accessStack));
   lines.push(allocationLine(a, e));
   if (e.damage) lines.push(...damageLines(e));
-  lines.push(...picture(e, a), ...historyLines(a), `hint: ${hint(e, a)}`);
+  lines.push(...picture(e, a), ...historyLines(a), `hint: ${bypass ? FREE_BYPASS_HINT : hint(e, a)}`);
   return lines;
 }
+
+const FREE_BYPASS_HINT = 'glibc was given a pointer it never allocated: free and realloc guarded memory through the module\'s own import (not a stored pointer to libc\'s function), or leave that module out of --guard-native';
 
 /** Last: the suppression that matched it, or the line that would suppress it (ready to paste). */
 function suppressionLines(e: ViolationEvent): string[] {
@@ -399,8 +428,7 @@ function deathFacts(e: ViolationEvent, d: DeathInfo): string[] {
   if (f && e.allocation) {
     const frames = e.accessStack?.frames ?? [];
     const caller = frames.slice(f.frame + 1).find((fr) => fr.module) ?? frames[f.frame + 1];
-    const rel = caller?.module ? path.relative(process.cwd(), caller.module) : '';
-    const module = !caller?.module ? 'an unknown module' : rel && !rel.startsWith('..') ? rel : caller.module;
+    const module = caller?.module ? modulePath(caller.module) : 'an unknown module';
     lines.push(`mate-guard: ${f.function}() of a pointer mate-guard allocated (${f.pointer}, allocation #${e.allocation.id}), called from a module or by a path that is not redirected: ${module} (frame #${f.frame + 1} called ${f.function} directly, not through an import the free router rewrote: a stored pointer to libc's ${f.function}, or code linked statically)`);
   }
   return lines;
@@ -410,9 +438,7 @@ function deathHint(e: ViolationEvent, d: DeathInfo): string {
   if (e.kind === 'uncaught-exception') {
     return 'a C++ exception left native code uncaught (thrown through Node\'s frames, from a noexcept function or on a thread): catch it where it is thrown and turn it into a JS error (Napi::Error, napi_throw_error)';
   }
-  if (d.guardedFree) {
-    return 'glibc was given a pointer it never allocated: free and realloc guarded memory through the module\'s own import (not a stored pointer to libc\'s function), or leave that module out of --guard-native';
-  }
+  if (d.guardedFree) return FREE_BYPASS_HINT;
   const name = signalName(d.signal);
   if (name === 'SIGABRT' && d.abortMessage && /free|malloc|realloc|chunk|corrupted|tcache|heap/i.test(d.abortMessage)) {
     return 'glibc found its heap damaged: memory mate-guard does not guard (another module\'s, or sampled out) was overrun or freed twice; add the module that allocates it to --guard-native (sample rate 1) so the first bad access faults';
