@@ -135,7 +135,7 @@ describe('Vitest', () => {
     assert.match(r.output, /^==mate-guard== ERROR: deadly-signal: SIGABRT /m);
     assert.ok(r.output.includes(`==mate-guard== test: ${TEST}\n`), r.output);
     assert.match(r.output, new RegExp(`^\\[mate-guard\\] test worker \\d+ died of SIGABRT: deadly-signal while running ${TEST};`, 'm'));
-    assert.match(r.output, /FAIL +deaths\.test\.mjs > deaths > dies/);
+    assert.match(r.output, /FAIL +deaths\.test\.mjs > deaths > dies\nProcessDiedError: ==mate-guard== ERROR: deadly-signal: SIGABRT/);
     assert.match(r.output, /Tests +1 failed/); // the passed test's result died with the worker (Vitest batches them)
     assertDeadCounted(r.output);
   });
@@ -184,7 +184,7 @@ test('node:test: the uncaught exception fails the test in node\'s own results, t
   const r = await run(process.execPath, ['--test', '--require', '@mate-guard/node-test', '--test-reporter=spec', 'deaths/deaths.test.cjs'], { cwd: path.join(FIX, 'node-test'), env: { MATE_NODE_TEST_GUARD_ALLOC: '1', FIXTURE_DEATH: 'throwUncaught' } });
   assert.equal(r.code, 1, r.output);
   assert.ok(r.output.includes('==mate-guard== test: deaths/deaths.test.cjs > deaths > dies\n'), r.output);
-  assert.match(r.output, /✖ dies\n {4}\[Error \[GuardFaultError\]: ==mate-guard== ERROR: uncaught-exception: std::out_of_range/);
+  assert.match(r.output, /✖ dies\n {4}\[Error \[ProcessDiedError\]: ==mate-guard== ERROR: uncaught-exception: std::out_of_range/);
   assert.match(r.output, /node:test process \d+ died of an uncaught C\+\+ exception \(std::out_of_range\): uncaught-exception while running deaths\/deaths\.test\.cjs > deaths > dies/);
   assertDeadCounted(r.output);
 });

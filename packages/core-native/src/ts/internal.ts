@@ -25,7 +25,7 @@ export { formatNothingGuarded } from './run/summary';
 export { GuardedRun, runExitCode, type RunEnd, type CrashAttribution } from './run/lifecycle';
 export { reportText } from './report/render';
 export { rerunCanaryReports, type RerunGroup, type RerunLauncher } from './run/rerun';
-export { formatCrashAttribution } from './run/attribution';
+export { crashErrorName, crashOutsideTestTitle, formatCrashAttribution } from './run/attribution';
 export { earlierReports } from './run/earlier';
 export { readReportDir, type RunReport } from './run/report-dir';
 export { runChild, type ChildExit } from './run/child';

@@ -13,6 +13,16 @@ export function deathCause(event: ViolationEvent): string {
   return signalName(d.signal);
 }
 
+/** The error name a plugin gives a crashed test's failure: a guard fault, or any other death. */
+export function crashErrorName(event: ViolationEvent): 'GuardFaultError' | 'ProcessDiedError' {
+  return event.death ? 'ProcessDiedError' : 'GuardFaultError';
+}
+
+/** The test title a plugin reports a crash outside any test under. */
+export function crashOutsideTestTitle(event: ViolationEvent): string {
+  return event.death ? '[mate-guard] process died outside any test' : '[mate-guard] guard fault outside any test';
+}
+
 /** One `[mate-guard]` line; `processLabel` is e.g. `mocha worker`. */
 export function formatCrashAttribution(event: ViolationEvent, processLabel: string): string {
   const where = event.test ? `while running ${event.test}` : 'outside any test';
