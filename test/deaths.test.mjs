@@ -200,3 +200,9 @@ test('nativeSampleRate: every allocation call of the module is counted, guarded 
   assert.equal(Number(m[1]) + Number(m[4]), Number(m[2]));
   assert.ok(Number(m[2]) >= calls);
 });
+
+test('a process killed with no chance to report (SIGKILL) after a test ended: its counters still reach the summary', async () => {
+  const r = await guardRun([], [path.join(FIX, 'core', 'killed.js')]);
+  assert.equal(r.code, 137, r.output);
+  assert.match(r.output, /^\[mate-guard\] summary: 5 allocations guarded, peak live 5, /m);
+});
