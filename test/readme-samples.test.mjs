@@ -88,6 +88,12 @@ test('the canary rerun sample is mate guard-run on examples/scripts/underflow.js
   assertSame('canary-rerun', sample('canary-rerun'), lines.slice(start));
 });
 
+test('the death sample is mate guard-run on a free that bypasses the router (test/fixtures/core/die.js)', async () => {
+  const r = await run(process.execPath, [MATE, 'guard-run', '--native', '*buggy_addon.node', '--', process.execPath, 'test/fixtures/core/die.js', 'freeBypassingRouter']);
+  assert.equal(r.code, 134, r.output);
+  assertSame('death-free-bypass', sample('death-free-bypass'), block(r.output, '==mate-guard== ERROR: deadly-signal'));
+});
+
 // The CUDA sample comes from a GPU: where there is none, its launch sites are
 // still checked against the script (each names the line and column of the
 // call that launched that kernel).

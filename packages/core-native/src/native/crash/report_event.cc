@@ -261,6 +261,50 @@ void Device(const Violation& v, Writer* w) {
   }
 }
 
+// deadly-signal / uncaught-exception: the signal and what could be told.
+void Death(const DeathDetail& d, Writer* w) {
+  w->Str(",\"death\":{\"signal\":");
+  w->Dec(static_cast<uint64_t>(d.signal));
+  w->Str(",\"code\":");
+  if (d.code < 0) {
+    w->Char('-');
+    w->Dec(static_cast<uint64_t>(-static_cast<int64_t>(d.code)));
+  } else {
+    w->Dec(static_cast<uint64_t>(d.code));
+  }
+  w->Str(",\"sender\":");
+  if (d.sender > 0) w->Dec(static_cast<uint64_t>(d.sender)); else w->Str("null");
+  w->Str(",\"address\":");
+  if (d.has_address) HexStr(w, d.address); else w->Str("null");
+  w->Str(",\"access\":");
+  w->JsonStr(AccessTypeName(d.access));
+  w->Str(",\"abortMessage\":");
+  w->JsonStr(d.abort_message);
+  w->Str(",\"exception\":");
+  if (d.exception_type) {
+    w->Str("{\"type\":");
+    w->JsonStr(d.exception_type);
+    w->Str(",\"what\":");
+    w->JsonStr(d.exception_what);
+    w->Char('}');
+  } else {
+    w->Str("null");
+  }
+  w->Str(",\"guardedFree\":");
+  if (d.guarded_free) {
+    w->Str("{\"function\":");
+    w->JsonStr(d.free_function);
+    w->Str(",\"frame\":");
+    w->Dec(d.free_frame);
+    w->Str(",\"pointer\":");
+    HexStr(w, d.pointer);
+    w->Char('}');
+  } else {
+    w->Str("null");
+  }
+  w->Char('}');
+}
+
 }  // namespace
 
 void FormatEvent(const Violation& v, Writer* w) {
@@ -307,12 +351,17 @@ void FormatEvent(const Violation& v, Writer* w) {
   w->Str(",\"allocation\":");
   if (v.has_record) Allocation(v, w); else w->Str("null");
   if (v.device) Device(v, w);
+  if (v.death) Death(*v.death, w);
   w->Str(",\"process\":{\"allocations\":");
   w->Dec(v.process_allocations);
   w->Str(",\"peakLive\":");
   w->Dec(v.process_peak_live);
   w->Str(",\"fallbacks\":");
   w->Dec(v.process_fallbacks);
+  w->Str(",\"nativeAllocations\":");
+  w->Dec(v.process_native_allocations);
+  w->Str(",\"nativeUnguarded\":");
+  w->Dec(v.process_native_unguarded);
   w->Str("}}\n");
 }
 
