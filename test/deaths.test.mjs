@@ -5,6 +5,7 @@
 // runner; the dead process's counters reach the summary.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 
@@ -35,7 +36,8 @@ describe('mate guard-run', () => {
     assert.equal(lines[0], "==mate-guard== ERROR: deadly-signal: SIGABRT (abort(): a failed assert, a library's fatal check, or abort() called directly): the process dies");
     assert.equal(lines[1], TEST('abort'));
     assert.ok(lines.includes('==mate-guard== stack:'), r.output);
-    assert.match(r.output, /^==mate-guard== {3}#\d+ abort \S*abort\.c:\d+ \(libc\.so\.6\+0x[0-9a-f]+\)$/m);
+    // abort.c:N where libc's debug info is installed (this machine kind has it; others may not).
+    assert.match(r.output, /^==mate-guard== {3}#\d+ abort (?:\S*abort\.c:\d+ )?\(libc\.so\.6\+0x[0-9a-f]+\)$/m);
     assert.equal(DEATHS_CC.exec(r.output)?.[1], 'Abort', r.output);
     assert.match(r.output, /^==mate-guard== hint: the process died by SIGABRT; the stack shows where$/m);
     assert.doesNotMatch(r.output, /not reached/);
@@ -151,7 +153,11 @@ describe('Vitest', () => {
 test('Jest (mate-jest, a worker per file): the abort names the test file and test, Jest fails that test', async () => {
   const mateJest = path.join(ROOT, 'packages', 'jest-env', 'bin', 'mate-jest.js');
   const TEST = 'test/fixtures/jest/deaths/deaths.test.js > deaths > dies';
-  const r = await run(process.execPath, [mateJest, '--guard-alloc', '-w', '2', '--workerIdleMemoryLimit=1GB', '-c', path.join(FIX, 'jest', 'deaths', 'jest.config.js')], { env: { FIXTURE_DEATH: 'assertFails' } });
+  // A cold transform cache: Jest's cache writer loads signal-exit, whose process.on('SIGABRT') makes
+  // libuv install its handler over ours (seen: no report at all, on a fresh machine's first run).
+  const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-jest-cache-'));
+  const r = await run(process.execPath, [mateJest, '--guard-alloc', '-w', '2', '--workerIdleMemoryLimit=1GB', '--cacheDirectory', cache, '-c', path.join(FIX, 'jest', 'deaths', 'jest.config.js')], { env: { FIXTURE_DEATH: 'assertFails' } });
+  fs.rmSync(cache, { recursive: true, force: true });
   assert.notEqual(r.code, 0, r.output);
   assert.match(r.output, /^==mate-guard== ERROR: deadly-signal: SIGABRT /m);
   assert.ok(r.output.includes(`==mate-guard== test: ${TEST}\n`), r.output);

@@ -169,4 +169,14 @@ bool InstallFaultHandler() {
   return true;
 }
 
+void KeepFaultHandlerFirst() {
+  if (!g_installed) return;
+  // process.on('SIGABRT') (signal-exit, loaded by Jest's cache writer and
+  // many CLIs) makes libuv install its own handler over ours; without this a
+  // later abort() leaves no report. Ours goes back in front, libuv's behind it.
+  for (size_t i = 0; i < kSignalCount; i++)
+    if (!platform::HandlerIs(kSignals[i], Handle))
+      platform::InstallSignalHandler(kSignals[i], Handle, kSignals, kSignalCount, &g_previous[i]);
+}
+
 }  // namespace mate

@@ -17,6 +17,11 @@ namespace mate {
 // std::terminate hook; gives the calling thread an alternate signal stack.
 bool InstallFaultHandler();
 
+// Puts the handler back in front where another replaced it since (libuv
+// does for a signal JS listens to); the replacing one becomes the handler
+// called before a death is decided. Called at each test start.
+void KeepFaultHandlerFirst();
+
 // An alternate signal stack for the calling thread, if it has none.
 void EnsureAltStack();
 

@@ -28,6 +28,9 @@ struct PreviousAction {
 bool InstallSignalHandler(int sig, SignalHandler handler, const int* blocked, size_t blocked_count,
                           PreviousAction* previous);
 
+// Whether `handler` is the one installed for `sig` now.
+bool HandlerIs(int sig, SignalHandler handler);
+
 // How the previous disposition takes a signal.
 enum class PreviousKind { kDefault, kIgnore, kHandler };
 PreviousKind KindOf(const PreviousAction& previous);

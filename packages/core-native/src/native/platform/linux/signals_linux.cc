@@ -20,9 +20,17 @@ bool InstallSignalHandler(int sig, SignalHandler handler, const int* blocked, si
   sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
   sigemptyset(&sa.sa_mask);
   for (size_t i = 0; i < blocked_count; i++) sigaddset(&sa.sa_mask, blocked[i]);
-  if (sigaction(sig, &sa, &previous->action) != 0) return false;
+  struct sigaction old;
+  if (sigaction(sig, &sa, &old) != 0) return false;
+  previous->action = old;
   previous->saved = true;
   return true;
+}
+
+bool HandlerIs(int sig, SignalHandler handler) {
+  struct sigaction cur;
+  if (sigaction(sig, nullptr, &cur) != 0) return false;
+  return (cur.sa_flags & SA_SIGINFO) != 0 && cur.sa_sigaction == handler;
 }
 
 PreviousKind KindOf(const PreviousAction& previous) {
