@@ -156,7 +156,8 @@ class GuardedAllocator {
 
  private:
   GuardedAllocator(const Options& options, uintptr_t base, size_t region_bytes, GuardMethod method);
-  uint32_t TakeSlot(uint32_t total_pages, bool* opened, bool* primed, const char** reason);  // under mu_
+  uint32_t TakeSlot(uint32_t total_pages, SlotBackend backend, bool* opened, bool* primed,
+                    const char** reason);  // under mu_
   uint32_t NewSlot(uint32_t total_pages, const char** reason);  // under mu_
   bool OpenAhead(uint32_t total_pages, uint32_t first);           // under mu_
   // Up to `max` slots into out[n..]: freed ones first, then new. Under mu_.
