@@ -1,5 +1,6 @@
 #include "platform/stack_trace.h"
 
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unwind.h>
 
@@ -35,23 +36,39 @@ _Unwind_Reason_Code Step(struct _Unwind_Context* context, void* arg) {
 
 #if defined(__x86_64__)
 // Per-thread cache of unwind rules by code address (return addresses repeat:
-// a program allocates from a few hundred call sites). Mapped on a thread's
-// first capture, never freed (threads are few; 96 KiB each).
+// a program allocates from a few hundred call sites), and the thread's
+// stack bounds, which every frame's CFA must lie in (a stale rule, e.g. of
+// a library unloaded since, ends the walk instead of reading past the
+// stack). Mapped on a thread's first capture, never freed (96 KiB a thread).
 struct RuleSlot {
   uintptr_t pc;
   CfiRule rule;
 };
 constexpr size_t kRuleSlots = 4096;  // power of two
-constexpr uintptr_t kMaxStackBytes = 64u << 20;
-thread_local RuleSlot* t_rules;
+struct ThreadRules {
+  RuleSlot* table;
+  uintptr_t stack_hi;  // 0: unknown (no fast walk on this thread)
+  bool tried;
+};
+thread_local ThreadRules t_rules;
 
-const CfiRule* RuleFor(uintptr_t pc) {
-  RuleSlot* table = t_rules;
-  if (table == nullptr) {
-    void* p = mmap(nullptr, sizeof(RuleSlot) * kRuleSlots, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return nullptr;
-    t_rules = table = static_cast<RuleSlot*>(p);
-  }
+bool InitThreadRules(ThreadRules* t) {
+  t->tried = true;
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) return false;
+  void* addr = nullptr;
+  size_t size = 0;
+  bool ok = pthread_attr_getstack(&attr, &addr, &size) == 0;
+  pthread_attr_destroy(&attr);
+  if (!ok) return false;
+  void* p = mmap(nullptr, sizeof(RuleSlot) * kRuleSlots, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return false;
+  t->table = static_cast<RuleSlot*>(p);
+  t->stack_hi = reinterpret_cast<uintptr_t>(addr) + size;
+  return true;
+}
+
+const CfiRule* RuleFor(RuleSlot* table, uintptr_t pc) {
   size_t i = static_cast<size_t>((pc * 0x9E3779B97F4A7C15ull) >> 52) & (kRuleSlots - 1);
   for (size_t k = 0; k < 8; k++) {
     RuleSlot& s = table[(i + k) & (kRuleSlots - 1)];
@@ -71,17 +88,23 @@ const CfiRule* RuleFor(uintptr_t pc) {
 // Walks with cached rules. True when the stack was walked to its end, its
 // stop frame or `max`; false when a frame needs libgcc (then w is reset).
 __attribute__((always_inline)) inline bool FastWalk(Walk* w, uintptr_t pc, uintptr_t sp, uintptr_t bp) {
-  const uintptr_t lo = sp, hi = sp + kMaxStackBytes;
-  const CfiRule* rule = nullptr;
+  ThreadRules& t = t_rules;
+  if (t.table == nullptr && (t.tried || !InitThreadRules(&t))) return false;
+  const uintptr_t hi = t.stack_hi;
+  if (sp >= hi) return false;
   for (;;) {
     if (!Take(w, pc)) return true;
-    rule = RuleFor(pc);
-    if (rule == nullptr || rule->kind == CfiRule::kComplex) break;
+    const CfiRule* rule = RuleFor(t.table, pc);
+    if (rule->kind == CfiRule::kComplex) break;
     if (rule->kind == CfiRule::kNone) return true;  // no unwind tables: libgcc stops here too
     uintptr_t cfa = (rule->cfa_is_rbp ? bp : sp) + static_cast<uintptr_t>(rule->cfa_offset);
-    if (cfa <= sp || cfa < lo + 8 || cfa > hi || (cfa & 7) != 0) break;
+    if (cfa <= sp || cfa > hi || (cfa & 7) != 0) break;
     uintptr_t ra = *reinterpret_cast<const uintptr_t*>(cfa - 8);
-    if (rule->rbp_saved) bp = *reinterpret_cast<const uintptr_t*>(cfa + static_cast<intptr_t>(rule->rbp_offset));
+    if (rule->rbp_saved) {
+      uintptr_t at = cfa + static_cast<intptr_t>(rule->rbp_offset);
+      if (at < sp || at + sizeof(uintptr_t) > hi) break;
+      bp = *reinterpret_cast<const uintptr_t*>(at);
+    }
     sp = cfa;
     pc = ra;
     if (pc == 0) return true;
