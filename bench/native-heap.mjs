@@ -143,7 +143,11 @@ if (cc) {
   if ([open, touch, once].every(Number.isFinite)) {
     const floor = open + touch + once;
     console.log(`  => kernel floor of a 64 B malloc+free with an at-once close: ${fmt(floor)} (open ${open} + first touch ${touch} + close ${once} ns);`);
-    console.log(`     measured ${fmt(g64)}: ${fmt(g64 - floor)} (${(100 * (g64 - floor) / g64).toFixed(0)}%) above it is user-space work (stacks, locks, bookkeeping) and cross-CPU TLB flushes`);
+    if (g64 > floor) {
+      console.log(`     measured ${fmt(g64)}: ${fmt(g64 - floor)} (${(100 * (g64 - floor) / g64).toFixed(0)}%) above it is user-space work (stacks, locks, bookkeeping) and cross-CPU TLB flushes`);
+    } else {
+      console.log(`     measured ${fmt(g64)}, below that floor: the machine was too busy while the kernel figures were taken (rerun when quieter)`);
+    }
   }
   console.log('');
 } else {
