@@ -86,7 +86,7 @@ struct Reader {
   }
 };
 
-enum RegRule : uint8_t { kSame, kOffset, kOther };
+enum RegRule : uint8_t { kSame, kOffset, kOther, kUndefined };
 struct State {
   int cfa_reg = kRsp;
   int64_t cfa_off = 8;
@@ -182,7 +182,9 @@ bool Run(Reader r, const Cie& cie, uintptr_t loc, uintptr_t target, const State&
         }
         case 0x07: case 0x08: {  // undefined, same_value
           uint64_t reg = r.Uleb();
-          if (reg == kRa) return false;
+          // An undefined return address marks the outermost frame (a
+          // thread's start): the end of the stack, as libgcc reads it.
+          if (reg == kRa) s->ra = op == 0x07 ? kUndefined : kOther;
           if (reg == kRbp) s->rbp = op == 0x08 ? kSame : kOther;
           break;
         }
@@ -258,6 +260,10 @@ CfiRule ReadCfiRule(uintptr_t pc) {
   if (!Run(Reader{cie.insns, cie.end}, cie, func, ~static_cast<uintptr_t>(0), initial, &initial)) return rule;
   State s = initial;
   if (!Run(r, cie, func, pc, initial, &s)) return rule;
+  if (s.ra == kUndefined) {
+    rule.kind = CfiRule::kNone;
+    return rule;
+  }
   if ((s.cfa_reg != kRsp && s.cfa_reg != kRbp) || s.ra != kOffset || s.ra_off != -8 || s.rbp == kOther) return rule;
   if (s.cfa_off < 0 || s.cfa_off > (1 << 24) || s.rbp_off < -(1 << 24) || s.rbp_off > 0) return rule;
   rule.kind = CfiRule::kSimple;

@@ -12,7 +12,8 @@ namespace platform {
 
 struct CfiRule {
   enum Kind : uint8_t {
-    kNone = 0,    // no FDE: end of the stack (or code without unwind tables: JIT)
+    kNone = 0,    // end of the stack: no FDE (or code without unwind tables: JIT), or the
+                  // return address marked undefined (a thread's first frame)
     kSimple = 1,  // CFA = rsp|rbp + offset, return address at CFA-8
     kComplex = 2  // anything else (expressions, signal frames): libgcc must walk it
   };
