@@ -125,6 +125,12 @@ uint32_t GuardedAllocator::TakeSlot(uint32_t total_pages, SlotBackend backend, b
                                     const char** reason) {
   *opened = false;
   *primed = false;
+  // Native one-page allocations take kept slots (kept_slots.cc): their
+  // close keeps the page, so reuse needs no fault.
+  if (backend == SlotBackend::kNativeHeap && total_pages == 2 && guard_method_ == GuardMethod::kMadviseGuard) {
+    uint32_t idx = TakeKeptSlot(opened);
+    if (idx != 0) return idx;
+  }
   // Native frees close their slot at once (a stale use may follow at once):
   // each close flushes the TLB of every CPU running one of our threads, so
   // native code does not wake the primer, whose page faults on the other
@@ -207,6 +213,7 @@ bool GuardedAllocator::SetDataAccess(const SlotRecord& r, bool accessible) {
   SlotGeometry g = GeometryOf(r, page_);
   void* data = reinterpret_cast<void*>(g.data_start);
   size_t bytes = g.data_end - g.data_start;
+  if (r.kept) return accessible ? platform::ProtectReadWrite(data, bytes) : platform::ProtectNoneKeep(data, bytes);
   if (guard_method_ == GuardMethod::kMadviseGuard)
     return accessible ? platform::RemoveGuard(data, bytes) : platform::InstallGuard(data, bytes);
   return accessible ? platform::ProtectReadWrite(data, bytes) : platform::ProtectNone(data, bytes);
@@ -251,7 +258,8 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
       reason = "opening a guarded slot failed (madvise/mprotect)";
       std::lock_guard<std::mutex> lock(mu_);
       stats_.live--;
-      reusable_[r->data_pages + 1].push_back(idx);
+      if (r->kept) kept_quarantine_.push_front(idx);  // closed still: the next to take
+      else reusable_[r->data_pages + 1].push_back(idx);
       r = nullptr;
     }
   }
@@ -263,9 +271,11 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
     return res;
   }
   SlotGeometry g = GeometryOf(*r, page_);
-  if (primed) {
-    // All canary already: the allocation's own bytes become zero.
+  if (primed || r->kept) {
+    // Primed: all canary already. Kept: the page still holds its last
+    // allocation. Either way the allocation's own bytes become zero.
     if (size != 0) memset(reinterpret_cast<void*>(g.user), 0, size);
+    if (r->kept) FillCanary(g);
   } else {
     FillCanary(g);
   }
@@ -339,7 +349,7 @@ FreeResult GuardedAllocator::Free(const FreeRequest& req) {
   // An explicit free (native code) may be followed at once by a stale use:
   // it closes its slot before returning. GC frees come in bursts, long
   // after the last use: they are batched.
-  if (!batched_close_ || by != FreedBy::kGarbageCollector) {
+  if (!batched_close_ || by != FreedBy::kGarbageCollector || r->kept) {
     lock.unlock();
     CheckFreed(r);
     SetDataAccess(*r, false);  // a failure leaves the data readable: still quarantined, never reused early
@@ -370,6 +380,10 @@ FreeResult GuardedAllocator::Free(const FreeRequest& req) {
 
 void GuardedAllocator::Quarantine(uint32_t index) {
   SlotRecord* r = RecordOf(index);
+  if (r->kept) {  // the kept pool is its own quarantine (kept_slots.cc)
+    kept_quarantine_.push_back(index);
+    return;
+  }
   quarantine_.push_back(index);
   stats_.quarantined++;
   stats_.quarantined_bytes += static_cast<uint64_t>(r->data_pages) * page_;
