@@ -203,7 +203,8 @@ class GuardedAllocator {
   bool prime_wanted_ = false;
   std::deque<uint32_t> quarantine_;
   uintptr_t kept_base_ = 0;     // first page of the kept span, 0 before the first
-  uint32_t kept_made_ = 0;      // kept slots made so far (at most kKeptSlots)
+  uint32_t kept_made_ = 0;      // kept slots made so far (at most kept_limit_)
+  uint32_t kept_limit_ = 0;     // kKeptSlots, or fewer for a low vm.max_map_count
   bool kept_failed_ = false;    // the span could not be set up: no kept slots
   std::deque<uint32_t> kept_quarantine_;  // freed kept slots, oldest first
   bool batched_close_ = false;

@@ -10,8 +10,8 @@
 //   g0 d0 g1 d1 g2 ...   (g: guard mapping, PROT_NONE + MADV_DONTDUMP)
 // so every data page is flanked by guards whose flags differ from a closed
 // data page's. A slot is (d_k, g_k+1) in tail mode, (g_k, d_k) in head mode.
-// Bounds: kKeptSlots slots (two mappings each; their pages, 32 MiB, stay
-// resident); when all are made, a new native allocation reuses the kept
+// Bounds: kKeptSlots slots, fewer where vm.max_map_count is low (two
+// mappings each; their pages, 32 MiB, stay resident); when all are made, a new native allocation reuses the kept
 // slot freed longest ago, so a kept slot's quarantine is every other kept
 // slot not live (at most kKeptSlots - 1); when none is free, it takes a
 // regular slot.
@@ -24,7 +24,12 @@ namespace mate {
 using batching::kKeptSlots;
 
 bool GuardedAllocator::MakeKeptSpan() {
-  size_t span_pages = 2 * static_cast<size_t>(kKeptSlots) + 1;
+  // Two mappings a slot: at most a quarter of vm.max_map_count, so the
+  // program keeps the rest (8,191 slots at the default 65,530).
+  uint64_t by_maps = platform::MaxMapCount() / 8;
+  kept_limit_ = static_cast<uint32_t>(by_maps < kKeptSlots ? by_maps : kKeptSlots);
+  if (kept_limit_ < 64) return false;
+  size_t span_pages = 2 * static_cast<size_t>(kept_limit_) + 1;
   size_t pages_in_region = region_bytes_ / page_;
   if (next_page_ + span_pages > pages_in_region) return false;
   while (next_page_ + span_pages > committed_pages_) {
@@ -44,7 +49,7 @@ bool GuardedAllocator::MakeKeptSpan() {
 uint32_t GuardedAllocator::TakeKeptSlot(bool* opened) {
   *opened = false;
   if (kept_failed_) return 0;
-  if (kept_made_ < kKeptSlots && record_count_ + 1 < max_records_) {
+  if ((kept_base_ == 0 || kept_made_ < kept_limit_) && record_count_ + 1 < max_records_) {
     if (kept_base_ == 0 && !MakeKeptSpan()) {
       kept_failed_ = true;
       return 0;
