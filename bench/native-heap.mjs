@@ -1,7 +1,8 @@
 // Native heap guarding, per malloc+free made by native code, and on a suite:
 //  1. an unchosen module: its malloc+free in a process where another
 //     module's heap is guarded vs in a process without mate-guard (its
-//     import slots are untouched, so this must stay at 1.0x);
+//     malloc is untouched; its free passes the free router's range test
+//     first: this must stay at 1.0x);
 //  2. a chosen module: guarded malloc+free of 16 B, 64 B, 4 KiB and 64 KiB
 //     (native stacks on, as by default) vs libc's (an unchosen copy of the
 //     same addon, same process), for this build and, with --baseline, for
@@ -10,8 +11,9 @@
 //     (bench/native/slot-cycle.c, when a C compiler is there);
 //  4. a suite: bench/fixtures/native-heap-suite.test.mjs (node:test, about
 //     100 native allocations and some JS work per test) plain vs under
-//     `mate guard-run --native` (every allocation of the addon guarded),
-//     wall time and peak RSS.
+//     `mate guard-run --native` (every allocation of the addon guarded) vs
+//     `--native` choosing another module (the addon's frees only pass the
+//     free router), wall time and peak RSS.
 // Run: node bench/native-heap.mjs [--reps 7] [--suite-reps 5] [--suite-tests 1000]
 //        [--baseline <core-native package dir of another build>]
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -166,6 +168,10 @@ const suiteVariants = { plain: [process.execPath, SUITE] };
 // the JS side, so that the native heap's own share can be read off.
 suiteVariants['guard-run, JS buffers only'] = [process.execPath, MATE(CORE), 'guard-run', '--', process.execPath, SUITE];
 suiteVariants['guarded, this build'] = [process.execPath, MATE(CORE), 'guard-run', '--native', '*buggy_addon.node', '--', process.execPath, SUITE];
+// The addon not chosen (the glob names a module the suite never loads): its
+// mallocs stay libc's, its frees pass the process-wide free router.
+const UNCHOSEN = 'guard-run --native, addon not chosen';
+suiteVariants[UNCHOSEN] = [process.execPath, MATE(CORE), 'guard-run', '--native', '*not_loaded_addon.node', '--', process.execPath, SUITE];
 if (baseline) suiteVariants['guarded, baseline'] = [process.execPath, MATE(path.resolve(baseline)), 'guard-run', '--native', '*buggy_addon.node', '--', process.execPath, SUITE];
 const timeBin = fs.existsSync('/usr/bin/time') ? '/usr/bin/time' : null;
 function suiteOnce(name) {
@@ -182,7 +188,9 @@ function suiteOnce(name) {
   if (r.status !== 0 || pass !== suiteTests || fail !== 0) throw new Error(`suite "${name}" failed (exit ${r.status}):\n${out.slice(-2000)}`);
   const stats = /\[native-stats\] (.+)/.exec(out);
   const rss = Number(/maxrss-kb (\d+)/.exec(out)?.[1] ?? 0);
-  return { ms, native: stats ? JSON.parse(stats[1]).native : 0, rss };
+  const native = stats ? JSON.parse(stats[1]).native : 0;
+  if (name === UNCHOSEN && native !== 0) throw new Error(`suite "${name}" guarded ${native} allocations of a module not chosen`);
+  return { ms, native, rss };
 }
 const names = Object.keys(suiteVariants);
 const runs = Object.fromEntries(names.map((n) => [n, []]));
@@ -194,17 +202,19 @@ for (let i = 0; i < suiteReps; i++) {
   }
 }
 const base = median(runs.plain.map((r) => r.ms));
+const jsOnly = median(runs['guard-run, JS buffers only'].map((r) => r.ms));
 const baseRss = median(runs.plain.map((r) => r.rss));
 console.log(`suite: ${path.relative(process.cwd(), SUITE)}, ${suiteTests} tests, ${suiteReps} repetitions, median wall time of the whole process`);
-console.log('| variant | wall | ratio | guarded native allocations | peak RSS | RSS ratio |');
-console.log('|---|---|---|---|---|---|');
+console.log('| variant | wall | ratio | / guard-run JS only | guarded native allocations | peak RSS | RSS ratio |');
+console.log('|---|---|---|---|---|---|---|');
 for (const name of names) {
   const rs = runs[name];
   const ms = median(rs.map((r) => r.ms));
   const rss = median(rs.map((r) => r.rss));
-  const native = name === 'plain' || name.includes('JS buffers') ? '-' : String(median(rs.map((r) => r.native)));
+  const native = name === 'plain' || name.includes('JS buffers') || name === UNCHOSEN ? '-' : String(median(rs.map((r) => r.native)));
   const rssCell = rss ? `${(rss / 1024).toFixed(0)} MiB` : '-';
   const rssRatio = rss && baseRss ? `${(rss / baseRss).toFixed(2)}x` : '-';
-  console.log(`| ${name} | ${ms.toFixed(0)} ms | ${(ms / base).toFixed(2)}x | ${native} | ${rssCell} | ${rssRatio} |`);
+  const vsJs = name === 'plain' ? '-' : `${(ms / jsOnly).toFixed(2)}x`;
+  console.log(`| ${name} | ${ms.toFixed(0)} ms | ${(ms / base).toFixed(2)}x | ${vsJs} | ${native} | ${rssCell} | ${rssRatio} |`);
 }
 fs.rmSync(dir, { recursive: true, force: true });
