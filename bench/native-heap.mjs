@@ -13,7 +13,7 @@
 //     100 native allocations and some JS work per test) plain vs under
 //     `mate guard-run --native` (every allocation of the addon guarded) vs
 //     `--native` choosing another module (the addon's frees only pass the
-//     free router), wall time and peak RSS.
+//     free router), wall time, CPU time and peak RSS.
 // Run: node bench/native-heap.mjs [--reps 7] [--suite-reps 5] [--suite-tests 1000]
 //        [--baseline <core-native package dir of another build>]
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -178,7 +178,9 @@ function suiteOnce(name) {
   const cmd = suiteVariants[name];
   const core = name.includes('baseline') ? path.resolve(baseline) : CORE;
   const env = { ...process.env, NATIVE_SUITE_TESTS: String(suiteTests), MATE_STATS_CORE: core, NODE_OPTIONS: `--require ${JSON.stringify(STATS)}` };
-  const full = timeBin ? [timeBin, '-f', 'maxrss-kb %M', ...cmd] : cmd;
+  // CPU time (user + system, the whole process tree) beside wall time: on
+  // a machine shared with other work it moves far less than wall time.
+  const full = timeBin ? [timeBin, '-f', 'maxrss-kb %M cpu-s %U %S', ...cmd] : cmd;
   const t0 = process.hrtime.bigint();
   const r = spawnSync(full[0], full.slice(1), { env, encoding: 'utf8', maxBuffer: 64 << 20 });
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
@@ -188,9 +190,11 @@ function suiteOnce(name) {
   if (r.status !== 0 || pass !== suiteTests || fail !== 0) throw new Error(`suite "${name}" failed (exit ${r.status}):\n${out.slice(-2000)}`);
   const stats = /\[native-stats\] (.+)/.exec(out);
   const rss = Number(/maxrss-kb (\d+)/.exec(out)?.[1] ?? 0);
+  const cpuMatch = /cpu-s ([\d.]+) ([\d.]+)/.exec(out);
+  const cpu = cpuMatch ? 1000 * (Number(cpuMatch[1]) + Number(cpuMatch[2])) : 0;
   const native = stats ? JSON.parse(stats[1]).native : 0;
   if (name === UNCHOSEN && native !== 0) throw new Error(`suite "${name}" guarded ${native} allocations of a module not chosen`);
-  return { ms, native, rss };
+  return { ms, native, rss, cpu };
 }
 const names = Object.keys(suiteVariants);
 const runs = Object.fromEntries(names.map((n) => [n, []]));
@@ -203,10 +207,12 @@ for (let i = 0; i < suiteReps; i++) {
 }
 const base = median(runs.plain.map((r) => r.ms));
 const jsOnly = median(runs['guard-run, JS buffers only'].map((r) => r.ms));
+const baseCpu = median(runs.plain.map((r) => r.cpu));
+const jsOnlyCpu = median(runs['guard-run, JS buffers only'].map((r) => r.cpu));
 const baseRss = median(runs.plain.map((r) => r.rss));
-console.log(`suite: ${path.relative(process.cwd(), SUITE)}, ${suiteTests} tests, ${suiteReps} repetitions, median wall time of the whole process`);
-console.log('| variant | wall | ratio | / guard-run JS only | guarded native allocations | peak RSS | RSS ratio |');
-console.log('|---|---|---|---|---|---|---|');
+console.log(`suite: ${path.relative(process.cwd(), SUITE)}, ${suiteTests} tests, ${suiteReps} repetitions, medians of the whole process tree's wall and CPU time`);
+console.log('| variant | wall | ratio | / guard-run JS only | CPU (user+sys) | ratio | / guard-run JS only | guarded native allocations | peak RSS | RSS ratio |');
+console.log('|---|---|---|---|---|---|---|---|---|---|');
 for (const name of names) {
   const rs = runs[name];
   const ms = median(rs.map((r) => r.ms));
@@ -215,6 +221,10 @@ for (const name of names) {
   const rssCell = rss ? `${(rss / 1024).toFixed(0)} MiB` : '-';
   const rssRatio = rss && baseRss ? `${(rss / baseRss).toFixed(2)}x` : '-';
   const vsJs = name === 'plain' ? '-' : `${(ms / jsOnly).toFixed(2)}x`;
-  console.log(`| ${name} | ${ms.toFixed(0)} ms | ${(ms / base).toFixed(2)}x | ${vsJs} | ${native} | ${rssCell} | ${rssRatio} |`);
+  const cpu = median(rs.map((r) => r.cpu));
+  const cpuCells = cpu && baseCpu
+    ? `${cpu.toFixed(0)} ms | ${(cpu / baseCpu).toFixed(2)}x | ${name === 'plain' ? '-' : `${(cpu / jsOnlyCpu).toFixed(2)}x`}`
+    : '- | - | -';
+  console.log(`| ${name} | ${ms.toFixed(0)} ms | ${(ms / base).toFixed(2)}x | ${vsJs} | ${cpuCells} | ${native} | ${rssCell} | ${rssRatio} |`);
 }
 fs.rmSync(dir, { recursive: true, force: true });
