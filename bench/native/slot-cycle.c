@@ -98,13 +98,12 @@ int main(void) {
            per_slot, open / SLOTS, touch / SLOTS, close / SLOTS, (open + touch + close) / SLOTS, close_vec / SLOTS,
            close_one / SLOTS);
   }
-  // Kept slots (native one-page allocations), as before: each data page its
-  // own mapping between guard mappings (PROT_NONE + MADV_DONTDUMP, so a
-  // closed data page merges with nothing); close = mprotect(PROT_NONE), the
-  // page stays; open = mprotect(RW), no fault.
-  enum { KEPT = 4096, RUN = 16 };
-  size_t kept_bytes = (size_t)(2 * KEPT + 1) * PAGE;
-  char* kept = mmap(NULL, kept_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  // Kept slots (native one-page allocations): each data page its own
+  // mapping between guard mappings (PROT_NONE + MADV_DONTDUMP, so a closed
+  // data page merges with nothing); close = mprotect(PROT_NONE), the page
+  // stays; open = mprotect(RW), no fault.
+  enum { KEPT = 4096 };
+  char* kept = mmap(NULL, (size_t)(2 * KEPT + 1) * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   for (int i = 0; i <= KEPT; i++) {
     mprotect(kept + (size_t)i * 2 * PAGE, PAGE, PROT_NONE);
     madvise(kept + (size_t)i * 2 * PAGE, PAGE, MADV_DONTDUMP);
@@ -122,34 +121,7 @@ int main(void) {
       open += now_ns() - b;
       close += b - a;
     }
-    printf("kept slot between guard mappings (before): close %.0f + open %.0f = %.0f ns\n", close / KEPT,
-           open / KEPT, (close + open) / KEPT);
-  }
-  munmap(kept, kept_bytes);
-  // Now: one mapping with guard markers between the data pages; a slot
-  // (data + guard marker) is closed whole with mprotect(PROT_NONE) (slots
-  // closed one after another share one mapping), and freed slots next in
-  // line are opened RUN at a time by one mprotect (markers stay guards).
-  kept = mmap(NULL, kept_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  madvise(kept, kept_bytes, MADV_GUARD_INSTALL);
-  for (int i = 0; i < KEPT; i++) {
-    char* d = kept + (size_t)(2 * i + 1) * PAGE;
-    madvise(d, PAGE, MADV_GUARD_REMOVE);
-    memset(d, 0xCB, PAGE);
-  }
-  for (int rep = 0; rep < 3; rep++) {
-    double close = 0, open = 0;
-    for (int i = 0; i < KEPT; i += RUN) {
-      double a = now_ns();
-      for (int j = 0; j < RUN; j++) mprotect(kept + (size_t)(2 * (i + j) + 1) * PAGE, 2 * PAGE, PROT_NONE);
-      double b = now_ns();
-      mprotect(kept + (size_t)(2 * i + 1) * PAGE, (size_t)2 * RUN * PAGE, PROT_READ | PROT_WRITE);
-      for (int j = 0; j < RUN; j++) kept[(size_t)(2 * (i + j) + 1) * PAGE] = 1;
-      open += now_ns() - b;
-      close += b - a;
-    }
-    printf("kept slot: close %.0f + open %.0f = %.0f ns (guard markers, opened %d at a time)\n", close / KEPT,
-           open / KEPT, (close + open) / KEPT, RUN);
+    printf("kept slot: close %.0f + open %.0f = %.0f ns\n", close / KEPT, open / KEPT, (close + open) / KEPT);
   }
   return 0;
 }
