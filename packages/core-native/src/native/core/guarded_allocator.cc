@@ -213,12 +213,7 @@ bool GuardedAllocator::SetDataAccess(const SlotRecord& r, bool accessible) {
   SlotGeometry g = GeometryOf(r, page_);
   void* data = reinterpret_cast<void*>(g.data_start);
   size_t bytes = g.data_end - g.data_start;
-  if (r.kept) {
-    // The whole slot, its guard marker included (it stays a guard): closed
-    // slots next to each other then share one mapping (kept_slots.cc).
-    void* slot = reinterpret_cast<void*>(r.slot_start);
-    return accessible ? platform::ProtectReadWrite(slot, 2 * page_) : platform::ProtectNoneKeep(slot, 2 * page_);
-  }
+  if (r.kept) return accessible ? platform::ProtectReadWrite(data, bytes) : platform::ProtectNoneKeep(data, bytes);
   if (guard_method_ == GuardMethod::kMadviseGuard)
     return accessible ? platform::RemoveGuard(data, bytes) : platform::InstallGuard(data, bytes);
   return accessible ? platform::ProtectReadWrite(data, bytes) : platform::ProtectNone(data, bytes);

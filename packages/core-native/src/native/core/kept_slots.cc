@@ -2,35 +2,30 @@
 // close. A native free closes its slot before returning (a stale use right
 // after it must fault); with guard markers that close frees the page and
 // the next allocation faults a new one in (2.0 + 1.2 us here, see
-// bench/native/slot-cycle.c). A kept slot's data page is closed with
-// mprotect(PROT_NONE) instead, which keeps the page, and opened again with
-// mprotect(PROT_READ|PROT_WRITE): no fault, no zeroing. The span of kept
-// slots lies in the committed region, laid out as
-//   g0 d0 g1 d1 g2 ...   (g: a guard marker, MADV_GUARD_INSTALL)
-// A slot is (d_k, g_k+1) in tail mode, (g_k, d_k) in head mode, and is
-// closed and opened whole: guard markers stay guards whatever the
-// protection of their page, so closed slots next to each other share one
-// mapping, and freed kept slots next in line that follow one another are
-// opened by one mprotect over the run.
-// Bounds: kKeptSlots slots, fewer where vm.max_map_count is low (runs of
-// closed and open slots alternate: one mapping a slot at most; their
-// pages, 32 MiB, stay resident); when all are made, a new native allocation
-// reuses the kept slot freed longest ago, so a kept slot's quarantine is
-// every other kept slot not live, less the ones opened ahead (at most
-// kKeptSlots - kKeptOpenAhead); when none is free, it takes a regular slot.
+// bench/native/slot-cycle.c). A kept slot is its own mapping instead,
+// between two guard mappings: closing is mprotect(PROT_NONE) of exactly that
+// mapping (no split, no merge, the page stays) and opening again is
+// mprotect(PROT_READ|PROT_WRITE), with no fault and no zeroing (1.0 + 0.7
+// us). The span of kept slots is laid out as
+//   g0 d0 g1 d1 g2 ...   (g: guard mapping, PROT_NONE + MADV_DONTDUMP)
+// so every data page is flanked by guards whose flags differ from a closed
+// data page's. A slot is (d_k, g_k+1) in tail mode, (g_k, d_k) in head mode.
+// Bounds: kKeptSlots slots, fewer where vm.max_map_count is low (two
+// mappings each; their pages, 32 MiB, stay resident); when all are made, a new native allocation reuses the kept
+// slot freed longest ago, so a kept slot's quarantine is every other kept
+// slot not live (at most kKeptSlots - 1); when none is free, it takes a
+// regular slot.
 #include "core/guarded_allocator.h"
 #include "core/slot_batching.h"
 #include "platform/guard_pages.h"
 
 namespace mate {
 
-using batching::kKeptOpenAhead;
 using batching::kKeptSlots;
 
 bool GuardedAllocator::MakeKeptSpan() {
-  // One mapping a slot at most, budgeted as two (the layout before runs
-  // shared mappings): at most an eighth of vm.max_map_count, so the program
-  // keeps the rest (8,191 slots at the default 65,530).
+  // Two mappings a slot: at most a quarter of vm.max_map_count, so the
+  // program keeps the rest (8,191 slots at the default 65,530).
   uint64_t by_maps = platform::MaxMapCount() / 8;
   kept_limit_ = static_cast<uint32_t>(by_maps < kKeptSlots ? by_maps : kKeptSlots);
   if (kept_limit_ < 64) return false;
@@ -44,9 +39,10 @@ bool GuardedAllocator::MakeKeptSpan() {
       return false;
     committed_pages_ += chunk_pages;
   }
-  // Every page of the span is a guard marker already (committed chunks are).
-  kept_base_ = base_ + next_page_ * page_;
+  uintptr_t base = base_ + next_page_ * page_;
+  if (!platform::MarkGuardMapping(reinterpret_cast<void*>(base), page_)) return false;  // g0
   next_page_ += span_pages;
+  kept_base_ = base;
   return true;
 }
 
@@ -60,9 +56,11 @@ uint32_t GuardedAllocator::TakeKeptSlot(bool* opened) {
     }
     size_t k = kept_made_;
     uintptr_t data = kept_base_ + (2 * k + 1) * page_;
+    uintptr_t guard_after = data + page_;
     // The data page loses its guard marker (left there by the chunk) and
-    // stays open; the pages around it stay guard markers.
-    if (!platform::RemoveGuard(reinterpret_cast<void*>(data), page_)) {
+    // stays open; the page after it becomes the next guard mapping.
+    if (!platform::RemoveGuard(reinterpret_cast<void*>(data), page_) ||
+        !platform::MarkGuardMapping(reinterpret_cast<void*>(guard_after), page_)) {
       kept_failed_ = true;
       return 0;
     }
@@ -82,27 +80,7 @@ uint32_t GuardedAllocator::TakeKeptSlot(bool* opened) {
   if (kept_quarantine_.empty()) return 0;
   uint32_t idx = kept_quarantine_.front();
   kept_quarantine_.pop_front();
-  SlotRecord* r = RecordOf(idx);
-  StoreState(r, SlotState::kReusable);
-  if (r->open_ahead) {
-    r->open_ahead = 0;
-    *opened = true;
-    return idx;
-  }
-  // This slot and the next in line whose data pages follow it, opened in
-  // one call; the others wait open for their turn. A failure leaves them
-  // closed: the caller opens this one alone.
-  size_t run = 1;
-  uintptr_t end = r->slot_start + 2 * page_;
-  while (run < kKeptOpenAhead && run - 1 < kept_quarantine_.size() &&
-         RecordOf(kept_quarantine_[run - 1])->slot_start == end) {
-    end += 2 * page_;
-    run++;
-  }
-  if (run == 1) return idx;
-  if (!platform::ProtectReadWrite(reinterpret_cast<void*>(r->slot_start), end - r->slot_start)) return idx;
-  for (size_t i = 0; i + 1 < run; i++) RecordOf(kept_quarantine_[i])->open_ahead = 1;
-  *opened = true;
+  StoreState(RecordOf(idx), SlotState::kReusable);
   return idx;
 }
 

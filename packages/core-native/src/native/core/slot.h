@@ -48,9 +48,6 @@ struct SlotRecord {
   // A kept slot (native one-page allocations): its page stays mapped while
   // closed (PROT_NONE in its own mapping), so reuse needs no page fault.
   uint8_t kept;
-  // A freed kept slot next in line, opened with the ones before it in one
-  // system call (kept_slots.cc): handed out without opening it again.
-  uint8_t open_ahead;
 };
 
 // Where everything of a slot lies; derived, never stored.

@@ -30,19 +30,12 @@ constexpr size_t kPrimeTarget = 256;
 constexpr size_t kPrimeBatch = 64;
 
 // Kept slots (kept_slots.cc): native one-page allocations reuse this many
-// slots whose pages stay mapped; each costs at most one mapping (runs of
-// closed and open slots alternate; 8,193 of vm.max_map_count's 65,530 at
-// worst, a handful when frees come in order), and its page stays resident
+// slots whose pages stay mapped; each is two mappings (data, guard: 16,384
+// of vm.max_map_count's 65,530 by default), and its page stays resident
 // while the slot is quarantined (32 MiB at most). A freed kept slot is
 // reused after the other kept slots not live: the quarantine of native
-// one-page allocations is up to 8,191 frees, less those opened ahead
-// (below; regular slots: 65,536).
+// one-page allocations is up to 8,191 frees (regular slots: 65,536).
 constexpr uint32_t kKeptSlots = 8192;
-// Freed kept slots next in line whose pages lie one after another are
-// opened together, this many at most, in one mprotect (the guard pages
-// between them are guard markers: they stay guards). Those wait open for
-// their turn: the quarantine of kept slots shrinks by at most this less one.
-constexpr size_t kKeptOpenAhead = 16;
 
 }  // namespace batching
 }  // namespace mate
