@@ -4,7 +4,7 @@
 process.on('exit', () => {
   let core;
   try {
-    core = require('../../packages/core-native');
+    core = require(process.env.MATE_STATS_CORE || '../../packages/core-native');
   } catch {
     return;
   }

@@ -121,10 +121,23 @@ const SlotRecord* GuardedAllocator::SlotAfter(const SlotRecord& r) const {
   return SlotAt(r.slot_start + (static_cast<uintptr_t>(r.data_pages) + 1) * page_);
 }
 
-uint32_t GuardedAllocator::TakeSlot(uint32_t total_pages, bool* opened, bool* primed, const char** reason) {
+uint32_t GuardedAllocator::TakeSlot(uint32_t total_pages, SlotBackend backend, bool* opened, bool* primed,
+                                    const char** reason) {
   *opened = false;
   *primed = false;
-  if (total_pages == batching::kPrimedPages && batched_close_ && guard_method_ == GuardMethod::kMadviseGuard) {
+  // Native one-page allocations take kept slots (kept_slots.cc): their
+  // close keeps the page, so reuse needs no fault.
+  if (backend == SlotBackend::kNativeHeap && total_pages == 2 && guard_method_ == GuardMethod::kMadviseGuard) {
+    uint32_t idx = TakeKeptSlot(opened);
+    if (idx != 0) return idx;
+  }
+  // Native frees close their slot at once (a stale use may follow at once):
+  // each close flushes the TLB of every CPU running one of our threads, so
+  // native code does not wake the primer, whose page faults on the other
+  // CPU would turn every such close into a cross-CPU flush (5.4 us instead
+  // of 2.1 us per close here). It opens its slots in batches (OpenAhead).
+  if (total_pages == batching::kPrimedPages && batched_close_ && guard_method_ == GuardMethod::kMadviseGuard &&
+      backend != SlotBackend::kNativeHeap) {
     if (primed_.size() < batching::kPrimeTarget / 2 && !prime_wanted_ && StartCloser()) {
       prime_wanted_ = true;
       closer_cv_.notify_one();
@@ -200,6 +213,7 @@ bool GuardedAllocator::SetDataAccess(const SlotRecord& r, bool accessible) {
   SlotGeometry g = GeometryOf(r, page_);
   void* data = reinterpret_cast<void*>(g.data_start);
   size_t bytes = g.data_end - g.data_start;
+  if (r.kept) return accessible ? platform::ProtectReadWrite(data, bytes) : platform::ProtectNoneKeep(data, bytes);
   if (guard_method_ == GuardMethod::kMadviseGuard)
     return accessible ? platform::RemoveGuard(data, bytes) : platform::InstallGuard(data, bytes);
   return accessible ? platform::ProtectReadWrite(data, bytes) : platform::ProtectNone(data, bytes);
@@ -222,7 +236,7 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
     } else if (stats_.max_live != 0 && stats_.live >= stats_.max_live) {
       reason = "the live-allocation cap for mprotect guard pages (vm.max_map_count) was reached";
     } else {
-      idx = TakeSlot(static_cast<uint32_t>(data_pages64 + 1), &opened, &primed, &reason);
+      idx = TakeSlot(static_cast<uint32_t>(data_pages64 + 1), req.backend, &opened, &primed, &reason);
     }
     if (idx != 0) {
       stats_.live++;  // reserve the place under the cap before unlocking
@@ -244,7 +258,8 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
       reason = "opening a guarded slot failed (madvise/mprotect)";
       std::lock_guard<std::mutex> lock(mu_);
       stats_.live--;
-      reusable_[r->data_pages + 1].push_back(idx);
+      if (r->kept) kept_quarantine_.push_front(idx);  // closed still: the next to take
+      else reusable_[r->data_pages + 1].push_back(idx);
       r = nullptr;
     }
   }
@@ -256,9 +271,11 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
     return res;
   }
   SlotGeometry g = GeometryOf(*r, page_);
-  if (primed) {
-    // All canary already: the allocation's own bytes become zero.
+  if (primed || r->kept) {
+    // Primed: all canary already. Kept: the page still holds its last
+    // allocation. Either way the allocation's own bytes become zero.
     if (size != 0) memset(reinterpret_cast<void*>(g.user), 0, size);
+    if (r->kept) FillCanary(g);
   } else {
     FillCanary(g);
   }
@@ -332,7 +349,7 @@ FreeResult GuardedAllocator::Free(const FreeRequest& req) {
   // An explicit free (native code) may be followed at once by a stale use:
   // it closes its slot before returning. GC frees come in bursts, long
   // after the last use: they are batched.
-  if (!batched_close_ || by != FreedBy::kGarbageCollector) {
+  if (!batched_close_ || by != FreedBy::kGarbageCollector || r->kept) {
     lock.unlock();
     CheckFreed(r);
     SetDataAccess(*r, false);  // a failure leaves the data readable: still quarantined, never reused early
@@ -363,6 +380,10 @@ FreeResult GuardedAllocator::Free(const FreeRequest& req) {
 
 void GuardedAllocator::Quarantine(uint32_t index) {
   SlotRecord* r = RecordOf(index);
+  if (r->kept) {  // the kept pool is its own quarantine (kept_slots.cc)
+    kept_quarantine_.push_back(index);
+    return;
+  }
   quarantine_.push_back(index);
   stats_.quarantined++;
   stats_.quarantined_bytes += static_cast<uint64_t>(r->data_pages) * page_;

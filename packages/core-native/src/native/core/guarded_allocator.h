@@ -156,7 +156,8 @@ class GuardedAllocator {
 
  private:
   GuardedAllocator(const Options& options, uintptr_t base, size_t region_bytes, GuardMethod method);
-  uint32_t TakeSlot(uint32_t total_pages, bool* opened, bool* primed, const char** reason);  // under mu_
+  uint32_t TakeSlot(uint32_t total_pages, SlotBackend backend, bool* opened, bool* primed,
+                    const char** reason);  // under mu_
   uint32_t NewSlot(uint32_t total_pages, const char** reason);  // under mu_
   bool OpenAhead(uint32_t total_pages, uint32_t first);           // under mu_
   // Up to `max` slots into out[n..]: freed ones first, then new. Under mu_.
@@ -171,6 +172,10 @@ class GuardedAllocator {
   bool StartCloser();                                  // under mu_; false: no background thread
   bool PrimeSome(std::unique_lock<std::mutex>* lock);  // under mu_ (released meanwhile)
   void Quarantine(uint32_t index);  // under mu_
+  // Kept slots (kept_slots.cc): a native one-page slot whose page survives
+  // its close. 0 when none can be had (then a regular slot). Under mu_.
+  uint32_t TakeKeptSlot(bool* opened);
+  bool MakeKeptSpan();  // under mu_
   uint32_t ReuseOldestQuarantined(uint32_t total_pages);  // under mu_; 0 if none
   void CheckInto(const SlotRecord& r, std::vector<CanaryViolation>* out);
   SlotRecord* RecordOf(uint32_t index) const { return &records_[index]; }
@@ -197,6 +202,11 @@ class GuardedAllocator {
   std::vector<uint32_t> primed_;
   bool prime_wanted_ = false;
   std::deque<uint32_t> quarantine_;
+  uintptr_t kept_base_ = 0;     // first page of the kept span, 0 before the first
+  uint32_t kept_made_ = 0;      // kept slots made so far (at most kept_limit_)
+  uint32_t kept_limit_ = 0;     // kKeptSlots, or fewer for a low vm.max_map_count
+  bool kept_failed_ = false;    // the span could not be set up: no kept slots
+  std::deque<uint32_t> kept_quarantine_;  // freed kept slots, oldest first
   bool batched_close_ = false;
   FreeViolationSink free_sink_ = nullptr;
   std::vector<uint32_t> closing_;  // freed, not closed yet

@@ -45,6 +45,9 @@ struct SlotRecord {
   uint8_t state;               // SlotState, read and written with __atomic builtins
   uint8_t canary_reported;     // a canary violation of this allocation was reported
   SlotBackend backend;
+  // A kept slot (native one-page allocations): its page stays mapped while
+  // closed (PROT_NONE in its own mapping), so reuse needs no page fault.
+  uint8_t kept;
 };
 
 // Where everything of a slot lies; derived, never stored.

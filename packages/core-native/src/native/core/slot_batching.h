@@ -29,6 +29,14 @@ constexpr uint32_t kPrimedPages = 2;  // data + guard
 constexpr size_t kPrimeTarget = 256;
 constexpr size_t kPrimeBatch = 64;
 
+// Kept slots (kept_slots.cc): native one-page allocations reuse this many
+// slots whose pages stay mapped; each is two mappings (data, guard: 16,384
+// of vm.max_map_count's 65,530 by default), and its page stays resident
+// while the slot is quarantined (32 MiB at most). A freed kept slot is
+// reused after the other kept slots not live: the quarantine of native
+// one-page allocations is up to 8,191 frees (regular slots: 65,536).
+constexpr uint32_t kKeptSlots = 8192;
+
 }  // namespace batching
 }  // namespace mate
 

@@ -120,8 +120,39 @@ const char* StackStore::Lookup(uint32_t id) const {
   return reinterpret_cast<const char*>(e + 1);
 }
 
+namespace {
+// Per-thread memo of recent native stacks (hash of the PCs -> id), checked
+// against the stored frames: an allocation site seen before costs a hash
+// and a compare, no lock. Plain data, no destructor.
+struct FramesMemo {
+  uint64_t hash[256];
+  uint32_t id[256];
+};
+thread_local FramesMemo t_frames_memo;
+
+uint64_t HashWords(const uintptr_t* pcs, size_t n) {
+  uint64_t h = n;
+  for (size_t i = 0; i < n; i++) h = (h ^ pcs[i]) * 0x9E3779B97F4A7C15ull;
+  return h ^ (h >> 29);
+}
+}  // namespace
+
 uint32_t StackStore::InternFrames(const uintptr_t* pcs, size_t n) {
-  return n == 0 ? 0 : InternBytes(kFrames, pcs, n * sizeof(uintptr_t));
+  if (n == 0) return 0;
+  uint64_t h = HashWords(pcs, n);
+  FramesMemo& memo = t_frames_memo;
+  size_t slot = static_cast<size_t>(h & 255);
+  if (memo.hash[slot] == h && memo.id[slot] != 0) {
+    const uintptr_t* stored = nullptr;
+    if (LookupFrames(memo.id[slot], &stored) == n && memcmp(stored, pcs, n * sizeof(uintptr_t)) == 0)
+      return memo.id[slot];
+  }
+  uint32_t id = InternBytes(kFrames, pcs, n * sizeof(uintptr_t));
+  if (id != 0) {
+    memo.hash[slot] = h;
+    memo.id[slot] = id;
+  }
+  return id;
 }
 
 size_t StackStore::LookupFrames(uint32_t id, const uintptr_t** pcs) const {

@@ -29,6 +29,11 @@ bool RemoveGuards(const PageRange* ranges, size_t n);
 // mprotect: every protection change may split a mapping.
 bool ProtectNone(void* addr, size_t bytes);   // also discards contents
 bool ProtectReadWrite(void* addr, size_t bytes);
+// Kept slots: PROT_NONE without discarding the contents (the page stays,
+// so opening again needs no fault), and a mapping flag that only guard
+// pages carry, so a closed data page never merges with its guards.
+bool ProtectNoneKeep(void* addr, size_t bytes);
+bool MarkGuardMapping(void* addr, size_t bytes);
 // vm.max_map_count, or a conservative default when it can't be read.
 uint64_t MaxMapCount();
 

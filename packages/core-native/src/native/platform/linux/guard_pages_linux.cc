@@ -122,6 +122,12 @@ bool ProtectReadWrite(void* addr, size_t bytes) {
   return bytes == 0 || mprotect(addr, bytes, PROT_READ | PROT_WRITE) == 0;
 }
 
+bool ProtectNoneKeep(void* addr, size_t bytes) { return bytes == 0 || mprotect(addr, bytes, PROT_NONE) == 0; }
+
+bool MarkGuardMapping(void* addr, size_t bytes) {
+  return mprotect(addr, bytes, PROT_NONE) == 0 && madvise(addr, bytes, MADV_DONTDUMP) == 0;
+}
+
 uint64_t MaxMapCount() {
   int fd = open("/proc/sys/vm/max_map_count", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return 65530;
