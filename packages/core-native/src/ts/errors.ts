@@ -8,6 +8,13 @@ export class GuardConfigError extends Error {
 }
 
 /**
+ * No native allocator fits or loads on this machine (unsupported platform,
+ * a prebuilt binary that does not fit and no source build). A setup problem
+ * handled as a bad setting is: one line and exit 2 from every entry point.
+ */
+export class NativeUnavailableError extends GuardConfigError {}
+
+/**
  * The exit status of every entry point for a bad setting: 2, the usage-error
  * status of command-line tools (getopt, argparse, the shell), so CI can tell
  * a broken configuration from a run that failed (1: a test or a violation).
