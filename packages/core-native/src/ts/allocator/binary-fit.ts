@@ -73,7 +73,7 @@ const ELF_MACHINE: Record<string, number> = { x64: 0x3e, arm64: 0xb7 };
  * architecture before dlopen, which would only say "invalid ELF header".
  */
 export function elfProblem(file: string, arch: string): string | null {
-  const head = Buffer.alloc(20);
+  const head = Buffer.alloc(64);
   let fd: number;
   try {
     fd = fs.openSync(file, 'r');
@@ -81,8 +81,10 @@ export function elfProblem(file: string, arch: string): string | null {
     return 'missing';
   }
   let n: number;
+  let size: number;
   try {
     n = fs.readSync(fd, head, 0, head.length, 0);
+    size = fs.fstatSync(fd).size;
   } finally {
     fs.closeSync(fd);
   }
@@ -90,6 +92,10 @@ export function elfProblem(file: string, arch: string): string | null {
   if (head[4] !== 2 || head[5] !== 1) return 'not a 64-bit little-endian ELF file';
   const machine = head.readUInt16LE(18);
   if (machine !== ELF_MACHINE[arch]) return `built for ELF machine 0x${machine.toString(16)}, not ${arch}`;
+  // The section header table ends the file: a download cut short loses it,
+  // and dlopen of such a file can die of SIGBUS instead of failing.
+  const sectionsEnd = Number(head.readBigUInt64LE(0x28)) + head.readUInt16LE(0x3a) * head.readUInt16LE(0x3c);
+  if (sectionsEnd > size) return `truncated (${size} bytes, its headers say at least ${sectionsEnd})`;
   return null;
 }
 
