@@ -261,6 +261,19 @@ test('mate guard-run', async () => {
   assert.doesNotMatch(r.output, /not reached/);
 });
 
+/** Each way to run guarded: [command, arguments, environment]. */
+const ENTRY_POINTS = [
+  [bin('vitest'), ['run', '--', '--guard-alloc']],
+  [bin('mate-vitest'), ['run', '--guard-alloc']],
+  [bin('jest'), [], { MATE_JEST_GUARD_ALLOC: '1' }],
+  [bin('mate-jest'), ['--guard-alloc']],
+  [bin('mocha'), ['--require', '@mate-guard/mocha', '--guard-alloc=true', 'mocha/']],
+  [bin('mate-mocha'), ['--guard-alloc=true', 'mocha/']],
+  ['node', ['--test', '--require', '@mate-guard/node-test', 'node-test/'], { MATE_NODE_TEST_GUARD_ALLOC: '1' }],
+  [bin('mate-node-test'), ['--guard-alloc', 'node-test/']],
+  [bin('mate'), ['guard-run', '--', 'node', 'scripts/overflow.js']],
+];
+
 // Bad input: the binaries are damaged in place, so these run last.
 const prebuiltNode = () => path.join(core, 'prebuilds', 'linux-x64', 'mate_guard.node');
 const manifestFile = () => path.join(core, 'prebuilds', 'linux-x64', 'manifest.json');
@@ -275,13 +288,15 @@ test('a corrupt prebuilt binary and no compiler: one line at install and at run,
     assert.match(line ?? '', /^@mate-guard\/core: no native allocator for linux-x64 \(tried prebuilt prebuilds\/linux-x64\/mate_guard\.node: (not an ELF|truncated).*; source build: no cmake on PATH, no make or ninja on PATH, no C\+\+ compiler on PATH.*npm rebuild @mate-guard\/core`$/, r.output);
     assert.doesNotMatch(r.output, /CMake|cmake-js|make\[/, 'build tool output leaked');
 
-    const v = await runUser(bin('mate-vitest'), ['run', '--guard-alloc']);
-    assert.equal(v.code, 2, v.output);
-    assert.match(v.output, /^mate-vitest: no native allocator loads here \(tried prebuilds\/linux-x64\/mate_guard\.node: truncated \(.*\); build\/Release\/mate_guard\.node: not built from source\); build it from source: .*npm rebuild @mate-guard\/core`$/m, v.output);
-    const g = await runUser(bin('mate'), ['guard-run', '--', 'node', 'scripts/overflow.js']);
-    assert.equal(g.code, 2, g.output);
-    assert.match(g.output, /^mate: no native allocator loads here \(tried prebuilds\/linux-x64\/mate_guard\.node: /m, g.output);
-    assert.doesNotMatch(g.output, /^\s+at /m, 'a stack was printed');
+    // Every entry point: exit 2 and the loader's line, no stack.
+    const expected = /^[\w-]+: no native allocator loads here \(tried prebuilds\/linux-x64\/mate_guard\.node: truncated \(.*\); build\/Release\/mate_guard\.node: not built from source\); build it from source: .*npm rebuild @mate-guard\/core`$/m;
+    for (const [cmd, args, env] of ENTRY_POINTS) {
+      const e = await runUser(cmd, args, { env });
+      const what = [path.basename(cmd), ...args].join(' ');
+      assert.equal(e.code, 2, `${what}:\n${e.output}`);
+      assert.match(e.output, expected, what);
+      assert.doesNotMatch(e.output, /^\s+at /m, `${what} printed a stack:\n${e.output}`);
+    }
   } finally {
     fs.writeFileSync(prebuiltNode(), good);
   }

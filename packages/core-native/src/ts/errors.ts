@@ -55,6 +55,12 @@ export function runCli(program: string, main: (argv: string[]) => Promise<number
       process.exitCode = code;
     },
     (err: unknown) => {
+      // A bad setting or no usable native binary found on the way: its one line.
+      if (err instanceof GuardConfigError) {
+        process.stderr.write(`${program}: ${err.message}\n`);
+        process.exitCode = CONFIG_ERROR_EXIT;
+        return;
+      }
       process.stderr.write(`${program}: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
       process.exitCode = 1;
     },
