@@ -1,8 +1,9 @@
 // Which native binary this machine can use: the prebuilt one shipped in the
 // package (prebuilds/<target>/, with a manifest stating its libc floor) or
-// the one built from source at install (build/Release/). Shared by the
-// loader (native.ts, device.ts) and the install script (scripts/install.js),
-// so both say the same thing about the same file.
+// the one built from source (build/Release/, by `mate build-native`, or by
+// the checkout's npm install). Shared by the loader (native.ts, device.ts),
+// `mate build-native` and scripts/prebuild.js, so all say the same thing
+// about the same file.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -156,4 +157,4 @@ export function firstLine(message: string): string {
 
 /** What a user can do when no binary loads on a supported platform. */
 export const REBUILD_HINT =
-  'build it from source: install cmake >= 3.15, make and a C++17 compiler (g++ >= 9 or clang++ >= 10), then run `npm rebuild @mate-guard/core`';
+  'build it from source: install cmake >= 3.15, make and a C++17 compiler (g++ >= 9 or clang++ >= 10), then run `npx mate build-native`';
