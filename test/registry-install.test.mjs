@@ -26,10 +26,77 @@ import { ROOT, run } from './helpers/run.mjs';
 const PACKAGES = ['@mate-guard/core', '@mate-guard/vitest', '@mate-guard/jest-env', '@mate-guard/mocha', '@mate-guard/node-test'];
 const BUGGY_ADDON = path.join(ROOT, 'examples', 'addon', 'build', 'Release', 'buggy_addon.node');
 
+/** The user's project: an addon with a planted bug, a test for each runner, the runners' configs. */
+const FIXTURES = {
+  'addon/index.js': "module.exports = require('./buggy_addon.node');\n",
+  'scripts/overflow.js': [
+    "const addon = require('../addon');",
+    'const buf = Buffer.alloc(64);',
+    'addon.fillInclusive(buf); // writes buf[64]',
+    "console.log('not reached under mate-guard');",
+    '',
+  ].join('\n'),
+  'vitest.config.mjs': [
+    "import { defineConfig } from 'vitest/config';",
+    "import guardAlloc from '@mate-guard/vitest';",
+    '',
+    "export default defineConfig({ plugins: [guardAlloc()], test: { include: ['vitest/*.test.mjs'] } });",
+    '',
+  ].join('\n'),
+  'vitest/overflow.test.mjs': [
+    "import { createRequire } from 'node:module';",
+    "import { test } from 'vitest';",
+    '',
+    "const addon = createRequire(import.meta.url)('../addon');",
+    "test('fills a 64-byte buffer', () => {",
+    '  addon.fillInclusive(Buffer.alloc(64));',
+    '});',
+    '',
+  ].join('\n'),
+  'jest.config.js': [
+    'module.exports = {',
+    "  testEnvironment: '@mate-guard/jest-env',",
+    "  reporters: ['default', '@mate-guard/jest-env/reporter'],",
+    "  testMatch: ['<rootDir>/jest/*.test.js'],",
+    '};',
+    '',
+  ].join('\n'),
+  'jest/overflow.test.js': [
+    "const addon = require('../addon');",
+    "test('fills a 64-byte buffer', () => {",
+    '  addon.fillInclusive(Buffer.alloc(64));',
+    '});',
+    '',
+  ].join('\n'),
+  'mocha/overflow.spec.cjs': [
+    "const addon = require('../addon');",
+    "describe('overflow', () => {",
+    "  it('fills a 64-byte buffer', () => {",
+    '    addon.fillInclusive(Buffer.alloc(64));',
+    '  });',
+    '});',
+    '',
+  ].join('\n'),
+  'node-test/overflow.test.mjs': [
+    "import { createRequire } from 'node:module';",
+    "import { test } from 'node:test';",
+    '',
+    "const addon = createRequire(import.meta.url)('../addon');",
+    "test('fills a 64-byte buffer', () => {",
+    '  addon.fillInclusive(Buffer.alloc(64));',
+    '});',
+    '',
+  ].join('\n'),
+};
+
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-registry-'));
 const project = path.join(tmp, 'project');
+const pnpmProject = path.join(tmp, 'pnpm-project');
+const PNPM = path.join(ROOT, 'node_modules', 'pnpm', 'bin', 'pnpm.cjs');
 const core = path.join(project, 'node_modules', '@mate-guard', 'core');
-const bareBin = path.join(tmp, 'bin'); // node, npm, npx and sh: no compiler, cmake or make
+// node, npm, npx, pnpm, sh and what package managers' bin scripts use
+// (dirname, sed, uname): no compiler, cmake or make.
+const bareBin = path.join(tmp, 'bin');
 let registry;
 
 /**
@@ -43,7 +110,7 @@ function runUser(cmd, args, opts = {}) {
   Object.assign(env, { PATH: bareBin, CI: 'true', FORCE_COLOR: '0', NO_COLOR: '1' }, opts.env ?? {});
   const timeout = opts.timeout ?? 240_000;
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, { cwd: opts.cwd ?? project, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (d) => { output += d; });
     child.stderr.on('data', (d) => { output += d; });
@@ -65,7 +132,11 @@ before(async () => {
   fs.symlinkSync(process.execPath, path.join(bareBin, 'node'));
   fs.symlinkSync(npmCli, path.join(bareBin, 'npm'));
   fs.symlinkSync(path.join(path.dirname(npmCli), 'npx-cli.js'), path.join(bareBin, 'npx'));
-  fs.symlinkSync('/bin/sh', path.join(bareBin, 'sh'));
+  fs.symlinkSync(PNPM, path.join(bareBin, 'pnpm'));
+  for (const tool of ['sh', 'dirname', 'sed', 'uname']) {
+    const at = spawnSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).stdout.trim();
+    fs.symlinkSync(at, path.join(bareBin, tool));
+  }
 
   // The third-party packages, from the npm cache this checkout's install filled.
   const rootLock = JSON.parse(fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8'));
@@ -91,84 +162,28 @@ before(async () => {
     assert.equal(r.code, 0, r.output);
   }
 
-  writeFiles(project, {
-    'package.json': `${JSON.stringify({ name: 'a-user-project', version: '1.0.0', private: true }, null, 2)}\n`,
-    '.npmrc': [
-      `registry=${registry.url}`,
-      'proxy=http://127.0.0.1:9/',
-      'https-proxy=http://127.0.0.1:9/',
-      'noproxy=127.0.0.1',
-      'fetch-retries=0',
-      'omit-lockfile-registry-resolved=false',
-      `cache=${path.join(tmp, 'npm-cache')}`,
-      'audit=false',
-      'fund=false',
-      'update-notifier=false',
-      '',
-    ].join('\n'),
-    'addon/index.js': "module.exports = require('./buggy_addon.node');\n",
-    'scripts/overflow.js': [
-      "const addon = require('../addon');",
-      'const buf = Buffer.alloc(64);',
-      'addon.fillInclusive(buf); // writes buf[64]',
-      "console.log('not reached under mate-guard');",
-      '',
-    ].join('\n'),
-    'vitest.config.mjs': [
-      "import { defineConfig } from 'vitest/config';",
-      "import guardAlloc from '@mate-guard/vitest';",
-      '',
-      "export default defineConfig({ plugins: [guardAlloc()], test: { include: ['vitest/*.test.mjs'] } });",
-      '',
-    ].join('\n'),
-    'vitest/overflow.test.mjs': [
-      "import { createRequire } from 'node:module';",
-      "import { test } from 'vitest';",
-      '',
-      "const addon = createRequire(import.meta.url)('../addon');",
-      "test('fills a 64-byte buffer', () => {",
-      '  addon.fillInclusive(Buffer.alloc(64));',
-      '});',
-      '',
-    ].join('\n'),
-    'jest.config.js': [
-      'module.exports = {',
-      "  testEnvironment: '@mate-guard/jest-env',",
-      "  reporters: ['default', '@mate-guard/jest-env/reporter'],",
-      "  testMatch: ['<rootDir>/jest/*.test.js'],",
-      '};',
-      '',
-    ].join('\n'),
-    'jest/overflow.test.js': [
-      "const addon = require('../addon');",
-      "test('fills a 64-byte buffer', () => {",
-      '  addon.fillInclusive(Buffer.alloc(64));',
-      '});',
-      '',
-    ].join('\n'),
-    'mocha/overflow.spec.cjs': [
-      "const addon = require('../addon');",
-      "describe('overflow', () => {",
-      "  it('fills a 64-byte buffer', () => {",
-      '    addon.fillInclusive(Buffer.alloc(64));',
-      '  });',
-      '});',
-      '',
-    ].join('\n'),
-    'node-test/overflow.test.mjs': [
-      "import { createRequire } from 'node:module';",
-      "import { test } from 'node:test';",
-      '',
-      "const addon = createRequire(import.meta.url)('../addon');",
-      "test('fills a 64-byte buffer', () => {",
-      '  addon.fillInclusive(Buffer.alloc(64));',
-      '});',
-      '',
-    ].join('\n'),
-  });
+  // The project's npm settings (pnpm reads them too): the test registry for
+  // everything, and a proxy that refuses any other connection.
+  const npmrc = [
+    `registry=${registry.url}`,
+    'proxy=http://127.0.0.1:9/',
+    'https-proxy=http://127.0.0.1:9/',
+    'noproxy=127.0.0.1',
+    'fetch-retries=0',
+    'omit-lockfile-registry-resolved=false',
+    `cache=${path.join(tmp, 'npm-cache')}`,
+    'audit=false',
+    'fund=false',
+    'update-notifier=false',
+    '',
+  ].join('\n');
+  for (const dir of [project, pnpmProject]) {
+    const name = dir === project ? 'a-user-project' : 'a-pnpm-project';
+    writeFiles(dir, { ...FIXTURES, 'package.json': `${JSON.stringify({ name, version: '1.0.0', private: true }, null, 2)}\n`, '.npmrc': npmrc });
+  }
   // A prebuilt addon with a planted bug (built by this checkout's npm install): copied, not compiled.
   assert.ok(fs.existsSync(BUGGY_ADDON), `${BUGGY_ADDON} is missing: run npm install first`);
-  fs.copyFileSync(BUGGY_ADDON, path.join(project, 'addon', 'buggy_addon.node'));
+  for (const dir of [project, pnpmProject]) fs.copyFileSync(BUGGY_ADDON, path.join(dir, 'addon', 'buggy_addon.node'));
 });
 
 after(async () => {
@@ -192,7 +207,7 @@ test('npm install -D of each plugin resolves from the registry, with no peer war
     assert.equal(r.code, 0, r.output);
     assert.doesNotMatch(r.output, /peer|ERESOLVE/i, `npm install -D ${args.join(' ')}: peer warnings`);
     // No install script (pnpm refuses unapproved ones, npm warns): the prebuilt binary needs none.
-    assert.doesNotMatch(r.output, /@mate-guard\/core/, `npm said something about the core:\n${r.output}`);
+    assert.doesNotMatch(r.output, /install-scripts +@mate-guard/, `npm warned about an install script of ours:\n${r.output}`);
   }
   const resolved = JSON.parse(fs.readFileSync(path.join(project, 'package-lock.json'), 'utf8')).packages;
   for (const name of PACKAGES) {
@@ -266,6 +281,29 @@ test('mate guard-run', async () => {
   assert.doesNotMatch(r.output, /not reached/);
 });
 
+test('pnpm (strict, isolated node_modules): each plugin installs with no peer warning, and the overflow is caught', async () => {
+  const inPnpm = (cmd, args, opts = {}) => runUser(cmd, args, { ...opts, cwd: pnpmProject });
+  const store = path.join(tmp, 'pnpm-store');
+  // `mate` comes with @mate-guard/core: pnpm links only direct dependencies' commands.
+  for (const args of [...INSTALLS, ['@mate-guard/core']]) {
+    const r = await inPnpm('pnpm', ['add', '-D', '--store-dir', store, ...args]);
+    assert.equal(r.code, 0, r.output);
+    assert.doesNotMatch(r.output, /peer/i, `pnpm add -D ${args.join(' ')}: peer warnings`);
+    assert.doesNotMatch(r.output, /Ignored build scripts:[^\n]*@mate-guard/, `pnpm ignored a build script of ours:\n${r.output}`);
+  }
+  // Isolated: the project sees its direct dependencies only.
+  assert.deepEqual(fs.readdirSync(path.join(pnpmProject, 'node_modules', '@mate-guard')).sort(), ['core', 'jest-env', 'mocha', 'node-test', 'vitest']);
+  assert.ok(!fs.existsSync(path.join(pnpmProject, 'node_modules', 'cmake-js')));
+  const pbin = (name) => path.join(pnpmProject, 'node_modules', '.bin', name);
+  assertCaught(await inPnpm(pbin('vitest'), ['run', '--', '--guard-alloc']), 'fills a 64-byte buffer');
+  assertCaught(await inPnpm(pbin('mate-jest'), ['--guard-alloc']), 'fills a 64-byte buffer');
+  assertCaught(await inPnpm(pbin('jest'), [], { env: { MATE_JEST_GUARD_ALLOC: '1' } }), 'fills a 64-byte buffer', { summary: false });
+  assertCaught(await inPnpm(pbin('mocha'), ['--require', '@mate-guard/mocha', '--guard-alloc=true', 'mocha/']), 'fills a 64-byte buffer', { summary: false });
+  const nodeTest = await inPnpm('node', ['--test', '--test-reporter=spec', '--require', '@mate-guard/node-test', 'node-test/'], { env: { MATE_NODE_TEST_GUARD_ALLOC: '1' } });
+  assertCaught(nodeTest, 'fills a 64-byte buffer');
+  assertCaught(await inPnpm(pbin('mate'), ['guard-run', '--', 'node', 'scripts/overflow.js']), null);
+});
+
 /** Each way to run guarded: [command, arguments, environment]. */
 const ENTRY_POINTS = [
   [bin('vitest'), ['run', '--', '--guard-alloc']],
@@ -288,7 +326,7 @@ test('a corrupt prebuilt binary and no compiler: one line from every entry point
   fs.writeFileSync(prebuiltNode(), good.subarray(0, 4096)); // a download cut short
   try {
     // Every entry point: exit 2 and the loader's line, no stack.
-    const expected = /^[\w-]+: no native allocator loads here \(tried prebuilds\/linux-x64\/mate_guard\.node: truncated \(4096 bytes, its headers say at least \d+\); build\/Release\/mate_guard\.node: not built from source\); build it from source: install cmake >= 3\.15, make and a C\+\+17 compiler .*, then run `npx mate build-native`$/m;
+    const expected = /^[\w-]+: no native allocator loads here \(tried prebuilds\/linux-x64\/mate_guard\.node: truncated \(4096 bytes, its headers say at least \d+\); build\/Release\/mate_guard\.node: not built from source\); build it from source: install cmake >= 3\.15, make and a C\+\+17 compiler .*, then run: node \S+\/node_modules\/@mate-guard\/core\/bin\/mate\.js build-native$/m;
     for (const [cmd, args, env] of ENTRY_POINTS) {
       const e = await runUser(cmd, args, { env });
       const what = [path.basename(cmd), ...args].join(' ');
@@ -297,7 +335,7 @@ test('a corrupt prebuilt binary and no compiler: one line from every entry point
       assert.doesNotMatch(e.output, /^\s+at /m, `${what} printed a stack:\n${e.output}`);
     }
     // The command that line names, on this PATH: why it cannot build, in one line.
-    const b = await runUser('npx', ['mate', 'build-native']);
+    const b = await runUser(bin('mate'), ['build-native']);
     assert.equal(b.code, 1, b.output);
     assert.match(b.output, /^mate build-native: cannot build for linux-x64 \(prebuilt prebuilds\/linux-x64\/mate_guard\.node: truncated \(.*\); no cmake on PATH, no make or ninja on PATH, no C\+\+ compiler on PATH \(tried c\+\+, g\+\+, clang\+\+\)\): install cmake >= 3\.15, make and a C\+\+17 compiler .*, then run it again$/m, b.output);
     assert.doesNotMatch(b.output, /CMake|cmake-js|make\[/, 'build tool output leaked');
@@ -314,7 +352,7 @@ test('a prebuilt binary that needs a newer glibc: mate build-native builds from 
   assert.equal(refused.code, 2, refused.output);
   assert.ok(refused.output.includes(`prebuilds/linux-x64/mate_guard.node: needs glibc >= 99.0, this system has ${glibc}`), refused.output);
   // With build tools (this machine's own PATH): built from the package's own files.
-  const r = await runUser('npx', ['mate', 'build-native'], { env: { PATH: process.env.PATH }, timeout: 480_000 });
+  const r = await runUser(bin('mate'), ['build-native'], { env: { PATH: process.env.PATH }, timeout: 480_000 });
   assert.equal(r.code, 0, r.output);
   assert.ok(r.output.includes(`mate build-native: built the native allocator from source (prebuilt prebuilds/linux-x64/mate_guard.node: needs glibc >= 99.0, this system has ${glibc})`), r.output);
   assert.ok(fs.existsSync(path.join(core, 'build', 'Release', 'mate_guard.node')));

@@ -155,6 +155,13 @@ export function firstLine(message: string): string {
   return message.split('\n', 1)[0].trim();
 }
 
-/** What a user can do when no binary loads on a supported platform. */
-export const REBUILD_HINT =
-  'build it from source: install cmake >= 3.15, make and a C++17 compiler (g++ >= 9 or clang++ >= 10), then run `npx mate build-native`';
+/**
+ * What a user can do when no binary loads on a supported platform. The
+ * command is spelled with this package's own path: `npx mate` finds no
+ * `mate` where the package manager did not link it (pnpm links only the
+ * project's direct dependencies) and would fetch another package of that
+ * name.
+ */
+export function rebuildHint(packageRoot: string): string {
+  return `build it from source: install cmake >= 3.15, make and a C++17 compiler (g++ >= 9 or clang++ >= 10), then run: node ${path.join(packageRoot, 'bin', 'mate.js')} build-native`;
+}

@@ -4,7 +4,7 @@
 import * as path from 'node:path';
 
 import { NativeUnavailableError } from '../errors';
-import { binaryCandidates, currentHost, firstLine, REBUILD_HINT, unsupportedReason } from './binary-fit';
+import { binaryCandidates, currentHost, firstLine, rebuildHint, unsupportedReason } from './binary-fit';
 
 /** The counters every backend keeps (binding/counters.h). */
 export interface AllocationCounts {
@@ -198,5 +198,5 @@ export function loadNative(): NativeBinding {
       tried.push(`${c.label}: does not load (${firstLine((err as Error).message)})`);
     }
   }
-  throw new NativeUnavailableError(`no native allocator loads here (tried ${tried.join('; ')}); ${REBUILD_HINT}`);
+  throw new NativeUnavailableError(`no native allocator loads here (tried ${tried.join('; ')}); ${rebuildHint(packageRoot)}`);
 }
