@@ -51,7 +51,7 @@ export function currentHost(): Host {
  */
 export function unsupportedReason(host: Host): string | null {
   if (host.target === SUPPORTED_TARGET) return null;
-  return `${host.target} is not supported: mate-guard runs on Linux x86-64 with glibc only (see "Other platforms" in @mate-guard/core's README)`;
+  return `${host.target} is not supported: mate-guard runs on Linux x86-64 with glibc only (see "Other platforms" in the README of @mate-guard/core)`;
 }
 
 /** Compares dotted versions ("2.35" vs "2.4"): negative, 0 or positive. */
