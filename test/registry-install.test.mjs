@@ -279,6 +279,10 @@ test('mate guard-run', async () => {
   const r = await runUser(bin('mate'), ['guard-run', '--', 'node', 'scripts/overflow.js']);
   assertCaught(r, null);
   assert.doesNotMatch(r.output, /not reached/);
+  // --device cuda hands Python the installed package's prebuilt CUDA library and hook (no GPU needed to see it).
+  const d = await runUser(bin('mate'), ['guard-run', '--device', 'cuda', '--', 'sh', '-c', 'echo "$MATE_GUARD_CUDA_LIBRARY"; echo "$PYTHONPATH"']);
+  assert.equal(d.code, 0, d.output);
+  assert.deepEqual(d.output.split('\n').slice(0, 2), [path.join(core, 'prebuilds', 'linux-x64', 'libmate_guard_cuda.so'), path.join(core, 'python')], d.output);
 });
 
 test('pnpm (strict, isolated node_modules): each plugin installs with no peer warning, and the overflow is caught', async () => {
