@@ -1,7 +1,9 @@
 'use strict';
 // Verdaccio on 127.0.0.1 (a free port), storage under argv[2], no uplinks:
 // it serves what is published to it and nothing else. Prints
-// "listening on <port>"; stops on SIGTERM.
+// "listening on <port>"; stops on SIGTERM, and when its parent goes away
+// (its stdin, a pipe from the parent, closes), so a killed test leaves no
+// registry behind.
 const path = require('node:path');
 const { runServer } = require('verdaccio');
 
@@ -22,4 +24,6 @@ runServer(config).then((app) => {
     process.stdout.write(`listening on ${server.address().port}\n`);
   });
   process.on('SIGTERM', () => server.close(() => process.exit(0)));
+  process.stdin.on('end', () => process.exit(0));
+  process.stdin.resume();
 });

@@ -14,7 +14,7 @@ const SERVER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'registry
  * { url, token, stop() } once it listens and a publishing user exists.
  */
 export async function startRegistry(dir) {
-  const child = spawn(process.execPath, [SERVER, dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [SERVER, dir], { stdio: ['pipe', 'pipe', 'pipe'] });
   let output = '';
   const port = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`verdaccio did not start in 30 s:\n${output}`)), 30_000);
