@@ -37,11 +37,16 @@ interface ReportHeader {
   glibcVersionRuntime?: string;
 }
 
+let host: Host | undefined;
+
+/** This process's host (once per process: a diagnostic report costs a few ms). */
 export function currentHost(): Host {
+  if (host) return host;
   const header = (process.report?.getReport() as { header?: ReportHeader } | undefined)?.header;
   const glibc = process.platform === 'linux' ? (header?.glibcVersionRuntime ?? null) : null;
   const libcSuffix = process.platform === 'linux' && glibc === null ? '-musl' : '';
-  return { platform: process.platform, arch: process.arch, glibc, target: `${process.platform}-${process.arch}${libcSuffix}` };
+  host = { platform: process.platform, arch: process.arch, glibc, target: `${process.platform}-${process.arch}${libcSuffix}` };
+  return host;
 }
 
 /**
