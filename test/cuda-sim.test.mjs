@@ -12,7 +12,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { before, describe, test } from 'node:test';
 
-import { ROOT, guardRun, run } from './helpers/run.mjs';
+import { MATE, ROOT, guardRun, reportOf, run } from './helpers/run.mjs';
 
 const EXAMPLE = path.join(ROOT, 'examples', 'cuda', 'build', 'Release', 'cuda_example.node');
 const SCRIPT = path.join(ROOT, 'test', 'fixtures', 'cuda', 'sim-settings.js');
@@ -67,5 +67,94 @@ describe('device settings over the simulated driver', { skip: skipReason() }, ()
       assert.equal(r.code, 0, r.output);
       assert.equal(JSON.parse(/^\{.*\}$/m.exec(r.stdout)[0]).quarantined, 0, `${JSON.stringify(opts)}: ${r.output}`);
     }
+  });
+});
+
+// --guard-dump-inputs over the simulated driver and CUPTI: bench/cuda/sim/
+// matrix.cc launches fake kernels through the fake CUPTI's callbacks, the
+// way the driver reports a real launch (entry, then exit).
+function noGxx() {
+  try {
+    execFileSync('g++', ['--version'], { stdio: 'ignore' });
+    return false;
+  } catch {
+    return 'no g++ to build the simulated driver';
+  }
+}
+
+describe('--dump-inputs over the simulated driver', { skip: noGxx() }, () => {
+  const LIB = path.join(ROOT, 'packages', 'core-native', 'build', 'Release', 'libmate_guard_cuda.so');
+  let env;
+  let matrix;
+  before(() => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-sim-dump-'));
+    const fake = path.join(dir, 'libfakecuda.so');
+    matrix = path.join(dir, 'matrix');
+    execFileSync('g++', ['-O2', '-shared', '-fPIC', '-o', fake, path.join(ROOT, 'bench', 'cuda', 'sim', 'fake_cuda.cc')]);
+    execFileSync('g++', ['-O2', '-std=c++17', `-I${path.join(ROOT, 'packages', 'core-native', 'include')}`, '-o', matrix, path.join(ROOT, 'bench', 'cuda', 'sim', 'matrix.cc'), '-ldl']);
+    env = { MATE_GUARD_CUDA_DRIVER: fake, MATE_GUARD_CUPTI: fake };
+  });
+
+  const runMatrix = async (flags, scenario) => {
+    const reports = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-dump-reports-'));
+    const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--report-dir', reports, ...flags, '--', matrix, LIB, scenario], { env });
+    const [dir] = fs.readdirSync(reports).map((d) => path.join(reports, d));
+    const inputs = path.join(dir, 'inputs');
+    const index = fs.existsSync(inputs)
+      ? fs.readdirSync(inputs).filter((f) => f.startsWith('index-')).flatMap((f) => fs.readFileSync(path.join(inputs, f), 'utf8').trim().split('\n').map((l) => JSON.parse(l)))
+      : [];
+    return { ...r, dir, index };
+  };
+
+  test('an illegal-address report lists the saved inputs of the matching suspect launch; the file holds what the GPU had', async () => {
+    const r = await runMatrix(['--dump-inputs', '*FillInclusive*'], 'fault');
+    assert.equal(r.code, 1, r.output);
+    // Only the matching kernel's input is saved (other_kernel's is not), once, with its launch and kernel.
+    assert.equal(r.index.length, 1, JSON.stringify(r.index));
+    const [entry] = r.index;
+    assert.equal(entry.kernel, '_ZN12_GLOBAL__N_113FillInclusiveEPfl');
+    assert.equal(entry.launch, 2);
+    assert.equal(entry.size, 4000);
+    assert.equal(entry.saved, 4000);
+    assert.equal(entry.truncated, false);
+    const saved = fs.readFileSync(path.join(r.dir, entry.file));
+    assert.equal(saved.length, 4000);
+    assert.ok(saved.every((b) => b === 0x5a), 'the saved bytes are those the program wrote before the launch');
+    const report = reportOf(r.output, 'ERROR: illegal-address');
+    assert.match(report, /FillInclusive \(launch 2 on the default stream\)\n.*\n==mate-guard==     inputs saved before it ran \(--guard-dump-inputs\):\n==mate-guard==       argument 0: allocation #1 \(4000 bytes\): (\S+)/);
+    const listed = /argument 0: allocation #1 \(4000 bytes\): (\S+)/.exec(report)[1];
+    assert.equal(listed, path.join(r.dir, entry.file));
+    // other_kernel did not match: no inputs line under it.
+    assert.doesNotMatch(report.split('other_kernel')[1], /inputs saved/);
+  });
+
+  test('without the flag nothing is saved; a large input is saved truncated to the 16 MiB cap, marked so', async () => {
+    const off = await runMatrix([], 'fault');
+    assert.equal(off.code, 1, off.output);
+    assert.equal(fs.existsSync(path.join(off.dir, 'inputs')), false);
+    assert.doesNotMatch(off.output, /inputs saved/);
+    const big = await runMatrix(['--dump-inputs', '*FillInclusive*'], 'dump-cap');
+    assert.equal(big.code, 0, big.output);
+    assert.equal(big.index.length, 1, JSON.stringify(big.index));
+    assert.equal(big.index[0].size, 17 * 2 ** 20);
+    assert.equal(big.index[0].saved, 16 * 2 ** 20);
+    assert.equal(big.index[0].truncated, true);
+    assert.equal(fs.statSync(path.join(big.dir, big.index[0].file)).size, 16 * 2 ** 20);
+  });
+
+  test('a glob may name the kernel demangled, as reports show it; under launch blocking without it, the hint gives the glob for the faulting kernel', async () => {
+    const demangled = await runMatrix(['--dump-inputs', '*::FillInclusive(*'], 'fault');
+    assert.equal(demangled.code, 1, demangled.output);
+    assert.deepEqual(demangled.index.map((e) => [e.launch, e.allocation, e.saved]), [[2, 1, 4000]]);
+    const blocking = await runMatrix(['--launch-blocking'], 'fault-blocking');
+    assert.equal(blocking.code, 1, blocking.output);
+    assert.match(reportOf(blocking.output, 'ERROR: illegal-address'),
+      /hint: CUDA reports no faulting address: .*check its index bounds \(--guard-dump-inputs '\*FillInclusive\*' saves its inputs before each launch, to run it alone on them\)$/m);
+  });
+
+  test('a bad --dump-inputs value stops guard-run with one line, exit 2', async () => {
+    const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--dump-inputs', '', '--', 'true'], { env });
+    assert.equal(r.code, 2, r.output);
+    assert.match(r.stderr, /^mate: --dump-inputs: "" is not a kernel glob; use a non-empty kernel glob\n$/);
   });
 });

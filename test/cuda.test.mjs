@@ -149,6 +149,25 @@ describe('the CUDA example addon under mate guard-run --device cuda', { skip: no
     assert.match(text, /hit: most likely the guard after the end of allocation #\d+, the only guarded pointer the faulting launch was given/);
   });
 
+  test('--dump-inputs: the faulting launch lists the inputs saved before it ran; the files hold its buffers as the GPU had them', async () => {
+    const reports = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-cuda-dump-'));
+    const r = await guardRun(['--launch-blocking', '--report-dir', reports, '--dump-inputs', '*Fill*'], node(script('overrun.js')));
+    assert.notEqual(r.code, 0, r.output);
+    const text = report(r);
+    assert.match(text, /the kernel that faulted \(launch blocking: its own synchronize returned the error\):\n==mate-guard== {3}FillInclusive \(launch/);
+    const listed = /inputs saved before it ran \(--guard-dump-inputs\):\n==mate-guard== {7}argument 0: allocation #\d+ \(4000 bytes\): (\S+)/.exec(text);
+    assert.ok(listed, text);
+    assert.equal(fs.statSync(listed[1]).size, 4000);
+    const [dir] = fs.readdirSync(reports).map((d) => path.join(reports, d));
+    const index = fs.readdirSync(path.join(dir, 'inputs')).filter((f) => f.startsWith('index-'))
+      .flatMap((f) => fs.readFileSync(path.join(dir, 'inputs', f), 'utf8').trim().split('\n').map((l) => JSON.parse(l)));
+    // Fill (b) and FillInclusive (a): each saved once, whole, with its call site; AddInto does not match.
+    assert.deepEqual(index.map((e) => [/FillInclusive/.test(e.kernel) ? 'FillInclusive' : /Fill/.test(e.kernel) ? 'Fill' : e.kernel, e.size, e.saved, e.truncated]),
+      [['Fill', 4000, 4000, false], ['FillInclusive', 4000, 4000, false]]);
+    assert.match(index[1].site, /overrun\.js:17/);
+    assert.equal(path.join(dir, index[1].file), listed[1]);
+  });
+
   test('the overrun in head mode is caught by the canary at free, naming the buffer and its line', async () => {
     const r = await guardRun(['--mode', 'head', '--no-rerun'], node(script('overrun.js')));
     assert.equal(r.code, 1, r.output);
@@ -246,20 +265,34 @@ describe('PyTorch under mate guard-run --device cuda', { skip: torchSkip() }, ()
   const TRITON = {
     alloc: lineOf(fixture('triton_overrun.py'), "x = torch.zeros(N, device='cuda')"),
     launch: lineOf(fixture('triton_overrun.py'), 'fill_inclusive[(1,)]'),
-    del: lineOf(fixture('triton_overrun.py'), 'del x'),
   };
 
-  test('a one-float overrun into the alignment gap of 1001 floats: the canary report names where the tensor was freed, and the rerun with alignment 4 faults at the launch', async () => {
+  test('a one-float overrun into the alignment gap of 1001 floats: the canary report, and the rerun with alignment 4 faults at the launch', async () => {
     const r = await guardRun([], python(fixture('triton_overrun.py'), '1001'), slow);
     assert.equal(r.code, 1, r.output);
     const text = report(r);
     assert.match(text, /ERROR: canary-corruption: 4 bytes past the end of allocation #\d+ \(4004 bytes, tail mode\) damaged/);
-    const freedAt = text.slice(text.indexOf('freed at:')).split('\n').slice(1, 4).join('\n');
-    assert.match(freedAt, new RegExp(`triton_overrun\\.py:${TRITON.del}\\)`), `the Python stack of the free (del x):\n${text}`);
     assert.match(r.output, /\[mate-guard\] rerunning the command in tail mode with alignment 4 to find the access behind a canary report/);
     assert.match(r.output, /\[mate-guard\] rerun in tail mode with alignment 4: the canary-corruption of allocation #\d+ \(4004 bytes, tail mode\) faults at the first bad access:/);
     const rerun = r.output.slice(r.output.indexOf('rerun in tail mode with alignment 4:'));
     assert.match(rerun, /the kernel that faulted \(launch blocking: its own synchronize returned the error\):\n==mate-guard== {3}fill_inclusive/);
+  });
+
+  test('a stale address written after `del x` faults in the quarantine, and the report names the freed tensor with the Python lines that allocated and freed it', async () => {
+    const STALE = {
+      alloc: lineOf(fixture('stale_pointer.py'), "x = torch.zeros(1000, device='cuda')"),
+      del: lineOf(fixture('stale_pointer.py'), 'del x'),
+      launch: lineOf(fixture('stale_pointer.py'), 'fill_at[(1,)]'),
+    };
+    const r = await guardRun(['--no-rerun'], python(fixture('stale_pointer.py')), slow);
+    assert.notEqual(r.code, 0, r.output);
+    assert.doesNotMatch(r.output, /no fault/);
+    const text = report(r);
+    assert.match(text, /ERROR: illegal-address/);
+    assert.match(text, new RegExp(`launched at <module> \\(.*stale_pointer\\.py:${STALE.launch}\\)`));
+    // The kernel got a live tensor plus an offset: the freed range is named with its free.
+    assert.match(text, /freed allocations whose ranges are unmapped \(a stale address into one faults; newest first\):\n==mate-guard== {3}#\d+ \(4000 bytes at 0x[0-9a-f]+, tail mode, freed: its range is unmapped\)/);
+    assert.match(text, new RegExp(`allocated at <module> \\(.*stale_pointer\\.py:${STALE.alloc}\\)\n==mate-guard== {5}freed at <module> \\(.*stale_pointer\\.py:${STALE.del}\\)`), `the Python stack of the free (del x):\n${text}`);
   });
 
   test('a Triton one-float overrun is silent with the caching allocator and with caching off', async () => {
@@ -285,6 +318,19 @@ describe('PyTorch under mate guard-run --device cuda', { skip: torchSkip() }, ()
     const r = await guardRun(['--launch-blocking'], python(fixture('triton_overrun.py')), slow);
     assert.notEqual(r.code, 0, r.output);
     assert.match(report(r), /the kernel that faulted \(launch blocking: its own synchronize returned the error\):\n==mate-guard== {3}fill_inclusive/);
+  });
+
+  test('--dump-inputs with launch blocking: the faulting Triton launch lists its saved input, the zeros the tensor held', async () => {
+    const reports = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-triton-dump-'));
+    const r = await guardRun(['--launch-blocking', '--report-dir', reports, '--dump-inputs', 'fill_inclusive'], python(fixture('triton_overrun.py')), slow);
+    assert.notEqual(r.code, 0, r.output);
+    const text = report(r);
+    assert.match(text, /the kernel that faulted \(launch blocking: its own synchronize returned the error\):\n==mate-guard== {3}fill_inclusive/);
+    const listed = /inputs saved before it ran \(--guard-dump-inputs\):\n==mate-guard== {7}argument 0: allocation #\d+ \(4000 bytes\): (\S+)/.exec(text);
+    assert.ok(listed, text);
+    const saved = fs.readFileSync(listed[1]);
+    assert.equal(saved.length, 4000);
+    assert.ok(saved.every((b) => b === 0), 'torch.zeros: the saved input is 1000 zero floats');
   });
 
   test('in head mode the Triton overrun is caught by the canary, naming the tensor allocation', async () => {

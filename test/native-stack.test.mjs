@@ -15,8 +15,8 @@ import { ADDON, buggyLine } from './helpers/native-frames.mjs';
 import { ROOT, run } from './helpers/run.mjs';
 
 const require = createRequire(import.meta.url);
-const { loadNative } = require('../packages/core-native/dist/allocator/native.js');
-const { afterAddonLoads } = require('../packages/core-native/dist/allocator/addon-loads.js');
+const { loadNative } = require('../packages/core-native/dist/install/native.js');
+const { afterAddonLoads } = require('../packages/core-native/dist/install/addon-loads.js');
 const { readElfFunctions } = require('../packages/core-native/dist/symbolize/index.js');
 const { findOnPath } = require('../packages/core-native/dist/symbolize/tools.js');
 

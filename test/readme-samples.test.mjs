@@ -67,7 +67,7 @@ test('the JSON sample has the event\'s source line, column and allocation site',
   const dir = /^\[mate-guard\] reports: (.+)$/m.exec(r.output)?.[1];
   assert.ok(dir, `the run names its report directory:\n${r.output}`);
   cleanup.push(dir);
-  const file = fs.readdirSync(dir).find((f) => f.endsWith('.json'));
+  const file = fs.readdirSync(dir).find((f) => /^mate-guard-\d+-\d+\.json$/.test(f)); // beside run.json and replay.json
   assert.ok(file, `a JSON report in ${dir}`);
   const event = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'));
   const json = sample('json').join('\n');
@@ -86,6 +86,12 @@ test('the canary rerun sample is mate guard-run on examples/scripts/underflow.js
   const start = lines.findIndex((l) => l.startsWith('[mate-guard] rerunning the command'));
   assert.ok(start >= 0, r.output);
   assertSame('canary-rerun', sample('canary-rerun'), lines.slice(start));
+});
+
+test('the death sample is mate guard-run on a free that bypasses the router (test/fixtures/core/die.js)', async () => {
+  const r = await run(process.execPath, [MATE, 'guard-run', '--native', '*buggy_addon.node', '--', process.execPath, 'test/fixtures/core/die.js', 'freeBypassingRouter']);
+  assert.equal(r.code, 134, r.output);
+  assertSame('death-free-bypass', sample('death-free-bypass'), block(r.output, '==mate-guard== ERROR: deadly-signal'));
 });
 
 // The CUDA sample comes from a GPU: where there is none, its launch sites are

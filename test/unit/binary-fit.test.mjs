@@ -10,7 +10,7 @@ import { after, test } from 'node:test';
 
 import { ROOT } from '../helpers/run.mjs';
 
-const fit = await import(path.join(ROOT, 'packages', 'core-native', 'dist', 'allocator', 'binary-fit.js'));
+const fit = await import(path.join(ROOT, 'packages', 'core-native', 'dist', 'install', 'binary-fit.js'));
 const BUILT = path.join(ROOT, 'packages', 'core-native', 'build', 'Release', 'mate_guard.node');
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-fit-'));

@@ -102,3 +102,19 @@ test('watch mode: each round reports what is new since the last one, counters in
   assert.ok(fs.existsSync(run.dir), 'one directory for the whole session');
   fs.rmSync(run.dir, { recursive: true, force: true });
 });
+
+test('a process that died of a signal: named with its cause, and its counters at death reach the summary over an earlier counters file', () => {
+  const run = GuardedRun.start({ runner: 'unit', settings: { ...defaultSettings({}), enabled: true }, env: {} });
+  const death = event('death-free-bypassing-router', { pid: 601, test: 'b.test.js > dies', process: { allocations: 40, peakLive: 9, fallbacks: 0, nativeAllocations: 12, nativeUnguarded: 108 } });
+  fs.writeFileSync(path.join(run.dir, 'mate-guard-601-1.json'), JSON.stringify(death));
+  // Flushed after an earlier test file (Jest does): fewer than at its death.
+  fs.writeFileSync(path.join(run.dir, 'stats-601-0.json'), JSON.stringify({ pid: 601, threadId: 0, allocations: 5, peakLive: 2, fallbacks: 0, skippedByTag: 1, nativeAllocations: 1, nativeUnguarded: 9 }));
+  fs.writeFileSync(path.join(run.dir, 'stats-602-0.json'), JSON.stringify({ pid: 602, threadId: 0, allocations: 7, peakLive: 3, fallbacks: 0, skippedByTag: 0, nativeAllocations: 3, nativeUnguarded: 27 }));
+  const { text, exitCode } = run.finish({ status: 1, attribution: { label: () => 'test worker' } });
+  assert.equal(exitCode, 1);
+  const lines = text.split('\n');
+  assert.match(lines[0], /^\[mate-guard\] test worker 601 died of SIGABRT: deadly-signal while running b\.test\.js > dies; full report above, JSON in .*mate-guard-601-1\.json$/);
+  assert.ok(lines.includes('[mate-guard] summary: 47 allocations guarded, peak live 9, 0 unguarded fallbacks, 1 violation, 1 process died, 1 test skipped by tag'), text);
+  assert.ok(lines.includes('[mate-guard] native heap: 15 of 150 allocations of the chosen modules guarded (10.0%), 135 went to libc (sampled out, or no slot)'), text);
+  fs.rmSync(run.dir, { recursive: true, force: true });
+});

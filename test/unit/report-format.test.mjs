@@ -85,3 +85,33 @@ test('a fault\'s native access stack: sanitizer-style frames down to the runtime
     '==mate-guard==   … 2 more frames in the runtime',
   ]);
 });
+
+test('a death that is no guard fault (recorded: glibc aborting on a free that bypassed the router): the signal, glibc\'s message, what mate-guard knows, the allocation, the hint', () => {
+  const l = lines('death-free-bypassing-router');
+  assert.equal(l[0], "==mate-guard== ERROR: deadly-signal: SIGABRT (abort(): a failed assert, a library's fatal check, or abort() called directly): the process dies");
+  assert.equal(l[1], '==mate-guard== test: spec/deaths.test.js > deaths > freeBypassingRouter');
+  assert.equal(l[2], '==mate-guard== glibc: munmap_chunk(): invalid pointer');
+  assert.match(l[3], /^==mate-guard== mate-guard: free\(\) of a pointer mate-guard allocated \(0x[0-9a-f]+, allocation #\d+\), called from a module or by a path that is not redirected: \/repo\/examples\/addon\/build\/Release\/buggy_addon\.node \(frame #7 called free directly, not through an import the free router rewrote/);
+  assert.equal(l[4], '==mate-guard== stack:');
+  assert.match(l.find((x) => x.startsWith('==mate-guard==   #7 ')), /#7 FreeBypassingRouter \/repo\/examples\/addon\/src\/deaths\.cc:\d+ \(buggy_addon\.node\+0x/);
+  assert.ok(l.some((x) => /^==mate-guard== allocation #\d+: 40 bytes at .*backend native-heap/.test(x)), l.join('\n'));
+  assert.match(l.at(-2), /^==mate-guard== hint: glibc was given a pointer it never allocated/);
+  assert.equal(l.at(-1), '==mate-guard== suppression: deadly-signal function=FreeBypassingRouter test="spec/deaths.test.js > deaths > freeBypassingRouter"');
+});
+
+test('an uncaught C++ exception: type and what() in the headline; the suppression skips mate-guard\'s own terminate hook', () => {
+  const l = lines('death-uncaught-exception');
+  assert.equal(l[0], '==mate-guard== ERROR: uncaught-exception: std::out_of_range: "row 12 is past the end of the index (10 rows)" (no frame caught it: std::terminate, then SIGABRT)');
+  assert.match(l.at(-1), /^==mate-guard== suppression: uncaught-exception function=(ThrowUncaught|"ThrowUncaught \[clone \.cold\]") test=/);
+  assert.equal(lines('death-uncaught-exception', (e) => ({ ...e, death: { ...e.death, exception: { type: 'Oops', what: null } } }))[0],
+    '==mate-guard== ERROR: uncaught-exception: Oops (no frame caught it: std::terminate, then SIGABRT)', 'no what() for a non-std::exception');
+});
+
+test('a segfault outside guarded memory: access, address and the kernel\'s reason; a signal another process sent names it', () => {
+  assert.equal(lines('death-wild-write')[0], '==mate-guard== ERROR: deadly-signal: SIGSEGV on WRITE at 0xdead0000 (address not mapped), outside guarded memory: the process dies');
+  const sent = lines('death-wild-write', (e) => ({ ...e, death: { ...e.death, code: 0, sender: 4321, address: null, access: null } }));
+  assert.equal(sent[0], '==mate-guard== ERROR: deadly-signal: SIGSEGV (sent by process 4321 (kill)): the process dies');
+  assert.equal(sent.at(-2), '==mate-guard== hint: the process died by SIGSEGV; the stack shows where');
+  const gp = lines('death-wild-write', (e) => ({ ...e, death: { ...e.death, code: 0x80, address: '0x0' } }));
+  assert.equal(gp[0], '==mate-guard== ERROR: deadly-signal: SIGSEGV (a general-protection fault: a non-canonical pointer or a privileged access; the kernel gives no address), outside guarded memory: the process dies');
+});

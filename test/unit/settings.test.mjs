@@ -14,7 +14,7 @@ const { writeHandoff, readHandoff, HANDOFF_ENV } = await import(path.join(core, 
 const { nativeOptionsInc, describeRunnerFlags } = await import(path.join(core, 'settings/docs.js'));
 const { defaultSettings } = await import(path.join(core, 'settings/table.js'));
 const { REPORT_KINDS } = await import(path.join(core, 'report/kinds.js'));
-const { loadNative } = await import(path.join(core, 'allocator/native.js'));
+const { loadNative } = await import(path.join(core, 'install/native.js'));
 const { kindsTs, HEADER, OUT } = await import(path.join(ROOT, 'packages/core-native/scripts/gen-kinds.js'));
 
 const throwsConfig = (fn, message) => assert.throws(fn, (e) => e.name === 'GuardConfigError' && message.test(e.message), String(message));

@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
     void *p = nullptr, *q = nullptr;
     mate_guard_cuda_alloc(&p, 4000, nullptr);
     mate_guard_cuda_alloc(&q, 64, nullptr);
+    memset(p, 0x5a, 4000);  // what a dump of FillInclusive's input must hold (dumpInputs)
     long n = 1000;
     void* params[2] = {&p, &n};
     static FakeFunc fill{"_ZN12_GLOBAL__N_113FillInclusiveEPfl", 2, {8, 8}};
@@ -79,6 +80,16 @@ int main(int argc, char** argv) {
     ((SetErr)dlsym(fake, "fake_cuda_set_error"))(700);
     int r = sync();
     printf("fault: sync returned %d\n", r);
+  }
+  if (strcmp(which, "dump-cap") == 0) {
+    // dumpInputs' per-allocation cap: a 17 MiB input is saved truncated to 16 MiB.
+    void* big = nullptr;
+    mate_guard_cuda_alloc(&big, 17u << 20, nullptr);
+    long n = 17l << 18;
+    void* params[2] = {&big, &n};
+    static FakeFunc fill{"_ZN12_GLOBAL__N_113FillInclusiveEPfl", 2, {8, 8}};
+    launch(&fill, nullptr, params);
+    printf("dump-cap: launched\n");
   }
   ((void (*)())dlsym(lib, "mate_guard_shutdown"))();
   return 0;

@@ -1,11 +1,11 @@
-// A small addon with planted memory bugs. Each function is the kind of
-// mistake mate-guard exists to catch; `sum` is correct, for clean suites.
+// A small addon with planted memory bugs, each the kind mate-guard catches; `sum` is correct.
 #include <napi.h>
 
 #include <cstdint>
 #include <cstring>
 
 #include "borders.h"
+#include "deaths.h"
 #include "native_heap.h"
 
 namespace {
@@ -143,6 +143,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("fillInclusiveOnCollect", Napi::Function::New(env, FillInclusiveOnCollect));
   InitNativeHeap(env, exports);
   InitBorders(env, exports);
+  InitDeaths(env, exports);
   return exports;
 }
 

@@ -24,7 +24,7 @@ if (process.argv.includes('--clean')) {
   process.exit(0);
 }
 
-const fitModule = path.join(root, 'dist', 'allocator', 'binary-fit.js');
+const fitModule = path.join(root, 'dist', 'install', 'binary-fit.js');
 if (!fs.existsSync(fitModule)) fail(`${path.relative(root, fitModule)} is missing: run npx tsc -b at the repository root first`);
 const fit = require(fitModule);
 const host = fit.currentHost();

@@ -11,9 +11,9 @@ export {
   type GuardViolation,
   type GuardStats,
   type GuardAllocation,
-} from './allocator/install';
-export type { GuardAllocatorConfig, ResolvedGuardConfig } from './allocator/config';
-export type { PassThroughCounts } from './allocator/realm';
+} from './install/install';
+export type { GuardAllocatorConfig, ResolvedGuardConfig } from './install/config';
+export type { PassThroughCounts } from './install/realm';
 export { GuardConfigError } from './errors';
 export type { GuardMode } from './settings/table';
 export type { ReportKind } from './report/kinds';

@@ -9,23 +9,26 @@ export {
   checkCanaries,
   isGuardAllocatorActive,
   type GuardViolation,
-} from './allocator/install';
+} from './install/install';
 export { GuardConfigError, CONFIG_ERROR_EXIT, exitOnConfigError, orExitOnConfigError, runCli } from './errors';
 export { processState } from './run/process-state';
-export { SETTINGS, GUARD_MODES, RUNNERS, rowsOn, spell, type GuardSettings, type GuardMode, type RunnerName, type RunnerSettingKey, type SettingRow } from './settings/table';
+export { SETTINGS, GUARD_MODES, rowsOn, spell, type GuardSettings, type GuardMode, type RunnerName, type RunnerSettingKey, type SettingRow } from './settings/table';
 export { parseFlags, RUNNER_FLAGS, type FlagSyntax, type ParsedFlags } from './settings/flags';
 export { resolveRunnerSettings, readOptions, checkOptionNames, resolveLayers, type Layer, type RunnerResolution, type RawOptions } from './settings/resolve';
-export { readHandoff, writeHandoff, HANDOFF_ENV, type Handoff } from './settings/handoff';
+export { readHandoff, HANDOFF_ENV, type Handoff } from './settings/handoff';
 export { describeRunnerFlags, flagUsage } from './settings/docs';
 export { GUARD_TAGS, GUARD_SKIP_REASONS, GUARD_TAG_DESCRIPTIONS, guardSkipReason, isGuardTag } from './tags';
 export { GUARD_INCOMPATIBLE_TAG, GRAPH_CAPTURE_TAG, type GuardTag } from './tags';
 export { noteTagSkip } from './run/process-stats';
 export { formatTestPath, beginGuardedTest, checkGuardedTest, endGuardedTest, takeOutsideDamage, violationError, outsideTestsError } from './run/test-bracket';
 export { formatNothingGuarded } from './run/summary';
-export { GuardedRun, runExitCode, type RunEnd, type CrashAttribution } from './run/lifecycle';
+export { GuardedRun, runExitCode, type RunEnd, type RunVerdict, type CrashAttribution } from './run/lifecycle';
+export { runOwnership, runsAlone, type RunOwnership } from './run/owner';
+export { endRunAtExit, endRound, type EndOptions } from './run/end';
+export { superviseRun, type SupervisedRun } from './run/supervise';
 export { reportText } from './report/render';
 export { rerunCanaryReports, type RerunGroup, type RerunLauncher } from './run/rerun';
-export { formatCrashAttribution } from './run/attribution';
+export { crashErrorName, crashOutsideTestTitle, formatCrashAttribution } from './run/attribution';
 export { earlierReports } from './run/earlier';
 export { readReportDir, type RunReport } from './run/report-dir';
 export { runChild, type ChildExit } from './run/child';

@@ -6,13 +6,12 @@ import * as path from 'node:path';
 import {
   CONFIG_ERROR_EXIT,
   GuardConfigError,
-  GuardedRun,
   parseFlags,
-  rerunCanaryReports,
   resolveRunnerSettings,
   runChild,
   RUNNER_FLAGS,
-  writeHandoff,
+  superviseRun,
+  type ChildExit,
   type RerunLauncher,
   type RunnerResolution,
 } from '@mate-guard/core/internal';
@@ -74,33 +73,37 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
   const supplied = settings.enabled ? withGuardEnvironment(withReporter.args, await readJestConfig(rest, bin), env) : { args: withReporter.args };
   if (supplied.note) process.stderr.write(supplied.note);
   const { args } = supplied;
-  if (watching(rest)) {
+  const inBand = (pid: number | undefined, exit: ChildExit) => pid === exit.pid;
+  process.exitCode = await superviseRun({
+    runner: 'jest',
+    program: 'mate-jest',
+    name: 'jest',
+    settings,
+    explicit,
+    env,
+    command: process.execPath,
+    args: [bin, ...args],
     // Every rerun ends inside Jest: its reporter owns the run (same settings, a summary per rerun).
-    writeHandoff({ settings, explicit }, env);
-    process.exitCode = (await runChild(process.execPath, [bin, ...args], env)).status;
-    return;
-  }
-  const run = GuardedRun.start({ runner: 'jest', settings, explicit, env });
-  // Interrupts go on to Jest; mate-jest stays alive to report after it exits.
-  const exit = await runChild(process.execPath, [bin, ...args], env);
-
-  const { processes, violations } = run.read();
-  const guarded = processes.length > 0 || violations.length > 0;
-  const inBand = (pid: number) => pid === exit.pid;
-  if (run.crashed().some((e) => inBand(e.pid))) {
-    process.stderr.write('[mate-guard] Jest was killed before it could print its results: test files after this one did not run\n');
-  }
-  const reruns = run.settings.rerun ? await rerunCanaryReports(violations, run.settings, rerunJest(bin, args)) : '';
-  const { text, exitCode } = run.finish({
-    status: exit.status,
-    // A worker's report went through Jest's pipe, which Jest may not drain
-    // once the worker is dead: print it again. In band it went to the terminal.
-    // and what it reported before dying, which Jest shows only when a file ends.
-    attribution: { label: (e) => (inBand(e.pid) ? 'the Jest process (in band)' : 'Jest worker'), reprint: (e) => !inBand(e.pid), earlier: true },
-    // Jest passed, yet a process found damage (e.g. at exit): show it, fail.
-    showReportsIfPassed: true,
-    nothingGuardedFix: NOTHING_GUARDED_FIX,
+    watch: watching(rest),
+    rerun: rerunJest(bin, args),
+    exited: (run, exit) => {
+      if (run.crashed().some((e) => inBand(e.pid, exit))) {
+        process.stderr.write('[mate-guard] Jest was killed before it could print its results: test files after this one did not run\n');
+      }
+    },
+    end: (_run, exit) => ({
+      // A worker's report went through Jest's pipe, which Jest may not drain
+      // once the worker is dead: print it again (in band it went to the
+      // terminal), and what it reported before dying, which Jest shows only
+      // when a file ends.
+      attribution: {
+        label: (e) => (inBand(e.pid, exit) ? 'the Jest process (in band)' : 'Jest worker'),
+        reprint: (e) => !inBand(e.pid, exit),
+        earlier: true,
+      },
+      // Jest passed, yet a process found damage (e.g. at exit): show it, fail.
+      showReportsIfPassed: true,
+      nothingGuardedFix: NOTHING_GUARDED_FIX,
+    }),
   });
-  if (guarded || settings.enabled) process.stderr.write(reruns + text);
-  process.exitCode = exitCode;
 }

@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-import { guardAllocatorConfig, readHandoff } from '@mate-guard/core/internal';
+import { guardAllocatorConfig, runsAlone } from '@mate-guard/core/internal';
 
 export const OWNERLESS_NOTE =
   "[mate-guard] guarding is on (@mate-guard/jest-env); the summary line and the names of tests whose worker a guard fault killed come from the reporter: add reporters: ['default', '@mate-guard/jest-env/reporter'] to your Jest config, or run mate-jest\n";
@@ -47,11 +47,11 @@ function firstInRun(): boolean {
 export function announceOwnerless(): void {
   if (announced) return;
   announced = true;
-  let owned = false;
+  let alone: boolean;
   try {
-    owned = readHandoff()?.ownerPid !== undefined; // the reporter, mate-jest or guard-run owns it
+    alone = runsAlone(); // else the reporter, mate-jest or guard-run owns the run
   } catch {
     return; // a broken handoff is reported where it is read for settings
   }
-  if (!owned && firstInRun()) process.stderr.write(OWNERLESS_NOTE);
+  if (alone && firstInRun()) process.stderr.write(OWNERLESS_NOTE);
 }

@@ -4,7 +4,7 @@
 // names it: it is put back as a failed test whose message is the report.
 import * as path from 'node:path';
 
-import { formatCrashAttribution, reportText, type ViolationEvent } from '@mate-guard/core/internal';
+import { crashOutsideTestTitle, formatCrashAttribution, reportText, type ViolationEvent } from '@mate-guard/core/internal';
 import type { AggregatedResult, AssertionResult, TestResult } from '@jest/test-result';
 
 /** The fatal events of one test file (by the file in the report's test path). */
@@ -16,7 +16,7 @@ function eventsOf(testResult: TestResult, fatal: readonly ViolationEvent[]): Vio
 
 function crashedTest(e: ViolationEvent, rel: string, label: string): AssertionResult {
   const titles = e.test ? e.test.split(' > ').slice(1) : [];
-  const title = titles.pop() ?? '[mate-guard] guard fault outside any test';
+  const title = titles.pop() ?? crashOutsideTestTitle(e);
   const message = `${reportText(e)}${formatCrashAttribution(e, label).trimEnd()}\nThe worker died, so the rest of ${rel} did not run.`;
   return {
     ancestorTitles: titles,

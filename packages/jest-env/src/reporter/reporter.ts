@@ -16,8 +16,8 @@ import {
   GuardConfigError,
   GuardedRun,
   processState,
-  readHandoff,
   readOptions,
+  runOwnership,
   resolveRunnerSettings,
   rowsOn,
   spell,
@@ -66,11 +66,12 @@ const sessionState = processState<Session>('mate-guard.jest.reporter');
 function startSession(options: unknown): Session {
   const known = sessionState.get();
   if (known) return known;
-  const handoff = readHandoff();
+  // Jest's main process: it owns the run unless mate-jest (not watching), guard-run or a rerun does.
+  const { owns, handed: handoff } = runOwnership(true);
   let session: Session;
-  if (handoff?.ownerPid !== undefined && handoff.ownerPid !== process.pid) {
-    // mate-jest (not watching), guard-run or a rerun owns the run: it prints the summary.
-    session = { run: undefined, dir: handoff.settings.reportDir, announced: new Set() };
+  if (!owns) {
+    // The owner prints the summary; this process only reads its directory for crashed tests.
+    session = { run: undefined, dir: handoff?.settings.reportDir, announced: new Set() };
   } else {
     // Plain jest: MATE_JEST_GUARD_* and the reporter's options (flags are
     // Jest's own). mate-jest --watch resolved its flags and left the run to us.
@@ -118,9 +119,7 @@ export default class GuardReporter {
     const run = this.session.run;
     if (!run) return;
     const status = results.success && !results.wasInterrupted ? 0 : 1;
-    const { processes, violations } = run.read();
-    const guarded = processes.length > 0 || violations.length > 0;
-    const { text, exitCode } = run.finish({
+    const verdict = run.finish({
       status,
       // A dead worker's report went through Jest's pipe, which Jest may not drain: print it again.
       attribution: { label: () => WORKER, reprint: () => true },
@@ -129,8 +128,9 @@ export default class GuardReporter {
       more: this.watching,
       nothingGuardedFix: NOTHING_GUARDED_FIX,
     });
-    if (guarded || run.settings.enabled) process.stderr.write(text);
-    this.error = exitCode !== 0 && status === 0 ? new Error('mate-guard: a memory violation failed no test (see its report above)') : undefined;
+    if (!verdict.quiet) process.stderr.write(verdict.text);
+    // Jest's idiom for failing a run it thinks passed: the reporter's error.
+    this.error = verdict.failsPassedRun ? new Error('mate-guard: a memory violation failed no test (see its report above)') : undefined;
   }
 
   /** Jest fails the run when a reporter has an error. */

@@ -7,10 +7,8 @@ import {
   CONFIG_ERROR_EXIT,
   describeRunnerFlags,
   GuardConfigError,
-  GuardedRun,
-  rerunCanaryReports,
   runChild,
-  writeHandoff,
+  superviseRun,
   type RerunLauncher,
   runCli,
 } from '@mate-guard/core/internal';
@@ -96,21 +94,23 @@ export async function main(argv: readonly string[]): Promise<number> {
     return CONFIG_ERROR_EXIT;
   }
   const { settings, explicit, rest, mochaOptions } = config;
-  // The child's plugin reads the handoff; mocha's own parser never sees a guard flag.
-  const env = { ...process.env };
-  if (watching(rest) || mochaOptions.watch === true) {
-    // Every rerun ends inside mocha: the plugin there owns the run (same settings, a summary per rerun).
-    writeHandoff({ settings, explicit }, env);
-    return runMocha(mochaBin, ['--require', PLUGIN_ENTRY, ...rest], env);
-  }
-  const run = GuardedRun.start({ runner: 'mocha', settings, explicit, env });
-  const status = await runMocha(mochaBin, ['--require', PLUGIN_ENTRY, ...rest], env);
-  const reruns = run.settings.rerun ? await rerunCanaryReports(run.read().violations, run.settings, rerunMocha(mochaBin, rest)) : '';
   const label = runsInWorkers(mochaOptions) ? 'mocha worker' : 'mocha process';
-  // Mocha shows failures at the end of the run (workers: of the file): a dead process's are lost.
-  const { text, exitCode } = run.finish({ status, attribution: { label: () => label, earlier: true } });
-  if (settings.enabled) process.stderr.write(reruns + text);
-  return exitCode;
+  return superviseRun({
+    runner: 'mocha',
+    program: 'mate-mocha',
+    name: 'mocha',
+    settings,
+    explicit,
+    // The child's plugin reads the handoff; mocha's own parser never sees a guard flag.
+    env: { ...process.env },
+    command: process.execPath,
+    args: [mochaBin, '--require', PLUGIN_ENTRY, ...rest],
+    // Every rerun ends inside mocha: the plugin there owns the run (same settings, a summary per rerun).
+    watch: watching(rest) || mochaOptions.watch === true,
+    rerun: rerunMocha(mochaBin, rest),
+    // Mocha shows failures at the end of the run (workers: of the file): a dead process's are lost.
+    end: () => ({ attribution: { label: () => label, earlier: true } }),
+  });
 }
 
 export function run(): void {

@@ -6,14 +6,14 @@ import {
   GuardedRun,
   installFromSettings,
   parseFlags,
-  readHandoff,
   RUNNER_FLAGS,
+  runOwnership,
   type GuardSettings,
   type RunnerResolution,
 } from '@mate-guard/core/internal';
 
 import { reportCrashedTests } from '../reporter/crashed-tests';
-import { finishRunAtExit, finishEachRun } from '../reporter/run-end';
+import { endEachRun, endRunAtExit } from '../reporter/run-end';
 import { onEveryRun } from '../reporter/runner-hook';
 import { loadMochaOptions, runsInWorkers } from './mocha-options';
 import { resolveMochaConfig } from './settings';
@@ -38,24 +38,25 @@ interface Decision {
 }
 
 function decide(): Decision {
-  const handoff = readHandoff();
-  if (isMochaWorker()) {
+  const worker = isMochaWorker();
+  // mocha's main process owns the run unless mate-mocha (not watching) or mate guard-run does.
+  const { owns, handed: handoff } = runOwnership(!worker);
+  if (worker) {
     if (!handoff) throw new Error('mate-guard: a mocha worker without the main process\'s settings (MATE_GUARD_SETTINGS)');
     return { role: 'worker', settings: handoff.settings, owner: false, watch: false };
   }
   const argv = process.argv.slice(2);
   if (handoff) {
-    // mate-mocha (or mate guard-run) resolved the settings; it owns the run
-    // unless it left it to us (mate-mocha --watch: a summary per rerun).
+    // mate-mocha (or mate guard-run) resolved the settings.
     const mochaOptions = loadMochaOptions(parseFlags(argv, { ...RUNNER_FLAGS, spaceValues: false }).rest);
     return {
       role: runsInWorkers(mochaOptions) ? 'parallel-main' : 'serial', settings: handoff.settings, explicit: handoff.explicit,
-      owner: handoff.ownerPid === undefined, watch: mochaOptions.watch === true,
+      owner: owns, watch: mochaOptions.watch === true,
     };
   }
   // Plain mocha: its own argv (no `--guard-mode tail`), env and rc.
   const { settings, explicit, mochaOptions } = resolveMochaConfig(argv, false);
-  return { role: runsInWorkers(mochaOptions) ? 'parallel-main' : 'serial', settings, explicit, owner: true, watch: mochaOptions.watch === true };
+  return { role: runsInWorkers(mochaOptions) ? 'parallel-main' : 'serial', settings, explicit, owner: owns, watch: mochaOptions.watch === true };
 }
 
 export function start(): PluginState {
@@ -74,10 +75,10 @@ export function start(): PluginState {
     const announced = new Set<string>();
     onEveryRun((runner, Mocha) => {
       if (role === 'parallel-main' && reportDir) reportCrashedTests(runner, Mocha, reportDir, announced);
-      if (run && watch) finishEachRun(runner, run);
+      if (run && watch) endEachRun(runner, run);
     });
     // After install, so core's exit check and counters come first.
-    if (run && !watch) finishRunAtExit(run);
+    if (run && !watch) endRunAtExit(run);
   }
   setState(state);
   return state;

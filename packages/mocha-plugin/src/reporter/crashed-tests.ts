@@ -6,14 +6,14 @@
 // report as its error message.
 import * as path from 'node:path';
 
-import { formatCrashAttribution, readReportDir, reportText, type ViolationEvent } from '@mate-guard/core/internal';
+import { crashErrorName, crashOutsideTestTitle, formatCrashAttribution, readReportDir, reportText, type ViolationEvent } from '@mate-guard/core/internal';
 
 import type { MochaModule, MochaRunner } from './runner-hook';
 
 function emitCrash(runner: MochaRunner, Mocha: MochaModule, e: ViolationEvent, label: string): void {
   const where = e.test ?? e.allocation?.allocTest;
   const [file, ...titles] = where ? where.split(' > ') : ['(unknown file)'];
-  const title = titles.pop() ?? '[mate-guard] guard fault outside any test';
+  const title = titles.pop() ?? crashOutsideTestTitle(e);
   const suite = new Mocha.Suite(titles.join(' ')) as InstanceType<MochaModule['Suite']> & { addTest(t: unknown): void };
   suite.parent = runner.suite;
   suite.file = path.resolve(file);
@@ -21,7 +21,7 @@ function emitCrash(runner: MochaRunner, Mocha: MochaModule, e: ViolationEvent, l
   suite.addTest(test);
   Object.assign(test, { file: suite.file, state: 'failed', duration: 0 });
   const err = new Error(`${reportText(e)}${formatCrashAttribution(e, label).trimEnd()}\nThe worker died, so the rest of ${file} did not run.`);
-  err.name = 'GuardFaultError';
+  err.name = crashErrorName(e);
   err.stack = ''; // the report is the message
   runner.emit('suite', suite);
   runner.emit('test', test);

@@ -9,10 +9,7 @@ import {
   describeRunnerFlags,
   CONFIG_ERROR_EXIT,
   GuardConfigError,
-  GuardedRun,
-  rerunCanaryReports,
-  runChild,
-  writeHandoff,
+  superviseRun,
   type RerunLauncher,
   runCli,
 } from '@mate-guard/core/internal';
@@ -43,16 +40,6 @@ function nodeArgs(rest: readonly string[]): string[] {
   return ['--test', '--require', PLUGIN_ENTRY, ...rest.filter((a) => a !== '--test')];
 }
 
-async function runNode(args: readonly string[], env: NodeJS.ProcessEnv): Promise<{ status: number; pid?: number }> {
-  try {
-    const exit = await runChild(process.execPath, args, env);
-    return { status: exit.status, pid: exit.pid };
-  } catch (err) {
-    process.stderr.write(`mate-node-test: could not start node: ${(err as Error).message}\n`);
-    return { status: 127 };
-  }
-}
-
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** The test files alone (the user's own file arguments dropped), selecting the damaged tests by name. */
@@ -81,22 +68,20 @@ export async function main(argv: readonly string[]): Promise<number> {
     return CONFIG_ERROR_EXIT;
   }
   const { settings, explicit, rest } = config;
-  const env = { ...process.env };
-  if (watching(rest)) {
+  return superviseRun({
+    runner: 'node-test',
+    program: 'mate-node-test',
+    name: 'node',
+    settings,
+    explicit,
+    env: { ...process.env },
+    command: process.execPath,
+    args: nodeArgs(rest),
     // Every rerun ends inside node: its main process owns the run (same settings).
-    writeHandoff({ settings, explicit }, env);
-    return (await runNode(nodeArgs(rest), env)).status;
-  }
-  const run = GuardedRun.start({ runner: 'node-test', settings, explicit, env });
-  const { status } = await runNode(nodeArgs(rest), env);
-  const reruns = run.settings.rerun ? await rerunCanaryReports(run.read().violations, run.settings, rerunNode(rest)) : '';
-  const { text, exitCode } = run.finish({
-    status,
-    attribution: { label: () => PROCESS_LABEL, earlier: true },
-    nothingGuardedFix: NOTHING_GUARDED_FIX,
+    watch: watching(rest),
+    rerun: rerunNode(rest),
+    end: () => ({ attribution: { label: () => PROCESS_LABEL, earlier: true }, nothingGuardedFix: NOTHING_GUARDED_FIX }),
   });
-  if (settings.enabled) process.stderr.write(reruns + text);
-  return exitCode;
 }
 
 export function run(): void {

@@ -8,14 +8,15 @@ import {
   installFromSettings,
   outsideTestsError,
   readHandoff,
+  runOwnership,
   takeOutsideDamage,
   type GuardSettings,
   type RunnerResolution,
 } from '@mate-guard/core/internal';
 
 import { crashedTestsOfFile } from '../reporter/crashed-tests';
-import { finishRunAtExit, PROCESS_LABEL } from '../reporter/run-end';
-import { finishEachWatchRound } from '../reporter/watch-rounds';
+import { endRunAtExit, PROCESS_LABEL } from '../reporter/run-end';
+import { endEachWatchRound } from '../reporter/watch-rounds';
 import { aroundTest } from './bracket';
 import { nodeTestRole, runsTests, type NodeTestRole } from './role';
 import { resolveNodeTestConfig } from './settings';
@@ -36,17 +37,17 @@ const PER_FILE_NOTE =
 
 function decide(): Decision {
   const role = nodeTestRole();
+  // A test file's process may own a run only where nothing was handed to it:
+  // node --test's main process did not load the plugin (Node 20 runs
+  // --import modules in the test files' processes only), so each file's
+  // process owns a run of its own.
   const handoff = readHandoff();
-  // mate-node-test, guard-run or node --test's main process resolved the
-  // settings; the owner is whoever the handoff names (none: mate-node-test
-  // --watch left the run to node's main process).
-  if (handoff) return { role, settings: handoff.settings, explicit: handoff.explicit, owner: role !== 'child' && handoff.ownerPid === undefined };
-  // node itself takes no --guard-* flags: MATE_NODE_TEST_GUARD_* only. A
-  // child without a handoff: node --test's main process did not load the
-  // plugin (Node 20 runs --import modules in the test files' processes
-  // only), so each file's process owns a run of its own.
+  const { owns, handed } = runOwnership(role !== 'child' || handoff === undefined);
+  // mate-node-test, guard-run or node --test's main process resolved the settings.
+  if (handed) return { role, settings: handed.settings, explicit: handed.explicit, owner: owns };
+  // node itself takes no --guard-* flags: MATE_NODE_TEST_GUARD_* only.
   const { settings, explicit } = resolveNodeTestConfig([]);
-  return { role, settings, explicit, owner: true };
+  return { role, settings, explicit, owner: owns };
 }
 
 /** Damage no test owned (module code, hooks): fails the file's process once its tests are done. */
@@ -80,7 +81,7 @@ export function start(): PluginState {
     aroundEveryTestFunction((test, call, args) => (kindOf(test) === 'file' ? onFile(test, call, args) : call(args)));
   }
   // Watch mode: a summary per round. Else at exit, after install, so core's exit check and counters come first.
-  if (run && role === 'main' && process.execArgv.includes('--watch')) onRootTest((root) => finishEachWatchRound(root, run));
-  else if (run) finishRunAtExit(run, role === 'child' ? PER_FILE_NOTE : undefined);
+  if (run && role === 'main' && process.execArgv.includes('--watch')) onRootTest((root) => endEachWatchRound(root, run));
+  else if (run) endRunAtExit(run, role === 'child' ? PER_FILE_NOTE : undefined);
   return state;
 }

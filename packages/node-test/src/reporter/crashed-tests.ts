@@ -7,7 +7,7 @@
 import * as path from 'node:path';
 import { serialize } from 'node:v8';
 
-import { formatCrashAttribution, readReportDir, reportText, type ViolationEvent } from '@mate-guard/core/internal';
+import { crashErrorName, crashOutsideTestTitle, formatCrashAttribution, readReportDir, reportText, type ViolationEvent } from '@mate-guard/core/internal';
 
 import type { CallTest, NodeTest } from '../hooks/test-class';
 
@@ -60,9 +60,9 @@ function serializedError(err: Error): Buffer {
 }
 
 /** The error node's reporters print for a failed test: a test failure whose cause is the report. */
-function failureError(message: string): Buffer {
+function failureError(message: string, name = 'GuardFaultError'): Buffer {
   const cause = new Error(message);
-  cause.name = 'GuardFaultError';
+  cause.name = name;
   cause.stack = `${cause.name}: ${cause.message}`; // the report is the useful part
   const err = Object.assign(new Error(message), { code: 'ERR_TEST_FAILURE', failureType: 'testCodeFailure', cause });
   err.stack = cause.stack;
@@ -84,7 +84,7 @@ const SUITE_FAILED = () => ({ duration_ms: 0, type: 'suite', error: failureError
  * inside its suites: those open in the report that are not its own are
  * closed, its own missing ones started (left open: closeOpen ends them).
  */
-function emitFailure(emit: Emit, open: Open[], where: string, message: string): void {
+function emitFailure(emit: Emit, open: Open[], where: string, message: string, name?: string): void {
   const titles = where.split(' > ').slice(1);
   let shared = 0;
   while (shared < open.length && shared < titles.length - 1 && open[shared].name === titles[shared]) shared++;
@@ -92,7 +92,7 @@ function emitFailure(emit: Emit, open: Open[], where: string, message: string): 
   for (let i = shared; i < titles.length - 1; i++) emit('test:start', titles[i], i); // trackOpen records it open
   const nesting = titles.length - 1;
   emit('test:start', titles[nesting], nesting);
-  emit('test:fail', titles[nesting], nesting, { duration_ms: 0, error: failureError(message) });
+  emit('test:fail', titles[nesting], nesting, { duration_ms: 0, error: failureError(message, name) });
 }
 
 /** Ends the suites the dead process left open, innermost first. */
@@ -101,8 +101,8 @@ function closeOpen(emit: Emit, open: Open[]): void {
 }
 
 function emitCrash(emit: Emit, open: Open[], e: ViolationEvent, rel: string, label: string): void {
-  const where = e.test ?? e.allocation?.allocTest ?? `${rel} > [mate-guard] guard fault outside any test`;
-  emitFailure(emit, open, where, `${reportText(e)}${formatCrashAttribution(e, label).trimEnd()}\nThe process died, so the rest of ${rel} did not run.`);
+  const where = e.test ?? e.allocation?.allocTest ?? `${rel} > ${crashOutsideTestTitle(e)}`;
+  emitFailure(emit, open, where, `${reportText(e)}${formatCrashAttribution(e, label).trimEnd()}\nThe process died, so the rest of ${rel} did not run.`, crashErrorName(e));
 }
 
 /** A report the dead process handed to a test that node never heard of (its results died with it). */

@@ -1,6 +1,6 @@
 // node --test --watch never exits: the main process says what each round
 // found (its summary) when node reports the round drained, and lives on.
-import type { GuardedRun } from '@mate-guard/core/internal';
+import { endRound, type GuardedRun } from '@mate-guard/core/internal';
 
 import { NOTHING_GUARDED_FIX } from '../hooks/settings';
 import type { NodeTest } from '../hooks/test-class';
@@ -11,20 +11,14 @@ interface Reporter {
   on(event: 'data', listener: (item: { type?: string; data?: { details?: unknown } }) => void): unknown;
 }
 
-export function finishEachWatchRound(root: NodeTest, run: GuardedRun): void {
+export function endEachWatchRound(root: NodeTest, run: GuardedRun): void {
   const reporter = (root as NodeTest & { reporter?: Reporter }).reporter;
   if (!reporter) return;
   let failed = false;
   reporter.on('data', (item) => {
     if (item.type === 'test:fail') failed = true;
     if (item.type !== 'test:watch:drained') return;
-    const { text } = run.finish({
-      status: failed ? 1 : 0,
-      attribution: { label: () => PROCESS_LABEL },
-      more: true,
-      nothingGuardedFix: NOTHING_GUARDED_FIX,
-    });
+    endRound(run, failed ? 1 : 0, { attribution: { label: () => PROCESS_LABEL }, nothingGuardedFix: NOTHING_GUARDED_FIX });
     failed = false;
-    process.stderr.write(text);
   });
 }

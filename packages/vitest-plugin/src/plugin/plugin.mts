@@ -5,7 +5,7 @@
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { exitOnConfigError, GuardConfigError, readHandoff, type RunnerResolution } from '@mate-guard/core/internal';
+import { exitOnConfigError, GuardConfigError, runOwnership, type RunnerResolution } from '@mate-guard/core/internal';
 import type { Plugin } from 'vitest/config';
 import type { TestProject, Vitest } from 'vitest/node';
 
@@ -41,14 +41,6 @@ function warnThreads(vitest: Vitest, project: TestProject): void {
   );
 }
 
-/**
- * A run another process owns (a mate-* rerun, mate guard-run) handed its
- * settings over: use them as they are, and leave the report to that owner.
- */
-function ownedElsewhere(): RunnerResolution | undefined {
-  const handoff = readHandoff();
-  return handoff && handoff.ownerPid !== process.pid ? { settings: handoff.settings, explicit: handoff.explicit } : undefined;
-}
 
 /**
  * A bad setting (or no usable native binary): the one line every entry
@@ -69,9 +61,12 @@ export function guardAlloc(options?: GuardAllocOptions): Plugin {
     config(config) {
       // Resolved here so a bad value stops vitest before any test file loads.
       try {
-        const handed = ownedElsewhere();
-        owner = handed === undefined;
-        resolved = handed ?? resolveVitestSettings(options);
+        // Vitest's main process owns the run unless another process does (a
+        // mate-* rerun, mate guard-run): then it handed its settings over, to
+        // use as they are, and the report is that owner's.
+        const { owns, handed } = runOwnership(true);
+        owner = owns;
+        resolved = handed ? { settings: handed.settings, explicit: handed.explicit } : resolveVitestSettings(options);
       } catch (err) {
         exitOnSettingError(err);
       }

@@ -5,7 +5,7 @@
 // the failure with the report text.
 import * as path from 'node:path';
 
-import { earlierReports, formatCrashAttribution, reportText, type ViolationEvent } from '@mate-guard/core/internal';
+import { crashErrorName, earlierReports, formatCrashAttribution, reportText, type ViolationEvent } from '@mate-guard/core/internal';
 import { experimental_getRunnerTask, type TestModule } from 'vitest/node';
 
 type RunnerTask = ReturnType<typeof experimental_getRunnerTask>;
@@ -98,7 +98,7 @@ export function markFailed(a: Attribution): void {
   if (!a.module) return;
   const file = experimental_getRunnerTask(a.module);
   const error = {
-    name: 'GuardFaultError',
+    name: crashErrorName(a.event),
     // The report first: JUnit and other reporters show a failure's first lines.
     message: `${a.text}${crashLine(a)}\nThe worker died, so the rest of this file did not run.`,
     stack: '',

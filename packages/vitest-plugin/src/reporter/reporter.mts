@@ -62,10 +62,10 @@ class VitestRun {
         if (!this.verbose()) for (const line of tagSkipLines(testModules)) this.say(line);
         const reruns = this.rerunning() ? await rerunCanaryReports(run.read().violations, run.settings, this.rerunLauncher()) : '';
         const watching = Boolean(this.vitest.config.watch);
-        const { text, exitCode } = run.finish({ status: Number(process.exitCode ?? 0), more: watching });
-        this.say((reruns + text).trimEnd());
+        const verdict = run.finish({ status: Number(process.exitCode ?? 0), more: watching });
+        this.say((reruns + verdict.text).trimEnd());
         // Damage found only when a worker exited fails no test: the exit code must still tell.
-        if (exitCode !== 0 && !watching) process.exitCode = exitCode;
+        if (verdict.exitCode !== 0 && !watching) process.exitCode = verdict.exitCode;
       },
     };
   }

@@ -174,6 +174,7 @@ Napi::Value SetCurrentTest(const Napi::CallbackInfo& info) {
     id = StackStore::Get().Intern(s.data(), s.size());
   }
   a->SetCurrentTest(id);
+  if (id != 0) KeepFaultHandlerFirst();
   return info.Env().Undefined();
 }
 

@@ -63,6 +63,13 @@ inline bool ReadOption(const Napi::Value& v, CudaQuarantine* out, const char* na
   return true;
 }
 
+inline bool ReadOption(const Napi::Value& v, std::string* out, const char* name, std::string* error) {
+  if (v.IsNull()) { out->clear(); return true; }
+  if (!v.IsString()) { *error = std::string(name) + " must be a string"; return false; }
+  *out = v.As<Napi::String>().Utf8Value();
+  return true;
+}
+
 // Reads every field of the option table from a JS object; absent keys keep
 // their defaults.
 inline bool ParseOptions(const Napi::Object& obj, Options* out, std::string* error) {

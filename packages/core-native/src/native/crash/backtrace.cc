@@ -18,6 +18,7 @@ constexpr size_t kMaxSkipped = 32;
 struct RawFrames {
   uintptr_t* pcs;
   bool* exact;
+  uintptr_t* cfas;
   size_t max;
   size_t count = 0;
   // Record from the frame whose pc is `start` (the faulting one).
@@ -40,6 +41,7 @@ _Unwind_Reason_Code OnFrame(struct _Unwind_Context* ctx, void* arg) {
   }
   r->pcs[r->count] = ip;
   r->exact[r->count] = before_insn != 0;  // a signal frame's pc is the instruction itself
+  r->cfas[r->count] = _Unwind_GetCFA(ctx);
   r->count++;
   return r->count < r->max ? _URC_NO_REASON : _URC_END_OF_STACK;
 }
@@ -91,15 +93,18 @@ const char* UnwindMethodName(UnwindMethod m) {
   return "none";
 }
 
-size_t CaptureFaultBacktrace(const void* ucontext, NativeFrame* out, size_t max, UnwindMethod* method) {
+size_t CaptureFaultBacktrace(const void* ucontext, NativeFrame* out, size_t max, UnwindMethod* method,
+                             uintptr_t* cfas) {
   *method = UnwindMethod::kNone;
   MachineRegs regs;
   if (max == 0 || !ReadMachineRegs(ucontext, &regs)) return 0;
   uintptr_t pcs[kMaxNativeFrames];
   bool exact[kMaxNativeFrames];
-  RawFrames raw{pcs, exact, max < kMaxNativeFrames ? max : kMaxNativeFrames};
+  uintptr_t raw_cfas[kMaxNativeFrames];
+  RawFrames raw{pcs, exact, raw_cfas, max < kMaxNativeFrames ? max : kMaxNativeFrames};
   raw.start = regs.pc;
   _Unwind_Backtrace(OnFrame, &raw);
+  if (cfas) for (size_t i = 0; i < max; i++) cfas[i] = i < raw.count ? raw_cfas[i] : 0;
   // Frame 0 always comes from the context, whatever the unwinder did.
   Resolve(regs.pc, false, &out[0]);
   if (raw.count >= 2) {

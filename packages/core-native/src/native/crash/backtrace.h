@@ -42,8 +42,12 @@ void WarmUpBacktrace();
 // callers (the handler's own frames and the signal trampoline are not
 // included). At most `max` frames into `out` (caller-owned memory, e.g.
 // static storage reserved at install). Async-signal-safe once warmed up: no
-// locks, no allocation, no stdio; uses only the stack and `out`.
-size_t CaptureFaultBacktrace(const void* ucontext, NativeFrame* out, size_t max, UnwindMethod* method);
+// locks, no allocation, no stdio; uses only the stack and `out`. `cfas`
+// (optional, `max` entries): each frame's canonical frame address (the
+// stack pointer before the call into it; 0 where not known), which bounds
+// the stack a frame and its callees used.
+size_t CaptureFaultBacktrace(const void* ucontext, NativeFrame* out, size_t max, UnwindMethod* method,
+                             uintptr_t* cfas = nullptr);
 
 // The calling thread's stack, starting at the caller of this function
 // (after skipping `skip` more frames). For captures outside fault handlers

@@ -1,20 +1,30 @@
 #include "crash/describe.h"
 
+#include "native_heap/native_heap.h"
+
 namespace mate {
 
-namespace {
+void FillProcess(const GuardedAllocator& a, Violation* v) {
+  AllocatorStats s = a.StatsUnlocked();
+  v->process_allocations = s.allocations;
+  v->process_peak_live = s.peak_live;
+  v->process_fallbacks = s.fallbacks;
+  v->process_native_allocations = s.native_allocations;
+  v->process_native_unguarded = native_heap::GetCounters().unguarded;
+}
 
-void Fill(const GuardedAllocator& a, const SlotRecord& r, Violation* v) {
+void FillRecord(const GuardedAllocator& a, const SlotRecord& r, Violation* v) {
   v->record = r;
   v->backend = SlotBackendName(r.backend);
   v->geometry = a.Geometry(r);
   v->guard_method = GuardMethodName(a.guard_method());
   v->test_id = a.CurrentTest();
-  AllocatorStats s = a.StatsUnlocked();
-  v->process_allocations = s.allocations;
-  v->process_peak_live = s.peak_live;
-  v->process_fallbacks = s.fallbacks;
+  FillProcess(a, v);
 }
+
+namespace {
+
+void Fill(const GuardedAllocator& a, const SlotRecord& r, Violation* v) { FillRecord(a, r, v); }
 
 // Distance from `addr` to the logical allocation of `r`, and on which side.
 uint64_t DistanceTo(const GuardedAllocator& a, const SlotRecord& r, uintptr_t addr, Relation* rel) {

@@ -8,6 +8,14 @@
 
 namespace mate {
 
+// The process's counters into `out` (the run's summary reads them when the
+// process dies before writing its own). Async-signal-safe.
+void FillProcess(const GuardedAllocator& a, Violation* out);
+
+// `r` as the violation's allocation (record, geometry, backend), the
+// running test and the counters. Async-signal-safe.
+void FillRecord(const GuardedAllocator& a, const SlotRecord& r, Violation* out);
+
 // Turns a fault address into a violation. False when the address is not one
 // of ours (the fault then belongs to whoever handled it before us).
 // Async-signal-safe: lock-free reads of the allocator's tables.

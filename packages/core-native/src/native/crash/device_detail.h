@@ -23,6 +23,18 @@ struct DeviceLaunchArg {
 
 constexpr size_t kMaxDeviceLaunchArgs = 8;
 
+// An input saved before the launch (dumpInputs: device/input_dump.h), in
+// inputs/<pid>-<launch>-<index>.bin of the report directory.
+struct DeviceLaunchInput {
+  uint32_t param = 0;     // the first parameter that pointed into it
+  uint32_t index = 0;     // the file's index among the launch's inputs
+  uint64_t alloc_id = 0;
+  uint64_t size = 0;      // the allocation's size
+  uint64_t saved = 0;     // bytes saved (fewer than size: truncated at the cap)
+};
+
+constexpr size_t kMaxDeviceLaunchInputs = 8;
+
 // One tracked kernel launch.
 struct DeviceLaunch {
   uint64_t number = 0;       // launch number, process-wide, 1-based
@@ -33,6 +45,8 @@ struct DeviceLaunch {
   bool faulted = false;      // launch blocking: its synchronize returned the error
   uint32_t arg_count = 0;    // guarded pointers found (args[] holds the first few)
   DeviceLaunchArg args[kMaxDeviceLaunchArgs];
+  uint32_t input_count = 0;  // inputs saved before it (dumpInputs)
+  DeviceLaunchInput inputs[kMaxDeviceLaunchInputs];
 };
 
 struct DeviceDetail {

@@ -1,8 +1,10 @@
 #include "crash/report_event.h"
 
+#include <stdio.h>
 #include <unistd.h>
 
 #include "core/stack_store.h"
+#include "crash/report_file.h"
 #include "platform/linux/module_map.h"
 
 namespace mate {
@@ -135,7 +137,8 @@ void AllocationOf(const SlotRecord& r, const SlotGeometry& g, const char* backen
 }
 
 void Allocation(const Violation& v, Writer* w) {
-  bool freed = v.record.freed_by != FreedBy::kNotFreed && v.kind != ReportKind::kCanaryCorruption;
+  // Canary damage found at a free names that free too (where the check ran).
+  bool freed = v.record.freed_by != FreedBy::kNotFreed;
   AllocationOf(v.record, v.geometry, v.backend, v.guard_method, freed, w);
 }
 
@@ -174,7 +177,32 @@ void Launch(const DeviceDetail& d, const DeviceLaunch& l, Writer* w) {
     DeviceAllocation(d, a.record, w);
     w->Char('}');
   }
-  w->Str("]}");
+  w->Str("]");
+  // Inputs saved before the launch (dumpInputs).
+  if (l.input_count) {
+    w->Str(",\"inputs\":[");
+    for (uint32_t i = 0; i < l.input_count && i < kMaxDeviceLaunchInputs; i++) {
+      const DeviceLaunchInput& in = l.inputs[i];
+      if (i) w->Char(',');
+      w->Str("{\"param\":");
+      w->Dec(in.param);
+      w->Str(",\"allocation\":");
+      w->Dec(in.alloc_id);
+      w->Str(",\"size\":");
+      w->Dec(in.size);
+      w->Str(",\"saved\":");
+      w->Dec(in.saved);
+      // The whole path: a report printed in the process itself has no event file to be relative to.
+      char file[4352];
+      snprintf(file, sizeof(file), "%s/inputs/%llu-%llu-%llu.bin", ReportDir(), static_cast<unsigned long long>(getpid()),
+               static_cast<unsigned long long>(l.number), static_cast<unsigned long long>(in.index));
+      w->Str(",\"file\":");
+      w->JsonStr(file);
+      w->Char('}');
+    }
+    w->Char(']');
+  }
+  w->Char('}');
 }
 
 // The device block, and what an illegal-address or cross-stream-free report adds.
@@ -233,6 +261,50 @@ void Device(const Violation& v, Writer* w) {
   }
 }
 
+// deadly-signal / uncaught-exception: the signal and what could be told.
+void Death(const DeathDetail& d, Writer* w) {
+  w->Str(",\"death\":{\"signal\":");
+  w->Dec(static_cast<uint64_t>(d.signal));
+  w->Str(",\"code\":");
+  if (d.code < 0) {
+    w->Char('-');
+    w->Dec(static_cast<uint64_t>(-static_cast<int64_t>(d.code)));
+  } else {
+    w->Dec(static_cast<uint64_t>(d.code));
+  }
+  w->Str(",\"sender\":");
+  if (d.sender > 0) w->Dec(static_cast<uint64_t>(d.sender)); else w->Str("null");
+  w->Str(",\"address\":");
+  if (d.has_address) HexStr(w, d.address); else w->Str("null");
+  w->Str(",\"access\":");
+  w->JsonStr(AccessTypeName(d.access));
+  w->Str(",\"abortMessage\":");
+  w->JsonStr(d.abort_message);
+  w->Str(",\"exception\":");
+  if (d.exception_type) {
+    w->Str("{\"type\":");
+    w->JsonStr(d.exception_type);
+    w->Str(",\"what\":");
+    w->JsonStr(d.exception_what);
+    w->Char('}');
+  } else {
+    w->Str("null");
+  }
+  w->Str(",\"guardedFree\":");
+  if (d.guarded_free) {
+    w->Str("{\"function\":");
+    w->JsonStr(d.free_function);
+    w->Str(",\"frame\":");
+    w->Dec(d.free_frame);
+    w->Str(",\"pointer\":");
+    HexStr(w, d.pointer);
+    w->Char('}');
+  } else {
+    w->Str("null");
+  }
+  w->Char('}');
+}
+
 }  // namespace
 
 void FormatEvent(const Violation& v, Writer* w) {
@@ -279,12 +351,17 @@ void FormatEvent(const Violation& v, Writer* w) {
   w->Str(",\"allocation\":");
   if (v.has_record) Allocation(v, w); else w->Str("null");
   if (v.device) Device(v, w);
+  if (v.death) Death(*v.death, w);
   w->Str(",\"process\":{\"allocations\":");
   w->Dec(v.process_allocations);
   w->Str(",\"peakLive\":");
   w->Dec(v.process_peak_live);
   w->Str(",\"fallbacks\":");
   w->Dec(v.process_fallbacks);
+  w->Str(",\"nativeAllocations\":");
+  w->Dec(v.process_native_allocations);
+  w->Str(",\"nativeUnguarded\":");
+  w->Dec(v.process_native_unguarded);
   w->Str("}}\n");
 }
 

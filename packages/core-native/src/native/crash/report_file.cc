@@ -23,6 +23,8 @@ void SetReportDir(const char* dir) {
   g_report_dir[n] = '\0';
 }
 
+const char* ReportDir() { return g_report_dir; }
+
 namespace {
 
 // Writes `json` to `tmp`, then renames it over `path`: readers only ever see

@@ -7,6 +7,8 @@ namespace mate {
 
 // Where events go; set once at install (copied into a static buffer).
 void SetReportDir(const char* dir);
+// The directory set, "" before.
+const char* ReportDir();
 
 // Writes `json` to <dir>/mate-guard-<pid>-<n>.json (whole or not at all:
 // written beside and renamed) and puts its path into `path` (capacity

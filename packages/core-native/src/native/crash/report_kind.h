@@ -16,7 +16,9 @@ namespace mate {
   X(kDoubleFree, "double-free")                       \
   X(kCrossStreamFree, "cross-stream-free")            \
   X(kIllegalAddress, "illegal-address")               \
-  X(kWildAccess, "wild-access")
+  X(kWildAccess, "wild-access")                       \
+  X(kDeadlySignal, "deadly-signal")                   \
+  X(kUncaughtException, "uncaught-exception")
 
 enum class ReportKind : uint8_t {
 #define MATE_KIND_ENUM(id, name) id,

@@ -1,17 +1,28 @@
 #ifndef MATE_CRASH_SIGNAL_HANDLER_H_
 #define MATE_CRASH_SIGNAL_HANDLER_H_
 
+// The crash handler: turns a signal into a report (GWP-ASan's layout: the
+// allocator knows nothing of signals or printing; platform/signals.h holds
+// the OS primitives). A fault in guarded memory is a guard violation. Any
+// other deadly signal (SIGSEGV/SIGBUS outside guarded memory, SIGABRT,
+// SIGFPE, SIGILL, SIGTRAP) goes first to the handler that was there before
+// (Node's WebAssembly trap handler): only when that leaves the process to
+// die is a deadly-signal (or uncaught-exception) report written. In every
+// case the process then dies by the signal, as it would have without us.
+// (crash/signal_handler.cc)
+
 namespace mate {
 
-// Installs the SIGSEGV/SIGBUS handler that turns a fault in guarded memory
-// into a report (the event file, then the printer) and lets the process die
-// by the signal; faults that are not ours go to the handler that was there
-// before. Also gives the calling thread an alternate signal stack.
-// (platform/linux/signal_handler_linux.cc)
+// Installs the handler for the fault and death signals and the
+// std::terminate hook; gives the calling thread an alternate signal stack.
 bool InstallFaultHandler();
 
-// An alternate signal stack for the calling thread, if it has none: a fault
-// must not be handled on the stack of a thread that may have overrun it.
+// Puts the handler back in front where another replaced it since (libuv
+// does for a signal JS listens to); the replacing one becomes the handler
+// called before a death is decided. Called at each test start.
+void KeepFaultHandlerFirst();
+
+// An alternate signal stack for the calling thread, if it has none.
 void EnsureAltStack();
 
 }  // namespace mate

@@ -6,6 +6,7 @@
 #include "core/canary.h"
 #include "core/slot.h"
 #include "crash/backtrace.h"
+#include "crash/death_detail.h"
 #include "crash/device_detail.h"
 #include "crash/report_kind.h"
 
@@ -37,6 +38,10 @@ struct Violation {
   // The process's counters when it was found (for the run summary when the
   // process dies before it can write them).
   uint64_t process_allocations = 0, process_peak_live = 0, process_fallbacks = 0;
+  // The native heap's: allocation calls guarded, and those that went to libc.
+  uint64_t process_native_allocations = 0, process_native_unguarded = 0;
+  // deadly-signal and uncaught-exception reports (owned by the handler).
+  const DeathDetail* death = nullptr;
   // CUDA reports: the device, and for illegal-address / cross-stream-free
   // what the device guard knows (owned by the caller).
   const DeviceDetail* device = nullptr;

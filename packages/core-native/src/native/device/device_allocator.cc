@@ -196,7 +196,7 @@ CUresult DeviceAllocator::Allocate(size_t size, CUstream stream, uint32_t stack_
   return cuda::kSuccess;
 }
 
-bool DeviceAllocator::NoteArg(CUdeviceptr ptr, const StreamUse& use, ArgRef* out) {
+bool DeviceAllocator::NoteArg(CUdeviceptr ptr, const StreamUse& use, ArgRef* out, bool note) {
   uint32_t idx = Lookup(ptr);
   if (idx == 0) return false;
   std::lock_guard<std::mutex> lock(mu_);
@@ -210,7 +210,7 @@ bool DeviceAllocator::NoteArg(CUdeviceptr ptr, const StreamUse& use, ArgRef* out
   out->device = static_cast<uint8_t>(ordinal_);
   out->mode = static_cast<uint8_t>(s->rec.mode);
   out->freed = s->phase != kLive;
-  if (s->phase != kLive) return true;
+  if (s->phase != kLive || !note) return true;
   for (uint32_t i = 0; i < s->n_uses; i++) {
     if (s->uses[i].stream != use.stream) continue;
     s->uses[i] = use;

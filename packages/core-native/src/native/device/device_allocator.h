@@ -17,11 +17,17 @@
 #include "device/cuda_driver.h"
 #include "device/device_event.h"
 #include "device/launch_tracker.h"
+#include "options/options.h"
 
 namespace mate {
 namespace device {
 
 struct DeviceConfig {
+  // Every setting of the settings table as given (options.inc): a device
+  // setting read as it is needs no field of its own, only its row and its
+  // use (config_.settings.<field>). The fields below are what the device
+  // derives from the settings (DeviceConfigFrom) or tunes on its own.
+  Options settings;
   bool tail_mode = true;
   uint32_t alignment = 16;
   bool sync_on_free = true;
@@ -54,6 +60,9 @@ struct DeviceConfig {
   // a synchronize after every launch, so the faulting one is known exactly.
   bool track_launches = true;
   bool launch_blocking = false;
+  // Kernels whose inputs are saved before each launch (a glob; empty: none):
+  // input_dump.h.
+  std::string dump_inputs;
 };
 
 struct DeviceStats {
@@ -115,7 +124,8 @@ class DeviceAllocator {
   // Launch tracking: a kernel parameter `ptr` points into one of our
   // ranges. Fills `out`; a live allocation notes the use (stream, launch),
   // which its free checks against the record_stream rule.
-  bool NoteArg(cuda::CUdeviceptr ptr, const StreamUse& use, ArgRef* out);
+  // `note`: false only looks (an input dump before the launch).
+  bool NoteArg(cuda::CUdeviceptr ptr, const StreamUse& use, ArgRef* out, bool note = true);
   // The record of `slot` if it still holds allocation `alloc_id`.
   bool RecordOf(uint32_t slot, uint64_t alloc_id, SlotRecord* out);
   bool Owns(cuda::CUdeviceptr ptr) const;

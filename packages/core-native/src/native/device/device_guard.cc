@@ -104,7 +104,7 @@ bool Install(const DeviceConfig& config, EventSink* sink, std::string* error) {
   g_sink.next = sink;
   if (config.track_launches) {
     std::string why;
-    StartTracking(drv, TrackerOptions{config.launch_blocking}, &why);  // off: TrackingOff() says why
+    StartTracking(drv, TrackerOptions{config.launch_blocking, config.dump_inputs}, &why);  // off: TrackingOff() says why
   } else {
     TrackingNotWanted();
   }
@@ -178,6 +178,11 @@ bool MaybeGuarded(uint64_t value) {
 bool NoteLaunchArg(uint64_t value, const StreamUse& use, ArgRef* out) {
   DeviceAllocator* a = OwnerOf(value);
   return a != nullptr && a->NoteArg(value, use, out);
+}
+
+bool FindLaunchArg(uint64_t value, ArgRef* out) {
+  DeviceAllocator* a = OwnerOf(value);
+  return a != nullptr && a->NoteArg(value, StreamUse{}, out, false);
 }
 
 void ResolveArg(const ArgRef& ref, DeviceLaunchArg* out) {

@@ -47,6 +47,8 @@ bool Owns(cuda::CUdeviceptr ptr);
 // for a report.
 bool MaybeGuarded(uint64_t value);
 bool NoteLaunchArg(uint64_t value, const StreamUse& use, ArgRef* out);
+// The allocation a parameter word points into, use not noted (input dumps).
+bool FindLaunchArg(uint64_t value, ArgRef* out);
 void ResolveArg(const ArgRef& ref, DeviceLaunchArg* out);
 // A kernel's fault seen by a tracked call (`where`: the call), or by the
 // synchronize after `exact_launch` (launch blocking): reported once.

@@ -5,6 +5,7 @@ namespace device {
 
 DeviceConfig DeviceConfigFrom(const Options& o, bool sync_on_free_default) {
   DeviceConfig c;
+  c.settings = o;  // every setting as given: a new one needs no line here
   c.tail_mode = o.mode == Mode::kTail;
   c.alignment = o.alignment;
   c.log_allocations = o.log_allocations;
@@ -14,6 +15,7 @@ DeviceConfig DeviceConfigFrom(const Options& o, bool sync_on_free_default) {
   c.recycle_when_behind = o.cuda_quarantine != CudaQuarantine::kStrict;
   c.track_launches = o.track_launches;
   c.launch_blocking = o.launch_blocking;
+  c.dump_inputs = o.dump_inputs;
   return c;
 }
 

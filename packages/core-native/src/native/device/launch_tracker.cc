@@ -14,6 +14,7 @@
 #include "core/stack_store.h"
 #include "device/cupti.h"
 #include "device/device_guard.h"
+#include "device/input_dump.h"
 #include "device/kernel_params.h"
 #include "device/stream_clocks.h"
 
@@ -44,6 +45,8 @@ struct Entry {
   uint32_t arg_total = 0;
   uint32_t arg_count = 0;
   ArgRef args[kArgsKept];
+  uint32_t input_count = 0;  // inputs saved before it (dumpInputs)
+  DeviceLaunchInput inputs[kMaxDeviceLaunchInputs];
 };
 
 struct State {
@@ -58,6 +61,7 @@ struct State {
   SiteProvider site = nullptr;
   StreamClocks clocks;  // streams and what each is ordered after
   KernelTable kernels;
+  std::unordered_map<uint32_t, bool> dump_match;  // kernel name id -> matches dumpInputs
   // The last launches.
   Entry ring[kRing];
   uint64_t launches = 0;
@@ -72,6 +76,16 @@ State& S() {
 thread_local int t_internal = 0;        // inside the guard's own driver calls
 thread_local int t_inside = 0;          // inside our callback (CUDA calls we make from it)
 
+// A launch whose inputs were saved at its entry: its number, call site
+// and saved inputs, taken by its exit on the same thread.
+struct Pending {
+  uint64_t number = 0;
+  uint32_t site = 0;
+  uint32_t input_count = 0;
+  DeviceLaunchInput inputs[kMaxDeviceLaunchInputs];
+};
+thread_local Pending t_pending;
+
 struct Launch {
   CUfunction f = nullptr;
   const char* symbol = nullptr;
@@ -85,8 +99,10 @@ void Record(const Launch& l) {
   State& st = S();
   uint64_t t0 = NowNs();
   // The call site first: a JS provider runs JS, outside our lock.
+  // Numbered (and its call site taken) at its entry when its inputs were saved then.
+  const Pending& pending = t_pending;
   SiteProvider site = __atomic_load_n(&st.site, __ATOMIC_ACQUIRE);
-  uint32_t site_id = site ? site() : 0;
+  uint32_t site_id = pending.number ? pending.site : site ? site() : 0;
   std::vector<KernelParam> params;
   bool layout;
   StreamUse use;
@@ -98,7 +114,7 @@ void Record(const Launch& l) {
     layout = k.layout;
     params = k.params;
     use = st.clocks.Launch(l.stream, l.ptsz);
-    number = ++st.launches;
+    number = pending.number ? pending.number : ++st.launches;
     use.launch = number;
     Entry& e = st.ring[number % kRing];
     e = Entry{};
@@ -109,6 +125,10 @@ void Record(const Launch& l) {
     e.seq = use.seq;
     e.site = site_id;
     e.test = CurrentTestId();
+    if (pending.number) {
+      e.input_count = pending.input_count;
+      for (uint32_t i = 0; i < pending.input_count; i++) e.inputs[i] = pending.inputs[i];
+    }
     stream = l.stream;
     st.stats.launches++;
     if (!layout) st.stats.no_layout++;
@@ -186,7 +206,7 @@ bool IsLaunch(cupti::CallbackId id) {
          id == dr::kLaunchKernelExPtsz || id == dr::kLaunchCooperativeKernel;
 }
 
-void DriverLaunch(cupti::CallbackId id, const cupti::CallbackData* cb) {
+Launch LaunchOf(cupti::CallbackId id, const cupti::CallbackData* cb) {
   namespace dr = cupti::driver;
   Launch l;
   l.symbol = cb->symbolName;
@@ -205,7 +225,72 @@ void DriverLaunch(cupti::CallbackId id, const cupti::CallbackData* cb) {
     l.extra = id == dr::kLaunchCooperativeKernel ? nullptr : p->extra;
     l.ptsz = id == dr::kLaunchKernelPtsz;
   }
-  Record(l);
+  return l;
+}
+
+// dumpInputs: at a matching launch's entry (nothing of it queued yet),
+// number it and save the guarded allocations its parameters point into.
+void BeforeLaunch(const Launch& l) {
+  State& st = S();
+  std::vector<KernelParam> params;
+  bool layout;
+  uint32_t name;
+  {
+    std::lock_guard<std::mutex> lock(st.mu);
+    const Kernel& k = st.kernels.Of(st.drv, l.f, l.symbol);
+    auto hit = st.dump_match.find(k.name);
+    if (hit == st.dump_match.end()) hit = st.dump_match.emplace(k.name, DumpWanted(StackStore::Get().Lookup(k.name))).first;
+    if (!hit->second) return;
+    layout = k.layout;
+    params = k.params;
+    name = k.name;
+  }
+  SiteProvider site = __atomic_load_n(&st.site, __ATOMIC_ACQUIRE);
+  Pending p;
+  p.site = site ? site() : 0;
+  {
+    std::lock_guard<std::mutex> lock(st.mu);
+    p.number = ++st.launches;
+  }
+  std::vector<DumpInput> inputs;
+  const uint8_t* packed = l.params ? nullptr : ExtraBuffer(l.extra);
+  if (layout && (l.params || packed)) {
+    for (size_t i = 0; i < params.size(); i++) {
+      const uint8_t* base = l.params ? static_cast<const uint8_t*>(l.params[i]) : packed + params[i].offset;
+      if (base == nullptr) continue;
+      for (uint32_t off = 0; off + sizeof(uint64_t) <= params[i].size; off += sizeof(uint64_t)) {
+        uint64_t v;
+        memcpy(&v, base + off, sizeof(v));
+        ArgRef a;
+        if (!MaybeGuarded(v) || !FindLaunchArg(v, &a) || a.freed) continue;
+        bool seen = false;  // one file per allocation, however many parameters point into it
+        for (const DumpInput& in : inputs) seen = seen || in.alloc_id == a.alloc_id;
+        if (seen) continue;
+        DumpInput in;
+        in.param = static_cast<uint32_t>(i);
+        in.offset = off;
+        in.value = v;
+        in.alloc_id = a.alloc_id;
+        in.user = a.user;
+        in.size = a.size;
+        inputs.push_back(in);
+      }
+    }
+  }
+  DumpLaunch what;
+  what.number = p.number;
+  what.kernel = StackStore::Get().Lookup(name);
+  what.site = StackStore::Get().Lookup(p.site);
+  what.test = StackStore::Get().Lookup(CurrentTestId());
+  // The copy is ordered after the launch's stream: a per-thread default stream launch names it so.
+  what.stream = l.ptsz && l.stream == nullptr ? reinterpret_cast<CUstream>(2) : l.stream;  // CU_STREAM_PER_THREAD
+  size_t saved;
+  {
+    InternalCalls internal;  // the copies' synchronize is ours, not the program's ordering
+    saved = DumpInputs(st.drv, what, inputs, p.inputs, kMaxDeviceLaunchInputs);
+  }
+  p.input_count = static_cast<uint32_t>(saved < kMaxDeviceLaunchInputs ? saved : kMaxDeviceLaunchInputs);
+  t_pending = p;
 }
 
 // Ordering calls. The CUDA runtime's calls reach the driver's, which
@@ -240,11 +325,19 @@ void Ordering(cupti::CallbackId id, const cupti::CallbackData* cb) {
 void Callback(void*, cupti::Domain domain, cupti::CallbackId id, const void* data) {
   if (t_internal || t_inside || domain != cupti::kDomainDriver) return;
   const auto* cb = static_cast<const cupti::CallbackData*>(data);
-  if (cb->callbackSite != cupti::kExit) return;
+  if (cb->callbackSite != cupti::kExit) {
+    if (IsLaunch(id) && DumpingInputs()) {
+      t_inside++;
+      BeforeLaunch(LaunchOf(id, cb));
+      t_inside--;
+    }
+    return;
+  }
   int result = cb->functionReturnValue ? *static_cast<const int*>(cb->functionReturnValue) : 0;
   t_inside++;
   if (IsLaunch(id)) {
-    if (result == 0) DriverLaunch(id, cb);
+    if (result == 0) Record(LaunchOf(id, cb));
+    t_pending.number = 0;  // taken (a failed launch leaves its number unused)
   } else if (result == 0) {
     Ordering(id, cb);
   }
@@ -272,6 +365,8 @@ void ToLaunch(const Entry& e, DeviceLaunch* out) {
   out->test = e.test;
   out->faulted = e.faulted;
   out->arg_count = e.arg_total;
+  out->input_count = e.input_count;
+  for (uint32_t i = 0; i < e.input_count; i++) out->inputs[i] = e.inputs[i];
   for (uint32_t i = 0; i < e.arg_count; i++) ResolveArg(e.args[i], &out->args[i]);
 }
 
@@ -287,6 +382,7 @@ bool StartTracking(const cuda::Driver* drv, const TrackerOptions& options, std::
   st.drv = drv;
   st.clocks.SetDriver(drv);
   st.blocking = options.blocking;
+  SetDumpGlob(options.dump_inputs);
   const char* load_why = nullptr;
   st.api = cupti::Load(&load_why);
   if (st.api == nullptr) {

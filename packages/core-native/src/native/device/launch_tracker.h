@@ -45,6 +45,7 @@ struct ArgRef {
 
 struct TrackerOptions {
   bool blocking = false;  // synchronize after every launch (launch blocking)
+  std::string dump_inputs;  // kernel glob: save inputs before matching launches (input_dump.h)
 };
 
 struct TrackerStats {

@@ -172,7 +172,7 @@ bool TryRealloc(void* ptr, size_t size, void** out, From from) {
     TryFree(ptr, from);  // size 0 frees (glibc); a bad pointer is recorded and ignored
     return true;
   }
-  void* fresh = TryAllocate(size, 0, false);
+  void* fresh = TryAllocate(size, 0, false);  // counts itself when it gets no slot
   if (fresh == nullptr) fresh = malloc(size);
   if (fresh == nullptr) return true;  // the old block stays valid, as realloc promises
   memcpy(fresh, ptr, old < size ? old : size);
@@ -187,6 +187,8 @@ bool TryUsableSize(const void* ptr, size_t* size) {
   if (!a->LiveSize(ptr, size)) *size = 0;
   return true;
 }
+
+void CountUnguarded() { g_unguarded.fetch_add(1, std::memory_order_relaxed); }
 
 Counters GetCounters() {
   Counters c;

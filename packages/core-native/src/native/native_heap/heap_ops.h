@@ -19,6 +19,11 @@ void ConfigureOps(GuardedAllocator* a, const StartOptions& options);
 // configured one. `sampled` false skips sampling (realloc of a guarded block).
 void* TryAllocate(size_t size, size_t alignment, bool sampled = true);
 
+// An allocation call of a chosen module that went to libc anyway (realloc
+// of a block libc made): counted so that guarded + unguarded = every
+// allocation call.
+void CountUnguarded();
+
 // The guarded region, for the free router's first test: set once when the
 // native heap starts (the region never moves), zero before.
 extern uintptr_t g_region_base;

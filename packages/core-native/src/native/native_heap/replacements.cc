@@ -42,6 +42,9 @@ void* Realloc(void* p, size_t n) {
   if (p == nullptr) return Malloc(n);
   void* out;
   if (TryRealloc(p, n, &out)) return out;
+  // libc's block stays libc's (its size is not known exactly); a realloc
+  // that allocates still counts as an allocation call of the module.
+  if (n != 0) CountUnguarded();
   return realloc(p, n);
 }
 

@@ -173,6 +173,13 @@ bool ReadJson(const Value& v, CudaQuarantine* out) {
   return true;
 }
 
+bool ReadJson(const Value& v, std::string* out) {
+  if (v.kind == Value::kNull) return out->clear(), true;
+  if (v.kind != Value::kString) return false;
+  *out = v.s;
+  return true;
+}
+
 }  // namespace
 
 bool ReadHandoff(const char* json, Handoff* out, std::string* error) {

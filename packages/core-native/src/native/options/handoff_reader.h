@@ -16,7 +16,7 @@ namespace mate {
 struct Handoff {
   Options options;
   std::string report_dir;
-  bool owned = false;  // a run owner (guard-run) prints the summary
+  bool owned = false;  // a run owner prints the summary (the handoff names one: run/owner.ts runsAlone, negated)
 };
 
 // False, with `error`, when `json` is not a handoff this version reads.

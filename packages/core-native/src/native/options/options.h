@@ -2,6 +2,7 @@
 #define MATE_OPTIONS_OPTIONS_H_
 
 #include <cstdint>
+#include <string>
 
 #include "options/option_types.h"
 

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-import { binaryCandidates, compareVersions, currentHost, firstLine, unsupportedReason } from '../allocator/binary-fit';
+import { binaryCandidates, compareVersions, currentHost, firstLine, unsupportedReason } from '../install/binary-fit';
 
 const packageRoot = path.resolve(__dirname, '..', '..');
 const LOG = path.join(packageRoot, 'build', 'mate-guard-build.log');

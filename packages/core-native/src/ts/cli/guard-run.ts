@@ -2,11 +2,9 @@
 // allocator installed in every Node process it starts.
 import * as path from 'node:path';
 
-import { deviceChildEnv } from '../allocator/device';
+import { deviceChildEnv } from '../install/device';
 import { GuardConfigError } from '../errors';
-import { runChild } from '../run/child';
-import { GuardedRun } from '../run/lifecycle';
-import { rerunCanaryReports } from '../run/rerun';
+import { superviseRun } from '../run/supervise';
 import { describeGuardRunFlags } from '../settings/docs';
 import { GUARD_RUN_FLAGS, parseFlags } from '../settings/flags';
 import { resolveLayers } from '../settings/resolve';
@@ -49,7 +47,7 @@ export function parseGuardRunArgs(argv: readonly string[]): GuardRunArgs | 'help
 
 /** NODE_OPTIONS that load the preload, which installs from the handoff in every Node process. */
 function withPreload(nodeOptions: string | undefined): string {
-  const preload = path.resolve(__dirname, '..', 'allocator', 'auto-install.js');
+  const preload = path.resolve(__dirname, '..', 'install', 'auto-install.js');
   return `${nodeOptions ? nodeOptions + ' ' : ''}--require ${JSON.stringify(preload)}`;
 }
 
@@ -57,23 +55,23 @@ export async function guardRun(args: GuardRunArgs): Promise<number> {
   const env = { ...process.env, NODE_OPTIONS: withPreload(process.env.NODE_OPTIONS) };
   // Python processes (PyTorch) find the device guard through these paths.
   if (args.settings.device === 'cuda') deviceChildEnv(env);
-  const run = GuardedRun.start({ runner: 'run', settings: args.settings, env, autoInstall: true });
   const [command, ...commandArgs] = args.command;
-  const exit = await runChild(command, commandArgs, env).catch((err: Error) => {
-    process.stderr.write(`mate guard-run: could not start ${show(command)}: ${err.message}\n`);
-    return undefined;
+  return superviseRun({
+    runner: 'run',
+    program: 'mate guard-run',
+    name: show(command),
+    settings: args.settings,
+    env,
+    autoInstall: true,
+    command,
+    args: commandArgs,
+    // Canary damage: the whole command once more, in the configuration that
+    // faults, with the same environment (Python processes find the device
+    // guard through it).
+    rerun: () => ({ command, args: commandArgs, env, autoInstall: true }),
+    rerunOffFlag: '--no-rerun',
+    end: () => ({
+      nothingGuardedFix: 'the command started no Node process (NODE_OPTIONS reaches node only; a command that resets NODE_OPTIONS drops it)',
+    }),
   });
-  // Canary damage: the whole command once more, in the configuration that
-  // faults, with the same environment (Python processes find the device
-  // guard through it).
-  const reruns = exit && run.settings.rerun
-    ? await rerunCanaryReports(run.read().violations, run.settings, () => ({ command, args: commandArgs, env, autoInstall: true }), '--no-rerun')
-    : '';
-  const { text, exitCode } = run.finish({
-    status: exit?.status ?? 127,
-    nothingGuardedFix: 'the command started no Node process (NODE_OPTIONS reaches node only; a command that resets NODE_OPTIONS drops it)',
-  });
-  if (!exit) return 127;
-  process.stderr.write(reruns + text);
-  return exitCode;
 }

@@ -1,8 +1,12 @@
 // The `mate` command.
+import * as path from 'node:path';
+
 import { CONFIG_ERROR_EXIT, GuardConfigError } from '../errors';
+import { ownPackages } from '../own-packages';
 import { allocatorOptionsMarkdown, runnerSettingsMarkdown } from '../settings/docs';
 import { BUILD_NATIVE_USAGE, buildNative } from './build-native';
 import { guardRun, guardRunUsage, parseGuardRunArgs } from './guard-run';
+import { mateReplay, REPLAY_USAGE } from './replay';
 import { mateReport, REPORT_USAGE } from './report';
 
 const USAGE = `Usage: mate <command>
@@ -10,11 +14,19 @@ const USAGE = `Usage: mate <command>
 Commands:
   guard-run [options] -- <command...>   run a command with guarded JS buffers (see mate guard-run --help)
   report <dir>...                       merge the JSON reports of runs, shards and workers: each report once, one summary; exit 1 on any violation
+  replay <report-dir> [options]         rerun what a recorded run ran (the tests its violations name, or the guard-run
+                                        command) with its settings, in --guard-mode/--alignment given (see mate replay --help)
   options                               list the allocator options and the runner settings (the README's tables)
   build-native                          build the native allocator from source where the prebuilt binary does not fit this machine
-
-Runner plugins: @mate-guard/vitest (mate-vitest), @mate-guard/jest-env (mate-jest), @mate-guard/mocha (mate-mocha), @mate-guard/node-test (mate-node-test).
 `;
+
+/** The runner plugins installed with this core (found, not listed: a new runner package shows up by itself). */
+function pluginsLine(): string {
+  const plugins = ownPackages([path.resolve(__dirname, '..', '..'), process.cwd()])
+    .filter((p) => p.name !== '@mate-guard/core')
+    .map((p) => (p.bin.length ? `${p.name} (${p.bin.join(', ')})` : p.name));
+  return `\nRunner plugins${plugins.length ? `: ${plugins.join(', ')}` : ': none installed here (the README lists them)'}.\n`;
+}
 
 function listOptions(): string {
   return `Allocator options (installGuardAllocator):\n\n${allocatorOptionsMarkdown()}\nRunner settings:\n\n${runnerSettingsMarkdown()}`;
@@ -38,6 +50,12 @@ export async function main(argv: readonly string[]): Promise<number> {
           return 0;
         }
         return mateReport(rest);
+      case 'replay':
+        if (rest.includes('-h') || rest.includes('--help')) {
+          process.stdout.write(REPLAY_USAGE);
+          return 0;
+        }
+        return await mateReplay(rest);
       case 'build-native':
         if (rest.includes('-h') || rest.includes('--help')) {
           process.stdout.write(BUILD_NATIVE_USAGE);
@@ -52,10 +70,10 @@ export async function main(argv: readonly string[]): Promise<number> {
       case '-h':
       case '--help':
       case 'help':
-        process.stdout.write(USAGE);
+        process.stdout.write(USAGE + pluginsLine());
         return command === undefined ? CONFIG_ERROR_EXIT : 0;
       default:
-        throw new GuardConfigError(`unknown command ${JSON.stringify(command)}; known: guard-run, report, options, build-native`);
+        throw new GuardConfigError(`unknown command ${JSON.stringify(command)}; known: guard-run, report, replay, options, build-native`);
     }
   } catch (err) {
     if (err instanceof GuardConfigError) {

@@ -1,7 +1,8 @@
 // `mate report <dir>...`: the JSON reports of any number of runs, shards
-// and workers as one: every report once, the merged summary, and an exit
-// code that fails when any violation is not suppressed (a CI step after
-// sharded jobs that each kept their report directory).
+// and workers as one: every report once, and the run's verdict (verdict.ts)
+// on them together: the merged summary, and an exit code that fails when
+// any violation is not suppressed (a CI step after sharded jobs that each
+// kept their report directory).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -10,7 +11,8 @@ import type { ViolationEvent } from '../report/event';
 import { EVENT_FILE } from '../report/files';
 import { reportText } from '../report/render';
 import { readReportDir, readRunInfo, type RunReport } from '../run/report-dir';
-import { formatSummary, mergeSummaries, summarize } from '../run/summary';
+import { formatSummary } from '../run/summary';
+import { verdictOf } from '../run/verdict';
 
 export const REPORT_USAGE = `Usage: mate report <dir>...
 
@@ -64,21 +66,22 @@ export function mateReport(args: readonly string[]): number {
   }
   const seen = new Set<string>();
   let text = '';
-  const summaries = runs.map((run) => {
-    const unique = run.violations.filter((e) => {
+  const unique = runs.map((run) => ({
+    ...run,
+    violations: run.violations.filter((e) => {
       const id = identity(e);
       if (seen.has(id)) return false;
       seen.add(id);
       return true;
-    });
-    for (const e of unique) if (!e.suppressed) text += reportText(e);
-    return summarize({ ...run, violations: unique });
-  });
-  const merged = mergeSummaries(summaries);
+    }),
+  }));
+  for (const run of unique) for (const e of run.violations) if (!e.suppressed) text += reportText(e);
+  // No runner's result covers these violations: each one not suppressed fails.
+  const verdict = verdictOf(unique, undefined);
   const labels = runs.map((r) => readRunInfo(r.dir)?.runner ?? 'run');
   const kinds = [...new Set(labels)].map((l) => `${labels.filter((x) => x === l).length} ${l}`).join(', ');
   text += `[mate-guard] merged ${runs.length} report director${runs.length === 1 ? 'y' : 'ies'} (${kinds})\n`;
-  text += formatSummary(merged);
+  text += formatSummary(verdict.summary);
   process.stdout.write(text);
-  return merged.violations > 0 ? 1 : 0;
+  return verdict.exitCode;
 }

@@ -67,6 +67,46 @@ export interface DeviceLaunch {
   /** Guarded pointers among its parameters (`args` holds the first few). */
   argCount: number;
   args: DeviceLaunchArg[];
+  /**
+   * dumpInputs: the guarded allocations its arguments pointed into, saved
+   * before it ran (files relative to the report directory; index in
+   * inputs/index-<pid>.jsonl).
+   */
+  inputs?: DeviceLaunchInput[];
+}
+
+/** An allocation saved before a launch (--guard-dump-inputs). */
+export interface DeviceLaunchInput {
+  /** The first parameter that pointed into it. */
+  param: number;
+  allocation: number;
+  size: number;
+  /** Bytes saved: fewer than `size` when truncated at the per-allocation cap. */
+  saved: number;
+  /** `inputs/<pid>-<launch>-<k>.bin`, relative to the report directory. */
+  file: string;
+}
+
+/** deadly-signal and uncaught-exception: the signal as the kernel described it, and what mate-guard could tell. */
+export interface DeathInfo {
+  signal: number;
+  /** si_code: the kernel's reason (> 0) or how a process sent it (<= 0: SI_USER 0, SI_TKILL -6, ...). */
+  code: number;
+  /** The process that sent it (kill, raise, abort); null when the kernel raised it. */
+  sender: number | null;
+  /** The faulting address (SIGSEGV, SIGBUS) or instruction (SIGILL, SIGFPE, SIGTRAP). */
+  address: Hex | null;
+  access: 'READ' | 'WRITE' | 'ACCESS' | null;
+  /** glibc's message before it aborted (`free(): invalid pointer`). */
+  abortMessage: string | null;
+  /** The uncaught C++ exception std::terminate ran for. */
+  exception: { type: string; what: string | null } | null;
+  /**
+   * The dying stack passes through free()/realloc() (access-stack frame
+   * `frame`) with a pointer into guarded memory: a free mate-guard's router
+   * did not see. The event's allocation is the one it points into.
+   */
+  guardedFree: { function: string; frame: number; pointer: Hex } | null;
 }
 
 export interface ViolationEvent {
@@ -101,8 +141,10 @@ export interface ViolationEvent {
   launches?: { tracking: boolean; off: string | null; blocking: boolean; total: number; list: DeviceLaunch[] };
   /** cross-stream-free: the freeing stream, the stream whose use it did not wait for, and that use. */
   streams?: { free: Hex; use: Hex; useLaunch: DeviceLaunch | null };
+  /** deadly-signal and uncaught-exception reports. */
+  death?: DeathInfo;
   /** The process's counters when it was found (a process killed by a fault writes no others). */
-  process: { allocations: number; peakLive: number; fallbacks: number };
+  process: { allocations: number; peakLive: number; fallbacks: number; nativeAllocations?: number; nativeUnguarded?: number };
   /**
    * Who was given it: `caller` when checkCanaries() returned it (a plugin
    * fails a test with it), `stderr` when its process printed it (at exit,

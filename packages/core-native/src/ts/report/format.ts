@@ -1,12 +1,13 @@
 // The one report formatter: renders an event as the text a user reads.
 // Every line starts with `==mate-guard== `.
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { demangleName } from '../symbolize/demangle';
 import { formatNativeFrames } from '../symbolize/frame-lines';
 import type { SymbolizedFrame } from '../symbolize/types';
-import type { CanarySideDamage, DeviceLaunch, EventAllocation, NativeStack, ViolationEvent } from './event';
+import type { CanarySideDamage, DeathInfo, DeviceLaunch, EventAllocation, NativeStack, ViolationEvent } from './event';
 import { formatDroppedFrames, trimJsStack } from './js-stack';
 import { suppressionLine } from './suppressions';
 
@@ -208,16 +209,45 @@ function hint(e: ViolationEvent, a: EventAllocation): string {
   return 'native code accessed before the start: check negative indexes and pointer arithmetic';
 }
 
+const LIBC_FREE = /^(__libc_)?(c?free|realloc|reallocarray|malloc_usable_size)$/;
+
+/** A module path as reports name it: relative to the working directory when inside it. */
+function modulePath(module: string): string {
+  const rel = path.relative(process.cwd(), module);
+  return rel && !rel.startsWith('..') ? rel : module;
+}
+
+/**
+ * libc's free/realloc faulting on the 8 or 16 bytes before a guarded
+ * allocation (its chunk header, in the guard page in head mode): it was
+ * given a pointer mate-guard allocated, by a call the free router did not see.
+ */
+function libcFreeOfGuarded(e: ViolationEvent): { fn: string; caller: string } | undefined {
+  const frames = e.accessStack?.frames ?? [];
+  const f0 = frames[0];
+  const fn = f0?.function?.replace(/\(.*$/, '');
+  if (!fn || !LIBC_FREE.test(fn) || !f0.module || !/^libc[.-]/.test(path.basename(f0.module))) return undefined;
+  if (e.relation !== 'before-start' || (e.distance !== 8 && e.distance !== 16)) return undefined;
+  const caller = frames.slice(1).find((f) => f.module && f.module !== f0.module)?.module;
+  return { fn: fn.replace(/^__libc_|^c(?=free)/g, ''), caller: caller ? modulePath(caller) : 'an unknown module' };
+}
+
 /** A bad access (fault) or canary damage: what was hit, where, and the slot. */
 function formatAccess(e: ViolationEvent, a: EventAllocation): string[] {
   const lines = [headline(e, a)];
   if (e.test) lines.push(`test: ${e.test}`);
+  const bypass = libcFreeOfGuarded(e);
+  if (bypass) {
+    lines.push(`mate-guard: libc's ${bypass.fn}() was given allocation #${a.id}, a pointer mate-guard allocated, and read its heap header before the start; called from a module or by a path that is not redirected: ${bypass.caller} (not through an import the free router rewrote: a stored pointer to libc's ${bypass.fn}, or code linked statically)`);
+  }
   if (e.accessStack?.frames.length) lines.push(...nativeLines('access', e.accessStack));
   lines.push(allocationLine(a, e));
   if (e.damage) lines.push(...damageLines(e));
-  lines.push(...picture(e, a), ...historyLines(a), `hint: ${hint(e, a)}`);
+  lines.push(...picture(e, a), ...historyLines(a), `hint: ${bypass ? FREE_BYPASS_HINT : hint(e, a)}`);
   return lines;
 }
+
+const FREE_BYPASS_HINT = 'glibc was given a pointer it never allocated: free and realloc guarded memory through the module\'s own import (not a stored pointer to libc\'s function), or leave that module out of --guard-native';
 
 /** Last: the suppression that matched it, or the line that would suppress it (ready to paste). */
 function suppressionLines(e: ViolationEvent): string[] {
@@ -253,7 +283,18 @@ function firstUserFrame(stack: string | null): string | undefined {
   return frames.find((l) => l.trim().startsWith('at '))?.trim().replace(/^at /, '');
 }
 
-function launchLines(l: DeviceLaunch, indent: string): string[] {
+/** The saved inputs of a launch (dumpInputs): whole paths (older events: under the report directory `dir`). */
+function inputLines(l: DeviceLaunch, indent: string, dir: string | undefined): string[] {
+  if (!l.inputs?.length) return [];
+  const lines = [`${indent}  inputs saved before it ran (--guard-dump-inputs):`];
+  for (const i of l.inputs) {
+    const cut = i.saved < i.size ? `, the first ${bytes(i.saved)} (truncated at the cap)` : '';
+    lines.push(`${indent}    argument ${i.param}: allocation #${i.allocation} (${bytes(i.size)}${cut}): ${path.isAbsolute(i.file) || !dir ? i.file : path.join(dir, i.file)}`);
+  }
+  return lines;
+}
+
+function launchLines(l: DeviceLaunch, indent: string, dir?: string): string[] {
   const lines = [`${indent}${kernelName(l.kernel)} (launch ${l.number} on ${streamName(l.stream)})`];
   const site = firstUserFrame(l.site);
   if (site) lines.push(`${indent}  launched at ${site}`);
@@ -275,6 +316,7 @@ function launchLines(l: DeviceLaunch, indent: string): string[] {
     lines.push(`${indent}  ${where.length > 1 ? 'arguments' : 'argument'} ${where.join(', ')} = ${arg.value}: allocation ${allocationBrief(arg.allocation)}${rel ? `, pointer at its start${rel}` : ''}`);
   }
   if (l.argCount > l.args.length) lines.push(`${indent}  … ${l.argCount - l.args.length} more guarded pointer arguments`);
+  lines.push(...inputLines(l, indent, dir));
   return lines;
 }
 
@@ -294,20 +336,30 @@ function hitLine(suspects: readonly DeviceLaunch[]): string | undefined {
   return undefined;
 }
 
+/** How to get the faulting launch's inputs on record, when they are not: --guard-dump-inputs with a glob for its kernel. */
+function dumpHint(faulted: readonly DeviceLaunch[]): string {
+  const kernel = faulted[0]?.kernel;
+  if (!kernel || faulted.some((l) => l.inputs?.length)) return '';
+  // `void ns::Kernel<T>(float*, long)` -> `*Kernel*`: matches the mangled and the demangled name alike.
+  const name = kernelName(kernel).replace(/\(anonymous namespace\)::/g, '').replace(/<.*$/s, '').replace(/\(.*$/s, '').split('::').pop()?.trim().split(/\s+/).pop() ?? '';
+  return name ? ` (--guard-dump-inputs '*${name}*' saves its inputs before each launch, to run it alone on them)` : '';
+}
+
 function formatIllegalAddress(e: ViolationEvent): string[] {
   const d = e.device;
   const lines = [`ERROR: illegal-address: the GPU reported ${d?.error ?? 'CUDA_ERROR_ILLEGAL_ADDRESS'} (${d?.errorText ?? 'an illegal memory access was encountered'}) on device ${d?.ordinal ?? 0}, seen by ${d?.foundBy ?? 'the device guard'}`];
   if (e.test) lines.push(`test: ${e.test}`);
   const t = e.launches;
   const list = t?.list ?? [];
+  const dir = e.file ? path.dirname(e.file) : undefined;
   const faulted = list.filter((l) => l.faulted);
   const suspects = faulted.length ? faulted : list.filter((l) => l.argCount > 0);
   if (faulted.length) {
     lines.push('the kernel that faulted (launch blocking: its own synchronize returned the error):');
-    for (const l of faulted) lines.push(...launchLines(l, '  '));
+    for (const l of faulted) lines.push(...launchLines(l, '  ', dir));
   } else if (t?.tracking && list.length) {
     lines.push(`kernels launched since the last synchronize, not known to have finished (${t.total}${t.total > list.length ? `, the newest ${list.length}` : ''}, newest first): one of them made the bad access`);
-    for (const l of list) lines.push(...launchLines(l, '  '));
+    for (const l of list) lines.push(...launchLines(l, '  ', dir));
   } else if (t?.tracking) {
     lines.push('no kernel launch was in flight that launch tracking saw');
   } else {
@@ -323,14 +375,23 @@ function formatIllegalAddress(e: ViolationEvent): string[] {
       const at = firstUserFrame(a.allocStack);
       if (at) lines.push(`    allocated at ${at}`);
     }
-    if (c.freed.length) {
-      lines.push('freed allocations whose ranges are unmapped (newest first):');
-      for (const a of c.freed) lines.push(`  ${allocationBrief(a)}`);
+  }
+  // A stale address reaches a kernel as often by arithmetic on a live
+  // pointer as by a freed argument: the freed ranges are named either way,
+  // with where each was allocated and freed.
+  if (c?.freed.length && !suspects.some((l) => l.args.some((a) => a.allocation.freed))) {
+    lines.push('freed allocations whose ranges are unmapped (a stale address into one faults; newest first):');
+    for (const a of c.freed) {
+      lines.push(`  ${allocationBrief(a)}`);
+      const at = firstUserFrame(a.allocStack);
+      if (at) lines.push(`    allocated at ${at}`);
+      const freedAt = firstUserFrame(a.freeStack);
+      lines.push(`    freed at ${freedAt ?? '(no stack captured)'}`);
     }
   }
   const exact = faulted.length > 0;
   lines.push(`hint: ${exact
-    ? 'CUDA reports no faulting address: the access went past the guarded allocations the kernel was given (or into a freed one); check its index bounds'
+    ? `CUDA reports no faulting address: the access went past the guarded allocations the kernel was given (or into a freed one); check its index bounds${dumpHint(faulted)}`
     : `CUDA reports the fault at a later call, with no address: rerun with launch blocking (--guard-launch-blocking, mate guard-run --launch-blocking) to name the faulting launch exactly, or in the opposite mode (${e.candidates?.live[0]?.mode === 'head' ? '--guard-mode tail' : '--guard-mode head'}) so the bad write lands in canary bytes and the report names its allocation`}`);
   return lines;
 }
@@ -350,10 +411,90 @@ function formatCrossStreamFree(e: ViolationEvent, a: EventAllocation): string[] 
   return lines;
 }
 
+// Deaths that are no guard fault: a deadly signal (SIGABRT, SIGSEGV outside
+// guarded memory, ...) or an uncaught C++ exception.
+
+/** `SIGABRT` for 6 (this platform's numbering, as the dying process's). */
+export function signalName(n: number): string {
+  const found = Object.entries(os.constants.signals).find(([, v]) => v === n);
+  return found ? found[0] : `signal ${n}`;
+}
+
+/** What si_code says, per signal (Linux). */
+const CODE_TEXT: Record<string, Record<number, string>> = {
+  SIGSEGV: { 1: 'address not mapped', 2: 'no permission for the access' },
+  SIGBUS: { 1: 'misaligned address', 2: 'nonexistent physical address', 3: 'hardware error on a mapped object (a file truncated under a mapping?)' },
+  SIGILL: { 1: 'illegal opcode', 2: 'illegal operand', 3: 'illegal addressing mode', 4: 'illegal trap', 5: 'privileged opcode', 6: 'privileged register', 7: 'coprocessor error', 8: 'internal stack error' },
+  SIGFPE: { 1: 'integer divide by zero', 2: 'integer overflow', 3: 'floating-point divide by zero', 4: 'floating-point overflow', 5: 'floating-point underflow', 6: 'floating-point inexact result', 7: 'invalid floating-point operation', 8: 'subscript out of range' },
+  SIGTRAP: { 1: 'breakpoint', 2: 'trace trap' },
+};
+
+/** How the signal came: the kernel's reason, or who sent it. */
+function signalCause(d: DeathInfo, pid: number): string {
+  const name = signalName(d.signal);
+  if (d.code > 0 && d.code !== 0x80) return CODE_TEXT[name]?.[d.code] ?? `si_code ${d.code}`;
+  if (d.code === 0x80) return name === 'SIGSEGV' || name === 'SIGBUS' ? 'a general-protection fault: a non-canonical pointer or a privileged access; the kernel gives no address' : 'raised by the kernel';
+  if (d.sender === pid) return name === 'SIGABRT' ? 'abort(): a failed assert, a library\'s fatal check, or abort() called directly' : 'raised by the process itself';
+  return `sent by process ${d.sender ?? 'unknown'}${d.code === 0 ? ' (kill)' : ''}`;
+}
+
+function deathHeadline(e: ViolationEvent, d: DeathInfo): string {
+  if (e.kind === 'uncaught-exception' && d.exception) {
+    const what = d.exception.what !== null ? `: ${JSON.stringify(d.exception.what)}` : '';
+    return `ERROR: uncaught-exception: ${d.exception.type}${what} (no frame caught it: std::terminate, then ${signalName(d.signal)})`;
+  }
+  const name = signalName(d.signal);
+  const access = d.access && d.access !== 'ACCESS' ? ` on ${d.access}` : '';
+  // SI_KERNEL faults carry no address (si_addr is 0).
+  const at = d.address && d.code !== 0x80 ? `${access} at ${d.address}` : '';
+  const outside = (name === 'SIGSEGV' || name === 'SIGBUS') && d.code > 0 ? ', outside guarded memory' : '';
+  return `ERROR: deadly-signal: ${name}${at} (${signalCause(d, e.pid)})${outside}: the process dies`;
+}
+
+/** What mate-guard knows about it, beyond the signal. */
+function deathFacts(e: ViolationEvent, d: DeathInfo): string[] {
+  const lines: string[] = [];
+  if (d.abortMessage) lines.push(`glibc: ${d.abortMessage.trim()}`);
+  const f = d.guardedFree;
+  if (f && e.allocation) {
+    const frames = e.accessStack?.frames ?? [];
+    const caller = frames.slice(f.frame + 1).find((fr) => fr.module) ?? frames[f.frame + 1];
+    const module = caller?.module ? modulePath(caller.module) : 'an unknown module';
+    lines.push(`mate-guard: ${f.function}() of a pointer mate-guard allocated (${f.pointer}, allocation #${e.allocation.id}), called from a module or by a path that is not redirected: ${module} (frame #${f.frame + 1} called ${f.function} directly, not through an import the free router rewrote: a stored pointer to libc's ${f.function}, or code linked statically)`);
+  }
+  return lines;
+}
+
+function deathHint(e: ViolationEvent, d: DeathInfo): string {
+  if (e.kind === 'uncaught-exception') {
+    return 'a C++ exception left native code uncaught (thrown through Node\'s frames, from a noexcept function or on a thread): catch it where it is thrown and turn it into a JS error (Napi::Error, napi_throw_error)';
+  }
+  if (d.guardedFree) return FREE_BYPASS_HINT;
+  const name = signalName(d.signal);
+  if (name === 'SIGABRT' && d.abortMessage && /free|malloc|realloc|chunk|corrupted|tcache|heap/i.test(d.abortMessage)) {
+    return 'glibc found its heap damaged: memory mate-guard does not guard (another module\'s, or sampled out) was overrun or freed twice; add the module that allocates it to --guard-native (sample rate 1) so the first bad access faults';
+  }
+  if ((name === 'SIGSEGV' || name === 'SIGBUS') && d.code > 0) {
+    return 'the access was outside guarded memory: a wild or null pointer, or memory mate-guard does not guard; the stack shows where. Guard the module\'s heap (--guard-native) so its overruns fault at the first bad byte';
+  }
+  return `the process died by ${name}; the stack shows where`;
+}
+
+function formatDeath(e: ViolationEvent, d: DeathInfo): string[] {
+  const lines = [deathHeadline(e, d)];
+  if (e.test) lines.push(`test: ${e.test}`);
+  lines.push(...deathFacts(e, d));
+  if (e.accessStack?.frames.length) lines.push(...nativeLines('stack', e.accessStack));
+  if (e.allocation) lines.push(allocationLine(e.allocation, e), ...historyLines(e.allocation));
+  lines.push(`hint: ${deathHint(e, d)}`);
+  return lines;
+}
+
 /** The report of one event. */
 export function formatReport(e: ViolationEvent): string {
   let lines: string[];
-  if (e.kind === 'illegal-address') lines = formatIllegalAddress(e);
+  if (e.death) lines = formatDeath(e, e.death);
+  else if (e.kind === 'illegal-address') lines = formatIllegalAddress(e);
   else if (e.kind === 'cross-stream-free' && e.allocation && e.streams) lines = formatCrossStreamFree(e, e.allocation);
   else lines = isBadFree(e) || !e.allocation ? formatBadFree(e) : formatAccess(e, e.allocation);
   lines.push(...suppressionLines(e));

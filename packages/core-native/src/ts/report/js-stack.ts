@@ -7,6 +7,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { ownPackages } from '../own-packages';
+
 /** Packages whose frames are runner machinery, matched as `/node_modules/<name>/`. */
 export const RUNNER_PACKAGES: readonly string[] = [
   'vitest', '@vitest/*', 'vite', 'vite-node', 'tinypool',
@@ -77,11 +79,11 @@ function realDir(dir: string): string | undefined {
   }
 }
 
-const OWN_PACKAGES = ['@mate-guard/vitest', '@mate-guard/jest-env', '@mate-guard/mocha', '@mate-guard/node-test'];
+// The runners' own libraries, resolved for linked installs (outside any node_modules).
 const RUNNER_ROOTS = ['vitest', '@vitest/runner', 'vite', 'jest-circus', 'jest-runner', 'jest-runtime', 'mocha'];
 const defaultDirsByCwd = new Map<string, string[]>();
 
-/** mate-guard's own package directories and the runners', resolved from `cwd`. */
+/** mate-guard's own package directories (found, not listed) and the runners', resolved from `cwd`. */
 export function defaultDropDirs(cwd: string = process.cwd()): string[] {
   const known = defaultDirsByCwd.get(cwd);
   if (known) return known;
@@ -89,7 +91,8 @@ export function defaultDropDirs(cwd: string = process.cwd()): string[] {
   const dirs = new Set<string>();
   const own = realDir(coreRoot);
   if (own) dirs.add(own);
-  for (const name of [...OWN_PACKAGES, ...RUNNER_ROOTS]) {
+  for (const p of ownPackages([coreRoot, cwd])) dirs.add(p.dir);
+  for (const name of RUNNER_ROOTS) {
     for (const from of [coreRoot, cwd]) {
       try {
         const dir = realDir(path.dirname(require.resolve(`${name}/package.json`, { paths: [from] })));

@@ -10,6 +10,8 @@ export const REPORT_KINDS = [
   'cross-stream-free',
   'illegal-address',
   'wild-access',
+  'deadly-signal',
+  'uncaught-exception',
 ] as const;
 
 export type ReportKind = (typeof REPORT_KINDS)[number];

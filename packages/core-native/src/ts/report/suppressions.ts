@@ -202,8 +202,9 @@ export function matchSuppression(e: ViolationEvent, rules: readonly SuppressionR
 const quote = (v: string) => (/^[^\s"]+$/.test(v) ? v : JSON.stringify(v));
 const escapeGlob = (v: string) => v.replace(/[*?]/g, '?');
 
-// System libraries and the runtime: a fault inside memcpy is the caller's doing.
-const SYSTEM_MODULE = /^(libc|libm|libstdc\+\+|libgcc_s|libpthread|ld-linux[^/]*)([.-][^/]*)?\.so(\.[\d.]+)?$|^node$/;
+// System libraries, the runtime and mate-guard itself (its terminate hook
+// is on an uncaught exception's stack): a fault inside memcpy is the caller's doing.
+const SYSTEM_MODULE = /^(libc|libm|libstdc\+\+|libgcc_s|libpthread|ld-linux[^/]*)([.-][^/]*)?\.so(\.[\d.]+)?$|^node$|^mate_guard\.node$/;
 
 /**
  * The line that suppresses this one report: its kind, the first frame of

@@ -19,9 +19,9 @@ function exitStatusOf(code: number | null, signal: NodeJS.Signals | null): numbe
 }
 
 /** Runs `command` with inherited stdio; rejects only if it can't start. */
-export function runChild(command: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<ChildExit> {
+export function runChild(command: string, args: readonly string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<ChildExit> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: 'inherit', env });
+    const child = spawn(command, args, { stdio: 'inherit', env, cwd });
     const forward = (sig: NodeJS.Signals) => child.kill(sig);
     process.on('SIGINT', forward);
     process.on('SIGTERM', forward);

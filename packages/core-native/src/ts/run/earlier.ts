@@ -6,6 +6,7 @@
 // nobody shows them unless we do.
 import type { ViolationEvent } from '../report/event';
 import { reportText } from '../report/render';
+import { deathCause } from './attribution';
 import { readReportDir } from './report-dir';
 
 /** The caller-delivered reports of `crash`'s process, among `events`. */
@@ -18,6 +19,6 @@ export function earlierReportsText(dir: string, crash: ViolationEvent, who: stri
   const earlier = earlierReports(readReportDir(dir).violations, crash);
   if (!earlier.length) return '';
   const what = earlier.length === 1 ? 'a report' : `${earlier.length} reports`;
-  return `[mate-guard] ${who} gave its test runner ${what} before the guard fault killed it; the runner never showed ${earlier.length === 1 ? 'it' : 'them'}:\n` +
+  return `[mate-guard] ${who} gave its test runner ${what} before ${crash.death ? deathCause(crash) : 'the guard fault'} killed it; the runner never showed ${earlier.length === 1 ? 'it' : 'them'}:\n` +
     earlier.map(reportText).join('');
 }

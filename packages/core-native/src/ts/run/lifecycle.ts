@@ -1,8 +1,8 @@
 // One run, owned by the process that starts it (a mate-* CLI, guard-run, or
-// a plugin's main-process reporter): it makes the report directory, hands
-// the resolved settings to every worker and child, and at the end reads the
-// directory once, names crashed processes' tests, prints the summary and
-// decides the exit code by one rule.
+// a plugin's main-process reporter; owner.ts decides which): it makes the
+// report directory, hands the resolved settings to every worker and child,
+// and at the end reads the directory once, names crashed processes' tests,
+// and gives the closing text with the verdict (verdict.ts: one rule).
 import * as fs from 'node:fs';
 
 import { reportText } from '../report/render';
@@ -11,23 +11,17 @@ import { rewriteEventFile } from '../report/files';
 import { loadSuppressions, matchSuppression } from '../report/suppressions';
 import { writeHandoff } from '../settings/handoff';
 import type { GuardSettings, SettingKey } from '../settings/table';
-import { formatUnmatchedGlobs, unmatchedNativeGlobs } from '../allocator/native-heap';
-import { loadNative } from '../allocator/native';
+import { formatUnmatchedGlobs, unmatchedNativeGlobs } from '../install/native-heap';
+import { loadNative } from '../install/native';
 import { formatCrashAttribution } from './attribution';
 import { earlierReportsText } from './earlier';
 import type { ProcessGuardStats } from './process-stats';
+import { writeRunRecord } from './record';
 import { createReportDir, readReportDir, writeRunInfo, type RunReport } from './report-dir';
-import { formatNothingGuarded, formatSummary, summarize } from './summary';
+import { formatNothingGuarded, formatSummary } from './summary';
+import { verdictOf, type Verdict } from './verdict';
 
-/**
- * The exit code of a run: the command's own failure wins; a clean exit is
- * 1 when a violation was not handed to a caller that could fail a test with
- * it (a crashed process, damage found at a process's exit: a runner may
- * drop those processes' status).
- */
-export function runExitCode(status: number, violations: readonly ViolationEvent[]): number {
-  return status === 0 && violations.some((v) => !v.suppressed && v.delivered !== 'caller') ? 1 : status;
-}
+export { runExitCode } from './verdict';
 
 interface RunStart {
   /** Names the report directory: `mate-guard-<runner>-XXXX`. */
@@ -39,6 +33,15 @@ interface RunStart {
   env?: NodeJS.ProcessEnv;
   /** guard-run: every Node process installs the allocator at start. */
   autoInstall?: boolean;
+}
+
+/** The run's end: its verdict and the closing text, for the runner's adapter to translate. */
+export interface RunVerdict extends Verdict {
+  /** Attributions, reports worth repeating, the summary, where the JSON is. */
+  text: string;
+  /** Nothing to say: guarding was off and no process guarded (the text is not printed). */
+  quiet: boolean;
+  report: RunReport;
 }
 
 export interface CrashAttribution {
@@ -115,6 +118,8 @@ export class GuardedRun {
     const dir = createReportDir(start.runner, given);
     const run = new GuardedRun(dir, { ...start.settings, reportDir: dir }, given !== undefined);
     writeRunInfo(dir, { runner: start.runner, pid: process.pid, started: new Date().toISOString(), suppressions: run.settings.suppressions ?? null });
+    // A rerun is ours, not the user's: `mate replay` replays the run it came from.
+    if (start.runner !== 'rerun') writeRunRecord(dir, start.runner, { settings: run.settings, explicit: start.explicit ?? [] });
     writeHandoff({
       settings: run.settings,
       explicit: start.explicit ?? [],
@@ -122,6 +127,15 @@ export class GuardedRun {
       ...(start.autoInstall ? { autoInstall: true } : {}),
     }, start.env ?? process.env);
     return run;
+  }
+
+  /**
+   * A launcher whose runner ends every round itself (watch mode): the
+   * settings go to the runner without an owner, and the runner's main
+   * process owns the run (runOwnership).
+   */
+  static leaveTo(env: NodeJS.ProcessEnv, settings: GuardSettings, explicit: SettingKey[] = []): void {
+    writeHandoff({ settings, explicit }, env);
   }
 
   /** What the run's processes wrote so far (since the last round), read once, kept for finish(). */
@@ -165,12 +179,13 @@ export class GuardedRun {
   }
 
   /**
-   * The closing text (attributions, reports worth repeating, the summary,
-   * where the JSON is) and the exit code. Removes the directory when clean
-   * and not asked for.
+   * The verdict and the closing text (attributions, reports worth
+   * repeating, the summary, where the JSON is). Removes the directory when
+   * clean and not asked for.
    */
-  finish(end: RunEnd): { text: string; exitCode: number; report: RunReport } {
+  finish(end: RunEnd): RunVerdict {
     const report = this.read();
+    const verdict = verdictOf([report], end.status, end.skippedByTagHere ?? 0);
     let text = '';
     const printed = new Set<ViolationEvent>();
     const at = end.attribution;
@@ -194,15 +209,15 @@ export class GuardedRun {
     // Nothing is lost: a report no process printed or handed to a test (a
     // printer that could not run, a Python process's finding) is printed here.
     for (const e of report.violations) if (e.delivered === undefined && !printed.has(e)) text += reportText(e);
-    const nothing = end.nothingGuardedFix !== undefined && report.processes.length === 0 && report.violations.length === 0;
-    text += nothing ? formatNothingGuarded(end.nothingGuardedFix!) : formatSummary(summarize(report, end.skippedByTagHere ?? 0));
+    const nothing = end.nothingGuardedFix !== undefined && !verdict.guarded;
+    text += nothing ? formatNothingGuarded(end.nothingGuardedFix!) : formatSummary(verdict.summary);
     if (this.settings.nativeModules.length) text += formatUnmatchedGlobs(unmatchedNativeGlobs(report.dir));
     const any = report.violations.length > 0;
     if (any) this.held = true;
     if (any || this.keep) text += `[mate-guard] reports: ${report.dir}\n`;
     if (end.more) this.nextRound(report);
     else if (!this.held && !this.keep) fs.rmSync(report.dir, { recursive: true, force: true });
-    return { text, exitCode: runExitCode(end.status, report.violations), report };
+    return { ...verdict, text, quiet: !this.settings.enabled && !verdict.guarded, report };
   }
 
   /** Watch mode: the next read starts after this round; a clean temporary directory goes at exit. */

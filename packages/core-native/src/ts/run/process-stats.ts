@@ -3,8 +3,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { threadId } from 'node:worker_threads';
 
-import type { NativeStats } from '../allocator/native';
-import { passThrough, type PassThroughCounts } from '../allocator/realm';
+import type { NativeStats } from '../install/native';
+import { passThrough, type PassThroughCounts } from '../install/realm';
 
 export interface ProcessGuardStats extends NativeStats {
   pid: number;

@@ -124,8 +124,9 @@ async function runGroup(group: RerunGroup, launch: RerunLauncher, settings: Guar
 
 /** The rerun's fault for one original report: the same test, else the same file. */
 function faultFor(original: CanaryEvent, found: readonly ViolationEvent[]): ViolationEvent | undefined {
-  // A host fault kills its process; a CUDA fault (illegal-address) is found by the device guard.
-  const faults = found.filter((f) => f.fatal || f.kind === 'illegal-address');
+  // A host fault kills its process; a CUDA fault (illegal-address) is found
+  // by the device guard. A death of another cause is not the access sought.
+  const faults = found.filter((f) => (f.fatal && !f.death) || f.kind === 'illegal-address');
   const tests = [original.test, original.allocation.allocTest].filter((t): t is string => !!t);
   return faults.find((f) => f.test !== null && tests.includes(f.test))
     ?? faults.find((f) => tests.some((t) => fileOf(t) === fileOf(f.test) || fileOf(t) === fileOf(f.allocation?.allocTest ?? null)))

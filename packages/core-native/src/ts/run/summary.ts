@@ -1,5 +1,6 @@
 // The run's closing lines: one summary line and, when anything ran
 // unguarded, one warning.
+import type { ViolationEvent } from '../report/event';
 import type { RunReport } from './report-dir';
 import type { ProcessGuardStats } from './process-stats';
 
@@ -14,6 +15,9 @@ export interface SummaryCounts {
   died: number;
   skippedByTag: number;
   passThrough: number;
+  /** Native heap: allocation calls of the chosen modules (reallocs included) guarded, and those that went to libc. */
+  nativeGuarded: number;
+  nativeUnguarded: number;
   reasons: string[];
   /** Why CUDA launch tracking was off, in processes that guarded device memory. */
   trackingOff: string[];
@@ -25,17 +29,8 @@ export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCoun
     violations: report.violations.filter((v) => !v.suppressed).length,
     suppressed: report.violations.filter((v) => v.suppressed).length,
     died: new Set(report.violations.filter((v) => v.fatal).map((v) => v.pid)).size,
-    skippedByTag: extraSkippedByTag, passThrough: 0, reasons: [], trackingOff: [],
+    skippedByTag: extraSkippedByTag, passThrough: 0, nativeGuarded: 0, nativeUnguarded: 0, reasons: [], trackingOff: [],
   };
-  // A process that died by a fault wrote no counters: its report has them.
-  const counted = new Set(report.processes.map((p) => p.pid));
-  for (const v of report.violations) {
-    if (!v.fatal || counted.has(v.pid)) continue;
-    counted.add(v.pid);
-    s.allocations += v.process.allocations;
-    s.peakLive = Math.max(s.peakLive, v.process.peakLive);
-    s.fallbacks += v.process.fallbacks;
-  }
   // The allocator is one per process (its counters are process-wide);
   // tag skips and pass-throughs are counted per thread.
   const byPid = new Map<number, ProcessGuardStats>();
@@ -43,10 +38,30 @@ export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCoun
     const seen = byPid.get(p.pid);
     if (!seen || p.allocations > seen.allocations) byPid.set(p.pid, p);
   }
+  // A process that died wrote no counters at exit (or only earlier ones,
+  // flushed after a test file): its death's report has the last word.
+  const dead = new Map<number, ViolationEvent['process']>();
+  for (const v of report.violations) {
+    if (!v.fatal) continue;
+    const seen = dead.get(v.pid);
+    if (!seen || v.process.allocations > seen.allocations) dead.set(v.pid, v.process);
+  }
+  for (const [pid, d] of dead) {
+    const p = byPid.get(pid);
+    if (p && p.allocations >= d.allocations) continue;
+    if (p) byPid.delete(pid);
+    s.allocations += d.allocations;
+    s.peakLive = Math.max(s.peakLive, d.peakLive);
+    s.fallbacks += d.fallbacks;
+    s.nativeGuarded += d.nativeAllocations ?? 0;
+    s.nativeUnguarded += d.nativeUnguarded ?? 0;
+  }
   for (const p of byPid.values()) {
     s.allocations += p.allocations;
     s.peakLive = Math.max(s.peakLive, p.peakLive);
     s.fallbacks += p.fallbacks;
+    s.nativeGuarded += p.nativeAllocations ?? 0;
+    s.nativeUnguarded += p.nativeUnguarded ?? 0;
     if (p.fallbackReason && !s.reasons.includes(p.fallbackReason)) s.reasons.push(p.fallbackReason);
     const off = p.device?.launchTracking === false ? p.device.trackingOff ?? '' : undefined;
     if (off !== undefined && !s.trackingOff.includes(off)) s.trackingOff.push(off);
@@ -68,7 +83,7 @@ export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCoun
 
 /** Several runs' counts as one (`mate report`: shards, workers, runs). */
 export function mergeSummaries(list: readonly SummaryCounts[]): SummaryCounts {
-  const out: SummaryCounts = { allocations: 0, peakLive: 0, fallbacks: 0, violations: 0, suppressed: 0, died: 0, skippedByTag: 0, passThrough: 0, reasons: [], trackingOff: [] };
+  const out: SummaryCounts = { allocations: 0, peakLive: 0, fallbacks: 0, violations: 0, suppressed: 0, died: 0, skippedByTag: 0, passThrough: 0, nativeGuarded: 0, nativeUnguarded: 0, reasons: [], trackingOff: [] };
   for (const s of list) {
     out.allocations += s.allocations;
     out.peakLive = Math.max(out.peakLive, s.peakLive);
@@ -78,6 +93,8 @@ export function mergeSummaries(list: readonly SummaryCounts[]): SummaryCounts {
     out.died += s.died;
     out.skippedByTag += s.skippedByTag;
     out.passThrough += s.passThrough;
+    out.nativeGuarded += s.nativeGuarded;
+    out.nativeUnguarded += s.nativeUnguarded;
     for (const r of s.reasons) if (!out.reasons.includes(r)) out.reasons.push(r);
     for (const r of s.trackingOff) if (!out.trackingOff.includes(r)) out.trackingOff.push(r);
   }
@@ -91,10 +108,24 @@ export function formatSummary(s: SummaryCounts): string {
     `[mate-guard] summary: ${plural(s.allocations, 'allocation')} guarded, peak live ${s.peakLive}, ` +
     `${plural(s.fallbacks, 'unguarded fallback')}, ${plural(s.violations, 'violation')}, ` +
     (s.suppressed ? `${s.suppressed} suppressed, ` : '') +
-    // A crash ends a process's counting at the fault: the line says so rather than look complete.
+    // A process that died was counted up to its death: the line says how many died.
     (s.died ? `${plural(s.died, 'process', 'processes')} died, ` : '') +
     `${plural(s.skippedByTag, 'test')} skipped by tag\n`;
-  return out + formatUnguardedWarning(s.fallbacks + s.passThrough, s.reasons) + formatTrackingOffWarning(s.trackingOff);
+  return out + formatNativeCoverage(s) + formatUnguardedWarning(s.fallbacks + s.passThrough, s.reasons) + formatTrackingOffWarning(s.trackingOff);
+}
+
+/**
+ * The native heap's coverage ('' when no chosen module allocated): with
+ * sampling (nativeSampleRate), or slots running out, part of the chosen
+ * modules' allocation calls went to libc.
+ */
+export function formatNativeCoverage(s: Pick<SummaryCounts, 'nativeGuarded' | 'nativeUnguarded'>): string {
+  const all = s.nativeGuarded + s.nativeUnguarded;
+  if (all === 0) return '';
+  const pct = (100 * s.nativeGuarded) / all;
+  const shown = pct === 100 || pct === 0 ? `${pct}` : pct >= 99.95 ? '>99.9' : pct < 0.05 ? '<0.1' : pct.toFixed(1);
+  return `[mate-guard] native heap: ${s.nativeGuarded} of ${plural(all, 'allocation')} of the chosen modules guarded (${shown}%)${s.nativeUnguarded ? `, ${s.nativeUnguarded} went to libc (sampled out, or no slot)` : ''}
+`;
 }
 
 /** The one warning that CUDA launch tracking was off ('' when it ran, or no device was guarded). */

@@ -3,7 +3,7 @@
 // those done outside any test.
 import * as path from 'node:path';
 
-import { checkCanaries, isGuardAllocatorActive, setCurrentTest, type GuardViolation } from '../allocator/install';
+import { checkCanaries, flushGuardStats, isGuardAllocatorActive, setCurrentTest, type GuardViolation } from '../install/install';
 
 /** `<file> > <suite> > <test>`, the file relative to the working directory. */
 export function formatTestPath(file: string | undefined, titles: readonly string[]): string {
@@ -37,7 +37,20 @@ export function endGuardedTest(): GuardViolation[] {
   if (!isGuardAllocatorActive()) return [];
   const found = unsuppressed(checkCanaries());
   setCurrentTest(null);
+  flushCountersNowAndThen();
   return found;
+}
+
+// A process killed with no chance to report (SIGKILL: the OOM killer, a
+// runner's timeout) still leaves its counters for the summary, as of a
+// recent test's end: written at most every FLUSH_MS (one small file).
+const FLUSH_MS = 2000;
+let lastFlush = 0;
+function flushCountersNowAndThen(): void {
+  const now = Date.now();
+  if (now - lastFlush < FLUSH_MS) return;
+  lastFlush = now;
+  flushGuardStats();
 }
 
 /** The running test's violations so far (a check inside the test, before its end), less suppressed ones. */

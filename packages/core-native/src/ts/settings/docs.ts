@@ -12,7 +12,7 @@ export function flagUsage(r: SettingRow, flag: string): string {
 
 export function runnerSettingsMarkdown(): string {
   const lines = [
-    '| flag | environment (`<RUNNER>` = VITEST, JEST, MOCHA, NODE_TEST) | Jest `testEnvironmentOptions` | Mocha rc key | default | meaning |',
+    '| flag | environment (`<RUNNER>`: the runner\'s name, e.g. VITEST, NODE_TEST) | Jest `testEnvironmentOptions` | Mocha rc key | default | meaning |',
     '|---|---|---|---|---|---|',
   ];
   for (const r of rowsOn('runner')) {
@@ -52,6 +52,7 @@ const cxxDefault = (r: SettingRow & { native: NonNullable<SettingRow['native']> 
   const d = r.default;
   switch (r.native.ctype) {
     case 'bool': return String(d);
+    case 'std::string': return d === undefined ? '""' : JSON.stringify(d);
     case 'uint32_t': return `${String(d)}u`;
     case 'uint64_t': return d === undefined ? 'kUnsetU64' : `${String(d)}ull`;
     case 'Tristate': return d === undefined ? 'Tristate::kUnset' : d ? 'Tristate::kOn' : 'Tristate::kOff';

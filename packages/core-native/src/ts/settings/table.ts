@@ -6,13 +6,17 @@
 // generated from the rows with `native`) and the docs (`mate options`,
 // README tables, --help).
 import type * as Suppressions from '../report/suppressions';
-import { booleanValue, choiceValue, fileValue, integerValue, listValue, pathValue, type ValueKind } from './values';
+import { booleanValue, choiceValue, fileValue, integerValue, listValue, pathValue, textValue, type ValueKind } from './values';
 
 export type GuardMode = 'tail' | 'head';
 export const GUARD_MODES: readonly GuardMode[] = ['tail', 'head'];
 
-export type RunnerName = 'vitest' | 'jest' | 'mocha' | 'node-test';
-export const RUNNERS: readonly RunnerName[] = ['vitest', 'jest', 'mocha', 'node-test'];
+/**
+ * A runner package's name for its settings, lower case with dashes
+ * ('vitest', 'node-test'): its variables are MATE_<NAME>_GUARD_*. Chosen
+ * by the runner's package; core keeps no list of runners.
+ */
+export type RunnerName = string;
 
 export type CudaQuarantine = 'adaptive' | 'strict';
 export const CUDA_QUARANTINES: readonly CudaQuarantine[] = ['adaptive', 'strict'];
@@ -36,7 +40,7 @@ interface Surfaces {
  */
 interface NativeField {
   field: string;
-  ctype: 'bool' | 'uint32_t' | 'uint64_t' | 'Mode' | 'Tristate' | 'CudaQuarantine';
+  ctype: 'bool' | 'uint32_t' | 'uint64_t' | 'Mode' | 'Tristate' | 'CudaQuarantine' | 'std::string';
 }
 
 export interface SettingRow<K extends string = string, T = unknown> {
@@ -91,7 +95,7 @@ export const SETTINGS = [
   }),
   row({
     key: 'rerun', name: 'rerun', value: booleanValue, default: true,
-    description: 'When a run of mate-vitest, mate-jest, mate-mocha, mate-node-test or mate guard-run ends with canary damage, rerun the affected test files once in the mode (or alignment 1) that makes the bad access fault, and show that fault with its access site under the report. Plain runners never rerun.',
+    description: 'When a run of a runner\'s mate-* command (mate-vitest, mate-jest, ...) or of mate guard-run ends with canary damage, rerun the affected test files once in the mode (or alignment 1) that makes the bad access fault, and show that fault with its access site under the report. Plain runners never rerun.',
     surfaces: { runner: true, guardRun: true },
   }),
   row({
@@ -124,7 +128,7 @@ export const SETTINGS = [
   }),
   row({
     key: 'suppressions', name: 'suppressions',
-    // The matcher loads only when a run names a file (allocator/install.ts: startup stays small).
+    // The matcher loads only when a run names a file (install/install.ts: startup stays small).
     value: fileValue('suppressions file', (file) => void (require('../report/suppressions') as typeof Suppressions).loadSuppressions(file)),
     default: undefined as string | undefined, defaultText: 'unset',
     description: 'A file of known violations to count, not fail: one `<kind> <field>=<glob> ...` line each (README "Suppressions"). A missing or malformed file stops the run, naming the line.',
@@ -174,6 +178,13 @@ export const SETTINGS = [
     description: 'CUDA: synchronize after every kernel launch, so an illegal address names exactly the launch that faulted (slower). The cross-stream check still judges the program\'s own ordering.',
     surfaces: { runner: true, guardRun: true, api: true },
     native: { field: 'launch_blocking', ctype: 'bool' },
+  }),
+  row({
+    key: 'dumpInputs', name: 'dump-inputs', value: textValue('kernel glob') as ValueKind<string | undefined>,
+    default: undefined as string | undefined, defaultText: 'unset',
+    description: "CUDA: before each launch of a kernel whose name matches the glob (`'*FillInclusive*'`: the name as the driver has it, or demangled as reports show it), save the guarded allocations its pointer arguments point into, as the GPU has them then, to `inputs/` in the run's report directory, with an index (`inputs/index-<pid>.jsonl`: kernel, launch number, call site, test, argument, allocation, file); an illegal-address report lists the saved inputs of its suspect launches. Bounded: the first 16 MiB of each allocation (a larger one is saved truncated, marked so), at most 1 GiB per process (later launches are listed in the index as not saved). Needs launch tracking.",
+    surfaces: { runner: true, guardRun: true, api: true },
+    native: { field: 'dump_inputs', ctype: 'std::string' },
   }),
   row({
     key: 'forceMprotect', name: 'force-mprotect', value: booleanValue, default: false,

@@ -98,6 +98,19 @@ export function listValue(item: string): ValueKind<string[]> {
   };
 }
 
+/** One non-empty word or pattern (a kernel glob), kept as given: commas are part of it (C++ template names have them). */
+export function textValue(what: string): ValueKind<string> {
+  return {
+    parse(value, where) {
+      if (typeof value !== 'string' || value.trim() === '') throw new GuardConfigError(`${where}: ${show(value)} is not a ${what}; use a non-empty ${what}`);
+      return value.trim();
+    },
+    allowed: `a ${what}`,
+    hint: `a ${what}`,
+    placeholder: `<${what.replace(/ /g, '-')}>`,
+  };
+}
+
 /** A file system path, kept as given (the caller resolves it where it is used). */
 export function pathValue(what: string): ValueKind<string> {
   return {

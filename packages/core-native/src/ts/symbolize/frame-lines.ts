@@ -70,7 +70,8 @@ function collapseNested(s: string): string {
  * classes and short template arguments stay.
  */
 export function shortFunctionName(name: string): string {
-  let s = name.replace(/\(anonymous namespace\)::/g, '');
+  // llvm-symbolizer writes GCC's clones as ` (.cold)`, c++filt as ` [clone .cold]`.
+  let s = name.replace(/\(anonymous namespace\)::/g, '').replace(/ \((\.[A-Za-z_][\w.]*)\)$/, ' [clone $1]');
   const clone = /( \[clone [^\]]*\])+$/.exec(s);
   let suffix = '';
   if (clone) {

@@ -27,6 +27,42 @@ bool ReadMachineRegs(const void* ucontext, MachineRegs* out) {
 #endif
 }
 
+FaultAccess ReadFaultAccess(const void* ucontext) {
+#if defined(__x86_64__)
+  if (ucontext == nullptr) return FaultAccess::kUnknown;
+  const ucontext_t* uc = static_cast<const ucontext_t*>(ucontext);
+  // Page-fault error code: bit 1 set for a write.
+  return (uc->uc_mcontext.gregs[REG_ERR] & 2) ? FaultAccess::kWrite : FaultAccess::kRead;
+#else
+  (void)ucontext;
+  return FaultAccess::kUnknown;
+#endif
+}
+
+size_t ReadGeneralRegisters(const void* ucontext, uintptr_t* out, size_t max) {
+  if (ucontext == nullptr) return 0;
+  const ucontext_t* uc = static_cast<const ucontext_t*>(ucontext);
+#if defined(__x86_64__)
+  static const int kRegs[] = {REG_RAX, REG_RBX, REG_RCX, REG_RDX, REG_RSI, REG_RDI, REG_RBP, REG_R8,
+                              REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15};
+  size_t n = 0;
+  for (int r : kRegs) {
+    if (n == max) break;
+    out[n++] = static_cast<uintptr_t>(uc->uc_mcontext.gregs[r]);
+  }
+  return n;
+#elif defined(__aarch64__)
+  size_t n = 0;
+  for (int r = 0; r < 31 && n < max; r++) out[n++] = static_cast<uintptr_t>(uc->uc_mcontext.regs[r]);
+  return n;
+#else
+  (void)uc;
+  (void)out;
+  (void)max;
+  return 0;
+#endif
+}
+
 // process_vm_readv on ourselves reports EFAULT for an unmapped address
 // where a plain load would fault inside the signal handler.
 bool SafeRead(uintptr_t addr, void* out, size_t len) {

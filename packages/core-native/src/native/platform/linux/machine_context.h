@@ -19,6 +19,15 @@ struct MachineRegs {
 // False on architectures this build does not know.
 bool ReadMachineRegs(const void* ucontext, MachineRegs* out);
 
+// How a page fault touched memory (x86-64's page-fault error code; unknown
+// elsewhere and for other signals).
+enum class FaultAccess : uint8_t { kUnknown, kRead, kWrite };
+FaultAccess ReadFaultAccess(const void* ucontext);
+
+// The general-purpose registers of the context (values a crash may have
+// left a pointer in), at most `max`; 0 on architectures this build does not know.
+size_t ReadGeneralRegisters(const void* ucontext, uintptr_t* out, size_t max);
+
 // Reads this process's memory; false (no fault) when unmapped.
 bool SafeRead(uintptr_t addr, void* out, size_t len);
 inline bool SafeReadWord(uintptr_t addr, uintptr_t* out) { return SafeRead(addr, out, sizeof(*out)); }

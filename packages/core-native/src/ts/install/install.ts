@@ -9,7 +9,8 @@ import type * as Suppressions from '../report/suppressions';
 import type { ReportKind } from '../report/kinds';
 import { formatTrackingOffWarning, formatUnguardedWarning } from '../run/summary';
 import { processStats, writeProcessStats, type ProcessGuardStats } from '../run/process-stats';
-import { readHandoff } from '../settings/handoff';
+import { runOwnership, runsAlone } from '../run/owner';
+import { runExitCode } from '../run/verdict';
 import { SETTINGS, type GuardSettings, type SettingRow } from '../settings/table';
 import { allocatorConfigOf, resolveAllocatorConfig, sameConfig, type GuardAllocatorConfig, type ResolvedGuardConfig } from './config';
 import { afterAddonLoads } from './addon-loads';
@@ -108,8 +109,7 @@ export function installFromSettings(settings: GuardSettings): void {
 /** A run's owner other than this process will read the report directory after it (and print what it must). */
 function ownedElsewhere(): boolean {
   try {
-    const owner = readHandoff()?.ownerPid;
-    return owner !== undefined && owner !== process.pid;
+    return runOwnership(false).elsewhere;
   } catch {
     return false;
   }
@@ -123,7 +123,9 @@ function onExit(): void {
   if (active.config.device) shutdownDeviceGuard(active.native);
   const left = collect(true, 'stderr').filter((v) => !v.event.suppressed);
   for (const v of left) process.stderr.write(v.text);
-  if (left.length && !process.exitCode) process.exitCode = 1;
+  // Damage reported here reached no test: by the run's rule, it fails the process.
+  const code = runExitCode(Number(process.exitCode ?? 0), left.map((v) => v.event));
+  if (code !== 0) process.exitCode = code;
   const s = stats();
   writeProcessStats(active.config.reportDir, s);
   // Diagnostics for tuning the device guard (bench/), as the Python library prints them.
@@ -131,13 +133,13 @@ function onExit(): void {
   const native = active.config.nativeModules.length > 0;
   if (native) flushNativeHeapState(active.native, active.config.reportDir);
   // Alone (no run owner to summarize), say it here, once.
-  let owned = false;
+  let alone = true;
   try {
-    owned = readHandoff()?.ownerPid !== undefined;
+    alone = runsAlone();
   } catch {
     // a broken handoff: say it here
   }
-  if (!owned) {
+  if (alone) {
     process.stderr.write(formatUnguardedWarning(s.fallbacks, [s.fallbackReason ?? 'unknown reason']));
     process.stderr.write(formatTrackingOffWarning(s.device?.launchTracking === false ? [s.device.trackingOff ?? ''] : []));
     if (native) process.stderr.write(formatUnmatchedGlobs(active.native.nativeHeap().unmatched));

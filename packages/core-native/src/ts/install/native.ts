@@ -42,7 +42,7 @@ export interface NativeStats extends AllocationCounts {
   stackV8Samples: number;
   /** Whether dropped buffers are released during GC (else a turn later). */
   releasedDuringGc: boolean;
-  /** The CUDA device guard's own counters, when it is on (added in by allocator/device.ts). */
+  /** The CUDA device guard's own counters, when it is on (added in by install/device.ts). */
   device?: NativeDeviceStats;
 }
 

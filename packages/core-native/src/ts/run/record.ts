@@ -1,0 +1,72 @@
+// What a run ran, kept in its report directory (`replay.json`) for `mate
+// replay <dir>`: the command line of the process that started the run
+// (its Node options too), its working directory, the runner and the
+// settings it handed its processes. The failing tests are the directory's
+// violation events themselves.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+import { GuardConfigError } from '../errors';
+import type { Handoff } from '../settings/handoff';
+import type { GuardSettings, SettingKey } from '../settings/table';
+
+export const RECORD_FILE = 'replay.json';
+const VERSION = 1;
+
+export interface RunRecord {
+  tool: 'mate-guard';
+  version: number;
+  /** `vitest`, `jest`, `mocha`, `node-test`, or `run` (mate guard-run). */
+  runner: string;
+  cwd: string;
+  /** The starting process's Node options (`node --test --require ...` keeps its runner there). */
+  execArgv: string[];
+  /** Its arguments after node: the script (a mate-* CLI, a runner's bin) and what it was given. */
+  argv: string[];
+  settings: GuardSettings;
+  explicit: SettingKey[];
+}
+
+/** Written once by the process that starts a run (GuardedRun.start). */
+export function writeRunRecord(dir: string, runner: string, handoff: Pick<Handoff, 'settings' | 'explicit'>): void {
+  const record: RunRecord = {
+    tool: 'mate-guard',
+    version: VERSION,
+    runner,
+    cwd: process.cwd(),
+    execArgv: process.execArgv,
+    argv: process.argv.slice(1),
+    settings: handoff.settings,
+    explicit: handoff.explicit,
+  };
+  fs.writeFileSync(path.join(dir, RECORD_FILE), JSON.stringify(record, null, 2) + '\n');
+}
+
+const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((s) => typeof s === 'string');
+
+/**
+ * The record of a run's report directory. `dir` may also be the directory
+ * given as --guard-report-dir, holding one run's directory.
+ */
+export function readRunRecord(dir: string): { dir: string; record: RunRecord } {
+  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new GuardConfigError(`${JSON.stringify(dir)} is not a directory: give a run's report directory (the path after "[mate-guard] reports:")`);
+  let runDir = dir;
+  if (!fs.existsSync(path.join(dir, RECORD_FILE))) {
+    const runs = fs.readdirSync(dir).filter((d) => fs.existsSync(path.join(dir, d, RECORD_FILE)));
+    if (runs.length > 1) throw new GuardConfigError(`${JSON.stringify(dir)} holds ${runs.length} runs: give one of them (${runs.map((d) => path.join(dir, d)).join(', ')})`);
+    if (runs.length === 0) throw new GuardConfigError(`${JSON.stringify(dir)} holds no run record (${RECORD_FILE}): give the report directory of a run made by a mate-* CLI, a runner with the mate-guard plugin, or mate guard-run`);
+    runDir = path.join(dir, runs[0]);
+  }
+  const file = path.join(runDir, RECORD_FILE);
+  let raw: Partial<RunRecord>;
+  try {
+    raw = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<RunRecord>;
+  } catch (err) {
+    throw new GuardConfigError(`${file} is not a run record: ${(err as Error).message}`);
+  }
+  if (raw.tool !== 'mate-guard' || raw.version !== VERSION || typeof raw.runner !== 'string' || typeof raw.cwd !== 'string'
+    || !isStrings(raw.execArgv) || !isStrings(raw.argv) || typeof raw.settings !== 'object' || raw.settings === null) {
+    throw new GuardConfigError(`${file} is not a version ${VERSION} run record (written by a different mate-guard?)`);
+  }
+  return { dir: runDir, record: { ...raw, explicit: isStrings(raw.explicit) ? raw.explicit as SettingKey[] : [] } as RunRecord };
+}

@@ -1,0 +1,226 @@
+// `mate replay <report-dir>`: a recorded run (a real runner on the
+// examples' planted bugs, with a report directory) is replayed from its
+// directory alone: only the tests its violations name rerun, under the
+// same runner and entry point, with the recorded settings, in the mode and
+// alignment given; the report comes back and the exit code is the runner's.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { describe, test } from 'node:test';
+
+import { MATE, ROOT, reportOf, run } from './helpers/run.mjs';
+
+const PKG = path.join(ROOT, 'packages');
+const MATE_NODE_TEST = path.join(PKG, 'node-test', 'bin', 'mate-node-test.js');
+const MATE_MOCHA = path.join(PKG, 'mocha-plugin', 'bin', 'mate-mocha.js');
+const MATE_JEST = path.join(PKG, 'jest-env', 'bin', 'mate-jest.js');
+const MATE_VITEST = path.join(PKG, 'vitest-plugin', 'bin', 'mate-vitest.mjs');
+const EX = path.join(ROOT, 'examples');
+
+const GAP_TEST = 'examples/node-test/gap-overflow.test.mjs > alignment-gap overflow > writes at index length + 1';
+
+/** Runs `args` (a recorded run with a fresh --guard-report-dir) and returns its run's directory. */
+async function recorded(cmd, args, opts = {}) {
+  const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-replay-'));
+  const r = await run(cmd, args(parent), opts);
+  const dirs = fs.readdirSync(parent);
+  assert.equal(dirs.length, 1, r.output);
+  return { ...r, parent, dir: path.join(parent, dirs[0]) };
+}
+
+/** Report lines as a runner that indents them (node --test's TAP comments, with `#` escaped) prints them, unindented. */
+const unindent = (output) => output.split('\n').map((l) => {
+  const m = /^[ #]*(==mate-guard==.*)$/.exec(l);
+  return m ? m[1].replace(/\\#/g, '#') : l;
+}).join('\n');
+
+const replay = (args, opts = {}) => run(process.execPath, [MATE, 'replay', ...args], { cwd: os.tmpdir(), ...opts });
+
+describe('mate replay', () => {
+  test('node:test: the recorded run\'s failing test alone reruns; --alignment 1 turns its canary report into the fault at the bad write', async () => {
+    const rec = await recorded(process.execPath, (dir) => [MATE_NODE_TEST, '--guard-alloc', '--guard-report-dir', dir, '--no-guard-rerun',
+      'examples/node-test/gap-overflow.test.mjs', 'examples/node-test/clean.test.mjs']);
+    assert.equal(rec.code, 1, rec.output);
+    // node --test indents what a test threw: the report lines are matched where they stand.
+    assert.match(rec.output, /==mate-guard== ERROR: canary-corruption: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\) damaged/);
+    const record = JSON.parse(fs.readFileSync(path.join(rec.dir, 'replay.json'), 'utf8'));
+    assert.equal(record.runner, 'node-test');
+    assert.equal(record.cwd, ROOT);
+    assert.equal(record.settings.alignment, 16);
+
+    // From another directory, given the --guard-report-dir that holds the one run.
+    const same = await replay([rec.parent]);
+    assert.equal(same.code, 1, same.output);
+    assert.match(same.stderr, new RegExp(`^\\[mate-guard\\] replaying test ${GAP_TEST.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(node-test\\) in tail mode, alignment 16\\n`));
+    assert.match(same.output, /==mate-guard== ERROR: canary-corruption: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\) damaged\n *==mate-guard== test: examples\/node-test\/gap-overflow\.test\.mjs > alignment-gap overflow > writes at index length \+ 1/);
+    assert.doesNotMatch(same.output, /sums a buffer|clean\.test\.mjs/, 'the passing file does not rerun');
+
+    const exact = await replay([rec.dir, '--alignment', '1']);
+    assert.equal(exact.code, 1, exact.output);
+    const fault = reportOf(unindent(exact.output), 'ERROR: heap-buffer-overflow');
+    assert.match(fault, /on WRITE at 0x[0-9a-f]+: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\)/);
+    assert.match(fault, new RegExp(`test: ${GAP_TEST.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+    assert.match(fault, /#0 WriteAt .*buggy\.cc:\d+/);
+    assert.match(fault, /alignment 1, backend host/);
+    assert.doesNotMatch(exact.output, /sums a buffer/);
+ 
+    // A CI artifact: recorded in a checkout at another path, replayed in this one.
+    const ci = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-replay-ci-'));
+    fs.cpSync(rec.dir, ci, { recursive: true });
+    const moved = '/ci/runner/work/project';
+    const rewrite = (v) => (typeof v === 'string' ? v.split(ROOT).join(moved) : v);
+    fs.writeFileSync(path.join(ci, 'replay.json'), JSON.stringify({ ...record, cwd: moved, argv: record.argv.map(rewrite) }));
+    const local = await replay([ci, '--alignment', '1'], { cwd: ROOT });
+    assert.equal(local.code, 1, local.output);
+    assert.match(local.stderr, new RegExp(`alignment 1 \\(recorded in ${moved}, which is not here: replaying in ${ROOT.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\)\n`));
+    assert.match(reportOf(unindent(local.output), 'ERROR: heap-buffer-overflow'), /2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\)/);
+  });
+
+  test('mocha: the fault reproduces in the same test, the passing spec does not rerun; exit is mocha\'s (killed: 139)', async () => {
+    const rec = await recorded(process.execPath, (dir) => [MATE_MOCHA, '--guard-alloc', '--guard-report-dir', dir,
+      'examples/mocha/overflow.spec.cjs', 'examples/mocha/clean.spec.cjs']);
+    assert.notEqual(rec.code, 0, rec.output);
+    const r = await replay([rec.dir]);
+    assert.equal(r.code, 139, r.output);
+    assert.match(r.stderr, /^\[mate-guard\] replaying test examples\/mocha\/overflow\.spec\.cjs > overflow by one > fills a 64-byte buffer \(mocha\) in tail mode, alignment 16\n/);
+    assert.match(reportOf(r.output, 'ERROR: heap-buffer-overflow'), /test: examples\/mocha\/overflow\.spec\.cjs > overflow by one > fills a 64-byte buffer/);
+    assert.doesNotMatch(r.output, /sums a buffer/);
+    // --guard-mode head: the same test, the guard before the start: the overrun lands in canary bytes.
+    const head = await replay([rec.dir, '--guard-mode', 'head']);
+    assert.equal(head.code, 1, head.output);
+    assert.match(reportOf(head.output, 'ERROR: canary-corruption'), /1 byte past the end of allocation #\d+ \(64 bytes, head mode\)/);
+  });
+
+  test('jest: --runTestsByPath on the failing file, the failing test alone', async () => {
+    const rec = await recorded(process.execPath, (dir) => [MATE_JEST, '--guard-alloc', '--guard-report-dir', dir, '--no-guard-rerun',
+      '-c', 'examples/jest/jest.config.js', 'gap-overflow', 'clean']);
+    assert.equal(rec.code, 1, rec.output);
+    assert.match(rec.output, /Tests: +1 failed, \d+ passed, \d+ total/);
+    const r = await replay([rec.dir]);
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.output, /Test Suites: 1 failed, 1 total/);
+    assert.match(r.output, /Tests: +1 failed, 1 total/);
+    // Jest indents what a test threw: the report lines are matched where they stand.
+    assert.match(r.output, /==mate-guard== ERROR: canary-corruption: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\) damaged\n *==mate-guard== test: examples\/jest\/gap-overflow\.test\.js > writeAt > writes the last byte of a 13-byte record/);
+  });
+
+  test('vitest (mate-vitest in the example project): the failing file and test alone', async () => {
+    const rec = await recorded(process.execPath, (dir) => [MATE_VITEST, 'run', '--guard-alloc', '--guard-report-dir', dir, '--no-guard-rerun',
+      'alignment-gap.test.mjs', 'clean.test.mjs'], { cwd: path.join(EX, 'vitest') });
+    assert.equal(rec.code, 1, rec.output);
+    const r = await replay([rec.dir, '--alignment=1']);
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.output, /Test Files +1 failed \(1\)/);
+    assert.match(r.output, /Tests +1 failed \(1\)/);
+    assert.match(reportOf(r.output, 'ERROR: heap-buffer-overflow'), /test: alignment-gap\.test\.mjs > alignment gap > writeAt\(buf, length \+ 1\) damages the gap canary/);
+  });
+
+  test('plain vitest with guard flags after --: --guard-mode head wins over the recorded flags', async () => {
+    const VITEST = path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs');
+    const rec = await recorded(process.execPath, (dir) => [VITEST, 'run', 'alignment-gap.test.mjs', 'clean.test.mjs', '--', '--guard-alloc', '--guard-mode', 'tail', '--guard-report-dir', dir],
+      { cwd: path.join(EX, 'vitest') });
+    assert.equal(rec.code, 1, rec.output);
+    const r = await replay([rec.dir, '--guard-mode', 'head']);
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.output, /\[mate-guard\] guarding on: mode head/);
+    assert.match(r.output, /Tests +1 failed \(1\)/);
+    assert.match(reportOf(r.output, 'ERROR: canary-corruption'), /2 bytes past the end of allocation #\d+ \(13 bytes, head mode\) damaged/);
+  });
+
+  test('mate guard-run: the whole command again, with its settings; exit is the command\'s', async () => {
+    const rec = await recorded(process.execPath, (dir) => [MATE, 'guard-run', '--report-dir', dir, '--no-rerun', '--log-allocations', '--', process.execPath, 'examples/scripts/gap-overflow.js']);
+    assert.equal(rec.code, 1, rec.output);
+    const r = await replay([rec.dir, '--alignment', '1']);
+    assert.equal(r.code, 139, r.output);
+    assert.match(r.stderr, /^\[mate-guard\] replaying the whole recorded command \(mate guard-run\) in tail mode, alignment 1\n/);
+    assert.match(reportOf(r.output, 'ERROR: heap-buffer-overflow'), /2 bytes past the end of allocation #1 \(13 bytes, tail mode\)/);
+    assert.match(r.output, /\[mate-guard\] alloc #1 ptr=0x[0-9a-f]+ requested=13/, 'the recorded --log-allocations holds');
+  });
+
+  test('mate --help lists replay; mate replay --help says what it takes', async () => {
+    const help = await run(process.execPath, [MATE, '--help']);
+    assert.equal(help.code, 0, help.output);
+    assert.match(help.stdout, /^ {2}replay <report-dir> \[options\] +rerun what a recorded run ran/m);
+    const usage = await run(process.execPath, [MATE, 'replay', '--help']);
+    assert.equal(usage.code, 0, usage.output);
+    assert.match(usage.stdout, /^Usage: mate replay <report-dir> \[--guard-mode tail\|head\] \[--alignment <n>\] \[--\[no-\]launch-blocking\] \[--dump-inputs <kernel-glob>\]/);
+  });
+
+  test('bad input: one line, exit 2', async () => {
+    const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-replay-empty-'));
+    const noRecord = await replay([empty]);
+    assert.equal(noRecord.code, 2, noRecord.output);
+    assert.equal(noRecord.stderr, `mate: ${JSON.stringify(empty)} holds no run record (replay.json): give the report directory of a run made by a mate-* CLI, a runner with the mate-guard plugin, or mate guard-run\n`);
+
+    const missing = await replay([path.join(empty, 'nope')]);
+    assert.equal(missing.code, 2, missing.output);
+    assert.match(missing.stderr, /^mate: ".*nope" is not a directory: give a run's report directory \(the path after "\[mate-guard\] reports:"\)\n$/);
+
+    const none = await replay([]);
+    assert.equal(none.code, 2, none.output);
+    assert.equal(none.stderr, 'mate: replay: no report directory given: mate replay <report-dir>\n');
+
+    const dir = path.join(empty, 'run');
+    fs.mkdirSync(dir);
+    const record = { tool: 'mate-guard', version: 1, runner: 'karma', cwd: ROOT, execArgv: [], argv: ['karma'], settings: { mode: 'tail', alignment: 16 }, explicit: [] };
+    fs.writeFileSync(path.join(dir, 'replay.json'), JSON.stringify(record));
+    const unknown = await replay([dir]);
+    assert.equal(unknown.code, 2, unknown.output);
+    assert.equal(unknown.stderr, `mate: replay: ${dir}/replay.json names an unknown runner "karma"; known: vitest, jest, mocha, node-test, run\n`);
+
+    const mode = await replay([dir, '--guard-mode', 'sideways']);
+    assert.equal(mode.code, 2, mode.output);
+    assert.equal(mode.stderr, 'mate: --guard-mode: "sideways" is not a guard mode; use tail or head\n');
+    const alignment = await replay([dir, '--alignment', '3']);
+    assert.equal(alignment.code, 2, alignment.output);
+    assert.equal(alignment.stderr, 'mate: --alignment: "3" is not allowed; use a power of two from 1 to 4096\n');
+    const option = await replay([dir, '--fast']);
+    assert.equal(option.code, 2, option.output);
+    assert.match(option.stderr, /^mate: replay: unknown option "--fast"; known: --guard-mode, --alignment, --launch-blocking, --no-launch-blocking, --dump-inputs, --help\n$/);
+  });
+});
+
+// A device fault recorded by guard-run over the simulated CUDA driver:
+// the replay turns launch blocking on by itself.
+function noGxx() {
+  try {
+    execFileSync('g++', ['--version'], { stdio: 'ignore' });
+    return false;
+  } catch {
+    return 'no g++ to build the simulated driver';
+  }
+}
+
+describe('mate replay of a device fault (simulated CUDA driver)', { skip: noGxx() }, () => {
+  test('launch blocking on by itself; --dump-inputs given to the replay, or recorded, saves the kernel\'s inputs in the replay\'s directory', async () => {
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-replay-sim-'));
+    const fake = path.join(tmp, 'libfakecuda.so');
+    const matrix = path.join(tmp, 'matrix');
+    execFileSync('g++', ['-O2', '-shared', '-fPIC', '-o', fake, path.join(ROOT, 'bench', 'cuda', 'sim', 'fake_cuda.cc')]);
+    execFileSync('g++', ['-O2', '-std=c++17', `-I${path.join(PKG, 'core-native', 'include')}`, '-o', matrix, path.join(ROOT, 'bench', 'cuda', 'sim', 'matrix.cc'), '-ldl']);
+    const env = { MATE_GUARD_CUDA_DRIVER: fake, MATE_GUARD_CUPTI: fake };
+    const lib = path.join(PKG, 'core-native', 'build', 'Release', 'libmate_guard_cuda.so');
+    const savedInputs = (output) => {
+      const dir = /\[mate-guard\] reports: (\S+)/.exec(output)[1];
+      return fs.existsSync(path.join(dir, 'inputs')) ? fs.readdirSync(path.join(dir, 'inputs')).filter((f) => f.endsWith('.bin')) : [];
+    };
+
+    const plain = await recorded(process.execPath, (dir) => [MATE, 'guard-run', '--device', 'cuda', '--report-dir', dir, '--', matrix, lib, 'fault'], { env });
+    assert.equal(plain.code, 1, plain.output);
+    const asked = await replay([plain.dir, '--dump-inputs', '*FillInclusive*'], { env });
+    assert.equal(asked.code, 1, asked.output);
+    assert.match(asked.stderr, /^\[mate-guard\] replaying the whole recorded command \(mate guard-run\) in tail mode, alignment 16, launch blocking, saving the inputs of "\*FillInclusive\*"\n/);
+    assert.match(asked.output, /==mate-guard== ERROR: illegal-address: the GPU reported CUDA_ERROR_ILLEGAL_ADDRESS/);
+    assert.equal(savedInputs(asked.output).length, 1, asked.output);
+
+    const withDumps = await recorded(process.execPath, (dir) => [MATE, 'guard-run', '--device', 'cuda', '--report-dir', dir, '--dump-inputs', '*FillInclusive*', '--', matrix, lib, 'fault'], { env });
+    assert.equal(withDumps.code, 1, withDumps.output);
+    assert.equal(JSON.parse(fs.readFileSync(path.join(withDumps.dir, 'replay.json'), 'utf8')).settings.dumpInputs, '*FillInclusive*');
+    const kept = await replay([withDumps.dir], { env });
+    assert.equal(kept.code, 1, kept.output);
+    assert.match(kept.stderr, /launch blocking, saving the inputs of "\*FillInclusive\*"\n/);
+    assert.equal(savedInputs(kept.output).length, 1, kept.output);
+  });
+});
