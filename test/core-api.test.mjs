@@ -67,7 +67,7 @@ for (const [args, message] of [
   [['guard-run', 'node', '-v'], 'mate: unexpected "node": put the command after --'],
   [['guard-run', '--mode', 'tail'], 'mate: no command given'],
   [['guard-run'], 'mate: no command given'],
-  [['frobnicate'], 'mate: unknown command "frobnicate"; known: guard-run, report, replay, options'],
+  [['frobnicate'], 'mate: unknown command "frobnicate"; known: guard-run, report, replay, options, build-native'],
 ]) {
   test(`mate ${args.join(' ')} exits 2 with a clear error`, async () => {
     const r = await run(process.execPath, [MATE, ...args]);

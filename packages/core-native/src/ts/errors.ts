@@ -8,6 +8,13 @@ export class GuardConfigError extends Error {
 }
 
 /**
+ * No native allocator fits or loads on this machine (unsupported platform,
+ * a prebuilt binary that does not fit and no source build). A setup problem
+ * handled as a bad setting is: one line and exit 2 from every entry point.
+ */
+export class NativeUnavailableError extends GuardConfigError {}
+
+/**
  * The exit status of every entry point for a bad setting: 2, the usage-error
  * status of command-line tools (getopt, argparse, the shell), so CI can tell
  * a broken configuration from a run that failed (1: a test or a violation).
@@ -48,6 +55,12 @@ export function runCli(program: string, main: (argv: string[]) => Promise<number
       process.exitCode = code;
     },
     (err: unknown) => {
+      // A bad setting or no usable native binary found on the way: its one line.
+      if (err instanceof GuardConfigError) {
+        process.stderr.write(`${program}: ${err.message}\n`);
+        process.exitCode = CONFIG_ERROR_EXIT;
+        return;
+      }
       process.stderr.write(`${program}: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
       process.exitCode = 1;
     },

@@ -42,6 +42,16 @@ function warnThreads(vitest: Vitest, project: TestProject): void {
 }
 
 
+/**
+ * A bad setting (or no usable native binary): the one line every entry
+ * point prints, and its status; thrown, it would land in Vitest's boxed
+ * "Startup Error" with status 1. Anything else is rethrown.
+ */
+function exitOnSettingError(err: unknown): never {
+  if (!(err instanceof GuardConfigError)) throw err;
+  exitOnConfigError(flagsWereHandedOver() ? 'mate-vitest' : 'mate-guard', err);
+}
+
 /** The Vitest plugin. Guarding is off unless a flag, MATE_VITEST_GUARD_* or `enabled: true` turns it on. */
 export function guardAlloc(options?: GuardAllocOptions): Plugin {
   let resolved: RunnerResolution | undefined;
@@ -58,10 +68,7 @@ export function guardAlloc(options?: GuardAllocOptions): Plugin {
         owner = owns;
         resolved = handed ? { settings: handed.settings, explicit: handed.explicit } : resolveVitestSettings(options);
       } catch (err) {
-        if (!(err instanceof GuardConfigError)) throw err;
-        // The one line every entry point prints, and its status: thrown, it
-        // would land in Vitest's boxed "Startup Error" with status 1.
-        exitOnConfigError(flagsWereHandedOver() ? 'mate-vitest' : 'mate-guard', err);
+        exitOnSettingError(err);
       }
       const test = (config.test ??= {});
       declareTags(test);
@@ -70,7 +77,12 @@ export function guardAlloc(options?: GuardAllocOptions): Plugin {
     configureVitest({ vitest, project }) {
       if (!resolved?.settings.enabled || !owner) return;
       warnThreads(vitest, project);
-      attachReporters(vitest, resolved);
+      // The run starts here (a machine with no usable native binary stops it).
+      try {
+        attachReporters(vitest, resolved);
+      } catch (err) {
+        exitOnSettingError(err);
+      }
     },
   };
 }

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { CONFIG_ERROR_EXIT, GuardConfigError } from '../errors';
 import { ownPackages } from '../own-packages';
 import { allocatorOptionsMarkdown, runnerSettingsMarkdown } from '../settings/docs';
+import { BUILD_NATIVE_USAGE, buildNative } from './build-native';
 import { guardRun, guardRunUsage, parseGuardRunArgs } from './guard-run';
 import { mateReplay, REPLAY_USAGE } from './replay';
 import { mateReport, REPORT_USAGE } from './report';
@@ -16,6 +17,7 @@ Commands:
   replay <report-dir> [options]         rerun what a recorded run ran (the tests its violations name, or the guard-run
                                         command) with its settings, in --guard-mode/--alignment given (see mate replay --help)
   options                               list the allocator options and the runner settings (the README's tables)
+  build-native                          build the native allocator from source where the prebuilt binary does not fit this machine
 `;
 
 /** The runner plugins installed with this core (found, not listed: a new runner package shows up by itself). */
@@ -54,6 +56,13 @@ export async function main(argv: readonly string[]): Promise<number> {
           return 0;
         }
         return await mateReplay(rest);
+      case 'build-native':
+        if (rest.includes('-h') || rest.includes('--help')) {
+          process.stdout.write(BUILD_NATIVE_USAGE);
+          return 0;
+        }
+        if (rest.length) throw new GuardConfigError(`mate build-native takes no arguments, got ${JSON.stringify(rest[0])}`);
+        return buildNative();
       case 'options':
         process.stdout.write(listOptions());
         return 0;
@@ -64,7 +73,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         process.stdout.write(USAGE + pluginsLine());
         return command === undefined ? CONFIG_ERROR_EXIT : 0;
       default:
-        throw new GuardConfigError(`unknown command ${JSON.stringify(command)}; known: guard-run, report, replay, options`);
+        throw new GuardConfigError(`unknown command ${JSON.stringify(command)}; known: guard-run, report, replay, options, build-native`);
     }
   } catch (err) {
     if (err instanceof GuardConfigError) {

@@ -4,12 +4,12 @@
 // python/sitecustomize.py and libmate_guard_cuda.so). The guard itself is
 // native (src/native/device); addons reach it with no code change (their
 // CUDA allocation calls are redirected) or through include/mate_guard.h.
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { GuardConfigError } from '../errors';
 import type { ResolvedGuardConfig } from './config';
 import { afterAddonLoads } from './addon-loads';
+import { binaryCandidates } from './binary-fit';
 import type { NativeBinding, NativeStats } from './native';
 
 /**
@@ -24,12 +24,9 @@ export const DEVICE_PROCESS_ENV = {
 
 const packageRoot = path.resolve(__dirname, '..', '..');
 
-/** libmate_guard_cuda.so: prebuilt first, else built from source. */
+/** libmate_guard_cuda.so: prebuilt first where it fits this machine, else built from source. */
 export function cudaLibraryPath(): string | undefined {
-  return [
-    path.join(packageRoot, 'prebuilds', `${process.platform}-${process.arch}`, 'libmate_guard_cuda.so'),
-    path.join(packageRoot, 'build', 'Release', 'libmate_guard_cuda.so'),
-  ].find((file) => fs.existsSync(file));
+  return binaryCandidates(packageRoot, 'libmate_guard_cuda.so').find((c) => c.problem === null)?.file;
 }
 
 /**

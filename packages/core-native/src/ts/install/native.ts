@@ -1,7 +1,10 @@
 // Loads the compiled allocator: a prebuilt binary shipped in the package
-// first (no build tools needed), else the one built from source at install.
-import * as fs from 'node:fs';
+// first (no build tools needed), else the one built from source at install
+// (binary-fit.ts decides which fits).
 import * as path from 'node:path';
+
+import { NativeUnavailableError } from '../errors';
+import { binaryCandidates, currentHost, firstLine, rebuildHint, unsupportedReason } from './binary-fit';
 
 /** The counters every backend keeps (binding/counters.h). */
 export interface AllocationCounts {
@@ -169,25 +172,31 @@ export interface NativeBinding {
 
 const packageRoot = path.resolve(__dirname, '..', '..');
 
-function nativeBinaryCandidates(): string[] {
-  return [
-    path.join(packageRoot, 'prebuilds', `${process.platform}-${process.arch}`, 'mate_guard.node'),
-    path.join(packageRoot, 'build', 'Release', 'mate_guard.node'),
-  ];
-}
-
 let binding: NativeBinding | undefined;
 
+/**
+ * The compiled allocator: the first candidate (binary-fit.ts) that fits this
+ * machine and loads. None: one line naming each file tried and why it was
+ * passed over, and what to do; thrown as a setup error, so every entry
+ * point prints that line and exits 2 instead of a stack.
+ */
 export function loadNative(): NativeBinding {
   if (binding) return binding;
-  const candidates = nativeBinaryCandidates();
-  const found = candidates.find((file) => fs.existsSync(file));
-  if (!found) {
-    throw new Error(
-      `mate-guard: the native allocator is not built (looked for ${candidates.join(', ')}). ` +
-        'Run `npm install` (or `npm run build:native -w @mate-guard/core`); building needs cmake and a C++17 compiler.',
-    );
+  const host = currentHost();
+  const refused = unsupportedReason(host);
+  if (refused) throw new NativeUnavailableError(refused);
+  const tried: string[] = [];
+  for (const c of binaryCandidates(packageRoot, 'mate_guard.node', host)) {
+    if (c.problem) {
+      tried.push(`${c.label}: ${c.problem}`);
+      continue;
+    }
+    try {
+      binding = require(c.file) as NativeBinding;
+      return binding;
+    } catch (err) {
+      tried.push(`${c.label}: does not load (${firstLine((err as Error).message)})`);
+    }
   }
-  binding = require(found) as NativeBinding;
-  return binding;
+  throw new NativeUnavailableError(`no native allocator loads here (tried ${tried.join('; ')}); ${rebuildHint(packageRoot)}`);
 }

@@ -12,6 +12,7 @@ import { loadSuppressions, matchSuppression } from '../report/suppressions';
 import { writeHandoff } from '../settings/handoff';
 import type { GuardSettings, SettingKey } from '../settings/table';
 import { formatUnmatchedGlobs, unmatchedNativeGlobs } from '../install/native-heap';
+import { loadNative } from '../install/native';
 import { formatCrashAttribution } from './attribution';
 import { earlierReportsText } from './earlier';
 import type { ProcessGuardStats } from './process-stats';
@@ -110,6 +111,9 @@ export class GuardedRun {
   private constructor(readonly dir: string, readonly settings: GuardSettings, private readonly keep: boolean) {}
 
   static start(start: RunStart): GuardedRun {
+    // The run's processes each load the allocator: when no binary fits
+    // this machine, say so here once, in one line, before any test.
+    loadNative();
     const given = start.settings.reportDir;
     const dir = createReportDir(start.runner, given);
     const run = new GuardedRun(dir, { ...start.settings, reportDir: dir }, given !== undefined);
