@@ -6,32 +6,26 @@
 // Node binding). This proves the plumbing, not the GPU: test/cuda.test.mjs
 // runs the real thing on a GPU.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { before, describe, test } from 'node:test';
 
 import { MATE, ROOT, guardRun, reportOf, run } from './helpers/run.mjs';
+import { buildFakeDriver, buildMatrix, noGxx } from './helpers/sim.mjs';
 
 const EXAMPLE = path.join(ROOT, 'examples', 'cuda', 'build', 'Release', 'cuda_example.node');
 const SCRIPT = path.join(ROOT, 'test', 'fixtures', 'cuda', 'sim-settings.js');
 
 function skipReason() {
   if (!fs.existsSync(EXAMPLE)) return 'the CUDA example addon is not built (no nvcc)';
-  try {
-    execFileSync('g++', ['--version'], { stdio: 'ignore' });
-  } catch {
-    return 'no g++ to build the simulated driver';
-  }
-  return false;
+  return noGxx();
 }
 
 describe('device settings over the simulated driver', { skip: skipReason() }, () => {
   let env;
   before(() => {
-    const lib = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mate-sim-')), 'libfakecuda.so');
-    execFileSync('g++', ['-O2', '-shared', '-fPIC', '-o', lib, path.join(ROOT, 'bench', 'cuda', 'sim', 'fake_cuda.cc')]);
+    const lib = buildFakeDriver();
     env = { MATE_GUARD_CUDA_DRIVER: lib, MATE_GUARD_CUPTI: lib };
   });
 
@@ -73,25 +67,13 @@ describe('device settings over the simulated driver', { skip: skipReason() }, ()
 // --guard-dump-inputs over the simulated driver and CUPTI: bench/cuda/sim/
 // matrix.cc launches fake kernels through the fake CUPTI's callbacks, the
 // way the driver reports a real launch (entry, then exit).
-function noGxx() {
-  try {
-    execFileSync('g++', ['--version'], { stdio: 'ignore' });
-    return false;
-  } catch {
-    return 'no g++ to build the simulated driver';
-  }
-}
-
 describe('--dump-inputs over the simulated driver', { skip: noGxx() }, () => {
   const LIB = path.join(ROOT, 'packages', 'core-native', 'build', 'Release', 'libmate_guard_cuda.so');
   let env;
   let matrix;
   before(() => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-sim-dump-'));
-    const fake = path.join(dir, 'libfakecuda.so');
-    matrix = path.join(dir, 'matrix');
-    execFileSync('g++', ['-O2', '-shared', '-fPIC', '-o', fake, path.join(ROOT, 'bench', 'cuda', 'sim', 'fake_cuda.cc')]);
-    execFileSync('g++', ['-O2', '-std=c++17', `-I${path.join(ROOT, 'packages', 'core-native', 'include')}`, '-o', matrix, path.join(ROOT, 'bench', 'cuda', 'sim', 'matrix.cc'), '-ldl']);
+    const fake = buildFakeDriver('mate-sim-dump-');
+    matrix = buildMatrix(fake);
     env = { MATE_GUARD_CUDA_DRIVER: fake, MATE_GUARD_CUPTI: fake };
   });
 

@@ -4,13 +4,13 @@
 // same runner and entry point, with the recorded settings, in the mode and
 // alignment given; the report comes back and the exit code is the runner's.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 
 import { MATE, ROOT, reportOf, run } from './helpers/run.mjs';
+import { buildFakeDriver, buildMatrix, noGxx } from './helpers/sim.mjs';
 
 const PKG = path.join(ROOT, 'packages');
 const MATE_NODE_TEST = path.join(PKG, 'node-test', 'bin', 'mate-node-test.js');
@@ -184,22 +184,10 @@ describe('mate replay', () => {
 
 // A device fault recorded by guard-run over the simulated CUDA driver:
 // the replay turns launch blocking on by itself.
-function noGxx() {
-  try {
-    execFileSync('g++', ['--version'], { stdio: 'ignore' });
-    return false;
-  } catch {
-    return 'no g++ to build the simulated driver';
-  }
-}
-
 describe('mate replay of a device fault (simulated CUDA driver)', { skip: noGxx() }, () => {
   test('launch blocking on by itself; --dump-inputs given to the replay, or recorded, saves the kernel\'s inputs in the replay\'s directory', async () => {
-    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-replay-sim-'));
-    const fake = path.join(tmp, 'libfakecuda.so');
-    const matrix = path.join(tmp, 'matrix');
-    execFileSync('g++', ['-O2', '-shared', '-fPIC', '-o', fake, path.join(ROOT, 'bench', 'cuda', 'sim', 'fake_cuda.cc')]);
-    execFileSync('g++', ['-O2', '-std=c++17', `-I${path.join(PKG, 'core-native', 'include')}`, '-o', matrix, path.join(ROOT, 'bench', 'cuda', 'sim', 'matrix.cc'), '-ldl']);
+    const fake = buildFakeDriver('mate-replay-sim-');
+    const matrix = buildMatrix(fake);
     const env = { MATE_GUARD_CUDA_DRIVER: fake, MATE_GUARD_CUPTI: fake };
     const lib = path.join(PKG, 'core-native', 'build', 'Release', 'libmate_guard_cuda.so');
     const savedInputs = (output) => {
