@@ -47,6 +47,7 @@ constexpr size_t kSignalCount = sizeof(kSignals) / sizeof(kSignals[0]);
 platform::PreviousAction g_previous[kSignalCount];
 bool g_installed = false;
 long g_reporter = 0;  // thread id writing a report, 0 when none
+long g_chaining = 0;  // thread id inside the previous handler, 0 when none
 constexpr int kPrinterTimeoutMs = 20000;
 char g_json[160 * 1024];
 char g_event_file[4200];
@@ -117,7 +118,9 @@ bool Dying(int sig, siginfo_t* info, void* uctx) {
     case platform::PreviousKind::kIgnore:
       return platform::IsSynchronous(info);
     case platform::PreviousKind::kHandler:
+      __atomic_store_n(&g_chaining, ThreadId(), __ATOMIC_RELEASE);
       platform::CallPrevious(*prev, sig, info, uctx);
+      __atomic_store_n(&g_chaining, 0, __ATOMIC_RELEASE);
       if (platform::SignalPending(sig)) return true;
       if (platform::IsSynchronous(info) && platform::DispositionIsDefault(sig)) return true;
       return sig == SIGABRT && platform::SenderPid(info) == getpid();
@@ -126,6 +129,10 @@ bool Dying(int sig, siginfo_t* info, void* uctx) {
 }
 
 void Handle(int sig, siginfo_t* info, void* uctx) {
+  // Called back by the handler we chain to: one installed after ours that
+  // keeps ours as its previous (KeepFaultHandlerFirst put ours in front of
+  // it). It decides for itself; going round again would never end.
+  if (__atomic_load_n(&g_chaining, __ATOMIC_ACQUIRE) == ThreadId()) return;
   const GuardedAllocator* a = GuardedAllocator::Instance();
   if ((sig == SIGSEGV || sig == SIGBUS) && a != nullptr) {
     Violation v;
