@@ -28,10 +28,12 @@ DIR=$(mktemp -d)
 handoff() { echo "{\"version\":1,\"settings\":{\"reportDir\":\"$DIR\"$1},\"explicit\":[]}"; }
 
 if [ "$WHAT" != transformer ]; then
+  # MATE_GUARD_CUDA_STATS: the guard's counters at exit (ready hits and
+  # misses, recycled, allocMs/freeMs/backgroundMs), summed over the run.
   echo "## guarded alloc+free vs cudaMalloc+cudaFree (median of 7), defaults"
-  MATE_GUARD_SETTINGS=$(handoff "") "$PROBE" "$LIB" bench 7 1000
+  MATE_GUARD_CUDA_STATS=1 MATE_GUARD_SETTINGS=$(handoff "") "$PROBE" "$LIB" bench 7 1000
   echo "## the same, strict quarantine and syncOnFree"
-  MATE_GUARD_SETTINGS=$(handoff ',"cudaQuarantine":"strict","syncOnFree":true') "$PROBE" "$LIB" bench 7 1000
+  MATE_GUARD_CUDA_STATS=1 MATE_GUARD_SETTINGS=$(handoff ',"cudaQuarantine":"strict","syncOnFree":true') "$PROBE" "$LIB" bench 7 1000
 fi
 [ "$WHAT" = probe ] && exit 0
 

@@ -142,6 +142,7 @@ class DeviceAllocator {
 
   DeviceStats Stats();
   int ordinal() const { return ordinal_; }
+  cuda::CUcontext context() const { return ctx_; }  // the device's primary context, retained
   uint64_t granule() const { return granule_; }
   const DeviceConfig& config() const { return config_; }
 

@@ -26,6 +26,11 @@ constexpr uint32_t kMaxStreams = 4;   // streams declared with RecordStream, per
 constexpr uint32_t kMaxUses = 4;      // streams whose kernels used an allocation, per allocation
 constexpr uint32_t kMaxWaits = kMaxStreams + kMaxUses;
 constexpr uint32_t kPrepareBatch = 8;
+// While frees wait, the background thread maps at most this many ranges
+// before it turns to them again: each mapping is ~40 us of driver time, and
+// a freed range that is recycled (recycle_when_behind) or unmapped is held
+// back by every mapping queued ahead of it.
+constexpr uint32_t kPrepareBatchWhileFreeing = 2;
 constexpr uint64_t kMaxPreparedGranules = 256;  // larger classes are always mapped on demand
 constexpr uint8_t kCanaryFill = kCanaryByte;
 

@@ -48,8 +48,16 @@ DeviceAllocator* ForDevice(int ordinal, cuda::CUresult* err) {
   if (ordinal < 0) {
     cuda::CUcontext ctx = nullptr;
     cuda::CUdevice dev = 0;
-    ordinal = (g_drv->cuCtxGetCurrent(&ctx) == cuda::kSuccess && ctx != nullptr &&
-               g_drv->cuCtxGetDevice(&dev) == cuda::kSuccess) ? dev : 0;
+    bool current = g_drv->cuCtxGetCurrent(&ctx) == cuda::kSuccess && ctx != nullptr;
+    // The usual current context is a device's primary one, which its
+    // allocator retains (the handle stays that device's): known without
+    // cuCtxGetDevice, one driver call fewer on every allocation's path
+    // (driver calls there may wait behind the background thread's mapping).
+    for (int i = 0; current && i < kMaxDevices; i++) {
+      DeviceAllocator* a = __atomic_load_n(&g_devices[i], __ATOMIC_ACQUIRE);
+      if (a != nullptr && a->context() == ctx) return a;
+    }
+    ordinal = current && g_drv->cuCtxGetDevice(&dev) == cuda::kSuccess ? dev : 0;
   }
   if (ordinal >= kMaxDevices) {
     *err = cuda::kErrorInvalidValue;

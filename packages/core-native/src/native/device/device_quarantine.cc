@@ -119,15 +119,23 @@ bool DeviceAllocator::ProcessPending(bool wait) {
     if (cuda::IsSticky(r)) NoteBroken(r, "recording after freed allocations' last use");
     else if (r != cuda::kSuccess) f->done = true;  // a stream that is gone: nothing of it is left to wait for
   }
-  // Which fences completed (each queried once).
+  // Which fences completed (each queried once). Work on a stream completes
+  // in order and the batch is in free order: once a stream's fence is not
+  // done, its later ones are not asked (passes come often; a GPU running
+  // behind the host leaves many fences outstanding).
   std::vector<Fence*> queried;
+  std::vector<CUstream> behind;
   for (Pending* p : batch) {
     Fence* f = p->fence;
     if (f == nullptr || f->done || std::find(queried.begin(), queried.end(), f) != queried.end()) continue;
+    if (!wait && std::find(behind.begin(), behind.end(), p->stream) != behind.end()) continue;
     queried.push_back(f);
     if (__atomic_load_n(&broken_, __ATOMIC_ACQUIRE)) break;
     CUresult r = wait ? drv_->cuEventSynchronize(f->event) : drv_->cuEventQuery(f->event);
-    if (r == cuda::kErrorNotReady) continue;
+    if (r == cuda::kErrorNotReady) {
+      behind.push_back(p->stream);
+      continue;
+    }
     if (cuda::IsSticky(r)) {
       NoteBroken(r, "waiting for a freed allocation's last use");
       break;
@@ -186,9 +194,14 @@ void DeviceAllocator::Run() {
     bool did = false;
     uint64_t t0 = NowNs();
     if (!__atomic_load_n(&broken_, __ATOMIC_ACQUIRE)) {
-      // Ready slots first (allocations wait on them), then the unmapping
-      // of freed ranges (which returns their memory), then refill.
-      did |= PrepareAhead();
+      // Freed ranges first, then refill (a short batch while frees wait).
+      // When a size ran short, a freed range whose canaries check clean
+      // goes back to ready with no driver call (recycle_when_behind), far
+      // cheaper than a new mapping (~50 us of serialized driver time): it
+      // must not wait behind batches of mappings, or a burst of
+      // allocations empties the pool and maps ranges on the caller's
+      // thread, serialized behind ours. A fence recorded in one pass is
+      // read in the next.
       did |= ProcessPending(false);
       did |= PrepareAhead();
       auto now = std::chrono::steady_clock::now();

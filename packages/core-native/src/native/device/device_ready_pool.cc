@@ -60,8 +60,11 @@ bool DeviceAllocator::PrepareAhead() {
   std::vector<Job> jobs;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    // A full batch is ~8 x 40 us of serialized driver calls: only when no
+    // free waits for the background thread.
+    const size_t batch = pending_.empty() ? kPrepareBatch : kPrepareBatchWhileFreeing;
     for (auto& [n, c] : classes_) {
-      while (jobs.size() < kPrepareBatch && c.ready.size() + c.preparing < c.target &&
+      while (jobs.size() < batch && c.ready.size() + c.preparing < c.target &&
              ready_bytes_ + n * granule_ <= config_.prepare_budget_bytes) {
         uint32_t idx = AcquireRange(n);
         if (idx == 0) break;
