@@ -3,6 +3,8 @@
 # (results in bench/README.md, "CUDA"). Needs a GPU, node, python3 with
 # PyTorch, compute-sanitizer, and nvcc (or GUARD_PROBE=<built guard_probe>).
 #   bench/cuda/run.sh [rounds] [transformer_steps.py] [probe|transformer|all]
+# STEPS_N=<n> trains n steps instead of the script's default (50, a ~0.14 s
+# loop: too short to tell 1.28x from 1.3x).
 # Variants of the transformer loop: caching (plain PyTorch), guard (mate
 # guard-run --device cuda: defaults, launch tracking on), guard-notrack
 # (--no-track-launches), guard-nostacks (--no-capture-stacks: tracking
@@ -40,12 +42,12 @@ fi
 echo "## $(basename "$STEPS"): in-loop seconds, $REPS rounds, variants alternating"
 declare -A times
 read -r -a variants <<<"${VARIANTS:-caching guard guard-notrack guard-nostacks guard-strict nocache}"
-guard() { MATE_GUARD_CUDA_STATS=1 node "$MATE" guard-run --device cuda "$@" -- python3 "$STEPS" 2>&1; }
+guard() { MATE_GUARD_CUDA_STATS=1 node "$MATE" guard-run --device cuda "$@" -- python3 "$STEPS" ${STEPS_N:-} 2>&1; }
 for ((rep = 0; rep < REPS; rep++)); do
   for v in "${variants[@]}"; do
     case $v in
-      caching) out=$(python3 "$STEPS" 2>&1) ;;
-      nocache) out=$(PYTORCH_NO_CUDA_MEMORY_CACHING=1 python3 "$STEPS" 2>&1) ;;
+      caching) out=$(python3 "$STEPS" ${STEPS_N:-} 2>&1) ;;
+      nocache) out=$(PYTORCH_NO_CUDA_MEMORY_CACHING=1 python3 "$STEPS" ${STEPS_N:-} 2>&1) ;;
       guard) out=$(guard) ;;
       guard-notrack) out=$(guard --no-track-launches) ;;
       guard-nostacks) out=$(guard --no-capture-stacks) ;;
@@ -57,7 +59,7 @@ for ((rep = 0; rep < REPS; rep++)); do
     times[$v]="${times[$v]:-} $t"
   done
 done
-out=$(PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck python3 "$STEPS" 2>&1)
+out=$(PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck python3 "$STEPS" ${STEPS_N:-} 2>&1)
 memcheck=$(grep -o 'in [0-9.]* s' <<<"$out" | grep -o '[0-9.]*')
 echo "memcheck (no caching) once: ${memcheck:-?} s"
 median() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
