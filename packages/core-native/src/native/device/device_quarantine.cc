@@ -200,8 +200,8 @@ void DeviceAllocator::Run() {
       // cheaper than a new mapping (~50 us of serialized driver time): it
       // must not wait behind batches of mappings, or a burst of
       // allocations empties the pool and maps ranges on the caller's
-      // thread, serialized behind ours. A fence recorded in one pass is
-      // read in the next.
+      // thread, serialized behind ours. A fence not done when first asked
+      // is asked again in the next pass.
       did |= ProcessPending(false);
       did |= PrepareAhead();
       auto now = std::chrono::steady_clock::now();
