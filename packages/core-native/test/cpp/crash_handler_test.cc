@@ -1,11 +1,11 @@
 // crash/signal_handler: the handler stays in front of one installed after
 // it, and a handler that chains back to it is called once, not in a loop.
 #include <signal.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "crash/signal_handler.h"
+#include "signal_fixtures.h"
 
 namespace {
 
@@ -22,13 +22,8 @@ void ChainsBack(int sig, siginfo_t* info, void* uctx) {
 
 TEST(a_handler_installed_later_that_chains_back_is_called_once_behind_ours) {
   CHECK(mate::InstallFaultHandler());
-  struct sigaction saved;
-  sigaction(SIGFPE, nullptr, &saved);
-  struct sigaction later;
-  memset(&later, 0, sizeof(later));
-  later.sa_sigaction = ChainsBack;
-  later.sa_flags = SA_SIGINFO;
-  sigaction(SIGFPE, &later, &g_found);
+  mate_test::SavedAction saved(SIGFPE);
+  mate_test::InstallSigInfo(SIGFPE, ChainsBack, &g_found);
   mate::KeepFaultHandlerFirst();
   struct sigaction now;
   sigaction(SIGFPE, nullptr, &now);
@@ -36,5 +31,4 @@ TEST(a_handler_installed_later_that_chains_back_is_called_once_behind_ours) {
   g_calls = 0;
   raise(SIGFPE);  // sent, not a fault: nobody dies of it here
   CHECK_EQ(g_calls, 1);
-  sigaction(SIGFPE, &saved, nullptr);
 }

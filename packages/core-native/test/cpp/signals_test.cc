@@ -6,6 +6,7 @@
 
 #include "check.h"
 #include "platform/signals.h"
+#include "signal_fixtures.h"
 
 namespace {
 
@@ -19,19 +20,12 @@ void ReRaises(int sig, siginfo_t*, void*) {
   raise(sig);
 }
 
-void Restore(int sig, const struct sigaction& saved) { sigaction(sig, &saved, nullptr); }
-
 }  // namespace
 
 TEST(the_previous_handler_is_kept_and_called_with_the_signal) {
   using namespace mate::platform;
-  struct sigaction saved;
-  sigaction(SIGUSR2, nullptr, &saved);
-  struct sigaction prev;
-  memset(&prev, 0, sizeof(prev));
-  prev.sa_sigaction = Previous;
-  prev.sa_flags = SA_SIGINFO;
-  sigaction(SIGUSR2, &prev, nullptr);
+  mate_test::SavedAction saved(SIGUSR2);
+  mate_test::InstallSigInfo(SIGUSR2, Previous);
   PreviousAction kept;
   int blocked[] = {SIGUSR1};
   CHECK(InstallSignalHandler(SIGUSR2, Ours, blocked, 1, &kept));
@@ -40,13 +34,11 @@ TEST(the_previous_handler_is_kept_and_called_with_the_signal) {
   CallPrevious(kept, SIGUSR2, nullptr, nullptr);
   CHECK_EQ(g_previous_calls, 1);
   CHECK(!DispositionIsDefault(SIGUSR2));
-  Restore(SIGUSR2, saved);
 }
 
 TEST(a_default_or_ignored_previous_disposition_is_told_apart) {
   using namespace mate::platform;
-  struct sigaction saved;
-  sigaction(SIGUSR2, nullptr, &saved);
+  mate_test::SavedAction saved(SIGUSR2);
   signal(SIGUSR2, SIG_DFL);
   PreviousAction kept;
   CHECK(InstallSignalHandler(SIGUSR2, Ours, nullptr, 0, &kept));
@@ -56,22 +48,16 @@ TEST(a_default_or_ignored_previous_disposition_is_told_apart) {
   CHECK(KindOf(kept) == PreviousKind::kIgnore);
   RestoreDefault(SIGUSR2);
   CHECK(DispositionIsDefault(SIGUSR2));
-  Restore(SIGUSR2, saved);
 }
 
 TEST(a_previous_handler_that_re_raises_leaves_the_signal_pending_with_the_default_action) {
   using namespace mate::platform;
-  struct sigaction saved;
-  sigaction(SIGUSR2, nullptr, &saved);
+  mate_test::SavedAction saved(SIGUSR2);
   sigset_t block, old;
   sigemptyset(&block);
   sigaddset(&block, SIGUSR2);
   pthread_sigmask(SIG_BLOCK, &block, &old);  // as inside the handler
-  struct sigaction prev;
-  memset(&prev, 0, sizeof(prev));
-  prev.sa_sigaction = ReRaises;
-  prev.sa_flags = SA_SIGINFO;
-  sigaction(SIGUSR2, &prev, nullptr);
+  mate_test::InstallSigInfo(SIGUSR2, ReRaises);
   PreviousAction kept;
   CHECK(InstallSignalHandler(SIGUSR2, Ours, nullptr, 0, &kept));
   CHECK(!SignalPending(SIGUSR2));
@@ -82,7 +68,6 @@ TEST(a_previous_handler_that_re_raises_leaves_the_signal_pending_with_the_defaul
   signal(SIGUSR2, SIG_IGN);
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   CHECK(!SignalPending(SIGUSR2));
-  Restore(SIGUSR2, saved);
 }
 
 TEST(the_kernel_raised_it_or_a_process_sent_it) {
