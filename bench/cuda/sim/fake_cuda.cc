@@ -8,6 +8,8 @@
 #include <unistd.h>
 #include <atomic>
 #include <cstdint>
+#include <mutex>
+#include <unordered_map>
 
 typedef int CUresult;
 typedef unsigned long long dptr;
@@ -28,9 +30,43 @@ CUresult cuCtxGetCurrent(void** c) { *c = t_ctx; return 0; }
 CUresult cuCtxSetCurrent(void* c) { t_ctx = c; return 0; }
 CUresult cuCtxGetDevice(int* d) { *d = 0; return 0; }
 CUresult cuCtxSynchronize() { return E(); }
-CUresult cuMemGetInfo_v2(size_t* f, size_t* t) { *f = 80ull << 30; *t = 80ull << 30; return 0; }
-CUresult cuMemAlloc_v2(dptr* p, size_t n) { if (E()) return E(); *p = (dptr)aligned_alloc(256, (n + 255) / 256 * 256); return 0; }
-CUresult cuMemFree_v2(dptr p) { free((void*)p); return E(); }
+// Device memory: FAKE_CUDA_MEMORY_BYTES bounds what cuMemCreate and
+// cuMemAlloc hand out together (default 80 GiB, never exhausted in tests).
+static std::mutex g_mem_mu;
+static std::unordered_map<unsigned long long, size_t> g_sizes;  // chunk handle or pointer -> bytes
+static size_t g_used = 0;
+static size_t MemTotal() {
+  const char* v = getenv("FAKE_CUDA_MEMORY_BYTES");
+  return v ? strtoull(v, nullptr, 10) : 80ull << 30;
+}
+static bool Take(unsigned long long key, size_t n) {
+  std::lock_guard<std::mutex> lock(g_mem_mu);
+  if (g_used + n > MemTotal()) return false;
+  g_used += n;
+  g_sizes[key] = n;
+  return true;
+}
+static void Give(unsigned long long key) {
+  std::lock_guard<std::mutex> lock(g_mem_mu);
+  auto it = g_sizes.find(key);
+  if (it == g_sizes.end()) return;
+  g_used -= it->second;
+  g_sizes.erase(it);
+}
+CUresult cuMemGetInfo_v2(size_t* f, size_t* t) {
+  std::lock_guard<std::mutex> lock(g_mem_mu);
+  *t = MemTotal();
+  *f = *t - g_used;
+  return 0;
+}
+CUresult cuMemAlloc_v2(dptr* p, size_t n) {
+  if (E()) return E();
+  void* m = aligned_alloc(256, (n + 255) / 256 * 256);
+  if (m == nullptr || !Take((dptr)m, n)) { free(m); return 2; }
+  *p = (dptr)m;
+  return 0;
+}
+CUresult cuMemFree_v2(dptr p) { Give(p); free((void*)p); return E(); }
 CUresult cuMemAllocAsync(dptr* p, size_t n, void*) { return cuMemAlloc_v2(p, n); }
 CUresult cuMemFreeAsync(dptr p, void*) { return cuMemFree_v2(p); }
 CUresult cuMemAllocHost_v2(void** p, size_t n) { *p = malloc(n); return 0; }
@@ -47,10 +83,11 @@ CUresult cuMemCreate(unsigned long long* h, size_t n, const void*, unsigned long
   if (lim && g_live_chunks.load() >= atol(lim)) return 2;
   int fd = memfd_create("fakecuda", MFD_CLOEXEC);
   if (fd < 0 || ftruncate(fd, n) != 0) return 2;
+  if (!Take((unsigned long long)fd + 1, n)) { close(fd); return 2; }
   g_live_chunks++;
   *h = (unsigned long long)fd + 1; return 0;
 }
-CUresult cuMemRelease(unsigned long long h) { g_live_chunks--; close((int)h - 1); return 0; }
+CUresult cuMemRelease(unsigned long long h) { Give(h); g_live_chunks--; close((int)h - 1); return 0; }
 CUresult cuMemMap(dptr p, size_t n, size_t off, unsigned long long h, unsigned long long) {
   if (E()) return E();
   void* m = mmap((void*)p, n, PROT_NONE, MAP_SHARED | MAP_FIXED, (int)h - 1, off);

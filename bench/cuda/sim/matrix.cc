@@ -2,6 +2,7 @@
 // driver and CUPTI (see README.md): each scenario allocates on stream A,
 // a fake kernel uses it on stream B, the free happens on A.
 #include <dlfcn.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +91,29 @@ int main(int argc, char** argv) {
     static FakeFunc fill{"_ZN12_GLOBAL__N_113FillInclusiveEPfl", 2, {8, 8}};
     launch(&fill, nullptr, params);
     printf("dump-cap: launched\n");
+  }
+  if (strcmp(which, "oom") == 0) {
+    // Allocate 1 GiB blocks until the device (FAKE_CUDA_MEMORY_BYTES) runs
+    // out: the failure must come back at once, with the guard's numbers;
+    // after freeing, allocations work again.
+    void* blocks[64];
+    int n = 0, r = 0;
+    // One byte more than 1 GiB: each holds 513 granules of 2 MiB (the guard's overhead).
+    while (n < 64 && (r = mate_guard_cuda_alloc(&blocks[n], (1ull << 30) + 1, nullptr)) == 0) n++;
+    printf("oom: %d allocations of 1 GiB, then error %d: %s\n", n, r, mate_guard_last_error());
+    r = mate_guard_cuda_alloc(&blocks[n], (1ull << 30) + 1, nullptr);
+    printf("oom: again, error %d\n", r);
+    for (int i = 0; i < n; i++) mate_guard_cuda_free(blocks[i], nullptr);
+    r = mate_guard_cuda_alloc(&blocks[0], 1ull << 30, nullptr);
+    printf("oom: after freeing, error %d\n", r);
+    if (r == 0) mate_guard_cuda_free(blocks[0], nullptr);
+  }
+  if (strcmp(which, "killed") == 0) {
+    // Killed after guarding (a time limit's SIGKILL): no counters at exit.
+    void* p = nullptr;
+    mate_guard_cuda_alloc(&p, 4000, nullptr);
+    fflush(stdout);
+    raise(SIGKILL);
   }
   ((void (*)())dlsym(lib, "mate_guard_shutdown"))();
   return 0;

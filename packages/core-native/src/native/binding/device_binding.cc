@@ -94,6 +94,7 @@ Napi::Value DeviceStats(const Napi::CallbackInfo& info) {
   o.Set("readyMisses", num(s.ready_misses));
   o.Set("recycled", num(s.recycled));
   o.Set("violations", num(s.violations));
+  o.Set("outOfMemory", num(s.out_of_memory));
   o.Set("granule", num(s.granule));
   o.Set("launchTracking", Napi::Boolean::New(env, device::TrackingOn()));
   o.Set("trackingOff", device::TrackingOff());

@@ -49,6 +49,24 @@ struct DeviceLaunch {
   DeviceLaunchInput inputs[kMaxDeviceLaunchInputs];
 };
 
+// out-of-memory: the request that failed and what the guard held then, in
+// the spirit of the caching allocator's message (bytes throughout).
+struct DeviceMemoryAccount {
+  uint64_t requested = 0;
+  uint64_t live_count = 0;
+  uint64_t live_bytes = 0;        // requested bytes of live guarded allocations
+  uint64_t live_mapped = 0;       // granules those hold (rounding + canary slack)
+  uint64_t quarantined_count = 0;
+  uint64_t quarantined_bytes = 0; // address space only: quarantined ranges are unmapped
+  uint64_t pending_bytes = 0;     // freed, unmapping pending (the GPU still used them)
+  uint64_t pooled_bytes = 0;      // physical chunks kept for reuse, not in use
+  uint64_t ready_bytes = 0;       // ranges mapped ahead for common sizes
+  uint64_t given_back = 0;        // released before the one retry
+  uint64_t device_total = 0;
+  uint64_t device_free = 0;
+  uint64_t failures = 0;          // allocations that failed so far in this process (this one included)
+};
+
 struct DeviceDetail {
   int ordinal = 0;
   uint64_t granule = 0;      // the slot "page": one mapping granule
@@ -77,6 +95,8 @@ struct DeviceDetail {
   uintptr_t free_stream = 0;
   uintptr_t use_stream = 0;
   const DeviceLaunch* use = nullptr;
+  // out-of-memory: the accounting.
+  const DeviceMemoryAccount* memory = nullptr;
 };
 
 }  // namespace mate

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include <utility>
+
 #include "core/stack_store.h"
 #include "crash/report_file.h"
 #include "platform/linux/module_map.h"
@@ -249,6 +251,26 @@ void Device(const Violation& v, Writer* w) {
       Launch(d, d.launches[i], w);
     }
     w->Str("]}");
+  }
+  if (d.memory) {
+    const DeviceMemoryAccount& m = *d.memory;
+    const std::pair<const char*, uint64_t> fields[] = {
+        {"requested", m.requested},         {"liveCount", m.live_count},       {"liveBytes", m.live_bytes},
+        {"liveMapped", m.live_mapped},       {"quarantinedCount", m.quarantined_count},
+        {"quarantinedBytes", m.quarantined_bytes}, {"pendingBytes", m.pending_bytes},
+        {"pooledBytes", m.pooled_bytes},     {"readyBytes", m.ready_bytes},     {"givenBack", m.given_back},
+        {"deviceTotal", m.device_total},     {"deviceFree", m.device_free},     {"failures", m.failures}};
+    w->Str(",\"memory\":{");
+    bool first = true;
+    for (const auto& [name, value] : fields) {
+      if (!first) w->Char(',');
+      first = false;
+      w->Char('"');
+      w->Str(name);
+      w->Str("\":");
+      w->Dec(value);
+    }
+    w->Char('}');
   }
   if (d.cross_stream) {
     w->Str(",\"streams\":{\"free\":");

@@ -18,7 +18,8 @@ namespace mate {
   X(kIllegalAddress, "illegal-address")               \
   X(kWildAccess, "wild-access")                       \
   X(kDeadlySignal, "deadly-signal")                   \
-  X(kUncaughtException, "uncaught-exception")
+  X(kUncaughtException, "uncaught-exception")        \
+  X(kOutOfMemory, "out-of-memory")
 
 enum class ReportKind : uint8_t {
 #define MATE_KIND_ENUM(id, name) id,

@@ -151,7 +151,19 @@ CUresult DeviceAllocator::Allocate(size_t size, CUstream stream, uint32_t stack_
       idx = AcquireRange(0);  // zero bytes: a bare guard, no memory
       if (idx == 0) reason = "the guarded GPU address space is full";
     } else {
-      idx = PrepareInline(n, size, stream, &reason);
+      CUresult r = cuda::kSuccess;
+      idx = PrepareInline(n, size, stream, &reason, &r);
+      uint64_t given = 0;
+      if (idx == 0 && r == cuda::kErrorOutOfMemory) {
+        // Short of memory: give back what the guard keeps for later, retry once.
+        given = GiveBack();
+        idx = PrepareInline(n, size, stream, &reason, &r);
+      }
+      if (idx == 0 && r == cuda::kErrorOutOfMemory) {
+        // A plain allocation needs no rounding: it may still fit (counted as unguarded).
+        CUresult f = Fallback(size, reason, out);
+        return f == cuda::kErrorOutOfMemory ? OutOfMemory(size, given) : f;
+      }
     }
     if (idx == 0) return Fallback(size, reason, out);
   }

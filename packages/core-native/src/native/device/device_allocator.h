@@ -82,6 +82,7 @@ struct DeviceStats {
   uint64_t ready_misses = 0;    // allocations mapped on the caller's thread
   uint64_t recycled = 0;        // freed ranges handed out again without quarantine (recycle_when_behind)
   uint64_t violations = 0;
+  uint64_t out_of_memory = 0;   // allocations that failed for want of GPU memory (after the one retry)
   uint64_t granule = 0;
   // Time spent, for tuning (bench/): in Allocate and Free on the callers'
   // threads, and in driver work on the background thread.
@@ -95,7 +96,7 @@ struct DeviceStats {
          {&DeviceStats::allocations, &DeviceStats::frees, &DeviceStats::live, &DeviceStats::peak_live,
           &DeviceStats::live_bytes, &DeviceStats::live_granules, &DeviceStats::fallbacks, &DeviceStats::quarantined,
           &DeviceStats::quarantined_bytes, &DeviceStats::chunks_created, &DeviceStats::physical_bytes,
-          &DeviceStats::ready_hits, &DeviceStats::ready_misses, &DeviceStats::recycled, &DeviceStats::violations,
+          &DeviceStats::ready_hits, &DeviceStats::ready_misses, &DeviceStats::recycled, &DeviceStats::violations, &DeviceStats::out_of_memory,
           &DeviceStats::alloc_ns, &DeviceStats::free_ns, &DeviceStats::background_ns})
       this->*f += s.*f;
   }
@@ -176,7 +177,12 @@ class DeviceAllocator {
   cuda::CUresult CreateChunk(uint32_t granules, cuda::CUmemGenericAllocationHandle* out);
   cuda::CUresult MapSlot(uint32_t index, uint32_t data_granules, cuda::CUmemGenericAllocationHandle chunk);
   void RetireChunk(uint32_t granules, cuda::CUmemGenericAllocationHandle chunk);
-  uint32_t PrepareInline(uint32_t data_granules, size_t size, cuda::CUstream stream, const char** reason);
+  uint32_t PrepareInline(uint32_t data_granules, size_t size, cuda::CUstream stream, const char** reason,
+                         cuda::CUresult* result);
+  // Out of memory (device_memory_pressure.cc): what the guard keeps for
+  // later released (bytes given back), and the failure made known.
+  uint64_t GiveBack();
+  cuda::CUresult OutOfMemory(size_t size, uint64_t given_back);
   cuda::CUresult Fallback(size_t size, const char* reason, cuda::CUdeviceptr* out);
 
   void PlaceUser(Slot* s, size_t size) const;

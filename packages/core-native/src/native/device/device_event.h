@@ -15,7 +15,8 @@ namespace device {
 
 // What the device guard found, as plain data; device_report.cc turns it
 // into the one report event (crash/report_event.cc). Kinds: canary-corruption,
-// illegal-address, invalid-free, double-free, cross-stream-free.
+// illegal-address, invalid-free, double-free, cross-stream-free,
+// out-of-memory.
 struct DeviceEvent {
   ReportKind kind = ReportKind::kIllegalAddress;
   int device = 0;
@@ -47,6 +48,9 @@ struct DeviceEvent {
   uint64_t use_launch = 0;   // its number (the guard adds the launch)
   bool has_use = false;
   DeviceLaunch use{};
+  // out-of-memory: the request and the guard's accounting.
+  bool has_memory = false;
+  DeviceMemoryAccount memory{};
   // The process's counters, for a run summary written by a dead process.
   uint64_t allocations = 0, peak_live = 0, fallbacks = 0;
 };

@@ -139,7 +139,8 @@ cuda::CUresult Allocate(int ordinal, size_t size, cuda::CUstream stream, cuda::C
   StackProvider stack = __atomic_load_n(&g_stack, __ATOMIC_ACQUIRE);
   bool guarded = false;
   err = a->Allocate(size, stream, stack ? stack() : 0, out, &guarded);
-  if (err != cuda::kSuccess) SetLastError(cuda::ErrorText(err));
+  // An out-of-memory's text (with the guard's accounting) was set by the allocator.
+  if (err != cuda::kSuccess && err != cuda::kErrorOutOfMemory) SetLastError(cuda::ErrorText(err));
   return err;
 }
 

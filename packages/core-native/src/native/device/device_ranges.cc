@@ -84,25 +84,9 @@ bool DeviceAllocator::TakeIdleChunk(uint32_t granules, CUmemGenericAllocationHan
 }
 
 CUresult DeviceAllocator::CreateChunk(uint32_t granules, CUmemGenericAllocationHandle* out) {
+  // Out of memory: the caller gives back what the guard keeps and retries
+  // (device_memory_pressure.cc).
   CUresult r = drv_->cuMemCreate(out, granules * granule_, &prop_, 0);
-  if (r == cuda::kErrorOutOfMemory) {
-    // Give back the pool's idle chunks and the ready slots' memory, then retry once.
-    std::vector<std::pair<uint32_t, CUmemGenericAllocationHandle>> drop;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (auto& [g, v] : idle_chunks_)
-        for (auto h : v) drop.emplace_back(g, h);
-      idle_chunks_.clear();
-      idle_bytes_ = 0;
-      for (auto& [g, c] : classes_) c.target = 0;
-    }
-    for (auto& [g, h] : drop) drv_->cuMemRelease(h);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (auto& [g, h] : drop) stats_.physical_bytes -= g * granule_;
-    }
-    r = drv_->cuMemCreate(out, granules * granule_, &prop_, 0);
-  }
   if (r == cuda::kSuccess) {
     std::lock_guard<std::mutex> lock(mu_);
     stats_.chunks_created++;

@@ -12,7 +12,7 @@
 namespace mate {
 namespace device {
 
-uint32_t DeviceAllocator::PrepareInline(uint32_t n, size_t size, CUstream stream, const char** reason) {
+uint32_t DeviceAllocator::PrepareInline(uint32_t n, size_t size, CUstream stream, const char** reason, CUresult* result) {
   InternalCalls internal;
   uint32_t idx;
   CUmemGenericAllocationHandle chunk = 0;
@@ -33,6 +33,7 @@ uint32_t DeviceAllocator::PrepareInline(uint32_t n, size_t size, CUstream stream
     r = MapSlot(idx, n, chunk);
     if (r != cuda::kSuccess) RetireChunk(n, chunk);
   }
+  *result = r;
   if (r != cuda::kSuccess) {
     if (cuda::IsSticky(r)) NoteBroken(r, "mapping a guarded allocation");
     *reason = r == cuda::kErrorOutOfMemory

@@ -44,6 +44,7 @@ std::string DeviceEventJson(const DeviceEvent& e) {
   d.free_stream = e.free_stream;
   d.use_stream = e.use_stream;
   d.use = e.has_use ? &e.use : nullptr;
+  d.memory = e.has_memory ? &e.memory : nullptr;
 
   Violation v;
   v.kind = e.kind;

@@ -27,6 +27,7 @@
 #include "device/device_options.h"
 #include "device/launch_tracker.h"
 #include "device/python_site.h"
+#include "device/torch_oom.h"
 
 namespace mate {
 namespace device {
@@ -68,6 +69,8 @@ std::string PrinterScript() {
   return dir + "/dist/cli/print-report.js";
 }
 
+void WriteStats(const DeviceStats& s, bool exited);
+
 void InstallOnce() {
   Handoff h;
   const char* raw = getenv("MATE_GUARD_SETTINGS");
@@ -101,6 +104,7 @@ void InstallOnce() {
   SetSiteProvider(&CapturePythonStack);
   SetFreeStackProvider(&CapturePythonStack);
   g_status = Install(config, &g_sink, &g_error) ? 0 : 1;
+  if (g_status == 0) WriteStats(DeviceStats{}, false);
 }
 
 bool EnsureInstalled() {
@@ -118,17 +122,19 @@ std::string JsonSafe(const char* s) {
   return out;
 }
 
-// The counters for the run summary, as the Node processes write them.
-void WriteStats(const DeviceStats& s) {
+// The counters for the run summary, as the Node processes write them;
+// `exited` false: the first, written at install, so a process killed
+// later (a time limit, SIGKILL) is still known to have been guarded.
+void WriteStats(const DeviceStats& s, bool exited) {
   char path[4200], tmp[4210];
   snprintf(path, sizeof(path), "%s/stats-%d-0.json", g_report_dir.c_str(), static_cast<int>(getpid()));
   snprintf(tmp, sizeof(tmp), "%s.tmp", path);
   FILE* f = fopen(tmp, "w");
   if (f == nullptr) return;
   fprintf(f,
-          "{\"pid\":%d,\"threadId\":0,\"allocations\":%llu,\"frees\":%llu,\"live\":%llu,\"peakLive\":%llu,"
+          "{\"pid\":%d,\"threadId\":0,\"exited\":%s,\"allocations\":%llu,\"frees\":%llu,\"live\":%llu,\"peakLive\":%llu,"
           "\"liveBytes\":%llu,\"fallbacks\":%llu,\"fallbackReason\":",
-          static_cast<int>(getpid()), (unsigned long long)s.allocations, (unsigned long long)s.frees,
+          static_cast<int>(getpid()), exited ? "true" : "false", (unsigned long long)s.allocations, (unsigned long long)s.frees,
           (unsigned long long)s.live, (unsigned long long)s.peak_live, (unsigned long long)s.live_bytes,
           (unsigned long long)s.fallbacks);
   if (s.last_fallback_reason) fprintf(f, "\"%s\"", s.last_fallback_reason); else fputs("null", f);
@@ -137,11 +143,11 @@ void WriteStats(const DeviceStats& s) {
           "\"guardMethod\":\"cuda-vmm\",\"nativeAllocations\":0,\"nativeUnguarded\":0,\"nativeForeignFrees\":0,"
           "\"nativeBadFrees\":0,\"skippedByTag\":0,\"passThrough\":{\"resizable\":0,\"shared\":0,\"subclass\":0,\"tooLarge\":0},"
           "\"device\":{\"api\":\"cuda\",\"granule\":%llu,\"physicalBytes\":%llu,\"chunksCreated\":%llu,\"readyHits\":%llu,"
-          "\"readyMisses\":%llu,\"recycled\":%llu,\"launchTracking\":%s,\"trackingOff\":\"%s\"}}\n",
+          "\"readyMisses\":%llu,\"recycled\":%llu,\"outOfMemory\":%llu,\"launchTracking\":%s,\"trackingOff\":\"%s\"}}\n",
           (unsigned long long)s.quarantined, (unsigned long long)s.quarantined_bytes, (unsigned long long)s.violations,
           (unsigned long long)s.granule, (unsigned long long)s.physical_bytes, (unsigned long long)s.chunks_created,
           (unsigned long long)s.ready_hits, (unsigned long long)s.ready_misses, (unsigned long long)s.recycled,
-          TrackingOn() ? "true" : "false", JsonSafe(TrackingOff()).c_str());
+          (unsigned long long)s.out_of_memory, TrackingOn() ? "true" : "false", JsonSafe(TrackingOff()).c_str());
   fclose(f);
   rename(tmp, path);
 }
@@ -153,7 +159,7 @@ void Finish() {
   TrackerStats t = GetTrackerStats();
   ShutdownAll();
   DeviceStats s = TotalStats();
-  WriteStats(s);
+  WriteStats(s, true);
   if (getenv("MATE_GUARD_CUDA_STATS") != nullptr)  // diagnostics for tuning (bench/)
     dprintf(2,
             "[mate-guard] cuda stats: allocations=%llu peakLive=%llu readyHits=%llu readyMisses=%llu recycled=%llu "
@@ -211,9 +217,12 @@ MATE_EXPORT void* mate_guard_torch_alloc(ssize_t size, int device, void* stream)
   }
   mate::cuda::CUdeviceptr p = 0;
   int r = Allocate(device, static_cast<size_t>(size < 0 ? 0 : size), static_cast<mate::cuda::CUstream>(stream), &p);
+  // PyTorch takes a null pointer for memory: a failure is raised in it
+  // (torch.OutOfMemoryError for out of memory, else a RuntimeError).
+  if (r == mate::cuda::kErrorOutOfMemory) ThrowTorchOutOfMemory(LastError());
   if (r != 0) {
-    dprintf(2, "[mate-guard] device allocation of %lld bytes failed: %s\n", static_cast<long long>(size), LastError());
-    return nullptr;
+    std::string text = "mate-guard: device allocation of " + std::to_string(size) + " bytes failed: " + LastError();
+    ThrowTorchError(text.c_str());
   }
   return reinterpret_cast<void*>(p);
 }

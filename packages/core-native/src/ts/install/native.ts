@@ -53,6 +53,8 @@ export interface NativeDeviceStats extends AllocationCounts {
   readyMisses: number;
   recycled: number;
   violations: number;
+  /** Allocations that failed for want of GPU memory (the first one reported). */
+  outOfMemory?: number;
   granule: number;
   /** Launch tracking ran (CUPTI); else `trackingOff` says why. */
   launchTracking: boolean;

@@ -109,6 +109,26 @@ export interface DeathInfo {
   guardedFree: { function: string; frame: number; pointer: Hex } | null;
 }
 
+/** out-of-memory: the request that failed and what the device guard held then (bytes). */
+export interface DeviceMemoryAccount {
+  requested: number;
+  liveCount: number;
+  liveBytes: number;
+  /** Granule bytes the live allocations hold (rounding and canary slack included). */
+  liveMapped: number;
+  quarantinedCount: number;
+  /** Address space only: quarantined ranges are unmapped. */
+  quarantinedBytes: number;
+  pendingBytes: number;
+  pooledBytes: number;
+  readyBytes: number;
+  givenBack: number;
+  deviceTotal: number;
+  deviceFree: number;
+  /** Failed allocations so far in the process, this one included. */
+  failures: number;
+}
+
 export interface ViolationEvent {
   tool: 'mate-guard';
   version: number;
@@ -139,6 +159,8 @@ export interface ViolationEvent {
    * first), or with launch blocking the one that faulted.
    */
   launches?: { tracking: boolean; off: string | null; blocking: boolean; total: number; list: DeviceLaunch[] };
+  /** out-of-memory: the accounting. */
+  memory?: DeviceMemoryAccount;
   /** cross-stream-free: the freeing stream, the stream whose use it did not wait for, and that use. */
   streams?: { free: Hex; use: Hex; useLaunch: DeviceLaunch | null };
   /** deadly-signal and uncaught-exception reports. */

@@ -9,6 +9,7 @@ import { formatNativeFrames } from '../symbolize/frame-lines';
 import type { SymbolizedFrame } from '../symbolize/types';
 import type { CanarySideDamage, DeathInfo, DeviceLaunch, EventAllocation, NativeStack, ViolationEvent } from './event';
 import { formatDroppedFrames, trimJsStack } from './js-stack';
+import { formatOutOfMemory } from './out-of-memory';
 import { suppressionLine } from './suppressions';
 
 const REPORT_PREFIX = '==mate-guard== ';
@@ -495,6 +496,7 @@ export function formatReport(e: ViolationEvent): string {
   let lines: string[];
   if (e.death) lines = formatDeath(e, e.death);
   else if (e.kind === 'illegal-address') lines = formatIllegalAddress(e);
+  else if (e.kind === 'out-of-memory' && e.memory) lines = formatOutOfMemory(e, e.memory);
   else if (e.kind === 'cross-stream-free' && e.allocation && e.streams) lines = formatCrossStreamFree(e, e.allocation);
   else lines = isBadFree(e) || !e.allocation ? formatBadFree(e) : formatAccess(e, e.allocation);
   lines.push(...suppressionLines(e));

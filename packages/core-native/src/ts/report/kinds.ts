@@ -12,6 +12,7 @@ export const REPORT_KINDS = [
   'wild-access',
   'deadly-signal',
   'uncaught-exception',
+  'out-of-memory',
 ] as const;
 
 export type ReportKind = (typeof REPORT_KINDS)[number];

@@ -12,6 +12,8 @@ export interface ProcessGuardStats extends NativeStats {
   threadId: number;
   skippedByTag: number;
   passThrough: PassThroughCounts;
+  /** false: written when the guard installed, not at exit (a process killed later leaves only this). */
+  exited?: boolean;
 }
 
 let skippedByTag = 0;

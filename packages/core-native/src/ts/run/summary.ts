@@ -1,6 +1,7 @@
 // The run's closing lines: one summary line and, when anything ran
 // unguarded, one warning.
 import type { ViolationEvent } from '../report/event';
+import { isNotice } from '../report/notices';
 import type { RunReport } from './report-dir';
 import type { ProcessGuardStats } from './process-stats';
 
@@ -13,6 +14,10 @@ export interface SummaryCounts {
   suppressed: number;
   /** Processes a guard fault killed (each left one fatal event). */
   died: number;
+  /** Guarded processes that ended without writing their counters at exit (killed: a time limit, SIGKILL). */
+  unfinished: number;
+  /** Device allocations that failed for want of GPU memory (out-of-memory reports: not violations). */
+  outOfMemory: number;
   skippedByTag: number;
   passThrough: number;
   /** Native heap: allocation calls of the chosen modules (reallocs included) guarded, and those that went to libc. */
@@ -26,9 +31,11 @@ export interface SummaryCounts {
 export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCounts {
   const s: SummaryCounts = {
     allocations: 0, peakLive: 0, fallbacks: 0,
-    violations: report.violations.filter((v) => !v.suppressed).length,
+    violations: report.violations.filter((v) => !v.suppressed && !isNotice(v)).length,
     suppressed: report.violations.filter((v) => v.suppressed).length,
     died: new Set(report.violations.filter((v) => v.fatal).map((v) => v.pid)).size,
+    unfinished: 0,
+    outOfMemory: 0,
     skippedByTag: extraSkippedByTag, passThrough: 0, nativeGuarded: 0, nativeUnguarded: 0, reasons: [], trackingOff: [],
   };
   // The allocator is one per process (its counters are process-wide);
@@ -56,7 +63,14 @@ export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCoun
     s.nativeGuarded += d.nativeAllocations ?? 0;
     s.nativeUnguarded += d.nativeUnguarded ?? 0;
   }
+  // Out-of-memory failures: each process's count (its stats at exit), or
+  // its one report where it wrote none.
+  const oom = new Map<number, number>();
+  for (const v of report.violations) if (v.kind === 'out-of-memory') oom.set(v.pid, Math.max(oom.get(v.pid) ?? 0, v.memory?.failures ?? 1));
+  for (const p of byPid.values()) if (p.device?.outOfMemory) oom.set(p.pid, Math.max(oom.get(p.pid) ?? 0, p.device.outOfMemory));
+  for (const n of oom.values()) s.outOfMemory += n;
   for (const p of byPid.values()) {
+    if (p.exited === false && !dead.has(p.pid)) s.unfinished++;
     s.allocations += p.allocations;
     s.peakLive = Math.max(s.peakLive, p.peakLive);
     s.fallbacks += p.fallbacks;
@@ -83,7 +97,7 @@ export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCoun
 
 /** Several runs' counts as one (`mate report`: shards, workers, runs). */
 export function mergeSummaries(list: readonly SummaryCounts[]): SummaryCounts {
-  const out: SummaryCounts = { allocations: 0, peakLive: 0, fallbacks: 0, violations: 0, suppressed: 0, died: 0, skippedByTag: 0, passThrough: 0, nativeGuarded: 0, nativeUnguarded: 0, reasons: [], trackingOff: [] };
+  const out: SummaryCounts = { allocations: 0, peakLive: 0, fallbacks: 0, violations: 0, suppressed: 0, died: 0, unfinished: 0, outOfMemory: 0, skippedByTag: 0, passThrough: 0, nativeGuarded: 0, nativeUnguarded: 0, reasons: [], trackingOff: [] };
   for (const s of list) {
     out.allocations += s.allocations;
     out.peakLive = Math.max(out.peakLive, s.peakLive);
@@ -91,6 +105,8 @@ export function mergeSummaries(list: readonly SummaryCounts[]): SummaryCounts {
     out.violations += s.violations;
     out.suppressed += s.suppressed;
     out.died += s.died;
+    out.unfinished += s.unfinished;
+    out.outOfMemory += s.outOfMemory;
     out.skippedByTag += s.skippedByTag;
     out.passThrough += s.passThrough;
     out.nativeGuarded += s.nativeGuarded;
@@ -111,7 +127,21 @@ export function formatSummary(s: SummaryCounts): string {
     // A process that died was counted up to its death: the line says how many died.
     (s.died ? `${plural(s.died, 'process', 'processes')} died, ` : '') +
     `${plural(s.skippedByTag, 'test')} skipped by tag\n`;
-  return out + formatNativeCoverage(s) + formatUnguardedWarning(s.fallbacks + s.passThrough, s.reasons) + formatTrackingOffWarning(s.trackingOff);
+  return out + formatOutOfMemoryLine(s.outOfMemory) + formatUnfinished(s.unfinished) + formatNativeCoverage(s) + formatUnguardedWarning(s.fallbacks + s.passThrough, s.reasons) + formatTrackingOffWarning(s.trackingOff);
+}
+
+/** Out-of-memory failures ('' when none): they are the program's failures, not memory bugs. */
+function formatOutOfMemoryLine(n: number): string {
+  return n > 0
+    ? `[mate-guard] out of memory: ${plural(n, 'device allocation')} failed for want of GPU memory (the caller got the error; the first in each process is reported: not a memory bug)\n`
+    : '';
+}
+
+/** Guarded processes killed before they wrote their counters ('' when none). */
+function formatUnfinished(n: number): string {
+  return n > 0
+    ? `[mate-guard] warning: ${plural(n, 'guarded process', 'guarded processes')} ended without writing ${n === 1 ? 'its' : 'their'} counters at exit (killed: a time limit, SIGKILL); the counts above stop where ${n === 1 ? 'it' : 'they'} last wrote them\n`
+    : '';
 }
 
 /**

@@ -3,6 +3,7 @@
 // guarded on its own at its exit, and `mate report` after the fact. Runner
 // adapters only translate it into their runner's idiom.
 import type { ViolationEvent } from '../report/event';
+import { isNotice } from '../report/notices';
 import type { RunReport } from './report-dir';
 import { mergeSummaries, summarize, type SummaryCounts } from './summary';
 
@@ -15,7 +16,7 @@ import { mergeSummaries, summarize, type SummaryCounts } from './summary';
  * fact), so every one not suppressed fails.
  */
 export function runExitCode(status: number | undefined, violations: readonly ViolationEvent[]): number {
-  const failing = violations.some((v) => !v.suppressed && (status === undefined || v.delivered !== 'caller'));
+  const failing = violations.some((v) => !v.suppressed && !isNotice(v) && (status === undefined || v.delivered !== 'caller'));
   const own = status ?? 0;
   return own === 0 && failing ? 1 : own;
 }
