@@ -259,6 +259,21 @@ for (const [runner, r] of Object.entries(RUNNERS)) {
   });
 }
 
+describe('a device out-of-memory inside a test under mate-node-test --guard-device cuda', { skip: noGpu || false }, () => {
+  const CLI = path.join(ROOT, 'packages', 'node-test', 'bin', 'mate-node-test.js');
+  test('fails that test with the error and one out-of-memory report; the next test runs', async () => {
+    const out = await run(process.execPath, [CLI, '--guard-device', 'cuda', fixture('oom.test.cjs')], { cwd: ROOT, timeout: 180_000 });
+    assert.notEqual(out.code, 0, out.output);
+    assert.match(out.output, /(not ok \d+ - |✖ )a step that allocates 4 GiB blocks until the GPU is full/);
+    assert.match(out.output, /(^ok \d+ - |✔ )the next step runs/m);
+    assert.equal(reports(out.output, 'out-of-memory').length, 1, out.output);
+    const text = report(out);
+    assert.match(text, /ERROR: out-of-memory: a guarded allocation of 4\.00 GiB on device 0 failed: the GPU has [\d.]+ [MG]iB free of [\d.]+ GiB/);
+    assert.match(text, /test: \S*oom\.test\.cjs > a step that allocates 4 GiB blocks until the GPU is full/);
+    assert.match(out.output, /\[mate-guard\] out of memory: \d+ device allocations? failed for want of GPU memory/);
+  });
+});
+
 describe('PyTorch under mate guard-run --device cuda', { skip: torchSkip() }, () => {
   const python = (file, ...args) => ['python3', file, ...args];
   const slow = { timeout: 300_000 };
@@ -266,6 +281,18 @@ describe('PyTorch under mate guard-run --device cuda', { skip: torchSkip() }, ()
     alloc: lineOf(fixture('triton_overrun.py'), "x = torch.zeros(N, device='cuda')"),
     launch: lineOf(fixture('triton_overrun.py'), 'fill_inclusive[(1,)]'),
   };
+
+  test('allocating 4 GiB tensors until the GPU is full raises torch.OutOfMemoryError within seconds, with one out-of-memory report; the memory is usable again after', async () => {
+    const r = await guardRun([], python(fixture('oom_loop.py')), slow);
+    assert.equal(r.code, 0, r.output);
+    const m = /OutOfMemoryError after (\d+) tensors of 4 GiB in ([\d.]+) s: CUDA out of memory under mate-guard\. Tried to allocate 4\.00 GiB on device 0/.exec(r.stdout);
+    assert.ok(m, r.output);
+    assert.ok(Number(m[1]) > 0 && Number(m[2]) < 60, m[0]);
+    assert.match(r.stdout, /^after freeing: sum 1048576$/m);
+    assert.equal(reports(r.output, 'out-of-memory').length, 1, r.output);
+    assert.match(r.output, /\[mate-guard\] out of memory: \d+ device allocations? failed for want of GPU memory/);
+    assert.doesNotMatch(r.output, /no test process was guarded|allocation of \d+ bytes failed/);
+  });
 
   test('a one-float overrun into the alignment gap of 1001 floats: the canary report, and the rerun with alignment 4 faults at the launch', async () => {
     const r = await guardRun([], python(fixture('triton_overrun.py'), '1001'), slow);
