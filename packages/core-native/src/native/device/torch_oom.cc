@@ -53,15 +53,18 @@ void ThrowTorchOutOfMemory(const char* message) {
   if (ctor == nullptr) ctor = Find("_ZN3c105ErrorC1ENS_14SourceLocationENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE");
   void* vtable = Find("_ZTVN3c1016OutOfMemoryErrorE");
   void* type = Find("_ZTIN3c1016OutOfMemoryErrorE");
-  void* dtor = Find("_ZN3c1016OutOfMemoryErrorD1Ev");
-  if (dtor == nullptr) dtor = Find("_ZN3c105ErrorD1Ev");
-  if (ctor && vtable && type && dtor) {
+  if (ctor && vtable && type) {
+    // The destructors are inline (no symbol): the complete-object one is
+    // the vtable's first entry (c10::Error's first base is std::exception,
+    // whose vtable starts with its virtual destructor).
+    void** entries = reinterpret_cast<void**>(static_cast<char*>(vtable) + 2 * sizeof(void*));
+    void* dtor = entries[0];
     void* e = __cxxabiv1::__cxa_allocate_exception(kErrorRoom);
     memset(e, 0, kErrorRoom);
     reinterpret_cast<ErrorCtor>(ctor)(e, SourceLocation{"mate_guard_torch_alloc", __FILE__, __LINE__}, std::string(message));
     // An OutOfMemoryError is a c10::Error with its own vtable (no members
     // of its own): the vtable's address point is past offset-to-top and RTTI.
-    *static_cast<void**>(e) = static_cast<char*>(vtable) + 2 * sizeof(void*);
+    *static_cast<void**>(e) = entries;
     __cxxabiv1::__cxa_throw(e, static_cast<std::type_info*>(type), reinterpret_cast<Dtor>(dtor));
   }
   ThrowTorchError(message);

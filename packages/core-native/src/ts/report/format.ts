@@ -9,6 +9,7 @@ import { formatNativeFrames } from '../symbolize/frame-lines';
 import type { SymbolizedFrame } from '../symbolize/types';
 import type { CanarySideDamage, DeathInfo, DeviceLaunch, EventAllocation, NativeStack, ViolationEvent } from './event';
 import { formatDroppedFrames, trimJsStack } from './js-stack';
+import { isNotice } from './notices';
 import { formatOutOfMemory } from './out-of-memory';
 import { suppressionLine } from './suppressions';
 
@@ -257,7 +258,8 @@ function suppressionLines(e: ViolationEvent): string[] {
     const outcome = e.fatal ? 'counted, not failed; a fault still ends its process' : 'counted, not failed';
     return [`suppressed by ${s.file}:${s.line} (${s.rule}): ${outcome}`];
   }
-  const line = suppressionLine(e);
+  // An out-of-memory is not a bug to suppress.
+  const line = isNotice(e) ? undefined : suppressionLine(e);
   return line ? [`suppression: ${line}`] : [];
 }
 

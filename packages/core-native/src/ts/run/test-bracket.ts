@@ -3,6 +3,7 @@
 // those done outside any test.
 import * as path from 'node:path';
 
+import { isNotice } from '../report/notices';
 import { checkCanaries, flushGuardStats, isGuardAllocatorActive, setCurrentTest, type GuardViolation } from '../install/install';
 
 /** `<file> > <suite> > <test>`, the file relative to the working directory. */
@@ -68,7 +69,10 @@ export function takeOutsideDamage(): GuardViolation[] {
 }
 
 function guardError(found: readonly GuardViolation[], lead = ''): Error {
-  const what = found.length === 1 ? 'a memory violation' : `${found.length} memory violations`;
+  // An out-of-memory is no memory bug: the test ran out of GPU memory, and the report says what the guard held.
+  const what = found.every((v) => isNotice(v.event))
+    ? 'that the GPU ran out of memory'
+    : found.length === 1 ? 'a memory violation' : `${found.length} memory violations`;
   const err = new Error(`${lead}mate-guard found ${what}:\n${found.map((v) => v.text).join('')}`);
   err.name = 'GuardViolationError';
   err.stack = `${err.name}: ${err.message}`; // the report is the useful part
