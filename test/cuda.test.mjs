@@ -276,6 +276,35 @@ describe('a device out-of-memory inside a test under mate-node-test --guard-devi
   });
 });
 
+function twoGpuSkip() {
+  const no = torchSkip();
+  if (no) return no;
+  const n = Number(execFileSync('python3', ['-c', 'import torch; print(torch.cuda.device_count())'], { encoding: 'utf8' }).trim());
+  return n >= 2 ? false : `${n} GPU: these need two`;
+}
+
+describe('one process, two GPUs, under mate guard-run --device cuda', { skip: twoGpuSkip() }, () => {
+  const go = (...args) => guardRun([], ['python3', fixture('two_gpus.py'), ...args], { timeout: 300_000 });
+
+  test('copies between the GPUs and kernels reading the other GPU through peer access work as they do plainly, with no report', async () => {
+    const r = await go();
+    assert.equal(r.code, 0, r.output);
+    assert.match(r.stdout, /^round trip equal: True$/m);
+    assert.match(r.stdout, /^peer copy kernel equal: True$/m);
+    assert.match(r.stdout, /^peer Triton kernel equal: True$/m);
+    assert.deepEqual(reportLines(r.output), []);
+    assert.match(r.output, /\[mate-guard\] summary: \d+ allocations guarded, .*0 violations/);
+  });
+
+  test('a one-float overrun on the second GPU still faults there, and the report names device 1', async () => {
+    const r = await go('overrun');
+    assert.notEqual(r.code, 0, r.output);
+    assert.doesNotMatch(r.stdout, /overrun: not caught/);
+    assert.match(report(r), /ERROR: illegal-address: the GPU reported CUDA_ERROR_ILLEGAL_ADDRESS .* on device 1/);
+    assert.match(report(r), /fill_inclusive/);
+  });
+});
+
 describe('PyTorch under mate guard-run --device cuda', { skip: torchSkip() }, () => {
   const python = (file, ...args) => ['python3', file, ...args];
   const slow = { timeout: 300_000 };

@@ -45,8 +45,8 @@ bool DeviceAllocator::Init(std::string* error) {
   prop_.type = cuda::kMemAllocationTypePinned;
   prop_.location.type = cuda::kMemLocationTypeDevice;
   prop_.location.id = dev_;
-  access_.location = prop_.location;
-  access_.flags = cuda::kMemAccessProtReadWrite;
+  access_[0].location = prop_.location;
+  access_[0].flags = cuda::kMemAccessProtReadWrite;
   size_t gran = 0;
   r = drv_->cuMemGetAllocationGranularity(&gran, &prop_, cuda::kMemAllocGranularityMinimum);
   if (r != cuda::kSuccess || gran == 0) return fail("cuMemGetAllocationGranularity", r);

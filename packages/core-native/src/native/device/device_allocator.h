@@ -141,8 +141,15 @@ class DeviceAllocator {
   // report is made once, naming `exact_launch` when known.
   void NoteBroken(cuda::CUresult err, const char* where, uint64_t exact_launch = 0);
 
+  // Another device of the process (device_peers.cc): every range mapped
+  // now and later is made readable and writable from it too, as plain
+  // cudaMalloc memory is once peer access is on (copies between devices,
+  // kernels reading peer memory). No-op where the two cannot be peers.
+  void GrantPeer(int peer_ordinal);
+
   DeviceStats Stats();
   int ordinal() const { return ordinal_; }
+  cuda::CUdevice device() const { return dev_; }
   cuda::CUcontext context() const { return ctx_; }  // the device's primary context, retained
   uint64_t granule() const { return granule_; }
   const DeviceConfig& config() const { return config_; }
@@ -212,7 +219,11 @@ class DeviceAllocator {
   cuda::CUcontext ctx_ = nullptr;
   uint64_t granule_ = 0;
   cuda::MemAllocationProp prop_{};
-  cuda::MemAccessDesc access_{};
+  // Who may access mapped ranges: this device first, then granted peers
+  // (entries written before the count is raised; read without mu_).
+  static constexpr uint32_t kMaxAccess = 64;
+  cuda::MemAccessDesc access_[kMaxAccess]{};
+  uint32_t access_count_ = 1;
   cuda::CUstream prep_stream_ = nullptr;
   cuda::CUstream order_stream_ = nullptr;  // canary reads after waits on several streams
   uint8_t* readback_ = nullptr;            // pinned host memory

@@ -75,6 +75,14 @@ DeviceAllocator* ForDevice(int ordinal, cuda::CUresult* err) {
       return nullptr;
     }
     __atomic_store_n(&g_devices[ordinal], made, __ATOMIC_RELEASE);
+    // A second device in the process: each device's ranges become
+    // reachable from the other, as with plain memory (device_peers.cc).
+    for (int i = 0; i < kMaxDevices; i++) {
+      DeviceAllocator* other = g_devices[i];
+      if (other == nullptr || other == made) continue;
+      other->GrantPeer(ordinal);
+      made->GrantPeer(i);
+    }
   }
   return g_devices[ordinal];
 }

@@ -114,7 +114,7 @@ CUresult DeviceAllocator::MapSlot(uint32_t index, uint32_t data_granules, CUmemG
   size_t bytes = data_granules * granule_;
   CUresult r = drv_->cuMemMap(g.data_start, bytes, 0, chunk, 0);
   if (r != cuda::kSuccess) return r;
-  r = drv_->cuMemSetAccess(g.data_start, bytes, &access_, 1);
+  r = drv_->cuMemSetAccess(g.data_start, bytes, access_, __atomic_load_n(&access_count_, __ATOMIC_ACQUIRE));
   if (r != cuda::kSuccess) {
     drv_->cuMemUnmap(g.data_start, bytes);
     return r;
