@@ -61,6 +61,7 @@ def install(torch):
     atexit.register(lib.mate_guard_shutdown)
     _honour_record_stream(torch, lib)
     _refuse_graph_capture(torch)
+    _explain_ipc(torch)
     return True
 
 
@@ -82,6 +83,30 @@ def _refuse_graph_capture(torch):
         raise RuntimeError(GRAPH_CAPTURE_MESSAGE)
 
     torch.cuda.graphs.CUDAGraph.capture_begin = capture_begin
+
+
+IPC_MESSAGE = (
+    'mate-guard: a guarded CUDA tensor cannot be shared with another process (CUDA IPC, as '
+    'torch.multiprocessing does): PyTorch gives pluggable allocators, which the device guard is, no IPC '
+    '(CUDAPluggableAllocator::shareIpcHandle). Guard only the processes that do not share CUDA tensors, '
+    'or share them through host memory (tensor.cpu()).'
+)
+
+
+def _explain_ipc(torch):
+    """PyTorch's own error names no cause a user can act on: say why, in the sharing process."""
+    original = torch.UntypedStorage._share_cuda_
+
+    def _share_cuda_(self, *args, **kwargs):
+        try:
+            return original(self, *args, **kwargs)
+        except RuntimeError as err:
+            if 'shareIPcHandle' not in str(err) and 'shareIpcHandle' not in str(err):
+                raise
+            sys.stderr.write(f'[mate-guard] {IPC_MESSAGE}\n')
+            raise RuntimeError(IPC_MESSAGE) from err
+
+    torch.UntypedStorage._share_cuda_ = _share_cuda_
 
 
 class _TorchLoader(importlib.abc.Loader):
