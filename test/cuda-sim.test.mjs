@@ -140,3 +140,36 @@ describe('--dump-inputs over the simulated driver', { skip: noGxx() }, () => {
     assert.match(r.stderr, /^mate: --dump-inputs: "" is not a kernel glob; use a non-empty kernel glob\n$/);
   });
 });
+
+// Every kernel exception is reported, not only an illegal address: a
+// device-side assert (an index check, as Inductor's generated kernels make)
+// names the launches in flight; a multi-process job's report names its rank.
+describe('kernel exceptions over the simulated driver', { skip: noGxx() }, () => {
+  const LIB = path.join(ROOT, 'packages', 'core-native', 'build', 'Release', 'libmate_guard_cuda.so');
+  let env;
+  let matrix;
+  before(() => {
+    const fake = buildFakeDriver('mate-sim-assert-');
+    matrix = buildMatrix(fake);
+    env = { MATE_GUARD_CUDA_DRIVER: fake, MATE_GUARD_CUPTI: fake };
+  });
+  const go = (scenario, extraEnv = {}) => run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--', matrix, LIB, scenario], { env: { ...env, ...extraEnv } });
+
+  test('a device-side assert is one device-assert report naming the launches in flight; the run fails', async () => {
+    const r = await go('assert');
+    assert.equal(r.code, 1, r.output);
+    const text = reportOf(r.output, 'ERROR: device-assert');
+    assert.match(text, /ERROR: device-assert: the GPU reported CUDA_ERROR_ASSERT \(device-side assert triggered\) on device 0, seen by /);
+    assert.match(text, /kernels launched since the last synchronize, not known to have finished \(2, newest first\): one of them raised it/);
+    assert.match(text, /FillInclusive/);
+    assert.match(text, /hint: a device-side assert failed \(an index or bounds check in the kernel/);
+    assert.doesNotMatch(text, /hit: /, 'an assert is no guard hit');
+    assert.match(r.output, /\[mate-guard\] summary: .*1 violation,/);
+  });
+
+  test('a report of a multi-process job names its rank, local rank and world size', async () => {
+    const r = await go('fault', { RANK: '1', LOCAL_RANK: '1', WORLD_SIZE: '2' });
+    assert.equal(r.code, 1, r.output);
+    assert.match(reportOf(r.output, 'ERROR: illegal-address'), /on device 0 \(rank 1 of 2, local rank 1\), seen by /);
+  });
+});

@@ -20,8 +20,14 @@ extern "C" {
 void fake_cuda_set_error(int e) { g_err = e; }
 static CUresult E() { return g_err.load(); }
 CUresult cuInit(unsigned) { return 0; }
-CUresult cuGetErrorName(CUresult r, const char** s) { *s = r == 700 ? "CUDA_ERROR_ILLEGAL_ADDRESS" : r == 2 ? "CUDA_ERROR_OUT_OF_MEMORY" : "CUDA_ERROR_FAKE"; return 0; }
-CUresult cuGetErrorString(CUresult r, const char** s) { *s = r == 700 ? "an illegal memory access was encountered" : "fake error"; return 0; }
+CUresult cuGetErrorName(CUresult r, const char** s) {
+  *s = r == 700 ? "CUDA_ERROR_ILLEGAL_ADDRESS" : r == 710 ? "CUDA_ERROR_ASSERT" : r == 2 ? "CUDA_ERROR_OUT_OF_MEMORY" : "CUDA_ERROR_FAKE";
+  return 0;
+}
+CUresult cuGetErrorString(CUresult r, const char** s) {
+  *s = r == 700 ? "an illegal memory access was encountered" : r == 710 ? "device-side assert triggered" : "fake error";
+  return 0;
+}
 CUresult cuDeviceGet(int* d, int o) { *d = o; return o == 0 ? 0 : 101; }
 CUresult cuDeviceGetCount(int* c) { *c = 1; return 0; }
 CUresult cuDeviceGetAttribute(int* v, int, int) { *v = 1; return 0; }

@@ -63,8 +63,10 @@ int main(int argc, char** argv) {
   scenario("record-stream", 6);           // not
   scenario("two-user-streams", 7);        // two reports
   scenario("same-stream", 8);             // not
-  if (strcmp(which, "fault") == 0 || strcmp(which, "fault-blocking") == 0) {
+  if (strcmp(which, "fault") == 0 || strcmp(which, "fault-blocking") == 0 || strcmp(which, "assert") == 0) {
     bool blocking = strcmp(which, "fault-blocking") == 0;
+    // "assert": the kernel's device-side assert (CUDA_ERROR_ASSERT), not an illegal address.
+    int error = strcmp(which, "assert") == 0 ? 710 : 700;
     void *p = nullptr, *q = nullptr;
     mate_guard_cuda_alloc(&p, 4000, nullptr);
     mate_guard_cuda_alloc(&q, 64, nullptr);
@@ -76,9 +78,9 @@ int main(int argc, char** argv) {
     void* qp[2] = {&q, &n};
     launch(&other, nullptr, qp);
     // Launch blocking synchronizes after each launch: the fault shows at the kernel's own.
-    if (blocking) ((SetErr)dlsym(fake, "fake_cuda_set_error"))(700);
+    if (blocking) ((SetErr)dlsym(fake, "fake_cuda_set_error"))(error);
     launch(&fill, nullptr, params);
-    ((SetErr)dlsym(fake, "fake_cuda_set_error"))(700);
+    ((SetErr)dlsym(fake, "fake_cuda_set_error"))(error);
     int r = sync();
     printf("fault: sync returned %d\n", r);
   }

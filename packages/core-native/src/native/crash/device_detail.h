@@ -69,6 +69,9 @@ struct DeviceMemoryAccount {
 
 struct DeviceDetail {
   int ordinal = 0;
+  // A multi-process job's place (RANK, LOCAL_RANK, WORLD_SIZE as torchrun
+  // and the launchers set them); -1 where unset.
+  int rank = -1, local_rank = -1, world_size = -1;
   uint64_t granule = 0;      // the slot "page": one mapping granule
   // illegal-address: the driver's error and who saw it first.
   const char* error_name = nullptr;

@@ -214,6 +214,14 @@ void Device(const Violation& v, Writer* w) {
   w->Dec(static_cast<uint64_t>(d.ordinal));
   w->Str(",\"granule\":");
   w->Dec(d.granule);
+  if (d.rank >= 0 || d.world_size >= 0) {
+    w->Str(",\"rank\":");
+    if (d.rank >= 0) w->Dec(static_cast<uint64_t>(d.rank)); else w->Str("null");
+    w->Str(",\"localRank\":");
+    if (d.local_rank >= 0) w->Dec(static_cast<uint64_t>(d.local_rank)); else w->Str("null");
+    w->Str(",\"worldSize\":");
+    if (d.world_size >= 0) w->Dec(static_cast<uint64_t>(d.world_size)); else w->Str("null");
+  }
   w->Str(",\"error\":");
   w->JsonStr(d.error_name);
   w->Str(",\"errorText\":");
@@ -221,7 +229,7 @@ void Device(const Violation& v, Writer* w) {
   w->Str(",\"foundBy\":");
   w->JsonStr(d.found_by);
   w->Char('}');
-  if (v.kind == ReportKind::kIllegalAddress) {
+  if (IsKernelException(v.kind)) {
     w->Str(",\"candidates\":{\"liveTotal\":");
     w->Dec(d.live_total);
     w->Str(",\"live\":[");
@@ -236,7 +244,7 @@ void Device(const Violation& v, Writer* w) {
     }
     w->Str("]}");
   }
-  if (v.kind == ReportKind::kIllegalAddress || d.cross_stream) {
+  if (IsKernelException(v.kind) || d.cross_stream) {
     w->Str(",\"launches\":{\"tracking\":");
     w->Str(d.tracking ? "true" : "false");
     w->Str(",\"off\":");

@@ -16,6 +16,8 @@ namespace mate {
   X(kDoubleFree, "double-free")                       \
   X(kCrossStreamFree, "cross-stream-free")            \
   X(kIllegalAddress, "illegal-address")               \
+  X(kDeviceAssert, "device-assert")                   \
+  X(kDeviceFault, "device-fault")                     \
   X(kWildAccess, "wild-access")                       \
   X(kDeadlySignal, "deadly-signal")                   \
   X(kUncaughtException, "uncaught-exception")        \
@@ -32,6 +34,13 @@ constexpr int kReportKindCount = 0
     MATE_REPORT_KINDS(MATE_KIND_COUNT)
 #undef MATE_KIND_COUNT
     ;
+
+// A kernel's exception, CUDA's sticky error (the context is lost): an
+// illegal address, a device-side assert, or another (misaligned address,
+// illegal instruction, launch failure...).
+constexpr bool IsKernelException(ReportKind k) {
+  return k == ReportKind::kIllegalAddress || k == ReportKind::kDeviceAssert || k == ReportKind::kDeviceFault;
+}
 
 // The kind's name as reports and JSON spell it. Async-signal-safe.
 const char* ReportKindName(ReportKind kind);

@@ -34,6 +34,7 @@ constexpr CUresult kErrorDeinitialized = 4;
 constexpr CUresult kErrorNoDevice = 100;
 constexpr CUresult kErrorNotReady = 600;
 constexpr CUresult kErrorIllegalAddress = 700;
+constexpr CUresult kErrorAssert = 710;  // a device-side assert
 constexpr CUresult kErrorNotSupported = 801;
 constexpr CUresult kErrorStreamCaptureUnsupported = 900;
 

@@ -394,7 +394,6 @@ void DeviceAllocator::NoteBroken(CUresult err, const char* where, uint64_t exact
     std::lock_guard<std::mutex> lock(mu_);
     if (broken_) return;
     __atomic_store_n(&broken_, 1, __ATOMIC_RELEASE);
-    if (err != cuda::kErrorIllegalAddress) return;  // another kernel exception: not a guard's finding
     for (uint32_t i = 1; i <= slot_count_; i++) {
       const Slot* s = SlotOf(i);
       if (s->phase == kLive) e.live.push_back(s->rec);
@@ -408,7 +407,13 @@ void DeviceAllocator::NoteBroken(CUresult err, const char* where, uint64_t exact
   e.live_total = e.live.size();
   if (e.live.size() > 16) e.live.resize(16);
   if (e.freed.size() > 8) e.freed.resize(8);
-  e.kind = ReportKind::kIllegalAddress;
+  // Every kernel exception is reported (the process cannot go on): an
+  // illegal address is the guard's own finding; a device-side assert (an
+  // index check, as Inductor's kernels make) and the others name the
+  // launches in flight all the same.
+  e.kind = err == cuda::kErrorIllegalAddress ? ReportKind::kIllegalAddress
+           : err == cuda::kErrorAssert       ? ReportKind::kDeviceAssert
+                                             : ReportKind::kDeviceFault;
   e.error = err;
   e.where = where;
   e.exact_launch = exact_launch;

@@ -35,7 +35,7 @@ class TrackingSink : public EventSink {
     e.tracking = TrackingOn();
     e.tracking_off = e.tracking ? "" : TrackingOff();
     e.blocking = LaunchBlocking();
-    if (e.tracking && e.kind == ReportKind::kIllegalAddress)
+    if (e.tracking && IsKernelException(e.kind))
       LaunchesForReport(e.exact_launch, &e.launches, &e.launches_total, kReportLaunches);
     if (e.tracking && e.kind == ReportKind::kCrossStreamFree) e.has_use = FindLaunch(e.use_launch, &e.use);
     if (next != nullptr) next->OnEvent(e);

@@ -1,5 +1,7 @@
 #include "device/device_report.h"
 
+#include <stdlib.h>
+
 #include <vector>
 
 #include "crash/printer.h"
@@ -18,11 +20,23 @@ namespace {
 constexpr size_t kJsonCap = 1 << 20;
 constexpr int kPrinterTimeoutMs = 10000;
 
+// A launcher's variable as a number; -1 where unset or not one.
+int EnvNumber(const char* name) {
+  const char* v = getenv(name);
+  if (v == nullptr || *v == '\0') return -1;
+  char* end = nullptr;
+  long n = strtol(v, &end, 10);
+  return *end == '\0' && n >= 0 && n < (1 << 30) ? static_cast<int>(n) : -1;
+}
+
 }  // namespace
 
 std::string DeviceEventJson(const DeviceEvent& e) {
   DeviceDetail d;
   d.ordinal = e.device;
+  d.rank = EnvNumber("RANK");
+  d.local_rank = EnvNumber("LOCAL_RANK");
+  d.world_size = EnvNumber("WORLD_SIZE");
   d.granule = e.granule;
   if (e.error) {
     d.error_name = cuda::ErrorName(e.error);

@@ -150,7 +150,11 @@ export interface ViolationEvent {
   /** Null for an invalid free of a pointer that is no allocation's, and for illegal-address. */
   allocation: EventAllocation | null;
   /** CUDA reports: the device, and for illegal-address the driver's error and the call that saw it first. */
-  device?: { api: 'cuda'; ordinal: number; granule: number; error: string | null; errorText: string | null; foundBy: string | null };
+  device?: {
+    api: 'cuda'; ordinal: number; granule: number; error: string | null; errorText: string | null; foundBy: string | null;
+    /** A multi-process job's place (RANK, LOCAL_RANK, WORLD_SIZE), where the launcher set them. */
+    rank?: number | null; localRank?: number | null; worldSize?: number | null;
+  };
   /** illegal-address: the guarded allocations live and recently freed when it surfaced, newest first. */
   candidates?: { liveTotal: number; live: EventAllocation[]; freed: EventAllocation[] };
   /**
@@ -182,6 +186,10 @@ export interface ViolationEvent {
   /** Where it was read from (set by the reader). */
   file?: string;
 }
+
+/** A kernel's exception: CUDA's sticky error, the context lost (illegal address, device-side assert, others). */
+export const isKernelException = (e: Pick<ViolationEvent, 'kind'>): boolean =>
+  e.kind === 'illegal-address' || e.kind === 'device-assert' || e.kind === 'device-fault';
 
 export function parseEvent(json: string): ViolationEvent {
   return JSON.parse(json) as ViolationEvent;

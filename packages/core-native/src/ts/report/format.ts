@@ -7,8 +7,9 @@ import * as path from 'node:path';
 import { demangleName } from '../symbolize/demangle';
 import { formatNativeFrames } from '../symbolize/frame-lines';
 import type { SymbolizedFrame } from '../symbolize/types';
-import type { CanarySideDamage, DeathInfo, DeviceLaunch, EventAllocation, NativeStack, ViolationEvent } from './event';
+import { isKernelException, type CanarySideDamage, type DeathInfo, type DeviceLaunch, type EventAllocation, type NativeStack, type ViolationEvent } from './event';
 import { formatDroppedFrames, trimJsStack } from './js-stack';
+import { rankText } from './device-place';
 import { isNotice } from './notices';
 import { formatOutOfMemory } from './out-of-memory';
 import { suppressionLine } from './suppressions';
@@ -348,9 +349,10 @@ function dumpHint(faulted: readonly DeviceLaunch[]): string {
   return name ? ` (--guard-dump-inputs '*${name}*' saves its inputs before each launch, to run it alone on them)` : '';
 }
 
-function formatIllegalAddress(e: ViolationEvent): string[] {
+function formatKernelException(e: ViolationEvent): string[] {
   const d = e.device;
-  const lines = [`ERROR: illegal-address: the GPU reported ${d?.error ?? 'CUDA_ERROR_ILLEGAL_ADDRESS'} (${d?.errorText ?? 'an illegal memory access was encountered'}) on device ${d?.ordinal ?? 0}, seen by ${d?.foundBy ?? 'the device guard'}`];
+  const address = e.kind === 'illegal-address';
+  const lines = [`ERROR: ${e.kind}: the GPU reported ${d?.error ?? 'CUDA_ERROR_ILLEGAL_ADDRESS'} (${d?.errorText ?? 'an illegal memory access was encountered'}) on device ${d?.ordinal ?? 0}${rankText(d)}, seen by ${d?.foundBy ?? 'the device guard'}`];
   if (e.test) lines.push(`test: ${e.test}`);
   const t = e.launches;
   const list = t?.list ?? [];
@@ -361,16 +363,16 @@ function formatIllegalAddress(e: ViolationEvent): string[] {
     lines.push('the kernel that faulted (launch blocking: its own synchronize returned the error):');
     for (const l of faulted) lines.push(...launchLines(l, '  ', dir));
   } else if (t?.tracking && list.length) {
-    lines.push(`kernels launched since the last synchronize, not known to have finished (${t.total}${t.total > list.length ? `, the newest ${list.length}` : ''}, newest first): one of them made the bad access`);
+    lines.push(`kernels launched since the last synchronize, not known to have finished (${t.total}${t.total > list.length ? `, the newest ${list.length}` : ''}, newest first): one of them ${address ? 'made the bad access' : 'raised it'}`);
     for (const l of list) lines.push(...launchLines(l, '  ', dir));
   } else if (t?.tracking) {
     lines.push('no kernel launch was in flight that launch tracking saw');
   } else {
     lines.push(`the faulting kernel is not known: launch tracking was off${t?.off ? ` (${t.off})` : ''}`);
   }
-  const hit = hitLine(suspects);
+  const hit = address ? hitLine(suspects) : undefined;
   if (hit) lines.push(hit);
-  const c = e.candidates;
+  const c = address ? e.candidates : undefined;
   if (c && !suspects.length) {
     lines.push(`guarded allocations live on device ${d?.ordinal ?? 0} (${c.live.length} of ${c.liveTotal}, newest first):`);
     for (const a of c.live) {
@@ -393,6 +395,13 @@ function formatIllegalAddress(e: ViolationEvent): string[] {
     }
   }
   const exact = faulted.length > 0;
+  if (!address) {
+    const what = e.kind === 'device-assert'
+      ? 'a device-side assert failed (an index or bounds check in the kernel: CUDA printed its condition, file and line before this report)'
+      : `the kernel raised ${d?.error ?? 'a CUDA exception'}, not a guarded access`;
+    lines.push(`hint: ${what}; ${exact ? 'the kernel above is the one' : 'rerun with launch blocking (--guard-launch-blocking, mate guard-run --launch-blocking) to name the launch exactly'}`);
+    return lines;
+  }
   lines.push(`hint: ${exact
     ? `CUDA reports no faulting address: the access went past the guarded allocations the kernel was given (or into a freed one); check its index bounds${dumpHint(faulted)}`
     : `CUDA reports the fault at a later call, with no address: rerun with launch blocking (--guard-launch-blocking, mate guard-run --launch-blocking) to name the faulting launch exactly, or in the opposite mode (${e.candidates?.live[0]?.mode === 'head' ? '--guard-mode tail' : '--guard-mode head'}) so the bad write lands in canary bytes and the report names its allocation`}`);
@@ -497,7 +506,7 @@ function formatDeath(e: ViolationEvent, d: DeathInfo): string[] {
 export function formatReport(e: ViolationEvent): string {
   let lines: string[];
   if (e.death) lines = formatDeath(e, e.death);
-  else if (e.kind === 'illegal-address') lines = formatIllegalAddress(e);
+  else if (isKernelException(e)) lines = formatKernelException(e);
   else if (e.kind === 'out-of-memory' && e.memory) lines = formatOutOfMemory(e, e.memory);
   else if (e.kind === 'cross-stream-free' && e.allocation && e.streams) lines = formatCrossStreamFree(e, e.allocation);
   else lines = isBadFree(e) || !e.allocation ? formatBadFree(e) : formatAccess(e, e.allocation);

@@ -9,6 +9,8 @@ export const REPORT_KINDS = [
   'double-free',
   'cross-stream-free',
   'illegal-address',
+  'device-assert',
+  'device-fault',
   'wild-access',
   'deadly-signal',
   'uncaught-exception',

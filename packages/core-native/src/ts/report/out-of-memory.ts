@@ -1,5 +1,6 @@
 // The out-of-memory report: what was asked for, what the guard held, what
 // the device had, in the spirit of PyTorch's caching allocator message.
+import { rankText } from './device-place';
 import type { DeviceMemoryAccount, ViolationEvent } from './event';
 
 export function formatBytes(n: number): string {
@@ -14,7 +15,7 @@ export function formatOutOfMemory(e: ViolationEvent, m: DeviceMemoryAccount): st
   const b = formatBytes;
   const overhead = Math.max(0, m.liveMapped - m.liveBytes);
   const lines = [
-    `ERROR: out-of-memory: a guarded allocation of ${b(m.requested)} on device ${ordinal} failed: the GPU has ${b(m.deviceFree)} free of ${b(m.deviceTotal)}`,
+    `ERROR: out-of-memory: a guarded allocation of ${b(m.requested)} on device ${ordinal}${rankText(e.device)} failed: the GPU has ${b(m.deviceFree)} free of ${b(m.deviceTotal)}`,
   ];
   if (e.test) lines.push(`test: ${e.test}`);
   lines.push(

@@ -8,7 +8,7 @@
 // are taken out of the command line.
 import * as path from 'node:path';
 
-import type { ViolationEvent } from '../report/event';
+import { isKernelException, type ViolationEvent } from '../report/event';
 import { parseFlags, RUNNER_FLAGS } from '../settings/flags';
 import { rowsOn, spell, type GuardSettings, type RunnerName } from '../settings/table';
 import type { RunRecord } from './record';
@@ -29,7 +29,7 @@ export function replayTarget(events: readonly ViolationEvent[]): ReplayTarget {
   const target: ReplayTarget = { files: [], tests: [], whole: events.length === 0, device: false };
   for (const e of events) {
     if (e.suppressed) continue;
-    if (e.kind === 'illegal-address' || e.kind === 'cross-stream-free' || e.allocation?.backend === 'cuda') target.device = true;
+    if (isKernelException(e) || e.kind === 'cross-stream-free' || e.allocation?.backend === 'cuda') target.device = true;
     const tests = [e.test, e.allocation?.allocTest].filter((t): t is string => !!t);
     if (tests.length === 0) target.whole = true;
     for (const t of tests) {
