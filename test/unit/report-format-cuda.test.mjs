@@ -97,3 +97,28 @@ test('a pointer a launch was given twice (or in two parameters) is one line', ()
   assert.equal(argLines.filter((x) => x.includes('allocation #1 ')).length, 1, argLines.join('\n'));
   assert.match(argLines.join('\n'), /^==mate-guard== {5}arguments 0, 2 = 0x[0-9a-f]+: allocation #1 \(4000 bytes at 0x[0-9a-f]+, tail mode\)$/m);
 });
+
+// A foreach optimizer step in flight beside an overrunning kernel: PyTorch's
+// multi_tensor_apply_kernel gets its tensors in a by-value struct
+// (TensorListMetadata, parameter 0, ~3 KiB) whose unused slots can hold a
+// stale address of a freed tensor it never reads.
+const foreachBeside = (structArgs) => (e) => {
+  const other = e.launches.list[1];
+  other.kernel = 'void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::TensorListMetadata<2>>(TensorListMetadata<2>, ...)';
+  const template = other.args[0];
+  other.args = structArgs.map(([offset, freed], i) => ({ ...template, param: 0, offset, paramSize: 3136, allocation: { ...template.allocation, id: 10 + i, freed } }));
+  other.argCount = other.args.length;
+  e.launches.list[0].args[0].paramSize = 8;
+  return e;
+};
+
+test('a stale address in a by-value struct beside a pointer argument: "two explanations remain", not a guess', () => {
+  const l = lines('cuda-illegal-address', foreachBeside([[0, false], [496, true]]));
+  const hit = l.find((x) => x.includes('hit:'));
+  assert.equal(hit, '==mate-guard== hit: two explanations remain: the guard after the end of allocation #1, the only pointer passed as an argument (to (anonymous namespace)::FillInclusive) (an overrun of it), or the unmapped range of freed allocation #11, passed to void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::TensorListMetadata<2>>(TensorListMetadata<2>, ...) after it was freed (inside a by-value struct, parameter 0 at byte 496) (use after free); a struct\'s stale slot is often never read: launch blocking tells them apart');
+});
+
+test('live tensors in a by-value struct rank below the one pointer argument: that guard is the most likely hit', () => {
+  const l = lines('cuda-illegal-address', foreachBeside([[0, false], [8, false]]));
+  assert.ok(l.includes('==mate-guard== hit: most likely the guard after the end of allocation #1, the only pointer passed as an argument (to (anonymous namespace)::FillInclusive) (an overrun of it)'), l.join('\n'));
+});

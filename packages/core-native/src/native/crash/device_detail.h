@@ -16,6 +16,7 @@ namespace mate {
 struct DeviceLaunchArg {
   uint32_t param = 0;       // parameter index
   uint32_t offset = 0;      // byte offset of the pointer inside the parameter
+  uint32_t param_size = 0;  // the parameter's size: > 8, a struct passed by value
   uintptr_t value = 0;      // the pointer
   SlotRecord record{};      // the allocation it points into (as it was when looked up)
   bool freed = false;       // that allocation was already freed (its range unmapped)

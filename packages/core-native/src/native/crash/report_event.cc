@@ -173,6 +173,8 @@ void Launch(const DeviceDetail& d, const DeviceLaunch& l, Writer* w) {
     w->Dec(a.param);
     w->Str(",\"offset\":");
     w->Dec(a.offset);
+    w->Str(",\"paramSize\":");
+    w->Dec(a.param_size);
     w->Str(",\"value\":");
     HexStr(w, a.value);
     w->Str(",\"allocation\":");

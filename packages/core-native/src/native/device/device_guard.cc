@@ -205,6 +205,7 @@ bool FindLaunchArg(uint64_t value, ArgRef* out) {
 void ResolveArg(const ArgRef& ref, DeviceLaunchArg* out) {
   out->param = ref.param;
   out->offset = ref.offset;
+  out->param_size = ref.param_size;
   out->value = ref.value;
   out->freed = ref.freed != 0;
   DeviceAllocator* a = ref.device < kMaxDevices ? __atomic_load_n(&g_devices[ref.device], __ATOMIC_ACQUIRE) : nullptr;

@@ -149,6 +149,7 @@ void Record(const Launch& l) {
         if (!NoteLaunchArg(v, use, &a)) continue;
         a.param = static_cast<uint16_t>(p);
         a.offset = static_cast<uint16_t>(off);
+        a.param_size = params[p].size;
         total++;
         if (kept < kArgsKept) found[kept++] = a;
       }

@@ -38,6 +38,7 @@ struct ArgRef {
   uint32_t slot = 0;
   uint16_t param = 0;
   uint16_t offset = 0;
+  uint32_t param_size = 0;  // bytes of the parameter: > 8, a struct passed by value
   uint8_t device = 0;
   uint8_t mode = 0;   // Mode
   uint8_t freed = 0;  // the allocation was freed already

@@ -48,6 +48,8 @@ export interface DeviceLaunchArg {
   /** Parameter index, and the pointer's byte offset inside the parameter (structs hold pointers too). */
   param: number;
   offset: number;
+  /** The parameter's size in bytes: more than 8, a struct passed by value (absent in older events). */
+  paramSize?: number;
   value: Hex;
   allocation: EventAllocation;
 }

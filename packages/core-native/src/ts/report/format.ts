@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { demangleName } from '../symbolize/demangle';
 import { formatNativeFrames } from '../symbolize/frame-lines';
 import type { SymbolizedFrame } from '../symbolize/types';
-import { isKernelException, type CanarySideDamage, type DeathInfo, type DeviceLaunch, type EventAllocation, type NativeStack, type ViolationEvent } from './event';
+import { isKernelException, type CanarySideDamage, type DeathInfo, type DeviceLaunch, type DeviceLaunchArg, type EventAllocation, type NativeStack, type ViolationEvent } from './event';
 import { formatDroppedFrames, trimJsStack } from './js-stack';
 import { rankText } from './device-place';
 import { isNotice } from './notices';
@@ -324,19 +324,50 @@ function launchLines(l: DeviceLaunch, indent: string, dir?: string): string[] {
   return lines;
 }
 
-/** What can be told about which guard (or unmapped freed range) was hit. */
+/**
+ * A pointer found inside a parameter larger than a pointer: a struct passed
+ * by value (PyTorch's TensorListMetadata, a Triton descriptor), whose
+ * unused slots may hold stale addresses the kernel never reads. Weaker
+ * evidence than a pointer argument.
+ */
+const inStruct = (a: DeviceLaunchArg): boolean => (a.paramSize ?? 8) > 8;
+
+const argPlace = (a: DeviceLaunchArg) => `parameter ${a.param}${a.offset ? ` at byte ${a.offset}` : ''}`;
+
+/**
+ * What can be told about which guard (or unmapped freed range) was hit:
+ * "most likely" only where the evidence singles one out. Pointer arguments
+ * count before pointers inside by-value structs; where one of each remains,
+ * the line says so instead of guessing.
+ */
 function hitLine(suspects: readonly DeviceLaunch[]): string | undefined {
-  const args = suspects.flatMap((l) => l.args);
-  const freed = args.filter((a) => a.allocation.freed);
-  if (freed.length === 1) {
-    return `hit: most likely the unmapped range of freed allocation #${freed[0].allocation.id}, passed to ${kernelName(suspects.find((l) => l.args.includes(freed[0]))!.kernel)} after it was freed (use after free)`;
-  }
-  if (args.length === 1 && suspects.length === 1) {
-    const a = args[0].allocation;
+  const all = suspects.flatMap((l) => l.args.map((arg) => ({ l, arg })));
+  const ids = (xs: typeof all) => new Set(xs.map((x) => x.arg.allocation.id));
+  const direct = all.filter((x) => !inStruct(x.arg));
+  const nested = all.filter((x) => inStruct(x.arg));
+  const directFreed = direct.filter((x) => x.arg.allocation.freed);
+  const directLive = direct.filter((x) => !x.arg.allocation.freed);
+  const nestedFreed = nested.filter((x) => x.arg.allocation.freed);
+  const what = (l: DeviceLaunch) => (l.faulted ? 'the faulting launch' : 'the launch in flight');
+  const useAfterFree = (x: (typeof all)[number]) =>
+    `the unmapped range of freed allocation #${x.arg.allocation.id}, passed to ${kernelName(x.l.kernel)} after it was freed${inStruct(x.arg) ? ` (inside a by-value struct, ${argPlace(x.arg)})` : ''} (use after free)`;
+  const guardOf = (x: (typeof all)[number], only: string) => {
+    const a = x.arg.allocation;
     const side = a.mode === 'tail' ? 'after the end' : 'before the start';
-    const what = suspects[0].faulted ? 'the faulting launch' : 'the launch in flight';
-    return `hit: most likely the guard ${side} of allocation #${a.id}, the only guarded pointer ${what} was given (an ${a.mode === 'tail' ? 'overrun' : 'underrun'} of it)`;
+    return `the guard ${side} of allocation #${a.id}, ${only} (an ${a.mode === 'tail' ? 'overrun' : 'underrun'} of it)`;
+  };
+  if (ids(directFreed).size === 1) return `hit: most likely ${useAfterFree(directFreed[0])}`;
+  if (directFreed.length > 0) return undefined;
+  if (ids(directLive).size === 1 && (directLive.length === 1 || suspects.length === 1)) {
+    const x = directLive[0];
+    const only = nested.length
+      ? `the only pointer passed as an argument (to ${kernelName(x.l.kernel)})`
+      : `the only guarded pointer ${what(x.l)} was given`;
+    if (!nestedFreed.length) return `hit: most likely ${guardOf(x, only)}`;
+    return `hit: two explanations remain: ${guardOf(x, only)}, or ${useAfterFree(nestedFreed[0])}; a struct's stale slot is often never read: launch blocking tells them apart`;
   }
+  if (direct.length === 0 && ids(nestedFreed).size === 1 && nested.length === nestedFreed.length) return `hit: most likely ${useAfterFree(nestedFreed[0])}`;
+  if (direct.length === 0 && nested.length === 1 && suspects.length === 1) return `hit: most likely ${guardOf(nested[0], `the only guarded pointer ${what(nested[0].l)} was given (inside a by-value struct, ${argPlace(nested[0].arg)})`)}`;
   return undefined;
 }
 
