@@ -389,6 +389,12 @@ describe('PyTorch under mate guard-run --device cuda', { skip: torchSkip() }, ()
     const saved = fs.readFileSync(listed[1]);
     assert.equal(saved.length, 4000);
     assert.ok(saved.every((b) => b === 0), 'torch.zeros: the saved input is 1000 zero floats');
+    // The index's call site starts at the user's line; Triton's launcher frames are counted after it.
+    const [dir] = fs.readdirSync(reports).map((d) => path.join(reports, d));
+    const inputs = path.join(dir, 'inputs');
+    const index = fs.readdirSync(inputs).filter((f) => f.startsWith('index-')).flatMap((f) => fs.readFileSync(path.join(inputs, f), 'utf8').trim().split('\n').map((l) => JSON.parse(l)));
+    assert.match(index[0].site, new RegExp(`^ {4}at <module> \\(\\S*triton_overrun\\.py:${TRITON.launch}\\)\n`), index[0].site);
+    assert.match(index[0].site, /\(\d+ framework frames? before it: [^)]*triton[^)]*\)\n$/, index[0].site);
   });
 
   test('in head mode the Triton overrun is caught by the canary, naming the tensor allocation', async () => {

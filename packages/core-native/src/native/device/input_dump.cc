@@ -18,6 +18,42 @@ namespace device {
 
 namespace {
 
+// A Python call site as the index gives it: from the user's own line on.
+// The frames inside installed packages before it (Triton's launcher,
+// torch's dispatch) are counted on a last line, as reports count a
+// runner's frames; a site with no user frame is kept whole.
+std::string UserFirst(const char* site) {
+  if (site == nullptr) return "";
+  std::string all = site, rest;
+  size_t pos = 0;
+  int dropped = 0;
+  std::string packages;
+  bool user = false;
+  while (pos < all.size()) {
+    size_t end = all.find('\n', pos);
+    std::string line = all.substr(pos, end == std::string::npos ? std::string::npos : end - pos + 1);
+    pos = end == std::string::npos ? all.size() : end + 1;
+    if (user) {
+      rest += line;
+      continue;
+    }
+    size_t at = line.find("-packages/");
+    if (at == std::string::npos && line.find("(<frozen ") == std::string::npos) {
+      user = true;
+      rest += line;
+      continue;
+    }
+    dropped++;
+    if (at != std::string::npos) {
+      std::string pkg = line.substr(at + 10, line.find_first_of("/.:)", at + 10) - at - 10);
+      if (!pkg.empty() && packages.find(pkg) == std::string::npos) packages += (packages.empty() ? "" : ", ") + pkg;
+    }
+  }
+  if (!user || dropped == 0) return all;
+  return rest + "    (" + std::to_string(dropped) + " framework frame" + (dropped == 1 ? "" : "s") + " before it" +
+         (packages.empty() ? "" : ": " + packages) + ")\n";
+}
+
 struct State {
   std::mutex mu;
   std::string glob;
@@ -140,7 +176,7 @@ size_t DumpInputs(const cuda::Driver* drv, const DumpLaunch& launch, const std::
     std::string line = "{\"launch\":" + std::to_string(launch.number) + ",\"kernel\":";
     JsonStr(&line, launch.kernel);
     line += ",\"site\":";
-    JsonStr(&line, launch.site);
+    JsonStr(&line, UserFirst(launch.site).c_str());
     line += ",\"test\":";
     JsonStr(&line, launch.test);
     Field(&line, "param", in.param);
