@@ -325,6 +325,28 @@ describe('PyTorch under mate guard-run --device cuda', { skip: torchSkip() }, ()
     assert.doesNotMatch(r.output, /no test process was guarded|allocation of \d+ bytes failed/);
   });
 
+  test('a device-side assert in a hand-written Triton kernel is one device-assert report naming the kernel and the user\'s line', async () => {
+    const r = await guardRun([], python(fixture('device_assert.py'), 'triton'), slow);
+    assert.notEqual(r.code, 0, r.output);
+    assert.doesNotMatch(r.stdout, /not caught/);
+    const text = report(r);
+    assert.match(text, /ERROR: device-assert: the GPU reported CUDA_ERROR_ASSERT \(device-side assert triggered\) on device 0/);
+    assert.match(text, new RegExp(`checked_copy \\(launch \\d+ on the default stream\\)\n==mate-guard== {5}launched at <module> \\(\\S*device_assert\\.py:${lineOf(fixture('device_assert.py'), 'checked_copy[(1,)]')}\\)`));
+    assert.match(r.output, /\[mate-guard\] summary: .*1 violation,/);
+  });
+
+  test('an out-of-bounds gather in a torch.compile\'d function: Inductor\'s assert is reported with its generated kernel, the user\'s call and the generated code', async () => {
+    const r = await guardRun([], python(fixture('device_assert.py'), 'inductor'), slow);
+    assert.notEqual(r.code, 0, r.output);
+    const text = report(r);
+    assert.match(text, /ERROR: device-assert: /);
+    assert.match(text, /triton_\w*index\w* \(launch \d+ on the default stream\)/);
+    // The compiled function's own line (dynamo keeps its frame), then the generated wrapper and the user's call.
+    // (dynamo's frame of the compiled function reports the line it entered at: its def or its body)
+    assert.match(text, /launched at gather \(\S*device_assert\.py:\d+\)/);
+    assert.match(text, new RegExp(`through torch\\.compile's generated code at call \\(\\S*torchinductor_\\S+\\.py:\\d+\\), called from <module> \\(\\S*device_assert\\.py:${lineOf(fixture('device_assert.py'), 'y = compiled(x, idx)')}\\)`));
+  });
+
   test('a one-float overrun into the alignment gap of 1001 floats: the canary report, and the rerun with alignment 4 faults at the launch', async () => {
     const r = await guardRun([], python(fixture('triton_overrun.py'), '1001'), slow);
     assert.equal(r.code, 1, r.output);

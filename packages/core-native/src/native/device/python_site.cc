@@ -14,7 +14,9 @@ namespace device {
 
 namespace {
 
-constexpr int kFrames = 16;
+// Deep enough to reach the user's line through torch.compile's frames
+// (dynamo, the generated wrapper, Triton's launcher).
+constexpr int kFrames = 40;
 constexpr size_t kCacheLimit = 1 << 16;
 
 struct PyApi {

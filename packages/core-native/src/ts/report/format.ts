@@ -282,9 +282,24 @@ const allocationBrief = (a: EventAllocation) =>
 
 /** The first user frame of a JS or Python stack, or undefined. */
 function firstUserFrame(stack: string | null): string | undefined {
-  if (!stack) return undefined;
-  const { frames } = trimJsStack(stack);
-  return frames.find((l) => l.trim().startsWith('at '))?.trim().replace(/^at /, '');
+  return callSite(stack).user;
+}
+
+/** Code torch.compile generated (Inductor's cache of wrappers and kernels): not the user's. */
+const GENERATED = /[\\/]torchinductor_[^\\/]+[\\/]/;
+
+/**
+ * A Python or JS call site: the user's own first frame, and for a
+ * torch.compile'd function the generated code's frame it ran through.
+ */
+function callSite(stack: string | null): { user?: string; generated?: string; caller?: string } {
+  if (!stack) return {};
+  const frames = trimJsStack(stack).frames.filter((l) => l.trim().startsWith('at ')).map((l) => l.trim().replace(/^at /, ''));
+  const own = frames.filter((f) => !GENERATED.test(f));
+  const generated = frames.find((f) => GENERATED.test(f));
+  // Through generated code the first own frame is the compiled function's
+  // line (dynamo keeps its frame); the next is where it was called.
+  return { user: own[0] ?? generated, generated: own.length ? generated : undefined, caller: generated ? own[1] : undefined };
 }
 
 /** The saved inputs of a launch (dumpInputs): whole paths (older events: under the report directory `dir`). */
@@ -300,8 +315,9 @@ function inputLines(l: DeviceLaunch, indent: string, dir: string | undefined): s
 
 function launchLines(l: DeviceLaunch, indent: string, dir?: string): string[] {
   const lines = [`${indent}${kernelName(l.kernel)} (launch ${l.number} on ${streamName(l.stream)})`];
-  const site = firstUserFrame(l.site);
-  if (site) lines.push(`${indent}  launched at ${site}`);
+  const site = callSite(l.site);
+  if (site.user) lines.push(`${indent}  launched at ${site.user}`);
+  if (site.generated) lines.push(`${indent}  through torch.compile's generated code at ${site.generated}${site.caller ? `, called from ${site.caller}` : ''}`);
   if (l.test) lines.push(`${indent}  launched during test: ${l.test}`);
   if (l.argCount === 0) lines.push(`${indent}  no argument points into a guarded allocation`);
   // One line per pointer: a kernel given the same pointer in several
