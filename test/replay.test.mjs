@@ -36,7 +36,8 @@ const unindent = (output) => output.split('\n').map((l) => {
   return m ? m[1].replace(/\\#/g, '#') : l;
 }).join('\n');
 
-const replay = (args, opts = {}) => run(process.execPath, [MATE, 'replay', ...args], { cwd: os.tmpdir(), ...opts });
+// From the checkout, as a user replays a CI artifact (the report directories are elsewhere, in the temporary directory).
+const replay = (args, opts = {}) => run(process.execPath, [MATE, 'replay', ...args], { cwd: ROOT, ...opts });
 
 describe('mate replay', () => {
   test('node:test: the recorded run\'s failing test alone reruns; --alignment 1 turns its canary report into the fault at the bad write', async () => {
