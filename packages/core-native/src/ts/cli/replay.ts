@@ -123,7 +123,8 @@ function describe(target: ReplayTarget): string {
   return `${target.tests.length === 1 ? 'test' : 'tests'} ${target.tests.join(', ')}`;
 }
 
-const say = (line: string) => process.stderr.write(`[mate-guard] ${line}\n`);
+// What a record says is shown, never obeyed by the terminal: control characters (escape sequences that could hide part of a line) are spelled out.
+const say = (line: string) => process.stderr.write(`[mate-guard] ${line.replace(/[\x00-\x1f\x7f-\x9f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`)}\n`);
 
 export async function mateReplay(argv: readonly string[]): Promise<number> {
   const args = parseReplayArgs(argv);
