@@ -358,11 +358,20 @@ describe('mate replay runs only what this checkout would run', () => {
     assert.doesNotMatch(t.stderr, /left out of the replay/);
   });
 
-  test('settings in the record are read as any other input: a bad one stops the replay (exit 2), naming it', async () => {
+  test('settings in the record are read as any other input: a bad one stops the replay (exit 2), naming it; a suppressions file from elsewhere is not read', async () => {
     const dir = forged(mocha.dir, (r) => ({ ...r, settings: { ...r.settings, alignment: 3 } }));
     const r = await replay([dir]);
     assert.equal(r.code, 2, r.output);
     assert.equal(r.stderr, `mate: ${dir}/replay.json: settings.alignment: 3 is not allowed; use a power of two from 1 to 4096\n`);
+
+    // One that would silence the fault.
+    const a = attacker();
+    const quiet = path.join(a.dir, 'suppressions.txt');
+    fs.writeFileSync(quiet, 'heap-buffer-overflow function=FillInclusive\n');
+    const s = await replay([forged(mocha.dir, (rec) => ({ ...rec, settings: { ...rec.settings, suppressions: quiet } }))]);
+    assert.equal(s.code, 139, s.output);
+    assert.match(s.stderr, new RegExp(`^\\[mate-guard\\] left out of the replay: the suppressions file ${escape(quiet)} \\(outside ${escape(ROOT)}\\)$`, 'm'));
+    assert.match(s.output, /\[mate-guard\] summary: .* 1 violation, /);
   });
 
   test('from inside the report directory: stops (exit 2), nothing runs there', async () => {

@@ -10,7 +10,7 @@ import { GuardConfigError } from '../errors';
 import { runChild } from '../run/child';
 import { readRunRecord, RECORD_FILE, type RunRecord } from '../run/record';
 import { isRunner, REPLAY_RUNNERS, rebaser, replayTarget, runnerCommand, settingsEnv, type ReplayTarget } from '../run/replay-plan';
-import { replayDir, shellLine, type TrustContext } from '../run/replay-trust';
+import { placeOf, replayDir, shellLine, shellWord, type TrustContext } from '../run/replay-trust';
 import { readReportDir } from '../run/report-dir';
 import { SETTINGS, type GuardSettings, type SettingRow } from '../settings/table';
 import { show } from '../settings/values';
@@ -96,15 +96,24 @@ export function parseReplayArgs(argv: readonly string[]): ReplayArgs {
  * value the table refuses stops the replay, naming it), with the mode and
  * alignment asked for and launch blocking for device faults. The report
  * directory is the replay's own; a suppressions file recorded under the
- * run's directory is looked for under this one.
+ * run's directory is looked for under this one, and read only from inside
+ * it (else left out, named in `leftOut`).
  */
-function replaySettings(record: RunRecord, args: ReplayArgs, target: ReplayTarget, file: string, rebase: (p: string) => string): GuardSettings {
+function replaySettings(record: RunRecord, args: ReplayArgs, target: ReplayTarget, file: string, ctx: TrustContext, leftOut: string[]): GuardSettings {
+  const rebase = rebaser(record.cwd, ctx.cwd);
   const recorded = record.settings as unknown as Record<string, unknown>;
   const s: Record<string, unknown> = {};
   for (const r of SETTINGS as readonly SettingRow[]) {
-    const v = recorded[r.key];
-    s[r.key] = v === undefined || v === null || r.key === 'reportDir' ? r.default
-      : r.value.parse(r.key === 'suppressions' && typeof v === 'string' ? rebase(v) : v, `${file}: settings.${r.key}`);
+    let v = recorded[r.key];
+    if (r.key === 'suppressions' && typeof v === 'string') {
+      v = rebase(v);
+      const reason = placeOf(v as string, ctx);
+      if (reason) {
+        leftOut.push(`the suppressions file ${shellWord(v as string)} (${reason})`);
+        v = undefined;
+      }
+    }
+    s[r.key] = v === undefined || v === null || r.key === 'reportDir' ? r.default : r.value.parse(v, `${file}: settings.${r.key}`);
   }
   const settings = s as GuardSettings;
   return {
@@ -139,7 +148,8 @@ export async function mateReplay(argv: readonly string[]): Promise<number> {
   const cwd = place.cwd;
   const ctx: TrustContext = { cwd, reportDir: path.resolve(args.dir), trust: args.trustRecord };
   const rebase = rebaser(record.cwd, cwd);
-  const settings = replaySettings(record, args, target, file, rebase);
+  const settingsLeftOut: string[] = [];
+  const settings = replaySettings(record, args, target, file, ctx, settingsLeftOut);
   const how = `${settings.mode} mode, alignment ${settings.alignment}${settings.launchBlocking ? ', launch blocking' : ''}${settings.dumpInputs ? `, saving the inputs of ${show(settings.dumpInputs)}` : ''}`;
   const where = place.note ? ` (${place.note})` : '';
   const replaying = `replaying ${describe(target)} (${record.runner === 'run' ? 'mate guard-run' : record.runner}) in ${how}${where}`;
@@ -154,13 +164,16 @@ export async function mateReplay(argv: readonly string[]): Promise<number> {
       throw new GuardConfigError(`replay: ${file} records a mate guard-run command (${shellLine(command)}), which replay does not run from a record; read it, then give --trust-record to run it as recorded`);
     }
     say(replaying);
+    if (settingsLeftOut.length) say(`left out of the replay: ${settingsLeftOut.join(', ')}`);
     say(`taken as recorded (--trust-record): the guard-run command`);
     say(`replay runs in ${cwd}: mate guard-run -- ${shellLine(command)}`);
     process.chdir(cwd);
     return guardRun({ settings, command });
   }
   const runner = record.runner;
-  const { args: command, leftOut, trusted } = runnerCommand({ ...record, runner }, ctx, target, file);
+  const plan = runnerCommand({ ...record, runner }, ctx, target, file);
+  const { args: command, trusted } = plan;
+  const leftOut = [...settingsLeftOut, ...plan.leftOut];
   const env = settingsEnv(runner, settings, process.env);
   say(replaying);
   if (leftOut.length) say(`left out of the replay: ${leftOut.join(', ')}`);
