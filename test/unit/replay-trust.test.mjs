@@ -15,6 +15,19 @@ const { judgeArgs, assemble, replayDir, SURFACES } = await import(path.join(ROOT
 const project = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mate-trust-project-')));
 fs.writeFileSync(path.join(project, 'jest.config.js'), 'module.exports = {};\n');
 fs.mkdirSync(path.join(project, 'reports'));
+/** A package installed in the project: `files` under its directory, `pkg` its package.json. */
+function install(name, pkg, files) {
+  const dir = path.join(project, 'node_modules', name);
+  for (const [f, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(dir, f)), { recursive: true });
+    fs.writeFileSync(path.join(dir, f), text);
+  }
+  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name, ...pkg }));
+}
+install('tsx', { exports: { '.': './index.cjs', './esm': { import: './esm.mjs' } } }, { 'index.cjs': '', 'esm.mjs': '' });
+install('jest-junit', { main: 'index.js' }, { 'index.js': '', 'lib/util.js': '' });
+// A package whose entry point is its program (pnpm's main is bin/pnpm.cjs): loaded, it reads the runner's arguments as its own.
+install('a-cli', { main: 'bin/cli.cjs', bin: { 'a-cli': 'bin/cli.cjs' } }, { 'bin/cli.cjs': '' });
 const ctx = { cwd: project, reportDir: path.join(project, 'reports'), trust: false };
 const judge = (args, surface, trust = false) => judgeArgs(args, SURFACES[surface], { ...ctx, trust });
 
@@ -40,6 +53,21 @@ test('a package name that climbs out of node_modules, and a path into the report
   const j = judge(['-r', 'pkg/../../../../tmp/evil', '--import', './reports/evil.mjs'], 'node');
   assert.deepEqual(j.options, []);
   assert.deepEqual(j.leftOut, ['-r pkg/../../../../tmp/evil (not a package name or a path)', '--import ./reports/evil.mjs (in the report directory)']);
+});
+
+test('a package is loaded as what it offers (its entry point, its exports), not as a program, a file deep inside it, or one not installed here', () => {
+  const args = ['--import', 'tsx', '--import', 'tsx/esm', '-r', 'a-cli', '-r', 'jest-junit/lib/util.js', '-r', 'tsx/secret', '-r', 'not-here'];
+  const j = judge(args, 'node');
+  assert.deepEqual(j.options, [['--import', 'tsx'], ['--import', 'tsx/esm']]);
+  assert.deepEqual(j.leftOut, [
+    "-r a-cli (a-cli's program (its bin), not a module: --trust-record takes it)",
+    '-r jest-junit/lib/util.js (a file inside jest-junit, not what it exports: --trust-record takes it)',
+    '-r tsx/secret (a file inside tsx, not what it exports: --trust-record takes it)',
+    `-r not-here (not installed in ${project}: --trust-record takes it)`,
+  ]);
+  const trusted = judge(args, 'node', true);
+  assert.equal(trusted.options.length, 6);
+  assert.deepEqual(trusted.trusted, ['-r a-cli', '-r jest-junit/lib/util.js', '-r tsx/secret', '-r not-here']);
 });
 
 test('an option replay does not know is left out with its value, and taken only under --trust-record', () => {
@@ -71,6 +99,25 @@ test('positionals (files, globs) stay inside the directory; they come before opt
   // node reads options before the first file.
   const n = judge(['a.test.mjs', '--test-reporter=spec'], 'node-test');
   assert.deepEqual(assemble(n, SURFACES['node-test']), ['--test-reporter=spec', 'a.test.mjs']);
+});
+
+test('nothing in node_modules is loaded by path: not a file there, nor a glob or directory whose files reach into it (mocha loads every spec it finds)', () => {
+  fs.mkdirSync(path.join(project, 'test', 'unit'), { recursive: true });
+  const j = judge(['test/**/*.spec.js', 'test', '*.spec.js', '.', '**/*.cjs', '*/*/bin/*.cjs', 'node_modules/a-cli/bin/cli.cjs',
+    '--spec', 'node_modules/**', '--file', './node_modules/a-cli/bin/cli.cjs', '-r', './node_modules/a-cli/bin/cli.cjs'], 'mocha');
+  assert.deepEqual(j.positionals, ['test/**/*.spec.js', 'test', '*.spec.js']);
+  assert.deepEqual(j.options, []);
+  assert.deepEqual(j.leftOut, [
+    '. (reaches into node_modules)',
+    "'**/*.cjs' (reaches into node_modules)",
+    "'*/*/bin/*.cjs' (reaches into node_modules)",
+    'node_modules/a-cli/bin/cli.cjs (inside node_modules)',
+    "--spec 'node_modules/**' (inside node_modules)",
+    '--file ./node_modules/a-cli/bin/cli.cjs (inside node_modules)',
+    '-r ./node_modules/a-cli/bin/cli.cjs (inside node_modules)',
+  ]);
+  // Jest and Vitest positionals are patterns over the files their config includes (node_modules is not): only where they point is judged.
+  assert.deepEqual(judge(['.*\\.test\\.js$', 'gap-overflow'], 'jest').positionals, ['.*\\.test\\.js$', 'gap-overflow']);
 });
 
 test('jest: a config must be a file here (a JSON string could name setup files from elsewhere); reporters are built-ins or packages', () => {

@@ -32,7 +32,7 @@ function programOf(runner: RunnerName, script: string): Program | undefined {
 }
 
 /** `pkg`'s directory as node finds it from `from`: node_modules of `from` and each directory above. */
-function packageDir(pkg: string, from: string): string | undefined {
+export function packageDir(pkg: string, from: string): string | undefined {
   for (let dir = path.resolve(from); ; dir = path.dirname(dir)) {
     const candidate = path.join(dir, 'node_modules', pkg);
     if (fs.existsSync(path.join(candidate, 'package.json'))) return candidate;

@@ -7,6 +7,7 @@
 // each is explicit: nothing in the config can change it back), its guard
 // flags are taken out of the command line, and of the rest only what
 // replay-trust.ts trusts is taken.
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { GuardConfigError } from '../errors';
@@ -152,12 +153,13 @@ export function runnerCommand(record: RunRecord & { runner: RunnerName }, ctx: T
   const after = end < 0 ? undefined : judge(given.slice(end + 1), surface);
   const tail = after && (after.positionals.length || after.options.length) ? ['--', ...assemble(after, surface)] : [];
 
-  // The failing tests' files: inside the directory, out of the report directory.
+  // The failing tests' files: files here, inside the directory, out of the report directory and node_modules.
   const files: string[] = [];
   for (const f of target.files) {
-    const reason = placeOf(rebase(f), ctx);
+    const local = rebase(f);
+    const reason = placeOf(local, ctx) ?? (fs.statSync(path.resolve(ctx.cwd, local), { throwIfNoEntry: false })?.isFile() ? undefined : 'not a file here');
     if (reason) out.leftOut.push(`${shellWord(f)} (a failing test's file, ${reason})`);
-    else files.push(rebase(f));
+    else files.push(local);
   }
   const narrow = !target.whole && target.files.length > 0;
   if (narrow && files.length === 0) {

@@ -3,21 +3,25 @@
 // Node options and runner arguments known to load nothing from elsewhere
 // are taken (test selection, reporters, timeouts, --expose-gc-style
 // flags), and every path among them must stay inside the replay's
-// directory and out of the report directory. Code from the record (-e, a
-// --require or loader from elsewhere, an inspector) is never taken; an
-// option not listed here only under --trust-record. What is left out is
-// named, with why.
+// directory and out of the report directory; a package is loaded as a
+// module, never as a program. Code from the record (-e, a --require or
+// loader from elsewhere, an inspector) is never taken; an option not
+// listed here, or a package replay can't vouch for, only under
+// --trust-record. What is left out is named, with why.
 import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { GuardConfigError } from '../errors';
+import { packageDir } from './replay-entry';
 
 /** How an option's value is judged. */
 type Kind =
   | 'flag' // no value (an inline `=true` at most)
   | 'value' // a number, a name, a pattern: nothing is loaded from it
   | 'path' // a file or directory, maybe not there yet: inside the directory
+  | 'spec' // files the runner loads, maybe a glob or a directory (mocha --spec): inside, never reaching node_modules
   | 'file' // a file that is read (a config): inside the directory, and there
   | 'module' // loaded and run: a built-in name, a package of the project, or a file inside
   | 'node' // a Node option handed on (mocha -n, vitest --execArgv)
@@ -80,7 +84,7 @@ const MOCHA_OPTIONS = options([
   ['module', '-u --ui', 'bdd tdd qunit exports'],
   ['module', '-R --reporter', 'spec dot nyan tap landing list progress json json-stream min doc markdown xunit base'],
   ['file', '--config --package --file'],
-  ['path', '--spec'],
+  ['spec', '--spec'],
   ['node', '-n --node-option'],
 ]);
 
@@ -122,8 +126,8 @@ export interface Surface {
   options: Options;
   /** Options that the command hands on to node (mocha takes node's flags too). */
   fallback?: Options;
-  /** Positional arguments: files and globs inside the directory, or none at all (node's own options). */
-  positional: 'path' | 'none';
+  /** Positional arguments: files and globs it loads, patterns or filters over the files its config includes, or none at all (node's own options). */
+  positional: 'spec' | 'path' | 'none';
   /** Positional words that start a debugger (`mocha inspect`). */
   debuggerWords?: readonly string[];
   /** The runner reads options before its first positional only (node): options go first. */
@@ -132,8 +136,8 @@ export interface Surface {
 
 export const SURFACES = {
   node: { name: 'Node option', options: NODE_OPTIONS, positional: 'none', optionsFirst: true },
-  'node-test': { name: 'node --test argument', options: NODE_OPTIONS, positional: 'path', optionsFirst: true },
-  mocha: { name: 'mocha argument', options: MOCHA_OPTIONS, fallback: NODE_OPTIONS, positional: 'path', debuggerWords: ['inspect'] },
+  'node-test': { name: 'node --test argument', options: NODE_OPTIONS, positional: 'spec', optionsFirst: true },
+  mocha: { name: 'mocha argument', options: MOCHA_OPTIONS, fallback: NODE_OPTIONS, positional: 'spec', debuggerWords: ['inspect'] },
   jest: { name: 'jest argument', options: JEST_OPTIONS, positional: 'path' },
   vitest: { name: 'vitest argument', options: VITEST_OPTIONS, positional: 'path' },
 } satisfies Record<string, Surface>;
@@ -188,67 +192,151 @@ export function replayDir(recorded: string, here: string, reportDir: string): { 
   return { cwd: here, note: `recorded in ${recorded}, which is not in ${here}: replaying here` };
 }
 
-/** Why `value`, a path, may not be taken; undefined when it may (inside the directory, out of the report directory). */
-export function placeOf(value: string, ctx: TrustContext): string | undefined {
+const MAGIC = /[*?[\]{}]|[!+@]\(/;
+
+/** Whether `dir` holds a node_modules directory, links not followed (a tree too large to look through counts as holding one). */
+function holdsNodeModules(dir: string): boolean {
+  let budget = 20000;
+  const queue = [dir];
+  for (let d = queue.pop(); d !== undefined; d = queue.pop()) {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(d, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const e of entries) {
+      if (--budget < 0) return true;
+      if (!e.isDirectory()) continue;
+      if (e.name === 'node_modules') return true;
+      if (e.name !== '.git') queue.push(path.join(d, e.name));
+    }
+  }
+  return false;
+}
+
+/**
+ * Why `value`, a path, may not be taken; undefined when it may: inside the
+ * directory, out of the report directory and out of node_modules (whose
+ * programs, loaded, read the runner's arguments as their own). `loads`:
+ * the runner loads every file the path names (mocha's specs, node --test's
+ * files), so a glob's wildcard directories or a directory must not reach
+ * node_modules either.
+ */
+export function placeOf(value: string, ctx: TrustContext, loads = false): string | undefined {
   // A leading dash would be read as an option; `{`/`[`, as JSON (jest -c) or a glob's brace list; `..`, anywhere, climbs out of a glob.
   if (value === '' || value.startsWith('-') || /^[{[]/.test(value)) return 'not a path';
   if (value.split(/[\\/{},]/).includes('..')) return `outside ${ctx.cwd}`;
   const abs = path.resolve(ctx.cwd, value);
   if (!inside(ctx.cwd, abs)) return `outside ${ctx.cwd}`;
   if (inside(ctx.reportDir, abs) || inside(realOf(ctx.reportDir), realOf(abs))) return 'in the report directory';
+  const segments = path.relative(ctx.cwd, abs).split(path.sep);
+  if (segments.includes('node_modules')) return 'inside node_modules';
+  if (loads) {
+    const magic = segments.findIndex((seg) => MAGIC.test(seg));
+    const reaches = magic >= 0 ? magic < segments.length - 1 : !!fs.statSync(abs, { throwIfNoEntry: false })?.isDirectory();
+    if (reaches && holdsNodeModules(path.join(ctx.cwd, ...segments.slice(0, magic < 0 ? segments.length : magic)))) return 'reaches into node_modules';
+  }
   return undefined;
 }
 
 const BARE = /^(@[\w.-]+\/)?[\w.-]+(\/[\w.@+-]+)*$/;
 
+/** Why something is not taken; `doubt`: replay cannot vouch for it (rather than knows it loads something from elsewhere), and --trust-record takes it. */
+interface Refusal {
+  why: string;
+  doubt?: true;
+}
+
+const refuse = (why: string | undefined): Refusal | undefined => (why === undefined ? undefined : { why });
+
+/** Whether a package's `exports` names `sub` (`.`, `./register`, a `./*` pattern). */
+function exportsHas(exp: unknown, sub: string): boolean {
+  if (typeof exp === 'string' || Array.isArray(exp)) return sub === '.';
+  if (!exp || typeof exp !== 'object') return false;
+  const keys = Object.keys(exp);
+  if (!keys.some((k) => k.startsWith('.'))) return sub === '.';
+  return keys.some((k) => k === sub || (k.includes('*') && sub.startsWith(k.slice(0, k.indexOf('*'))) && sub.endsWith(k.slice(k.indexOf('*') + 1))));
+}
+
+/**
+ * Why a package specifier may not be loaded. A package of the project may,
+ * as what it offers to be loaded (its main entry, what it exports), never
+ * as one of its programs: a bin loaded into the runner reads the runner's
+ * command line as its own (`--require pnpm` would run `pnpm <arguments>`).
+ */
+function packageDoubt(spec: string, ctx: TrustContext): Refusal | undefined {
+  const name = spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/');
+  const sub = `.${spec.slice(name.length)}`;
+  const dir = packageDir(name, ctx.cwd);
+  if (!dir) return { why: `not installed in ${ctx.cwd}`, doubt: true };
+  let pkg: { exports?: unknown; bin?: string | Record<string, string> };
+  try {
+    pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as typeof pkg;
+  } catch {
+    return { why: `${name} has no readable package.json`, doubt: true };
+  }
+  if (pkg.exports === undefined ? sub !== '.' : !exportsHas(pkg.exports, sub)) return { why: `a file inside ${name}, not what it exports`, doubt: true };
+  let file: string;
+  try {
+    file = createRequire(path.join(ctx.cwd, 'noop.js')).resolve(spec);
+  } catch {
+    return undefined; // exported for import only: node resolves it as it would have in the run
+  }
+  const bins = typeof pkg.bin === 'string' ? [pkg.bin] : Object.values(pkg.bin ?? {});
+  if (bins.some((b) => realOf(path.join(dir, b)) === realOf(file))) return { why: `${name}'s program (its bin), not a module`, doubt: true };
+  return undefined;
+}
+
 /** Why a module specifier may not be loaded; undefined when it may. */
-function moduleWhy(value: string, rule: Rule, ctx: TrustContext): string | undefined {
+function moduleWhy(value: string, rule: Rule, ctx: TrustContext): Refusal | undefined {
   if (rule.builtins?.includes(value) || value.startsWith('node:')) return undefined;
   if (value.startsWith('file:')) {
     try {
-      return placeOf(fileURLToPath(value), ctx);
+      return refuse(placeOf(fileURLToPath(value), ctx));
     } catch {
-      return 'not a file URL';
+      return { why: 'not a file URL' };
     }
   }
   // data:, http(s): and any other scheme: the code is in the record or elsewhere.
-  if (/^[a-z][a-z0-9+.-]*:/i.test(value)) return 'code from the record';
-  if (value.startsWith('.') || path.isAbsolute(value)) return placeOf(value, ctx);
+  if (/^[a-z][a-z0-9+.-]*:/i.test(value)) return { why: 'code from the record' };
+  if (value.startsWith('.') || path.isAbsolute(value)) return refuse(placeOf(value, ctx));
   // A package of the project (node resolves it through its node_modules); `pkg/../../x` climbs out.
-  if (BARE.test(value) && !value.split('/').includes('..')) return undefined;
-  return 'not a package name or a path';
+  if (BARE.test(value) && !value.split('/').includes('..')) return packageDoubt(value, ctx);
+  return { why: 'not a package name or a path' };
 }
 
-/** Why a recorded option and its value may not be taken; undefined when they may; 'unknown' when replay does not know the option. */
-function why(rule: Rule | undefined, value: string | undefined, ctx: TrustContext): string | undefined {
-  if (!rule) return 'unknown';
+/** Why a recorded option and its value may not be taken; undefined when they may. */
+function why(rule: Rule | undefined, value: string | undefined, ctx: TrustContext, surface: string): Refusal | undefined {
+  if (!rule) return { why: `not a ${surface} replay knows`, doubt: true };
   switch (rule.kind) {
     case 'flag':
-      return value === undefined || /^[\w.-]*$/.test(value) ? undefined : 'a flag with a value';
+      return value === undefined || /^[\w.-]*$/.test(value) ? undefined : { why: 'a flag with a value' };
     case 'code':
-      return 'code from the record';
+      return { why: 'code from the record' };
     case 'debugger':
-      return 'a debugger';
+      return { why: 'a debugger' };
   }
-  if (value === undefined) return 'no value';
+  if (value === undefined) return { why: 'no value' };
   switch (rule.kind) {
     case 'value':
       return undefined;
     case 'path':
-      return placeOf(value, ctx);
+    case 'spec':
+      return refuse(placeOf(value, ctx, rule.kind === 'spec'));
     case 'output':
-      return rule.builtins?.includes(value) ? undefined : 'a file the run would write';
+      return rule.builtins?.includes(value) ? undefined : { why: 'a file the run would write' };
     case 'file': {
       const place = placeOf(value, ctx);
-      if (place) return place;
-      return fs.statSync(path.resolve(ctx.cwd, value), { throwIfNoEntry: false })?.isFile() ? undefined : 'not a file here';
+      if (place) return { why: place };
+      return fs.statSync(path.resolve(ctx.cwd, value), { throwIfNoEntry: false })?.isFile() ? undefined : { why: 'not a file here' };
     }
     case 'module':
       return moduleWhy(value, rule, ctx);
     case 'node': {
       const option = value.startsWith('-') ? value : `--${value}`;
       const [name, inline] = splitInline(option);
-      return why(lookup(NODE_OPTIONS, name), inline, ctx);
+      return why(lookup(NODE_OPTIONS, name), inline, ctx, 'Node option');
     }
   }
 }
@@ -280,7 +368,7 @@ export interface Judged {
   options: string[][];
   /** What was left out, each with why: `--eval "..." (code from the record)`. */
   leftOut: string[];
-  /** What --trust-record took though replay does not know it. */
+  /** What --trust-record took though replay does not vouch for it. */
   trusted: string[];
 }
 
@@ -296,7 +384,7 @@ export function judgeArgs(args: readonly string[], surface: Surface, ctx: TrustC
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     if (!arg.startsWith('-') || arg === '-') {
-      const reason = surface.positional === 'none' ? `not a ${surface.name}` : surface.debuggerWords?.includes(arg) ? 'a debugger' : placeOf(arg, ctx);
+      const reason = surface.positional === 'none' ? `not a ${surface.name}` : surface.debuggerWords?.includes(arg) ? 'a debugger' : placeOf(arg, ctx, surface.positional === 'spec');
       if (reason) leave([arg], reason);
       else out.positionals.push(arg);
       continue;
@@ -310,12 +398,12 @@ export function judgeArgs(args: readonly string[], surface: Surface, ctx: TrustC
       value = args[++i];
       tokens.push(value);
     }
-    const reason = why(rule, value, ctx);
-    if (reason === undefined) out.options.push(tokens);
-    else if (reason === 'unknown' && ctx.trust) {
+    const refusal = why(rule, value, ctx, surface.name);
+    if (refusal === undefined) out.options.push(tokens);
+    else if (refusal.doubt && ctx.trust) {
       out.options.push(tokens);
       out.trusted.push(shellLine(tokens));
-    } else leave(tokens, reason === 'unknown' ? `not a ${surface.name} replay knows: --trust-record takes it` : reason);
+    } else leave(tokens, refusal.doubt ? `${refusal.why}: --trust-record takes it` : refusal.why);
   }
   return out;
 }
