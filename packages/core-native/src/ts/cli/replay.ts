@@ -43,8 +43,9 @@ Options:
   --dump-inputs <kernel-glob>
                              CUDA: save the inputs of the matching kernel's launches (default: as recorded)
   --trust-record             run what the record says though replay does not vouch for it: a guard-run
-                             command, a script other than the runner's, options replay does not know
-                             (printed first; code, debuggers and paths from elsewhere stay out)
+                             command, a script other than the runner's, options replay does not know,
+                             packages it cannot vouch for (printed first; code, debuggers and paths
+                             from elsewhere stay out)
   -h, --help                 show this help
 
 Exits with the replayed command's status (2 for a bad argument, or a record it does not replay).
