@@ -146,5 +146,6 @@ test('the replay\'s directory: the recorded one only where it is this one or und
   assert.deepEqual(replayDir(elsewhere, project, ctx.reportDir), { cwd: project, note: `recorded in ${elsewhere}, which is not in ${project}: replaying here` });
   assert.deepEqual(replayDir('/ci/work/project', project, ctx.reportDir), { cwd: project, note: `recorded in /ci/work/project, which is not here: replaying in ${project}` });
   assert.deepEqual(replayDir(ctx.reportDir, project, ctx.reportDir).cwd, project, 'never inside the report directory');
+  assert.deepEqual(replayDir(path.join(project, 'node_modules', 'a-cli'), project, ctx.reportDir).cwd, project, 'never inside node_modules');
   assert.throws(() => replayDir(project, ctx.reportDir, ctx.reportDir), /run it from the project's checkout, not from inside the report directory/);
 });

@@ -147,7 +147,7 @@ export interface TrustContext {
   cwd: string;
   /** The report directory the record came from (the artifact): nothing in it runs. */
   reportDir: string;
-  /** --trust-record: options not listed here are taken as recorded. */
+  /** --trust-record: options not listed here, and packages replay can't vouch for, are taken as recorded. */
   trust: boolean;
 }
 
@@ -188,7 +188,8 @@ export function replayDir(recorded: string, here: string, reportDir: string): { 
     return { cwd: here, note: `recorded in ${recorded}, which is not here: replaying in ${here}` };
   }
   const real = realOf(recorded);
-  if (inside(realOf(here), real) && !inside(realReport, real)) return { cwd: recorded };
+  const realHere = realOf(here);
+  if (inside(realHere, real) && !inside(realReport, real) && !path.relative(realHere, real).split(path.sep).includes('node_modules')) return { cwd: recorded };
   return { cwd: here, note: `recorded in ${recorded}, which is not in ${here}: replaying here` };
 }
 
