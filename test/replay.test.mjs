@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 
 import { MATE, ROOT, reportOf, run } from './helpers/run.mjs';
 import { buildFakeDriver, buildMatrix, noGxx } from './helpers/sim.mjs';
@@ -19,6 +19,7 @@ const MATE_JEST = path.join(PKG, 'jest-env', 'bin', 'mate-jest.js');
 const MATE_VITEST = path.join(PKG, 'vitest-plugin', 'bin', 'mate-vitest.mjs');
 const EX = path.join(ROOT, 'examples');
 
+const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const GAP_TEST = 'examples/node-test/gap-overflow.test.mjs > alignment-gap overflow > writes at index length + 1';
 
 /** Runs `args` (a recorded run with a fresh --guard-report-dir) and returns its run's directory. */
@@ -36,7 +37,8 @@ const unindent = (output) => output.split('\n').map((l) => {
   return m ? m[1].replace(/\\#/g, '#') : l;
 }).join('\n');
 
-const replay = (args, opts = {}) => run(process.execPath, [MATE, 'replay', ...args], { cwd: os.tmpdir(), ...opts });
+// From the checkout, as a user replays a CI artifact (the report directories are elsewhere, in the temporary directory).
+const replay = (args, opts = {}) => run(process.execPath, [MATE, 'replay', ...args], { cwd: ROOT, ...opts });
 
 describe('mate replay', () => {
   test('node:test: the recorded run\'s failing test alone reruns; --alignment 1 turns its canary report into the fault at the bad write', async () => {
@@ -85,6 +87,10 @@ describe('mate replay', () => {
     const r = await replay([rec.dir]);
     assert.equal(r.code, 139, r.output);
     assert.match(r.stderr, /^\[mate-guard\] replaying test examples\/mocha\/overflow\.spec\.cjs > overflow by one > fills a 64-byte buffer \(mocha\) in tail mode, alignment 16\n/);
+    // The command, as run: the mate-mocha installed here, the recorded spec files, the failing test's title.
+    assert.match(r.stderr, new RegExp(`^\\[mate-guard\\] replay runs in ${escape(ROOT)}: ${escape(process.execPath)} ${escape(path.join(ROOT, 'node_modules', '@mate-guard', 'mocha', 'bin', 'mate-mocha.js'))} `
+      + `examples/mocha/overflow\\.spec\\.cjs examples/mocha/clean\\.spec\\.cjs --grep '\\^\\(\\?:overflow by one fills a 64-byte buffer\\)\\$'$`, 'm'));
+    assert.doesNotMatch(r.stderr, /left out of the replay/);
     assert.match(reportOf(r.output, 'ERROR: heap-buffer-overflow'), /test: examples\/mocha\/overflow\.spec\.cjs > overflow by one > fills a 64-byte buffer/);
     assert.doesNotMatch(r.output, /sums a buffer/);
     // --guard-mode head: the same test, the guard before the start: the overrun lands in canary bytes.
@@ -129,12 +135,19 @@ describe('mate replay', () => {
     assert.match(reportOf(r.output, 'ERROR: canary-corruption'), /2 bytes past the end of allocation #\d+ \(13 bytes, head mode\) damaged/);
   });
 
-  test('mate guard-run: the whole command again, with its settings; exit is the command\'s', async () => {
+  test('mate guard-run: its command runs only with --trust-record, printed first; then the whole command again, with its settings; exit is the command\'s', async () => {
     const rec = await recorded(process.execPath, (dir) => [MATE, 'guard-run', '--report-dir', dir, '--no-rerun', '--log-allocations', '--', process.execPath, 'examples/scripts/gap-overflow.js']);
     assert.equal(rec.code, 1, rec.output);
-    const r = await replay([rec.dir, '--alignment', '1']);
+    const refused = await replay([rec.dir, '--alignment', '1']);
+    assert.equal(refused.code, 2, refused.output);
+    assert.equal(refused.stderr, `mate: replay: ${rec.dir}/replay.json records a mate guard-run command (${process.execPath} examples/scripts/gap-overflow.js), which replay does not run from a record; read it, then give --trust-record to run it as recorded\n`);
+    assert.equal(refused.stdout, '');
+
+    const r = await replay([rec.dir, '--alignment', '1', '--trust-record']);
     assert.equal(r.code, 139, r.output);
-    assert.match(r.stderr, /^\[mate-guard\] replaying the whole recorded command \(mate guard-run\) in tail mode, alignment 1\n/);
+    assert.match(r.stderr, new RegExp(`^\\[mate-guard\\] replaying the whole recorded command \\(mate guard-run\\) in tail mode, alignment 1\\n`
+      + `\\[mate-guard\\] taken as recorded \\(--trust-record\\): the guard-run command\\n`
+      + `\\[mate-guard\\] replay runs in ${escape(ROOT)}: mate guard-run -- ${escape(process.execPath)} examples/scripts/gap-overflow\\.js\\n`));
     assert.match(reportOf(r.output, 'ERROR: heap-buffer-overflow'), /2 bytes past the end of allocation #1 \(13 bytes, tail mode\)/);
     assert.match(r.output, /\[mate-guard\] alloc #1 ptr=0x[0-9a-f]+ requested=13/, 'the recorded --log-allocations holds');
   });
@@ -145,7 +158,8 @@ describe('mate replay', () => {
     assert.match(help.stdout, /^ {2}replay <report-dir> \[options\] +rerun what a recorded run ran/m);
     const usage = await run(process.execPath, [MATE, 'replay', '--help']);
     assert.equal(usage.code, 0, usage.output);
-    assert.match(usage.stdout, /^Usage: mate replay <report-dir> \[--guard-mode tail\|head\] \[--alignment <n>\] \[--\[no-\]launch-blocking\] \[--dump-inputs <kernel-glob>\]/);
+    assert.match(usage.stdout, /^Usage: mate replay <report-dir> \[--guard-mode tail\|head\] \[--alignment <n>\] \[--\[no-\]launch-blocking\] \[--dump-inputs <kernel-glob>\] \[--trust-record\]/);
+    assert.match(usage.stdout, /^ {2}--trust-record {13}run what the record says though replay does not vouch for it/m);
   });
 
   test('bad input: one line, exit 2', async () => {
@@ -178,7 +192,7 @@ describe('mate replay', () => {
     assert.equal(alignment.stderr, 'mate: --alignment: "3" is not allowed; use a power of two from 1 to 4096\n');
     const option = await replay([dir, '--fast']);
     assert.equal(option.code, 2, option.output);
-    assert.match(option.stderr, /^mate: replay: unknown option "--fast"; known: --guard-mode, --alignment, --launch-blocking, --no-launch-blocking, --dump-inputs, --help\n$/);
+    assert.match(option.stderr, /^mate: replay: unknown option "--fast"; known: --guard-mode, --alignment, --launch-blocking, --no-launch-blocking, --dump-inputs, --trust-record, --help\n$/);
   });
 });
 
@@ -197,7 +211,7 @@ describe('mate replay of a device fault (simulated CUDA driver)', { skip: noGxx(
 
     const plain = await recorded(process.execPath, (dir) => [MATE, 'guard-run', '--device', 'cuda', '--report-dir', dir, '--', matrix, lib, 'fault'], { env });
     assert.equal(plain.code, 1, plain.output);
-    const asked = await replay([plain.dir, '--dump-inputs', '*FillInclusive*'], { env });
+    const asked = await replay([plain.dir, '--dump-inputs', '*FillInclusive*', '--trust-record'], { env });
     assert.equal(asked.code, 1, asked.output);
     assert.match(asked.stderr, /^\[mate-guard\] replaying the whole recorded command \(mate guard-run\) in tail mode, alignment 16, launch blocking, saving the inputs of "\*FillInclusive\*"\n/);
     assert.match(asked.output, /==mate-guard== ERROR: illegal-address: the GPU reported CUDA_ERROR_ILLEGAL_ADDRESS/);
@@ -206,9 +220,163 @@ describe('mate replay of a device fault (simulated CUDA driver)', { skip: noGxx(
     const withDumps = await recorded(process.execPath, (dir) => [MATE, 'guard-run', '--device', 'cuda', '--report-dir', dir, '--dump-inputs', '*FillInclusive*', '--', matrix, lib, 'fault'], { env });
     assert.equal(withDumps.code, 1, withDumps.output);
     assert.equal(JSON.parse(fs.readFileSync(path.join(withDumps.dir, 'replay.json'), 'utf8')).settings.dumpInputs, '*FillInclusive*');
-    const kept = await replay([withDumps.dir], { env });
+    const kept = await replay([withDumps.dir, '--trust-record'], { env });
     assert.equal(kept.code, 1, kept.output);
     assert.match(kept.stderr, /launch blocking, saving the inputs of "\*FillInclusive\*"\n/);
     assert.equal(savedInputs(kept.output).length, 1, kept.output);
+  });
+});
+
+// A report directory is data from wherever the run happened (a fork's pull
+// request included): records written by someone else, replayed from this
+// checkout. What they ask for runs nowhere; the test they name still
+// reproduces where the checkout has it.
+describe('mate replay runs only what this checkout would run', () => {
+  let mocha; // a real mate-mocha run of the example's overflow (its run directory)
+  const OVERFLOW = 'examples/mocha/overflow.spec.cjs > overflow by one > fills a 64-byte buffer';
+  before(async () => {
+    mocha = await recorded(process.execPath, (dir) => [MATE_MOCHA, '--guard-alloc', '--guard-report-dir', dir,
+      'examples/mocha/overflow.spec.cjs', 'examples/mocha/clean.spec.cjs']);
+    assert.equal(mocha.code, 139, mocha.output);
+  });
+
+  /** A copy of `dir` with its record and violation events edited: an artifact someone else wrote. */
+  function forged(dir, edit, editEvent = (e) => e) {
+    const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-replay-forged-'));
+    fs.cpSync(dir, copy, { recursive: true });
+    const file = path.join(copy, 'replay.json');
+    fs.writeFileSync(file, JSON.stringify(edit(JSON.parse(fs.readFileSync(file, 'utf8')))));
+    for (const f of fs.readdirSync(copy).filter((f) => /^mate-guard-\d+-\d+\.json$/.test(f))) {
+      fs.writeFileSync(path.join(copy, f), JSON.stringify(editEvent(JSON.parse(fs.readFileSync(path.join(copy, f), 'utf8')))));
+    }
+    return copy;
+  }
+
+  /** A directory elsewhere and a program that leaves a marker file in it when it runs. */
+  function attacker() {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-replay-attacker-'));
+    const marker = path.join(dir, 'ran');
+    const code = `require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran')`;
+    const script = path.join(dir, 'evil.cjs');
+    fs.writeFileSync(script, `${code};\n`);
+    return { dir, marker, code, script };
+  }
+
+  test('-e, a --require from elsewhere and an --import of data: in the record do not run; the test reproduces; each is named', async () => {
+    const a = attacker();
+    const dataUrl = `data:text/javascript,${a.code.replace('require(\'fs\')', '(await import("node:fs"))')}`;
+    const dir = forged(mocha.dir, (r) => ({ ...r, execArgv: ['-e', a.code, '--require', a.script, '--import', dataUrl, '--expose-gc', '--title', 'x\x1b[8mhidden'] }));
+    const r = await replay([dir]);
+    assert.equal(r.code, 139, r.output);
+    assert.equal(fs.existsSync(a.marker), false, 'no code from the record ran');
+    const lines = r.stderr.split('\n');
+    assert.equal(lines[0], `[mate-guard] replaying test ${OVERFLOW} (mocha) in tail mode, alignment 16`);
+    assert.equal(lines[1], `[mate-guard] left out of the replay: -e '${a.code.replace(/'/g, `'\\''`)}' (code from the record), `
+      + `--require ${a.script} (outside ${ROOT}), --import '${dataUrl.replace(/'/g, `'\\''`)}' (code from the record)`);
+    // Shown, never obeyed by the terminal: an escape sequence in the record is spelled out.
+    assert.match(lines[2], new RegExp(`^\\[mate-guard\\] replay runs in ${escape(ROOT)}: ${escape(process.execPath)} --expose-gc --title 'x\\\\x1b\\[8mhidden' ${escape(path.join(ROOT, 'node_modules', '@mate-guard', 'mocha', 'bin', 'mate-mocha.js'))} `));
+    assert.doesNotMatch(r.stderr, /\x1b/);
+    assert.match(reportOf(r.output, 'ERROR: heap-buffer-overflow'), new RegExp(`test: ${escape(OVERFLOW)}`));
+  });
+
+  test('a runner script outside the project: the project\'s own mocha runs instead; a script that is no runner\'s entry point stops the replay (exit 2)', async () => {
+    const a = attacker();
+    const bin = path.join(a.dir, 'node_modules', '.bin', 'mocha');
+    fs.mkdirSync(path.dirname(bin), { recursive: true });
+    fs.copyFileSync(a.script, bin);
+    const plain = (script) => (r) => ({ ...r, argv: [script, '--require', '@mate-guard/mocha', 'examples/mocha/overflow.spec.cjs', 'examples/mocha/clean.spec.cjs'] });
+    const r = await replay([forged(mocha.dir, plain(bin))]);
+    assert.equal(r.code, 139, r.output);
+    assert.equal(fs.existsSync(a.marker), false, 'the recorded script did not run');
+    assert.match(r.stderr, new RegExp(`^\\[mate-guard\\] replay runs in ${escape(ROOT)}: ${escape(process.execPath)} ${escape(path.join(ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js'))} `
+      + `examples/mocha/overflow\\.spec\\.cjs examples/mocha/clean\\.spec\\.cjs --require @mate-guard/mocha --grep `, 'm'));
+    assert.match(reportOf(r.output, 'ERROR: heap-buffer-overflow'), new RegExp(`test: ${escape(OVERFLOW)}`));
+
+    const dir = forged(mocha.dir, plain(a.script));
+    const stopped = await replay([dir]);
+    assert.equal(stopped.code, 2, stopped.output);
+    assert.equal(stopped.stderr, `mate: replay: ${dir}/replay.json says the run started ${JSON.stringify(a.script)}, which replay does not run from a record (mocha's entry point is mate-mocha or mocha); read it, then give --trust-record to run it as recorded\n`);
+    assert.equal(fs.existsSync(a.marker), false);
+  });
+
+  test('a failing test\'s file outside the directory (../../...) does not run: it is named, the others replay; with none left, the replay stops (exit 2)', async () => {
+    const a = attacker();
+    const spec = path.join(a.dir, 'overflow.spec.cjs');
+    fs.copyFileSync(a.script, spec);
+    const outside = path.relative(ROOT, spec);
+    assert.match(outside, /^\.\.\//);
+    // The fault names the test outside; its allocation, the example's.
+    const one = forged(mocha.dir, (r) => r, (e) => ({ ...e, test: e.test.replace('examples/mocha/overflow.spec.cjs', outside) }));
+    const r = await replay([one]);
+    assert.equal(r.code, 139, r.output);
+    assert.equal(fs.existsSync(a.marker), false, 'the test file outside did not run');
+    assert.match(r.stderr, new RegExp(`^\\[mate-guard\\] left out of the replay: ${escape(outside)} \\(a failing test's file, outside ${escape(ROOT)}\\)$`, 'm'));
+    assert.match(reportOf(r.output, 'ERROR: heap-buffer-overflow'), new RegExp(`test: ${escape(OVERFLOW)}`));
+
+    const all = forged(mocha.dir, (r) => r, (e) => JSON.parse(JSON.stringify(e).split('examples/mocha/overflow.spec.cjs').join(outside)));
+    const none = await replay([all]);
+    assert.equal(none.code, 2, none.output);
+    assert.equal(none.stderr, `mate: replay: ${all}/replay.json names no failing test's file that replay runs here: ${outside} (a failing test's file, outside ${ROOT})\n`);
+    assert.equal(fs.existsSync(a.marker), false, 'the test file outside did not run');
+  });
+
+  test('a recorded working directory outside the checkout, with its own node_modules: the replay runs here, with the mocha installed here', async () => {
+    const a = attacker();
+    // Someone else's project: a mocha whose bin leaves the marker.
+    const pkg = path.join(a.dir, 'node_modules', 'mocha');
+    fs.mkdirSync(path.join(pkg, 'bin'), { recursive: true });
+    fs.writeFileSync(path.join(pkg, 'package.json'), JSON.stringify({ name: 'mocha', bin: { mocha: './bin/mocha.js' } }));
+    fs.copyFileSync(a.script, path.join(pkg, 'bin', 'mocha.js'));
+    const dir = forged(mocha.dir, (r) => ({ ...r, cwd: a.dir, argv: [path.join(pkg, 'bin', 'mocha.js'), '--require', '@mate-guard/mocha', 'examples/mocha/overflow.spec.cjs'] }));
+    const r = await replay([dir]);
+    assert.equal(r.code, 139, r.output);
+    assert.equal(fs.existsSync(a.marker), false, 'nothing of the recorded directory ran');
+    assert.match(r.stderr, new RegExp(`^\\[mate-guard\\] replaying test .* in tail mode, alignment 16 \\(recorded in ${escape(a.dir)}, which is not in ${escape(ROOT)}: replaying here\\)\n`
+      + `\\[mate-guard\\] replay runs in ${escape(ROOT)}: ${escape(process.execPath)} ${escape(path.join(ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js'))} examples/mocha/overflow\\.spec\\.cjs --require @mate-guard/mocha --grep `));
+    assert.match(reportOf(r.output, 'ERROR: heap-buffer-overflow'), new RegExp(`test: ${escape(OVERFLOW)}`));
+  });
+
+  test('a guard-run command in a record does not run without --trust-record', async () => {
+    const a = attacker();
+    const dir = forged(mocha.dir, (r) => ({ ...r, runner: 'run', argv: [MATE, 'guard-run', '--', process.execPath, '-e', a.code] }));
+    const r = await replay([dir]);
+    assert.equal(r.code, 2, r.output);
+    assert.match(r.stderr, /^mate: replay: .*replay\.json records a mate guard-run command \(.*\), which replay does not run from a record; read it, then give --trust-record to run it as recorded\n$/);
+    assert.equal(fs.existsSync(a.marker), false);
+  });
+
+  test('an option replay does not know is left out and named; --trust-record takes it as recorded, saying so', async () => {
+    const dir = forged(mocha.dir, (r) => ({ ...r, argv: [...r.argv, '--reporter-option', 'maxDiffSize=100'] }));
+    const r = await replay([dir]);
+    assert.equal(r.code, 139, r.output);
+    assert.match(r.stderr, /^\[mate-guard\] left out of the replay: --reporter-option maxDiffSize=100 \(not a mocha argument replay knows: --trust-record takes it\)$/m);
+    assert.doesNotMatch(r.stderr, /^\[mate-guard\] replay runs in .*maxDiffSize/m);
+    const t = await replay([dir, '--trust-record']);
+    assert.equal(t.code, 139, t.output);
+    assert.match(t.stderr, /^\[mate-guard\] taken as recorded \(--trust-record\): --reporter-option maxDiffSize=100$/m);
+    assert.match(t.stderr, /^\[mate-guard\] replay runs in .* --reporter-option maxDiffSize=100 --grep /m);
+    assert.doesNotMatch(t.stderr, /left out of the replay/);
+  });
+
+  test('settings in the record are read as any other input: a bad one stops the replay (exit 2), naming it; a suppressions file from elsewhere is not read', async () => {
+    const dir = forged(mocha.dir, (r) => ({ ...r, settings: { ...r.settings, alignment: 3 } }));
+    const r = await replay([dir]);
+    assert.equal(r.code, 2, r.output);
+    assert.equal(r.stderr, `mate: ${dir}/replay.json: settings.alignment: 3 is not allowed; use a power of two from 1 to 4096\n`);
+
+    // One that would silence the fault.
+    const a = attacker();
+    const quiet = path.join(a.dir, 'suppressions.txt');
+    fs.writeFileSync(quiet, 'heap-buffer-overflow function=FillInclusive\n');
+    const s = await replay([forged(mocha.dir, (rec) => ({ ...rec, settings: { ...rec.settings, suppressions: quiet } }))]);
+    assert.equal(s.code, 139, s.output);
+    assert.match(s.stderr, new RegExp(`^\\[mate-guard\\] left out of the replay: the suppressions file ${escape(quiet)} \\(outside ${escape(ROOT)}\\)$`, 'm'));
+    assert.match(s.output, /\[mate-guard\] summary: .* 1 violation, /);
+  });
+
+  test('from inside the report directory: stops (exit 2), nothing runs there', async () => {
+    const r = await replay(['.'], { cwd: mocha.dir });
+    assert.equal(r.code, 2, r.output);
+    assert.equal(r.stderr, `mate: replay: run it from the project's checkout, not from inside the report directory ${mocha.dir}\n`);
   });
 });

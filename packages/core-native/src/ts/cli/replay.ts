@@ -1,26 +1,38 @@
 // `mate replay <report-dir>`: reruns what a recorded run ran (the tests
 // its violations name, under their runner, or the guard-run command) with
 // the recorded settings, in the mode and alignment asked for, so a CI
-// artifact becomes a local repro in one command.
-import * as fs from 'node:fs';
+// artifact becomes a local repro in one command. The record is data from
+// wherever the run happened: the command is built from this checkout
+// (run/replay-plan.ts, run/replay-trust.ts) and printed before it runs.
+import * as path from 'node:path';
 
 import { GuardConfigError } from '../errors';
 import { runChild } from '../run/child';
-import { readRunRecord, type RunRecord } from '../run/record';
+import { readRunRecord, RECORD_FILE, type RunRecord } from '../run/record';
 import { isRunner, REPLAY_RUNNERS, rebaser, replayTarget, runnerCommand, settingsEnv, type ReplayTarget } from '../run/replay-plan';
+import { placeOf, replayDir, shellLine, shellWord, type TrustContext } from '../run/replay-trust';
 import { readReportDir } from '../run/report-dir';
 import { SETTINGS, type GuardSettings, type SettingRow } from '../settings/table';
 import { show } from '../settings/values';
 import { guardRun } from './guard-run';
 
-export const REPLAY_USAGE = `Usage: mate replay <report-dir> [--guard-mode tail|head] [--alignment <n>] [--[no-]launch-blocking] [--dump-inputs <kernel-glob>]
+export const REPLAY_USAGE = `Usage: mate replay <report-dir> [--guard-mode tail|head] [--alignment <n>] [--[no-]launch-blocking] [--dump-inputs <kernel-glob>] [--trust-record]
 
 Reruns what the run that wrote <report-dir> ran (its replay.json): the
 tests its violations name, under the same runner and entry point (a mate-*
-CLI, the runner with the plugin), or the whole mate guard-run command,
-with the recorded settings, in the recorded working directory (or here,
-where it does not exist). A run's directory is printed as
+CLI, the runner with the plugin) as installed here, with the recorded
+settings, in the recorded working directory where that is this directory
+or one under it (else here). A run's directory is printed as
 "[mate-guard] reports: <dir>"; a --guard-report-dir holding one run will do.
+
+A report directory is data from wherever the run happened: of its
+command line, replay takes only the Node options and runner arguments it
+knows to load nothing from elsewhere, with paths inside the working
+directory and out of <report-dir>. It prints the command and directory
+before running, and names what it left out (-e/--eval/-p, a --require,
+--import or loader from elsewhere, --inspect, options it does not know).
+It does not run a guard-run command, or a script that is not the runner's
+entry point, from a record unless told to.
 
 Options:
   --guard-mode <tail|head>   guard side for the replay (default: as recorded; head makes underruns fault)
@@ -30,9 +42,13 @@ Options:
                              fault or device damage, so the report names the kernel; else as recorded)
   --dump-inputs <kernel-glob>
                              CUDA: save the inputs of the matching kernel's launches (default: as recorded)
+  --trust-record             run what the record says though replay does not vouch for it: a guard-run
+                             command, a script other than the runner's, options replay does not know,
+                             packages it cannot vouch for (printed first; code, debuggers and paths
+                             from elsewhere stay out)
   -h, --help                 show this help
 
-Exits with the replayed command's status (2 for a bad argument or record).
+Exits with the replayed command's status (2 for a bad argument, or a record it does not replay).
 `;
 
 interface ReplayArgs {
@@ -41,8 +57,10 @@ interface ReplayArgs {
   alignment?: number;
   launchBlocking?: boolean;
   dumpInputs?: string;
+  trustRecord: boolean;
 }
 
+const KNOWN = '--guard-mode, --alignment, --launch-blocking, --no-launch-blocking, --dump-inputs, --trust-record, --help';
 const row = (key: string) => (SETTINGS as readonly SettingRow[]).find((r) => r.key === key)!;
 
 export function parseReplayArgs(argv: readonly string[]): ReplayArgs {
@@ -51,7 +69,7 @@ export function parseReplayArgs(argv: readonly string[]): ReplayArgs {
   for (let i = 0; i < argv.length; i++) {
     const m = /^(--[a-z-]+)(?:=(.*))?$/s.exec(argv[i]);
     if (!m) {
-      if (argv[i].startsWith('-')) throw new GuardConfigError(`replay: unknown option ${show(argv[i])}; known: --guard-mode, --alignment, --launch-blocking, --no-launch-blocking, --dump-inputs, --help`);
+      if (argv[i].startsWith('-')) throw new GuardConfigError(`replay: unknown option ${show(argv[i])}; known: ${KNOWN}`);
       dirs.push(argv[i]);
       continue;
     }
@@ -67,23 +85,46 @@ export function parseReplayArgs(argv: readonly string[]): ReplayArgs {
     else if (flag === '--launch-blocking' || flag === '--guard-launch-blocking') out.launchBlocking = inline === undefined ? true : row('launchBlocking').value.parse(inline, flag) as boolean;
     else if (flag === '--no-launch-blocking' || flag === '--no-guard-launch-blocking') out.launchBlocking = false;
     else if (flag === '--dump-inputs' || flag === '--guard-dump-inputs') out.dumpInputs = row('dumpInputs').value.parse(value(), flag) as string;
-    else throw new GuardConfigError(`replay: unknown option ${show(flag)}; known: --guard-mode, --alignment, --launch-blocking, --no-launch-blocking, --dump-inputs, --help`);
+    else if (flag === '--trust-record' && inline === undefined) out.trustRecord = true;
+    else throw new GuardConfigError(`replay: unknown option ${show(flag)}; known: ${KNOWN}`);
   }
   if (dirs.length !== 1) throw new GuardConfigError(`replay: ${dirs.length ? `one report directory, got ${dirs.length}` : 'no report directory given'}: mate replay <report-dir>`);
-  return { ...out, dir: dirs[0] };
+  return { trustRecord: false, ...out, dir: dirs[0] };
 }
 
-/** The replay's settings: recorded, with the mode and alignment asked for, launch blocking for device faults. */
-function replaySettings(record: RunRecord, args: ReplayArgs, target: ReplayTarget): GuardSettings {
-  const s = record.settings;
+/**
+ * The recorded settings, each parsed by its row as any other input (a
+ * value the table refuses stops the replay, naming it), with the mode and
+ * alignment asked for and launch blocking for device faults. The report
+ * directory is the replay's own; a suppressions file recorded under the
+ * run's directory is looked for under this one, and read only from inside
+ * it (else left out, named in `leftOut`).
+ */
+function replaySettings(record: RunRecord, args: ReplayArgs, target: ReplayTarget, file: string, ctx: TrustContext, leftOut: string[]): GuardSettings {
+  const rebase = rebaser(record.cwd, ctx.cwd);
+  const recorded = record.settings as unknown as Record<string, unknown>;
+  const s: Record<string, unknown> = {};
+  for (const r of SETTINGS as readonly SettingRow[]) {
+    let v = recorded[r.key];
+    if (r.key === 'suppressions' && typeof v === 'string') {
+      v = rebase(v);
+      const reason = placeOf(v as string, ctx);
+      if (reason) {
+        leftOut.push(`the suppressions file ${shellWord(v as string)} (${reason})`);
+        v = undefined;
+      }
+    }
+    s[r.key] = v === undefined || v === null || r.key === 'reportDir' ? r.default : r.value.parse(v, `${file}: settings.${r.key}`);
+  }
+  const settings = s as GuardSettings;
   return {
-    ...s,
+    ...settings,
     enabled: true,
     reportDir: undefined,
-    mode: args.mode ?? s.mode,
-    alignment: args.alignment ?? s.alignment,
-    launchBlocking: args.launchBlocking ?? (target.device || s.launchBlocking),
-    dumpInputs: args.dumpInputs ?? s.dumpInputs,
+    mode: args.mode ?? settings.mode,
+    alignment: args.alignment ?? settings.alignment,
+    launchBlocking: args.launchBlocking ?? (target.device || settings.launchBlocking),
+    dumpInputs: args.dumpInputs ?? settings.dumpInputs,
   };
 }
 
@@ -92,29 +133,53 @@ function describe(target: ReplayTarget): string {
   return `${target.tests.length === 1 ? 'test' : 'tests'} ${target.tests.join(', ')}`;
 }
 
+// What a record says is shown, never obeyed by the terminal: control characters (escape sequences that could hide part of a line) are spelled out.
+const say = (line: string) => process.stderr.write(`[mate-guard] ${line.replace(/[\x00-\x1f\x7f-\x9f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`)}\n`);
+
 export async function mateReplay(argv: readonly string[]): Promise<number> {
   const args = parseReplayArgs(argv);
   const { dir, record } = readRunRecord(args.dir);
+  const file = path.join(dir, RECORD_FILE);
   if (record.runner !== 'run' && !isRunner(record.runner)) {
-    throw new GuardConfigError(`replay: ${dir}/replay.json names an unknown runner ${show(record.runner)}; known: ${[...REPLAY_RUNNERS, 'run'].join(', ')}`);
+    throw new GuardConfigError(`replay: ${file} names an unknown runner ${show(record.runner)}; known: ${[...REPLAY_RUNNERS, 'run'].join(', ')}`);
   }
   const target = replayTarget(readReportDir(dir).violations);
-  const settings = replaySettings(record, args, target);
-  const cwd = fs.existsSync(record.cwd) ? record.cwd : process.cwd();
+  // Nothing in what the user named (a run's directory, or the one holding it) runs.
+  const place = replayDir(record.cwd, process.cwd(), path.resolve(args.dir));
+  const cwd = place.cwd;
+  const ctx: TrustContext = { cwd, reportDir: path.resolve(args.dir), trust: args.trustRecord };
+  const rebase = rebaser(record.cwd, cwd);
+  const settingsLeftOut: string[] = [];
+  const settings = replaySettings(record, args, target, file, ctx, settingsLeftOut);
   const how = `${settings.mode} mode, alignment ${settings.alignment}${settings.launchBlocking ? ', launch blocking' : ''}${settings.dumpInputs ? `, saving the inputs of ${show(settings.dumpInputs)}` : ''}`;
-  const where = cwd === record.cwd ? '' : ` (recorded in ${record.cwd}, which is not here: replaying in ${cwd})`;
-  process.stderr.write(`[mate-guard] replaying ${describe(target)} (${record.runner === 'run' ? 'mate guard-run' : record.runner}) in ${how}${where}\n`);
+  const where = place.note ? ` (${place.note})` : '';
+  const replaying = `replaying ${describe(target)} (${record.runner === 'run' ? 'mate guard-run' : record.runner}) in ${how}${where}`;
+
   if (record.runner === 'run') {
     // The command after guard-run's `--`, run as guard-run runs it (this process owns the replay's run).
     const dashDash = record.argv.indexOf('--');
-    const command = dashDash < 0 ? [] : record.argv.slice(dashDash + 1).map(rebaser(record.cwd, cwd));
-    if (command.length === 0) throw new GuardConfigError(`replay: ${dir}/replay.json has no guard-run command`);
+    const command = dashDash < 0 ? [] : record.argv.slice(dashDash + 1).map(rebase);
+    if (command.length === 0) throw new GuardConfigError(`replay: ${file} has no guard-run command`);
+    // Any command at all: replay builds none from a record, it runs this one only when told to.
+    if (!args.trustRecord) {
+      throw new GuardConfigError(`replay: ${file} records a mate guard-run command (${shellLine(command)}), which replay does not run from a record; read it, then give --trust-record to run it as recorded`);
+    }
+    say(replaying);
+    if (settingsLeftOut.length) say(`left out of the replay: ${settingsLeftOut.join(', ')}`);
+    say(`taken as recorded (--trust-record): the guard-run command`);
+    say(`replay runs in ${cwd}: mate guard-run -- ${shellLine(command)}`);
     process.chdir(cwd);
     return guardRun({ settings, command });
   }
   const runner = record.runner;
-  const command = await runnerCommand({ ...record, runner }, cwd, target);
+  const plan = runnerCommand({ ...record, runner }, ctx, target, file);
+  const { args: command, trusted } = plan;
+  const leftOut = [...settingsLeftOut, ...plan.leftOut];
   const env = settingsEnv(runner, settings, process.env);
+  say(replaying);
+  if (leftOut.length) say(`left out of the replay: ${leftOut.join(', ')}`);
+  if (trusted.length) say(`taken as recorded (--trust-record): ${trusted.join(', ')}`);
+  say(`replay runs in ${cwd}: ${shellLine([process.execPath, ...command])}`);
   try {
     return (await runChild(process.execPath, command, env, cwd)).status;
   } catch (err) {

@@ -1,17 +1,24 @@
 // What `mate replay <dir>` runs: the recorded command narrowed to the
 // tests its violations name, under the same runner, with the recorded
 // settings (mode, alignment and launch blocking as asked). The runner's
-// own entry point (a mate-* CLI, the runner with the plugin) owns the
-// replay's run, as it owned the recorded one: the settings reach it as
-// MATE_<RUNNER>_GUARD_* variables (every runner setting, so each is
-// explicit: nothing in the config can change it back), its guard flags
-// are taken out of the command line.
+// own entry point (a mate-* CLI, the runner with the plugin), as installed
+// here, owns the replay's run, as it owned the recorded one: the settings
+// reach it as MATE_<RUNNER>_GUARD_* variables (every runner setting, so
+// each is explicit: nothing in the config can change it back), its guard
+// flags are taken out of the command line, and of the rest only what
+// replay-trust.ts trusts is taken.
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+import { GuardConfigError } from '../errors';
 import { isKernelException, type ViolationEvent } from '../report/event';
+import { isNotice } from '../report/notices';
 import { parseFlags, RUNNER_FLAGS } from '../settings/flags';
 import { rowsOn, spell, type GuardSettings, type RunnerName } from '../settings/table';
+import { show } from '../settings/values';
 import type { RunRecord } from './record';
+import { localEntry } from './replay-entry';
+import { assemble, judgeArgs, placeOf, shellWord, SURFACES, type Judged, type Surface, type TrustContext } from './replay-trust';
 
 /** The tests a run's violations name; `whole` when one names none (the whole command reruns). */
 export interface ReplayTarget {
@@ -28,7 +35,8 @@ const fileOf = (test: string): string => test.split(' > ')[0];
 export function replayTarget(events: readonly ViolationEvent[]): ReplayTarget {
   const target: ReplayTarget = { files: [], tests: [], whole: events.length === 0, device: false };
   for (const e of events) {
-    if (e.suppressed) continue;
+    // An out-of-memory is no bug to reproduce.
+    if (e.suppressed || isNotice(e)) continue;
     if (isKernelException(e) || e.kind === 'cross-stream-free' || e.allocation?.backend === 'cuda') target.device = true;
     const tests = [e.test, e.allocation?.allocTest].filter((t): t is string => !!t);
     if (tests.length === 0) target.whole = true;
@@ -76,25 +84,14 @@ function namePattern(tests: readonly string[], name: (segments: string[]) => str
   return names.length ? `^(?:${names.map(escapeRegExp).join('|')})$` : undefined;
 }
 
-const WATCH = /^(-w|--watch|--watchAll)(=.*)?$/;
+/** Watch mode, as each runner spells it (jest's -w is --maxWorkers): a replay runs once. */
+const watching = (runner: RunnerName) => (runner === 'jest' ? /^--(watch|watchAll)(=.*)?$/ : /^(-w|--watch)(=.*)?$/);
 
 /** Replaces the recorded working directory with the local one in a path (a CI artifact replayed in a checkout). */
 export function rebaser(recorded: string, local: string): (arg: string) => string {
   if (recorded === local) return (arg) => arg;
   const prefix = recorded.endsWith(path.sep) ? recorded : recorded + path.sep;
   return (arg) => (arg === recorded ? local : arg.startsWith(prefix) ? path.join(local, arg.slice(prefix.length)) : arg);
-}
-
-/** Vitest's file filters among its arguments (its own parser, from the project), or none when it can't be loaded. */
-async function vitestFilters(args: readonly string[], cwd: string): Promise<string[]> {
-  try {
-    const { createRequire } = await import('node:module');
-    const entry = createRequire(path.join(cwd, 'noop.js')).resolve('vitest/node');
-    const vitest = (await import(entry)) as { parseCLI?: (argv: string[], opts?: object) => { filter?: string[] } };
-    return vitest.parseCLI?.(['vitest', ...args], { allowUnknownOptions: true }).filter ?? [];
-  } catch {
-    return [];
-  }
 }
 
 /** The arguments without guard flags, also after a `--` (`vitest run -- --guard-alloc`): the replay's settings come by the environment. */
@@ -106,64 +103,106 @@ function withoutGuardFlags(args: readonly string[]): string[] {
   return after.length ? [...before, '--', ...after] : before;
 }
 
-function without(args: readonly string[], drop: readonly string[]): string[] {
-  const left = [...drop];
-  return args.filter((a) => {
-    const i = left.indexOf(a);
-    if (i < 0) return true;
-    left.splice(i, 1);
-    return false;
-  });
+const GREP = /^(-g|--grep|-f|--fgrep|-i|--invert)(=|$)/;
+const NAME_PATTERN = /^--test-name-pattern(=|$)/;
+
+/** The command that replays a record, built from this checkout, and what of the record it left out or took on trust. */
+export interface ReplayCommand {
+  /** node's arguments: the local entry point (or node's options for `node --test`) and the runner's. */
+  args: string[];
+  leftOut: string[];
+  trusted: string[];
 }
 
 /**
- * The command that replays `record` on `target`: the recorded script (or,
- * for a plain `node --test`, node's options) and its arguments without
- * guard flags or watch mode, narrowed to the target's files and tests the
- * way the runner selects them.
+ * The command that replays `record` on `target`: the runner's entry point
+ * as installed here (or, for a plain `node --test`, node's options), the
+ * recorded Node options and arguments replay trusts (replay-trust.ts)
+ * without guard flags or watch mode, narrowed to the target's files (those
+ * inside the directory) and tests the way the runner selects them.
+ * `file` names the record in errors.
  */
-export async function runnerCommand(record: RunRecord & { runner: RunnerName }, cwd: string, target: ReplayTarget): Promise<string[]> {
-  const rebase = rebaser(record.cwd, cwd);
-  const execArgv = record.execArgv.map(rebase).filter((a) => !WATCH.test(a));
+export function runnerCommand(record: RunRecord & { runner: RunnerName }, ctx: TrustContext, target: ReplayTarget, file: string): ReplayCommand {
+  const rebase = rebaser(record.cwd, ctx.cwd);
+  const watch = watching(record.runner);
+  const out: ReplayCommand = { args: [], leftOut: [], trusted: [] };
+  const judge = (args: readonly string[], surface: Surface): Judged => {
+    const j = judgeArgs(args, surface, ctx);
+    out.leftOut.push(...j.leftOut);
+    out.trusted.push(...j.trusted);
+    return j;
+  };
+  const node = judge(record.execArgv.map(rebase).filter((a) => !watch.test(a)), SURFACES.node);
   // `node --test --require @mate-guard/node-test files...`: the arguments are all test files.
-  const plainNodeTest = record.execArgv.includes('--test');
-  const script = plainNodeTest ? undefined : record.argv[0];
-  const given = plainNodeTest ? record.argv : record.argv.slice(1);
-  const head = [...execArgv, ...(script ? [rebase(script)] : [])];
-  let args = withoutGuardFlags(given.map(rebase)).filter((a) => !WATCH.test(a));
+  const plainNodeTest = record.runner === 'node-test' && record.execArgv.includes('--test');
+  const head = assemble(node, SURFACES.node);
+  if (!plainNodeTest) {
+    const script = record.argv[0];
+    if (script === undefined) throw new GuardConfigError(`replay: ${file} names no script that started the run`);
+    const entry = localEntry(record.runner, script, ctx.cwd);
+    if ('script' in entry) head.push(entry.script);
+    else if ('unknown' in entry && ctx.trust) {
+      head.push(rebase(script));
+      out.trusted.push(shellWord(script));
+    } else if ('unknown' in entry) {
+      throw new GuardConfigError(`replay: ${file} says the run started ${show(script)}, which replay does not run from a record (${entry.unknown}); read it, then give --trust-record to run it as recorded`);
+    } else throw new GuardConfigError(`replay: ${file} is a ${record.runner} run, and ${entry.missing}`);
+  }
+  const surface: Surface = plainNodeTest ? SURFACES['node-test'] : SURFACES[record.runner as keyof typeof SURFACES];
+  const given = withoutGuardFlags((plainNodeTest ? record.argv : record.argv.slice(1)).map(rebase)).filter((a) => !watch.test(a));
+  const end = given.indexOf('--');
+  const args = judge(end < 0 ? given : given.slice(0, end), surface);
+  const after = end < 0 ? undefined : judge(given.slice(end + 1), surface);
+  const tail = after && (after.positionals.length || after.options.length) ? ['--', ...assemble(after, surface)] : [];
+
+  // The failing tests' files: files here, inside the directory, out of the report directory and node_modules.
+  const files: string[] = [];
+  for (const f of target.files) {
+    const local = rebase(f);
+    const reason = placeOf(local, ctx) ?? (fs.statSync(path.resolve(ctx.cwd, local), { throwIfNoEntry: false })?.isFile() ? undefined : 'not a file here');
+    if (reason) out.leftOut.push(`${shellWord(f)} (a failing test's file, ${reason})`);
+    else files.push(local);
+  }
   const narrow = !target.whole && target.files.length > 0;
-  switch (record.runner) {
-    case 'vitest': {
-      // One run, never watch mode: the `run` command, without the recorded file filters when narrowing.
-      const filters = narrow ? await vitestFilters(args, cwd) : [];
-      args = without(args, filters).filter((a) => !['run', 'watch', 'dev'].includes(a));
-      if (!narrow) return [...head, 'run', ...args];
-      const pattern = namePattern(target.tests, (s) => s.join(' '));
-      return [...head, 'run', ...args, ...target.files, ...(pattern ? ['-t', pattern] : [])];
-    }
-    case 'jest': {
-      if (!narrow) return [...head, ...args];
-      const pattern = namePattern(target.tests, (s) => s.join(' '));
-      return [...head, ...args, '--runTestsByPath', ...target.files.map((f) => path.resolve(cwd, f)), ...(pattern ? ['-t', pattern] : [])];
-    }
-    case 'mocha': {
-      if (!narrow) return [...head, ...args];
-      // Spec files from the rc file add to positional ones: the titles narrow the run.
-      const pattern = namePattern(target.tests, (s) => s.join(' '));
-      const kept: string[] = [];
-      for (let i = 0; i < args.length; i++) {
-        if (['-g', '--grep', '-f', '--fgrep'].includes(args[i])) i++;
-        else if (!/^--(grep|fgrep|invert)(=|$)/.test(args[i]) && args[i] !== '-i') kept.push(args[i]);
+  if (narrow && files.length === 0) {
+    throw new GuardConfigError(`replay: ${file} names no failing test's file that replay runs here: ${out.leftOut.join(', ')}`);
+  }
+  const { positionals } = args;
+  const options = args.options.flat();
+  const pattern = (name: (segments: string[]) => string) => namePattern(target.tests, name);
+  out.args = [...head, ...runnerArgs()];
+  return out;
+
+  function runnerArgs(): string[] {
+    switch (record.runner) {
+      case 'vitest': {
+        // One run, never watch mode: the `run` command, without the recorded file filters when narrowing.
+        const filters = positionals.filter((a) => !['run', 'watch', 'dev'].includes(a));
+        if (!narrow) return ['run', ...filters, ...options, ...tail];
+        const names = pattern((s) => s.join(' '));
+        return ['run', ...files, ...options, ...(names ? ['-t', names] : []), ...tail];
       }
-      return [...head, ...kept, ...(pattern ? ['--grep', pattern] : [])];
+      case 'jest': {
+        if (!narrow) return [...positionals, ...options, ...tail];
+        const names = pattern((s) => s.join(' '));
+        return [...positionals, ...files.map((f) => path.resolve(ctx.cwd, f)), ...options, '--runTestsByPath', ...(names ? ['-t', names] : []), ...tail];
+      }
+      case 'mocha': {
+        if (!narrow) return [...positionals, ...options, ...tail];
+        // Spec files from the rc file add to positional ones: the titles narrow the run.
+        const names = pattern((s) => s.join(' '));
+        const kept = args.options.filter((o) => !GREP.test(o[0])).flat();
+        return [...positionals, ...kept, ...(names ? ['--grep', names] : []), ...tail];
+      }
+      case 'node-test': {
+        // node reads its options before the first file.
+        if (!narrow) return [...options, ...positionals, ...tail];
+        const kept = args.options.filter((o) => !NAME_PATTERN.test(o[0])).flat();
+        const names = pattern((s) => s[s.length - 1] ?? '');
+        return [...kept, ...(names ? [`--test-name-pattern=${names}`] : []), ...files];
+      }
+      default:
+        return [...positionals, ...options, ...tail];
     }
-    case 'node-test': {
-      if (!narrow) return [...head, ...args];
-      const options = args.filter((a) => a.startsWith('-') && !/^--test-name-pattern(=|$)/.test(a));
-      const pattern = namePattern(target.tests, (s) => s[s.length - 1] ?? '');
-      return [...head, ...options, ...(pattern ? [`--test-name-pattern=${pattern}`] : []), ...target.files];
-    }
-    default:
-      return [...head, ...args];
   }
 }
