@@ -1,4 +1,4 @@
-// The C++ unit tier (packages/core-native/test/cpp: core/, crash/describe,
+// The C++ unit tier (packages/core-native/test/cpp: core/, crash/describe, device parts,
 // the handoff reader, module matching), built with the addon by `npm
 // install` and run here through ctest, so `npm test` runs it.
 import assert from 'node:assert/strict';
