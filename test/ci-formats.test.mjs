@@ -166,6 +166,22 @@ describe('mate report --format sarif and --format github, over real guarded runs
     ].sort());
   });
 
+  test('every kind of event recorded on other machines (test/fixtures/events: CUDA, deaths, faults): schema-valid SARIF and one annotation each, and no place named that is not in this repository', async () => {
+    const dir = path.join(tmp, 'recorded-elsewhere');
+    fs.mkdirSync(dir);
+    const names = fs.readdirSync(path.join(FIX, 'events'));
+    names.forEach((name, i) => fs.copyFileSync(path.join(FIX, 'events', name), path.join(dir, `mate-guard-${9000 + i}-1.json`)));
+    const { results } = await sarifOf([dir]);
+    assert.equal(results.length, names.length);
+    assert.deepEqual(new Set(results.map((r) => r.ruleId)), new Set(names.map((n) => JSON.parse(fs.readFileSync(path.join(FIX, 'events', n), 'utf8')).kind)));
+    // Recorded in checkouts at other paths, by runs that did not record where they ran: no location is guessed.
+    assert.deepEqual(results.filter((r) => r.locations || r.relatedLocations), []);
+    const github = await mateReport([dir, '--format', 'github']);
+    const annotations = github.stdout.split('\n').filter((l) => l.startsWith('::'));
+    assert.equal(annotations.length, names.length);
+    assert.deepEqual(annotations.filter((l) => l.includes(' file=') || l.startsWith('::error file=')), []);
+  });
+
   test('a bad --format is refused, naming the value and the formats', async () => {
     const r = await mateReport([dirs.overflow, '--format', 'xml']);
     assert.equal(r.code, 2);

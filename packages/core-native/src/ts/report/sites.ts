@@ -136,7 +136,7 @@ export function eventSites(e: ViolationEvent, paths: SourcePaths, run?: RunPlace
   let test: EventSites['test'];
   const name = e.test ?? a?.allocTest ?? null;
   const file = name?.split(' > ')[0];
-  const testPath = file ? paths.relative(file, run) : undefined;
+  const testPath = file ? paths.testFile(file, run) : undefined;
   if (name && testPath) {
     // The line where one of its stacks ran in the test's own file.
     const there = [...allocFrames, ...freeFrames, ...launchFrames.flat()].find((f) => f.repoPath === testPath && f.line);

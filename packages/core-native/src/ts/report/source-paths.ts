@@ -47,4 +47,14 @@ export class SourcePaths {
     const rel = (run && inside(run.root, abs)) ?? inside(this.here, abs);
     return rel === undefined ? undefined : slashes(rel);
   }
+
+  /**
+   * A test's file (as the runner named it: relative to the run's working
+   * directory) relative to the repository. A run that did not record where
+   * it ran may have run elsewhere: its file must be here to be named.
+   */
+  testFile(file: string, run?: RunPlace): string | undefined {
+    const rel = this.relative(file, run);
+    return rel !== undefined && (run || fs.existsSync(path.join(this.here, rel))) ? rel : undefined;
+  }
 }
