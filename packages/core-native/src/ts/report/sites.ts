@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import type { DeviceLaunch, NativeStack, ViolationEvent } from './event';
 import { framesToRuntime } from './format';
 import { parseJsFrame, trimJsStack } from './js-stack';
+import { symbolizeEvent } from './render';
 import type { RunPlace, SourcePaths } from './source-paths';
 import { isSystemModule } from './suppressions';
 
@@ -110,7 +111,9 @@ function suspectLaunches(e: ViolationEvent): DeviceLaunch[] {
 const accessLabel = (e: ViolationEvent) =>
   e.death ? 'stack' : e.kind === 'double-free' ? 'freed again at' : e.kind === 'invalid-free' ? 'free called at' : 'access';
 
+/** The event's sites and stacks; its native frames are symbolized first where its process left them raw (once, kept in the event). */
 export function eventSites(e: ViolationEvent, paths: SourcePaths, run?: RunPlace): EventSites {
+  symbolizeEvent(e);
   const stacks: EventStack[] = [];
   const add = (label: string, frames: SourceFrame[]) => {
     if (frames.length) stacks.push({ label, frames });
