@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
 
@@ -125,4 +126,45 @@ test('the CUDA sample is a real run of examples/cuda/scripts/overrun.js', { skip
   // The line after `...` is the hint, shortened in README.
   const hint = readme.at(-1).replace(/\.\.\.$/, '');
   assert.ok(real.some((l) => l.startsWith(hint)), `the hint starts ${hint}`);
+});
+
+// CI formats (mate report --format sarif / github) of that same overflow,
+// run again with a report directory to merge.
+let ciRunDir;
+const ciRun = () => (ciRunDir ??= (async () => {
+  const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-readme-ci-'));
+  cleanup.push(parent);
+  const r = await run(process.execPath, [MATE_VITEST, 'run', 'overflow', '--guard-alloc', '--guard-report-dir', parent], { cwd: path.join(ROOT, 'examples', 'vitest') });
+  assert.notEqual(r.code, 0, r.output);
+  return parent;
+})());
+
+/** Addresses (in strings too) left out: they change with every run. */
+const stableJson = (v) => JSON.parse(JSON.stringify(v).replace(/0x[0-9a-f]+/g, '0x…'));
+
+test('the SARIF sample is a real result of mate report --format sarif on that run (message cut to its first line, stacks left out)', async () => {
+  const r = await run(process.execPath, [MATE, 'report', await ciRun(), '--format', 'sarif']);
+  assert.equal(r.code, 1, r.output);
+  const result = JSON.parse(r.stdout).runs[0].results[0];
+  delete result.stacks;
+  result.message.text = result.message.text.split('\n')[0];
+  const why = `README's sample:sarif-result is not what mate report prints; paste:\n${JSON.stringify(result, null, 2)}`;
+  let shown;
+  try {
+    shown = JSON.parse(sample('sarif-result').join('\n'));
+  } catch {
+    assert.fail(why);
+  }
+  assert.deepEqual(stableJson(shown), stableJson(result), why);
+});
+
+test('the annotation sample is the start of mate report --format github on that run', async () => {
+  const r = await run(process.execPath, [MATE, 'report', await ciRun(), '--format', 'github']);
+  assert.equal(r.code, 1, r.output);
+  const real = shorten(r.stdout.split('\n').find((l) => l.startsWith('::error ')) ?? '');
+  const why = `README's sample:github-annotation is not what mate report prints; paste:\n${real.slice(0, real.indexOf('%0Aaccess:%0A'))}…`;
+  const [shown] = sample('github-annotation');
+  assert.ok(shown.endsWith('…'), why);
+  const cut = shown.slice(0, -1);
+  assert.equal(stable(real).slice(0, stable(cut).length), stable(cut), why);
 });

@@ -67,7 +67,7 @@ test('one exit-code rule: a runner\'s result covers the violations it failed tes
   assert.equal(runExitCode(undefined, [handed]), 1);
   assert.equal(runExitCode(undefined, [{ ...handed, suppressed: { rule: 'x' } }]), 0);
   assert.equal(runExitCode(undefined, []), 0);
-  const report = (violations) => ({ dir: '/nonexistent', violations, processes: [] });
+  const report = (violations, unreadable = []) => ({ dir: '/nonexistent', violations, processes: [], unreadable });
   const passed = verdictOf([report([event('underflow', { delivered: 'stderr' })])], 0);
   assert.equal(passed.exitCode, 1);
   assert.equal(passed.failsPassedRun, true, 'the runner passed: its adapter must fail the run');
@@ -79,4 +79,8 @@ test('one exit-code rule: a runner\'s result covers the violations it failed tes
   assert.equal(merged.summary.died, 1);
   assert.equal(merged.guarded, true);
   assert.equal(verdictOf([report([])], 0).guarded, false);
+  // A report file no one could read may hold anything: a violation; a counters file that could not be read is not.
+  const cut = verdictOf([report([], [{ file: '/r/mate-guard-1-1.json', holds: 'report', why: 'cut short' }])], 0);
+  assert.deepEqual([cut.exitCode, cut.failsPassedRun, cut.summary.violations, cut.summary.unreadable], [1, true, 1, 1]);
+  assert.equal(verdictOf([report([], [{ file: '/r/stats-1-0.json', holds: 'counters', why: 'cut short' }])], 0).exitCode, 0);
 });

@@ -4,11 +4,19 @@
 // verdict, as process.exitCode). mate-mocha does the same from outside instead.
 import { endRound, endRunAtExit as endAtExit, type GuardedRun } from '@mate-guard/core/internal';
 
-import type { MochaRunner } from './runner-hook';
+import { onEveryRun, type MochaRunner } from './runner-hook';
 
 /** At 'exit' (serial: a fault would have killed this process before). */
 export function endRunAtExit(run: GuardedRun): void {
-  endAtExit(run, { attribution: { label: () => 'mocha worker', earlier: true } });
+  const verdict = endAtExit(run, { attribution: { label: () => 'mocha worker', earlier: true } });
+  // Mocha without --exit sets the exit code to its failure count in an
+  // 'exit' listener it adds when the run ends, after core's: a failing
+  // verdict on a passed run (a report file that could not be read, damage
+  // found at exit) is put back after it.
+  onEveryRun((runner) => runner.once('end', () => setImmediate(() => process.on('exit', () => {
+    const v = verdict();
+    if (v && v.exitCode !== 0 && Number(process.exitCode ?? 0) === 0) process.exitCode = v.exitCode;
+  }))));
 }
 
 /**

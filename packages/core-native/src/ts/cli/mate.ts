@@ -13,7 +13,8 @@ const USAGE = `Usage: mate <command>
 
 Commands:
   guard-run [options] -- <command...>   run a command with guarded JS buffers (see mate guard-run --help)
-  report <dir>...                       merge the JSON reports of runs, shards and workers: each report once, one summary; exit 1 on any violation
+  report <dir>... [--format f]          merge the JSON reports of runs, shards and workers: each report once, one summary; exit 1 on any violation
+                                        (--format sarif: SARIF 2.1.0; --format github: workflow annotations)
   replay <report-dir> [options]         rerun what a recorded run ran (the tests its violations name, under the runner
                                         installed here; a guard-run command with --trust-record) with its settings, in
                                         --guard-mode/--alignment given (see mate replay --help)

@@ -28,7 +28,7 @@ function runSuppressions(eventFile: string): ((e: ViolationEvent) => ReturnType<
 
 function main(file: string | undefined, withEarlier: boolean): number {
   const event = file ? readEventFile(file) : undefined;
-  if (!file || !event) return 1;
+  if (!file || event === undefined || typeof event === 'string') return 1;
   event.text = renderEvent(event, runSuppressions(file));
   event.delivered = 'stderr';
   rewriteEventFile(file, event);

@@ -8,21 +8,35 @@ import * as path from 'node:path';
 
 import { GuardConfigError } from '../errors';
 import type { ViolationEvent } from '../report/event';
-import { EVENT_FILE } from '../report/files';
+import { EVENT_FILE, UNFINISHED_EVENT_FILE } from '../report/files';
+import { annotation, unreadableAnnotation } from '../report/github-annotations';
 import { reportText } from '../report/render';
+import { sarifLog } from '../report/sarif';
+import { repoRoot, SourcePaths, type RunPlace } from '../report/source-paths';
 import { readReportDir, readRunInfo, type RunReport } from '../run/report-dir';
-import { formatSummary } from '../run/summary';
+import { formatSummary, formatUnreadable } from '../run/summary';
 import { verdictOf } from '../run/verdict';
 
-export const REPORT_USAGE = `Usage: mate report <dir>...
+export const REPORT_USAGE = `Usage: mate report <dir>... [--format text|sarif|github]
 
 Reads the mate-guard report directories of any number of runs, shards and
 workers (a run given --guard-report-dir <dir> / MATE_<RUNNER>_GUARD_REPORT_DIR /
 mate guard-run --report-dir <dir> keeps one inside <dir>; directories are
 searched recursively), prints each violation report once, then the merged
-summary line. Exits 1 when any violation is not suppressed, 0 when none,
-2 when a directory is missing or holds no mate-guard run.
+summary line. Exits 1 when any violation is not suppressed (or a report file
+cannot be read: it is named and counted as a violation), 0 when none, 2 when
+a directory is missing or holds no mate-guard run.
+
+  --format text     the reports and the summary (default)
+  --format sarif    SARIF 2.1.0 on stdout (code scanning: one result per
+                    violation, at its access site in the repository);
+                    the summary goes to stderr
+  --format github   one GitHub Actions annotation per violation
+                    (::error file=...,line=...::), then the summary
 `;
+
+const FORMATS = ['text', 'sarif', 'github'] as const;
+type Format = (typeof FORMATS)[number];
 
 /** Directories below `root` (itself included) that hold a run's files. */
 function runDirs(root: string): string[] {
@@ -34,7 +48,7 @@ function runDirs(root: string): string[] {
     } catch {
       return;
     }
-    if (entries.some((e) => e.isFile() && (e.name === 'run.json' || EVENT_FILE.test(e.name) || /^stats-\d+-\d+\.json$/.test(e.name)))) out.push(dir);
+    if (entries.some((e) => e.isFile() && (e.name === 'run.json' || EVENT_FILE.test(e.name) || UNFINISHED_EVENT_FILE.test(e.name) || /^stats-\d+-\d+\.json$/.test(e.name)))) out.push(dir);
     for (const e of entries) if (e.isDirectory()) walk(path.join(dir, e.name));
   };
   walk(root);
@@ -48,12 +62,38 @@ function runDirs(root: string): string[] {
 const identity = (e: ViolationEvent) =>
   JSON.stringify([e.kind, e.pid, e.allocation?.id, e.allocation?.start, e.address, e.test, e.damage]);
 
+/** `--format <f>` / `--format=<f>` and the directories. */
+function parseArgs(args: readonly string[]): { dirs: string[]; format: Format } {
+  const dirs: string[] = [];
+  let format: Format = 'text';
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === '--format' || arg.startsWith('--format=')) {
+      const value = arg === '--format' ? args[++i] : arg.slice('--format='.length);
+      if (value === undefined) throw new GuardConfigError(`--format needs a value: ${FORMATS.join(', ')}`);
+      if (!(FORMATS as readonly string[]).includes(value)) throw new GuardConfigError(`--format ${JSON.stringify(value)} is not a format; known: ${FORMATS.join(', ')}`);
+      format = value as Format;
+    } else if (arg.startsWith('-')) {
+      throw new GuardConfigError(`unknown option ${JSON.stringify(arg)}; mate report takes directories and --format ${FORMATS.join('|')}`);
+    } else {
+      dirs.push(arg);
+    }
+  }
+  if (dirs.length === 0) throw new GuardConfigError('no report directory given: mate report <dir>...');
+  return { dirs, format };
+}
+
+/** Where a run ran, as its run.json recorded it (runs before it did: undefined, paths taken from here). */
+function runPlace(dir: string): RunPlace | undefined {
+  const info = readRunInfo(dir);
+  return info?.cwd && info.root ? { cwd: info.cwd, root: info.root } : undefined;
+}
+
 export function mateReport(args: readonly string[]): number {
-  if (args.length === 0) throw new GuardConfigError('no report directory given: mate report <dir>...');
+  const { dirs, format } = parseArgs(args);
   const seenDirs = new Set<string>();
   const runs: RunReport[] = [];
-  for (const arg of args) {
-    if (arg.startsWith('-')) throw new GuardConfigError(`unknown option ${JSON.stringify(arg)}; mate report takes directories only`);
+  for (const arg of dirs) {
     if (!fs.existsSync(arg) || !fs.statSync(arg).isDirectory()) throw new GuardConfigError(`${arg}: no such directory`);
     const found = runDirs(arg);
     if (found.length === 0) throw new GuardConfigError(`${arg}: no mate-guard run in it (a run keeps its directory when given --guard-report-dir)`);
@@ -65,7 +105,6 @@ export function mateReport(args: readonly string[]): number {
     }
   }
   const seen = new Set<string>();
-  let text = '';
   const unique = runs.map((run) => ({
     ...run,
     violations: run.violations.filter((e) => {
@@ -75,13 +114,31 @@ export function mateReport(args: readonly string[]): number {
       return true;
     }),
   }));
-  for (const run of unique) for (const e of run.violations) if (!e.suppressed) text += reportText(e);
   // No runner's result covers these violations: each one not suppressed fails.
   const verdict = verdictOf(unique, undefined);
   const labels = runs.map((r) => readRunInfo(r.dir)?.runner ?? 'run');
   const kinds = [...new Set(labels)].map((l) => `${labels.filter((x) => x === l).length} ${l}`).join(', ');
-  text += `[mate-guard] merged ${runs.length} report director${runs.length === 1 ? 'y' : 'ies'} (${kinds})\n`;
-  text += formatSummary(verdict.summary);
-  process.stdout.write(text);
+  const closing = `[mate-guard] merged ${runs.length} report director${runs.length === 1 ? 'y' : 'ies'} (${kinds})\n${formatSummary(verdict.summary)}`;
+  const unreadable = unique.flatMap((r) => r.unreadable);
+  // Named on stderr whatever the format: a file cut short is never passed over.
+  process.stderr.write(formatUnreadable(unreadable));
+  const events = unique.flatMap((r) => {
+    const run = runPlace(r.dir);
+    return r.violations.map((event) => ({ event, run }));
+  });
+  const paths = new SourcePaths(repoRoot(process.cwd()));
+  if (format === 'sarif') {
+    process.stdout.write(JSON.stringify(sarifLog({ events, unreadable, paths }), null, 2) + '\n');
+    process.stderr.write(closing);
+  } else if (format === 'github') {
+    let out = '';
+    for (const { event, run } of events) if (!event.suppressed) out += annotation(event, paths, run);
+    for (const u of unreadable) out += unreadableAnnotation(u);
+    process.stdout.write(out + closing);
+  } else {
+    let text = '';
+    for (const { event } of events) if (!event.suppressed) text += reportText(event);
+    process.stdout.write(text + closing);
+  }
   return verdict.exitCode;
 }

@@ -6,8 +6,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { parseEvent, type ViolationEvent } from './event';
+import { unreadableWhy } from './unreadable';
 
 export const EVENT_FILE = /^mate-guard-\d+-\d+\.json$/;
+/** An event being written (or whose writing never finished): renamed to its name once whole. */
+export const UNFINISHED_EVENT_FILE = /^mate-guard-\d+-\d+\.json\.tmp$/;
 
 let sequence = 0;
 
@@ -39,10 +42,15 @@ export function rewriteEventFile(file: string, event: ViolationEvent): void {
   writeWhole(file, JSON.stringify(eventBody(event)) + '\n');
 }
 
-export function readEventFile(file: string): ViolationEvent | undefined {
+/** The event filed in `file`, or why it cannot be read (the reader names the file and counts it). */
+export function readEventFile(file: string): ViolationEvent | string {
+  let text: string | undefined;
   try {
-    return { ...parseEvent(fs.readFileSync(file, 'utf8')), file };
-  } catch {
-    return undefined;
+    text = fs.readFileSync(file, 'utf8');
+    const event = parseEvent(text);
+    if (typeof event !== 'object' || event === null || event.tool !== 'mate-guard' || typeof event.kind !== 'string') return 'not a mate-guard report (no tool and kind)';
+    return { ...event, file };
+  } catch (err) {
+    return unreadableWhy(err, text);
   }
 }

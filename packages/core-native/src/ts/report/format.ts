@@ -128,14 +128,18 @@ function isRuntime(module: string | null | undefined): boolean {
 }
 
 /**
- * Native frames, sanitizer style, down to the first frame in the Node
- * runtime (where it called into the addon); the runtime's own frames below
- * that are counted.
+ * Native frames down to the first frame in the Node runtime (where it
+ * called into the addon): the runtime's own frames below are not the user's.
  */
+export function framesToRuntime<T extends { module?: string | null }>(frames: readonly T[]): T[] {
+  const firstRuntime = frames.findIndex((f, i) => i > 0 && isRuntime(f.module));
+  return firstRuntime < 0 ? [...frames] : frames.slice(0, firstRuntime + 1);
+}
+
+/** Native frames, sanitizer style, down to the runtime; the runtime's own frames below that are counted. */
 function nativeLines(title: string, stack: NativeStack): string[] {
   const frames = stack.frames.map((f): SymbolizedFrame => ({ returnAddress: false, source: 'none', ...f, module: f.module ?? null }));
-  const firstRuntime = frames.findIndex((f, i) => i > 0 && isRuntime(f.module));
-  const shown = firstRuntime < 0 ? frames : frames.slice(0, firstRuntime + 1);
+  const shown = framesToRuntime(frames);
   const lines = formatNativeFrames(shown).map((l) => `  ${l}`);
   const rest = frames.length - shown.length;
   if (rest) lines.push(`  … ${rest} more frame${rest === 1 ? '' : 's'} in the runtime`);

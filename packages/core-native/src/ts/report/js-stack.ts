@@ -71,6 +71,21 @@ export function jsFrameLocation(line: string): string | undefined {
   return loc;
 }
 
+/** A V8 stack line's parts: function, file (a path), line, column. Undefined for a line that is not a frame. */
+export function parseJsFrame(line: string): { function?: string; file: string; line?: number; column?: number } | undefined {
+  const file = jsFrameLocation(line);
+  if (file === undefined) return undefined;
+  const body = line.trim().slice(3).trim();
+  const fn = /^(?:async )?(.*?) \(.*\)$/.exec(body)?.[1];
+  const at = /:(\d+)(?::(\d+))?\)?$/.exec(body);
+  return {
+    ...(fn ? { function: fn } : {}),
+    file,
+    ...(at ? { line: Number(at[1]) } : {}),
+    ...(at?.[2] ? { column: Number(at[2]) } : {}),
+  };
+}
+
 function realDir(dir: string): string | undefined {
   try {
     return fs.realpathSync(dir) + path.sep;

@@ -206,6 +206,9 @@ const escapeGlob = (v: string) => v.replace(/[*?]/g, '?');
 // is on an uncaught exception's stack): a fault inside memcpy is the caller's doing.
 const SYSTEM_MODULE = /^(libc|libm|libstdc\+\+|libgcc_s|libpthread|ld-linux[^/]*)([.-][^/]*)?\.so(\.[\d.]+)?$|^node$|^mate_guard\.node$/;
 
+/** A system library's, the runtime's or mate-guard's own frame: never where a report points. */
+export const isSystemModule = (module: string): boolean => SYSTEM_MODULE.test(path.basename(module));
+
 /**
  * The line that suppresses this one report: its kind, the first frame of
  * the bad access in your code (else the user's line that allocated), and
@@ -215,7 +218,7 @@ const SYSTEM_MODULE = /^(libc|libm|libstdc\+\+|libgcc_s|libpthread|ld-linux[^/]*
 export function suppressionLine(e: ViolationEvent): string | undefined {
   const fields: string[] = [];
   const frames = (e.accessStack?.frames ?? []).filter((f) => f.function || f.module);
-  const frame = frames.find((f) => !f.module || !SYSTEM_MODULE.test(path.basename(f.module))) ?? frames[0];
+  const frame = frames.find((f) => !f.module || !isSystemModule(f.module)) ?? frames[0];
   if (frame?.function) fields.push(`function=${quote(escapeGlob(shortFunctionName(frame.function)))}`);
   else if (frame?.module) fields.push(`module=${quote(`*/${escapeGlob(path.basename(frame.module))}`)}`);
   else {

@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import { reportText } from '../report/render';
 import type { ViolationEvent } from '../report/event';
 import { rewriteEventFile } from '../report/files';
+import { repoRoot } from '../report/source-paths';
 import { loadSuppressions, matchSuppression } from '../report/suppressions';
 import { writeHandoff } from '../settings/handoff';
 import type { GuardSettings, SettingKey } from '../settings/table';
@@ -18,7 +19,7 @@ import { earlierReportsText } from './earlier';
 import type { ProcessGuardStats } from './process-stats';
 import { writeRunRecord } from './record';
 import { createReportDir, readReportDir, writeRunInfo, type RunReport } from './report-dir';
-import { formatNothingGuarded, formatSummary } from './summary';
+import { formatNothingGuarded, formatSummary, formatUnreadable } from './summary';
 import { verdictOf, type Verdict } from './verdict';
 
 export { runExitCode } from './verdict';
@@ -117,7 +118,10 @@ export class GuardedRun {
     const given = start.settings.reportDir;
     const dir = createReportDir(start.runner, given);
     const run = new GuardedRun(dir, { ...start.settings, reportDir: dir }, given !== undefined);
-    writeRunInfo(dir, { runner: start.runner, pid: process.pid, started: new Date().toISOString(), suppressions: run.settings.suppressions ?? null });
+    writeRunInfo(dir, {
+      runner: start.runner, pid: process.pid, started: new Date().toISOString(), suppressions: run.settings.suppressions ?? null,
+      cwd: process.cwd(), root: repoRoot(process.cwd()),
+    });
     // A rerun is ours, not the user's: `mate replay` replays the run it came from.
     if (start.runner !== 'rerun') writeRunRecord(dir, start.runner, { settings: run.settings, explicit: start.explicit ?? [] });
     writeHandoff({
@@ -146,6 +150,7 @@ export class GuardedRun {
         dir: all.dir,
         violations: all.violations.filter((v) => !v.file || !this.seen.has(v.file)),
         processes: all.processes.map((p) => since(p, this.baseline.get(statsKey(p)))),
+        unreadable: all.unreadable.filter((u) => !this.seen.has(u.file)),
       };
       this.markSuppressed(this.report.violations);
     }
@@ -209,10 +214,12 @@ export class GuardedRun {
     // Nothing is lost: a report no process printed or handed to a test (a
     // printer that could not run, a Python process's finding) is printed here.
     for (const e of report.violations) if (e.delivered === undefined && !printed.has(e)) text += reportText(e);
+    // Named, never skipped: a report cut short or never finished counts as a violation.
+    text += formatUnreadable(report.unreadable);
     const nothing = end.nothingGuardedFix !== undefined && !verdict.guarded;
     text += nothing ? formatNothingGuarded(end.nothingGuardedFix!) : formatSummary(verdict.summary);
     if (this.settings.nativeModules.length) text += formatUnmatchedGlobs(unmatchedNativeGlobs(report.dir));
-    const any = report.violations.length > 0;
+    const any = report.violations.length > 0 || report.unreadable.length > 0;
     if (any) this.held = true;
     if (any || this.keep) text += `[mate-guard] reports: ${report.dir}\n`;
     if (end.more) this.nextRound(report);
@@ -223,6 +230,7 @@ export class GuardedRun {
   /** Watch mode: the next read starts after this round; a clean temporary directory goes at exit. */
   private nextRound(report: RunReport): void {
     for (const v of report.violations) if (v.file) this.seen.add(v.file);
+    for (const u of report.unreadable) this.seen.add(u.file);
     for (const p of readReportDir(this.dir).processes) this.baseline.set(statsKey(p), p);
     this.report = undefined;
     if (!this.exitHook) {

@@ -5,13 +5,23 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 import type { ViolationEvent } from '../report/event';
-import { EVENT_FILE, readEventFile } from '../report/files';
+import { EVENT_FILE, readEventFile, UNFINISHED_EVENT_FILE } from '../report/files';
+import { unreadableWhy } from '../report/unreadable';
 import type { ProcessGuardStats } from './process-stats';
+
+/** A file of the run that could not be read: named, never skipped. */
+export interface UnreadableFile {
+  file: string;
+  /** `report`: a violation's event (counted as a violation); `counters`: a process's counters. */
+  holds: 'report' | 'counters';
+  why: string;
+}
 
 export interface RunReport {
   dir: string;
   violations: ViolationEvent[];
   processes: ProcessGuardStats[];
+  unreadable: UnreadableFile[];
 }
 
 /**
@@ -32,6 +42,9 @@ export interface RunInfo {
   started: string;
   /** The run's suppressions file (absolute), for the printer of a dying process. */
   suppressions: string | null;
+  /** Its working directory and repository (source paths in CI formats); absent in older runs. */
+  cwd?: string;
+  root?: string;
 }
 
 const RUN_INFO = 'run.json';
@@ -53,22 +66,45 @@ function readJson<T>(file: string): T | undefined {
   }
 }
 
+function readCounters(file: string): ProcessGuardStats | string {
+  let text: string | undefined;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+    const s = JSON.parse(text) as ProcessGuardStats;
+    return typeof s === 'object' && s !== null && typeof s.pid === 'number' ? s : 'not a counters file (no pid)';
+  } catch (err) {
+    return unreadableWhy(err, text);
+  }
+}
+
+/**
+ * The run's events and counters. Every file that should hold one and does
+ * not parse is listed in `unreadable`: a CI artifact cut short, a disk
+ * that filled up while a report was written (its `.tmp` left, the report
+ * never filed), a file copied without its permissions.
+ */
 export function readReportDir(dir: string): RunReport {
-  const report: RunReport = { dir, violations: [], processes: [] };
+  const report: RunReport = { dir, violations: [], processes: [], unreadable: [] };
   let names: string[] = [];
   try {
     names = fs.readdirSync(dir).sort();
   } catch {
     return report;
   }
+  const present = new Set(names);
   for (const name of names) {
     const file = path.join(dir, name);
     if (EVENT_FILE.test(name)) {
       const v = readEventFile(file);
-      if (v) report.violations.push(v);
+      if (typeof v === 'string') report.unreadable.push({ file, holds: 'report', why: v });
+      else report.violations.push(v);
+    } else if (UNFINISHED_EVENT_FILE.test(name) && !present.has(name.slice(0, -'.tmp'.length))) {
+      // Beside its report it is a rewrite that did not finish (the report stands); alone, a report never filed.
+      report.unreadable.push({ file, holds: 'report', why: 'its writing never finished (the disk filled up, or the process died while writing it)' });
     } else if (/^stats-\d+-\d+\.json$/.test(name)) {
-      const s = readJson<ProcessGuardStats>(file);
-      if (s) report.processes.push(s);
+      const s = readCounters(file);
+      if (typeof s === 'string') report.unreadable.push({ file, holds: 'counters', why: s });
+      else report.processes.push(s);
     }
   }
   return report;

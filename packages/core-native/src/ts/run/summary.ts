@@ -2,15 +2,17 @@
 // unguarded, one warning.
 import type { ViolationEvent } from '../report/event';
 import { isNotice } from '../report/notices';
-import type { RunReport } from './report-dir';
+import type { RunReport, UnreadableFile } from './report-dir';
 import type { ProcessGuardStats } from './process-stats';
 
 export interface SummaryCounts {
   allocations: number;
   peakLive: number;
   fallbacks: number;
-  /** Not suppressed: these fail the run. */
+  /** Not suppressed: these fail the run (report files that could not be read included). */
   violations: number;
+  /** Report files that could not be read: each counted as a violation. */
+  unreadable: number;
   suppressed: number;
   /** Processes a guard fault killed (each left one fatal event). */
   died: number;
@@ -29,9 +31,11 @@ export interface SummaryCounts {
 }
 
 export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCounts {
+  const unreadable = report.unreadable.filter((u) => u.holds === 'report').length;
   const s: SummaryCounts = {
     allocations: 0, peakLive: 0, fallbacks: 0,
-    violations: report.violations.filter((v) => !v.suppressed && !isNotice(v)).length,
+    violations: report.violations.filter((v) => !v.suppressed && !isNotice(v)).length + unreadable,
+    unreadable,
     suppressed: report.violations.filter((v) => v.suppressed).length,
     died: new Set(report.violations.filter((v) => v.fatal).map((v) => v.pid)).size,
     unfinished: 0,
@@ -97,12 +101,13 @@ export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCoun
 
 /** Several runs' counts as one (`mate report`: shards, workers, runs). */
 export function mergeSummaries(list: readonly SummaryCounts[]): SummaryCounts {
-  const out: SummaryCounts = { allocations: 0, peakLive: 0, fallbacks: 0, violations: 0, suppressed: 0, died: 0, unfinished: 0, outOfMemory: 0, skippedByTag: 0, passThrough: 0, nativeGuarded: 0, nativeUnguarded: 0, reasons: [], trackingOff: [] };
+  const out: SummaryCounts = { allocations: 0, peakLive: 0, fallbacks: 0, violations: 0, unreadable: 0, suppressed: 0, died: 0, unfinished: 0, outOfMemory: 0, skippedByTag: 0, passThrough: 0, nativeGuarded: 0, nativeUnguarded: 0, reasons: [], trackingOff: [] };
   for (const s of list) {
     out.allocations += s.allocations;
     out.peakLive = Math.max(out.peakLive, s.peakLive);
     out.fallbacks += s.fallbacks;
     out.violations += s.violations;
+    out.unreadable += s.unreadable;
     out.suppressed += s.suppressed;
     out.died += s.died;
     out.unfinished += s.unfinished;
@@ -122,7 +127,7 @@ const plural = (n: number, one: string, many = one + 's') => `${n} ${n === 1 ? o
 export function formatSummary(s: SummaryCounts): string {
   const out =
     `[mate-guard] summary: ${plural(s.allocations, 'allocation')} guarded, peak live ${s.peakLive}, ` +
-    `${plural(s.fallbacks, 'unguarded fallback')}, ${plural(s.violations, 'violation')}, ` +
+    `${plural(s.fallbacks, 'unguarded fallback')}, ${plural(s.violations, 'violation')}${s.unreadable ? ` (${s.unreadable} could not be read)` : ''}, ` +
     (s.suppressed ? `${s.suppressed} suppressed, ` : '') +
     // A process that died was counted up to its death: the line says how many died.
     (s.died ? `${plural(s.died, 'process', 'processes')} died, ` : '') +
@@ -142,6 +147,17 @@ function formatUnfinished(n: number): string {
   return n > 0
     ? `[mate-guard] warning: ${plural(n, 'guarded process', 'guarded processes')} ended without writing ${n === 1 ? 'its' : 'their'} counters at exit (killed: a time limit, SIGKILL); the counts above stop where ${n === 1 ? 'it' : 'they'} last wrote them\n`
     : '';
+}
+
+/**
+ * One line per file of a run that could not be read, before the summary:
+ * a report is counted as a violation (it may hold anything), a counters
+ * file leaves its process out of the counts.
+ */
+export function formatUnreadable(files: readonly UnreadableFile[]): string {
+  return files.map((u) => u.holds === 'report'
+    ? `[mate-guard] error: cannot read report file ${u.file}: ${u.why}; counted as a violation that could not be read\n`
+    : `[mate-guard] warning: cannot read counters file ${u.file}: ${u.why}; that process's counts are missing from the summary\n`).join('');
 }
 
 /**

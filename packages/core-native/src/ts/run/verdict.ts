@@ -13,10 +13,12 @@ import { mergeSummaries, summarize, type SummaryCounts } from './summary';
  * fail a test with it (a crashed process, damage found at a process's exit:
  * a runner may drop those processes' status). `status` undefined: no
  * runner's result covers the violations (`mate report` reads runs after the
- * fact), so every one not suppressed fails.
+ * fact), so every one not suppressed fails. `unreadableReports`: report
+ * files of the run that could not be read (each counted as a violation).
  */
-export function runExitCode(status: number | undefined, violations: readonly ViolationEvent[]): number {
-  const failing = violations.some((v) => !v.suppressed && !isNotice(v) && (status === undefined || v.delivered !== 'caller'));
+export function runExitCode(status: number | undefined, violations: readonly ViolationEvent[], unreadableReports = 0): number {
+  // A report no one could read may hold anything: it fails like one no caller had.
+  const failing = unreadableReports > 0 || violations.some((v) => !v.suppressed && !isNotice(v) && (status === undefined || v.delivered !== 'caller'));
   const own = status ?? 0;
   return own === 0 && failing ? 1 : own;
 }
@@ -38,11 +40,11 @@ export interface Verdict {
 export function verdictOf(runs: readonly RunReport[], status: number | undefined, skippedByTagHere = 0): Verdict {
   const summary = mergeSummaries(runs.map((r, i) => summarize(r, i === 0 ? skippedByTagHere : 0)));
   const violations = runs.flatMap((r) => r.violations);
-  const exitCode = runExitCode(status, violations);
+  const exitCode = runExitCode(status, violations, summary.unreadable);
   return {
     summary,
     exitCode,
     failsPassedRun: exitCode !== 0 && (status ?? 0) === 0,
-    guarded: runs.some((r) => r.processes.length > 0 || r.violations.length > 0),
+    guarded: runs.some((r) => r.processes.length > 0 || r.violations.length > 0 || r.unreadable.length > 0),
   };
 }
