@@ -30,18 +30,24 @@ platform::ImportRedirector& Chosen() {
 }
 
 // Every module's frees (the executable and the runtimes included): only
-// the loader is left alone.
+// the loader is left alone, and the chosen modules once chosen (their
+// replacements route frees themselves: one owner per slot).
 platform::ImportRedirector& Router() {
   static platform::ImportRedirector* r = [] {
     size_t n;
     const platform::ImportRedirect* table = FreeRoutes(&n);
-    return new platform::ImportRedirector({"native heap (frees)", table, n, platform::Choose::kEveryModule,
-                                           platform::kNeverLoader});
+    platform::RedirectorConfig c{"native heap (frees)", table, n, platform::Choose::kEveryModule,
+                                 platform::kNeverLoader};
+    c.skip = [](const platform::LoadedObject& obj) { return Chosen().Takes(obj); };
+    return new platform::ImportRedirector(c);
   }();
   return *r;
 }
 
-std::mutex g_start_mu;
+// One pass at a time: the router's pass asks the chosen list (Takes) while
+// the loader's list is held, which must not wait on a chosen pass waiting
+// for that list.
+std::mutex g_pass_mu;
 
 }  // namespace
 
@@ -50,7 +56,7 @@ bool Start(GuardedAllocator* allocator, const StartOptions& options, std::string
     *error = "the guard allocator is not created";
     return false;
   }
-  std::lock_guard<std::mutex> lock(g_start_mu);
+  std::lock_guard<std::mutex> lock(g_pass_mu);
   bool first = !Chosen().Started();
   if (first) ConfigureOps(allocator, options);
   // The router first: a chosen module's own free slots then go to its
@@ -70,6 +76,7 @@ bool Start(GuardedAllocator* allocator, const StartOptions& options, std::string
 bool Active() { return Chosen().Started(); }
 
 void Refresh() {
+  std::lock_guard<std::mutex> lock(g_pass_mu);
   Router().Refresh();
   Chosen().Refresh();
 }

@@ -4,6 +4,7 @@
 // libstdc++'s.
 #include "native_heap/replacements.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 
 #include <new>
 
+#include "native_heap/free_router.h"
 #include "native_heap/heap_ops.h"
 
 namespace mate {
@@ -202,7 +204,7 @@ void* Fn(F f) {
   return reinterpret_cast<void*>(f);
 }
 
-const platform::ImportRedirect kTable[] = {
+const platform::ImportRedirect kNames[] = {
     {"malloc", Fn(&Malloc)},
     {"calloc", Fn(&Calloc)},
     {"realloc", Fn(&Realloc)},
@@ -240,11 +242,31 @@ const platform::ImportRedirect kTable[] = {
     {"_ZdaPvSt11align_val_tRKSt9nothrow_t", Fn(&DeleteArrayAlignedNothrow)},
 };
 
+constexpr size_t kCount = sizeof(kNames) / sizeof(kNames[0]);
+
 }  // namespace
 
+// Each entry with the values a variable initialised to the real function
+// holds (its canonical address, as data relocations and `&free` see it;
+// where calls bind), and the free router's entry, which an earlier pass may
+// have written there before the module was chosen.
 const platform::ImportRedirect* Replacements(size_t* count) {
-  *count = sizeof(kTable) / sizeof(kTable[0]);
-  return kTable;
+  static platform::ImportRedirect table[kCount];
+  static bool built = false;
+  if (!built) {
+    size_t routes = 0;
+    const platform::ImportRedirect* routed = FreeRoutes(&routes);
+    for (size_t i = 0; i < kCount; i++) {
+      table[i] = kNames[i];
+      table[i].real[0] = dlsym(RTLD_DEFAULT, kNames[i].symbol);
+      table[i].real[1] = platform::CallTarget(kNames[i].symbol);
+      for (size_t r = 0; r < routes; r++)
+        if (strcmp(routed[r].symbol, kNames[i].symbol) == 0) table[i].real[2] = routed[r].target;
+    }
+    built = true;
+  }
+  *count = kCount;
+  return table;
 }
 
 }  // namespace native_heap

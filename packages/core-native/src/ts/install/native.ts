@@ -77,11 +77,27 @@ export interface NativeDeviceOptions extends Record<string, unknown> {
   redirectGlobs: string[];
 }
 
+/**
+ * A variable of a chosen module initialised to an allocator function
+ * (libxml2's `xmlFree = free`): redirected while it held libc's function,
+ * the program's once it set it (`since`: before mate-guard saw the module,
+ * or later).
+ */
+export interface NativeHeapVariable {
+  address: string;
+  symbol: string;
+  redirected: boolean;
+  owner: 'mate-guard' | 'program';
+  since: 'install' | 'later' | null;
+  firstHeld: string;
+  held: string;
+}
+
 /** Which globs matched which modules (nativeHeap()). */
 export interface NativeHeapState {
   globs: string[];
   unmatched: string[];
-  modules: Array<{ path: string; slots: number; symbols: string[]; own: string[]; error: string | null }>;
+  modules: Array<{ path: string; slots: number; symbols: string[]; own: string[]; error: string | null; variables: NativeHeapVariable[] }>;
 }
 
 export interface NativeAllocation {

@@ -1,0 +1,48 @@
+// Builds the allocator-hook fixture (test/fixtures/native-heap/hook-vars.c)
+// the three ways it sets its hooks, plus a copy no glob chooses (unchosen_vars), into
+// test/fixtures/native-heap/build/ (ignored by git), once per source change.
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+import { ROOT } from './run.mjs';
+
+const SOURCE = path.join(ROOT, 'test', 'fixtures', 'native-heap', 'hook-vars.c');
+export const HOOK_DIR = path.join(ROOT, 'test', 'fixtures', 'native-heap', 'build');
+const HEADERS = path.join(ROOT, 'node_modules', 'node-api-headers', 'include');
+
+/** name -> the defines it is built with. */
+const VARIANTS = { hook_ctor: ['-DSETUP_IN_CTOR'], hook_init: ['-DSETUP_IN_INIT'], hook_call: [], unchosen_vars: [] };
+
+/** The glob that chooses the three hook modules (never unchosen_vars). */
+export const HOOK_GLOB = '*hook_*.node';
+
+function findCc() {
+  for (const name of ['cc', 'gcc', 'clang']) {
+    for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+      const p = path.join(dir, name);
+      if (fs.existsSync(p)) return p;
+    }
+  }
+  return undefined;
+}
+
+/** Why the addons can't be built ('' when they can). */
+export function hookAddonsMissing() {
+  return findCc() ? '' : 'no C compiler on PATH';
+}
+
+/** Builds what is missing or older than the source; returns HOOK_DIR. */
+export function buildHookAddons() {
+  const cc = findCc();
+  fs.mkdirSync(HOOK_DIR, { recursive: true });
+  const since = fs.statSync(SOURCE).mtimeMs;
+  for (const [name, defines] of Object.entries(VARIANTS)) {
+    const out = path.join(HOOK_DIR, `${name}.node`);
+    if (fs.existsSync(out) && fs.statSync(out).mtimeMs >= since) continue;
+    const tmp = `${out}.${process.pid}.tmp`;
+    execFileSync(cc, ['-shared', '-fPIC', '-O2', '-g', ...defines, '-I', HEADERS, '-o', tmp, SOURCE]);
+    fs.renameSync(tmp, out);
+  }
+  return HOOK_DIR;
+}
