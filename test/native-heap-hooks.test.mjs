@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { before, describe, test } from 'node:test';
 
-import { buildHookAddons, HOOK_GLOB, hookAddonsMissing } from './helpers/hook-addons.mjs';
+import { buildHookAddons, buildLibxml2Addon, HOOK_GLOB, hookAddonsMissing, libxml2Missing } from './helpers/hook-addons.mjs';
 import { BIN, guardRun, reportLines, ROOT, run } from './helpers/run.mjs';
 
 const skip = hookAddonsMissing() || false;
@@ -63,6 +63,19 @@ test('a planted double free of the module with hooks is still reported', { skip 
   assert.equal(r.code, 1, r.output);
   assert.match(r.output, /doubleFree: returned/);
   assert.match(reportLines(r.output)[0], /^==mate-guard== ERROR: double-free of 0x[0-9a-f]+: allocation #\d+ \(64 bytes, tail mode\) was already freed$/);
+});
+
+test('the real libxml2 with libxmljs2-style xmlMemSetup wrappers, both modules guarded, runs as a plain run does', { skip: libxml2Missing() || false }, async () => {
+  const addon = buildLibxml2Addon();
+  const script = path.join(FIX, 'native-heap', 'libxml2.js');
+  const plain = await run(process.execPath, [script, addon]);
+  assert.equal(plain.code, 0, plain.output);
+  const r = await guardRun(['--native', '*xml_hooks.node', '--native', '*libxml2.so*'], [script, addon]);
+  assert.equal(r.code, 0, r.output);
+  assert.equal(r.stdout, plain.stdout);
+  assert.match(r.stdout, /<seen>n49<\/seen>/);
+  assert.doesNotMatch(r.output, /==mate-guard==|warning|invalid/);
+  assert.ok(guardedCount(r.output) > 1000, r.output);
 });
 
 /** What every runner must show: the suite passes, nothing reported, the modules' memory guarded. */

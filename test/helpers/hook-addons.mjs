@@ -46,3 +46,26 @@ export function buildHookAddons() {
   }
   return HOOK_DIR;
 }
+
+const LIBXML2_HEADERS = '/usr/include/libxml2';
+
+/** Why the real-libxml2 addon can't be built ('' when it can): the system's libxml2 and its headers. */
+export function libxml2Missing() {
+  if (!findCc()) return 'no C compiler on PATH';
+  if (!fs.existsSync(path.join(LIBXML2_HEADERS, 'libxml', 'xmlmemory.h'))) return 'no libxml2 headers (libxml2-dev)';
+  return '';
+}
+
+/** Builds xml_hooks.node (test/fixtures/native-heap/libxml2-hooks.c, linked to the system's libxml2); returns its path. */
+export function buildLibxml2Addon() {
+  const cc = findCc();
+  const source = path.join(ROOT, 'test', 'fixtures', 'native-heap', 'libxml2-hooks.c');
+  const out = path.join(HOOK_DIR, 'xml_hooks.node');
+  fs.mkdirSync(HOOK_DIR, { recursive: true });
+  if (!fs.existsSync(out) || fs.statSync(out).mtimeMs < fs.statSync(source).mtimeMs) {
+    const tmp = `${out}.${process.pid}.tmp`;
+    execFileSync(cc, ['-shared', '-fPIC', '-O2', '-g', '-I', LIBXML2_HEADERS, '-I', HEADERS, '-o', tmp, source, '-lxml2']);
+    fs.renameSync(tmp, out);
+  }
+  return out;
+}
