@@ -32,18 +32,34 @@ export function hookAddonsMissing() {
   return findCc() ? '' : 'no C compiler on PATH';
 }
 
+/** Builds `name`.node from `source` unless it is newer than the source. */
+function build(cc, source, name, flags = [], libs = []) {
+  const out = path.join(HOOK_DIR, `${name}.node`);
+  if (fs.existsSync(out) && fs.statSync(out).mtimeMs >= fs.statSync(source).mtimeMs) return out;
+  const tmp = `${out}.${process.pid}.tmp`;
+  execFileSync(cc, ['-shared', '-fPIC', '-O2', '-g', ...flags, '-I', HEADERS, '-o', tmp, source, ...libs]);
+  fs.renameSync(tmp, out);
+  return out;
+}
+
 /** Builds what is missing or older than the source; returns HOOK_DIR. */
 export function buildHookAddons() {
   const cc = findCc();
   fs.mkdirSync(HOOK_DIR, { recursive: true });
-  const since = fs.statSync(SOURCE).mtimeMs;
-  for (const [name, defines] of Object.entries(VARIANTS)) {
-    const out = path.join(HOOK_DIR, `${name}.node`);
-    if (fs.existsSync(out) && fs.statSync(out).mtimeMs >= since) continue;
-    const tmp = `${out}.${process.pid}.tmp`;
-    execFileSync(cc, ['-shared', '-fPIC', '-O2', '-g', ...defines, '-I', HEADERS, '-o', tmp, SOURCE]);
-    fs.renameSync(tmp, out);
-  }
+  for (const [name, defines] of Object.entries(VARIANTS)) build(cc, SOURCE, name, defines);
+  return HOOK_DIR;
+}
+
+/**
+ * The alignment fixture (align.c) as sse_user.node (aligned SSE loads of
+ * its blocks, as libvips) and gap_addon.node (a planted one-byte gap
+ * overflow); returns HOOK_DIR.
+ */
+export function buildAlignAddons() {
+  const cc = findCc();
+  fs.mkdirSync(HOOK_DIR, { recursive: true });
+  const source = path.join(ROOT, 'test', 'fixtures', 'native-heap', 'align.c');
+  for (const name of ['sse_user', 'gap_addon']) build(cc, source, name);
   return HOOK_DIR;
 }
 
@@ -58,14 +74,6 @@ export function libxml2Missing() {
 
 /** Builds xml_hooks.node (test/fixtures/native-heap/libxml2-hooks.c, linked to the system's libxml2); returns its path. */
 export function buildLibxml2Addon() {
-  const cc = findCc();
-  const source = path.join(ROOT, 'test', 'fixtures', 'native-heap', 'libxml2-hooks.c');
-  const out = path.join(HOOK_DIR, 'xml_hooks.node');
   fs.mkdirSync(HOOK_DIR, { recursive: true });
-  if (!fs.existsSync(out) || fs.statSync(out).mtimeMs < fs.statSync(source).mtimeMs) {
-    const tmp = `${out}.${process.pid}.tmp`;
-    execFileSync(cc, ['-shared', '-fPIC', '-O2', '-g', '-I', LIBXML2_HEADERS, '-I', HEADERS, '-o', tmp, source, '-lxml2']);
-    fs.renameSync(tmp, out);
-  }
-  return out;
+  return build(findCc(), path.join(ROOT, 'test', 'fixtures', 'native-heap', 'libxml2-hooks.c'), 'xml_hooks', ['-I', LIBXML2_HEADERS], ['-lxml2']);
 }

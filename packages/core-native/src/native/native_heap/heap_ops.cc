@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstring>
 #include <mutex>
 
@@ -19,6 +20,12 @@ namespace {
 constexpr size_t kFrames = 16;
 
 std::atomic<GuardedAllocator*> g_allocator{nullptr};
+// malloc's promise: every block aligned for any type (16 bytes on x86-64
+// and aarch64 glibc). Code relies on it (SSE movdqa loads, fontconfig's
+// tagged pointers), so no `alignment` setting goes below it here.
+constexpr size_t kMallocAlignment = alignof(std::max_align_t);
+size_t g_alignment = kMallocAlignment;  // the configured one, never below the promise
+uint64_t g_exact_size = 0;              // nativeExactSize: this size is placed byte-exact
 uint32_t g_sample_rate = 1;
 bool g_log = false;
 void (*g_on_new_thread)() = nullptr;
@@ -74,6 +81,8 @@ uintptr_t g_region_base = 0;
 uintptr_t g_region_bytes = 0;
 
 void ConfigureOps(GuardedAllocator* a, const StartOptions& options) {
+  g_alignment = a->options().alignment > kMallocAlignment ? a->options().alignment : kMallocAlignment;
+  g_exact_size = a->options().native_exact_size;
   g_sample_rate = options.sample_rate ? options.sample_rate : 1;
   g_log = options.log;
   g_on_new_thread = options.on_new_thread;
@@ -101,6 +110,11 @@ void* TryAllocate(size_t size, size_t alignment, bool sampled) {
   }
   AllocRequest req;
   req.size = size;
+  // malloc's alignment (or the aligned form's own, at least that), except
+  // the one size nativeExactSize places byte-exact (a rerun after damage in
+  // the tail gap of such an allocation).
+  if (alignment == 0) alignment = size == g_exact_size && size != 0 ? 1 : g_alignment;
+  else if (alignment < kMallocAlignment) alignment = kMallocAlignment;
   req.alignment = alignment;
   req.frames_id = CaptureFrames();
   // Still busy: what the JS capture allocates through the module is not guarded.

@@ -15,8 +15,8 @@ namespace native_heap {
 void ConfigureOps(GuardedAllocator* a, const StartOptions& options);
 
 // A guarded slot for this call, or nullptr (sampled out, no slot, or
-// re-entered): then the caller allocates from libc. `alignment` 0 is the
-// configured one. `sampled` false skips sampling (realloc of a guarded block).
+// re-entered): then the caller allocates from libc. `alignment` 0 is
+// malloc's: the configured one, never below malloc's 16-byte promise. `sampled` false skips sampling (realloc of a guarded block).
 void* TryAllocate(size_t size, size_t alignment, bool sampled = true);
 
 // An allocation call of a chosen module that went to libc anyway (realloc

@@ -152,7 +152,15 @@ export interface ViolationEvent {
    */
   delivered?: 'caller' | 'stderr';
   /** For canary damage: what the rerun in the faulting configuration found (the mate-* CLIs, guard-run). */
-  rerun?: { mode: 'tail' | 'head'; alignment: number; fault: Omit<ViolationEvent, 'file'> | null };
+  rerun?: {
+    mode: 'tail' | 'head';
+    alignment: number;
+    /** Native heap: the size placed byte-exact in the rerun (absent: none). */
+    nativeExactSize?: number;
+    fault: Omit<ViolationEvent, 'file'> | null;
+    /** The rerun died of something else before any such fault (a deadly signal, an uncaught exception). */
+    death?: Omit<ViolationEvent, 'file'> | null;
+  };
   /** A run's suppressions matched it: counted, not failed (a fault still killed its process). */
   suppressed?: SuppressionVerdict;
   /** The rendered report, every line starting with `==mate-guard== `; absent until rendered. */

@@ -198,6 +198,10 @@ function hint(e: ViolationEvent, a: EventAllocation): string {
     const { before } = mainSide(e);
     if (before && tail) return 'canary damaged before the start in tail mode: rerun with --guard-mode head to fault at the first bad access';
     if (!before && !tail) return 'canary damaged past the end in head mode: rerun with --guard-mode tail to fault at the first bad access';
+    if (a.backend === 'native-heap') {
+      // The native heap keeps malloc's 16-byte alignment whatever `alignment` says: only this size goes byte-exact.
+      return `the write landed in the gap malloc's ${a.alignment}-byte alignment leaves: rerun with the native heap's ${a.size}-byte allocations placed byte-exact to fault at the first bad access (--guard-native-exact-size=${a.size}, mate guard-run --native-exact-size ${a.size}, or installGuardAllocator({ nativeExactSize: ${a.size} }))`;
+    }
     return `the write landed in the alignment gap (alignment ${a.alignment}): rerun byte-exact to fault at the first bad access (alignment 1: --guard-alignment=1, mate guard-run --alignment 1, or installGuardAllocator({ alignment: 1 }))`;
   }
   if (a.freed) {

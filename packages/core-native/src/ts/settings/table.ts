@@ -154,6 +154,13 @@ export const SETTINGS = [
     native: { field: 'native_sample_rate', ctype: 'uint32_t' },
   }),
   row({
+    key: 'nativeExactSize', name: 'native-exact-size', value: integerValue(0, 2 ** 31), default: 0,
+    defaultText: '0 (none)',
+    description: "Native heap: place the chosen modules' allocations of exactly this many bytes byte-exact (tail mode: the end on the guard page), so a write into the gap malloc's 16-byte alignment leaves (1 to 15 bytes of canary) faults at once. Every other native allocation keeps malloc's 16-byte alignment whatever `alignment` says (code relies on it). The automatic rerun sets it after canary damage in such a gap; code that needs blocks of that size 16-byte aligned (SSE loads) may crash with it.",
+    surfaces: { runner: true, guardRun: true, api: true },
+    native: { field: 'native_exact_size', ctype: 'uint64_t' },
+  }),
+  row({
     key: 'device', name: 'device',
     value: choiceValue(['cuda'] as const, 'device') as ValueKind<'cuda' | undefined>,
     default: undefined as 'cuda' | undefined, defaultText: 'unset',
