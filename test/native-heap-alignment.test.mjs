@@ -18,7 +18,7 @@ before(() => {
   if (!skip) dir = buildAlignAddons();
 });
 
-const align = (flags, sizes, gap) => guardRun([...NATIVE, ...flags], [SCRIPT, dir, sizes, ...(gap ? ['gap'] : [])]);
+const align = (flags, sizes, then) => guardRun([...NATIVE, ...flags], [SCRIPT, dir, sizes, ...(then === true ? ['gap'] : then ? [then] : [])]);
 const LABEL = "tail mode with the native heap's 13-byte allocations placed byte-exact";
 
 test('--alignment 1 leaves native allocations 16-byte aligned: aligned SSE loads of every size work', { skip }, async () => {
@@ -63,5 +63,19 @@ test('a rerun that dies of something else first says so and shows that death, no
   assert.match(r.output, new RegExp(`\\[mate-guard\\] rerun in ${LABEL}: the canary-corruption of allocation #\\d+ \\(13 bytes, tail mode\\) did not fault: the rerun died of something else first, before the bad access, so it proves nothing about it; the death:\\n==mate-guard== ERROR: deadly-signal: SIGSEGV`));
   assert.doesNotMatch(r.output, /may depend on timing/);
   const death = rerunReportOf(r.output, LABEL);
+  assert.match(death, /^==mate-guard== ERROR: deadly-signal: SIGSEGV \(a general-protection fault: movdqa needs 16-byte aligned memory and was given 0x[0-9a-f]+, 3 bytes past a 16-byte boundary\): the process dies$/m);
   assert.match(death, /^==mate-guard== {3}#0 SseLoad \S*align\.c:\d+ \(sse_user\.node\+0x/m);
+  assert.match(death, /^==mate-guard== allocation #\d+: 13 bytes at .*, tail mode, alignment 1, backend native-heap/m);
+  assert.match(death, /^==mate-guard== hint: movdqa was given allocation #\d+, which mate-guard placed 1-byte aligned: the native heap placed its 13-byte allocations byte-exact .*; this death is the placement's, not a bug of the program$/m);
+});
+
+test("an aligned SSE load of the program's own misaligned memory is described as what it is, and asks for no setting", { skip }, async () => {
+  const r = await align([], '24', 'static');
+  assert.equal(r.code, 139, r.output);
+  const lines = reportLines(r.output);
+  assert.match(lines[0], /^==mate-guard== ERROR: deadly-signal: SIGSEGV \(a general-protection fault: movdqa needs 16-byte aligned memory and was given 0x[0-9a-f]+, 8 bytes past a 16-byte boundary\): the process dies$/);
+  assert.match(r.output, /^==mate-guard== {3}#0 SseLoadStatic \S*align\.c:\d+ \(sse_user\.node\+0x/m);
+  const hint = lines.find((l) => l.startsWith('==mate-guard== hint: '));
+  assert.equal(hint, '==mate-guard== hint: the code at the top of the stack assumed 16-byte alignment of memory mate-guard did not allocate: a pointer offset from an aligned start, or memory from an allocator that promises less; the stack shows where');
+  assert.doesNotMatch(r.output, /--guard-native|outside guarded memory/);
 });

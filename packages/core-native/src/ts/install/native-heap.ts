@@ -50,6 +50,17 @@ export function flushNativeHeapState(native: NativeBinding, reportDir: string): 
   writeState(native, reportDir);
 }
 
+/** The globs and chosen modules of one process of the run, from its state file (undefined: it guarded no native heap). */
+export function nativeHeapOf(reportDir: string, pid: number): { globs: string[]; modules: string[] } | undefined {
+  try {
+    const s = JSON.parse(fs.readFileSync(path.join(reportDir, `native-heap-${pid}.json`), 'utf8')) as { globs?: string[]; modules?: Array<{ path: string }> };
+    if (!Array.isArray(s.globs) || s.globs.length === 0) return undefined;
+    return { globs: s.globs, modules: (s.modules ?? []).map((m) => m.path) };
+  } catch {
+    return undefined;
+  }
+}
+
 /** Globs that no process of the run (its report directory) matched. */
 export function unmatchedNativeGlobs(reportDir: string): string[] {
   let names: string[] = [];

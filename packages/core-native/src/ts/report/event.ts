@@ -107,6 +107,12 @@ export interface DeathInfo {
    * did not see. The event's allocation is the one it points into.
    */
   guardedFree: { function: string; frame: number; pointer: Hex } | null;
+  /**
+   * A general-protection fault of an instruction that needs an aligned
+   * memory operand (movdqa, vmovaps, legacy SSE arithmetic) given a
+   * misaligned address; the event's allocation is the guarded one it lies in, if any.
+   */
+  misaligned?: { instruction: string; address: Hex; alignment: number } | null;
 }
 
 export interface ViolationEvent {
@@ -167,6 +173,12 @@ export interface ViolationEvent {
   text?: string;
   /** Where it was read from (set by the reader). */
   file?: string;
+  /**
+   * Deaths: whose native heap the dying process guarded (its
+   * native-heap-<pid>.json, added when the report is rendered), so a hint
+   * never asks for a setting that was on.
+   */
+  nativeHeap?: { globs: string[]; modules: string[] };
 }
 
 export function parseEvent(json: string): ViolationEvent {
