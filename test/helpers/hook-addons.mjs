@@ -63,6 +63,12 @@ export function buildAlignAddons() {
   return HOOK_DIR;
 }
 
+/** own_alloc.node (own-allocator.c): an addon that allocates from its own arena; returns its path. */
+export function buildOwnAllocatorAddon() {
+  fs.mkdirSync(HOOK_DIR, { recursive: true });
+  return build(findCc(), path.join(ROOT, 'test', 'fixtures', 'native-heap', 'own-allocator.c'), 'own_alloc');
+}
+
 const LIBXML2_HEADERS = '/usr/include/libxml2';
 
 /** Why the real-libxml2 addon can't be built ('' when it can): the system's libxml2 and its headers. */

@@ -6,6 +6,7 @@
 #include "binding/js_stack_capture.h"
 #include "crash/describe.h"
 #include "crash/signal_handler.h"
+#include "native_heap/heap_ops.h"
 #include "native_heap/native_heap.h"
 
 namespace mate {
@@ -78,7 +79,7 @@ Napi::Array Variables(Napi::Env env, const std::vector<platform::RedirectedVaria
   return arr;
 }
 
-// nativeHeap() -> { globs, unmatched, modules: [{ path, slots, symbols, own, error, variables }] }
+// nativeHeap() -> { globs, unmatched, modules: [{ path, slots, symbols, own, error, variables, allocationCalls }] }
 Napi::Value NativeHeap(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Napi::Object o = Napi::Object::New(env);
@@ -94,6 +95,7 @@ Napi::Value NativeHeap(const Napi::CallbackInfo& info) {
     m.Set("own", Strings(env, mods[i].own));
     m.Set("error", mods[i].error.empty() ? env.Null() : Napi::Value(Napi::String::New(env, mods[i].error)));
     m.Set("variables", Variables(env, mods[i].variables));
+    m.Set("allocationCalls", Napi::Boolean::New(env, native_heap::MadeAllocationCalls(mods[i].base)));
     arr.Set(i, m);
   }
   o.Set("modules", arr);
@@ -119,6 +121,12 @@ void AddNativeHeapStats(Napi::Env env, Napi::Object o, const AllocatorStats& s) 
   o.Set("nativeForeignFrees", num(nc.foreign_frees));
   o.Set("nativeBadFrees", num(nc.bad_frees));
   o.Set("nativeRoutedFrees", num(nc.routed_frees));
+  Napi::Object by = Napi::Object::New(env);
+  by.Set("sampledOut", num(nc.sampled_out));
+  by.Set("reentrant", num(nc.reentrant));
+  by.Set("noSlot", num(nc.no_slot));
+  by.Set("libcBlocks", num(nc.libc_blocks));
+  o.Set("nativeUnguardedBy", by);
 }
 
 void AddNativeHeapExports(Napi::Env env, Napi::Object exports) {

@@ -24,6 +24,16 @@ void* TryAllocate(size_t size, size_t alignment, bool sampled = true);
 // allocation call.
 void CountUnguarded();
 
+// Which chosen modules made allocation calls mate-guard saw: a module
+// whose calls never come through its imports (a Rust addon with its own
+// allocator) is named at the end of the run. Registered at patch time (one
+// writer: the patch pass); read on every allocation call.
+void RegisterChosenModule(uintptr_t base, uintptr_t lo, uintptr_t hi);
+// The return address of a replacement: marks the module it lies in, once.
+void NoteCaller(const void* return_address);
+// Whether the module loaded at `base` made an allocation call (false when unknown).
+bool MadeAllocationCalls(uintptr_t base);
+
 // The guarded region, for the free router's first test: set once when the
 // native heap starts (the region never moves), zero before.
 extern uintptr_t g_region_base;

@@ -1,5 +1,7 @@
 #include "native_heap/native_heap.h"
 
+#include <link.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include <mutex>
@@ -18,13 +20,29 @@ namespace {
 
 // The chosen modules' allocation calls. The runtimes and Node implement
 // the heap or are not the user's code.
+// A chosen module's loaded range, so its allocation calls can be told
+// apart by return address (heap_ops: NoteCaller).
+void RegisterRange(const platform::LoadedObject& obj) {
+  const auto* ph = static_cast<const ElfW(Phdr)*>(obj.phdrs);
+  uintptr_t lo = UINTPTR_MAX, hi = 0;
+  for (uint16_t i = 0; i < obj.phnum; i++) {
+    if (ph[i].p_type != PT_LOAD) continue;
+    uintptr_t start = obj.base + ph[i].p_vaddr, end = start + ph[i].p_memsz;
+    if (start < lo) lo = start;
+    if (end > hi) hi = end;
+  }
+  if (lo < hi) RegisterChosenModule(obj.base, lo, hi);
+}
+
 platform::ImportRedirector& Chosen() {
   static platform::ImportRedirector* r = [] {
     size_t n;
     const platform::ImportRedirect* table = Replacements(&n);
-    return new platform::ImportRedirector({"native heap", table, n, platform::Choose::kGlobs,
-                                           platform::kNeverLoader | platform::kNeverRuntime | platform::kNeverNode,
-                                           [] { RefreshModuleMap(); }});
+    platform::RedirectorConfig c{"native heap", table, n, platform::Choose::kGlobs,
+                                 platform::kNeverLoader | platform::kNeverRuntime | platform::kNeverNode,
+                                 [] { RefreshModuleMap(); }};
+    c.patched = RegisterRange;
+    return new platform::ImportRedirector(c);
   }();
   return *r;  // never destroyed: frees may come during exit
 }

@@ -23,14 +23,20 @@ namespace {
 
 bool PowerOfTwo(size_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
+// Each allocation entry point marks the chosen module that called it (its
+// return address), for the end-of-run line about modules that made none.
+#define NOTE_CALLER() NoteCaller(__builtin_return_address(0))
+
 // --- C -----------------------------------------------------------------
 
 void* Malloc(size_t n) {
+  NOTE_CALLER();
   if (void* p = TryAllocate(n, 0)) return p;
   return malloc(n);
 }
 
 void* Calloc(size_t n, size_t m) {
+  NOTE_CALLER();
   size_t total;
   if (__builtin_mul_overflow(n, m, &total)) {
     errno = ENOMEM;
@@ -41,6 +47,7 @@ void* Calloc(size_t n, size_t m) {
 }
 
 void* Realloc(void* p, size_t n) {
+  NOTE_CALLER();
   if (p == nullptr) return Malloc(n);
   void* out;
   if (TryRealloc(p, n, &out)) return out;
@@ -51,6 +58,7 @@ void* Realloc(void* p, size_t n) {
 }
 
 void* ReallocArray(void* p, size_t n, size_t m) {
+  NOTE_CALLER();
   size_t total;
   if (__builtin_mul_overflow(n, m, &total)) {
     errno = ENOMEM;
@@ -64,6 +72,7 @@ void Free(void* p) {
 }
 
 int PosixMemalign(void** out, size_t alignment, size_t n) {
+  NOTE_CALLER();
   if (!PowerOfTwo(alignment) || alignment % sizeof(void*) != 0) return EINVAL;
   if (void* p = TryAllocate(n, alignment)) {
     *out = p;
@@ -73,23 +82,27 @@ int PosixMemalign(void** out, size_t alignment, size_t n) {
 }
 
 void* AlignedAlloc(size_t alignment, size_t n) {
+  NOTE_CALLER();
   if (PowerOfTwo(alignment))
     if (void* p = TryAllocate(n, alignment)) return p;
   return aligned_alloc(alignment, n);
 }
 
 void* Memalign(size_t alignment, size_t n) {
+  NOTE_CALLER();
   if (PowerOfTwo(alignment))
     if (void* p = TryAllocate(n, alignment)) return p;
   return memalign(alignment, n);
 }
 
 void* Valloc(size_t n) {
+  NOTE_CALLER();
   if (void* p = TryAllocate(n, static_cast<size_t>(getpagesize()))) return p;
   return valloc(n);
 }
 
 void* Pvalloc(size_t n) {
+  NOTE_CALLER();
   size_t page = static_cast<size_t>(getpagesize());
   size_t rounded = (n + page - 1) & ~(page - 1);
   if (rounded < n) {
@@ -108,12 +121,14 @@ size_t MallocUsableSize(void* p) {
 }
 
 char* Strdup(const char* s) {
+  NOTE_CALLER();
   size_t n = strlen(s) + 1;
   if (void* p = TryAllocate(n, 0)) return static_cast<char*>(memcpy(p, s, n));
   return strdup(s);
 }
 
 char* Strndup(const char* s, size_t max) {
+  NOTE_CALLER();
   size_t n = strnlen(s, max);
   if (auto* p = static_cast<char*>(TryAllocate(n + 1, 0))) {
     memcpy(p, s, n);
@@ -128,34 +143,42 @@ char* Strndup(const char* s, size_t max) {
 size_t Align(std::align_val_t al) { return static_cast<size_t>(al); }
 
 void* New(size_t n) {
+  NOTE_CALLER();
   if (void* p = TryAllocate(n, 0)) return p;
   return ::operator new(n);
 }
 void* NewArray(size_t n) {
+  NOTE_CALLER();
   if (void* p = TryAllocate(n, 0)) return p;
   return ::operator new[](n);
 }
 void* NewNothrow(size_t n, const std::nothrow_t& tag) noexcept {
+  NOTE_CALLER();
   if (void* p = TryAllocate(n, 0)) return p;
   return ::operator new(n, tag);
 }
 void* NewArrayNothrow(size_t n, const std::nothrow_t& tag) noexcept {
+  NOTE_CALLER();
   if (void* p = TryAllocate(n, 0)) return p;
   return ::operator new[](n, tag);
 }
 void* NewAligned(size_t n, std::align_val_t al) {
+  NOTE_CALLER();
   if (void* p = TryAllocate(n, Align(al))) return p;
   return ::operator new(n, al);
 }
 void* NewArrayAligned(size_t n, std::align_val_t al) {
+  NOTE_CALLER();
   if (void* p = TryAllocate(n, Align(al))) return p;
   return ::operator new[](n, al);
 }
 void* NewAlignedNothrow(size_t n, std::align_val_t al, const std::nothrow_t& tag) noexcept {
+  NOTE_CALLER();
   if (void* p = TryAllocate(n, Align(al))) return p;
   return ::operator new(n, al, tag);
 }
 void* NewArrayAlignedNothrow(size_t n, std::align_val_t al, const std::nothrow_t& tag) noexcept {
+  NOTE_CALLER();
   if (void* p = TryAllocate(n, Align(al))) return p;
   return ::operator new[](n, al, tag);
 }

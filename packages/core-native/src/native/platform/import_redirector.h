@@ -36,6 +36,9 @@ struct RedirectorConfig {
   // Modules another redirection handles (the free router leaves the native
   // heap's chosen modules to it: one owner per slot).
   bool (*skip)(const LoadedObject& obj) = nullptr;
+  // Runs for each module after it was patched (inside the pass: the loader's
+  // list is held, so it must not load, unload or ask the loader).
+  void (*patched)(const LoadedObject& obj) = nullptr;
 };
 
 class ImportRedirector {

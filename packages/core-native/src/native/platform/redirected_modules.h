@@ -50,6 +50,7 @@ struct RedirectedVariable {
 // device guard's lists, shown by nativeHeap() and deviceStats()).
 struct RedirectedModule {
   std::string path;
+  uintptr_t base = 0;                // load bias (a path may load twice)
   uint32_t slots = 0;                // import slots pointing at mate-guard
   std::vector<std::string> symbols;  // which imports they are
   std::vector<std::string> own;      // table symbols the module defines itself (not redirected)
@@ -93,6 +94,7 @@ class RedirectedModuleList {
     }
     RedirectedModule& m = modules_[index];
     m.path = obj.path;
+    m.base = obj.base;
     m.slots = r.slots_redirected;
     m.error = r.error ? r.error : "";
     out.names = Names(r.symbols, table, n, &m.symbols);

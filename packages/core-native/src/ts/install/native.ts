@@ -18,7 +18,21 @@ export interface AllocationCounts {
   quarantined: number;
 }
 
+/** Why a chosen module's allocation calls went to libc. */
+export interface NativeUnguardedBy {
+  /** nativeSampleRate left them out. */
+  sampledOut: number;
+  /** Made inside a guarded allocation on the same thread (its JS stack capture). */
+  reentrant: number;
+  /** The allocator gave no slot (its fallback reasons say why). */
+  noSlot: number;
+  /** Reallocs of blocks libc made (they stay libc's). */
+  libcBlocks: number;
+}
+
 export interface NativeStats extends AllocationCounts {
+  /** Host: each reason an allocation ran unguarded, with its count (fallbackReason is the last one). */
+  fallbackReasons?: Record<string, number>;
   quarantinedBytes: number;
   reservedBytes: number;
   maxLive: number;
@@ -29,6 +43,8 @@ export interface NativeStats extends AllocationCounts {
   nativeAllocations: number;
   /** Native heap: allocation calls that went to libc (sampled out, or no slot). */
   nativeUnguarded: number;
+  /** Why, each counted (they add up to nativeUnguarded). */
+  nativeUnguardedBy?: NativeUnguardedBy;
   /** Native heap: frees of pointers mate-guard did not hand out, passed to libc. */
   nativeForeignFrees: number;
   /** Native heap: double and invalid frees found (and ignored). */
@@ -97,7 +113,11 @@ export interface NativeHeapVariable {
 export interface NativeHeapState {
   globs: string[];
   unmatched: string[];
-  modules: Array<{ path: string; slots: number; symbols: string[]; own: string[]; error: string | null; variables: NativeHeapVariable[] }>;
+  modules: Array<{
+    path: string; slots: number; symbols: string[]; own: string[]; error: string | null; variables: NativeHeapVariable[];
+    /** Whether it made an allocation call mate-guard saw (through a redirected import or variable). */
+    allocationCalls: boolean;
+  }>;
 }
 
 export interface NativeAllocation {

@@ -123,6 +123,7 @@ void ImportRedirector::PatchLoaded() {
         std::vector<uintptr_t> owned = self.modules_.OwnedSlots(obj);
         RedirectResult r = RedirectImports(obj, c.table, c.n, &owned);
         RedirectedModuleList::Recorded rec = self.modules_.Record(obj, r, c.table, c.n);
+        if (c.patched) c.patched(obj);
         if (!self.log_) return true;
         if ((rec.fresh || r.slots_written) && (r.slots_redirected > 0 || r.error || c.choose != Choose::kEveryModule)) {
           if (r.error) pass.log += Format("[mate-guard] %s: could not redirect %s: %s\n", c.name, obj.path, r.error);
