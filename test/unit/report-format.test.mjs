@@ -113,5 +113,18 @@ test('a segfault outside guarded memory: access, address and the kernel\'s reaso
   assert.equal(sent[0], '==mate-guard== ERROR: deadly-signal: SIGSEGV (sent by process 4321 (kill)): the process dies');
   assert.equal(sent.at(-2), '==mate-guard== hint: the process died by SIGSEGV; the stack shows where');
   const gp = lines('death-wild-write', (e) => ({ ...e, death: { ...e.death, code: 0x80, address: '0x0' } }));
-  assert.equal(gp[0], '==mate-guard== ERROR: deadly-signal: SIGSEGV (a general-protection fault: a non-canonical pointer or a privileged access; the kernel gives no address), outside guarded memory: the process dies');
+  // No address: neither "outside guarded memory" nor a hint to guard more (a misaligned access may be inside it).
+  assert.equal(gp[0], '==mate-guard== ERROR: deadly-signal: SIGSEGV (a general-protection fault: a non-canonical pointer, an aligned SSE/AVX access of a misaligned address, or a privileged instruction; the kernel gives no address): the process dies');
+  assert.doesNotMatch(gp.at(-2), /--guard-native/);
+  const movdqa = lines('death-wild-write', (e) => ({ ...e, death: { ...e.death, code: 0x80, address: '0x0', misaligned: { instruction: 'movdqa', address: '0x7f0000001ff8', alignment: 16 } } }));
+  assert.equal(movdqa[0], '==mate-guard== ERROR: deadly-signal: SIGSEGV (a general-protection fault: movdqa needs 16-byte aligned memory and was given 0x7f0000001ff8, 8 bytes past a 16-byte boundary): the process dies');
+});
+
+test('deaths: a hint never asks to guard a module whose heap the dying process guarded', () => {
+  const guarded = lines('death-wild-write', (e) => ({ ...e, nativeHeap: { globs: ['*buggy_addon.node'], modules: ['/repo/examples/addon/build/Release/buggy_addon.node'] } }));
+  assert.match(guarded.at(-2), /^==mate-guard== hint: the access was outside guarded memory, and \S*buggy_addon\.node's heap is guarded already: /);
+  const other = lines('death-wild-write', (e) => ({ ...e, nativeHeap: { globs: ['*other.node'], modules: ['/repo/other.node'] } }));
+  assert.match(other.at(-2), /covers "\*other\.node"\); the stack shows where\. Add the module whose memory it is to --guard-native/);
+  const off = lines('death-wild-write');
+  assert.match(off.at(-2), /Guard the module's heap \(--guard-native\)/);
 });

@@ -210,6 +210,11 @@ Napi::Value Stats(const Napi::CallbackInfo& info) {
   auto num = [&](uint64_t v) { return CountToJs(env, v); };
   Napi::Object o = Napi::Object::New(env);
   SetAllocationCounts(env, o, s);
+  // { reason: count }: each reason an allocation ran unguarded, counted.
+  Napi::Object reasons = Napi::Object::New(env);
+  for (const AllocatorStats::ReasonCount& rc : s.fallback_reasons)
+    if (rc.reason != nullptr) reasons.Set(rc.reason, CountToJs(env, rc.count));
+  o.Set("fallbackReasons", reasons);
   o.Set("quarantinedBytes", num(s.quarantined_bytes));
   o.Set("reservedBytes", num(s.reserved_bytes));
   o.Set("maxLive", num(s.max_live));

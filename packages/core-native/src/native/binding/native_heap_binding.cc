@@ -6,6 +6,7 @@
 #include "binding/js_stack_capture.h"
 #include "crash/describe.h"
 #include "crash/signal_handler.h"
+#include "native_heap/heap_ops.h"
 #include "native_heap/native_heap.h"
 
 namespace mate {
@@ -52,7 +53,33 @@ Napi::Value NativeHeapRefresh(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
-// nativeHeap() -> { globs, unmatched, modules: [{ path, slots, symbols, own, error }] }
+Napi::String Hex(Napi::Env env, uintptr_t v) {
+  char buf[24];
+  snprintf(buf, sizeof(buf), "0x%lx", static_cast<unsigned long>(v));
+  return Napi::String::New(env, buf);
+}
+
+// [{ address, symbol, redirected, owner: 'mate-guard' | 'program', since: 'install' | 'later' | null,
+//    firstHeld, held }]: the module's variables initialised to an allocator function.
+Napi::Array Variables(Napi::Env env, const std::vector<platform::RedirectedVariable>& vars) {
+  Napi::Array arr = Napi::Array::New(env, vars.size());
+  for (size_t i = 0; i < vars.size(); i++) {
+    const platform::RedirectedVariable& v = vars[i];
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("address", Hex(env, v.slot));
+    o.Set("symbol", v.symbol);
+    o.Set("redirected", Napi::Boolean::New(env, v.redirected));
+    bool owned = v.owned_at_install || v.owned_later;
+    o.Set("owner", owned ? "program" : "mate-guard");
+    o.Set("since", owned ? Napi::Value(Napi::String::New(env, v.owned_at_install ? "install" : "later")) : env.Null());
+    o.Set("firstHeld", Hex(env, reinterpret_cast<uintptr_t>(v.first_held)));
+    o.Set("held", Hex(env, reinterpret_cast<uintptr_t>(v.held)));
+    arr.Set(i, o);
+  }
+  return arr;
+}
+
+// nativeHeap() -> { globs, unmatched, modules: [{ path, slots, symbols, own, error, variables, allocationCalls }] }
 Napi::Value NativeHeap(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Napi::Object o = Napi::Object::New(env);
@@ -67,6 +94,8 @@ Napi::Value NativeHeap(const Napi::CallbackInfo& info) {
     m.Set("symbols", Strings(env, mods[i].symbols));
     m.Set("own", Strings(env, mods[i].own));
     m.Set("error", mods[i].error.empty() ? env.Null() : Napi::Value(Napi::String::New(env, mods[i].error)));
+    m.Set("variables", Variables(env, mods[i].variables));
+    m.Set("allocationCalls", Napi::Boolean::New(env, native_heap::MadeAllocationCalls(mods[i].base)));
     arr.Set(i, m);
   }
   o.Set("modules", arr);
@@ -92,6 +121,12 @@ void AddNativeHeapStats(Napi::Env env, Napi::Object o, const AllocatorStats& s) 
   o.Set("nativeForeignFrees", num(nc.foreign_frees));
   o.Set("nativeBadFrees", num(nc.bad_frees));
   o.Set("nativeRoutedFrees", num(nc.routed_frees));
+  Napi::Object by = Napi::Object::New(env);
+  by.Set("sampledOut", num(nc.sampled_out));
+  by.Set("reentrant", num(nc.reentrant));
+  by.Set("noSlot", num(nc.no_slot));
+  by.Set("libcBlocks", num(nc.libc_blocks));
+  o.Set("nativeUnguardedBy", by);
 }
 
 void AddNativeHeapExports(Napi::Env env, Napi::Object exports) {

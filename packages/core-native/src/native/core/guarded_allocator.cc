@@ -266,7 +266,14 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
   if (r == nullptr) {
     std::lock_guard<std::mutex> lock(mu_);
     stats_.fallbacks++;
+    if (reason == nullptr) reason = "no guarded slot could be taken";
     stats_.last_fallback_reason = reason;
+    for (AllocatorStats::ReasonCount& rc : stats_.fallback_reasons) {
+      if (rc.reason != nullptr && rc.reason != reason) continue;
+      rc.reason = reason;
+      rc.count++;
+      break;
+    }
     res.fallback_reason = reason;
     return res;
   }

@@ -84,6 +84,12 @@ struct AllocatorStats {
   uint64_t max_live = 0;      // cap on live allocations (mprotect), 0 = none
   GuardMethod guard_method = GuardMethod::kMadviseGuard;
   const char* last_fallback_reason = nullptr;
+  // Each reason's own count (reasons are static strings: compared by address).
+  static constexpr size_t kMaxReasons = 8;
+  struct ReasonCount {
+    const char* reason = nullptr;
+    uint64_t count = 0;
+  } fallback_reasons[kMaxReasons];
 };
 
 // Hands out guarded slots from one reserved region. Knows nothing of signals,

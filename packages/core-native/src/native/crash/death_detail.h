@@ -27,6 +27,11 @@ struct DeathDetail {
   uint32_t free_frame = 0;
   const char* free_function = nullptr;
   uintptr_t pointer = 0;
+  // A general-protection fault of an instruction that needs an aligned
+  // memory operand and was given a misaligned one (movdqa).
+  const char* misaligned_instruction = nullptr;
+  uintptr_t misaligned_address = 0;
+  uint32_t misaligned_alignment = 0;
 };
 
 }  // namespace mate

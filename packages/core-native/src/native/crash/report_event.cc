@@ -334,6 +334,18 @@ void Death(const DeathDetail& d, Writer* w) {
   } else {
     w->Str("null");
   }
+  w->Str(",\"misaligned\":");
+  if (d.misaligned_instruction) {
+    w->Str("{\"instruction\":");
+    w->JsonStr(d.misaligned_instruction);
+    w->Str(",\"address\":");
+    HexStr(w, d.misaligned_address);
+    w->Str(",\"alignment\":");
+    w->Dec(d.misaligned_alignment);
+    w->Char('}');
+  } else {
+    w->Str("null");
+  }
   w->Char('}');
 }
 

@@ -67,11 +67,12 @@ const platform::ImportRedirect* FreeRoutes(size_t* count) {
     g_real.realloc = Resolve("realloc", &realloc);
     g_real.reallocarray = Resolve("reallocarray", &reallocarray);
     g_real.usable_size = Resolve("malloc_usable_size", &malloc_usable_size);
-    // A slot is bound to the canonical address or to the real function.
-    routes[0] = {"free", Fn(&RoutedFree), {Fn(&free), Fn(g_real.free)}};
-    routes[1] = {"realloc", Fn(&RoutedRealloc), {Fn(&realloc), Fn(g_real.realloc)}};
-    routes[2] = {"reallocarray", Fn(&RoutedReallocArray), {Fn(&reallocarray), Fn(g_real.reallocarray)}};
-    routes[3] = {"malloc_usable_size", Fn(&RoutedUsableSize), {Fn(&malloc_usable_size), Fn(g_real.usable_size)}};
+    // A slot is bound to the canonical address or to the real function;
+    // one bound elsewhere is a module's own allocator (left alone).
+    routes[0] = {"free", Fn(&RoutedFree), {Fn(&free), Fn(g_real.free)}, true};
+    routes[1] = {"realloc", Fn(&RoutedRealloc), {Fn(&realloc), Fn(g_real.realloc)}, true};
+    routes[2] = {"reallocarray", Fn(&RoutedReallocArray), {Fn(&reallocarray), Fn(g_real.reallocarray)}, true};
+    routes[3] = {"malloc_usable_size", Fn(&RoutedUsableSize), {Fn(&malloc_usable_size), Fn(g_real.usable_size)}, true};
     built = true;
   }
   *count = sizeof(routes) / sizeof(routes[0]);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstring>
 #include <mutex>
 
@@ -19,6 +20,12 @@ namespace {
 constexpr size_t kFrames = 16;
 
 std::atomic<GuardedAllocator*> g_allocator{nullptr};
+// malloc's promise: every block aligned for any type (16 bytes on x86-64
+// and aarch64 glibc). Code relies on it (SSE movdqa loads, fontconfig's
+// tagged pointers), so no `alignment` setting goes below it here.
+constexpr size_t kMallocAlignment = alignof(std::max_align_t);
+size_t g_alignment = kMallocAlignment;  // the configured one, never below the promise
+uint64_t g_exact_size = 0;              // nativeExactSize: this size is placed byte-exact
 uint32_t g_sample_rate = 1;
 bool g_log = false;
 void (*g_on_new_thread)() = nullptr;
@@ -27,6 +34,8 @@ uintptr_t g_own_lo = 0, g_own_hi = 0;    // our own code: left out of captured s
 uintptr_t g_stop_lo = 0, g_stop_hi = 0;  // the executable: a stack ends at its first frame there
 
 std::atomic<uint64_t> g_guarded{0}, g_unguarded{0}, g_foreign_frees{0}, g_bad_frees{0}, g_routed{0};
+// Why allocation calls went to libc, each counted (their sum is g_unguarded).
+std::atomic<uint64_t> g_sampled_out{0}, g_reentrant{0}, g_no_slot{0}, g_libc_blocks{0};
 
 std::mutex g_findings_mu;
 std::vector<Finding>* g_findings = nullptr;  // never destroyed: frees may come during exit
@@ -62,6 +71,16 @@ __attribute__((always_inline)) inline uint32_t CaptureFrames() {
   return StackStore::Get().InternFrames(pcs, n);
 }
 
+// The chosen modules' code ranges and whether each was seen calling. Filled
+// under the native heap's pass lock; `g_caller_count` published last.
+constexpr size_t kMaxChosen = 256;
+struct ChosenRange {
+  uintptr_t base, lo, hi;
+  std::atomic<bool> called;
+};
+ChosenRange g_callers[kMaxChosen];
+std::atomic<size_t> g_caller_count{0};
+
 void Record(const Finding& f) {
   std::lock_guard<std::mutex> lock(g_findings_mu);
   if (g_findings == nullptr) g_findings = new std::vector<Finding>();
@@ -74,6 +93,8 @@ uintptr_t g_region_base = 0;
 uintptr_t g_region_bytes = 0;
 
 void ConfigureOps(GuardedAllocator* a, const StartOptions& options) {
+  g_alignment = a->options().alignment > kMallocAlignment ? a->options().alignment : kMallocAlignment;
+  g_exact_size = a->options().native_exact_size;
   g_sample_rate = options.sample_rate ? options.sample_rate : 1;
   g_log = options.log;
   g_on_new_thread = options.on_new_thread;
@@ -92,6 +113,7 @@ void* TryAllocate(size_t size, size_t alignment, bool sampled) {
   ThreadState& t = t_state;
   if (t.busy || (sampled && !Sampled(t))) {
     g_unguarded.fetch_add(1, std::memory_order_relaxed);
+    (t.busy ? g_reentrant : g_sampled_out).fetch_add(1, std::memory_order_relaxed);
     return nullptr;
   }
   t.busy = true;
@@ -101,6 +123,11 @@ void* TryAllocate(size_t size, size_t alignment, bool sampled) {
   }
   AllocRequest req;
   req.size = size;
+  // malloc's alignment (or the aligned form's own, at least that), except
+  // the one size nativeExactSize places byte-exact (a rerun after damage in
+  // the tail gap of such an allocation).
+  if (alignment == 0) alignment = size == g_exact_size && size != 0 ? 1 : g_alignment;
+  else if (alignment < kMallocAlignment) alignment = kMallocAlignment;
   req.alignment = alignment;
   req.frames_id = CaptureFrames();
   // Still busy: what the JS capture allocates through the module is not guarded.
@@ -110,6 +137,7 @@ void* TryAllocate(size_t size, size_t alignment, bool sampled) {
   t.busy = false;
   if (r.ptr == nullptr) {
     g_unguarded.fetch_add(1, std::memory_order_relaxed);
+    g_no_slot.fetch_add(1, std::memory_order_relaxed);  // the allocator counts its reason too
     return nullptr;
   }
   g_guarded.fetch_add(1, std::memory_order_relaxed);
@@ -188,7 +216,48 @@ bool TryUsableSize(const void* ptr, size_t* size) {
   return true;
 }
 
-void CountUnguarded() { g_unguarded.fetch_add(1, std::memory_order_relaxed); }
+void RegisterChosenModule(uintptr_t base, uintptr_t lo, uintptr_t hi) {
+  size_t n = g_caller_count.load(std::memory_order_relaxed);
+  for (size_t i = 0; i < n; i++) {
+    if (g_callers[i].base != base) continue;
+    if (g_callers[i].lo != lo || g_callers[i].hi != hi) {  // another module at the same place (unloaded, then loaded)
+      g_callers[i].lo = lo;
+      g_callers[i].hi = hi;
+      g_callers[i].called.store(false, std::memory_order_relaxed);
+    }
+    return;
+  }
+  if (n == kMaxChosen) return;
+  g_callers[n].base = base;
+  g_callers[n].lo = lo;
+  g_callers[n].hi = hi;
+  g_callers[n].called.store(false, std::memory_order_relaxed);
+  g_caller_count.store(n + 1, std::memory_order_release);
+}
+
+void NoteCaller(const void* return_address) {
+  uintptr_t ra = reinterpret_cast<uintptr_t>(return_address);
+  size_t n = g_caller_count.load(std::memory_order_acquire);
+  for (size_t i = 0; i < n; i++) {
+    ChosenRange& c = g_callers[i];
+    if (ra < c.lo || ra >= c.hi) continue;
+    // Read first: after the first call the line is only ever read.
+    if (!c.called.load(std::memory_order_relaxed)) c.called.store(true, std::memory_order_relaxed);
+    return;
+  }
+}
+
+bool MadeAllocationCalls(uintptr_t base) {
+  size_t n = g_caller_count.load(std::memory_order_acquire);
+  for (size_t i = 0; i < n; i++)
+    if (g_callers[i].base == base) return g_callers[i].called.load(std::memory_order_relaxed);
+  return false;
+}
+
+void CountUnguarded() {
+  g_unguarded.fetch_add(1, std::memory_order_relaxed);
+  g_libc_blocks.fetch_add(1, std::memory_order_relaxed);
+}
 
 Counters GetCounters() {
   Counters c;
@@ -197,6 +266,10 @@ Counters GetCounters() {
   c.foreign_frees = g_foreign_frees.load(std::memory_order_relaxed);
   c.bad_frees = g_bad_frees.load(std::memory_order_relaxed);
   c.routed_frees = g_routed.load(std::memory_order_relaxed);
+  c.sampled_out = g_sampled_out.load(std::memory_order_relaxed);
+  c.reentrant = g_reentrant.load(std::memory_order_relaxed);
+  c.no_slot = g_no_slot.load(std::memory_order_relaxed);
+  c.libc_blocks = g_libc_blocks.load(std::memory_order_relaxed);
   return c;
 }
 

@@ -15,14 +15,24 @@ namespace native_heap {
 void ConfigureOps(GuardedAllocator* a, const StartOptions& options);
 
 // A guarded slot for this call, or nullptr (sampled out, no slot, or
-// re-entered): then the caller allocates from libc. `alignment` 0 is the
-// configured one. `sampled` false skips sampling (realloc of a guarded block).
+// re-entered): then the caller allocates from libc. `alignment` 0 is
+// malloc's: the configured one, never below malloc's 16-byte promise. `sampled` false skips sampling (realloc of a guarded block).
 void* TryAllocate(size_t size, size_t alignment, bool sampled = true);
 
 // An allocation call of a chosen module that went to libc anyway (realloc
 // of a block libc made): counted so that guarded + unguarded = every
 // allocation call.
 void CountUnguarded();
+
+// Which chosen modules made allocation calls mate-guard saw: a module
+// whose calls never come through its imports (a Rust addon with its own
+// allocator) is named at the end of the run. Registered at patch time (one
+// writer: the patch pass); read on every allocation call.
+void RegisterChosenModule(uintptr_t base, uintptr_t lo, uintptr_t hi);
+// The return address of a replacement: marks the module it lies in, once.
+void NoteCaller(const void* return_address);
+// Whether the module loaded at `base` made an allocation call (false when unknown).
+bool MadeAllocationCalls(uintptr_t base);
 
 // The guarded region, for the free router's first test: set once when the
 // native heap starts (the region never moves), zero before.

@@ -1,5 +1,7 @@
 #include "native_heap/native_heap.h"
 
+#include <link.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include <mutex>
@@ -18,30 +20,52 @@ namespace {
 
 // The chosen modules' allocation calls. The runtimes and Node implement
 // the heap or are not the user's code.
+// A chosen module's loaded range, so its allocation calls can be told
+// apart by return address (heap_ops: NoteCaller).
+void RegisterRange(const platform::LoadedObject& obj) {
+  const auto* ph = static_cast<const ElfW(Phdr)*>(obj.phdrs);
+  uintptr_t lo = UINTPTR_MAX, hi = 0;
+  for (uint16_t i = 0; i < obj.phnum; i++) {
+    if (ph[i].p_type != PT_LOAD) continue;
+    uintptr_t start = obj.base + ph[i].p_vaddr, end = start + ph[i].p_memsz;
+    if (start < lo) lo = start;
+    if (end > hi) hi = end;
+  }
+  if (lo < hi) RegisterChosenModule(obj.base, lo, hi);
+}
+
 platform::ImportRedirector& Chosen() {
   static platform::ImportRedirector* r = [] {
     size_t n;
     const platform::ImportRedirect* table = Replacements(&n);
-    return new platform::ImportRedirector({"native heap", table, n, platform::Choose::kGlobs,
-                                           platform::kNeverLoader | platform::kNeverRuntime | platform::kNeverNode,
-                                           [] { RefreshModuleMap(); }});
+    platform::RedirectorConfig c{"native heap", table, n, platform::Choose::kGlobs,
+                                 platform::kNeverLoader | platform::kNeverRuntime | platform::kNeverNode,
+                                 [] { RefreshModuleMap(); }};
+    c.patched = RegisterRange;
+    return new platform::ImportRedirector(c);
   }();
   return *r;  // never destroyed: frees may come during exit
 }
 
 // Every module's frees (the executable and the runtimes included): only
-// the loader is left alone.
+// the loader is left alone, and the chosen modules once chosen (their
+// replacements route frees themselves: one owner per slot).
 platform::ImportRedirector& Router() {
   static platform::ImportRedirector* r = [] {
     size_t n;
     const platform::ImportRedirect* table = FreeRoutes(&n);
-    return new platform::ImportRedirector({"native heap (frees)", table, n, platform::Choose::kEveryModule,
-                                           platform::kNeverLoader});
+    platform::RedirectorConfig c{"native heap (frees)", table, n, platform::Choose::kEveryModule,
+                                 platform::kNeverLoader};
+    c.skip = [](const platform::LoadedObject& obj) { return Chosen().Takes(obj); };
+    return new platform::ImportRedirector(c);
   }();
   return *r;
 }
 
-std::mutex g_start_mu;
+// One pass at a time: the router's pass asks the chosen list (Takes) while
+// the loader's list is held, which must not wait on a chosen pass waiting
+// for that list.
+std::mutex g_pass_mu;
 
 }  // namespace
 
@@ -50,7 +74,7 @@ bool Start(GuardedAllocator* allocator, const StartOptions& options, std::string
     *error = "the guard allocator is not created";
     return false;
   }
-  std::lock_guard<std::mutex> lock(g_start_mu);
+  std::lock_guard<std::mutex> lock(g_pass_mu);
   bool first = !Chosen().Started();
   if (first) ConfigureOps(allocator, options);
   // The router first: a chosen module's own free slots then go to its
@@ -70,6 +94,7 @@ bool Start(GuardedAllocator* allocator, const StartOptions& options, std::string
 bool Active() { return Chosen().Started(); }
 
 void Refresh() {
+  std::lock_guard<std::mutex> lock(g_pass_mu);
   Router().Refresh();
   Chosen().Refresh();
 }

@@ -57,6 +57,11 @@ struct Counters {
   uint64_t foreign_frees = 0;  // frees/reallocs of pointers mate-guard did not hand out (to libc)
   uint64_t bad_frees = 0;      // double and invalid frees found (and ignored)
   uint64_t routed_frees = 0;   // guarded pointers freed or reallocated by other modules (brought home)
+  // Why the unguarded ones went to libc (they add up to `unguarded`):
+  uint64_t sampled_out = 0;    // nativeSampleRate
+  uint64_t reentrant = 0;      // made inside a guarded allocation on the same thread (its JS stack capture)
+  uint64_t no_slot = 0;        // the allocator gave no slot (its fallback reasons say why)
+  uint64_t libc_blocks = 0;    // reallocs of blocks libc made (they stay libc's)
 };
 Counters GetCounters();
 

@@ -4,6 +4,7 @@
 // libstdc++'s.
 #include "native_heap/replacements.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 
 #include <new>
 
+#include "native_heap/free_router.h"
 #include "native_heap/heap_ops.h"
 
 namespace mate {
@@ -21,14 +23,20 @@ namespace {
 
 bool PowerOfTwo(size_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
+// Each allocation entry point marks the chosen module that called it (its
+// return address), for the end-of-run line about modules that made none.
+#define NOTE_CALLER() NoteCaller(__builtin_return_address(0))
+
 // --- C -----------------------------------------------------------------
 
 void* Malloc(size_t n) {
+  NOTE_CALLER();
   if (void* p = TryAllocate(n, 0)) return p;
   return malloc(n);
 }
 
 void* Calloc(size_t n, size_t m) {
+  NOTE_CALLER();
   size_t total;
   if (__builtin_mul_overflow(n, m, &total)) {
     errno = ENOMEM;
@@ -39,6 +47,7 @@ void* Calloc(size_t n, size_t m) {
 }
 
 void* Realloc(void* p, size_t n) {
+  NOTE_CALLER();
   if (p == nullptr) return Malloc(n);
   void* out;
   if (TryRealloc(p, n, &out)) return out;
@@ -49,6 +58,7 @@ void* Realloc(void* p, size_t n) {
 }
 
 void* ReallocArray(void* p, size_t n, size_t m) {
+  NOTE_CALLER();
   size_t total;
   if (__builtin_mul_overflow(n, m, &total)) {
     errno = ENOMEM;
@@ -62,6 +72,7 @@ void Free(void* p) {
 }
 
 int PosixMemalign(void** out, size_t alignment, size_t n) {
+  NOTE_CALLER();
   if (!PowerOfTwo(alignment) || alignment % sizeof(void*) != 0) return EINVAL;
   if (void* p = TryAllocate(n, alignment)) {
     *out = p;
@@ -71,23 +82,27 @@ int PosixMemalign(void** out, size_t alignment, size_t n) {
 }
 
 void* AlignedAlloc(size_t alignment, size_t n) {
+  NOTE_CALLER();
   if (PowerOfTwo(alignment))
     if (void* p = TryAllocate(n, alignment)) return p;
   return aligned_alloc(alignment, n);
 }
 
 void* Memalign(size_t alignment, size_t n) {
+  NOTE_CALLER();
   if (PowerOfTwo(alignment))
     if (void* p = TryAllocate(n, alignment)) return p;
   return memalign(alignment, n);
 }
 
 void* Valloc(size_t n) {
+  NOTE_CALLER();
   if (void* p = TryAllocate(n, static_cast<size_t>(getpagesize()))) return p;
   return valloc(n);
 }
 
 void* Pvalloc(size_t n) {
+  NOTE_CALLER();
   size_t page = static_cast<size_t>(getpagesize());
   size_t rounded = (n + page - 1) & ~(page - 1);
   if (rounded < n) {
@@ -106,12 +121,14 @@ size_t MallocUsableSize(void* p) {
 }
 
 char* Strdup(const char* s) {
+  NOTE_CALLER();
   size_t n = strlen(s) + 1;
   if (void* p = TryAllocate(n, 0)) return static_cast<char*>(memcpy(p, s, n));
   return strdup(s);
 }
 
 char* Strndup(const char* s, size_t max) {
+  NOTE_CALLER();
   size_t n = strnlen(s, max);
   if (auto* p = static_cast<char*>(TryAllocate(n + 1, 0))) {
     memcpy(p, s, n);
@@ -126,34 +143,42 @@ char* Strndup(const char* s, size_t max) {
 size_t Align(std::align_val_t al) { return static_cast<size_t>(al); }
 
 void* New(size_t n) {
+  NOTE_CALLER();
   if (void* p = TryAllocate(n, 0)) return p;
   return ::operator new(n);
 }
 void* NewArray(size_t n) {
+  NOTE_CALLER();
   if (void* p = TryAllocate(n, 0)) return p;
   return ::operator new[](n);
 }
 void* NewNothrow(size_t n, const std::nothrow_t& tag) noexcept {
+  NOTE_CALLER();
   if (void* p = TryAllocate(n, 0)) return p;
   return ::operator new(n, tag);
 }
 void* NewArrayNothrow(size_t n, const std::nothrow_t& tag) noexcept {
+  NOTE_CALLER();
   if (void* p = TryAllocate(n, 0)) return p;
   return ::operator new[](n, tag);
 }
 void* NewAligned(size_t n, std::align_val_t al) {
+  NOTE_CALLER();
   if (void* p = TryAllocate(n, Align(al))) return p;
   return ::operator new(n, al);
 }
 void* NewArrayAligned(size_t n, std::align_val_t al) {
+  NOTE_CALLER();
   if (void* p = TryAllocate(n, Align(al))) return p;
   return ::operator new[](n, al);
 }
 void* NewAlignedNothrow(size_t n, std::align_val_t al, const std::nothrow_t& tag) noexcept {
+  NOTE_CALLER();
   if (void* p = TryAllocate(n, Align(al))) return p;
   return ::operator new(n, al, tag);
 }
 void* NewArrayAlignedNothrow(size_t n, std::align_val_t al, const std::nothrow_t& tag) noexcept {
+  NOTE_CALLER();
   if (void* p = TryAllocate(n, Align(al))) return p;
   return ::operator new[](n, al, tag);
 }
@@ -202,7 +227,7 @@ void* Fn(F f) {
   return reinterpret_cast<void*>(f);
 }
 
-const platform::ImportRedirect kTable[] = {
+const platform::ImportRedirect kNames[] = {
     {"malloc", Fn(&Malloc)},
     {"calloc", Fn(&Calloc)},
     {"realloc", Fn(&Realloc)},
@@ -240,11 +265,31 @@ const platform::ImportRedirect kTable[] = {
     {"_ZdaPvSt11align_val_tRKSt9nothrow_t", Fn(&DeleteArrayAlignedNothrow)},
 };
 
+constexpr size_t kCount = sizeof(kNames) / sizeof(kNames[0]);
+
 }  // namespace
 
+// Each entry with the values a variable initialised to the real function
+// holds (its canonical address, as data relocations and `&free` see it;
+// where calls bind), and the free router's entry, which an earlier pass may
+// have written there before the module was chosen.
 const platform::ImportRedirect* Replacements(size_t* count) {
-  *count = sizeof(kTable) / sizeof(kTable[0]);
-  return kTable;
+  static platform::ImportRedirect table[kCount];
+  static bool built = false;
+  if (!built) {
+    size_t routes = 0;
+    const platform::ImportRedirect* routed = FreeRoutes(&routes);
+    for (size_t i = 0; i < kCount; i++) {
+      table[i] = kNames[i];
+      table[i].real[0] = dlsym(RTLD_DEFAULT, kNames[i].symbol);
+      table[i].real[1] = platform::CallTarget(kNames[i].symbol);
+      for (size_t r = 0; r < routes; r++)
+        if (strcmp(routed[r].symbol, kNames[i].symbol) == 0) table[i].real[2] = routed[r].target;
+    }
+    built = true;
+  }
+  *count = kCount;
+  return table;
 }
 
 }  // namespace native_heap

@@ -3,26 +3,48 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "platform/loaded_modules.h"
 
 // Redirects one loaded object's calls to functions it imports, by rewriting
-// the slots the dynamic linker filled for them (PLT/GOT entries: JUMP_SLOT,
-// GLOB_DAT and absolute-address relocations). Only that object's calls
-// change; every other object keeps calling the real functions.
+// the slots the dynamic linker filled for them. Two kinds of slot:
+// - import slots (PLT/GOT entries: JUMP_SLOT, GLOB_DAT): the object's calls
+//   and address-takes of the function itself; no program code writes them.
+// - data slots (absolute-address relocations, R_X86_64_64 / R_AARCH64_ABS64):
+//   variables and tables initialised to the function (`xmlFreeFunc xmlFree =
+//   free;`, zlib's zfree, a struct of allocator hooks). The program may set
+//   them to its own functions (xmlMemSetup, sqlite3_config) at any time, a
+//   constructor included: such a slot is rewritten only while it holds the
+//   process's real function (`real`), never once the program set it.
+// Only that object's calls change; every other object keeps calling the
+// real functions.
 namespace mate {
 namespace platform {
 
 struct ImportRedirect {
   const char* symbol;  // the imported name, mangled for C++ (`_Znwm`)
   void* target;        // where the object's calls go from now on
-  // Set: only slots bound to one of `expect` (the process's real function:
-  // its canonical address, which a non-PIE executable's PLT stub may be,
-  // and where a call binds) or not bound yet (a lazy PLT entry) are
-  // rewritten, also where the object defines the symbol itself (libc's own
-  // calls to free). A slot bound anywhere else (a module's own allocator)
-  // is left alone.
-  void* expect[2] = {nullptr, nullptr};
+  // The process's real function, as a slot may hold it: its canonical
+  // address (a non-PIE executable's PLT stub may be it), where a call binds,
+  // and what an earlier redirection of the same process put there (the free
+  // router's entry). A data slot is rewritten only while it holds one of
+  // these; with none given, data slots are treated as import slots (tables
+  // that predate the rule: CUDA's, the dlopen watch).
+  void* real[3] = {nullptr, nullptr, nullptr};
+  // Import slots too only where bound to `real` or not bound yet (a lazy PLT
+  // entry), also where the object defines the symbol itself (libc's own calls
+  // to free): a slot bound anywhere else (a module's own allocator) is left.
+  bool only_real = false;
+};
+
+// A data slot this pass found (see above).
+struct DataSlot {
+  uintptr_t slot = 0;     // its address
+  uint32_t entry = 0;     // the table entry it is initialised to
+  void* held = nullptr;   // what it held when this pass read it
+  bool redirected = false;  // it points at the target now (written now or before)
+  bool program_owned = false;  // the program set it (it holds neither the real function nor the target)
 };
 
 struct RedirectResult {
@@ -31,12 +53,17 @@ struct RedirectResult {
   uint64_t symbols = 0;         // bit i: table[i] has at least one redirected slot
   uint64_t defined = 0;         // bit i: the object defines table[i] itself (left alone)
   const char* error = nullptr;  // why the object could not be patched (nothing written)
+  std::vector<DataSlot> data;   // every data slot of a table symbol (with `real` given)
 };
 
 // Idempotent: slots already pointing at their target are left. Slots in
 // read-only pages (RELRO) are made writable for the write and read-only
-// again. At most 64 table entries. x86-64 and aarch64.
-RedirectResult RedirectImports(const LoadedObject& obj, const ImportRedirect* table, size_t n);
+// again. A data slot is written with one compare-and-swap against what it
+// held, so a program setting it meanwhile wins. `owned`: data slots the
+// program set earlier (never written again, whatever they hold now). At
+// most 64 table entries. x86-64 and aarch64.
+RedirectResult RedirectImports(const LoadedObject& obj, const ImportRedirect* table, size_t n,
+                               const std::vector<uintptr_t>* owned = nullptr);
 
 // The function calls to `symbol` reach: where the executable's own call
 // is bound, else the default lookup. Not `&symbol`: a non-PIE executable

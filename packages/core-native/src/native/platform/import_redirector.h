@@ -33,6 +33,12 @@ struct RedirectorConfig {
   Choose choose;
   unsigned never;              // NeverPatch groups left alone
   void (*before)() = nullptr;  // runs before each pass (e.g. the report module map)
+  // Modules another redirection handles (the free router leaves the native
+  // heap's chosen modules to it: one owner per slot).
+  bool (*skip)(const LoadedObject& obj) = nullptr;
+  // Runs for each module after it was patched (inside the pass: the loader's
+  // list is held, so it must not load, unload or ask the loader).
+  void (*patched)(const LoadedObject& obj) = nullptr;
 };
 
 class ImportRedirector {
@@ -45,6 +51,8 @@ class ImportRedirector {
   bool Started();
   // Patches what was loaded since the last pass (one cheap check when nothing was).
   void Refresh();
+  // Whether this redirection takes `obj` (records nothing).
+  bool Takes(const LoadedObject& obj);
 
   std::vector<RedirectedModule> Modules();
   std::vector<std::string> Globs();
@@ -66,6 +74,9 @@ class ImportRedirector {
   uint64_t generation_ = ~0ull;
   uintptr_t own_lo_ = 0, own_hi_ = 0;
 };
+
+// The log line for a variable (data slot) first seen, or found set by the program.
+std::string VariableLine(const char* redirector, const char* path, const RedirectedVariable& v);
 
 }  // namespace platform
 }  // namespace mate

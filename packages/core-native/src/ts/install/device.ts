@@ -50,6 +50,8 @@ export function shutdownDeviceGuard(native: NativeBinding): void {
   native.shutdownDevice();
 }
 
+const addReason = (reasons: Record<string, number>, reason: string, n: number) => ({ ...reasons, [reason]: (reasons[reason] ?? 0) + n });
+
 /** Host counters with the device's added, for the run summary. */
 export function withDeviceStats(native: NativeBinding, host: NativeStats): NativeStats {
   const d = native.deviceStats();
@@ -62,6 +64,7 @@ export function withDeviceStats(native: NativeBinding, host: NativeStats): Nativ
     peakLive: host.peakLive + d.peakLive,
     fallbacks: host.fallbacks + d.fallbacks,
     fallbackReason: d.fallbacks ? d.fallbackReason : host.fallbackReason,
+    ...(d.fallbacks ? { fallbackReasons: addReason(host.fallbackReasons ?? {}, d.fallbackReason ?? 'unknown reason', d.fallbacks) } : {}),
     device: d,
   };
 }

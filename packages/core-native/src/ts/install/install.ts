@@ -16,7 +16,7 @@ import { allocatorConfigOf, resolveAllocatorConfig, sameConfig, type GuardAlloca
 import { afterAddonLoads } from './addon-loads';
 import { installDeviceGuard, shutdownDeviceGuard, withDeviceStats } from './device';
 import { loadNative, type NativeAllocation, type NativeBinding } from './native';
-import { flushNativeHeapState, formatUnmatchedGlobs, startNativeHeap } from './native-heap';
+import { flushNativeHeapState, formatSilentModules, formatUnmatchedGlobs, startNativeHeap } from './native-heap';
 import { patchRealm, type GuardedAlloc } from './realm';
 import { makeJsStacks, makeNativeStackCapture, makeStackedAlloc, type JsStacks } from './stack';
 
@@ -140,9 +140,15 @@ function onExit(): void {
     // a broken handoff: say it here
   }
   if (alone) {
-    process.stderr.write(formatUnguardedWarning(s.fallbacks, [s.fallbackReason ?? 'unknown reason']));
+    const by: Record<string, number> = {};
+    for (const [reason, n] of Object.entries(s.fallbackReasons ?? (s.fallbackReason ? { [s.fallbackReason]: s.fallbacks } : {}))) by[`because ${reason}`] = n;
+    process.stderr.write(formatUnguardedWarning(s.fallbacks, by));
     process.stderr.write(formatTrackingOffWarning(s.device?.launchTracking === false ? [s.device.trackingOff ?? ''] : []));
-    if (native) process.stderr.write(formatUnmatchedGlobs(active.native.nativeHeap().unmatched));
+    if (native) {
+      const heap = active.native.nativeHeap();
+      process.stderr.write(formatUnmatchedGlobs(heap.unmatched));
+      process.stderr.write(formatSilentModules(heap.modules.filter((m) => !m.error && !m.allocationCalls).map((m) => m.path)));
+    }
   }
 }
 

@@ -18,8 +18,8 @@ let lastWritten = '';
  * which modules in this process, so the run can warn about a glob no
  * process matched (a process that dies of a fault writes no stats).
  */
-function writeState(native: NativeBinding, reportDir: string): void {
-  const text = JSON.stringify({ pid: process.pid, ...native.nativeHeap() });
+function writeState(native: NativeBinding, reportDir: string, final = false): void {
+  const text = JSON.stringify({ pid: process.pid, ...native.nativeHeap(), ...(final ? { final: true } : {}) });
   if (text === lastWritten) return;
   lastWritten = text;
   try {
@@ -45,30 +45,83 @@ export function startNativeHeap(native: NativeBinding, globs: readonly string[],
   });
 }
 
-/** The state file, now (at exit: the last word). */
+/**
+ * The state file, now (at exit: the last word, marked final: which modules
+ * made allocation calls is known only then).
+ */
 export function flushNativeHeapState(native: NativeBinding, reportDir: string): void {
-  writeState(native, reportDir);
+  writeState(native, reportDir, true);
 }
 
-/** Globs that no process of the run (its report directory) matched. */
-export function unmatchedNativeGlobs(reportDir: string): string[] {
+interface StateFile {
+  globs: string[];
+  unmatched: string[];
+  final?: boolean;
+  modules?: Array<{ path: string; slots: number; error: string | null; allocationCalls?: boolean }>;
+}
+
+function readStates(reportDir: string): StateFile[] {
   let names: string[] = [];
   try {
     names = fs.readdirSync(reportDir).filter((n) => STATE_FILE.test(n));
   } catch {
     return [];
   }
-  const seen = new Set<string>();
-  const matched = new Set<string>();
+  const out: StateFile[] = [];
   for (const name of names) {
     try {
-      const s = JSON.parse(fs.readFileSync(path.join(reportDir, name), 'utf8')) as { globs: string[]; unmatched: string[] };
-      for (const g of s.globs) {
-        seen.add(g);
-        if (!s.unmatched.includes(g)) matched.add(g);
-      }
+      out.push(JSON.parse(fs.readFileSync(path.join(reportDir, name), 'utf8')) as StateFile);
     } catch {
       // a file being replaced: skip
+    }
+  }
+  return out;
+}
+
+/**
+ * Chosen modules that made no allocation call mate-guard saw in any process
+ * that ran to its end (a process that died said nothing final), and none in
+ * any other: their allocations never came through their imports.
+ */
+export function silentNativeModules(reportDir: string): string[] {
+  const silent = new Set<string>();
+  const called = new Set<string>();
+  for (const s of readStates(reportDir)) {
+    for (const m of s.modules ?? []) {
+      if (m.error) continue;  // not patched: said by its own line
+      if (m.allocationCalls) called.add(m.path);
+      else if (s.final) silent.add(m.path);
+    }
+  }
+  return [...silent].filter((p) => !called.has(p)).sort();
+}
+
+/** One line per chosen module that made no allocation call mate-guard saw ('' when none). */
+export function formatSilentModules(paths: readonly string[]): string {
+  return paths
+    .map((p) => `[mate-guard] native heap: ${p} matched but made no allocation calls mate-guard can see: it may carry its own allocator (statically linked, as Rust and Go addons often do), whose memory is not guarded\n`)
+    .join('');
+}
+
+/** The globs and chosen modules of one process of the run, from its state file (undefined: it guarded no native heap). */
+export function nativeHeapOf(reportDir: string, pid: number): { globs: string[]; modules: string[] } | undefined {
+  try {
+    const s = JSON.parse(fs.readFileSync(path.join(reportDir, `native-heap-${pid}.json`), 'utf8')) as { globs?: string[]; modules?: Array<{ path: string }> };
+    if (!Array.isArray(s.globs) || s.globs.length === 0) return undefined;
+    return { globs: s.globs, modules: (s.modules ?? []).map((m) => m.path) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Globs that no process of the run (its report directory) matched. */
+export function unmatchedNativeGlobs(reportDir: string): string[] {
+  const seen = new Set<string>();
+  const matched = new Set<string>();
+  for (const s of readStates(reportDir)) {
+    for (const g of s.globs) {
+      seen.add(g);
+      if (!s.unmatched.includes(g)) matched.add(g);
     }
   }
   return [...seen].filter((g) => !matched.has(g));

@@ -18,7 +18,21 @@ export interface AllocationCounts {
   quarantined: number;
 }
 
+/** Why a chosen module's allocation calls went to libc. */
+export interface NativeUnguardedBy {
+  /** nativeSampleRate left them out. */
+  sampledOut: number;
+  /** Made inside a guarded allocation on the same thread (its JS stack capture). */
+  reentrant: number;
+  /** The allocator gave no slot (its fallback reasons say why). */
+  noSlot: number;
+  /** Reallocs of blocks libc made (they stay libc's). */
+  libcBlocks: number;
+}
+
 export interface NativeStats extends AllocationCounts {
+  /** Host: each reason an allocation ran unguarded, with its count (fallbackReason is the last one). */
+  fallbackReasons?: Record<string, number>;
   quarantinedBytes: number;
   reservedBytes: number;
   maxLive: number;
@@ -29,6 +43,8 @@ export interface NativeStats extends AllocationCounts {
   nativeAllocations: number;
   /** Native heap: allocation calls that went to libc (sampled out, or no slot). */
   nativeUnguarded: number;
+  /** Why, each counted (they add up to nativeUnguarded). */
+  nativeUnguardedBy?: NativeUnguardedBy;
   /** Native heap: frees of pointers mate-guard did not hand out, passed to libc. */
   nativeForeignFrees: number;
   /** Native heap: double and invalid frees found (and ignored). */
@@ -79,11 +95,31 @@ export interface NativeDeviceOptions extends Record<string, unknown> {
   redirectGlobs: string[];
 }
 
+/**
+ * A variable of a chosen module initialised to an allocator function
+ * (libxml2's `xmlFree = free`): redirected while it held libc's function,
+ * the program's once it set it (`since`: before mate-guard saw the module,
+ * or later).
+ */
+export interface NativeHeapVariable {
+  address: string;
+  symbol: string;
+  redirected: boolean;
+  owner: 'mate-guard' | 'program';
+  since: 'install' | 'later' | null;
+  firstHeld: string;
+  held: string;
+}
+
 /** Which globs matched which modules (nativeHeap()). */
 export interface NativeHeapState {
   globs: string[];
   unmatched: string[];
-  modules: Array<{ path: string; slots: number; symbols: string[]; own: string[]; error: string | null }>;
+  modules: Array<{
+    path: string; slots: number; symbols: string[]; own: string[]; error: string | null; variables: NativeHeapVariable[];
+    /** Whether it made an allocation call mate-guard saw (through a redirected import or variable). */
+    allocationCalls: boolean;
+  }>;
 }
 
 export interface NativeAllocation {

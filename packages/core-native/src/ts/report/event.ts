@@ -109,6 +109,12 @@ export interface DeathInfo {
    * did not see. The event's allocation is the one it points into.
    */
   guardedFree: { function: string; frame: number; pointer: Hex } | null;
+  /**
+   * A general-protection fault of an instruction that needs an aligned
+   * memory operand (movdqa, vmovaps, legacy SSE arithmetic) given a
+   * misaligned address; the event's allocation is the guarded one it lies in, if any.
+   */
+  misaligned?: { instruction: string; address: Hex; alignment: number } | null;
 }
 
 /** out-of-memory: the request that failed and what the device guard held then (bytes). */
@@ -180,13 +186,27 @@ export interface ViolationEvent {
    */
   delivered?: 'caller' | 'stderr';
   /** For canary damage: what the rerun in the faulting configuration found (the mate-* CLIs, guard-run). */
-  rerun?: { mode: 'tail' | 'head'; alignment: number; fault: Omit<ViolationEvent, 'file'> | null };
+  rerun?: {
+    mode: 'tail' | 'head';
+    alignment: number;
+    /** Native heap: the size placed byte-exact in the rerun (absent: none). */
+    nativeExactSize?: number;
+    fault: Omit<ViolationEvent, 'file'> | null;
+    /** The rerun died of something else before any such fault (a deadly signal, an uncaught exception). */
+    death?: Omit<ViolationEvent, 'file'> | null;
+  };
   /** A run's suppressions matched it: counted, not failed (a fault still killed its process). */
   suppressed?: SuppressionVerdict;
   /** The rendered report, every line starting with `==mate-guard== `; absent until rendered. */
   text?: string;
   /** Where it was read from (set by the reader). */
   file?: string;
+  /**
+   * Deaths: whose native heap the dying process guarded (its
+   * native-heap-<pid>.json, added when the report is rendered), so a hint
+   * never asks for a setting that was on.
+   */
+  nativeHeap?: { globs: string[]; modules: string[] };
 }
 
 /** A kernel's exception: CUDA's sticky error, the context lost (illegal address, device-side assert, others). */

@@ -1,6 +1,9 @@
 // Rendering an event for a reader: native frames symbolized (once, kept in
 // the event), then the one formatter. Used by the report printer, by
 // in-process checks and by a run's owner for events nobody rendered.
+import * as path from 'node:path';
+
+import { nativeHeapOf } from '../install/native-heap';
 import { demangleNamesSync, symbolizeFramesSync } from '../symbolize';
 import type { DeviceLaunch, NativeStack, ViolationEvent } from './event';
 import { formatReport } from './format';
@@ -67,6 +70,10 @@ export function reportText(e: ViolationEvent): string {
  * is formatted: a report ends with its suppression, or the line that would.
  */
 export function renderEvent(event: ViolationEvent, suppress?: (e: ViolationEvent) => SuppressionVerdict | undefined): string {
+  if (event.death && !event.nativeHeap && event.file) {
+    const heap = nativeHeapOf(path.dirname(event.file), event.pid);
+    if (heap) event.nativeHeap = heap;
+  }
   symbolizeEvent(event);
   demangleKernels(event);
   if (suppress && !event.suppressed) {

@@ -12,7 +12,7 @@ import { repoRoot } from '../report/source-paths';
 import { loadSuppressions, matchSuppression } from '../report/suppressions';
 import { writeHandoff } from '../settings/handoff';
 import type { GuardSettings, SettingKey } from '../settings/table';
-import { formatUnmatchedGlobs, unmatchedNativeGlobs } from '../install/native-heap';
+import { formatSilentModules, formatUnmatchedGlobs, silentNativeModules, unmatchedNativeGlobs } from '../install/native-heap';
 import { loadNative } from '../install/native';
 import { formatCrashAttribution } from './attribution';
 import { earlierReportsText } from './earlier';
@@ -218,7 +218,7 @@ export class GuardedRun {
     text += formatUnreadable(report.unreadable);
     const nothing = end.nothingGuardedFix !== undefined && !verdict.guarded;
     text += nothing ? formatNothingGuarded(end.nothingGuardedFix!) : formatSummary(verdict.summary);
-    if (this.settings.nativeModules.length) text += formatUnmatchedGlobs(unmatchedNativeGlobs(report.dir));
+    if (this.settings.nativeModules.length) text += formatUnmatchedGlobs(unmatchedNativeGlobs(report.dir)) + formatSilentModules(silentNativeModules(report.dir));
     const any = report.violations.length > 0 || report.unreadable.length > 0;
     if (any) this.held = true;
     if (any || this.keep) text += `[mate-guard] reports: ${report.dir}\n`;

@@ -22,6 +22,8 @@ const isCanary = (e: ViolationEvent): e is CanaryEvent => e.kind === 'canary-cor
 export interface RerunGroup {
   mode: GuardMode;
   alignment: number;
+  /** Native heap gap damage: the damaged allocation's size, placed byte-exact in the rerun (0: none). */
+  nativeExactSize: number;
   /** Device (CUDA) damage: launch blocking in the rerun, so the fault names its kernel. */
   launchBlocking: boolean;
   /** `head mode`, `tail mode with alignment 1` */
@@ -58,16 +60,26 @@ const lowBit = (n: number): number => {
  * memory reruns byte-exact; device memory with the largest power of two
  * dividing the size, which puts the end on the guard yet keeps every
  * element (a size is a whole number of them, vector loads included)
- * aligned, where alignment 1 would misalign a kernel's loads.
+ * aligned, where alignment 1 would misalign a kernel's loads. The native
+ * heap keeps malloc's 16-byte promise for every other allocation (other
+ * modules' code relies on it): only allocations of the damaged one's size
+ * are placed byte-exact.
  */
-function faultingConfig(e: CanaryEvent, settings: GuardSettings): { mode: GuardMode; alignment: number; launchBlocking: boolean } {
+function faultingConfig(e: CanaryEvent, settings: GuardSettings): { mode: GuardMode; alignment: number; nativeExactSize: number; launchBlocking: boolean } {
   const device = e.allocation.backend === 'cuda';
   const launchBlocking = device || settings.launchBlocking;
   const before = (e.damage?.before.bytes ?? 0) > 0;
-  if (e.allocation.mode === 'tail' && before) return { mode: 'head', alignment: settings.alignment, launchBlocking };
-  if (e.allocation.mode === 'head') return { mode: 'tail', alignment: settings.alignment, launchBlocking };
+  const keep = { alignment: settings.alignment, nativeExactSize: settings.nativeExactSize, launchBlocking };
+  if (e.allocation.mode === 'tail' && before) return { mode: 'head', ...keep };
+  if (e.allocation.mode === 'head') return { mode: 'tail', ...keep };
+  if (e.allocation.backend === 'native-heap') return { mode: 'tail', ...keep, nativeExactSize: e.allocation.size };
   const alignment = device && e.allocation.size > 0 ? Math.min(lowBit(e.allocation.size), e.allocation.alignment) : 1;
-  return { mode: 'tail', alignment, launchBlocking };
+  return { mode: 'tail', alignment, nativeExactSize: settings.nativeExactSize, launchBlocking };
+}
+
+function labelOf(mode: GuardMode, alignment: number, nativeExactSize: number, settings: GuardSettings): string {
+  if (nativeExactSize !== settings.nativeExactSize) return `${mode} mode with the native heap's ${nativeExactSize}-byte allocations placed byte-exact`;
+  return alignment !== settings.alignment ? `${mode} mode with alignment ${alignment}` : `${mode} mode`;
 }
 
 /** The reruns the canary reports of a run call for, one per configuration. */
@@ -75,12 +87,12 @@ export function planReruns(events: readonly ViolationEvent[], settings: GuardSet
   const groups = new Map<string, RerunGroup>();
   for (const e of events) {
     if (!isCanary(e)) continue;
-    const { mode, alignment, launchBlocking } = faultingConfig(e, settings);
-    const key = `${mode}/${alignment}/${launchBlocking}`;
+    const { mode, alignment, nativeExactSize, launchBlocking } = faultingConfig(e, settings);
+    const key = `${mode}/${alignment}/${nativeExactSize}/${launchBlocking}`;
     let g = groups.get(key);
     if (!g) {
-      const label = alignment !== settings.alignment ? `${mode} mode with alignment ${alignment}` : `${mode} mode`;
-      g = { mode, alignment, launchBlocking, label, files: [], tests: [], events: [] };
+      const label = labelOf(mode, alignment, nativeExactSize, settings);
+      g = { mode, alignment, nativeExactSize, launchBlocking, label, files: [], tests: [], events: [] };
       groups.set(key, g);
     }
     g.events.push(e);
@@ -103,7 +115,10 @@ async function runGroup(group: RerunGroup, launch: RerunLauncher, settings: Guar
   // Every runner setting is explicit: a Jest file's options must not change the mode back.
   const run = GuardedRun.start({
     runner: 'rerun',
-    settings: { ...settings, enabled: true, mode: group.mode, alignment: group.alignment, launchBlocking: group.launchBlocking, rerun: false },
+    settings: {
+      ...settings, enabled: true, mode: group.mode, alignment: group.alignment, nativeExactSize: group.nativeExactSize,
+      launchBlocking: group.launchBlocking, rerun: false,
+    },
     explicit: runnerKeys,
     env,
     autoInstall: spec.autoInstall,
@@ -122,15 +137,25 @@ async function runGroup(group: RerunGroup, launch: RerunLauncher, settings: Guar
   return found;
 }
 
-/** The rerun's fault for one original report: the same test, else the same file. */
+/** The rerun's events that concern one original report: the same test, else the same file (else, with no test known, the first). */
+function sameTest(original: CanaryEvent, found: readonly ViolationEvent[]): ViolationEvent | undefined {
+  const tests = [original.test, original.allocation.allocTest].filter((t): t is string => !!t);
+  return found.find((f) => f.test !== null && tests.includes(f.test))
+    ?? found.find((f) => tests.some((t) => fileOf(t) === fileOf(f.test) || fileOf(t) === fileOf(f.allocation?.allocTest ?? null)))
+    ?? (tests.length === 0 ? found[0] : undefined);
+}
+
+/** The rerun's fault for one original report. */
 function faultFor(original: CanaryEvent, found: readonly ViolationEvent[]): ViolationEvent | undefined {
   // A host fault kills its process; a CUDA fault (illegal-address) is found
   // by the device guard. A death of another cause is not the access sought.
-  const faults = found.filter((f) => (f.fatal && !f.death) || f.kind === 'illegal-address');
-  const tests = [original.test, original.allocation.allocTest].filter((t): t is string => !!t);
-  return faults.find((f) => f.test !== null && tests.includes(f.test))
-    ?? faults.find((f) => tests.some((t) => fileOf(t) === fileOf(f.test) || fileOf(t) === fileOf(f.allocation?.allocTest ?? null)))
-    ?? (tests.length === 0 ? faults[0] : undefined);
+  return sameTest(original, found.filter((f) => (f.fatal && !f.death) || f.kind === 'illegal-address'));
+}
+
+/** A death of another cause in the rerun (a deadly signal, an uncaught exception) that kept it from the access. */
+function deathFor(original: CanaryEvent, found: readonly ViolationEvent[]): ViolationEvent | undefined {
+  const deaths = found.filter((f) => f.fatal && f.death);
+  return sameTest(original, deaths) ?? deaths[0];
 }
 
 /**
@@ -152,11 +177,17 @@ export async function rerunCanaryReports(
     const found = await runGroup(group, launch, settings);
     for (const original of group.events) {
       const fault = faultFor(original, found);
+      const death = fault ? undefined : deathFor(original, found);
       const about = `the canary-corruption of allocation #${original.allocation.id} (${original.allocation.size} bytes, ${original.allocation.mode} mode)${original.test ? ` in ${original.test}` : ''}`;
       if (fault) text += `[mate-guard] rerun in ${group.label}: ${about} faults at the first bad access:\n${reportText(fault)}`;
+      else if (death) text += `[mate-guard] rerun in ${group.label}: ${about} did not fault: the rerun died of something else first${death.test ? ` (in ${death.test})` : ''}, before the bad access, so it proves nothing about it; the death:\n${reportText(death)}`;
       else text += `[mate-guard] rerun in ${group.label}: ${about} did not fault (the damage did not happen again on its own: it may depend on timing or on tests that did not rerun)\n`;
       if (original.file) {
-        rewriteEventFile(original.file, { ...original, rerun: { mode: group.mode, alignment: group.alignment, fault: fault ? eventBody(fault) : null } });
+        const exact = group.nativeExactSize !== settings.nativeExactSize ? { nativeExactSize: group.nativeExactSize } : {};
+        rewriteEventFile(original.file, {
+          ...original,
+          rerun: { mode: group.mode, alignment: group.alignment, ...exact, fault: fault ? eventBody(fault) : null, ...(death ? { death: eventBody(death) } : {}) },
+        });
       }
     }
   }

@@ -4,6 +4,34 @@ import type { ViolationEvent } from '../report/event';
 import { isNotice } from '../report/notices';
 import type { RunReport, UnreadableFile } from './report-dir';
 import type { ProcessGuardStats } from './process-stats';
+import type { NativeUnguardedBy } from '../install/native';
+
+const noNativeUnguarded = (): NativeUnguardedBy => ({ sampledOut: 0, reentrant: 0, noSlot: 0, libcBlocks: 0 });
+
+function addNative(into: NativeUnguardedBy, from: NativeUnguardedBy | undefined): void {
+  if (!from) return;
+  into.sampledOut += from.sampledOut;
+  into.reentrant += from.reentrant;
+  into.noSlot += from.noSlot;
+  into.libcBlocks += from.libcBlocks;
+}
+
+const count = (into: Record<string, number>, key: string, n: number) => {
+  if (n > 0) into[key] = (into[key] ?? 0) + n;
+};
+
+/** A process's fallbacks by reason (a process that wrote only its last reason: all of them under it). */
+function fallbacksByReason(p: Pick<ProcessGuardStats, 'fallbacks' | 'fallbackReason' | 'fallbackReasons'>, into: Record<string, number>): void {
+  const reasons = p.fallbackReasons ?? (p.fallbackReason ? { [p.fallbackReason]: p.fallbacks } : {});
+  let known = 0;
+  for (const [reason, n] of Object.entries(reasons)) {
+    count(into, `because ${reason}`, n);
+    known += n;
+  }
+  count(into, 'for a reason its process did not record', p.fallbacks - known);
+}
+
+const PASS_THROUGH_KIND: Record<string, string> = { resizable: 'resizable', shared: 'shared', subclass: 'subclassed', tooLarge: 'too large' };
 
 export interface SummaryCounts {
   allocations: number;
@@ -25,7 +53,10 @@ export interface SummaryCounts {
   /** Native heap: allocation calls of the chosen modules (reallocs included) guarded, and those that went to libc. */
   nativeGuarded: number;
   nativeUnguarded: number;
-  reasons: string[];
+  /** Why native allocation calls went to libc, each counted. */
+  nativeUnguardedBy: NativeUnguardedBy;
+  /** Why allocations ran unguarded (`because <reason>`, `<kind> buffers, which can't be guarded`), each with its count. */
+  unguardedBy: Record<string, number>;
   /** Why CUDA launch tracking was off, in processes that guarded device memory. */
   trackingOff: string[];
 }
@@ -40,7 +71,8 @@ export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCoun
     died: new Set(report.violations.filter((v) => v.fatal).map((v) => v.pid)).size,
     unfinished: 0,
     outOfMemory: 0,
-    skippedByTag: extraSkippedByTag, passThrough: 0, nativeGuarded: 0, nativeUnguarded: 0, reasons: [], trackingOff: [],
+    skippedByTag: extraSkippedByTag, passThrough: 0, nativeGuarded: 0, nativeUnguarded: 0, nativeUnguardedBy: noNativeUnguarded(),
+    unguardedBy: {}, trackingOff: [],
   };
   // The allocator is one per process (its counters are process-wide);
   // tag skips and pass-throughs are counted per thread.
@@ -64,6 +96,8 @@ export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCoun
     s.allocations += d.allocations;
     s.peakLive = Math.max(s.peakLive, d.peakLive);
     s.fallbacks += d.fallbacks;
+    // A death's event carries counts, not reasons.
+    count(s.unguardedBy, 'for a reason its process did not record (it died)', d.fallbacks);
     s.nativeGuarded += d.nativeAllocations ?? 0;
     s.nativeUnguarded += d.nativeUnguarded ?? 0;
   }
@@ -80,7 +114,8 @@ export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCoun
     s.fallbacks += p.fallbacks;
     s.nativeGuarded += p.nativeAllocations ?? 0;
     s.nativeUnguarded += p.nativeUnguarded ?? 0;
-    if (p.fallbackReason && !s.reasons.includes(p.fallbackReason)) s.reasons.push(p.fallbackReason);
+    addNative(s.nativeUnguardedBy, p.nativeUnguardedBy);
+    fallbacksByReason(p, s.unguardedBy);
     const off = p.device?.launchTracking === false ? p.device.trackingOff ?? '' : undefined;
     if (off !== undefined && !s.trackingOff.includes(off)) s.trackingOff.push(off);
   }
@@ -89,11 +124,7 @@ export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCoun
     const pt = p.passThrough;
     if (pt) {
       s.passThrough += pt.resizable + pt.shared + pt.subclass + pt.tooLarge;
-      const kinds = Object.entries(pt).filter(([, n]) => n > 0).map(([k]) => k);
-      if (kinds.length) {
-        const why = `${kinds.join('/')} buffers can't be guarded`;
-        if (!s.reasons.includes(why)) s.reasons.push(why);
-      }
+      for (const [kind, n] of Object.entries(pt)) count(s.unguardedBy, `${PASS_THROUGH_KIND[kind] ?? kind} buffers, which can't be guarded`, n);
     }
   }
   return s;
@@ -101,7 +132,10 @@ export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCoun
 
 /** Several runs' counts as one (`mate report`: shards, workers, runs). */
 export function mergeSummaries(list: readonly SummaryCounts[]): SummaryCounts {
-  const out: SummaryCounts = { allocations: 0, peakLive: 0, fallbacks: 0, violations: 0, unreadable: 0, suppressed: 0, died: 0, unfinished: 0, outOfMemory: 0, skippedByTag: 0, passThrough: 0, nativeGuarded: 0, nativeUnguarded: 0, reasons: [], trackingOff: [] };
+  const out: SummaryCounts = {
+    allocations: 0, peakLive: 0, fallbacks: 0, violations: 0, unreadable: 0, suppressed: 0, died: 0, unfinished: 0, outOfMemory: 0,
+    skippedByTag: 0, passThrough: 0, nativeGuarded: 0, nativeUnguarded: 0, nativeUnguardedBy: noNativeUnguarded(), unguardedBy: {}, trackingOff: [],
+  };
   for (const s of list) {
     out.allocations += s.allocations;
     out.peakLive = Math.max(out.peakLive, s.peakLive);
@@ -116,7 +150,8 @@ export function mergeSummaries(list: readonly SummaryCounts[]): SummaryCounts {
     out.passThrough += s.passThrough;
     out.nativeGuarded += s.nativeGuarded;
     out.nativeUnguarded += s.nativeUnguarded;
-    for (const r of s.reasons) if (!out.reasons.includes(r)) out.reasons.push(r);
+    addNative(out.nativeUnguardedBy, s.nativeUnguardedBy);
+    for (const [why, n] of Object.entries(s.unguardedBy ?? {})) count(out.unguardedBy, why, n);
     for (const r of s.trackingOff) if (!out.trackingOff.includes(r)) out.trackingOff.push(r);
   }
   return out;
@@ -132,7 +167,7 @@ export function formatSummary(s: SummaryCounts): string {
     // A process that died was counted up to its death: the line says how many died.
     (s.died ? `${plural(s.died, 'process', 'processes')} died, ` : '') +
     `${plural(s.skippedByTag, 'test')} skipped by tag\n`;
-  return out + formatOutOfMemoryLine(s.outOfMemory) + formatUnfinished(s.unfinished) + formatNativeCoverage(s) + formatUnguardedWarning(s.fallbacks + s.passThrough, s.reasons) + formatTrackingOffWarning(s.trackingOff);
+  return out + formatOutOfMemoryLine(s.outOfMemory) + formatUnfinished(s.unfinished) + formatNativeCoverage(s) + formatUnguardedWarning(s.fallbacks + s.passThrough, s.unguardedBy) + formatTrackingOffWarning(s.trackingOff);
 }
 
 /** Out-of-memory failures ('' when none): they are the program's failures, not memory bugs. */
@@ -165,13 +200,27 @@ export function formatUnreadable(files: readonly UnreadableFile[]): string {
  * sampling (nativeSampleRate), or slots running out, part of the chosen
  * modules' allocation calls went to libc.
  */
-export function formatNativeCoverage(s: Pick<SummaryCounts, 'nativeGuarded' | 'nativeUnguarded'>): string {
+export function formatNativeCoverage(s: Pick<SummaryCounts, 'nativeGuarded' | 'nativeUnguarded'> & { nativeUnguardedBy?: NativeUnguardedBy }): string {
   const all = s.nativeGuarded + s.nativeUnguarded;
   if (all === 0) return '';
   const pct = (100 * s.nativeGuarded) / all;
   const shown = pct === 100 || pct === 0 ? `${pct}` : pct >= 99.95 ? '>99.9' : pct < 0.05 ? '<0.1' : pct.toFixed(1);
-  return `[mate-guard] native heap: ${s.nativeGuarded} of ${plural(all, 'allocation')} of the chosen modules guarded (${shown}%)${s.nativeUnguarded ? `, ${s.nativeUnguarded} went to libc (sampled out, or no slot)` : ''}
+  return `[mate-guard] native heap: ${s.nativeGuarded} of ${plural(all, 'allocation')} of the chosen modules guarded (${shown}%)${s.nativeUnguarded ? `, ${s.nativeUnguarded} went to libc (${nativeWhy(s.nativeUnguarded, s.nativeUnguardedBy)})` : ''}
 `;
+}
+
+/** Why native allocation calls went to libc, each with its count. */
+function nativeWhy(total: number, by: NativeUnguardedBy | undefined): string {
+  const parts: string[] = [];
+  // Counters from a mate-guard that kept no reasons: the old words.
+  if (!by || by.sampledOut + by.noSlot + by.libcBlocks + by.reentrant === 0) return 'sampled out, or no slot';
+  if (by.sampledOut) parts.push(`${by.sampledOut} sampled out`);
+  if (by.noSlot) parts.push(`${by.noSlot} got no slot`);
+  if (by.libcBlocks) parts.push(`${plural(by.libcBlocks, 'realloc')} of blocks libc made`);
+  if (by.reentrant) parts.push(`${by.reentrant} made while mate-guard captured a stack`);
+  const rest = total - by.sampledOut - by.noSlot - by.libcBlocks - by.reentrant;
+  if (rest > 0) parts.push(`${rest} for a reason its process did not record`);
+  return parts.join(', ');
 }
 
 /** The one warning that CUDA launch tracking was off ('' when it ran, or no device was guarded). */
@@ -183,9 +232,11 @@ export function formatTrackingOffWarning(reasons: readonly string[]): string {
     : '';
 }
 
-/** The one warning about allocations that ran unguarded ('' when none did). */
-export function formatUnguardedWarning(count: number, reasons: readonly string[]): string {
-  return count > 0 ? `[mate-guard] warning: ${plural(count, 'allocation')} ran unguarded: ${reasons.join('; ')}\n` : '';
+/** The one warning about allocations that ran unguarded, each reason with its count ('' when none did). */
+export function formatUnguardedWarning(total: number, by: Readonly<Record<string, number>>): string {
+  if (total <= 0) return '';
+  const parts = Object.entries(by).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]).map(([why, n]) => `${n} ${why}`);
+  return `[mate-guard] warning: ${plural(total, 'allocation')} ran unguarded: ${parts.length ? parts.join('; ') : 'for reasons not recorded'}\n`;
 }
 
 /**

@@ -95,7 +95,7 @@ export const SETTINGS = [
   }),
   row({
     key: 'rerun', name: 'rerun', value: booleanValue, default: true,
-    description: 'When a run of a runner\'s mate-* command (mate-vitest, mate-jest, ...) or of mate guard-run ends with canary damage, rerun the affected test files once in the mode (or alignment 1) that makes the bad access fault, and show that fault with its access site under the report. Plain runners never rerun.',
+    description: 'When a run of a runner\'s mate-* command (mate-vitest, mate-jest, ...) or of mate guard-run ends with canary damage, rerun the affected test files once in the configuration that makes the bad access fault (the other mode; alignment 1 for the alignment gap of a JS buffer; for the gap of a native allocation only its size placed byte-exact, nativeExactSize), and show that fault with its access site under the report. Plain runners never rerun.',
     surfaces: { runner: true, guardRun: true },
   }),
   row({
@@ -152,6 +152,13 @@ export const SETTINGS = [
     description: 'Native heap: guard one allocation in N (random gaps of mean N, per thread); the rest go to libc. 1 guards every one.',
     surfaces: { runner: true, guardRun: true, api: true },
     native: { field: 'native_sample_rate', ctype: 'uint32_t' },
+  }),
+  row({
+    key: 'nativeExactSize', name: 'native-exact-size', value: integerValue(0, 2 ** 31), default: 0,
+    defaultText: '0 (none)',
+    description: "Native heap: place the chosen modules' allocations of exactly this many bytes byte-exact (tail mode: the end on the guard page), so a write into the gap malloc's 16-byte alignment leaves (1 to 15 bytes of canary) faults at once. Every other native allocation keeps malloc's 16-byte alignment whatever `alignment` says (code relies on it). The automatic rerun sets it after canary damage in such a gap; code that needs blocks of that size 16-byte aligned (SSE loads) may crash with it.",
+    surfaces: { runner: true, guardRun: true, api: true },
+    native: { field: 'native_exact_size', ctype: 'uint64_t' },
   }),
   row({
     key: 'device', name: 'device',

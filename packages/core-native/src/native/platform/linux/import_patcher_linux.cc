@@ -71,6 +71,11 @@ bool ReadDynamic(const LoadedObject& obj, Dynamic* d) {
 struct Write {
   uintptr_t slot;
   void* target;
+  // A data slot: written only if it still holds `held` (compare-and-swap);
+  // `data` indexes its entry in RedirectResult::data.
+  bool is_data;
+  void* held;
+  size_t data;
 };
 
 // Protection of the page holding `addr` as the object's headers describe
@@ -104,8 +109,20 @@ bool InObject(const LoadedObject& obj, uintptr_t addr) {
   return false;
 }
 
+bool HoldsReal(const ImportRedirect& e, void* v) {
+  return v != nullptr && (v == e.real[0] || v == e.real[1] || v == e.real[2]);
+}
+
+bool Owned(const std::vector<uintptr_t>* owned, uintptr_t slot) {
+  if (owned == nullptr) return false;
+  for (uintptr_t s : *owned)
+    if (s == slot) return true;
+  return false;
+}
+
 void Collect(const LoadedObject& obj, const Dynamic& d, const ElfW(Rela)* rel, size_t bytes,
-             const ImportRedirect* table, size_t n, std::vector<Write>* writes, RedirectResult* res) {
+             const ImportRedirect* table, size_t n, const std::vector<uintptr_t>* owned, std::vector<Write>* writes,
+             RedirectResult* res) {
   if (rel == nullptr) return;
   size_t count = bytes / sizeof(ElfW(Rela));
   for (size_t i = 0; i < count; i++) {
@@ -116,26 +133,43 @@ void Collect(const LoadedObject& obj, const Dynamic& d, const ElfW(Rela)* rel, s
     if (d.strsz && sym.st_name >= d.strsz) continue;
     const char* name = d.strtab + sym.st_name;
     for (size_t t = 0; t < n; t++) {
-      if (name[0] != table[t].symbol[0] || strcmp(name, table[t].symbol) != 0) continue;
-      if (table[t].expect[0] != nullptr) {
-        if (type == kAbs64 && rel[i].r_addend != 0) break;
-        uintptr_t slot = obj.base + rel[i].r_offset;
-        void* bound = *reinterpret_cast<void* const*>(slot);
-        bool lazy = type == kJumpSlot && sym.st_shndx == SHN_UNDEF && InObject(obj, reinterpret_cast<uintptr_t>(bound));
-        bool real = bound == table[t].expect[0] || (table[t].expect[1] != nullptr && bound == table[t].expect[1]);
-        if (!real && bound != table[t].target && !lazy) break;
-        writes->push_back(Write{slot, table[t].target});
-        res->symbols |= 1ull << t;
-        break;
-      }
-      if (sym.st_shndx != SHN_UNDEF) {
+      const ImportRedirect& e = table[t];
+      if (name[0] != e.symbol[0] || strcmp(name, e.symbol) != 0) continue;
+      if (type == kAbs64 && rel[i].r_addend != 0) break;  // &malloc + k: not a call target
+      uintptr_t slot = obj.base + rel[i].r_offset;
+      bool knows_real = e.real[0] != nullptr || e.real[1] != nullptr || e.real[2] != nullptr;
+      if (!e.only_real && sym.st_shndx != SHN_UNDEF) {
         // The object brings its own (a static allocator, exported): its
         // calls may bind to itself; redirecting them would split one heap.
         res->defined |= 1ull << t;
         break;
       }
-      if (type == kAbs64 && rel[i].r_addend != 0) break;  // &malloc + k: not a call target
-      writes->push_back(Write{obj.base + rel[i].r_offset, table[t].target});
+      if (type == kAbs64 && knows_real) {
+        // A variable: the program's once it set it, else libc's function.
+        void* held = __atomic_load_n(reinterpret_cast<void* const*>(slot), __ATOMIC_ACQUIRE);
+        DataSlot ds;
+        ds.slot = slot;
+        ds.entry = static_cast<uint32_t>(t);
+        ds.held = held;
+        ds.program_owned = Owned(owned, slot) || (held != e.target && !HoldsReal(e, held));
+        ds.redirected = !ds.program_owned;
+        size_t index = res->data.size();
+        // DT_RELA may list the slot twice (PLT relocations inside it): once here.
+        bool seen = false;
+        for (const DataSlot& s : res->data) seen = seen || s.slot == slot;
+        if (seen) break;
+        res->data.push_back(ds);
+        if (!ds.redirected) break;
+        writes->push_back(Write{slot, e.target, true, held, index});
+        res->symbols |= 1ull << t;
+        break;
+      }
+      if (e.only_real) {
+        void* bound = *reinterpret_cast<void* const*>(slot);
+        bool lazy = type == kJumpSlot && sym.st_shndx == SHN_UNDEF && InObject(obj, reinterpret_cast<uintptr_t>(bound));
+        if (!HoldsReal(e, bound) && bound != e.target && !lazy) break;
+      }
+      writes->push_back(Write{slot, e.target, false, nullptr, 0});
       res->symbols |= 1ull << t;
       break;
     }
@@ -144,10 +178,11 @@ void Collect(const LoadedObject& obj, const Dynamic& d, const ElfW(Rela)* rel, s
 
 }  // namespace
 
-RedirectResult RedirectImports(const LoadedObject& obj, const ImportRedirect* table, size_t n) {
+RedirectResult RedirectImports(const LoadedObject& obj, const ImportRedirect* table, size_t n,
+                               const std::vector<uintptr_t>* owned) {
   RedirectResult res;
 #ifdef MATE_NO_IMPORT_PATCHING
-  (void)obj; (void)table; (void)n;
+  (void)obj; (void)table; (void)n; (void)owned;
   res.error = "import redirection is not implemented for this CPU architecture";
   return res;
 #else
@@ -156,8 +191,8 @@ RedirectResult RedirectImports(const LoadedObject& obj, const ImportRedirect* ta
   if (!ReadDynamic(obj, &d)) { res.error = "no dynamic symbol table (a static object?)"; return res; }
   if (d.jmprel != nullptr && d.pltrel != DT_RELA) { res.error = "REL-style PLT relocations are not supported"; return res; }
   std::vector<Write> writes;
-  Collect(obj, d, d.rela, d.rela_bytes, table, n, &writes, &res);
-  Collect(obj, d, d.jmprel, d.jmprel_bytes, table, n, &writes, &res);
+  Collect(obj, d, d.rela, d.rela_bytes, table, n, owned, &writes, &res);
+  Collect(obj, d, d.jmprel, d.jmprel_bytes, table, n, owned, &writes, &res);
   // DT_RELA may cover the PLT relocations too: one write per slot.
   std::sort(writes.begin(), writes.end(), [](const Write& a, const Write& b) { return a.slot < b.slot; });
   writes.erase(std::unique(writes.begin(), writes.end(), [](const Write& a, const Write& b) { return a.slot == b.slot; }),
@@ -178,12 +213,28 @@ RedirectResult RedirectImports(const LoadedObject& obj, const ImportRedirect* ta
       if (open && mprotect(reinterpret_cast<void*>(pg), page, prot | PROT_READ | PROT_WRITE) != 0) {
         res.error = "mprotect of a read-only import page failed";
         res.slots_redirected -= static_cast<uint32_t>(j - i);
+        for (size_t k = i; k < j; k++)
+          if (writes[k].is_data) res.data[writes[k].data].redirected = false;
         i = j;
         continue;
       }
       for (size_t k = i; k < j; k++) {
         auto** slot = reinterpret_cast<void**>(writes[k].slot);
         if (*slot == writes[k].target) continue;
+        if (writes[k].is_data) {
+          // Only over what it held: a thread of the program setting the
+          // variable meanwhile keeps its value.
+          void* expected = writes[k].held;
+          if (__atomic_compare_exchange_n(slot, &expected, writes[k].target, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            res.slots_written++;
+          } else {
+            res.data[writes[k].data].held = expected;
+            res.data[writes[k].data].redirected = false;
+            res.data[writes[k].data].program_owned = true;
+            res.slots_redirected--;
+          }
+          continue;
+        }
         // One aligned store: a thread calling through the slot meanwhile
         // sees the old or the new target, never half of each.
         __atomic_store_n(slot, writes[k].target, __ATOMIC_RELEASE);

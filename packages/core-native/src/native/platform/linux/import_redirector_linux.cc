@@ -1,7 +1,11 @@
 #include "platform/import_redirector.h"
 
+#include <dlfcn.h>
+#include <link.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 namespace mate {
 namespace platform {
@@ -13,7 +17,44 @@ bool EndsWith(const char* s, const char* suffix) {
   return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
+std::string Format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string Format(const char* fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  return std::string(buf, n < 0 ? 0 : (static_cast<size_t>(n) < sizeof(buf) ? n : sizeof(buf) - 1));
+}
+
+// `name (module+0xoff)` for a variable or function, as far as the dynamic
+// symbols tell; `module+0xoff` for a static one.
+std::string Describe(const void* addr) {
+  Dl_info info{};
+  void* extra = nullptr;
+  if (dladdr1(addr, &info, &extra, RTLD_DL_SYMENT) == 0 || info.dli_fname == nullptr) return Format("%p", addr);
+  const auto* sym = static_cast<const ElfW(Sym)*>(extra);
+  auto a = reinterpret_cast<uintptr_t>(addr), base = reinterpret_cast<uintptr_t>(info.dli_fbase);
+  std::string where = Format("%s+0x%lx", ModuleBaseName(info.dli_fname), static_cast<unsigned long>(a - base));
+  auto start = reinterpret_cast<uintptr_t>(info.dli_saddr);
+  bool inside = info.dli_sname != nullptr && sym != nullptr && a >= start && (a == start || a < start + sym->st_size);
+  return inside ? Format("%s (%s)", info.dli_sname, where.c_str()) : where;
+}
+
 }  // namespace
+
+// One line per variable first seen or found set by the program.
+std::string VariableLine(const char* name, const char* path, const RedirectedVariable& v) {
+  std::string var = Describe(reinterpret_cast<const void*>(v.slot));
+  if (v.owned_at_install)
+    return Format("[mate-guard] %s: %s: variable %s, initialised to %s, left alone: the program set it to %s (its own allocator) before mate-guard saw it\n",
+                  name, path, var.c_str(), v.symbol.c_str(), Describe(v.first_held).c_str());
+  if (v.owned_later)
+    return Format("[mate-guard] %s: %s: variable %s, initialised to %s, left alone from now on: the program set it to %s (its own allocator)\n",
+                  name, path, var.c_str(), v.symbol.c_str(), Describe(v.held).c_str());
+  return Format("[mate-guard] %s: %s: variable %s still held libc's %s: redirected (it is left alone once the program sets it)\n",
+                name, path, var.c_str(), v.symbol.c_str());
+}
 
 void ImportRedirector::Start(const std::vector<std::string>& globs, bool log, const void* self) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -54,26 +95,49 @@ bool ImportRedirector::Chosen(const LoadedObject& obj) {
   return any;
 }
 
+bool ImportRedirector::Takes(const LoadedObject& obj) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!started_ || (obj.base >= own_lo_ && obj.base < own_hi_) || NeverPatched(obj, c_.never)) return false;
+  if (c_.choose == Choose::kEveryModule || (c_.choose == Choose::kGlobsAndAddons && EndsWith(obj.path, ".node"))) return true;
+  for (const std::string& g : globs_)
+    if (GlobChooses(g, obj.path)) return true;
+  return false;
+}
+
 void ImportRedirector::PatchLoaded() {
   generation_ = LoadGeneration();
   if (c_.before) c_.before();
+  struct Pass {
+    ImportRedirector* self;
+    std::string log;  // written after the pass: naming a variable asks the loader (dladdr)
+    std::vector<std::pair<std::string, RedirectedVariable>> variables;
+  } pass{this, {}, {}};
   ForEachLoadedObject(
       [](const LoadedObject& obj, void* p) {
-        auto& self = *static_cast<ImportRedirector*>(p);
+        auto& pass = *static_cast<Pass*>(p);
+        auto& self = *pass.self;
         const RedirectorConfig& c = self.c_;
         if (obj.base >= self.own_lo_ && obj.base < self.own_hi_) return true;  // mate-guard itself
         if (NeverPatched(obj, c.never) || !self.Chosen(obj)) return true;
-        RedirectResult r = RedirectImports(obj, c.table, c.n);
+        if (c.skip && c.skip(obj)) return true;
+        std::vector<uintptr_t> owned = self.modules_.OwnedSlots(obj);
+        RedirectResult r = RedirectImports(obj, c.table, c.n, &owned);
         RedirectedModuleList::Recorded rec = self.modules_.Record(obj, r, c.table, c.n);
-        if (self.log_ && (rec.fresh || r.slots_written) && (r.slots_redirected > 0 || r.error || c.choose != Choose::kEveryModule)) {
-          if (r.error) dprintf(2, "[mate-guard] %s: could not redirect %s: %s\n", c.name, obj.path, r.error);
-          dprintf(2, "[mate-guard] %s: %s: %u import slots redirected (%s)%s%s\n", c.name, obj.path, r.slots_redirected,
-                  rec.names.empty() ? "no matching imports" : rec.names.c_str(), rec.own.empty() ? "" : "; defines its own ",
-                  rec.own.c_str());
+        if (c.patched) c.patched(obj);
+        if (!self.log_) return true;
+        if ((rec.fresh || r.slots_written) && (r.slots_redirected > 0 || r.error || c.choose != Choose::kEveryModule)) {
+          if (r.error) pass.log += Format("[mate-guard] %s: could not redirect %s: %s\n", c.name, obj.path, r.error);
+          pass.log += Format("[mate-guard] %s: %s: %u import slots redirected (%s)%s%s\n", c.name, obj.path,
+                             r.slots_redirected, rec.names.empty() ? "no matching imports" : rec.names.c_str(),
+                             rec.own.empty() ? "" : "; defines its own ", rec.own.c_str());
         }
+        for (const RedirectedVariable& v : rec.news) pass.variables.emplace_back(obj.path, v);
         return true;
       },
-      this);
+      &pass);
+  if (!log_) return;
+  for (const auto& [path, v] : pass.variables) pass.log += VariableLine(c_.name, path.c_str(), v);
+  if (!pass.log.empty()) (void)!write(2, pass.log.data(), pass.log.size());
 }
 
 std::vector<RedirectedModule> ImportRedirector::Modules() {
