@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 
+import { assertGcSuiteGuarded } from './helpers/gc-suite.mjs';
 import { accessSite, lineOf } from './helpers/native-frames.mjs';
 import { firstAllocationFrame, rerunReportOf, reportLines, ROOT, run } from './helpers/run.mjs';
 
@@ -96,6 +97,21 @@ describe('planted bugs', () => {
     assert.match(rerunReportOf(out, 'tail mode with alignment 1'), accessSite('gap'));
     const overflow = out.slice(out.indexOf('[mate-guard] its report, from that JSON file:\n==mate-guard== ERROR: heap-buffer-overflow'));
     assert.match(firstAllocationFrame(overflow), /^==mate-guard==   at .*test\/fixtures\/jest\/bugs\/overflow\.test\.js:\d+:\d+\)?$/, 'the allocation stack starts at the test file\'s line');
+  });
+});
+
+describe('node flags (--expose-gc) reach Jest and its tests', () => {
+  const GC_TEST = 'test/fixtures/jest/gc/gc.test.js > collects garbage with global.gc'; // calls global.gc
+
+  test('node --expose-gc mate-jest: Jest runs with the flag (and the guard flags)', async () => {
+    const r = await run(process.execPath, ['--expose-gc', MATE_JEST, '--guard-alloc', '--guard-mode=head', '--guard-log-allocations', ...suite('gc')], { timeout: 90_000 });
+    assertGcSuiteGuarded(r, GC_TEST);
+  });
+
+  test('plain node --expose-gc jest with MATE_JEST_GUARD_* and the reporter', async () => {
+    const env = { MATE_JEST_GUARD_ALLOC: '1', MATE_JEST_GUARD_MODE: 'head', MATE_JEST_GUARD_LOG_ALLOCATIONS: '1' };
+    const reporters = ['--reporters=default', '--reporters=@mate-guard/jest-env/reporter'];
+    assertGcSuiteGuarded(await run(process.execPath, ['--expose-gc', JEST, ...suite('gc'), ...reporters], { env, timeout: 90_000 }), GC_TEST);
   });
 });
 

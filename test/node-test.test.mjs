@@ -3,10 +3,12 @@
 // node's spec/junit reporters, skip reason, summary line).
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 
+import { assertGcSuiteGuarded } from './helpers/gc-suite.mjs';
 import { accessSite } from './helpers/native-frames.mjs';
 import { MATE, rerunReportOf, ROOT, run, startWatch } from './helpers/run.mjs';
 
@@ -266,5 +268,32 @@ describe('mate-node-test (drop-in CLI that watches node --test)', () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('node flags (--expose-gc) reach the test processes', () => {
+  const GC_TEST = 'gc/gc.test.cjs > collects garbage with global.gc'; // calls global.gc
+
+  test('node --expose-gc mate-node-test: node --test and its test processes run with the flag', async () => {
+    const r = await run(process.execPath, ['--expose-gc', MATE_NODE_TEST, '--test-reporter=spec', '--guard-alloc', '--guard-mode=head', '--guard-log-allocations', 'gc/gc.test.cjs'], { cwd: FIXTURES });
+    assertGcSuiteGuarded(r, GC_TEST);
+  });
+
+  test('the inspector\'s flags stay with mate-node-test (its port is taken): no second inspector fails to start', async () => {
+    const port = await new Promise((resolve) => {
+      const server = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port: free } = server.address();
+        server.close(() => resolve(free));
+      });
+    });
+    const r = await run(process.execPath, [`--inspect=127.0.0.1:${port}`, '--expose-gc', MATE_NODE_TEST, '--test-reporter=spec', '--guard-alloc', '--guard-mode=head', '--guard-log-allocations', 'gc/gc.test.cjs'], { cwd: FIXTURES });
+    assert.match(r.output, new RegExp(`Debugger listening on ws://127\\.0\\.0\\.1:${port}/`), 'mate-node-test itself has the inspector');
+    assert.doesNotMatch(r.output, /address already in use|Starting inspector .* failed/);
+    assertGcSuiteGuarded(r, GC_TEST);
+  });
+
+  test('plain node --expose-gc --test --require @mate-guard/node-test', async () => {
+    const env = { ...ON, MATE_NODE_TEST_GUARD_MODE: 'head', MATE_NODE_TEST_GUARD_LOG_ALLOCATIONS: '1' };
+    assertGcSuiteGuarded(await node(['--expose-gc', ...REQUIRE, 'gc/gc.test.cjs'], { env }), GC_TEST);
   });
 });

@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 
+import { assertGcSuiteGuarded } from './helpers/gc-suite.mjs';
 import { accessSite, lineOf } from './helpers/native-frames.mjs';
 import { firstAllocationFrame, rerunReportOf, reportLines, reportOf, ROOT, run } from './helpers/run.mjs';
 
@@ -224,6 +225,20 @@ describe('clean suite with tagged tests', () => {
     for (const name of [...CLEAN, ...TAGGED.map(([n]) => n)]) assert.equal(tests.get(name)?.status, 'passed', name);
     assert.equal(r.output.match(/RAN: /g)?.length, TAGGED.length, r.output);
     assert.doesNotMatch(r.output, /\[mate-guard\]/);
+  });
+});
+
+describe('node flags (--expose-gc): the tests get them the way Vitest passes them', () => {
+  const GC_TEST = 'gc.test.mjs > collects garbage with global.gc'; // calls global.gc
+  const SHOWN = ['--guard-alloc', '--guard-mode=head', '--guard-log-allocations'];
+
+  test('node --expose-gc mate-vitest run --pool threads: Vitest runs in that process, its threads inherit the flag', async () => {
+    assertGcSuiteGuarded(await run(process.execPath, ['--expose-gc', MATE_VITEST, 'run', '--pool', 'threads', ...SHOWN], { cwd: path.join(FIXTURES, 'gc') }), GC_TEST);
+  });
+
+  test('forks get node flags from --execArgv (Vitest passes none of its own): mate-vitest, and plain vitest with the flags after --', async () => {
+    assertGcSuiteGuarded(await mateVitest('gc', ['run', '--execArgv=--expose-gc', ...SHOWN]), GC_TEST);
+    assertGcSuiteGuarded(await vitest('gc', ['run', '--execArgv=--expose-gc', '--', ...SHOWN]), GC_TEST);
   });
 });
 

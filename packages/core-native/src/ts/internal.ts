@@ -31,5 +31,5 @@ export { rerunCanaryReports, type RerunGroup, type RerunLauncher } from './run/r
 export { crashErrorName, crashOutsideTestTitle, formatCrashAttribution } from './run/attribution';
 export { earlierReports } from './run/earlier';
 export { readReportDir, type RunReport } from './run/report-dir';
-export { runChild, type ChildExit } from './run/child';
+export { nodeFlagsToPassOn, runChild, type ChildExit } from './run/child';
 export type { ViolationEvent } from './report/event';

@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import {
   CONFIG_ERROR_EXIT,
   GuardConfigError,
+  nodeFlagsToPassOn,
   parseFlags,
   resolveRunnerSettings,
   runChild,
@@ -46,7 +47,7 @@ const watching = (args: readonly string[]) => args.some((a) => /^--watch(All)?(=
 
 /** The same Jest command, on just the files with canary damage (as paths: the user's patterns do not widen it). */
 function rerunJest(bin: string, rest: readonly string[]): RerunLauncher {
-  return (group) => ({ command: process.execPath, args: [bin, ...rest, '--runTestsByPath', ...group.files.map((f) => path.resolve(f))] });
+  return (group) => ({ command: process.execPath, args: [...nodeFlagsToPassOn(), bin, ...rest, '--runTestsByPath', ...group.files.map((f) => path.resolve(f))] });
 }
 
 export async function main(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
@@ -58,7 +59,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
   }
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(mateJestHelp());
-    const exit = await runChild(process.execPath, [bin, '--help'], process.env);
+    const exit = await runChild(process.execPath, [...nodeFlagsToPassOn(), bin, '--help'], process.env);
     process.exitCode = exit.code ?? 1;
     return;
   }
@@ -82,7 +83,8 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     explicit,
     env,
     command: process.execPath,
-    args: [bin, ...args],
+    // Node flags given to mate-jest are for the tests (Jest's workers inherit Jest's).
+    args: [...nodeFlagsToPassOn(), bin, ...args],
     // Every rerun ends inside Jest: its reporter owns the run (same settings, a summary per rerun).
     watch: watching(rest),
     rerun: rerunJest(bin, args),

@@ -7,6 +7,7 @@ import {
   CONFIG_ERROR_EXIT,
   describeRunnerFlags,
   GuardConfigError,
+  nodeFlagsToPassOn,
   runChild,
   superviseRun,
   type RerunLauncher,
@@ -41,7 +42,7 @@ function mochaOptionsOrEmpty(rest: readonly string[]): Record<string, unknown> {
 
 async function runMocha(mochaBin: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
   try {
-    return (await runChild(process.execPath, [mochaBin, ...args], env)).status;
+    return (await runChild(process.execPath, [...nodeFlagsToPassOn(), mochaBin, ...args], env)).status;
   } catch (err) {
     process.stderr.write(`mate-mocha: could not start mocha: ${(err as Error).message}\n`);
     return 127;
@@ -71,7 +72,7 @@ function rerunMocha(mochaBin: string, rest: readonly string[]): RerunLauncher {
   return (group) => {
     const titles = group.tests.map((t) => t.split(' > ').slice(1).join(' ')).filter((t) => t.length > 0);
     const select = titles.length ? ['--grep', `^(?:${titles.map(escapeRegExp).join('|')})$`] : [];
-    return { command: process.execPath, args: [mochaBin, '--require', PLUGIN_ENTRY, ...(titles.length ? withoutGrep(rest) : rest), ...select] };
+    return { command: process.execPath, args: [...nodeFlagsToPassOn(), mochaBin, '--require', PLUGIN_ENTRY, ...(titles.length ? withoutGrep(rest) : rest), ...select] };
   };
 }
 
@@ -104,7 +105,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     // The child's plugin reads the handoff; mocha's own parser never sees a guard flag.
     env: { ...process.env },
     command: process.execPath,
-    args: [mochaBin, '--require', PLUGIN_ENTRY, ...rest],
+    // Node flags given to mate-mocha are for the tests: mocha runs with them.
+    args: [...nodeFlagsToPassOn(), mochaBin, '--require', PLUGIN_ENTRY, ...rest],
     // Every rerun ends inside mocha: the plugin there owns the run (same settings, a summary per rerun).
     watch: watching(rest) || mochaOptions.watch === true,
     rerun: rerunMocha(mochaBin, rest),

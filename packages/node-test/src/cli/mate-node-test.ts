@@ -9,6 +9,7 @@ import {
   describeRunnerFlags,
   CONFIG_ERROR_EXIT,
   GuardConfigError,
+  nodeFlagsToPassOn,
   superviseRun,
   type RerunLauncher,
   runCli,
@@ -35,9 +36,9 @@ function wantsHelp(argv: readonly string[]): boolean {
   return (end < 0 ? argv : argv.slice(0, end)).some((a) => a === '-h' || a === '--help');
 }
 
-/** node's arguments: --test once, the plugin first. */
+/** node's arguments: the node flags mate-node-test was started with, --test once, the plugin first. */
 function nodeArgs(rest: readonly string[]): string[] {
-  return ['--test', '--require', PLUGIN_ENTRY, ...rest.filter((a) => a !== '--test')];
+  return [...nodeFlagsToPassOn(), '--test', '--require', PLUGIN_ENTRY, ...rest.filter((a) => a !== '--test')];
 }
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
