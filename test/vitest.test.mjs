@@ -233,12 +233,22 @@ describe('node flags (--expose-gc): the tests get them the way Vitest passes the
   const SHOWN = ['--guard-alloc', '--guard-mode=head', '--guard-log-allocations'];
 
   test('node --expose-gc mate-vitest run --pool threads: Vitest runs in that process, its threads inherit the flag', async () => {
-    assertGcSuiteGuarded(await run(process.execPath, ['--expose-gc', MATE_VITEST, 'run', '--pool', 'threads', ...SHOWN], { cwd: path.join(FIXTURES, 'gc') }), GC_TEST);
+    assertGcSuiteGuarded(await run(process.execPath, ['--expose-gc', MATE_VITEST, 'run', 'gc.test', '--pool', 'threads', ...SHOWN], { cwd: path.join(FIXTURES, 'gc') }), GC_TEST);
+  });
+
+  test('mate-vitest\'s canary rerun runs with the node flags, the pool and --execArgv too: the gap write faults there', async () => {
+    const threads = await run(process.execPath, ['--expose-gc', MATE_VITEST, 'run', 'after-gc-gap', '--pool', 'threads', '--guard-alloc'], { cwd: path.join(FIXTURES, 'gc') });
+    const forks = await mateVitest('gc', ['run', 'after-gc-gap', '--execArgv=--expose-gc', '--guard-alloc']);
+    for (const r of [threads, forks]) {
+      assert.notEqual(r.code, 0, r.output);
+      assert.doesNotMatch(r.output, /globalThis\.gc is missing/);
+      assert.match(r.output, /\[mate-guard\] rerun in tail mode with alignment 1: the canary-corruption of allocation #\d+ \(13 bytes, tail mode\) in after-gc-gap\.test\.mjs > collects garbage, then writes into the alignment gap faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
+    }
   });
 
   test('forks get node flags from --execArgv (Vitest passes none of its own): mate-vitest, and plain vitest with the flags after --', async () => {
-    assertGcSuiteGuarded(await mateVitest('gc', ['run', '--execArgv=--expose-gc', ...SHOWN]), GC_TEST);
-    assertGcSuiteGuarded(await vitest('gc', ['run', '--execArgv=--expose-gc', '--', ...SHOWN]), GC_TEST);
+    assertGcSuiteGuarded(await mateVitest('gc', ['run', 'gc.test', '--execArgv=--expose-gc', ...SHOWN]), GC_TEST);
+    assertGcSuiteGuarded(await vitest('gc', ['run', 'gc.test', '--execArgv=--expose-gc', '--', ...SHOWN]), GC_TEST);
   });
 });
 

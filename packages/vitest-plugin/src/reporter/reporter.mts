@@ -1,15 +1,25 @@
 // Main-process side of a guarded run: the run itself (report directory and
 // the handoff to workers), crash attribution (Vitest only says that a worker
 // exited) and the summary line.
-import { GuardedRun, rerunCanaryReports, type RerunLauncher, type RunnerResolution } from '@mate-guard/core/internal';
+import { GuardedRun, nodeFlagsToPassOn, rerunCanaryReports, type RerunLauncher, type RunnerResolution } from '@mate-guard/core/internal';
 import { VerboseReporter, type Reporter, type TestModule, type Vitest } from 'vitest/node';
 
-import { flagsWereHandedOver } from '../cli/flag-handover.mjs';
+import { flagsWereHandedOver, handedOverArgs } from '../cli/flag-handover.mjs';
 import { vitestBin } from '../cli/vitest-cli.mjs';
 import { attribute, attributeEarlier, crashLine, markFailed, markLost } from './attribution.mjs';
 import { tagSkipLines } from './skips.mjs';
 
 const attached = new WeakSet<Vitest>();
+
+/** The options among Vitest arguments that say where and how tests run: `--pool`, `--execArgv` (both spellings). */
+function poolArgs(args: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    if (/^--(pool|execArgv)=/.test(args[i])) out.push(args[i]);
+    else if (/^--(pool|execArgv)$/.test(args[i]) && i + 1 < args.length) out.push(args[i], args[++i]);
+  }
+  return out;
+}
 
 /** One per Vitest instance, however many projects use the plugin. */
 export function attachReporters(vitest: Vitest, resolved: RunnerResolution): void {
@@ -75,13 +85,17 @@ class VitestRun {
     return this.resolved.settings.rerun && flagsWereHandedOver() && !this.vitest.config.watch;
   }
 
-  /** vitest run on just the files with canary damage, with this run's config and root. */
+  /**
+   * vitest run on just the files with canary damage, with this run's config,
+   * root, node flags, and the pool and workers' node flags it was given
+   * (a test may need them: `--execArgv=--expose-gc`).
+   */
   private rerunLauncher(): RerunLauncher {
     const configFile = this.vitest.vite.config.configFile;
     const root = this.vitest.config.root;
     return (group) => ({
       command: process.execPath,
-      args: [vitestBin(import.meta.url), 'run', ...group.files, ...(configFile ? ['--config', configFile] : []), '--root', root],
+      args: [...nodeFlagsToPassOn(), vitestBin(import.meta.url), 'run', ...group.files, ...poolArgs(handedOverArgs()), ...(configFile ? ['--config', configFile] : []), '--root', root],
     });
   }
 
