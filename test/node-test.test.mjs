@@ -297,3 +297,12 @@ describe('node flags (--expose-gc) reach the test processes', () => {
     assertGcSuiteGuarded(await node(['--expose-gc', ...REQUIRE, 'gc/gc.test.cjs'], { env }), GC_TEST);
   });
 });
+
+describe('a canary rerun that runs no test', () => {
+  test('says it ran no test instead of "did not fault" (a test named with a seed cannot be selected again)', async () => {
+    const r = await mateNodeTest(['--guard-alloc', 'renamed/seeded.test.cjs']);
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.output, /\[mate-guard\] rerun in tail mode with alignment 1: ran no test, so it tells nothing about the canary-corruption of allocation #\d+ \(13 bytes, tail mode\) in renamed\/seeded\.test\.cjs > writes into the alignment gap \(seed \d+\): the runner selected none of its tests/);
+    assert.doesNotMatch(r.output, /did not fault/);
+  });
+});

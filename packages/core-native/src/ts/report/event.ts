@@ -152,7 +152,13 @@ export interface ViolationEvent {
    */
   delivered?: 'caller' | 'stderr';
   /** For canary damage: what the rerun in the faulting configuration found (the mate-* CLIs, guard-run). */
-  rerun?: { mode: 'tail' | 'head'; alignment: number; fault: Omit<ViolationEvent, 'file'> | null };
+  rerun?: {
+    mode: 'tail' | 'head';
+    alignment: number;
+    fault: Omit<ViolationEvent, 'file'> | null;
+    /** The rerun started none of the damage's tests: it tells nothing about the damage. */
+    ranNoTest?: true;
+  };
   /** A run's suppressions matched it: counted, not failed (a fault still killed its process). */
   suppressed?: SuppressionVerdict;
   /** The rendered report, every line starting with `==mate-guard== `; absent until rendered. */

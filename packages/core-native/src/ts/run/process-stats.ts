@@ -11,10 +11,18 @@ export interface ProcessGuardStats extends NativeStats {
   /** worker_threads id (0 on the main thread): threads share the native counters, not these. */
   threadId: number;
   skippedByTag: number;
+  /** Tests this process started (a rerun that started none tells nothing about the damage it was for). */
+  testsStarted?: number;
   passThrough: PassThroughCounts;
 }
 
 let skippedByTag = 0;
+let testsStarted = 0;
+
+/** The test bracket calls this for every test it starts. */
+export function noteTestStart(): void {
+  testsStarted++;
+}
 
 /** Plugins call this for every test they skip because of a guard tag. */
 export function noteTagSkip(): void {
@@ -22,7 +30,7 @@ export function noteTagSkip(): void {
 }
 
 export function processStats(native: NativeStats): ProcessGuardStats {
-  return { ...native, pid: process.pid, threadId, skippedByTag, passThrough: { ...passThrough } };
+  return { ...native, pid: process.pid, threadId, skippedByTag, testsStarted, passThrough: { ...passThrough } };
 }
 
 /** Written at exit, read by the runner's main process for the summary. */
