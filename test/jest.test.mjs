@@ -115,6 +115,33 @@ describe('node flags (--expose-gc) reach Jest and its tests', () => {
   });
 });
 
+describe('CI flags and shards', () => {
+  test('mate-jest --watchAll=false --ci (the usual CI call) is not watch mode: the in-band crash is named, with the summary', async () => {
+    const r = await mateJest(['--guard-alloc', '--watchAll=false', '--ci', ...suite('bugs'), 'overflow']);
+    assert.notEqual(r.code, 0);
+    assert.match(r.output, new RegExp(`\\[mate-guard\\] the Jest process \\(in band\\) \\d+ was killed by a guard fault: heap-buffer-overflow on allocation #\\d+ \\(64 bytes, tail mode\\) while running ${OVERFLOW_TEST.replace(/[.>]/g, '\\$&')};`));
+    assert.match(summary(r.output) ?? '', /1 violation,/);
+  });
+
+  test('README\'s CI advice: with one file -w 2 still runs in band; --workerIdleMemoryLimit keeps a worker, so Jest shows the crashed file', async () => {
+    const w2 = await mateJest(['--guard-alloc', '-w', '2', ...suite('bugs'), 'overflow']);
+    assert.match(w2.output, /\[mate-guard\] the Jest process \(in band\) \d+ was killed/);
+    const limit = await mateJest(['--guard-alloc', '--workerIdleMemoryLimit=1GB', ...suite('bugs'), 'overflow']);
+    assert.equal(limit.code, 1, limit.output);
+    assert.match(limit.output, /\[mate-guard\] Jest worker \d+ was killed by a guard fault: heap-buffer-overflow/);
+    assert.match(limit.output, /Tests: +1 failed, 1 total/);
+  });
+
+  test('a sharded run\'s canary rerun drops --shard (keeping -w 2 with its value) and faults at the bad write', async () => {
+    // 'overflow.test' matches overflow.test.js and gap-overflow.test.js; Jest's shard 2/2 of the two is
+    // gap-overflow.test.js alone (it sorts them by a hash of the path), and of that file alone, nothing.
+    const r = await mateJest(['--guard-alloc', '-c', 'examples/jest/jest.config.js', '--shard=2/2', '-w', '2', 'overflow.test']);
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.output, /Tests: +1 failed, 1 total/);
+    assert.match(r.output, /\[mate-guard\] rerun in tail mode with alignment 1: the canary-corruption of allocation #\d+ \(13 bytes, tail mode\) in examples\/jest\/gap-overflow\.test\.js > writeAt > writes the last byte of a 13-byte record faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
+  });
+});
+
 describe('canary damage: mate-jest reruns the file in the faulting mode', () => {
   test('the rerun\'s fault report follows the canary report; the exit code stays failing', async () => {
     const r = await mateJest(['--guard-alloc', ...suite('bugs'), 'underflow', 'gap']);

@@ -186,6 +186,12 @@ describe('mate-mocha (drop-in CLI that watches mocha)', () => {
     assert.equal(summary(r.output).violations, 1);
   });
 
+  test('--watch=false is not watch mode: the serial fault is still named after mocha dies', async () => {
+    const r = await mateMocha(['--guard-alloc', '--watch=false', 'fault/overflow.spec.cjs']);
+    assertOverflowReport(r);
+    assert.match(r.output, new RegExp(`\\[mate-guard\\] mocha process \\d+ was killed by a guard fault: heap-buffer-overflow .* while running ${OVERFLOW_TEST}`));
+  });
+
   test('--parallel: a worker fault is named, exit non-zero', async () => {
     const r = await mateMocha(['--guard-alloc', '--parallel', 'fault/overflow.spec.cjs']);
     assertOverflowReport(r);

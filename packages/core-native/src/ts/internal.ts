@@ -28,6 +28,7 @@ export { endRunAtExit, endRound, type EndOptions } from './run/end';
 export { superviseRun, type SupervisedRun } from './run/supervise';
 export { reportText } from './report/render';
 export { rerunCanaryReports, type RerunGroup, type RerunLauncher } from './run/rerun';
+export { watchRequested, withoutWatchAndShards } from './run/runner-args';
 export { crashErrorName, crashOutsideTestTitle, formatCrashAttribution } from './run/attribution';
 export { earlierReports } from './run/earlier';
 export { readReportDir, type RunReport } from './run/report-dir';

@@ -15,6 +15,8 @@ import {
   type ChildExit,
   type RerunLauncher,
   type RunnerResolution,
+  watchRequested,
+  withoutWatchAndShards,
 } from '@mate-guard/core/internal';
 
 import { withGuardEnvironment } from './environment';
@@ -43,11 +45,16 @@ function resolve(argv: readonly string[]): RunnerResolution & { rest: string[] }
 export const NOTHING_GUARDED_FIX =
   "no test file used @mate-guard/jest-env: remove a `@jest-environment` docblock that picks another one, or set testEnvironment: '@mate-guard/jest-env' in the Jest config";
 
-const watching = (args: readonly string[]) => args.some((a) => /^--watch(All)?(=|$)/.test(a));
-
-/** The same Jest command, on just the files with canary damage (as paths: the user's patterns do not widen it). */
+/**
+ * The same Jest command, on just the files with canary damage (as paths:
+ * the user's patterns do not widen it; without a shard, which would hold
+ * other files or none).
+ */
 function rerunJest(bin: string, rest: readonly string[]): RerunLauncher {
-  return (group) => ({ command: process.execPath, args: [...nodeFlagsToPassOn(), bin, ...rest, '--runTestsByPath', ...group.files.map((f) => path.resolve(f))] });
+  return (group) => ({
+    command: process.execPath,
+    args: [...nodeFlagsToPassOn(), bin, ...withoutWatchAndShards('jest', rest), '--runTestsByPath', ...group.files.map((f) => path.resolve(f))],
+  });
 }
 
 export async function main(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
@@ -86,7 +93,8 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     // Node flags given to mate-jest are for the tests (Jest's workers inherit Jest's).
     args: [...nodeFlagsToPassOn(), bin, ...args],
     // Every rerun ends inside Jest: its reporter owns the run (same settings, a summary per rerun).
-    watch: watching(rest),
+    // `--watchAll=false` (CI) is not watch mode.
+    watch: watchRequested('jest', rest),
     rerun: rerunJest(bin, args),
     exited: (run, exit) => {
       if (run.crashed().some((e) => inBand(e.pid, exit))) {

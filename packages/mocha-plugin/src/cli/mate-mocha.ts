@@ -12,6 +12,7 @@ import {
   superviseRun,
   type RerunLauncher,
   runCli,
+  watchRequested,
 } from '@mate-guard/core/internal';
 
 import { loadMochaOptions, runsInWorkers } from '../hooks/mocha-options';
@@ -49,7 +50,9 @@ async function runMocha(mochaBin: string, args: readonly string[], env: NodeJS.P
   }
 }
 
-const watching = (args: readonly string[]) => args.some((a) => a === '-w' || /^--watch(=|$)/.test(a));
+/** Mocha's own reading (command line over rc, `--watch=false` included), else the words themselves. */
+const watching = (args: readonly string[], options: Record<string, unknown>) =>
+  options.watch !== undefined ? options.watch === true : watchRequested('mocha', args);
 
 /** The user's arguments without their own test selection by title (the rerun selects by title). */
 function withoutGrep(args: readonly string[]): string[] {
@@ -108,7 +111,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     // Node flags given to mate-mocha are for the tests: mocha runs with them.
     args: [...nodeFlagsToPassOn(), mochaBin, '--require', PLUGIN_ENTRY, ...rest],
     // Every rerun ends inside mocha: the plugin there owns the run (same settings, a summary per rerun).
-    watch: watching(rest) || mochaOptions.watch === true,
+    watch: watching(rest, mochaOptions),
     rerun: rerunMocha(mochaBin, rest),
     // Mocha shows failures at the end of the run (workers: of the file): a dead process's are lost.
     end: () => ({ attribution: { label: () => label, earlier: true } }),

@@ -13,6 +13,8 @@ import {
   superviseRun,
   type RerunLauncher,
   runCli,
+  watchRequested,
+  withoutWatchAndShards,
 } from '@mate-guard/core/internal';
 
 import { NOTHING_GUARDED_FIX, resolveNodeTestConfig, type NodeTestGuardConfig } from '../hooks/settings';
@@ -43,9 +45,9 @@ function nodeArgs(rest: readonly string[]): string[] {
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** The test files alone (the user's own file arguments dropped), selecting the damaged tests by name. */
+/** The test files alone (the user's own file arguments and shard dropped), selecting the damaged tests by name. */
 function rerunNode(rest: readonly string[]): RerunLauncher {
-  const options = rest.filter((a) => a.startsWith('-') && !/^--test-name-pattern(=|$)/.test(a));
+  const options = withoutWatchAndShards('node-test', rest).filter((a) => a.startsWith('-') && !/^--test-name-pattern(=|$)/.test(a));
   return (group) => {
     const names = [...new Set(group.tests.map((t) => t.split(' > ').pop() ?? ''))].filter((n) => n.length > 0);
     const select = names.length ? [`--test-name-pattern=^(?:${names.map(escapeRegExp).join('|')})$`] : [];
@@ -53,7 +55,6 @@ function rerunNode(rest: readonly string[]): RerunLauncher {
   };
 }
 
-const watching = (args: readonly string[]) => args.includes('--watch');
 
 export async function main(argv: readonly string[]): Promise<number> {
   if (wantsHelp(argv)) {
@@ -79,7 +80,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     command: process.execPath,
     args: nodeArgs(rest),
     // Every rerun ends inside node: its main process owns the run (same settings).
-    watch: watching(rest),
+    watch: watchRequested('node-test', rest),
     rerun: rerunNode(rest),
     end: () => ({ attribution: { label: () => PROCESS_LABEL, earlier: true }, nothingGuardedFix: NOTHING_GUARDED_FIX }),
   });

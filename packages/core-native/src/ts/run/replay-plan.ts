@@ -12,6 +12,7 @@ import type { ViolationEvent } from '../report/event';
 import { parseFlags, RUNNER_FLAGS } from '../settings/flags';
 import { rowsOn, spell, type GuardSettings, type RunnerName } from '../settings/table';
 import type { RunRecord } from './record';
+import { withoutWatchAndShards } from './runner-args';
 
 /** The tests a run's violations name; `whole` when one names none (the whole command reruns). */
 export interface ReplayTarget {
@@ -76,8 +77,6 @@ function namePattern(tests: readonly string[], name: (segments: string[]) => str
   return names.length ? `^(?:${names.map(escapeRegExp).join('|')})$` : undefined;
 }
 
-const WATCH = /^(-w|--watch|--watchAll)(=.*)?$/;
-
 /** Replaces the recorded working directory with the local one in a path (a CI artifact replayed in a checkout). */
 export function rebaser(recorded: string, local: string): (arg: string) => string {
   if (recorded === local) return (arg) => arg;
@@ -120,18 +119,19 @@ function without(args: readonly string[], drop: readonly string[]): string[] {
  * The command that replays `record` on `target`: the recorded script (or,
  * for a plain `node --test`, node's options) and its arguments without
  * guard flags or watch mode, narrowed to the target's files and tests the
- * way the runner selects them.
+ * way the runner selects them (without a shard, then).
  */
 export async function runnerCommand(record: RunRecord & { runner: RunnerName }, cwd: string, target: ReplayTarget): Promise<string[]> {
   const rebase = rebaser(record.cwd, cwd);
-  const execArgv = record.execArgv.map(rebase).filter((a) => !WATCH.test(a));
+  const narrow = !target.whole && target.files.length > 0;
+  const execArgv = withoutWatchAndShards('node', record.execArgv.map(rebase), !narrow);
   // `node --test --require @mate-guard/node-test files...`: the arguments are all test files.
   const plainNodeTest = record.execArgv.includes('--test');
   const script = plainNodeTest ? undefined : record.argv[0];
   const given = plainNodeTest ? record.argv : record.argv.slice(1);
   const head = [...execArgv, ...(script ? [rebase(script)] : [])];
-  let args = withoutGuardFlags(given.map(rebase)).filter((a) => !WATCH.test(a));
-  const narrow = !target.whole && target.files.length > 0;
+  // Narrowed, a shard would hold other files, or none.
+  let args = withoutWatchAndShards(record.runner, withoutGuardFlags(given.map(rebase)), !narrow);
   switch (record.runner) {
     case 'vitest': {
       // One run, never watch mode: the `run` command, without the recorded file filters when narrowing.
