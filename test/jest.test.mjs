@@ -332,10 +332,11 @@ describe('a config that names no mate-guard environment', () => {
     assert.match(summary(clean.output) ?? '', /^\[mate-guard\] summary: [1-9]\d* allocations guarded, .*0 violations, 0 tests skipped by tag$/);
   });
 
-  test('a run that guarded nothing says so in one line, with the fix (mate-jest, and plain jest with the reporter)', async () => {
+  test('a run that guarded nothing says so in one line, with the fix; mate-jest, told to guard, fails it (exit 2), plain jest with the reporter does not', async () => {
     const only = ['--testMatch', '<rootDir>/no-env/other-env.test.js'];
     const r = await mateJest(['--guard-alloc', ...noEnv, ...only]);
-    assert.equal(r.code, 0, r.output);
+    assert.equal(r.code, 2, r.output);
+    assert.match(r.output, /Tests: +\d+ passed/);
     assert.match(r.output, NOTHING);
     assert.match(r.output, /remove a `@jest-environment` docblock/);
     assert.equal(summary(r.output), undefined);

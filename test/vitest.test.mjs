@@ -252,6 +252,44 @@ describe('node flags (--expose-gc): the tests get them the way Vitest passes the
   });
 });
 
+describe('projects (test.projects) with the plugin in the root config only', () => {
+  // packages/a: a clean test; packages/b: a write into the alignment gap. Their configs do not load the plugin.
+  const GAP = /==mate-guard== ERROR: canary-corruption: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\) damaged\n==mate-guard== test: packages\/b\/gap\.test\.mjs > writes into the alignment gap/;
+  const assertGuarded = (r) => {
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.output, /Tests +1 failed \| 1 passed \(2\)/);
+    assert.match(r.output, GAP);
+    const s = SUMMARY.exec(r.output);
+    assert.ok(s && Number(s[1]) > 0 && s[4] === '1', `a summary with guarded allocations and the violation:\n${r.output}`);
+  };
+
+  test('mate-vitest --guard-alloc guards every project from the root; the canary rerun faults', async () => {
+    const r = await mateVitest('projects', ['run', '--guard-alloc']);
+    assertGuarded(r);
+    assert.match(r.output, /\[mate-guard\] rerun in tail mode with alignment 1: the canary-corruption of allocation #\d+ \(13 bytes, tail mode\) in packages\/b\/gap\.test\.mjs > writes into the alignment gap faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
+  });
+
+  test('plain vitest: flags after -- and MATE_VITEST_GUARD_ALLOC=1 guard every project too', async () => {
+    assertGuarded(await vitest('projects', ['run', '--', '--guard-alloc']));
+    assertGuarded(await vitest('projects', ['run'], { MATE_VITEST_GUARD_ALLOC: '1' }));
+  });
+
+  test('--reporter on the command line (it replaces the config\'s reporters) still guards them; a JUnit file lists the failure', async () => {
+    const junit = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mate-vitest-junit-')), 'junit.xml');
+    const r = await mateVitest('projects', ['run', '--guard-alloc', '--reporter=dot', '--reporter=junit', `--outputFile.junit=${junit}`]);
+    assertGuarded(r);
+    assert.match(fs.readFileSync(junit, 'utf8'), /<testcase [^>]*name="writes into the alignment gap"[^>]*>\s*<failure/);
+    fs.rmSync(path.dirname(junit), { recursive: true, force: true });
+  });
+
+  test('mate-vitest list is no run: nothing to guard, nothing said', async () => {
+    const r = await mateVitest('projects', ['list', '--guard-alloc']);
+    assert.equal(r.code, 0, r.output);
+    assert.match(r.output, /\[b\] gap\.test\.mjs > writes into the alignment gap/);
+    assert.doesNotMatch(r.output, /\[mate-guard\] warning/);
+  });
+});
+
 describe('precedence: flags > MATE_VITEST_GUARD_* > guardAlloc() options > off', () => {
   // The underflow shows the mode that won: head faults, tail damages a canary;
   // off: the tagged test runs (the bug itself runs only under guarding).
@@ -340,9 +378,10 @@ test('mate-vitest --help lists the guard flags beside vitest\'s own', async () =
   assert.match(r.output, /--guard-log-allocations\s+\[mate-guard\]/);
 });
 
-test('mate-vitest warns when the config has no guardAlloc() plugin (the flags did nothing)', async () => {
+test('mate-vitest warns when the config has no guardAlloc() plugin (the flags did nothing); told to guard, it fails the run (exit 2)', async () => {
   const r = await mateVitest('noplugin', ['run', '--guard-alloc', '--guard-mode=head']);
-  assert.equal(r.code, 0, r.output);
+  assert.equal(r.code, 2, r.output);
+  assert.match(r.output, /Tests +\d+ passed/);
   assert.match(r.output, /^\[mate-guard\] warning: --guard-alloc --guard-mode=head had no effect: the vitest config has no guardAlloc\(\) plugin/m);
   assert.doesNotMatch(r.output, /\[mate-guard\] (summary|guarding on)/);
 });

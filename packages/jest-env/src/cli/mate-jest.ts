@@ -95,6 +95,8 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     // Every rerun ends inside Jest: its reporter owns the run (same settings, a summary per rerun).
     // `--watchAll=false` (CI) is not watch mode.
     watch: watchRequested('jest', rest),
+    // Told to guard, it guarded nothing: the run fails (exit 2), with the line that says why.
+    nothingGuardedFails: true,
     rerun: rerunJest(bin, args),
     exited: (run, exit) => {
       if (run.crashed().some((e) => inBand(e.pid, exit))) {

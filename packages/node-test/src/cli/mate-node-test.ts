@@ -81,6 +81,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     args: nodeArgs(rest),
     // Every rerun ends inside node: its main process owns the run (same settings).
     watch: watchRequested('node-test', rest),
+    // Told to guard, it guarded nothing: the run fails (exit 2), with the line that says why.
+    nothingGuardedFails: true,
     rerun: rerunNode(rest),
     end: () => ({ attribution: { label: () => PROCESS_LABEL, earlier: true }, nothingGuardedFix: NOTHING_GUARDED_FIX }),
   });

@@ -21,15 +21,26 @@ function poolArgs(args: readonly string[]): string[] {
   return out;
 }
 
-/** One per Vitest instance, however many projects use the plugin. */
-export function attachReporters(vitest: Vitest, resolved: RunnerResolution): void {
-  if (attached.has(vitest)) return;
+/** The run's reporters: `first` before every other (crashed files failed before they read results), `last` after (the summary closes the output). */
+export interface RunReporters {
+  first: Reporter;
+  last: Reporter;
+}
+
+/** The guarded run of this Vitest instance, once however many projects use the plugin: undefined when it has one already. */
+export function startRun(vitest: Vitest, resolved: RunnerResolution): RunReporters | undefined {
+  if (attached.has(vitest)) return undefined;
   attached.add(vitest);
   const run = new VitestRun(vitest, resolved);
-  // First: crashed files get their failure before other reporters read results.
-  vitest.config.reporters.unshift(run.attributionReporter());
-  // Last: the summary closes the run's output.
-  vitest.config.reporters.push(run.summaryReporter());
+  return { first: run.attributionReporter(), last: run.summaryReporter() };
+}
+
+/** From a project's configureVitest, before Vitest makes its reporters. */
+export function attachReporters(vitest: Vitest, resolved: RunnerResolution): void {
+  const run = startRun(vitest, resolved);
+  if (!run) return;
+  vitest.config.reporters.unshift(run.first);
+  vitest.config.reporters.push(run.last);
 }
 
 class VitestRun {

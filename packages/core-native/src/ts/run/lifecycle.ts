@@ -41,6 +41,8 @@ export interface RunVerdict extends Verdict {
   text: string;
   /** Nothing to say: guarding was off and no process guarded (the text is not printed). */
   quiet: boolean;
+  /** Guarding was asked for (nothingGuardedFix given) and no process guarded: the text says so instead of a summary. */
+  nothingGuarded: boolean;
   report: RunReport;
 }
 
@@ -217,7 +219,7 @@ export class GuardedRun {
     if (any || this.keep) text += `[mate-guard] reports: ${report.dir}\n`;
     if (end.more) this.nextRound(report);
     else if (!this.held && !this.keep) fs.rmSync(report.dir, { recursive: true, force: true });
-    return { ...verdict, text, quiet: !this.settings.enabled && !verdict.guarded, report };
+    return { ...verdict, text, quiet: !this.settings.enabled && !verdict.guarded, nothingGuarded: nothing && this.settings.enabled, report };
   }
 
   /** Watch mode: the next read starts after this round; a clean temporary directory goes at exit. */
