@@ -17,7 +17,10 @@ interface RunnerArgs {
 // node's own options, for node --test and for any runner's node flags.
 const NODE: RunnerArgs = { watch: ['--watch'], watchWithValue: ['--watch-path'], shard: ['--test-shard'] };
 
-const RUNNERS: Record<RunnerName, RunnerArgs> = {
+// A runner not listed here: no word of its is read as watch or shard.
+const UNKNOWN: RunnerArgs = { watch: [], watchWithValue: [], shard: [] };
+
+const RUNNERS: Partial<Record<RunnerName, RunnerArgs>> = {
   // -w is --maxWorkers in Jest.
   jest: { watch: ['--watch', '--watchAll', '--watch-all'], watchWithValue: [], shard: ['--shard'] },
   vitest: { watch: ['-w', '--watch'], watchWithValue: [], shard: ['--shard'] },
@@ -54,7 +57,7 @@ function classify(spec: RunnerArgs, args: readonly string[], i: number): Hit | u
 
 /** Whether these arguments (up to a `--`) ask the runner for watch mode: the last word on it wins. */
 export function watchRequested(runner: RunnerName, args: readonly string[]): boolean {
-  const spec = RUNNERS[runner];
+  const spec = RUNNERS[runner] ?? UNKNOWN;
   let on = false;
   for (let i = 0; i < args.length && args[i] !== '--'; i++) {
     const hit = classify(spec, args, i);
@@ -72,7 +75,7 @@ export function watchRequested(runner: RunnerName, args: readonly string[]): boo
  * whole command keeps its shard.
  */
 export function withoutWatchAndShards(runner: RunnerName | 'node', args: readonly string[], keepShards = false): string[] {
-  const spec = runner === 'node' ? NODE : RUNNERS[runner];
+  const spec = runner === 'node' ? NODE : RUNNERS[runner] ?? UNKNOWN;
   const out: string[] = [];
   for (let i = 0; i < args.length; i++) {
     if (args[i] === '--') {
