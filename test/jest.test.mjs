@@ -1,6 +1,8 @@
 // The Jest integration, end to end: the real jest 30, fixture suites that
 // call the real examples addon, through `mate-jest` and plain `jest`.
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 
@@ -344,6 +346,20 @@ describe('a config that names no mate-guard environment', () => {
     assert.equal(plain.code, 0, plain.output);
     assert.match(plain.output, NOTHING);
     assert.match(plain.output, /set testEnvironment: '@mate-guard\/jest-env' in the Jest config/);
+  });
+});
+
+describe('plain jest in one process, with the reporter', () => {
+  test('a clean run leaves no report folder behind (the exit hook no longer writes into the removed one)', async () => {
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-jest-tmp-'));
+    try {
+      const r = await jest([...suite('clean'), '-i', '--reporters=default', '--reporters=@mate-guard/jest-env/reporter'], { MATE_JEST_GUARD_ALLOC: '1', TMPDIR: tmp });
+      assert.equal(r.code, 0, r.output);
+      assert.match(summary(r.output) ?? '', /^\[mate-guard\] summary: [1-9]\d* allocations guarded, .*0 violations/);
+      assert.deepEqual(fs.readdirSync(tmp).filter((f) => f.startsWith('mate-guard-')), []);
+    } finally {
+      fs.rmSync(tmp, { recursive: true, force: true });
+    }
   });
 });
 

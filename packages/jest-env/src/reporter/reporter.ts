@@ -13,6 +13,7 @@
 // needs mate-jest, which watches Jest from outside.
 import {
   exitOnConfigError,
+  flushGuardStats,
   GuardConfigError,
   GuardedRun,
   processState,
@@ -119,6 +120,8 @@ export default class GuardReporter {
     const run = this.session.run;
     if (!run) return;
     const status = results.success && !results.wasInterrupted ? 0 : 1;
+    // In band the tests ran here: this process's counters, as of now, for the summary.
+    flushGuardStats();
     const verdict = run.finish({
       status,
       // A dead worker's report went through Jest's pipe, which Jest may not drain: print it again.

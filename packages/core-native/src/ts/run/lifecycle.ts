@@ -15,7 +15,7 @@ import { formatUnmatchedGlobs, unmatchedNativeGlobs } from '../install/native-he
 import { loadNative } from '../install/native';
 import { formatCrashAttribution } from './attribution';
 import { earlierReportsText } from './earlier';
-import type { ProcessGuardStats } from './process-stats';
+import { closeReportDir, type ProcessGuardStats } from './process-stats';
 import { writeRunRecord } from './record';
 import { createReportDir, readReportDir, writeRunInfo, type RunReport } from './report-dir';
 import { formatNothingGuarded, formatSummary } from './summary';
@@ -218,8 +218,14 @@ export class GuardedRun {
     if (any) this.held = true;
     if (any || this.keep) text += `[mate-guard] reports: ${report.dir}\n`;
     if (end.more) this.nextRound(report);
-    else if (!this.held && !this.keep) fs.rmSync(report.dir, { recursive: true, force: true });
+    else if (!this.held && !this.keep) this.remove();
     return { ...verdict, text, quiet: !this.settings.enabled && !verdict.guarded, nothingGuarded: nothing && this.settings.enabled, report };
+  }
+
+  /** The clean temporary directory goes, for good: nothing of this process writes into it again. */
+  private remove(): void {
+    fs.rmSync(this.dir, { recursive: true, force: true });
+    closeReportDir(this.dir);
   }
 
   /** Watch mode: the next read starts after this round; a clean temporary directory goes at exit. */
@@ -230,7 +236,7 @@ export class GuardedRun {
     if (!this.exitHook) {
       this.exitHook = true;
       process.once('exit', () => {
-        if (!this.held && !this.keep) fs.rmSync(this.dir, { recursive: true, force: true });
+        if (!this.held && !this.keep) this.remove();
       });
     }
   }

@@ -33,8 +33,19 @@ export function processStats(native: NativeStats): ProcessGuardStats {
   return { ...native, pid: process.pid, threadId, skippedByTag, testsStarted, passThrough: { ...passThrough } };
 }
 
+// Run directories this process's run owner has read and removed: counters
+// written after that (core's exit hook in the owner itself, Jest in band)
+// would make the directory again, left behind, counted by nobody.
+const closed = new Set<string>();
+
+/** The run ended and its directory went: no more counters into it from this process. */
+export function closeReportDir(dir: string): void {
+  closed.add(path.resolve(dir));
+}
+
 /** Written at exit, read by the runner's main process for the summary. */
 export function writeProcessStats(dir: string, stats: ProcessGuardStats): void {
+  if (closed.has(path.resolve(dir))) return;
   try {
     fs.mkdirSync(dir, { recursive: true });
     const file = path.join(dir, `stats-${process.pid}-${threadId}.json`);
