@@ -306,3 +306,41 @@ describe('a canary rerun that runs no test', () => {
     assert.doesNotMatch(r.output, /did not fault/);
   });
 });
+
+describe('TAP after a crash', () => {
+  /** The test points and plans of each block of a TAP stream (a block: the lines at one indentation between plans). */
+  function tapBlocks(output) {
+    const blocks = new Map(); // indent -> { numbers, plans }
+    const closed = [];
+    for (const line of output.split('\n')) {
+      const m = /^( *)(?:(not ok|ok) (\d+) - (.*)|1\.\.(\d+))$/.exec(line);
+      if (!m) continue;
+      const indent = m[1].length;
+      const block = blocks.get(indent) ?? { indent, numbers: [], names: [] };
+      blocks.set(indent, block);
+      if (m[5] !== undefined) {
+        closed.push({ ...block, plan: Number(m[5]) });
+        blocks.delete(indent);
+      } else {
+        block.numbers.push(Number(m[3]));
+        block.names.push(`${m[2]} ${m[4]}`);
+      }
+    }
+    return { closed, unclosed: [...blocks.values()] };
+  }
+
+  test('valid TAP: each crashed test once, numbered in order, plans that count them; no second entry for the dead file', async () => {
+    const r = await node([...REQUIRE.filter((a) => a !== '--test-reporter=spec'), '--test-reporter=tap', 'fault/', 'clean/clean.test.mjs'], { env: ON });
+    assert.equal(r.code, 1, r.output);
+    const { closed, unclosed } = tapBlocks(r.stdout);
+    assert.deepEqual(unclosed, [], `every block has its plan:\n${r.stdout}`);
+    for (const b of closed) {
+      assert.deepEqual(b.numbers, b.numbers.map((_, i) => i + 1), `numbers in order from 1 at indent ${b.indent}: ${b.names.join(', ')}`);
+      assert.equal(b.plan, b.numbers.length, `the plan counts the block's tests: ${b.names.join(', ')}`);
+    }
+    const failures = r.stdout.split('\n').filter((l) => /^ *not ok \d+ - /.test(l));
+    assert.equal(failures.filter((l) => / - fills one byte too far$/.test(l)).length, 1, r.stdout);
+    assert.equal(failures.filter((l) => / - fills one byte before the start$/.test(l)).length, 1, r.stdout);
+    assert.equal(failures.filter((l) => /\.test\.(mjs|cjs)$/.test(l)).length, 0, `no entry for a dead file besides its crashed test:\n${r.stdout}`);
+  });
+});
