@@ -47,6 +47,7 @@ describe('planted bugs', () => {
   test('in band, overflow by one: Jest dies, mate-jest names the test, exit non-zero', async () => {
     const r = await mateJest(['--guard-alloc', ...suite('bugs'), 'overflow']);
     assert.notEqual(r.code, 0);
+    assert.match(r.output, /\[mate-guard\] Jest was killed before it could print its results: test files after this one did not run/);
     const lines = reportLines(r.output);
     assert.match(lines[0], /^==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(64 bytes, tail mode\)$/);
     assert.ok(lines.includes(`==mate-guard== test: ${OVERFLOW_TEST}`), r.output);
@@ -360,6 +361,19 @@ describe('plain jest in one process, with the reporter', () => {
     } finally {
       fs.rmSync(tmp, { recursive: true, force: true });
     }
+  });
+});
+
+describe('a death at exit, after Jest showed its results (in band)', () => {
+  test('mate-jest names the death, but neither says later files did not run nor prints again the report Jest showed', async () => {
+    // a-canary: canary damage Jest shows with its failed test; b-exit: passes, its process aborts 3 s later.
+    const r = await mateJest(['--guard-alloc', '--no-guard-rerun', '-i', ...suite('exit-death')]);
+    assert.equal(r.code, 134, r.output);
+    assert.match(r.output, /Tests: +1 failed, 1 passed, 2 total/);
+    assert.match(r.output, /\[mate-guard\] the Jest process \(in band\) \d+ died of SIGABRT: deadly-signal outside any test/);
+    assert.doesNotMatch(r.output, /test files after this one did not run/);
+    assert.doesNotMatch(r.output, /the runner never showed it/);
+    assert.equal(r.output.split('\n').filter((l) => /==mate-guard== ERROR: canary-corruption/.test(l)).length, 1, r.output);
   });
 });
 

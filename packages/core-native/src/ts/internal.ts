@@ -31,6 +31,6 @@ export { rerunCanaryReports, type RerunGroup, type RerunLauncher } from './run/r
 export { watchRequested, withoutWatchAndShards } from './run/runner-args';
 export { crashErrorName, crashOutsideTestTitle, formatCrashAttribution } from './run/attribution';
 export { earlierReports } from './run/earlier';
-export { readReportDir, type RunReport } from './run/report-dir';
+export { markResultsShown, readReportDir, type RunReport } from './run/report-dir';
 export { nodeFlagsToPassOn, runChild, type ChildExit } from './run/child';
 export type { ViolationEvent } from './report/event';

@@ -99,7 +99,9 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     nothingGuardedFails: true,
     rerun: rerunJest(bin, args),
     exited: (run, exit) => {
-      if (run.crashed().some((e) => inBand(e.pid, exit))) {
+      // Not after Jest showed its results (a death at exit): every file had run.
+      const shown = run.read().resultsShown;
+      if (run.crashed().some((e) => inBand(e.pid, exit) && !shown.includes(e.pid))) {
         process.stderr.write('[mate-guard] Jest was killed before it could print its results: test files after this one did not run\n');
       }
     },

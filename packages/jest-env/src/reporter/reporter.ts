@@ -14,6 +14,7 @@
 import {
   exitOnConfigError,
   flushGuardStats,
+  markResultsShown,
   GuardConfigError,
   GuardedRun,
   processState,
@@ -117,6 +118,8 @@ export default class GuardReporter {
   }
 
   onRunComplete(_contexts: unknown, results: AggregatedResult): void {
+    // Jest has shown the results: a death of this process from now on (at exit) takes none with it.
+    if (this.session.dir) markResultsShown(this.session.dir);
     const run = this.session.run;
     if (!run) return;
     const status = results.success && !results.wasInterrupted ? 0 : 1;

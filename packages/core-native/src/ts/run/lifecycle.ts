@@ -148,6 +148,7 @@ export class GuardedRun {
         dir: all.dir,
         violations: all.violations.filter((v) => !v.file || !this.seen.has(v.file)),
         processes: all.processes.map((p) => since(p, this.baseline.get(statsKey(p)))),
+        resultsShown: all.resultsShown,
       };
       this.markSuppressed(this.report.violations);
     }

@@ -12,6 +12,23 @@ export interface RunReport {
   dir: string;
   violations: ViolationEvent[];
   processes: ProcessGuardStats[];
+  /** Processes whose runner had shown the run's results (markResultsShown) before they ended. */
+  resultsShown: number[];
+}
+
+const RESULTS_SHOWN = /^results-shown-(\d+)$/;
+
+/**
+ * The runner in this process has shown the run's results (Jest's
+ * onRunComplete): a death of this process after that (at exit) took no
+ * results with it, and the reports it gave its tests were shown.
+ */
+export function markResultsShown(dir: string): void {
+  try {
+    fs.writeFileSync(path.join(dir, `results-shown-${process.pid}`), '');
+  } catch {
+    // the directory went: nobody will ask
+  }
 }
 
 /**
@@ -54,7 +71,7 @@ function readJson<T>(file: string): T | undefined {
 }
 
 export function readReportDir(dir: string): RunReport {
-  const report: RunReport = { dir, violations: [], processes: [] };
+  const report: RunReport = { dir, violations: [], processes: [], resultsShown: [] };
   let names: string[] = [];
   try {
     names = fs.readdirSync(dir).sort();
@@ -69,6 +86,8 @@ export function readReportDir(dir: string): RunReport {
     } else if (/^stats-\d+-\d+\.json$/.test(name)) {
       const s = readJson<ProcessGuardStats>(file);
       if (s) report.processes.push(s);
+    } else if (RESULTS_SHOWN.test(name)) {
+      report.resultsShown.push(Number(RESULTS_SHOWN.exec(name)![1]));
     }
   }
   return report;
