@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 
 import { assertGcSuiteGuarded } from './helpers/gc-suite.mjs';
 import { accessSite, lineOf } from './helpers/native-frames.mjs';
-import { firstAllocationFrame, rerunReportOf, reportLines, reportOf, ROOT, run } from './helpers/run.mjs';
+import { firstAllocationFrame, MATE, rerunReportOf, reportLines, reportOf, ROOT, run } from './helpers/run.mjs';
 
 const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'vitest');
 const VITEST = path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs');
@@ -395,4 +395,16 @@ test('pool threads: a warning at start; a fault still prints its report and fail
   const rep = reportOf(r.output, 'ERROR: heap-buffer-overflow on WRITE');
   assert.ok(warning < r.output.indexOf('==mate-guard== ERROR'), 'the warning comes first');
   assert.match(rep, /^==mate-guard== test: overflow\.test\.mjs > fillInclusive overflows by one in a worker thread$/m);
+});
+
+test('pool threads, a fault: no summary can follow (the run\'s owner died); the dying process says so and where the reports are, which mate report sums up', async () => {
+  for (const r of [await vitest('threads', ['run', '--', '--guard-alloc']), await mateVitest('threads', ['run', '--guard-alloc'])]) {
+    assert.notEqual(r.code, 0, r.output);
+    const m = /^\[mate-guard\] the process that owned this run dies with it, so no summary follows; the reports stay in (\S+) \(mate report \S+ sums them up\)$/m.exec(r.output);
+    assert.ok(m, r.output);
+    const report = await run(process.execPath, [MATE, 'report', m[1]]);
+    assert.equal(report.code, 1, report.output);
+    assert.match(report.output, /^\[mate-guard\] summary: [1-9]\d* allocations? guarded, .*1 violation, 1 process died,/m);
+    fs.rmSync(m[1], { recursive: true, force: true });
+  }
 });
