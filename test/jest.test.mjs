@@ -1,9 +1,12 @@
 // The Jest integration, end to end: the real jest 30, fixture suites that
 // call the real examples addon, through `mate-jest` and plain `jest`.
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 
+import { assertGcSuiteGuarded } from './helpers/gc-suite.mjs';
 import { accessSite, lineOf } from './helpers/native-frames.mjs';
 import { firstAllocationFrame, rerunReportOf, reportLines, ROOT, run } from './helpers/run.mjs';
 
@@ -44,6 +47,7 @@ describe('planted bugs', () => {
   test('in band, overflow by one: Jest dies, mate-jest names the test, exit non-zero', async () => {
     const r = await mateJest(['--guard-alloc', ...suite('bugs'), 'overflow']);
     assert.notEqual(r.code, 0);
+    assert.match(r.output, /\[mate-guard\] Jest was killed before it could print its results: test files after this one did not run/);
     const lines = reportLines(r.output);
     assert.match(lines[0], /^==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(64 bytes, tail mode\)$/);
     assert.ok(lines.includes(`==mate-guard== test: ${OVERFLOW_TEST}`), r.output);
@@ -96,6 +100,48 @@ describe('planted bugs', () => {
     assert.match(rerunReportOf(out, 'tail mode with alignment 1'), accessSite('gap'));
     const overflow = out.slice(out.indexOf('[mate-guard] its report, from that JSON file:\n==mate-guard== ERROR: heap-buffer-overflow'));
     assert.match(firstAllocationFrame(overflow), /^==mate-guard==   at .*test\/fixtures\/jest\/bugs\/overflow\.test\.js:\d+:\d+\)?$/, 'the allocation stack starts at the test file\'s line');
+  });
+});
+
+describe('node flags (--expose-gc) reach Jest and its tests', () => {
+  const GC_TEST = 'test/fixtures/jest/gc/gc.test.js > collects garbage with global.gc'; // calls global.gc
+
+  test('node --expose-gc mate-jest: Jest runs with the flag (and the guard flags)', async () => {
+    const r = await run(process.execPath, ['--expose-gc', MATE_JEST, '--guard-alloc', '--guard-mode=head', '--guard-log-allocations', ...suite('gc')], { timeout: 90_000 });
+    assertGcSuiteGuarded(r, GC_TEST);
+  });
+
+  test('plain node --expose-gc jest with MATE_JEST_GUARD_* and the reporter', async () => {
+    const env = { MATE_JEST_GUARD_ALLOC: '1', MATE_JEST_GUARD_MODE: 'head', MATE_JEST_GUARD_LOG_ALLOCATIONS: '1' };
+    const reporters = ['--reporters=default', '--reporters=@mate-guard/jest-env/reporter'];
+    assertGcSuiteGuarded(await run(process.execPath, ['--expose-gc', JEST, ...suite('gc'), ...reporters], { env, timeout: 90_000 }), GC_TEST);
+  });
+});
+
+describe('CI flags and shards', () => {
+  test('mate-jest --watchAll=false --ci (the usual CI call) is not watch mode: the in-band crash is named, with the summary', async () => {
+    const r = await mateJest(['--guard-alloc', '--watchAll=false', '--ci', ...suite('bugs'), 'overflow']);
+    assert.notEqual(r.code, 0);
+    assert.match(r.output, new RegExp(`\\[mate-guard\\] the Jest process \\(in band\\) \\d+ was killed by a guard fault: heap-buffer-overflow on allocation #\\d+ \\(64 bytes, tail mode\\) while running ${OVERFLOW_TEST.replace(/[.>]/g, '\\$&')};`));
+    assert.match(summary(r.output) ?? '', /1 violation,/);
+  });
+
+  test('README\'s CI advice: with one file -w 2 still runs in band; --workerIdleMemoryLimit keeps a worker, so Jest shows the crashed file', async () => {
+    const w2 = await mateJest(['--guard-alloc', '-w', '2', ...suite('bugs'), 'overflow']);
+    assert.match(w2.output, /\[mate-guard\] the Jest process \(in band\) \d+ was killed/);
+    const limit = await mateJest(['--guard-alloc', '--workerIdleMemoryLimit=1GB', ...suite('bugs'), 'overflow']);
+    assert.equal(limit.code, 1, limit.output);
+    assert.match(limit.output, /\[mate-guard\] Jest worker \d+ was killed by a guard fault: heap-buffer-overflow/);
+    assert.match(limit.output, /Tests: +1 failed, 1 total/);
+  });
+
+  test('a sharded run\'s canary rerun drops --shard (keeping -w 2 with its value) and faults at the bad write', async () => {
+    // 'overflow.test' matches overflow.test.js and gap-overflow.test.js; Jest's shard 2/2 of the two is
+    // gap-overflow.test.js alone (it sorts them by a hash of the path), and of that file alone, nothing.
+    const r = await mateJest(['--guard-alloc', '-c', 'examples/jest/jest.config.js', '--shard=2/2', '-w', '2', 'overflow.test']);
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.output, /Tests: +1 failed, 1 total/);
+    assert.match(r.output, /\[mate-guard\] rerun in tail mode with alignment 1: the canary-corruption of allocation #\d+ \(13 bytes, tail mode\) in examples\/jest\/gap-overflow\.test\.js > writeAt > writes the last byte of a 13-byte record faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
   });
 });
 
@@ -289,10 +335,11 @@ describe('a config that names no mate-guard environment', () => {
     assert.match(summary(clean.output) ?? '', /^\[mate-guard\] summary: [1-9]\d* allocations guarded, .*0 violations, 0 tests skipped by tag$/);
   });
 
-  test('a run that guarded nothing says so in one line, with the fix (mate-jest, and plain jest with the reporter)', async () => {
+  test('a run that guarded nothing says so in one line, with the fix; mate-jest, told to guard, fails it (exit 2), plain jest with the reporter does not', async () => {
     const only = ['--testMatch', '<rootDir>/no-env/other-env.test.js'];
     const r = await mateJest(['--guard-alloc', ...noEnv, ...only]);
-    assert.equal(r.code, 0, r.output);
+    assert.equal(r.code, 2, r.output);
+    assert.match(r.output, /Tests: +\d+ passed/);
     assert.match(r.output, NOTHING);
     assert.match(r.output, /remove a `@jest-environment` docblock/);
     assert.equal(summary(r.output), undefined);
@@ -300,6 +347,33 @@ describe('a config that names no mate-guard environment', () => {
     assert.equal(plain.code, 0, plain.output);
     assert.match(plain.output, NOTHING);
     assert.match(plain.output, /set testEnvironment: '@mate-guard\/jest-env' in the Jest config/);
+  });
+});
+
+describe('plain jest in one process, with the reporter', () => {
+  test('a clean run leaves no report folder behind (the exit hook no longer writes into the removed one)', async () => {
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-jest-tmp-'));
+    try {
+      const r = await jest([...suite('clean'), '-i', '--reporters=default', '--reporters=@mate-guard/jest-env/reporter'], { MATE_JEST_GUARD_ALLOC: '1', TMPDIR: tmp });
+      assert.equal(r.code, 0, r.output);
+      assert.match(summary(r.output) ?? '', /^\[mate-guard\] summary: [1-9]\d* allocations guarded, .*0 violations/);
+      assert.deepEqual(fs.readdirSync(tmp).filter((f) => f.startsWith('mate-guard-')), []);
+    } finally {
+      fs.rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a death at exit, after Jest showed its results (in band)', () => {
+  test('mate-jest names the death, but neither says later files did not run nor prints again the report Jest showed', async () => {
+    // a-canary: canary damage Jest shows with its failed test; b-exit: passes, its process aborts 3 s later.
+    const r = await mateJest(['--guard-alloc', '--no-guard-rerun', '-i', ...suite('exit-death')]);
+    assert.equal(r.code, 134, r.output);
+    assert.match(r.output, /Tests: +1 failed, 1 passed, 2 total/);
+    assert.match(r.output, /\[mate-guard\] the Jest process \(in band\) \d+ died of SIGABRT: deadly-signal outside any test/);
+    assert.doesNotMatch(r.output, /test files after this one did not run/);
+    assert.doesNotMatch(r.output, /the runner never showed it/);
+    assert.equal(r.output.split('\n').filter((l) => /==mate-guard== ERROR: canary-corruption/.test(l)).length, 1, r.output);
   });
 });
 

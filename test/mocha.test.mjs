@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 
+import { assertGcSuiteGuarded } from './helpers/gc-suite.mjs';
 import { accessSite } from './helpers/native-frames.mjs';
 import { BIN, firstAllocationFrame, rerunReportOf, ROOT, run } from './helpers/run.mjs';
 
@@ -14,7 +15,10 @@ const MATE_MOCHA = path.join(ROOT, 'packages', 'mocha-plugin', 'bin', 'mate-moch
 const PLUGIN = ['--require', '@mate-guard/mocha'];
 const CLEAN = ['clean/clean.spec.cjs', 'clean/tagged.spec.cjs'];
 
+// Mocha 10 (the test/fixtures/mocha-10 workspace's): its re-spawn writes `--flag=value` options as two words.
+const MOCHA_10 = path.join(ROOT, 'test', 'fixtures', 'mocha-10', 'node_modules', 'mocha', 'bin', 'mocha.js');
 const mocha = (args, opts = {}) => run(MOCHA, args, { cwd: FIXTURES, ...opts });
+const mocha10 = (args, opts = {}) => run(process.execPath, [MOCHA_10, ...args], { cwd: FIXTURES, ...opts });
 const mateMocha = (args, opts = {}) => run(process.execPath, [MATE_MOCHA, ...args], { cwd: FIXTURES, ...opts });
 
 const SKIP_INCOMPATIBLE =
@@ -182,6 +186,12 @@ describe('mate-mocha (drop-in CLI that watches mocha)', () => {
     assert.equal(summary(r.output).violations, 1);
   });
 
+  test('--watch=false is not watch mode: the serial fault is still named after mocha dies', async () => {
+    const r = await mateMocha(['--guard-alloc', '--watch=false', 'fault/overflow.spec.cjs']);
+    assertOverflowReport(r);
+    assert.match(r.output, new RegExp(`\\[mate-guard\\] mocha process \\d+ was killed by a guard fault: heap-buffer-overflow .* while running ${OVERFLOW_TEST}`));
+  });
+
   test('--parallel: a worker fault is named, exit non-zero', async () => {
     const r = await mateMocha(['--guard-alloc', '--parallel', 'fault/overflow.spec.cjs']);
     assertOverflowReport(r);
@@ -219,6 +229,40 @@ describe('mate-mocha (drop-in CLI that watches mocha)', () => {
     assert.match(r.stdout, /--guard-mode <tail\|head>.*MATE_MOCHA_GUARD_MODE/);
     assert.match(r.stdout, /--guard-alloc, --no-guard-alloc.*MATE_MOCHA_GUARD_ALLOC/);
     assert.match(r.stdout, /Usage: mocha/);
+  });
+});
+
+describe('node flags: mocha re-spawns itself with them; mate-mocha passes them on', () => {
+  const GC = 'gc/gc.spec.cjs'; // calls global.gc: passes only with --expose-gc
+  const GC_TEST = 'gc/gc.spec.cjs > gc > collects garbage with global.gc';
+  const SHOWN = ['--guard-mode=head', '--guard-log-allocations'];
+
+  test('plain mocha 12 and mocha 10 --expose-gc: the guard flags as the user wrote them reach the re-spawned mocha', async () => {
+    assertGcSuiteGuarded(await mocha([...PLUGIN, '--expose-gc', '--guard-alloc', ...SHOWN, GC]), GC_TEST);
+    // Mocha 10 writes --guard-mode=head for its child as `--guard-mode head`, which a user may not write to plain mocha.
+    // (Its parser gives an unknown flag the next word: the spec file goes first.)
+    assertGcSuiteGuarded(await mocha10([GC, ...PLUGIN, '--expose-gc', '--guard-alloc', ...SHOWN]), GC_TEST);
+  });
+
+  test('node --expose-gc mate-mocha: mocha and the tests run with the flag', async () => {
+    assertGcSuiteGuarded(await run(process.execPath, ['--expose-gc', MATE_MOCHA, '--guard-alloc', '--guard-mode', 'head', '--guard-log-allocations', GC], { cwd: FIXTURES }), GC_TEST);
+  });
+
+  test('rc keys stay rc keys in the re-spawned mocha: MATE_MOCHA_GUARD_MODE=tail beats the rc\'s head (mocha 12 and 10)', async () => {
+    const cwd = path.join(FIXTURES, 'rc'); // .mocharc.json: require the plugin, guard-alloc true, guard-mode head
+    for (const runner of [mocha, mocha10]) {
+      const r = await runner(['--expose-gc', '../fault/underflow.spec.cjs'], { cwd, env: { MATE_MOCHA_GUARD_MODE: 'tail' } });
+      assertFailed(r);
+      assert.match(r.output, /canary-corruption: 1 byte before the start of allocation #\d+ \(64 bytes, tail mode\)/);
+      assert.doesNotMatch(r.output, /heap-buffer-underflow on WRITE/);
+    }
+  });
+
+  test('mocha\'s child command line with no mocha parent to read it from: its two-word values are taken', async () => {
+    // What Mocha 10 runs for `mocha --expose-gc --guard-mode=head ...`, started here directly.
+    const cli = path.join(ROOT, 'test', 'fixtures', 'mocha-10', 'node_modules', 'mocha', 'lib', 'cli', 'cli.js');
+    const r = await run(process.execPath, ['--expose-gc', cli, GC, '--require', '@mate-guard/mocha', '--guard-alloc', '--guard-mode', 'head', '--guard-log-allocations', '--no-config'], { cwd: FIXTURES });
+    assertGcSuiteGuarded(r, GC_TEST);
   });
 });
 

@@ -83,6 +83,10 @@ describe('Mocha', () => {
   test('mocha --guard-native=<glob>', async () => {
     assertBothBugs(await run(mocha, ['--require', '@mate-guard/mocha', '--guard-alloc', `--guard-native=${GLOB}`, 'native/native.spec.cjs'], { cwd }), 'native/native.spec.cjs', spec);
   });
+  test('mocha 10 --expose-gc --guard-native=<glob> (mocha re-spawns itself, writing the value as a second word)', async () => {
+    const mocha10 = path.join(ROOT, 'test', 'fixtures', 'mocha-10', 'node_modules', 'mocha', 'bin', 'mocha.js');
+    assertBothBugs(await run(process.execPath, [mocha10, '--expose-gc', '--require', '@mate-guard/mocha', '--guard-alloc', `--guard-native=${GLOB}`, 'native/native.spec.cjs'], { cwd }), 'native/native.spec.cjs', spec);
+  });
   test('mocha --parallel --guard-native=<glob>', async () => {
     assertBothBugs(await run(mocha, ['--parallel', '--require', '@mate-guard/mocha', '--guard-alloc', `--guard-native=${GLOB}`, 'native/native.spec.cjs'], { cwd }), 'native/native.spec.cjs', spec);
   });

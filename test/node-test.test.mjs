@@ -3,10 +3,12 @@
 // node's spec/junit reporters, skip reason, summary line).
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 
+import { assertGcSuiteGuarded } from './helpers/gc-suite.mjs';
 import { accessSite } from './helpers/native-frames.mjs';
 import { MATE, rerunReportOf, ROOT, run, startWatch } from './helpers/run.mjs';
 
@@ -266,5 +268,79 @@ describe('mate-node-test (drop-in CLI that watches node --test)', () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('node flags (--expose-gc) reach the test processes', () => {
+  const GC_TEST = 'gc/gc.test.cjs > collects garbage with global.gc'; // calls global.gc
+
+  test('node --expose-gc mate-node-test: node --test and its test processes run with the flag', async () => {
+    const r = await run(process.execPath, ['--expose-gc', MATE_NODE_TEST, '--test-reporter=spec', '--guard-alloc', '--guard-mode=head', '--guard-log-allocations', 'gc/gc.test.cjs'], { cwd: FIXTURES });
+    assertGcSuiteGuarded(r, GC_TEST);
+  });
+
+  test('the inspector\'s flags stay with mate-node-test (its port is taken): no second inspector fails to start', async () => {
+    const port = await new Promise((resolve) => {
+      const server = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port: free } = server.address();
+        server.close(() => resolve(free));
+      });
+    });
+    const r = await run(process.execPath, [`--inspect=127.0.0.1:${port}`, '--expose-gc', MATE_NODE_TEST, '--test-reporter=spec', '--guard-alloc', '--guard-mode=head', '--guard-log-allocations', 'gc/gc.test.cjs'], { cwd: FIXTURES });
+    assert.match(r.output, new RegExp(`Debugger listening on ws://127\\.0\\.0\\.1:${port}/`), 'mate-node-test itself has the inspector');
+    assert.doesNotMatch(r.output, /address already in use|Starting inspector .* failed/);
+    assertGcSuiteGuarded(r, GC_TEST);
+  });
+
+  test('plain node --expose-gc --test --require @mate-guard/node-test', async () => {
+    const env = { ...ON, MATE_NODE_TEST_GUARD_MODE: 'head', MATE_NODE_TEST_GUARD_LOG_ALLOCATIONS: '1' };
+    assertGcSuiteGuarded(await node(['--expose-gc', ...REQUIRE, 'gc/gc.test.cjs'], { env }), GC_TEST);
+  });
+});
+
+describe('a canary rerun that runs no test', () => {
+  test('says it ran no test instead of "did not fault" (a test named with a seed cannot be selected again)', async () => {
+    const r = await mateNodeTest(['--guard-alloc', 'renamed/seeded.test.cjs']);
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.output, /\[mate-guard\] rerun in tail mode with alignment 1: ran no test, so it tells nothing about the canary-corruption of allocation #\d+ \(13 bytes, tail mode\) in renamed\/seeded\.test\.cjs > writes into the alignment gap \(seed \d+\): the runner selected none of its tests/);
+    assert.doesNotMatch(r.output, /did not fault/);
+  });
+});
+
+describe('TAP after a crash', () => {
+  /** The test points and plans of each block of a TAP stream (a block: the lines at one indentation between plans). */
+  function tapBlocks(output) {
+    const blocks = new Map(); // indent -> { numbers, plans }
+    const closed = [];
+    for (const line of output.split('\n')) {
+      const m = /^( *)(?:(not ok|ok) (\d+) - (.*)|1\.\.(\d+))$/.exec(line);
+      if (!m) continue;
+      const indent = m[1].length;
+      const block = blocks.get(indent) ?? { indent, numbers: [], names: [] };
+      blocks.set(indent, block);
+      if (m[5] !== undefined) {
+        closed.push({ ...block, plan: Number(m[5]) });
+        blocks.delete(indent);
+      } else {
+        block.numbers.push(Number(m[3]));
+        block.names.push(`${m[2]} ${m[4]}`);
+      }
+    }
+    return { closed, unclosed: [...blocks.values()] };
+  }
+
+  test('valid TAP: each crashed test once, numbered in order, plans that count them; no second entry for the dead file', async () => {
+    const r = await node([...REQUIRE.filter((a) => a !== '--test-reporter=spec'), '--test-reporter=tap', 'fault/', 'clean/clean.test.mjs'], { env: ON });
+    assert.equal(r.code, 1, r.output);
+    const { closed, unclosed } = tapBlocks(r.stdout);
+    assert.deepEqual(unclosed, [], `every block has its plan:\n${r.stdout}`);
+    for (const b of closed) {
+      assert.deepEqual(b.numbers, b.numbers.map((_, i) => i + 1), `numbers in order from 1 at indent ${b.indent}: ${b.names.join(', ')}`);
+      assert.equal(b.plan, b.numbers.length, `the plan counts the block's tests: ${b.names.join(', ')}`);
+    }
+    const failures = r.stdout.split('\n').filter((l) => /^ *not ok \d+ - /.test(l));
+    assert.equal(failures.filter((l) => / - fills one byte too far$/.test(l)).length, 1, r.stdout);
+    assert.equal(failures.filter((l) => / - fills one byte before the start$/.test(l)).length, 1, r.stdout);
+    assert.equal(failures.filter((l) => /\.test\.(mjs|cjs)$/.test(l)).length, 0, `no entry for a dead file besides its crashed test:\n${r.stdout}`);
   });
 });

@@ -112,6 +112,28 @@ describe('mate replay', () => {
     assert.match(r.output, /==mate-guard== ERROR: canary-corruption: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\) damaged\n *==mate-guard== test: examples\/jest\/gap-overflow\.test\.js > writeAt > writes the last byte of a 13-byte record/);
   });
 
+  test('jest, sharded with -w 2: the replay drops the shard (it would hold no test), keeps -w 2 with its value', async () => {
+    // Shard 2/2 of overflow.test.js and gap-overflow.test.js is gap-overflow.test.js (Jest sorts by a hash of the path).
+    const rec = await recorded(process.execPath, (dir) => [MATE_JEST, '--guard-alloc', '--guard-report-dir', dir, '--no-guard-rerun',
+      '-c', 'examples/jest/jest.config.js', '--shard=2/2', '-w', '2', 'overflow.test']);
+    assert.equal(rec.code, 1, rec.output);
+    const r = await replay([rec.dir]);
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.output, /Tests: +1 failed, 1 total/);
+    assert.match(r.output, /==mate-guard== ERROR: canary-corruption: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\) damaged\n *==mate-guard== test: examples\/jest\/gap-overflow\.test\.js > writeAt > writes the last byte of a 13-byte record/);
+  });
+
+  test('vitest, sharded: the replay drops --shard and runs the failing file', async () => {
+    // Shard 2/2 of gap.test.mjs and overflow.test.mjs is gap.test.mjs (Vitest sorts by a hash of the path).
+    const rec = await recorded(process.execPath, (dir) => [MATE_VITEST, 'run', '--shard=2/2', 'gap', 'overflow', '--guard-alloc', '--guard-report-dir', dir, '--no-guard-rerun'],
+      { cwd: path.join(ROOT, 'test', 'fixtures', 'vitest', 'bugs') });
+    assert.equal(rec.code, 1, rec.output);
+    const r = await replay([rec.dir, '--alignment=1']);
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.output, /Tests +1 failed \(1\)/);
+    assert.match(reportOf(r.output, 'ERROR: heap-buffer-overflow'), /test: gap\.test\.mjs > writeAt past the end into the alignment gap/);
+  });
+
   test('vitest (mate-vitest in the example project): the failing file and test alone', async () => {
     const rec = await recorded(process.execPath, (dir) => [MATE_VITEST, 'run', '--guard-alloc', '--guard-report-dir', dir, '--no-guard-rerun',
       'alignment-gap.test.mjs', 'clean.test.mjs'], { cwd: path.join(EX, 'vitest') });

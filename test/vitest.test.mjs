@@ -6,8 +6,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 
+import { assertGcSuiteGuarded } from './helpers/gc-suite.mjs';
 import { accessSite, lineOf } from './helpers/native-frames.mjs';
-import { firstAllocationFrame, rerunReportOf, reportLines, reportOf, ROOT, run } from './helpers/run.mjs';
+import { firstAllocationFrame, MATE, rerunReportOf, reportLines, reportOf, ROOT, run } from './helpers/run.mjs';
 
 const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'vitest');
 const VITEST = path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs');
@@ -227,6 +228,68 @@ describe('clean suite with tagged tests', () => {
   });
 });
 
+describe('node flags (--expose-gc): the tests get them the way Vitest passes them', () => {
+  const GC_TEST = 'gc.test.mjs > collects garbage with global.gc'; // calls global.gc
+  const SHOWN = ['--guard-alloc', '--guard-mode=head', '--guard-log-allocations'];
+
+  test('node --expose-gc mate-vitest run --pool threads: Vitest runs in that process, its threads inherit the flag', async () => {
+    assertGcSuiteGuarded(await run(process.execPath, ['--expose-gc', MATE_VITEST, 'run', 'gc.test', '--pool', 'threads', ...SHOWN], { cwd: path.join(FIXTURES, 'gc') }), GC_TEST);
+  });
+
+  test('mate-vitest\'s canary rerun runs with the node flags, the pool and --execArgv too: the gap write faults there', async () => {
+    const threads = await run(process.execPath, ['--expose-gc', MATE_VITEST, 'run', 'after-gc-gap', '--pool', 'threads', '--guard-alloc'], { cwd: path.join(FIXTURES, 'gc') });
+    const forks = await mateVitest('gc', ['run', 'after-gc-gap', '--execArgv=--expose-gc', '--guard-alloc']);
+    for (const r of [threads, forks]) {
+      assert.notEqual(r.code, 0, r.output);
+      assert.doesNotMatch(r.output, /globalThis\.gc is missing/);
+      assert.match(r.output, /\[mate-guard\] rerun in tail mode with alignment 1: the canary-corruption of allocation #\d+ \(13 bytes, tail mode\) in after-gc-gap\.test\.mjs > collects garbage, then writes into the alignment gap faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
+    }
+  });
+
+  test('forks get node flags from --execArgv (Vitest passes none of its own): mate-vitest, and plain vitest with the flags after --', async () => {
+    assertGcSuiteGuarded(await mateVitest('gc', ['run', 'gc.test', '--execArgv=--expose-gc', ...SHOWN]), GC_TEST);
+    assertGcSuiteGuarded(await vitest('gc', ['run', 'gc.test', '--execArgv=--expose-gc', '--', ...SHOWN]), GC_TEST);
+  });
+});
+
+describe('projects (test.projects) with the plugin in the root config only', () => {
+  // packages/a: a clean test; packages/b: a write into the alignment gap. Their configs do not load the plugin.
+  const GAP = /==mate-guard== ERROR: canary-corruption: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\) damaged\n==mate-guard== test: packages\/b\/gap\.test\.mjs > writes into the alignment gap/;
+  const assertGuarded = (r) => {
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.output, /Tests +1 failed \| 1 passed \(2\)/);
+    assert.match(r.output, GAP);
+    const s = SUMMARY.exec(r.output);
+    assert.ok(s && Number(s[1]) > 0 && s[4] === '1', `a summary with guarded allocations and the violation:\n${r.output}`);
+  };
+
+  test('mate-vitest --guard-alloc guards every project from the root; the canary rerun faults', async () => {
+    const r = await mateVitest('projects', ['run', '--guard-alloc']);
+    assertGuarded(r);
+    assert.match(r.output, /\[mate-guard\] rerun in tail mode with alignment 1: the canary-corruption of allocation #\d+ \(13 bytes, tail mode\) in packages\/b\/gap\.test\.mjs > writes into the alignment gap faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
+  });
+
+  test('plain vitest: flags after -- and MATE_VITEST_GUARD_ALLOC=1 guard every project too', async () => {
+    assertGuarded(await vitest('projects', ['run', '--', '--guard-alloc']));
+    assertGuarded(await vitest('projects', ['run'], { MATE_VITEST_GUARD_ALLOC: '1' }));
+  });
+
+  test('--reporter on the command line (it replaces the config\'s reporters) still guards them; a JUnit file lists the failure', async () => {
+    const junit = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mate-vitest-junit-')), 'junit.xml');
+    const r = await mateVitest('projects', ['run', '--guard-alloc', '--reporter=dot', '--reporter=junit', `--outputFile.junit=${junit}`]);
+    assertGuarded(r);
+    assert.match(fs.readFileSync(junit, 'utf8'), /<testcase [^>]*name="writes into the alignment gap"[^>]*>\s*<failure/);
+    fs.rmSync(path.dirname(junit), { recursive: true, force: true });
+  });
+
+  test('mate-vitest list is no run: nothing to guard, nothing said', async () => {
+    const r = await mateVitest('projects', ['list', '--guard-alloc']);
+    assert.equal(r.code, 0, r.output);
+    assert.match(r.output, /\[b\] gap\.test\.mjs > writes into the alignment gap/);
+    assert.doesNotMatch(r.output, /\[mate-guard\] warning/);
+  });
+});
+
 describe('precedence: flags > MATE_VITEST_GUARD_* > guardAlloc() options > off', () => {
   // The underflow shows the mode that won: head faults, tail damages a canary;
   // off: the tagged test runs (the bug itself runs only under guarding).
@@ -315,9 +378,10 @@ test('mate-vitest --help lists the guard flags beside vitest\'s own', async () =
   assert.match(r.output, /--guard-log-allocations\s+\[mate-guard\]/);
 });
 
-test('mate-vitest warns when the config has no guardAlloc() plugin (the flags did nothing)', async () => {
+test('mate-vitest warns when the config has no guardAlloc() plugin (the flags did nothing); told to guard, it fails the run (exit 2)', async () => {
   const r = await mateVitest('noplugin', ['run', '--guard-alloc', '--guard-mode=head']);
-  assert.equal(r.code, 0, r.output);
+  assert.equal(r.code, 2, r.output);
+  assert.match(r.output, /Tests +\d+ passed/);
   assert.match(r.output, /^\[mate-guard\] warning: --guard-alloc --guard-mode=head had no effect: the vitest config has no guardAlloc\(\) plugin/m);
   assert.doesNotMatch(r.output, /\[mate-guard\] (summary|guarding on)/);
 });
@@ -331,4 +395,16 @@ test('pool threads: a warning at start; a fault still prints its report and fail
   const rep = reportOf(r.output, 'ERROR: heap-buffer-overflow on WRITE');
   assert.ok(warning < r.output.indexOf('==mate-guard== ERROR'), 'the warning comes first');
   assert.match(rep, /^==mate-guard== test: overflow\.test\.mjs > fillInclusive overflows by one in a worker thread$/m);
+});
+
+test('pool threads, a fault: no summary can follow (the run\'s owner died); the dying process says so and where the reports are, which mate report sums up', async () => {
+  for (const r of [await vitest('threads', ['run', '--', '--guard-alloc']), await mateVitest('threads', ['run', '--guard-alloc'])]) {
+    assert.notEqual(r.code, 0, r.output);
+    const m = /^\[mate-guard\] the process that owned this run dies with it, so no summary follows; the reports stay in (\S+) \(mate report \S+ sums them up\)$/m.exec(r.output);
+    assert.ok(m, r.output);
+    const report = await run(process.execPath, [MATE, 'report', m[1]]);
+    assert.equal(report.code, 1, report.output);
+    assert.match(report.output, /^\[mate-guard\] summary: [1-9]\d* allocations? guarded, .*1 violation, 1 process died,/m);
+    fs.rmSync(m[1], { recursive: true, force: true });
+  }
 });

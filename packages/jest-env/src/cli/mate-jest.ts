@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import {
   CONFIG_ERROR_EXIT,
   GuardConfigError,
+  nodeFlagsToPassOn,
   parseFlags,
   resolveRunnerSettings,
   runChild,
@@ -14,6 +15,8 @@ import {
   type ChildExit,
   type RerunLauncher,
   type RunnerResolution,
+  watchRequested,
+  withoutWatchAndShards,
 } from '@mate-guard/core/internal';
 
 import { withGuardEnvironment } from './environment';
@@ -42,11 +45,16 @@ function resolve(argv: readonly string[]): RunnerResolution & { rest: string[] }
 export const NOTHING_GUARDED_FIX =
   "no test file used @mate-guard/jest-env: remove a `@jest-environment` docblock that picks another one, or set testEnvironment: '@mate-guard/jest-env' in the Jest config";
 
-const watching = (args: readonly string[]) => args.some((a) => /^--watch(All)?(=|$)/.test(a));
-
-/** The same Jest command, on just the files with canary damage (as paths: the user's patterns do not widen it). */
+/**
+ * The same Jest command, on just the files with canary damage (as paths:
+ * the user's patterns do not widen it; without a shard, which would hold
+ * other files or none).
+ */
 function rerunJest(bin: string, rest: readonly string[]): RerunLauncher {
-  return (group) => ({ command: process.execPath, args: [bin, ...rest, '--runTestsByPath', ...group.files.map((f) => path.resolve(f))] });
+  return (group) => ({
+    command: process.execPath,
+    args: [...nodeFlagsToPassOn(), bin, ...withoutWatchAndShards('jest', rest), '--runTestsByPath', ...group.files.map((f) => path.resolve(f))],
+  });
 }
 
 export async function main(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
@@ -58,7 +66,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
   }
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(mateJestHelp());
-    const exit = await runChild(process.execPath, [bin, '--help'], process.env);
+    const exit = await runChild(process.execPath, [...nodeFlagsToPassOn(), bin, '--help'], process.env);
     process.exitCode = exit.code ?? 1;
     return;
   }
@@ -82,12 +90,18 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     explicit,
     env,
     command: process.execPath,
-    args: [bin, ...args],
+    // Node flags given to mate-jest are for the tests (Jest's workers inherit Jest's).
+    args: [...nodeFlagsToPassOn(), bin, ...args],
     // Every rerun ends inside Jest: its reporter owns the run (same settings, a summary per rerun).
-    watch: watching(rest),
+    // `--watchAll=false` (CI) is not watch mode.
+    watch: watchRequested('jest', rest),
+    // Told to guard, it guarded nothing: the run fails (exit 2), with the line that says why.
+    nothingGuardedFails: true,
     rerun: rerunJest(bin, args),
     exited: (run, exit) => {
-      if (run.crashed().some((e) => inBand(e.pid, exit))) {
+      // Not after Jest showed its results (a death at exit): every file had run.
+      const shown = run.read().resultsShown;
+      if (run.crashed().some((e) => inBand(e.pid, exit) && !shown.includes(e.pid))) {
         process.stderr.write('[mate-guard] Jest was killed before it could print its results: test files after this one did not run\n');
       }
     },

@@ -13,6 +13,8 @@
 // needs mate-jest, which watches Jest from outside.
 import {
   exitOnConfigError,
+  flushGuardStats,
+  markResultsShown,
   GuardConfigError,
   GuardedRun,
   processState,
@@ -116,9 +118,13 @@ export default class GuardReporter {
   }
 
   onRunComplete(_contexts: unknown, results: AggregatedResult): void {
+    // Jest has shown the results: a death of this process from now on (at exit) takes none with it.
+    if (this.session.dir) markResultsShown(this.session.dir);
     const run = this.session.run;
     if (!run) return;
     const status = results.success && !results.wasInterrupted ? 0 : 1;
+    // In band the tests ran here: this process's counters, as of now, for the summary.
+    flushGuardStats();
     const verdict = run.finish({
       status,
       // A dead worker's report went through Jest's pipe, which Jest may not drain: print it again.

@@ -7,10 +7,12 @@ import {
   CONFIG_ERROR_EXIT,
   describeRunnerFlags,
   GuardConfigError,
+  nodeFlagsToPassOn,
   runChild,
   superviseRun,
   type RerunLauncher,
   runCli,
+  watchRequested,
 } from '@mate-guard/core/internal';
 
 import { loadMochaOptions, runsInWorkers } from '../hooks/mocha-options';
@@ -41,14 +43,16 @@ function mochaOptionsOrEmpty(rest: readonly string[]): Record<string, unknown> {
 
 async function runMocha(mochaBin: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
   try {
-    return (await runChild(process.execPath, [mochaBin, ...args], env)).status;
+    return (await runChild(process.execPath, [...nodeFlagsToPassOn(), mochaBin, ...args], env)).status;
   } catch (err) {
     process.stderr.write(`mate-mocha: could not start mocha: ${(err as Error).message}\n`);
     return 127;
   }
 }
 
-const watching = (args: readonly string[]) => args.some((a) => a === '-w' || /^--watch(=|$)/.test(a));
+/** Mocha's own reading (command line over rc, `--watch=false` included), else the words themselves. */
+const watching = (args: readonly string[], options: Record<string, unknown>) =>
+  options.watch !== undefined ? options.watch === true : watchRequested('mocha', args);
 
 /** The user's arguments without their own test selection by title (the rerun selects by title). */
 function withoutGrep(args: readonly string[]): string[] {
@@ -71,7 +75,7 @@ function rerunMocha(mochaBin: string, rest: readonly string[]): RerunLauncher {
   return (group) => {
     const titles = group.tests.map((t) => t.split(' > ').slice(1).join(' ')).filter((t) => t.length > 0);
     const select = titles.length ? ['--grep', `^(?:${titles.map(escapeRegExp).join('|')})$`] : [];
-    return { command: process.execPath, args: [mochaBin, '--require', PLUGIN_ENTRY, ...(titles.length ? withoutGrep(rest) : rest), ...select] };
+    return { command: process.execPath, args: [...nodeFlagsToPassOn(), mochaBin, '--require', PLUGIN_ENTRY, ...(titles.length ? withoutGrep(rest) : rest), ...select] };
   };
 }
 
@@ -104,9 +108,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     // The child's plugin reads the handoff; mocha's own parser never sees a guard flag.
     env: { ...process.env },
     command: process.execPath,
-    args: [mochaBin, '--require', PLUGIN_ENTRY, ...rest],
+    // Node flags given to mate-mocha are for the tests: mocha runs with them.
+    args: [...nodeFlagsToPassOn(), mochaBin, '--require', PLUGIN_ENTRY, ...rest],
     // Every rerun ends inside mocha: the plugin there owns the run (same settings, a summary per rerun).
-    watch: watching(rest) || mochaOptions.watch === true,
+    watch: watching(rest, mochaOptions),
     rerun: rerunMocha(mochaBin, rest),
     // Mocha shows failures at the end of the run (workers: of the file): a dead process's are lost.
     end: () => ({ attribution: { label: () => label, earlier: true } }),

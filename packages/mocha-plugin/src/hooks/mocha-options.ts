@@ -1,25 +1,15 @@
 // Re-reading Mocha's own options (command line + .mocharc.* + package.json
 // "mocha"): root-hook plugins are not given them.
-import * as path from 'node:path';
+import { loadFromMocha } from './running-mocha';
 
 type LoadOptions = (argv: readonly string[]) => Record<string, unknown>;
 
-// The running Mocha first (found from its executable), then the project's,
-// then the one next to us. Mocha 10/11 ship options.js, Mocha 12 options.cjs.
+const hasLoadOptions = (mod: unknown): mod is { loadOptions: LoadOptions } =>
+  typeof (mod as { loadOptions?: unknown } | null)?.loadOptions === 'function';
+
+// Mocha 10/11 ship options.js, Mocha 12 options.cjs.
 function loadOptionsFn(): LoadOptions | undefined {
-  const bases = [process.cwd(), path.join(__dirname, '..', '..')];
-  if (process.argv[1]) bases.unshift(path.dirname(process.argv[1]));
-  for (const base of bases) {
-    for (const file of ['mocha/lib/cli/options.cjs', 'mocha/lib/cli/options.js']) {
-      try {
-        const mod = require(require.resolve(file, { paths: [base] })) as { loadOptions?: LoadOptions };
-        if (typeof mod.loadOptions === 'function') return mod.loadOptions;
-      } catch {
-        // try the next candidate
-      }
-    }
-  }
-  return undefined;
+  return loadFromMocha(['lib/cli/options.cjs', 'lib/cli/options.js'], hasLoadOptions)?.loadOptions;
 }
 
 /** Mocha's merged options for these arguments, or {} if Mocha can't be found. */

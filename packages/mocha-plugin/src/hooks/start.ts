@@ -16,6 +16,7 @@ import { reportCrashedTests } from '../reporter/crashed-tests';
 import { endEachRun, endRunAtExit } from '../reporter/run-end';
 import { onEveryRun } from '../reporter/runner-hook';
 import { loadMochaOptions, runsInWorkers } from './mocha-options';
+import { mainIsMochaFile, userMochaArgv } from './running-mocha';
 import { resolveMochaConfig } from './settings';
 import { getState, setState, type MochaRole, type PluginState } from './state';
 
@@ -23,8 +24,7 @@ import { getState, setState, type MochaRole, type PluginState } from './state';
 // worker script as the main module; a mocha that a test starts from inside
 // a worker inherits the variable but is not a worker.
 function isMochaWorker(): boolean {
-  const main = process.argv[1] ?? '';
-  return process.env.MOCHA_WORKER_ID !== undefined && /mocha[\\/]lib[\\/]nodejs[\\/]worker\.c?js$/.test(main);
+  return process.env.MOCHA_WORKER_ID !== undefined && mainIsMochaFile(['lib/nodejs/worker.js', 'lib/nodejs/worker.cjs']);
 }
 
 interface Decision {
@@ -45,17 +45,17 @@ function decide(): Decision {
     if (!handoff) throw new Error('mate-guard: a mocha worker without the main process\'s settings (MATE_GUARD_SETTINGS)');
     return { role: 'worker', settings: handoff.settings, owner: false, watch: false };
   }
-  const argv = process.argv.slice(2);
+  const { argv, rewritten } = userMochaArgv();
   if (handoff) {
-    // mate-mocha (or mate guard-run) resolved the settings.
-    const mochaOptions = loadMochaOptions(parseFlags(argv, { ...RUNNER_FLAGS, spaceValues: false }).rest);
+    // mate-mocha (or mate guard-run) resolved the settings; guard words left here are not read.
+    const mochaOptions = loadMochaOptions(parseFlags(argv, { ...RUNNER_FLAGS, spaceValues: true }).rest);
     return {
       role: runsInWorkers(mochaOptions) ? 'parallel-main' : 'serial', settings: handoff.settings, explicit: handoff.explicit,
       owner: owns, watch: mochaOptions.watch === true,
     };
   }
-  // Plain mocha: its own argv (no `--guard-mode tail`), env and rc.
-  const { settings, explicit, mochaOptions } = resolveMochaConfig(argv, false);
+  // Plain mocha: its own argv (no `--guard-mode tail`, unless Mocha wrote it so), env and rc.
+  const { settings, explicit, mochaOptions } = resolveMochaConfig(argv, rewritten);
   return { role: runsInWorkers(mochaOptions) ? 'parallel-main' : 'serial', settings, explicit, owner: owns, watch: mochaOptions.watch === true };
 }
 

@@ -3,7 +3,7 @@
 // each watch-mode rerun. Every run goes through Mocha#run, which returns
 // the Runner before any test starts: wrapping it hands the plugin each
 // runner, to listen to like a reporter does.
-import * as path from 'node:path';
+import { loadFromMocha } from '../hooks/running-mocha';
 
 /** The parts of Mocha's classes used in the main process. */
 export interface MochaRunner {
@@ -31,21 +31,12 @@ export interface MochaModule {
 
 const WRAPPED = Symbol.for('mate-guard.mocha.run-wrapped');
 
+const isMochaModule = (mod: unknown): mod is MochaModule =>
+  typeof (mod as { prototype?: { run?: unknown } } | null)?.prototype?.run === 'function';
+
 /** The running Mocha's module (the one its CLI loaded), or undefined. */
 function runningMocha(): MochaModule | undefined {
-  const bases = [process.argv[1] ? path.dirname(process.argv[1]) : undefined, process.cwd(), path.join(__dirname, '..', '..')];
-  for (const base of bases) {
-    if (!base) continue;
-    for (const file of ['mocha/lib/mocha.cjs', 'mocha/lib/mocha.js']) {
-      try {
-        const mod = require(require.resolve(file, { paths: [base] })) as MochaModule;
-        if (typeof mod.prototype?.run === 'function') return mod;
-      } catch {
-        // try the next candidate
-      }
-    }
-  }
-  return undefined;
+  return loadFromMocha(['lib/mocha.cjs', 'lib/mocha.js'], isMochaModule);
 }
 
 /** Calls `hook` with every runner Mocha makes in this process (each rerun in watch mode); the Mocha module, or undefined. */

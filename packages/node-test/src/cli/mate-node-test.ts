@@ -9,9 +9,12 @@ import {
   describeRunnerFlags,
   CONFIG_ERROR_EXIT,
   GuardConfigError,
+  nodeFlagsToPassOn,
   superviseRun,
   type RerunLauncher,
   runCli,
+  watchRequested,
+  withoutWatchAndShards,
 } from '@mate-guard/core/internal';
 
 import { NOTHING_GUARDED_FIX, resolveNodeTestConfig, type NodeTestGuardConfig } from '../hooks/settings';
@@ -35,16 +38,16 @@ function wantsHelp(argv: readonly string[]): boolean {
   return (end < 0 ? argv : argv.slice(0, end)).some((a) => a === '-h' || a === '--help');
 }
 
-/** node's arguments: --test once, the plugin first. */
+/** node's arguments: the node flags mate-node-test was started with, --test once, the plugin first. */
 function nodeArgs(rest: readonly string[]): string[] {
-  return ['--test', '--require', PLUGIN_ENTRY, ...rest.filter((a) => a !== '--test')];
+  return [...nodeFlagsToPassOn(), '--test', '--require', PLUGIN_ENTRY, ...rest.filter((a) => a !== '--test')];
 }
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** The test files alone (the user's own file arguments dropped), selecting the damaged tests by name. */
+/** The test files alone (the user's own file arguments and shard dropped), selecting the damaged tests by name. */
 function rerunNode(rest: readonly string[]): RerunLauncher {
-  const options = rest.filter((a) => a.startsWith('-') && !/^--test-name-pattern(=|$)/.test(a));
+  const options = withoutWatchAndShards('node-test', rest).filter((a) => a.startsWith('-') && !/^--test-name-pattern(=|$)/.test(a));
   return (group) => {
     const names = [...new Set(group.tests.map((t) => t.split(' > ').pop() ?? ''))].filter((n) => n.length > 0);
     const select = names.length ? [`--test-name-pattern=^(?:${names.map(escapeRegExp).join('|')})$`] : [];
@@ -52,7 +55,6 @@ function rerunNode(rest: readonly string[]): RerunLauncher {
   };
 }
 
-const watching = (args: readonly string[]) => args.includes('--watch');
 
 export async function main(argv: readonly string[]): Promise<number> {
   if (wantsHelp(argv)) {
@@ -78,7 +80,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     command: process.execPath,
     args: nodeArgs(rest),
     // Every rerun ends inside node: its main process owns the run (same settings).
-    watch: watching(rest),
+    watch: watchRequested('node-test', rest),
+    // Told to guard, it guarded nothing: the run fails (exit 2), with the line that says why.
+    nothingGuardedFails: true,
     rerun: rerunNode(rest),
     end: () => ({ attribution: { label: () => PROCESS_LABEL, earlier: true }, nothingGuardedFix: NOTHING_GUARDED_FIX }),
   });

@@ -20,11 +20,28 @@ interface ReportItem {
 /** node --test's FileTest: one test file run in a child process. */
 interface FileTest extends NodeTest {
   addToReport(item: ReportItem): void;
+  /** Sends what the file's process reported (items held until the file may report). */
+  drain(): void;
+  /** Reports the file itself (node: unless its tests were reported and it failed only through them). */
+  report(): void;
+}
+
+/**
+ * The crashed tests now stand for the file's failure: node's own entry for
+ * the file (`test failed`, the signal) would count the one bug twice, and
+ * under the number of the file's first test, which TAP then carries twice.
+ */
+function reportOnlyItsTests(file: FileTest): void {
+  file.report = function (this: FileTest) {
+    this.drain();
+  };
 }
 
 interface Open {
   name: string;
   nesting: number;
+  /** Its tests reported so far (the plan when it is closed). */
+  children: number;
 }
 
 /** Which suites of the file were reported started and not yet ended: the crash happened inside them. */
@@ -34,11 +51,13 @@ function trackOpen(file: FileTest, failed: Set<string>): Open[] {
   file.addToReport = (item: ReportItem) => {
     const { name, nesting } = item.data;
     if (typeof name === 'string' && typeof nesting === 'number') {
-      if (item.type === 'test:start') open.push({ name, nesting });
+      if (item.type === 'test:start') open.push({ name, nesting, children: 0 });
       else if (item.type === 'test:pass' || item.type === 'test:fail') {
         if (item.type === 'test:fail') failed.add(name);
         const at = open.findIndex((o) => o.nesting === nesting && o.name === name);
         if (at >= 0) open.splice(at);
+        const parent = open.findLast((o) => o.nesting === nesting - 1);
+        if (parent) parent.children++;
       }
     }
     add(item);
@@ -69,15 +88,28 @@ function failureError(message: string, name = 'GuardFaultError'): Buffer {
   return serializedError(err);
 }
 
-type Emit = (type: string, name: string, nesting: number, details?: object) => void;
+interface Emit {
+  (type: string, name: string, nesting: number, details?: object): void;
+  /** A suite's plan: how many tests it reported (TAP's `1..N` under it). */
+  plan(nesting: number, count: number): void;
+}
 
-function emitterOf(file: FileTest, rel: string): Emit {
+/** `open`: the suites open in the report, whose tests so far number the next one (node numbers the top level itself). */
+function emitterOf(file: FileTest, rel: string, open: readonly Open[]): Emit {
   const loc = { file: file.loc?.file ?? path.resolve(rel), line: 1, column: 1 };
-  return (type, name, nesting, details) =>
-    file.addToReport({ type, data: { ...loc, name, nesting, testNumber: 1, ...(details ? { details } : {}) } });
+  const numberAt = (nesting: number) => (open.findLast((o) => o.nesting === nesting - 1)?.children ?? 0) + 1;
+  const emit = (type: string, name: string, nesting: number, details?: object) =>
+    file.addToReport({ type, data: { ...loc, name, nesting, testNumber: numberAt(nesting), ...(details ? { details } : {}) } });
+  return Object.assign(emit, { plan: (nesting: number, count: number) => file.addToReport({ type: 'test:plan', data: { ...loc, nesting, count } }) });
 }
 
 const SUITE_FAILED = () => ({ duration_ms: 0, type: 'suite', error: failureError('a guard fault killed the test process') });
+
+/** Ends a suite the dead process left open: its plan, then its failure. */
+function closeSuite(emit: Emit, o: Open): void {
+  if (o.children > 0) emit.plan(o.nesting + 1, o.children);
+  emit('test:fail', o.name, o.nesting, SUITE_FAILED());
+}
 
 /**
  * Reports the test at `where` (file > suites > test) failed with `message`,
@@ -88,7 +120,7 @@ function emitFailure(emit: Emit, open: Open[], where: string, message: string, n
   const titles = where.split(' > ').slice(1);
   let shared = 0;
   while (shared < open.length && shared < titles.length - 1 && open[shared].name === titles[shared]) shared++;
-  for (const o of open.splice(shared).reverse()) emit('test:fail', o.name, o.nesting, SUITE_FAILED());
+  for (const o of open.splice(shared).reverse()) closeSuite(emit, o);
   for (let i = shared; i < titles.length - 1; i++) emit('test:start', titles[i], i); // trackOpen records it open
   const nesting = titles.length - 1;
   emit('test:start', titles[nesting], nesting);
@@ -97,7 +129,7 @@ function emitFailure(emit: Emit, open: Open[], where: string, message: string, n
 
 /** Ends the suites the dead process left open, innermost first. */
 function closeOpen(emit: Emit, open: Open[]): void {
-  for (const o of open.splice(0).reverse()) emit('test:fail', o.name, o.nesting, SUITE_FAILED());
+  for (const o of open.splice(0).reverse()) closeSuite(emit, o);
 }
 
 function emitCrash(emit: Emit, open: Open[], e: ViolationEvent, rel: string, label: string): void {
@@ -122,10 +154,11 @@ export function crashedTestsOfFile(reportDir: string, announced: Set<string>, la
     const failed = new Set<string>(); // names of tests node reported failed
     const open = trackOpen(file, failed);
     const rel = path.relative(process.cwd(), file.loc?.file ?? file.name) || file.name;
-    const emit = emitterOf(file, rel);
+    const emit = emitterOf(file, rel, open);
     const inFile = (t: string | null | undefined) => t != null && (t === rel || t.startsWith(`${rel} > `));
     const announce = () => {
       const { violations } = readReportDir(reportDir);
+      let crashed = false;
       for (const e of violations) {
         if (!e.fatal || !e.file || announced.has(e.file)) continue;
         if (!inFile(e.test) && !(e.test === null && inFile(e.allocation?.allocTest))) continue;
@@ -138,7 +171,9 @@ export function crashedTestsOfFile(reportDir: string, announced: Set<string>, la
         }
         emitCrash(emit, open, e, rel, label);
         closeOpen(emit, open);
+        crashed = true;
       }
+      if (crashed) reportOnlyItsTests(file);
     };
     return Promise.resolve(call(args)).then(
       (v) => (announce(), v),

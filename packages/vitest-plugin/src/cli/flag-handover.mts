@@ -22,6 +22,11 @@ export function flagsWereHandedOver(): boolean {
   return handover.get() !== undefined;
 }
 
+/** The arguments mate-vitest gave Vitest (its own without the guard flags). */
+export function handedOverArgs(): readonly string[] {
+  return handover.get()?.flags.rest ?? [];
+}
+
 /** Whether a plugin read the flags mate-vitest handed over. */
 export function flagsWereRead(): boolean {
   return handover.get()?.read ?? false;

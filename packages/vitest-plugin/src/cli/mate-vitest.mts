@@ -32,9 +32,10 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
   handOverFlags(flags);
   if (taken.length > 0) {
     process.on('exit', () => {
-      // Vitest ran (or failed to start) without a guardAlloc() plugin: the flags did nothing.
+      // Vitest ran (or failed to start) without a guardAlloc() plugin: the flags did nothing, and a run told to guard fails.
       if (!flagsWereRead() && !rest.includes('--help') && !rest.includes('-h')) {
         process.stderr.write(`[mate-guard] warning: ${taken.join(' ')} had no effect: the vitest config has no guardAlloc() plugin (import guardAlloc from '@mate-guard/vitest')\n`);
+        if (flags.values.enabled && !process.exitCode) process.exitCode = CONFIG_ERROR_EXIT;
       }
     });
   }

@@ -12,6 +12,7 @@ import type { TestProject, Vitest } from 'vitest/node';
 import { flagsWereHandedOver } from '../cli/flag-handover.mjs';
 import { attachReporters } from '../reporter/reporter.mjs';
 import type { GuardAllocOptions } from './options.mjs';
+import { PLUGIN_NAME, rootProjectReporters } from './root-projects.mjs';
 import { resolveVitestSettings } from './settings.mjs';
 import { guardTagDefinitions } from './tags.mjs';
 
@@ -30,6 +31,21 @@ function injectSetup(test: TestConfig): void {
   const given = test.setupFiles === undefined ? [] : Array.isArray(test.setupFiles) ? test.setupFiles : [test.setupFiles];
   // First, so the allocator is in place before user setup files allocate.
   test.setupFiles = [SETUP_FILE, ...given.filter((f) => f !== SETUP_FILE)];
+}
+
+/** A project resolved without the plugin (a root config's project), readied for guarding: the setup file first. */
+function guardProject(vitest: Vitest, project: TestProject): void {
+  project.config.setupFiles = [SETUP_FILE, ...project.config.setupFiles.filter((f) => f !== SETUP_FILE)];
+  warnThreads(vitest, project);
+}
+
+/** Vitest's reporters when a config names none. */
+const defaultReporters = (): string[] => (process.env.GITHUB_ACTIONS === 'true' ? ['default', 'github-actions'] : ['default']);
+
+/** The config's reporters with `first` and `last` around them (Vitest's default when it names none). */
+function around(test: TestConfig, [first, last]: [unknown, unknown]): TestConfig['reporters'] {
+  const given = test.reporters === undefined ? defaultReporters() : Array.isArray(test.reporters) ? test.reporters : [test.reporters];
+  return [first, ...given, last] as TestConfig['reporters'];
 }
 
 function warnThreads(vitest: Vitest, project: TestProject): void {
@@ -56,8 +72,9 @@ function exitOnSettingError(err: unknown): never {
 export function guardAlloc(options?: GuardAllocOptions): Plugin {
   let resolved: RunnerResolution | undefined;
   let owner = true;
+  let rootReporters: ReturnType<typeof rootProjectReporters> | undefined;
   return {
-    name: 'mate-guard:vitest',
+    name: PLUGIN_NAME,
     config(config) {
       // Resolved here so a bad value stops vitest before any test file loads.
       try {
@@ -72,7 +89,28 @@ export function guardAlloc(options?: GuardAllocOptions): Plugin {
       }
       const test = (config.test ??= {});
       declareTags(test);
-      if (resolved.settings.enabled) injectSetup(test);
+      if (!resolved.settings.enabled) return;
+      injectSetup(test);
+      // Projects: their configs do not load this plugin; guard them from here.
+      if (test.projects) {
+        rootReporters = rootProjectReporters(resolved, owner, guardProject);
+        test.reporters = around(test, rootReporters);
+      }
+    },
+    configResolved(viteConfig) {
+      // `--reporter` on the command line replaces the config's reporters,
+      // ours with them: in Vitest's merged options (its plugin's, an
+      // internal) they become the config's, as Vitest would resolve them
+      // (a relative path from the working directory, the config's options
+      // for a name it lists), between ours.
+      const merged = (viteConfig as { _vitest?: TestConfig & { reporter?: string | string[] } })._vitest;
+      if (!rootReporters || !merged?.reporter) return;
+      const configured = new Map<string, unknown>();
+      for (const r of Array.isArray(merged.reporters) ? merged.reporters : []) if (Array.isArray(r) && typeof r[0] === 'string') configured.set(r[0], r[1]);
+      const cli = [...new Set(Array.isArray(merged.reporter) ? merged.reporter : [merged.reporter])].filter(Boolean);
+      const named = cli.map((r) => [/^\.\.?\//.test(r) ? path.resolve(r) : r, configured.get(r) ?? {}]);
+      merged.reporters = [rootReporters[0], ...named, rootReporters[1]] as TestConfig['reporters'];
+      delete merged.reporter;
     },
     configureVitest({ vitest, project }) {
       if (!resolved?.settings.enabled || !owner) return;

@@ -1,25 +1,46 @@
 // Main-process side of a guarded run: the run itself (report directory and
 // the handoff to workers), crash attribution (Vitest only says that a worker
 // exited) and the summary line.
-import { GuardedRun, rerunCanaryReports, type RerunLauncher, type RunnerResolution } from '@mate-guard/core/internal';
+import { GuardedRun, nodeFlagsToPassOn, rerunCanaryReports, type RerunLauncher, type RunnerResolution } from '@mate-guard/core/internal';
 import { VerboseReporter, type Reporter, type TestModule, type Vitest } from 'vitest/node';
 
-import { flagsWereHandedOver } from '../cli/flag-handover.mjs';
+import { flagsWereHandedOver, handedOverArgs } from '../cli/flag-handover.mjs';
 import { vitestBin } from '../cli/vitest-cli.mjs';
 import { attribute, attributeEarlier, crashLine, markFailed, markLost } from './attribution.mjs';
 import { tagSkipLines } from './skips.mjs';
 
 const attached = new WeakSet<Vitest>();
 
-/** One per Vitest instance, however many projects use the plugin. */
-export function attachReporters(vitest: Vitest, resolved: RunnerResolution): void {
-  if (attached.has(vitest)) return;
+/** The options among Vitest arguments that say where and how tests run: `--pool`, `--execArgv` (both spellings). */
+function poolArgs(args: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    if (/^--(pool|execArgv)=/.test(args[i])) out.push(args[i]);
+    else if (/^--(pool|execArgv)$/.test(args[i]) && i + 1 < args.length) out.push(args[i], args[++i]);
+  }
+  return out;
+}
+
+/** The run's reporters: `first` before every other (crashed files failed before they read results), `last` after (the summary closes the output). */
+export interface RunReporters {
+  first: Reporter;
+  last: Reporter;
+}
+
+/** The guarded run of this Vitest instance, once however many projects use the plugin: undefined when it has one already. */
+export function startRun(vitest: Vitest, resolved: RunnerResolution): RunReporters | undefined {
+  if (attached.has(vitest)) return undefined;
   attached.add(vitest);
   const run = new VitestRun(vitest, resolved);
-  // First: crashed files get their failure before other reporters read results.
-  vitest.config.reporters.unshift(run.attributionReporter());
-  // Last: the summary closes the run's output.
-  vitest.config.reporters.push(run.summaryReporter());
+  return { first: run.attributionReporter(), last: run.summaryReporter() };
+}
+
+/** From a project's configureVitest, before Vitest makes its reporters. */
+export function attachReporters(vitest: Vitest, resolved: RunnerResolution): void {
+  const run = startRun(vitest, resolved);
+  if (!run) return;
+  vitest.config.reporters.unshift(run.first);
+  vitest.config.reporters.push(run.last);
 }
 
 class VitestRun {
@@ -75,13 +96,17 @@ class VitestRun {
     return this.resolved.settings.rerun && flagsWereHandedOver() && !this.vitest.config.watch;
   }
 
-  /** vitest run on just the files with canary damage, with this run's config and root. */
+  /**
+   * vitest run on just the files with canary damage, with this run's config,
+   * root, node flags, and the pool and workers' node flags it was given
+   * (a test may need them: `--execArgv=--expose-gc`).
+   */
   private rerunLauncher(): RerunLauncher {
     const configFile = this.vitest.vite.config.configFile;
     const root = this.vitest.config.root;
     return (group) => ({
       command: process.execPath,
-      args: [vitestBin(import.meta.url), 'run', ...group.files, ...(configFile ? ['--config', configFile] : []), '--root', root],
+      args: [...nodeFlagsToPassOn(), vitestBin(import.meta.url), 'run', ...group.files, ...poolArgs(handedOverArgs()), ...(configFile ? ['--config', configFile] : []), '--root', root],
     });
   }
 

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 
 import { CONFIG_ERROR_EXIT, GuardConfigError } from '../errors';
 import { ownPackages } from '../own-packages';
-import { allocatorOptionsMarkdown, runnerSettingsMarkdown } from '../settings/docs';
+import { allocatorOptionsMarkdown, DOCUMENTED_RUNNERS, runnerPackageSettingsMarkdown, runnerSettingsMarkdown } from '../settings/docs';
 import { BUILD_NATIVE_USAGE, buildNative } from './build-native';
 import { guardRun, guardRunUsage, parseGuardRunArgs } from './guard-run';
 import { mateReplay, REPLAY_USAGE } from './replay';
@@ -18,7 +18,8 @@ Commands:
   replay <report-dir> [options]         rerun what a recorded run ran (the tests its violations name, under the runner
                                         installed here; a guard-run command with --trust-record) with its settings, in
                                         --guard-mode/--alignment given (see mate replay --help)
-  options                               list the allocator options and the runner settings (the README's tables)
+  options [--runner <name>]             list the allocator options and the runner settings (the README's tables);
+                                        --runner vitest|jest|mocha|node-test: that runner's (its package README's table)
   build-native                          build the native allocator from source where the prebuilt binary does not fit this machine
 `;
 
@@ -30,7 +31,17 @@ function pluginsLine(): string {
   return `\nRunner plugins${plugins.length ? `: ${plugins.join(', ')}` : ': none installed here (the README lists them)'}.\n`;
 }
 
-function listOptions(): string {
+function listOptions(args: readonly string[]): string {
+  if (args.length > 0) {
+    const runner = args[0] === '--runner' ? args[1] : /^--runner=(.*)$/.exec(args[0])?.[1];
+    if (runner === undefined || args.length > (args[0] === '--runner' ? 2 : 1)) {
+      throw new GuardConfigError(`mate options takes --runner <name> or nothing, got ${JSON.stringify(args.join(' '))}`);
+    }
+    if (!(DOCUMENTED_RUNNERS as readonly string[]).includes(runner)) {
+      throw new GuardConfigError(`--runner: ${JSON.stringify(runner)} is not a runner; use ${DOCUMENTED_RUNNERS.join(', ')}`);
+    }
+    return runnerPackageSettingsMarkdown(runner);
+  }
   return `Allocator options (installGuardAllocator):\n\n${allocatorOptionsMarkdown()}\nRunner settings:\n\n${runnerSettingsMarkdown()}`;
 }
 
@@ -66,7 +77,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         if (rest.length) throw new GuardConfigError(`mate build-native takes no arguments, got ${JSON.stringify(rest[0])}`);
         return buildNative();
       case 'options':
-        process.stdout.write(listOptions());
+        process.stdout.write(listOptions(rest));
         return 0;
       case undefined:
       case '-h':

@@ -33,8 +33,20 @@ function main(file: string | undefined, withEarlier: boolean): number {
   event.delivered = 'stderr';
   rewriteEventFile(file, event);
   const earlier = withEarlier ? earlierReportsText(path.dirname(file), event, 'this process') : '';
-  process.stderr.write(earlier + event.text);
+  process.stderr.write(earlier + event.text + ownerGone(file, event));
   return 0;
+}
+
+/**
+ * The dying process owns the run (a runner's main process: Vitest with
+ * threads, Jest in band, Mocha serial, without a mate-* CLI around it):
+ * nothing will print the summary; say where the reports stay.
+ */
+function ownerGone(file: string, event: ViolationEvent): string {
+  if (!event.fatal) return '';
+  const dir = path.dirname(file);
+  if (readRunInfo(dir)?.pid !== event.pid) return '';
+  return `[mate-guard] the process that owned this run dies with it, so no summary follows; the reports stay in ${dir} (mate report ${dir} sums them up)\n`;
 }
 
 process.exitCode = main(process.argv[2], process.argv[3] === '--with-earlier');

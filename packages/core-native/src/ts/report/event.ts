@@ -194,6 +194,8 @@ export interface ViolationEvent {
     fault: Omit<ViolationEvent, 'file'> | null;
     /** The rerun died of something else before any such fault (a deadly signal, an uncaught exception). */
     death?: Omit<ViolationEvent, 'file'> | null;
+    /** The rerun started none of the damage's tests: it tells nothing about the damage. */
+    ranNoTest?: true;
   };
   /** A run's suppressions matched it: counted, not failed (a fault still killed its process). */
   suppressed?: SuppressionVerdict;

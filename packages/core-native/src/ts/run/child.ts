@@ -39,3 +39,22 @@ export function runChild(command: string, args: readonly string[], env: NodeJS.P
     });
   });
 }
+
+// The inspector's flags bind a port this process already holds: a child given them could not open it.
+const INSPECTOR = /^--(inspect(-brk|-wait|-port|-publish-uid)?|debug-port)(=|$)/;
+
+/**
+ * The node flags a mate-* CLI was started with (`node --expose-gc
+ * mate-jest`), for the Node child that runs the runner: the user gave them
+ * for the tests, which run there. The inspector's stay with this process.
+ */
+export function nodeFlagsToPassOn(execArgv: readonly string[] = process.execArgv): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < execArgv.length; i++) {
+    const flag = execArgv[i];
+    const m = INSPECTOR.exec(flag);
+    if (!m) out.push(flag);
+    else if (m[3] === '' && /port|uid/.test(m[1]) && i + 1 < execArgv.length && !execArgv[i + 1].startsWith('-')) i++; // its value, as a second word
+  }
+  return out;
+}

@@ -16,7 +16,10 @@ export function earlierReports(events: readonly ViolationEvent[], crash: Violati
 
 /** Text for the caller-delivered reports of `crash`'s process ('' when none). `who` names it. */
 export function earlierReportsText(dir: string, crash: ViolationEvent, who: string): string {
-  const earlier = earlierReports(readReportDir(dir).violations, crash);
+  const report = readReportDir(dir);
+  // Its runner showed the results before it died (a death at exit): they were shown.
+  if (report.resultsShown.includes(crash.pid)) return '';
+  const earlier = earlierReports(report.violations, crash);
   if (!earlier.length) return '';
   const what = earlier.length === 1 ? 'a report' : `${earlier.length} reports`;
   return `[mate-guard] ${who} gave its test runner ${what} before ${crash.death ? deathCause(crash) : 'the guard fault'} killed it; the runner never showed ${earlier.length === 1 ? 'it' : 'them'}:\n` +

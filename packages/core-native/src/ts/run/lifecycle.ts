@@ -16,7 +16,7 @@ import { formatSilentModules, formatUnmatchedGlobs, silentNativeModules, unmatch
 import { loadNative } from '../install/native';
 import { formatCrashAttribution } from './attribution';
 import { earlierReportsText } from './earlier';
-import type { ProcessGuardStats } from './process-stats';
+import { closeReportDir, type ProcessGuardStats } from './process-stats';
 import { writeRunRecord } from './record';
 import { createReportDir, readReportDir, writeRunInfo, type RunReport } from './report-dir';
 import { formatNothingGuarded, formatSummary, formatUnreadable } from './summary';
@@ -42,6 +42,8 @@ export interface RunVerdict extends Verdict {
   text: string;
   /** Nothing to say: guarding was off and no process guarded (the text is not printed). */
   quiet: boolean;
+  /** Guarding was asked for (nothingGuardedFix given) and no process guarded: the text says so instead of a summary. */
+  nothingGuarded: boolean;
   report: RunReport;
 }
 
@@ -151,6 +153,7 @@ export class GuardedRun {
         violations: all.violations.filter((v) => !v.file || !this.seen.has(v.file)),
         processes: all.processes.map((p) => since(p, this.baseline.get(statsKey(p)))),
         unreadable: all.unreadable.filter((u) => !this.seen.has(u.file)),
+        resultsShown: all.resultsShown,
       };
       this.markSuppressed(this.report.violations);
     }
@@ -223,8 +226,14 @@ export class GuardedRun {
     if (any) this.held = true;
     if (any || this.keep) text += `[mate-guard] reports: ${report.dir}\n`;
     if (end.more) this.nextRound(report);
-    else if (!this.held && !this.keep) fs.rmSync(report.dir, { recursive: true, force: true });
-    return { ...verdict, text, quiet: !this.settings.enabled && !verdict.guarded, report };
+    else if (!this.held && !this.keep) this.remove();
+    return { ...verdict, text, quiet: !this.settings.enabled && !verdict.guarded, nothingGuarded: nothing && this.settings.enabled, report };
+  }
+
+  /** The clean temporary directory goes, for good: nothing of this process writes into it again. */
+  private remove(): void {
+    fs.rmSync(this.dir, { recursive: true, force: true });
+    closeReportDir(this.dir);
   }
 
   /** Watch mode: the next read starts after this round; a clean temporary directory goes at exit. */
@@ -236,7 +245,7 @@ export class GuardedRun {
     if (!this.exitHook) {
       this.exitHook = true;
       process.once('exit', () => {
-        if (!this.held && !this.keep) fs.rmSync(this.dir, { recursive: true, force: true });
+        if (!this.held && !this.keep) this.remove();
       });
     }
   }

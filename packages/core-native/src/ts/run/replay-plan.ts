@@ -18,6 +18,7 @@ import { rowsOn, spell, type GuardSettings, type RunnerName } from '../settings/
 import { show } from '../settings/values';
 import type { RunRecord } from './record';
 import { localEntry } from './replay-entry';
+import { withoutWatchAndShards } from './runner-args';
 import { assemble, judgeArgs, placeOf, shellWord, SURFACES, type Judged, type Surface, type TrustContext } from './replay-trust';
 
 /** The tests a run's violations name; `whole` when one names none (the whole command reruns). */
@@ -84,9 +85,6 @@ function namePattern(tests: readonly string[], name: (segments: string[]) => str
   return names.length ? `^(?:${names.map(escapeRegExp).join('|')})$` : undefined;
 }
 
-/** Watch mode, as each runner spells it (jest's -w is --maxWorkers): a replay runs once. */
-const watching = (runner: RunnerName) => (runner === 'jest' ? /^--(watch|watchAll)(=.*)?$/ : /^(-w|--watch)(=.*)?$/);
-
 /** Replaces the recorded working directory with the local one in a path (a CI artifact replayed in a checkout). */
 export function rebaser(recorded: string, local: string): (arg: string) => string {
   if (recorded === local) return (arg) => arg;
@@ -124,7 +122,8 @@ export interface ReplayCommand {
  */
 export function runnerCommand(record: RunRecord & { runner: RunnerName }, ctx: TrustContext, target: ReplayTarget, file: string): ReplayCommand {
   const rebase = rebaser(record.cwd, ctx.cwd);
-  const watch = watching(record.runner);
+  // Narrowed, a shard would hold other files, or none; a replay never watches.
+  const narrow = !target.whole && target.files.length > 0;
   const out: ReplayCommand = { args: [], leftOut: [], trusted: [] };
   const judge = (args: readonly string[], surface: Surface): Judged => {
     const j = judgeArgs(args, surface, ctx);
@@ -132,7 +131,7 @@ export function runnerCommand(record: RunRecord & { runner: RunnerName }, ctx: T
     out.trusted.push(...j.trusted);
     return j;
   };
-  const node = judge(record.execArgv.map(rebase).filter((a) => !watch.test(a)), SURFACES.node);
+  const node = judge(withoutWatchAndShards('node', record.execArgv.map(rebase), !narrow), SURFACES.node);
   // `node --test --require @mate-guard/node-test files...`: the arguments are all test files.
   const plainNodeTest = record.runner === 'node-test' && record.execArgv.includes('--test');
   const head = assemble(node, SURFACES.node);
@@ -149,7 +148,7 @@ export function runnerCommand(record: RunRecord & { runner: RunnerName }, ctx: T
     } else throw new GuardConfigError(`replay: ${file} is a ${record.runner} run, and ${entry.missing}`);
   }
   const surface: Surface = plainNodeTest ? SURFACES['node-test'] : SURFACES[record.runner as keyof typeof SURFACES];
-  const given = withoutGuardFlags((plainNodeTest ? record.argv : record.argv.slice(1)).map(rebase)).filter((a) => !watch.test(a));
+  const given = withoutWatchAndShards(record.runner, withoutGuardFlags((plainNodeTest ? record.argv : record.argv.slice(1)).map(rebase)), !narrow);
   const end = given.indexOf('--');
   const args = judge(end < 0 ? given : given.slice(0, end), surface);
   const after = end < 0 ? undefined : judge(given.slice(end + 1), surface);
@@ -163,7 +162,6 @@ export function runnerCommand(record: RunRecord & { runner: RunnerName }, ctx: T
     if (reason) out.leftOut.push(`${shellWord(f)} (a failing test's file, ${reason})`);
     else files.push(local);
   }
-  const narrow = !target.whole && target.files.length > 0;
   if (narrow && files.length === 0) {
     throw new GuardConfigError(`replay: ${file} names no failing test's file that replay runs here: ${out.leftOut.join(', ')}`);
   }

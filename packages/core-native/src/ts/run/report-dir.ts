@@ -22,6 +22,23 @@ export interface RunReport {
   violations: ViolationEvent[];
   processes: ProcessGuardStats[];
   unreadable: UnreadableFile[];
+  /** Processes whose runner had shown the run's results (markResultsShown) before they ended. */
+  resultsShown: number[];
+}
+
+const RESULTS_SHOWN = /^results-shown-(\d+)$/;
+
+/**
+ * The runner in this process has shown the run's results (Jest's
+ * onRunComplete): a death of this process after that (at exit) took no
+ * results with it, and the reports it gave its tests were shown.
+ */
+export function markResultsShown(dir: string): void {
+  try {
+    fs.writeFileSync(path.join(dir, `results-shown-${process.pid}`), '');
+  } catch {
+    // the directory went: nobody will ask
+  }
 }
 
 /**
@@ -84,7 +101,7 @@ function readCounters(file: string): ProcessGuardStats | string {
  * never filed), a file copied without its permissions.
  */
 export function readReportDir(dir: string): RunReport {
-  const report: RunReport = { dir, violations: [], processes: [], unreadable: [] };
+  const report: RunReport = { dir, violations: [], processes: [], unreadable: [], resultsShown: [] };
   let names: string[] = [];
   try {
     names = fs.readdirSync(dir).sort();
@@ -105,6 +122,8 @@ export function readReportDir(dir: string): RunReport {
       const s = readCounters(file);
       if (typeof s === 'string') report.unreadable.push({ file, holds: 'counters', why: s });
       else report.processes.push(s);
+    } else if (RESULTS_SHOWN.test(name)) {
+      report.resultsShown.push(Number(RESULTS_SHOWN.exec(name)![1]));
     }
   }
   return report;

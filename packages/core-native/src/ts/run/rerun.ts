@@ -107,8 +107,16 @@ export function planReruns(events: readonly ViolationEvent[], settings: GuardSet
 
 const RERUN_TIMEOUT_MS = 10 * 60 * 1000;
 
-/** Runs one rerun as a child run of ours and returns the violations it found. */
-async function runGroup(group: RerunGroup, launch: RerunLauncher, settings: GuardSettings): Promise<ViolationEvent[]> {
+interface RerunResult {
+  found: ViolationEvent[];
+  /** Tests its processes started (a runner that selected none of them: 0). */
+  testsStarted: number;
+  /** Ended by a signal (a timeout, the OOM killer): it may have run tests that left no counters. */
+  killed: boolean;
+}
+
+/** Runs one rerun as a child run of ours: the violations it found, the tests it ran. */
+async function runGroup(group: RerunGroup, launch: RerunLauncher, settings: GuardSettings): Promise<RerunResult> {
   const spec = launch(group);
   const env = { ...process.env, ...spec.env };
   const runnerKeys = rowsOn('runner').map((r) => r.key as SettingKey);
@@ -123,18 +131,18 @@ async function runGroup(group: RerunGroup, launch: RerunLauncher, settings: Guar
     env,
     autoInstall: spec.autoInstall,
   });
-  await new Promise<void>((resolve) => {
+  const killed = await new Promise<boolean>((resolve) => {
     const child = spawn(spec.command, spec.args, { cwd: spec.cwd, env, stdio: ['ignore', 'ignore', 'ignore'] });
     const timer = setTimeout(() => child.kill('SIGKILL'), RERUN_TIMEOUT_MS);
-    child.on('error', () => resolve());
-    child.on('exit', () => {
+    child.on('error', () => resolve(false));
+    child.on('exit', (_code, signal) => {
       clearTimeout(timer);
-      resolve();
+      resolve(signal !== null);
     });
   });
-  const found = run.read().violations;
+  const { violations: found, processes } = run.read();
   fs.rmSync(run.dir, { recursive: true, force: true });
-  return found;
+  return { found, testsStarted: processes.reduce((n, p) => n + (p.testsStarted ?? 0), 0), killed };
 }
 
 /** The rerun's events that concern one original report: the same test, else the same file (else, with no test known, the first). */
@@ -174,19 +182,25 @@ export async function rerunCanaryReports(
   for (const group of planReruns(events, settings)) {
     const what = group.files.length ? group.files.join(', ') : 'the command';
     text += `[mate-guard] rerunning ${what} in ${group.label} to find the access behind ${group.events.length === 1 ? 'a canary report' : `${group.events.length} canary reports`} (off: ${offFlag})\n`;
-    const found = await runGroup(group, launch, settings);
+    const { found, testsStarted, killed } = await runGroup(group, launch, settings);
+    // Damage named after tests, and the rerun started none, found nothing, ended by itself: the runner selected none of them.
+    const ranNoTest = group.tests.length > 0 && testsStarted === 0 && found.length === 0 && !killed;
     for (const original of group.events) {
       const fault = faultFor(original, found);
       const death = fault ? undefined : deathFor(original, found);
       const about = `the canary-corruption of allocation #${original.allocation.id} (${original.allocation.size} bytes, ${original.allocation.mode} mode)${original.test ? ` in ${original.test}` : ''}`;
       if (fault) text += `[mate-guard] rerun in ${group.label}: ${about} faults at the first bad access:\n${reportText(fault)}`;
       else if (death) text += `[mate-guard] rerun in ${group.label}: ${about} did not fault: the rerun died of something else first${death.test ? ` (in ${death.test})` : ''}, before the bad access, so it proves nothing about it; the death:\n${reportText(death)}`;
+      else if (ranNoTest) text += `[mate-guard] rerun in ${group.label}: ran no test, so it tells nothing about ${about}: the runner selected none of its tests (a name that changes from run to run, or an argument of the command that excludes it)\n`;
       else text += `[mate-guard] rerun in ${group.label}: ${about} did not fault (the damage did not happen again on its own: it may depend on timing or on tests that did not rerun)\n`;
       if (original.file) {
         const exact = group.nativeExactSize !== settings.nativeExactSize ? { nativeExactSize: group.nativeExactSize } : {};
         rewriteEventFile(original.file, {
           ...original,
-          rerun: { mode: group.mode, alignment: group.alignment, ...exact, fault: fault ? eventBody(fault) : null, ...(death ? { death: eventBody(death) } : {}) },
+          rerun: {
+            mode: group.mode, alignment: group.alignment, ...exact, fault: fault ? eventBody(fault) : null,
+            ...(death ? { death: eventBody(death) } : {}), ...(!fault && !death && ranNoTest ? { ranNoTest: true as const } : {}),
+          },
         });
       }
     }

@@ -4,6 +4,7 @@
 // anything; when the child exits it reruns canary damage and ends the run.
 // In watch mode every round ends inside the runner: the launcher hands the
 // settings over and leaves the run to the runner's main process.
+import { CONFIG_ERROR_EXIT } from '../errors';
 import type { SettingKey, GuardSettings } from '../settings/table';
 import { runChild, type ChildExit } from './child';
 import { GuardedRun, type RunEnd } from './lifecycle';
@@ -32,6 +33,11 @@ export interface SupervisedRun {
   rerunOffFlag?: string;
   /** Said as soon as the child exits, before any rerun (mate-jest: Jest itself was killed). */
   exited?(run: GuardedRun, exit: ChildExit): void;
+  /**
+   * A run asked to guard that guarded nothing fails (exit 2, the status of a
+   * configuration error) where the runner passed: a mate-* CLI was told to guard.
+   */
+  nothingGuardedFails?: boolean;
   /** The run's end, knowing how the child exited (the runner's adapter: labels, what to reprint). */
   end(run: GuardedRun, exit: ChildExit): Omit<RunEnd, 'status' | 'more'>;
 }
@@ -55,5 +61,6 @@ export async function superviseRun(s: SupervisedRun): Promise<number> {
   const verdict = run.finish({ ...(exit ? s.end(run, exit) : {}), status: exit?.status ?? 127 });
   if (!exit) return 127;
   if (!verdict.quiet) process.stderr.write(reruns + verdict.text);
+  if (verdict.nothingGuarded && s.nothingGuardedFails && verdict.exitCode === 0) return CONFIG_ERROR_EXIT;
   return verdict.exitCode;
 }

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 
 import { isNotice } from '../report/notices';
 import { checkCanaries, flushGuardStats, isGuardAllocatorActive, setCurrentTest, type GuardViolation } from '../install/install';
+import { noteTestStart } from './process-stats';
 
 /** `<file> > <suite> > <test>`, the file relative to the working directory. */
 export function formatTestPath(file: string | undefined, titles: readonly string[]): string {
@@ -25,6 +26,7 @@ const unsuppressed = (found: readonly GuardViolation[]) => found.filter((v) => !
 /** Names the test in reports and starts its canary scope. */
 export function beginGuardedTest(name: string): void {
   if (!isGuardAllocatorActive()) return;
+  noteTestStart();
   outside.push(...unsuppressed(checkCanaries()));
   setCurrentTest(name);
 }

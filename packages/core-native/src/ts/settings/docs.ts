@@ -24,6 +24,30 @@ export function runnerSettingsMarkdown(): string {
   return lines.join('\n') + '\n';
 }
 
+/** Where each runner's config names a setting (its column in its package README), or none (node:test). */
+const CONFIG_COLUMN: Record<string, { heading: string; name: (r: SettingRow) => string } | undefined> = {
+  vitest: { heading: '`guardAlloc()` option', name: (r) => `\`${r.key}\`` },
+  jest: { heading: '`testEnvironmentOptions`', name: (r) => `\`${spell.jestOption(r)}\`${r.runWide ? ' (reporter option)' : ''}` },
+  mocha: { heading: 'rc key (`.mocharc.*`, package.json `mocha`)', name: (r) => `\`${spell.rcKey(r)}\`` },
+};
+
+/** The runners whose package README has a settings table (`mate options --runner <name>`). */
+export const DOCUMENTED_RUNNERS = ['vitest', 'jest', 'mocha', 'node-test'] as const;
+
+/** A runner package README's settings table, in that runner's spellings (`mate options --runner <name>`). */
+export function runnerPackageSettingsMarkdown(runner: RunnerName): string {
+  const config = CONFIG_COLUMN[runner];
+  const lines = [
+    `| flag | environment | ${config ? `${config.heading} | ` : ''}default | meaning |`,
+    `|---|---|${config ? '---|' : ''}---|---|`,
+  ];
+  for (const r of rowsOn('runner')) {
+    const flag = flagUsage(r, spell.runnerFlag(r)).split(', ').map((f) => `\`${f.replace(/\|/g, '\\|')}\``).join(', ');
+    lines.push(`| ${flag} | \`${spell.env(runner, r)}\` | ${config ? `${config.name(r)} | ` : ''}\`${defaultText(r)}\` | ${r.description} |`);
+  }
+  return lines.join('\n') + '\n';
+}
+
 export function allocatorOptionsMarkdown(): string {
   const lines = ['| option | default | allowed | meaning |', '|---|---|---|---|'];
   for (const r of rowsOn('api')) {
