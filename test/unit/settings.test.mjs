@@ -11,7 +11,7 @@ const core = path.join(ROOT, 'packages/core-native/dist');
 const { parseFlags, RUNNER_FLAGS, GUARD_RUN_FLAGS } = await import(path.join(core, 'settings/flags.js'));
 const { resolveRunnerSettings, readOptions } = await import(path.join(core, 'settings/resolve.js'));
 const { writeHandoff, readHandoff, HANDOFF_ENV } = await import(path.join(core, 'settings/handoff.js'));
-const { nativeOptionsInc, describeRunnerFlags } = await import(path.join(core, 'settings/docs.js'));
+const { nativeOptionsInc, settingsJson, describeRunnerFlags } = await import(path.join(core, 'settings/docs.js'));
 const { defaultSettings } = await import(path.join(core, 'settings/table.js'));
 const { REPORT_KINDS } = await import(path.join(core, 'report/kinds.js'));
 const { loadNative } = await import(path.join(core, 'install/native.js'));
@@ -69,6 +69,17 @@ test('the handoff carries resolved settings to workers unchanged; a foreign valu
 test('options.inc is what the settings table generates', () => {
   const file = path.join(ROOT, 'packages/core-native/src/native/options/options.inc');
   assert.equal(fs.readFileSync(file, 'utf8'), nativeOptionsInc(), 'run `npm run gen:options -w @mate-guard/core`');
+});
+
+test('settings.json (read by the Python package) is what the settings table generates, and names every setting with its kind and pytest spellings', () => {
+  const file = path.join(ROOT, 'packages/core-native/src/native/options/settings.json');
+  assert.equal(fs.readFileSync(file, 'utf8'), settingsJson(), 'run `npm run gen:options -w @mate-guard/core`');
+  const doc = JSON.parse(settingsJson());
+  const mode = doc.settings.find((s) => s.key === 'mode');
+  assert.deepEqual(mode.value, { type: 'choice', choices: ['tail', 'head'], what: 'guard mode' });
+  assert.equal(mode.spellings.pytestEnv, 'MATE_PYTEST_GUARD_MODE');
+  assert.equal(doc.settings.find((s) => s.key === 'logAllocations').spellings.pythonKey, 'log_allocations');
+  assert.deepEqual(doc.settings.find((s) => s.key === 'alignment').value, { type: 'integer', min: 1, max: 4096, powerOfTwo: true });
 });
 
 test('report kinds: kinds.ts is what the C++ list generates, and the addon reports the same list', () => {

@@ -122,32 +122,38 @@ std::string JsonSafe(const char* s) {
   return out;
 }
 
-// The counters for the run summary, as the Node processes write them;
-// `exited` false: the first, written at install, so a process killed
-// later (a time limit, SIGKILL) is still known to have been guarded.
+// The counters as JSON, as the Node processes write them for the run
+// summary (and as the Python API's stats() returns them); `exited` false:
+// the first, written at install, so a process killed later (a time limit,
+// SIGKILL) is still known to have been guarded.
+std::string StatsJson(const DeviceStats& s, bool exited) {
+  char buf[4096];
+  int n = snprintf(buf, sizeof(buf),
+          "{\"pid\":%d,\"threadId\":0,\"exited\":%s,\"allocations\":%llu,\"frees\":%llu,\"live\":%llu,\"peakLive\":%llu,"
+          "\"liveBytes\":%llu,\"fallbacks\":%llu,\"fallbackReason\":%s%s%s,"
+          "\"quarantined\":%llu,\"quarantinedBytes\":%llu,\"reservedBytes\":0,\"maxLive\":0,\"violations\":%llu,"
+          "\"guardMethod\":\"cuda-vmm\",\"nativeAllocations\":0,\"nativeUnguarded\":0,\"nativeForeignFrees\":0,"
+          "\"nativeBadFrees\":0,\"skippedByTag\":0,\"passThrough\":{\"resizable\":0,\"shared\":0,\"subclass\":0,\"tooLarge\":0},"
+          "\"device\":{\"api\":\"cuda\",\"granule\":%llu,\"physicalBytes\":%llu,\"chunksCreated\":%llu,\"readyHits\":%llu,"
+          "\"readyMisses\":%llu,\"recycled\":%llu,\"outOfMemory\":%llu,\"launchTracking\":%s,\"trackingOff\":\"%s\"}}",
+          static_cast<int>(getpid()), exited ? "true" : "false", (unsigned long long)s.allocations, (unsigned long long)s.frees,
+          (unsigned long long)s.live, (unsigned long long)s.peak_live, (unsigned long long)s.live_bytes,
+          (unsigned long long)s.fallbacks, s.last_fallback_reason ? "\"" : "",
+          s.last_fallback_reason ? JsonSafe(s.last_fallback_reason).c_str() : "null", s.last_fallback_reason ? "\"" : "",
+          (unsigned long long)s.quarantined, (unsigned long long)s.quarantined_bytes, (unsigned long long)s.violations,
+          (unsigned long long)s.granule, (unsigned long long)s.physical_bytes, (unsigned long long)s.chunks_created,
+          (unsigned long long)s.ready_hits, (unsigned long long)s.ready_misses, (unsigned long long)s.recycled,
+          (unsigned long long)s.out_of_memory, TrackingOn() ? "true" : "false", JsonSafe(TrackingOff()).c_str());
+  return std::string(buf, n > 0 && static_cast<size_t>(n) < sizeof(buf) ? n : 0);
+}
+
 void WriteStats(const DeviceStats& s, bool exited) {
   char path[4200], tmp[4210];
   snprintf(path, sizeof(path), "%s/stats-%d-0.json", g_report_dir.c_str(), static_cast<int>(getpid()));
   snprintf(tmp, sizeof(tmp), "%s.tmp", path);
   FILE* f = fopen(tmp, "w");
   if (f == nullptr) return;
-  fprintf(f,
-          "{\"pid\":%d,\"threadId\":0,\"exited\":%s,\"allocations\":%llu,\"frees\":%llu,\"live\":%llu,\"peakLive\":%llu,"
-          "\"liveBytes\":%llu,\"fallbacks\":%llu,\"fallbackReason\":",
-          static_cast<int>(getpid()), exited ? "true" : "false", (unsigned long long)s.allocations, (unsigned long long)s.frees,
-          (unsigned long long)s.live, (unsigned long long)s.peak_live, (unsigned long long)s.live_bytes,
-          (unsigned long long)s.fallbacks);
-  if (s.last_fallback_reason) fprintf(f, "\"%s\"", s.last_fallback_reason); else fputs("null", f);
-  fprintf(f,
-          ",\"quarantined\":%llu,\"quarantinedBytes\":%llu,\"reservedBytes\":0,\"maxLive\":0,\"violations\":%llu,"
-          "\"guardMethod\":\"cuda-vmm\",\"nativeAllocations\":0,\"nativeUnguarded\":0,\"nativeForeignFrees\":0,"
-          "\"nativeBadFrees\":0,\"skippedByTag\":0,\"passThrough\":{\"resizable\":0,\"shared\":0,\"subclass\":0,\"tooLarge\":0},"
-          "\"device\":{\"api\":\"cuda\",\"granule\":%llu,\"physicalBytes\":%llu,\"chunksCreated\":%llu,\"readyHits\":%llu,"
-          "\"readyMisses\":%llu,\"recycled\":%llu,\"outOfMemory\":%llu,\"launchTracking\":%s,\"trackingOff\":\"%s\"}}\n",
-          (unsigned long long)s.quarantined, (unsigned long long)s.quarantined_bytes, (unsigned long long)s.violations,
-          (unsigned long long)s.granule, (unsigned long long)s.physical_bytes, (unsigned long long)s.chunks_created,
-          (unsigned long long)s.ready_hits, (unsigned long long)s.ready_misses, (unsigned long long)s.recycled,
-          (unsigned long long)s.out_of_memory, TrackingOn() ? "true" : "false", JsonSafe(TrackingOff()).c_str());
+  fprintf(f, "%s\n", StatsJson(s, exited).c_str());
   fclose(f);
   rename(tmp, path);
 }
@@ -203,6 +209,30 @@ MATE_EXPORT void mate_guard_shutdown() { Finish(); }
 MATE_EXPORT void mate_guard_set_current_test(const char* name) {
   uint32_t id = name && *name ? mate::StackStore::Get().Intern(name, strlen(name)) : 0;
   mate::SetCurrentTestId(id);
+}
+
+// The end of a test where no Node binding does it (the pytest plugin):
+// waits for the work queued in this thread's context, so kernels' last
+// writes have reached the canaries and a faulting kernel has faulted, then
+// looks for a sticky error (reported once, naming `where`). 0, or the
+// sticky CUresult after which the process's CUDA context is lost;
+// MATE_GUARD_NOT_INSTALLED (-1) when the guard is off.
+MATE_EXPORT int mate_guard_check_device(const char* where) {
+  if (g_status != 0) return -1;
+  const char* at = where && *where ? where : "the check after the test";
+  int r = Driver()->cuCtxSynchronize();
+  bool lost = mate::cuda::IsSticky(r);
+  if (lost) OnStickyError(r, at, 0);
+  CheckHealthAll(at);
+  return lost ? r : 0;
+}
+
+// The counters now (the DeviceStats of every device, as JSON); "" when the
+// guard is off. Valid until the calling thread's next call.
+MATE_EXPORT const char* mate_guard_stats_json() {
+  static thread_local std::string json;
+  json = g_status == 0 ? StatsJson(TotalStats(), false) : std::string();
+  return json.c_str();
 }
 
 // torch.cuda.memory.CUDAPluggableAllocator(lib, "mate_guard_torch_alloc", "mate_guard_torch_free").

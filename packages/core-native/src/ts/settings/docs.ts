@@ -1,6 +1,7 @@
 // The docs of the settings table: README tables (`mate options`), --help
 // lines, and the native options list (options.inc). Tests keep README.md
 // and options.inc equal to what these print.
+import { HANDOFF_ENV, HANDOFF_VERSION } from './handoff';
 import { rowsOn, SETTINGS, spell, type RunnerName, type SettingRow } from './table';
 
 const defaultText = (r: SettingRow): string => r.defaultText ?? (r.default === undefined ? 'unset' : JSON.stringify(r.default).replace(/"/g, "'"));
@@ -102,4 +103,47 @@ export function nativeOptionsInc(): string {
     lines.push(`MATE_OPTION(${n.native.ctype}, ${n.native.field}, "${r.key}", ${cxxDefault(n)})`);
   }
   return lines.join('\n') + '\n';
+}
+
+const snake = (key: string): string => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/**
+ * packages/core-native/src/native/options/settings.json: every setting as
+ * plain data (value kinds, choices, defaults, spellings), for the packages
+ * that are not TypeScript (the Python package builds its flags, environment
+ * names, config fields and docs from it).
+ */
+export function settingsJson(): string {
+  const settings = (SETTINGS as readonly SettingRow[]).map((r) => ({
+    key: r.key,
+    name: r.name,
+    value: r.value.spec,
+    allowed: r.value.allowed,
+    hint: r.value.hint,
+    placeholder: r.value.placeholder ?? null,
+    repeatable: r.value.repeatable ?? false,
+    default: r.default ?? null,
+    defaultText: defaultText(r),
+    description: r.description,
+    surfaces: Object.keys(r.surfaces).sort(),
+    processEnv: r.processEnv ?? null,
+    native: r.native ?? null,
+    spellings: {
+      runnerFlag: spell.runnerFlag(r),
+      runnerEnvSuffix: spell.envSuffix(r),
+      guardRunFlag: spell.guardRunFlag(r),
+      pythonKey: snake(r.key),
+      pytestFlag: spell.runnerFlag(r),
+      pytestEnv: spell.env('pytest', r),
+      pytestIni: spell.rcKey(r).replace(/-/g, '_'),
+    },
+  }));
+  const doc = {
+    comment: 'GENERATED from the settings table (packages/core-native/src/ts/settings/table.ts) by `npm run gen:options -w @mate-guard/core`; a test keeps them equal. Do not edit.',
+    version: 1,
+    handoffEnv: HANDOFF_ENV,
+    handoffVersion: HANDOFF_VERSION,
+    settings,
+  };
+  return JSON.stringify(doc, null, 2) + '\n';
 }

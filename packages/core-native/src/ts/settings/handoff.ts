@@ -6,7 +6,8 @@ import { GuardConfigError } from '../errors';
 import { SETTINGS, type GuardSettings, type SettingKey, type SettingRow } from './table';
 
 export const HANDOFF_ENV = 'MATE_GUARD_SETTINGS';
-const VERSION = 1;
+export const HANDOFF_VERSION = 1;
+const VERSION = HANDOFF_VERSION;
 
 export interface Handoff {
   settings: GuardSettings;

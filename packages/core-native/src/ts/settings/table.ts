@@ -29,6 +29,12 @@ interface Surfaces {
   guardRun?: true;
   /** `installGuardAllocator({ <key> })`. */
   api?: true;
+  /**
+   * The Python package (device guard): pytest `--guard-<name>`,
+   * `MATE_PYTEST_GUARD_<NAME>`, ini `guard_<name>`, and (but `alloc`)
+   * `GuardAllocatorConfig(<snake_key>=...)`. Read from settings.json.
+   */
+  python?: true;
 }
 
 /**
@@ -73,24 +79,24 @@ export const SETTINGS = [
   row({
     key: 'enabled', name: 'alloc', value: booleanValue, default: false,
     description: 'Back JS buffers with guard-page allocations and check canaries after every test.',
-    surfaces: { runner: true },
+    surfaces: { runner: true, python: true },
   }),
   row({
     key: 'mode', name: 'mode', value: choiceValue(GUARD_MODES, 'guard mode'), default: 'tail' as GuardMode,
     description: 'tail: guard page right after the end (overruns fault), canary before the start. head: guard page right before the start (underruns fault), canary after the end.',
-    surfaces: { runner: true, guardRun: true, api: true },
+    surfaces: { runner: true, guardRun: true, api: true, python: true },
     native: { field: 'mode', ctype: 'Mode' },
   }),
   row({
     key: 'logAllocations', name: 'log-allocations', value: booleanValue, default: false,
     description: 'One `[mate-guard] alloc #N ptr=0x... requested=N mapped=N mode=tail backend=host test="..."` line per allocation, and a `free` line per free.',
-    surfaces: { runner: true, guardRun: true, api: true },
+    surfaces: { runner: true, guardRun: true, api: true, python: true },
     native: { field: 'log_allocations', ctype: 'bool' },
   }),
   row({
     key: 'alignment', name: 'alignment', value: integerValue(1, 4096, true), default: 16,
     description: 'Alignment of the pointer. In tail mode the gap between the end and the guard page (< alignment bytes) is canary too; 1 is byte-exact.',
-    surfaces: { runner: true, guardRun: true, api: true },
+    surfaces: { runner: true, guardRun: true, api: true, python: true },
     native: { field: 'alignment', ctype: 'uint32_t' },
   }),
   row({
@@ -101,7 +107,7 @@ export const SETTINGS = [
   row({
     key: 'captureStacks', name: 'capture-stacks', value: booleanValue, default: true,
     description: 'Record the JS stack of every allocation for reports (each distinct stack is captured once, then recognised from its raw frames: see bench/README.md); of a chosen module\'s native allocation, the JS call into the module; with the device guard also of every kernel launch, and in Python processes the Python stacks.',
-    surfaces: { guardRun: true, api: true },
+    surfaces: { guardRun: true, api: true, python: true },
     native: { field: 'capture_stacks', ctype: 'bool' },
   }),
   row({
@@ -109,20 +115,20 @@ export const SETTINGS = [
     value: integerValue(0, 2 ** 46) as ValueKind<number | undefined>, default: undefined as number | undefined,
     defaultText: 'unset: 268435456 (256 MiB) of host slots, 274877906944 (256 GiB) of CUDA ranges',
     description: 'Freed bytes kept inaccessible before their slots are reused (address space, not memory), per backend: host slots, and CUDA device ranges (unmapped: they hold no GPU memory).',
-    surfaces: { api: true },
+    surfaces: { api: true, python: true },
     native: { field: 'quarantine_max_bytes', ctype: 'uint64_t' },
   }),
   row({
     key: 'quarantineMaxCount', name: 'quarantine-max-count', value: integerValue(0, 2 ** 31), default: 65536,
     description: 'Freed allocations kept inaccessible before their slots are reused (host and CUDA, each).',
-    surfaces: { api: true },
+    surfaces: { api: true, python: true },
     native: { field: 'quarantine_max_count', ctype: 'uint32_t' },
   }),
   row({
     key: 'reportDir', name: 'report-dir', value: pathValue('directory'), default: undefined as string | undefined,
     defaultText: `$${REPORT_DIR_ENV}, else a fresh temporary directory per run`,
     description: 'Where violations are written as JSON, with each process\'s counters. A run given one makes a directory of its own inside it and keeps it, clean or not, for `mate report` (CI: shards, merged summary); without one a run uses a temporary directory, kept only when it holds a violation. installGuardAllocator writes straight into it (default <tmp>/mate-guard-reports).',
-    surfaces: { runner: true, guardRun: true, api: true },
+    surfaces: { runner: true, guardRun: true, api: true, python: true },
     processEnv: REPORT_DIR_ENV,
     runWide: true,
   }),
@@ -139,7 +145,7 @@ export const SETTINGS = [
     key: 'syncOnFree', name: 'sync-on-free', value: booleanValue as ValueKind<boolean | undefined>, default: undefined as boolean | undefined,
     defaultText: 'unset: on in Node, off in Python',
     description: 'CUDA: a free waits for the work queued before it on its stream, then checks the canary at once (a violation fails the test that freed). Off: the background thread checks once that work is done (the same finding, a moment later, never stalling the program). Unset: on in Node processes, off in Python processes (no test to fail there).',
-    surfaces: { runner: true, guardRun: true, api: true },
+    surfaces: { runner: true, guardRun: true, api: true, python: true },
     native: { field: 'sync_on_free', ctype: 'Tristate' },
   }),
   row({
@@ -171,26 +177,26 @@ export const SETTINGS = [
     key: 'cudaQuarantine', name: 'cuda-quarantine', value: choiceValue(CUDA_QUARANTINES, 'CUDA quarantine policy'),
     default: 'adaptive' as CudaQuarantine,
     description: 'CUDA: adaptive: when allocations outrun the background unmapping of freed ranges (the driver serializes it, ~50 us a range), a freed range whose canary checked clean goes back out still mapped (counted as recycled; a stale pointer into it then no longer faults). strict: every freed range is unmapped and quarantined (about 1.4x the cost of adaptive in a training loop: see bench/README.md).',
-    surfaces: { runner: true, guardRun: true, api: true },
+    surfaces: { runner: true, guardRun: true, api: true, python: true },
     native: { field: 'cuda_quarantine', ctype: 'CudaQuarantine' },
   }),
   row({
     key: 'trackLaunches', name: 'track-launches', value: booleanValue, default: true,
     description: 'CUDA: record every kernel launch through CUPTI (kernel, stream, JS or Python call site, arguments pointing into guarded allocations), to name the kernel behind an illegal address and to report cross-stream-free. Needs libcupti (CUDA toolkit, or PyTorch\'s CUDA wheels); without it the run says so once and goes on.',
-    surfaces: { runner: true, guardRun: true, api: true },
+    surfaces: { runner: true, guardRun: true, api: true, python: true },
     native: { field: 'track_launches', ctype: 'bool' },
   }),
   row({
     key: 'launchBlocking', name: 'launch-blocking', value: booleanValue, default: false,
     description: 'CUDA: synchronize after every kernel launch, so an illegal address names exactly the launch that faulted (slower). The cross-stream check still judges the program\'s own ordering.',
-    surfaces: { runner: true, guardRun: true, api: true },
+    surfaces: { runner: true, guardRun: true, api: true, python: true },
     native: { field: 'launch_blocking', ctype: 'bool' },
   }),
   row({
     key: 'dumpInputs', name: 'dump-inputs', value: textValue('kernel glob') as ValueKind<string | undefined>,
     default: undefined as string | undefined, defaultText: 'unset',
     description: "CUDA: before each launch of a kernel whose name matches the glob (`'*FillInclusive*'`: the name as the driver has it, or demangled as reports show it), save the guarded allocations its pointer arguments point into, as the GPU has them then, to `inputs/` in the run's report directory, with an index (`inputs/index-<pid>.jsonl`: kernel, launch number, call site, test, argument, allocation, file); an illegal-address report lists the saved inputs of its suspect launches. Bounded: the first 16 MiB of each allocation (a larger one is saved truncated, marked so), at most 1 GiB per process (later launches are listed in the index as not saved). Needs launch tracking.",
-    surfaces: { runner: true, guardRun: true, api: true },
+    surfaces: { runner: true, guardRun: true, api: true, python: true },
     native: { field: 'dump_inputs', ctype: 'std::string' },
   }),
   row({

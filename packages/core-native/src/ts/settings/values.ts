@@ -32,7 +32,19 @@ export interface ValueKind<T> {
   readonly placeholder?: string;
   /** A flag given twice adds to the list instead of replacing it. */
   readonly repeatable?: boolean;
+  /** The kind in plain data, for settings.json (the Python package parses by it). */
+  readonly spec: ValueSpec;
 }
+
+/** A value kind as data: what settings.json says of each setting's values. */
+export type ValueSpec =
+  | { type: 'boolean' }
+  | { type: 'choice'; choices: readonly string[]; what: string }
+  | { type: 'integer'; min: number; max: number; powerOfTwo: boolean }
+  | { type: 'list'; item: string }
+  | { type: 'text'; what: string }
+  | { type: 'path'; what: string }
+  | { type: 'file'; what: string };
 
 function parseBoolean(value: unknown, where: string): boolean {
   if (typeof value === 'boolean') return value;
@@ -45,7 +57,7 @@ function parseBoolean(value: unknown, where: string): boolean {
   throw new GuardConfigError(`${where}: ${show(value)} is not a boolean; use ${BOOLEAN_WORDS}`);
 }
 
-export const booleanValue: ValueKind<boolean> = { parse: parseBoolean, allowed: 'boolean', hint: BOOLEAN_WORDS };
+export const booleanValue: ValueKind<boolean> = { parse: parseBoolean, allowed: 'boolean', hint: BOOLEAN_WORDS, spec: { type: 'boolean' } };
 
 /** One of a few words; `what` names the kind in errors (`guard mode`). */
 export function choiceValue<T extends string>(choices: readonly T[], what: string): ValueKind<T> {
@@ -61,6 +73,7 @@ export function choiceValue<T extends string>(choices: readonly T[], what: strin
     allowed: choices.map((c) => `'${c}'`).join(' or '),
     hint: choices.join(' or '),
     placeholder: `<${choices.join('|')}>`,
+    spec: { type: 'choice', choices, what },
   };
 }
 
@@ -80,6 +93,7 @@ export function integerValue(min: number, max: number, powerOfTwo = false): Valu
     allowed: powerOfTwo ? `a power of two ${min}..${max}` : `integer ${min}..${max}`,
     hint: powerOfTwo ? `a power of two from ${min} to ${max}` : `an integer from ${min} to ${max}`,
     placeholder: '<n>',
+    spec: { type: 'integer', min, max, powerOfTwo },
   };
 }
 
@@ -95,6 +109,7 @@ export function listValue(item: string): ValueKind<string[]> {
     hint: `a ${item}`,
     placeholder: `<${item}>`,
     repeatable: true,
+    spec: { type: 'list', item },
   };
 }
 
@@ -108,6 +123,7 @@ export function textValue(what: string): ValueKind<string> {
     allowed: `a ${what}`,
     hint: `a ${what}`,
     placeholder: `<${what.replace(/ /g, '-')}>`,
+    spec: { type: 'text', what },
   };
 }
 
@@ -121,6 +137,7 @@ export function pathValue(what: string): ValueKind<string> {
     allowed: `a ${what} path`,
     hint: `a ${what} path`,
     placeholder: `<${what}>`,
+    spec: { type: 'path', what },
   };
 }
 
@@ -145,5 +162,6 @@ export function fileValue(what: string, check: (file: string) => void): ValueKin
     allowed: `a ${what} path`,
     hint: `a ${what} path`,
     placeholder: '<file>',
+    spec: { type: 'file', what },
   };
 }

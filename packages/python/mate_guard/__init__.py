@@ -1,0 +1,101 @@
+"""mate-guard's CUDA device guard for Python: every guarded device
+allocation sits against an unmapped guard page with canary slack on the
+other side, so an overrun faults or is caught at free.
+
+    from mate_guard import GuardAllocatorConfig, install_guard_allocator
+    install_guard_allocator(GuardAllocatorConfig(mode='tail', sync_on_free=True))
+
+Install before the first CUDA allocation. PyTorch's tensors are routed to
+the guard when torch is importable (now, or at its import); processes
+that allocate through the C ABI (mate_guard.h) are guarded either way.
+`pytest --guard-alloc` and `python -m mate_guard script.py` do this for you.
+"""
+import importlib.util
+import sys
+
+from . import _library
+from ._config import GuardAllocatorConfig
+from ._report import Report, render
+from ._resources import resource
+from ._settings import GuardConfigError
+
+__all__ = ['GuardAllocatorConfig', 'GuardConfigError', 'Report', 'check_canaries', 'install_guard_allocator',
+           'is_guard_allocator_active', 'stats']
+
+ALREADY_ACTIVE = 'Guard allocator is already active with a different configuration'
+TOO_LATE = 'Guard allocator must be installed before the first CUDA allocation in the process'
+
+_active = None  # the GuardAllocatorConfig installed
+
+
+def _cuda_used():
+    """True when torch has already set up CUDA (its allocator is fixed from then on)."""
+    torch = sys.modules.get('torch')
+    if torch is None:
+        return False
+    try:
+        return bool(torch.cuda.is_initialized() or torch.cuda.memory_allocated() > 0)
+    except Exception:  # a torch without CUDA: nothing allocated
+        return False
+
+
+def _torch_hook():
+    spec = importlib.util.spec_from_file_location('mate_guard._torch_hook', resource('mate_guard_cuda.py'))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def install_guard_allocator(config=None):
+    """Guards this process's CUDA allocations with `config` (defaults when None).
+
+    Again with an equal config: nothing to do. With another: RuntimeError
+    (the allocator of a process is chosen once). After a CUDA allocation:
+    RuntimeError. A bad setting: GuardConfigError naming it.
+    """
+    global _active
+    if config is None:
+        config = GuardAllocatorConfig()
+    if not isinstance(config, GuardAllocatorConfig):
+        raise TypeError(f'install_guard_allocator takes a GuardAllocatorConfig, not {type(config).__name__}')
+    if _active is not None:
+        if config == _active:
+            return
+        raise RuntimeError(ALREADY_ACTIVE)
+    if _cuda_used():
+        raise RuntimeError(TOO_LATE)
+    lib = _library.load()
+    lib.install(config.to_handoff())
+    _active = config
+    # PyTorch's allocations, when torch is there: now if imported, else at its import.
+    if 'torch' in sys.modules or importlib.util.find_spec('torch') is not None:
+        _torch_hook().install_import_hook()
+
+
+def is_guard_allocator_active():
+    return _active is not None
+
+
+def active_config():
+    return _active
+
+
+def stats():
+    """The guard's counters (allocations, frees, live, violations, device: ...); None when it is off."""
+    if _active is None:
+        return None
+    return _library.load().stats()
+
+
+def check_canaries(where=None):
+    """Waits for the device, looks for a lost context, and returns the
+    reports filed since the last check (empty when clean)."""
+    if _active is None:
+        return []
+    lib = _library.load()
+    lost = lib.check(where)
+    reports = [render(path, event) for path, event in lib.new_events()]
+    if lost > 0 and not any(r.context_lost for r in reports):
+        reports.append(Report(kind='device-fault', text=f'==mate-guard== ERROR: the CUDA context is lost (CUDA error {lost})', file=None, test=None, context_lost=True))
+    return reports

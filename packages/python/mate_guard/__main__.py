@@ -1,0 +1,67 @@
+"""python -m mate_guard [--<setting> <value> ...] script.py args...: runs the
+script with the guard installed, as `mate guard-run --device cuda` does for
+one process. Settings: `--mode head`, `--log-allocations`, ... (the
+settings table's names), or MATE_GUARD_SETTINGS-free defaults."""
+import os
+import runpy
+import sys
+
+from . import GuardAllocatorConfig, GuardConfigError, install_guard_allocator
+from ._settings import CONFIG_ROWS, parse, suggestion
+
+USAGE = 'usage: python -m mate_guard [--<setting> <value> | --[no-]<boolean-setting>] ... script.py [args...]'
+
+
+def _flags(argv):
+    by_flag = {f'--{r["name"]}': r for r in CONFIG_ROWS}
+    known = sorted(by_flag) + sorted(f'--no-{r["name"]}' for r in CONFIG_ROWS if r['value']['type'] == 'boolean')
+    fields = {}
+    i = 0
+    while i < len(argv) and argv[i].startswith('-'):
+        arg = argv[i]
+        if arg == '--':
+            i += 1
+            break
+        if arg in ('-h', '--help'):
+            print(USAGE)
+            for r in CONFIG_ROWS:
+                print(f'  --{r["name"]} {r["placeholder"] or ""}'.ljust(34) + f'{r["description"]} (default {r["defaultText"]})')
+            sys.exit(0)
+        name, eq, inline = arg.partition('=')
+        negated = name.startswith('--no-') and f'--{name[5:]}' in by_flag
+        row = by_flag.get(f'--{name[5:]}' if negated else name)
+        if row is None:
+            raise GuardConfigError(f'unknown option "{name}"{suggestion(name, known)}')
+        if row['value']['type'] == 'boolean' and not eq:
+            value = not negated
+        elif eq:
+            value = inline
+        elif i + 1 < len(argv):
+            i += 1
+            value = argv[i]
+        else:
+            raise GuardConfigError(f'{name}: a value is needed; use {row["hint"]}')
+        fields[row['spellings']['pythonKey']] = parse(row, value, name)
+        i += 1
+    return fields, argv[i:]
+
+
+def main(argv):
+    try:
+        fields, rest = _flags(argv)
+    except GuardConfigError as err:
+        sys.stderr.write(f'mate_guard: {err}\n')
+        return 2
+    if not rest:
+        sys.stderr.write(USAGE + '\n')
+        return 2
+    install_guard_allocator(GuardAllocatorConfig(**fields))
+    sys.argv = rest
+    # As `python script.py` would: the script's folder first on the path.
+    sys.path[0] = os.path.dirname(os.path.abspath(rest[0]))
+    runpy.run_path(rest[0], run_name='__main__')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))

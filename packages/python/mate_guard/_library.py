@@ -1,0 +1,82 @@
+"""libmate_guard_cuda.so through ctypes: install from a handoff, the
+end-of-test check, counters, and the reports the library filed."""
+import atexit
+import ctypes
+import glob
+import json
+import os
+import tempfile
+
+from ._resources import library_path
+from ._settings import HANDOFF_ENV
+
+NOT_INSTALLED = -1
+
+
+class Library:
+    def __init__(self, path):
+        self.path = path
+        self.lib = ctypes.CDLL(path)
+        self.lib.mate_guard_install_error.restype = ctypes.c_char_p
+        self.lib.mate_guard_stats_json.restype = ctypes.c_char_p
+        self.lib.mate_guard_check_device.argtypes = [ctypes.c_char_p]
+        self.lib.mate_guard_set_current_test.argtypes = [ctypes.c_char_p]
+        self.report_dir = None
+        self._seen = set()
+
+    def install(self, handoff):
+        """Starts the guard with `handoff`'s settings; raises with the library's reason when it cannot."""
+        os.environ[HANDOFF_ENV] = json.dumps(handoff)
+        # The PyTorch hook (mate_guard_cuda.py) loads the library by this path.
+        os.environ['MATE_GUARD_CUDA_LIBRARY'] = self.path
+        if self.lib.mate_guard_install_from_env() != 0:
+            why = self.lib.mate_guard_install_error().decode(errors='replace')
+            raise RuntimeError(f'mate-guard: CUDA guarding could not start: {why}')
+        self.report_dir = handoff['settings'].get('reportDir') or os.path.join(
+            os.environ.get('TMPDIR') or tempfile.gettempdir(), 'mate-guard-reports')
+        self._seen = set(self._event_files())
+        # Before the interpreter tears down: stop the background thread,
+        # finish pending checks, write the counters.
+        atexit.register(self.lib.mate_guard_shutdown)
+
+    def set_current_test(self, name):
+        self.lib.mate_guard_set_current_test((name or '').encode())
+
+    def check(self, where=None):
+        """Synchronizes and looks for a sticky error: 0, or the CUDA error that lost the context."""
+        return self.lib.mate_guard_check_device((where or '').encode())
+
+    def stats(self):
+        raw = self.lib.mate_guard_stats_json().decode()
+        return json.loads(raw) if raw else None
+
+    def _event_files(self):
+        return sorted(glob.glob(os.path.join(self.report_dir, f'mate-guard-{os.getpid()}-*.json')),
+                      key=lambda p: int(p.rsplit('-', 1)[1].split('.')[0]))
+
+    def new_events(self):
+        """The events this process filed since the last call: (file, event) pairs."""
+        out = []
+        for path in self._event_files():
+            if path in self._seen:
+                continue
+            self._seen.add(path)
+            try:
+                with open(path, encoding='utf-8') as f:
+                    out.append((path, json.load(f)))
+            except (OSError, ValueError):
+                out.append((path, {}))
+        return out
+
+
+_loaded = None
+
+
+def load():
+    global _loaded
+    if _loaded is None:
+        path = library_path()
+        if not os.path.exists(path):
+            raise RuntimeError(f'mate-guard: the CUDA guard library is missing: {path} (a broken install? reinstall mate-guard)')
+        _loaded = Library(path)
+    return _loaded

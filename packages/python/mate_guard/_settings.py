@@ -1,0 +1,98 @@
+"""The settings table, as settings.json describes it (generated from
+packages/core-native/src/ts/settings/table.ts): the Python package's flags,
+environment names, config fields and docs all come from here, and values
+are parsed by their kind with the wording the Node packages use."""
+import json
+import os
+
+from ._resources import resource
+
+
+class GuardConfigError(ValueError):
+    """A setting with a bad value or a misspelled name: the message names it and what is allowed."""
+
+
+def _load():
+    with open(resource('settings.json'), encoding='utf-8') as f:
+        return json.load(f)
+
+
+DOC = _load()
+HANDOFF_ENV = DOC['handoffEnv']
+HANDOFF_VERSION = DOC['handoffVersion']
+# The rows the Python package takes (the `python` surface): the device guard's.
+ROWS = [r for r in DOC['settings'] if 'python' in r['surfaces']]
+# GuardAllocatorConfig's fields: every Python row but `alloc` (installing is the switch).
+CONFIG_ROWS = [r for r in ROWS if r['key'] != 'enabled']
+
+_TRUE = {'1', 'true', 'yes', 'on'}
+_FALSE = {'0', 'false', 'no', 'off'}
+
+
+def show(value):
+    if isinstance(value, bool):
+        return 'true' if value else 'false'
+    if value is None:
+        return 'None'
+    if isinstance(value, str):
+        return json.dumps(value)
+    return repr(value)
+
+
+def parse(row, value, where):
+    """`value` (a flag's or variable's text, or a Python value) as the row's kind."""
+    spec = row['value']
+    kind = spec['type']
+    if kind == 'boolean':
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, int) and value in (0, 1):
+            return value == 1
+        if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+            return value.strip().lower() in _TRUE
+        raise GuardConfigError(f'{where}: {show(value)} is not a boolean; use {row["hint"]}')
+    if kind == 'choice':
+        if isinstance(value, str) and value.strip().lower() in spec['choices']:
+            return value.strip().lower()
+        raise GuardConfigError(f'{where}: {show(value)} is not a {spec["what"]}; use {" or ".join(spec["choices"])}')
+    if kind == 'integer':
+        n = value
+        if isinstance(value, str) and value.strip():
+            try:
+                n = int(value.strip(), 10)
+            except ValueError:
+                n = None
+        if isinstance(n, bool) or not isinstance(n, int) or n < spec['min'] or n > spec['max']:
+            raise GuardConfigError(f'{where}: {show(value)} is not allowed; use an integer from {spec["min"]} to {spec["max"]}')
+        if spec['powerOfTwo'] and n & (n - 1):
+            raise GuardConfigError(f'{where}: {show(value)} is not allowed; use a power of two from {spec["min"]} to {spec["max"]}')
+        return n
+    if kind == 'text':
+        if not isinstance(value, str) or not value.strip():
+            raise GuardConfigError(f'{where}: {show(value)} is not a {spec["what"]}; use a non-empty {spec["what"]}')
+        return value.strip()
+    if kind in ('path', 'file'):
+        if isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        if not isinstance(value, str) or not value:
+            raise GuardConfigError(f'{where}: {show(value)} is not a {spec["what"]} path')
+        return os.path.abspath(value)
+    if kind == 'list':
+        if isinstance(value, str):
+            return [v.strip() for v in value.split(',') if v.strip()]
+        if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+            return [v for v in value if v]
+        raise GuardConfigError(f'{where}: {show(value)} is not a list; use comma-separated {spec["item"]}s or a list of strings')
+    raise GuardConfigError(f'{where}: settings.json names an unknown kind {kind!r}: a newer mate-guard wrote it?')
+
+
+def closest(word, known):
+    """The known spelling nearest to `word`, when it is close enough to be a typo."""
+    import difflib
+    near = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
+    return near[0] if near else None
+
+
+def suggestion(word, known):
+    near = closest(word, known)
+    return f'; did you mean {near}?' if near else f'; known: {", ".join(known)}'

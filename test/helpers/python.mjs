@@ -1,0 +1,48 @@
+// The Python package under test: its wheel built from the checkout
+// (packages/python/build_wheel.py, no Node involved) and installed into a
+// fresh virtual environment, as a user would have it.
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+import { ROOT } from './run.mjs';
+
+export const PYTHON_PKG = path.join(ROOT, 'packages', 'python');
+export const LIB = path.join(ROOT, 'packages', 'core-native', 'build', 'Release', 'libmate_guard_cuda.so');
+
+/** Why the Python tests cannot run here, or false. */
+export function noPython() {
+  try {
+    execFileSync('python3', ['-c', 'import sys, venv, pytest; assert sys.version_info >= (3, 11)'], { stdio: 'ignore' });
+  } catch {
+    return 'no python3 >= 3.11 with venv and pytest';
+  }
+  return fs.existsSync(LIB) ? false : 'libmate_guard_cuda.so is not built';
+}
+
+/** The wheel, built into `dir`; its path. */
+export function buildWheel(dir) {
+  return execFileSync('python3', [path.join(PYTHON_PKG, 'build_wheel.py'), '--out', dir], { encoding: 'utf8' }).trim();
+}
+
+/**
+ * A fresh virtual environment outside the checkout (pytest from the system
+ * site packages): its python. `install` runs pip there, e.g. ['--no-index', wheel].
+ */
+export function freshVenv(prefix, install) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  execFileSync('python3', ['-m', 'venv', '--system-site-packages', path.join(dir, 'venv')]);
+  const python = path.join(dir, 'venv', 'bin', 'python');
+  execFileSync(python, ['-m', 'pip', 'install', '--quiet', '--no-deps', '--disable-pip-version-check', ...install], { stdio: 'pipe' });
+  return python;
+}
+
+/** A fresh project folder holding `files` (name -> text, or a path to copy). */
+export function project(prefix, files) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  for (const [name, content] of Object.entries(files)) {
+    fs.writeFileSync(path.join(dir, name), content.startsWith('/') ? fs.readFileSync(content) : content);
+  }
+  return dir;
+}

@@ -1,0 +1,61 @@
+// pytest --guard-alloc on a real GPU with PyTorch and Triton, from the
+// installed wheel: a Triton overrun fails the test that made it, with the
+// report naming it; the graph-capture test is skipped with the reason;
+// torch.compile and the clean tests pass. Without torch or a GPU it skips,
+// saying why in one line.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { before, describe, test } from 'node:test';
+
+import { buildWheel, freshVenv, noPython, project } from './helpers/python.mjs';
+import { ROOT, run } from './helpers/run.mjs';
+
+function gpuSkip() {
+  const py = noPython();
+  if (py) return py;
+  try {
+    execFileSync('python3', ['-c', 'import torch, triton; assert torch.cuda.is_available()'], { stdio: 'ignore' });
+    return false;
+  } catch {
+    return 'no python3 with PyTorch, Triton and a usable GPU';
+  }
+}
+
+const SUITE = path.join(ROOT, 'test', 'fixtures', 'python', 'gpu', 'test_gpu_suite.py');
+const REASON = 'guard allocator debug mode does not support graph capture';
+
+describe('pytest --guard-alloc on a GPU (PyTorch, Triton, torch.compile)', { skip: gpuSkip() }, () => {
+  let python;
+  before(() => {
+    python = freshVenv('mate-py-gpu-', ['--no-index', buildWheel(os.tmpdir())]);
+  });
+  const pytest = (args) => run(python, ['-m', 'pytest', '-p', 'no:cacheprovider', '-rfs', ...args, 'test_gpu_suite.py'],
+    { cwd: project('mate-py-gpu-project-', { 'test_gpu_suite.py': SUITE }), timeout: 300_000 });
+
+  test('a Triton overrun fails that test with the report naming it; graph capture skipped; torch.compile and the rest pass', { timeout: 320_000 }, async () => {
+    const r = await pytest(['--guard-alloc']);
+    assert.equal(r.code, 1, r.output);
+    const failure = r.stdout.split(/_+ test_triton_overrun _+/)[1];
+    assert.ok(failure, r.output);
+    assert.match(failure, /==mate-guard== ERROR: canary-corruption: allocation #\d+ \(4004 bytes, tail mode\)/);
+    assert.match(failure, /==mate-guard== test: test_gpu_suite\.py::test_triton_overrun/);
+    assert.match(r.stdout, new RegExp(`SKIPPED \\[1\\] test_gpu_suite\\.py:\\d+: ${REASON}`));
+    assert.match(r.stdout, /1 failed, 2 passed, 1 skipped/);
+    assert.match(r.stdout, /^\[mate-guard\] summary: \d+ allocations guarded, .*1 violation, 1 test skipped by tag$/m);
+  });
+
+  test('a clean suite passes under the guard, exit 0', { timeout: 320_000 }, async () => {
+    const r = await pytest(['--guard-alloc', '-k', 'not overrun']);
+    assert.equal(r.code, 0, r.output);
+    assert.match(r.stdout, /2 passed, 1 skipped, 1 deselected/);
+    assert.match(r.stdout, /^\[mate-guard\] summary: \d+ allocations guarded, .*0 violations/m);
+  });
+
+  test('installing after the first CUDA allocation raises, saying so', async () => {
+    const r = await run(python, ['-c', "import torch, mate_guard\ntorch.zeros(1, device='cuda')\ntry:\n    mate_guard.install_guard_allocator()\nexcept RuntimeError as e:\n    print(e)"], { cwd: os.tmpdir() });
+    assert.equal(r.code, 0, r.output);
+    assert.match(r.stdout, /^Guard allocator must be installed before the first CUDA allocation in the process$/m);
+  });
+});
