@@ -167,6 +167,21 @@ describe('kernel exceptions over the simulated driver', { skip: noGxx() }, () =>
     assert.match(r.output, /\[mate-guard\] summary: .*1 violation,/);
   });
 
+  test('a kernel fault found without launch blocking reruns the command with it, which names the launch, its argument and the guard it hit', async () => {
+    const r = await go('kernel-fault', { FAKE_CUDA_FAULT_KERNEL: 'FillInclusive' });
+    assert.equal(r.code, 1, r.output);
+    const first = reportOf(r.output, 'ERROR: illegal-address');
+    assert.match(first, /kernels launched since the last synchronize, not known to have finished \(2, newest first\)/);
+    assert.match(r.output, /^\[mate-guard\] rerunning the command in launch blocking to name the launch behind the illegal-address report \(off: --no-rerun\)$/m);
+    const after = r.output.slice(r.output.indexOf('[mate-guard] rerun with launch blocking: the illegal-address on device 0 is this launch\'s:'));
+    assert.ok(after.length > 0, r.output);
+    assert.match(after, /the kernel that faulted \(launch blocking: its own synchronize returned the error\):\n==mate-guard== {3}\(anonymous namespace\)::FillInclusive/);
+    assert.match(after, /hit: most likely the guard after the end of allocation #1, the only guarded pointer the faulting launch was given/);
+    const off = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--no-rerun', '--', matrix, LIB, 'kernel-fault'], { env: { ...env, FAKE_CUDA_FAULT_KERNEL: 'FillInclusive' } });
+    assert.equal(off.code, 1, off.output);
+    assert.doesNotMatch(off.output, /\[mate-guard\] rerun/);
+  });
+
   test('a report of a multi-process job names its rank, local rank and world size', async () => {
     const r = await go('fault', { RANK: '1', LOCAL_RANK: '1', WORLD_SIZE: '2' });
     assert.equal(r.code, 1, r.output);

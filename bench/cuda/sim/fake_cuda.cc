@@ -150,6 +150,11 @@ static CUresult Issue(unsigned id, const char* fn, const void* params, const cha
 struct LaunchParams { void* f; unsigned g[7]; void* stream; void** params; void** extra; };
 CUresult fake_launch(FakeFunc* f, void* stream, void** params) {
   LaunchParams p{f, {1, 1, 1, 1, 1, 1, 0}, stream, params, nullptr};
+  // FAKE_CUDA_FAULT_KERNEL: a kernel whose name holds it faults as it runs
+  // (the sticky error shows at the next synchronize: the guard's own under
+  // launch blocking, else the program's).
+  const char* faulting = getenv("FAKE_CUDA_FAULT_KERNEL");
+  if (faulting && *faulting && strstr(f->name, faulting)) g_err = 700;
   return Issue(307, "cuLaunchKernel", &p, f->name, 0);  // a launch succeeds; the fault shows at a later call
 }
 struct EvStream { void* ev; void* stream; };

@@ -84,6 +84,21 @@ int main(int argc, char** argv) {
     int r = sync();
     printf("fault: sync returned %d\n", r);
   }
+  if (strcmp(which, "kernel-fault") == 0) {
+    // Two launches in flight, one of which faults (FAKE_CUDA_FAULT_KERNEL=FillInclusive):
+    // the program's synchronize sees it, and without launch blocking names both.
+    void *p = nullptr, *q = nullptr;
+    mate_guard_cuda_alloc(&p, 4000, nullptr);
+    mate_guard_cuda_alloc(&q, 64, nullptr);
+    long n = 1000;
+    void* params[2] = {&p, &n};
+    void* qp[2] = {&q, &n};
+    static FakeFunc fill{"_ZN12_GLOBAL__N_113FillInclusiveEPfl", 2, {8, 8}};
+    static FakeFunc other{"other_kernel", 2, {8, 8}};
+    launch(&fill, nullptr, params);
+    launch(&other, nullptr, qp);
+    printf("kernel-fault: sync returned %d\n", sync());
+  }
   if (strcmp(which, "dump-cap") == 0) {
     // dumpInputs' per-allocation cap: a 17 MiB input is saved truncated to 16 MiB.
     void* big = nullptr;

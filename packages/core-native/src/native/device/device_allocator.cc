@@ -389,11 +389,26 @@ FreeStatus DeviceAllocator::Free(CUdeviceptr ptr, CUstream stream, uint32_t stac
 }
 
 void DeviceAllocator::NoteBroken(CUresult err, const char* where, uint64_t exact_launch) {
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (broken_reported_) return;
+    bool first = !broken_;
+    __atomic_store_n(&broken_, 1, __ATOMIC_RELEASE);
+    // Seen again, elsewhere: only the launch that faulted (launch blocking) still has something to add.
+    if (!first && exact_launch == 0) return;
+    if (exact_launch == 0 && LaunchBlocking()) {
+      // Under launch blocking the synchronize after the faulting launch
+      // names it: a background check that saw the error first waits a
+      // moment for that report (and makes it only if none comes).
+      broken_seen_.wait_for(lock, std::chrono::milliseconds(200), [&] { return broken_reported_; });
+      if (broken_reported_) return;
+    }
+    broken_reported_ = true;
+    broken_seen_.notify_all();
+  }
   DeviceEvent e;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (broken_) return;
-    __atomic_store_n(&broken_, 1, __ATOMIC_RELEASE);
     for (uint32_t i = 1; i <= slot_count_; i++) {
       const Slot* s = SlotOf(i);
       if (s->phase == kLive) e.live.push_back(s->rec);

@@ -253,6 +253,8 @@ class DeviceAllocator {
   bool stop_ = false;
   bool shut_down_ = false;
   int broken_ = 0;  // a sticky error was seen: no more driver calls
+  bool broken_reported_ = false;         // ... and reported (once)
+  std::condition_variable broken_seen_;  // a report waiting for launch blocking's own
 };
 
 }  // namespace device

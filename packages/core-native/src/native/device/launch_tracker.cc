@@ -57,6 +57,7 @@ struct State {
   bool on = false;
   bool stopped = false;
   bool blocking = false;
+  bool faulted_once = false;  // launch blocking: a launch's own synchronize failed already
   std::string off = "the device guard is not installed";
   SiteProvider site = nullptr;
   StreamClocks clocks;  // streams and what each is ordered after
@@ -178,7 +179,8 @@ void Record(const Launch& l) {
       {
         std::lock_guard<std::mutex> lock(st.mu);
         Entry& e = st.ring[number % kRing];
-        if (e.number == number) e.faulted = true;
+        // The first launch whose own synchronize failed; later ones fail on the lost context.
+        if (e.number == number && !st.faulted_once) e.faulted = st.faulted_once = true;
       }
       OnStickyError(r, "the synchronize after the launch (launch blocking)", number);
     } else if (r == cuda::kSuccess) {

@@ -2,12 +2,15 @@
 // (mate-vitest, mate-jest, mate-mocha, guard-run) then reruns the affected
 // test files once in the configuration that makes that access fault (the
 // other mode, or a smaller alignment for the alignment gap), and attaches the fault
-// report (with its access site) under the original. The run's exit code
-// stays failing whatever the rerun finds.
+// report (with its access site) under the original. A CUDA kernel's
+// exception (an illegal address, a device-side assert) found without
+// launch blocking names only the launches in flight: it reruns with launch
+// blocking, which names the one. The run's exit code stays failing
+// whatever the rerun finds.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 
-import type { EventAllocation, ViolationEvent } from '../report/event';
+import { isKernelException, type EventAllocation, type ViolationEvent } from '../report/event';
 import { eventBody, rewriteEventFile } from '../report/files';
 import { rowsOn, type GuardMode, type GuardSettings, type SettingKey } from '../settings/table';
 import { reportText } from '../report/render';
@@ -17,6 +20,9 @@ import { GuardedRun } from './lifecycle';
 type CanaryEvent = ViolationEvent & { allocation: EventAllocation };
 
 const isCanary = (e: ViolationEvent): e is CanaryEvent => e.kind === 'canary-corruption' && !e.fatal && !e.suppressed && e.allocation !== null;
+
+/** A kernel's exception reported without launch blocking: the launches in flight, not the one. */
+const isUnpinnedKernelException = (e: ViolationEvent): boolean => isKernelException(e) && !e.suppressed && e.launches?.blocking !== true;
 
 /** One rerun: a configuration, the files (and tests) to run in it, and the reports it is for. */
 export interface RerunGroup {
@@ -32,7 +38,8 @@ export interface RerunGroup {
   files: string[];
   /** Test paths (`file > suite > test`) of the damage. */
   tests: string[];
-  events: CanaryEvent[];
+  /** Canary reports, or (launch blocking alone) kernel exceptions that named no launch. */
+  events: ViolationEvent[];
 }
 
 /** How a CLI runs a rerun: its command for these files, in the given environment (the handoff is added). */
@@ -96,13 +103,29 @@ export function planReruns(events: readonly ViolationEvent[], settings: GuardSet
       groups.set(key, g);
     }
     g.events.push(e);
-    for (const t of [e.test, e.allocation.allocTest]) {
-      const file = fileOf(t);
-      if (t && !g.tests.includes(t)) g.tests.push(t);
-      if (file && !g.files.includes(file)) g.files.push(file);
+    addTests(g, [e.test, e.allocation.allocTest]);
+  }
+  // Kernel exceptions: the same configuration, with launch blocking.
+  for (const e of events) {
+    if (!isUnpinnedKernelException(e)) continue;
+    const key = `launch-blocking/${settings.mode}/${settings.alignment}`;
+    let g = groups.get(key);
+    if (!g) {
+      g = { mode: settings.mode, alignment: settings.alignment, nativeExactSize: settings.nativeExactSize, launchBlocking: true, label: 'launch blocking', files: [], tests: [], events: [] };
+      groups.set(key, g);
     }
+    g.events.push(e);
+    addTests(g, [e.test]);
   }
   return [...groups.values()];
+}
+
+function addTests(g: RerunGroup, tests: readonly (string | null)[]): void {
+  for (const t of tests) {
+    const file = fileOf(t);
+    if (t && !g.tests.includes(t)) g.tests.push(t);
+    if (file && !g.files.includes(file)) g.files.push(file);
+  }
 }
 
 const RERUN_TIMEOUT_MS = 10 * 60 * 1000;
@@ -146,8 +169,8 @@ async function runGroup(group: RerunGroup, launch: RerunLauncher, settings: Guar
 }
 
 /** The rerun's events that concern one original report: the same test, else the same file (else, with no test known, the first). */
-function sameTest(original: CanaryEvent, found: readonly ViolationEvent[]): ViolationEvent | undefined {
-  const tests = [original.test, original.allocation.allocTest].filter((t): t is string => !!t);
+function sameTest(original: ViolationEvent, found: readonly ViolationEvent[]): ViolationEvent | undefined {
+  const tests = [original.test, original.allocation?.allocTest].filter((t): t is string => !!t);
   return found.find((f) => f.test !== null && tests.includes(f.test))
     ?? found.find((f) => tests.some((t) => fileOf(t) === fileOf(f.test) || fileOf(t) === fileOf(f.allocation?.allocTest ?? null)))
     ?? (tests.length === 0 ? found[0] : undefined);
@@ -181,11 +204,17 @@ export async function rerunCanaryReports(
   let text = '';
   for (const group of planReruns(events, settings)) {
     const what = group.files.length ? group.files.join(', ') : 'the command';
-    text += `[mate-guard] rerunning ${what} in ${group.label} to find the access behind ${group.events.length === 1 ? 'a canary report' : `${group.events.length} canary reports`} (off: ${offFlag})\n`;
+    const canaries = group.events.filter(isCanary);
+    const kernels = group.events.filter((e) => !isCanary(e));
+    const behind = canaries.length
+      ? `find the access behind ${canaries.length === 1 ? 'a canary report' : `${canaries.length} canary reports`}`
+      : `name the launch behind ${kernels.length === 1 ? `the ${kernels[0].kind} report` : `${kernels.length} kernel exception reports`}`;
+    text += `[mate-guard] rerunning ${what} in ${group.label} to ${behind} (off: ${offFlag})\n`;
     const { found, testsStarted, killed } = await runGroup(group, launch, settings);
     // Damage named after tests, and the rerun started none, found nothing, ended by itself: the runner selected none of them.
     const ranNoTest = group.tests.length > 0 && testsStarted === 0 && found.length === 0 && !killed;
-    for (const original of group.events) {
+    for (const original of kernels) text += kernelRerunText(original, found, group, ranNoTest);
+    for (const original of canaries) {
       const fault = faultFor(original, found);
       const death = fault ? undefined : deathFor(original, found);
       const about = `the canary-corruption of allocation #${original.allocation.id} (${original.allocation.size} bytes, ${original.allocation.mode} mode)${original.test ? ` in ${original.test}` : ''}`;
@@ -206,4 +235,22 @@ export async function rerunCanaryReports(
     }
   }
   return text;
+}
+
+/**
+ * What the rerun with launch blocking found for a kernel exception: the
+ * same exception, now pinned on its launch (the kernel, its call site, the
+ * argument, allocation and side), or that it did not happen again.
+ */
+function kernelRerunText(original: ViolationEvent, found: readonly ViolationEvent[], group: RerunGroup, ranNoTest: boolean): string {
+  const pinned = found.filter((f) => isKernelException(f) && f.launches?.list.some((l) => l.faulted));
+  const fault = sameTest(original, pinned) ?? (original.test ? undefined : pinned[0]);
+  const where = `on device ${original.device?.ordinal ?? 0}${original.test ? ` in ${original.test}` : ''}`;
+  const about = `the ${original.kind} ${where}`;
+  if (original.file) {
+    rewriteEventFile(original.file, { ...original, rerun: { mode: group.mode, alignment: group.alignment, fault: fault ? eventBody(fault) : null, ...(!fault && ranNoTest ? { ranNoTest: true as const } : {}) } });
+  }
+  if (fault) return `[mate-guard] rerun with launch blocking: ${about} is this launch's:\n${reportText(fault)}`;
+  if (ranNoTest) return `[mate-guard] rerun with launch blocking: ran no test, so it tells nothing about ${about}\n`;
+  return `[mate-guard] rerun with launch blocking: ${about} did not happen again (it may depend on timing, data or tests that did not rerun): rerun with --guard-launch-blocking yourself\n`;
 }
