@@ -97,6 +97,31 @@ if (missing.length) {
       assert.match(r.stdout, /^violations 1 canary-corruption true$/m);
     });
 
+    test('the packed @mate-guard/core carries prebuilds/linux-arm64/ with its glibc floor, and the arm64 Node loads it from there', async () => {
+      const dest = fs.mkdtempSync(path.join(bin, 'pack-'));
+      const packed = await run('npm', ['pack', '-w', '@mate-guard/core', '--pack-destination', dest], { timeout: TIMEOUT });
+      assert.equal(packed.code, 0, packed.output);
+      assert.match(packed.output, /prebuild: prebuilds\/linux-arm64: mate_guard\.node, libmate_guard_cuda\.so \(glibc >= 2\.\d+, /);
+      const tarball = path.join(dest, fs.readdirSync(dest).find((f) => f.endsWith('.tgz')));
+      // Both targets' binaries, stripped: a small download (about 1.3 MB today).
+      assert.ok(fs.statSync(tarball).size < 3 << 20, `the tarball is ${fs.statSync(tarball).size} bytes`);
+      assert.equal(spawnSync('tar', ['xzf', tarball, '-C', dest]).status, 0);
+      const pkg = path.join(dest, 'package');
+      const manifest = JSON.parse(fs.readFileSync(path.join(pkg, 'prebuilds', 'linux-arm64', 'manifest.json'), 'utf8'));
+      assert.equal(manifest.target, 'linux-arm64');
+      assert.match(manifest.glibc, /^2\.\d+$/);
+      assert.deepEqual(manifest.files, ['mate_guard.node', 'libmate_guard_cuda.so']);
+      const r = await node(['-e', `
+        const c = require(${JSON.stringify(pkg)});
+        c.installGuardAllocator({});
+        console.log('buffer', c.guardedBuffer(10).length);
+        console.log('loaded', Object.keys(require.cache).filter((f) => f.endsWith('.node')).join(' '));
+      `]);
+      assert.equal(r.code, 0, r.output);
+      assert.match(r.stdout, /^buffer 10$/m);
+      assert.equal(r.stdout.match(/^loaded (.*)$/m)?.[1], path.join(pkg, 'prebuilds', 'linux-arm64', 'mate_guard.node'), r.output);
+    });
+
     test('a bad config is refused with a clear error on arm64 too', async () => {
       const r = await node(['-e', `
         const c = require(${JSON.stringify(CORE)});

@@ -48,7 +48,7 @@ test('other targets are refused with one line that names them', () => {
     { platform: 'linux', arch: 'arm64', glibc: null, target: 'linux-arm64-musl' },
     { platform: 'darwin', arch: 'arm64', glibc: null, target: 'darwin-arm64' },
   ]) {
-    assert.equal(fit.unsupportedReason(host), `${host.target} is not supported: mate-guard runs on Linux x86-64 and arm64 with glibc only (see "Other platforms" in the README of @mate-guard/core)`);
+    assert.equal(fit.unsupportedReason(host), `${host.target} is not supported: mate-guard runs on Linux x86-64 and arm64 with glibc only (see "Platforms" in the README of @mate-guard/core)`);
   }
 });
 

@@ -55,11 +55,11 @@ export function currentHost(): Host {
 /**
  * Why mate-guard cannot run on `host` at all (null where it can): the guard
  * pages, fault decoding and import patching are Linux code for x86-64 and
- * arm64, with glibc. The README's "Other platforms" has the plan.
+ * arm64, with glibc. The README's "Platforms" has the plan.
  */
 export function unsupportedReason(host: Host): string | null {
   if (SUPPORTED_TARGETS.includes(host.target)) return null;
-  return `${host.target} is not supported: mate-guard runs on Linux x86-64 and arm64 with glibc only (see "Other platforms" in the README of @mate-guard/core)`;
+  return `${host.target} is not supported: mate-guard runs on Linux x86-64 and arm64 with glibc only (see "Platforms" in the README of @mate-guard/core)`;
 }
 
 /** Compares dotted versions ("2.35" vs "2.4"): negative, 0 or positive. */
