@@ -172,6 +172,19 @@ if (missing.length) {
       assert.match(uaf.output, /==mate-guard== freed at:\n==mate-guard== {3}#0 UseAfterFree \S*examples\/addon\/src\/native_heap\.cc:\d+ /);
     });
 
+    test('the death handler on arm64: abort() and a wild write outside guarded memory are reported with the test and the addon frame', async () => {
+      const die = (kind) => guardRun([], [path.join(ROOT, 'test', 'fixtures', 'core', 'die.js'), kind]);
+      const aborted = await die('abort');
+      assert.equal(aborted.code, 134, aborted.output);
+      assert.match(aborted.output, /^==mate-guard== ERROR: deadly-signal: SIGABRT \(abort\(\): .*\): the process dies$/m);
+      assert.match(aborted.output, /^==mate-guard== test: spec\/deaths\.test\.js > deaths > abort$/m);
+      assert.match(aborted.output, /^==mate-guard== {3}#\d+ Abort \S*examples\/addon\/src\/deaths\.cc:\d+ \(buggy_addon\.node\+0x[0-9a-f]+\)$/m);
+      const wild = await die('wildWrite');
+      assert.equal(wild.code, SIGSEGV_EXIT, wild.output);
+      assert.match(wild.output, /^==mate-guard== ERROR: deadly-signal: SIGSEGV on WRITE at 0xdead0000 \(address not mapped\), outside guarded memory: the process dies$/m);
+      assert.match(wild.output, site('WildWrite', 'deaths\\.cc'));
+    });
+
     test('a clean program runs to the end under guard-run: exit 0, no violations', async () => {
       const r = await guardRun([], [script('clean.js')]);
       assert.equal(r.code, 0, r.output);
