@@ -50,6 +50,10 @@ const uint32_t kLdrQ = 0x3dc00000;   // ldr q0, [x0]
 const uint32_t kLdadd = 0xf8210002;  // ldadd x1, x2, [x0]
 const uint32_t kStlr = 0xc89ffc01;   // stlr x1, [x0]
 const uint32_t kLdar = 0xc8dffc01;   // ldar x1, [x0]
+const uint32_t kCas = 0xc8a17c02;    // cas x1, x2, [x0]
+const uint32_t kCasp = 0x08207c02;   // casp w0, w1, w2, w3, [x0]
+const uint32_t kLdxp = 0xc87f0801;   // ldxp x1, x2, [x0]
+const uint32_t kLdraa = 0xf8200401;  // ldraa x1, [x0]
 
 FaultAccess Decoded(const uint32_t& insn) {
   ucontext_t uc = ContextWith(nullptr, reinterpret_cast<uintptr_t>(&insn));
@@ -81,6 +85,10 @@ TEST(arm64_without_an_esr_record_the_faulting_instruction_says_it) {
   CHECK(Decoded(kLdadd) == FaultAccess::kWrite);
   CHECK(Decoded(kStlr) == FaultAccess::kWrite);
   CHECK(Decoded(kLdar) == FaultAccess::kRead);
+  CHECK(Decoded(kCas) == FaultAccess::kWrite);
+  CHECK(Decoded(kCasp) == FaultAccess::kWrite);
+  CHECK(Decoded(kLdxp) == FaultAccess::kRead);
+  CHECK(Decoded(kLdraa) == FaultAccess::kRead);
   CHECK(Decoded(kNop) == FaultAccess::kUnknown);
   // A non-data-abort ESR (an instruction abort) leaves it to the instruction.
   uint64_t esr = 0x20ull << 26;

@@ -66,7 +66,9 @@ FaultAccess DecodeLoadStore(uintptr_t pc) {
   if ((insn & 0x0a000000) != 0x08000000) return FaultAccess::kUnknown;  // not a load or store
   const bool load = insn & (1u << 22);
   if ((insn & 0x3f000000) == 0x08000000) {  // exclusive, ordered, compare-and-swap
-    if ((insn & (1u << 23)) && (insn & (1u << 21))) return FaultAccess::kWrite;  // CAS
+    const bool o1 = insn & (1u << 21);
+    if (o1 && (insn & (1u << 23))) return FaultAccess::kWrite;       // CAS
+    if (o1 && !(insn & (1u << 31))) return FaultAccess::kWrite;      // CASP (LDXP/STXP have bit 31 set)
     return load ? FaultAccess::kRead : FaultAccess::kWrite;
   }
   if ((insn & 0x3e000000) == 0x0c000000) return load ? FaultAccess::kRead : FaultAccess::kWrite;  // SIMD structures
@@ -75,9 +77,10 @@ FaultAccess DecodeLoadStore(uintptr_t pc) {
     const bool unsigned_offset = insn & (1u << 24);
     const bool reg_form = insn & (1u << 21);
     const uint32_t low = (insn >> 10) & 3;
-    if (!unsigned_offset && reg_form && low == 0) return FaultAccess::kWrite;  // atomic memory op
     const uint32_t size = insn >> 30;
     const bool simd = insn & (1u << 26);
+    if (!unsigned_offset && reg_form && low == 0) return FaultAccess::kWrite;  // atomic memory op
+    if (!unsigned_offset && reg_form && (low & 1) && !simd) return FaultAccess::kRead;  // LDRAA/LDRAB (pointer auth)
     const uint32_t opc = (insn >> 22) & 3;
     if (simd) return (opc & 1) ? FaultAccess::kRead : FaultAccess::kWrite;
     if (size == 3 && opc == 2) return FaultAccess::kUnknown;  // prefetch
