@@ -32,20 +32,40 @@ function pkg(name, bytes, manifest) {
 const real = fs.readFileSync(BUILT);
 const good = { target: 'linux-x64', glibc: '2.35', glibcxx: '3.4.30', napi: 9, files: ['mate_guard.node'] };
 
-test('this machine is linux-x64 with glibc, the one supported target', () => {
+test('this machine is linux-x64 with glibc, a supported target', () => {
   assert.equal(here.target, 'linux-x64');
   assert.match(here.glibc, /^2\.\d+$/);
   assert.equal(fit.unsupportedReason(here), null);
 });
 
+test('linux-arm64 with glibc is supported too', () => {
+  assert.equal(fit.unsupportedReason({ platform: 'linux', arch: 'arm64', glibc: '2.39', target: 'linux-arm64' }), null);
+});
+
 test('other targets are refused with one line that names them', () => {
   for (const host of [
     { platform: 'linux', arch: 'x64', glibc: null, target: 'linux-x64-musl' },
-    { platform: 'linux', arch: 'arm64', glibc: '2.39', target: 'linux-arm64' },
+    { platform: 'linux', arch: 'arm64', glibc: null, target: 'linux-arm64-musl' },
     { platform: 'darwin', arch: 'arm64', glibc: null, target: 'darwin-arm64' },
   ]) {
-    assert.equal(fit.unsupportedReason(host), `${host.target} is not supported: mate-guard runs on Linux x86-64 with glibc only (see "Other platforms" in the README of @mate-guard/core)`);
+    assert.equal(fit.unsupportedReason(host), `${host.target} is not supported: mate-guard runs on Linux x86-64 and arm64 with glibc only (see "Platforms" in the README of @mate-guard/core)`);
   }
+});
+
+test('on arm64 a checkout\'s cross build in build/linux-arm64/ is tried after the others, and an x86-64 build/Release is passed over', () => {
+  const dir = pkg('cross', null);
+  fs.mkdirSync(path.join(dir, 'build', 'Release'), { recursive: true });
+  fs.copyFileSync(BUILT, path.join(dir, 'build', 'Release', 'mate_guard.node'));
+  const armHost = { platform: 'linux', arch: 'arm64', glibc: '2.36', target: 'linux-arm64' };
+  assert.equal(fit.binaryCandidates(dir, 'mate_guard.node', armHost).length, 2, 'no cross build: no third candidate');
+  fs.mkdirSync(path.join(dir, 'build', 'linux-arm64', 'Release'), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'build', 'linux-arm64', 'Release', 'mate_guard.node'), 'x'.repeat(100));
+  const labels = fit.binaryCandidates(dir, 'mate_guard.node', armHost).map((c) => [c.label, c.problem]);
+  assert.deepEqual(labels, [
+    ['prebuilds/linux-arm64/mate_guard.node', 'not shipped for this platform'],
+    ['build/Release/mate_guard.node', 'built for ELF machine 0x3e, not arm64'],
+    ['build/linux-arm64/Release/mate_guard.node', 'not an ELF shared object (corrupt or truncated)'],
+  ]);
 });
 
 test('a prebuilt binary that fits is tried first, then the source build', () => {

@@ -27,7 +27,12 @@ void* Open() {
                          "/usr/local/cuda"};
   for (const std::string& root : roots) {
     if (root.empty()) continue;
-    for (const char* dir : {"/lib64/", "/extras/CUPTI/lib64/", "/targets/x86_64-linux/lib/"})
+#if defined(__aarch64__)
+    const char* targets = "/targets/sbsa-linux/lib/";  // the toolkit's name for arm64 servers
+#else
+    const char* targets = "/targets/x86_64-linux/lib/";
+#endif
+    for (const char* dir : {"/lib64/", "/extras/CUPTI/lib64/", targets})
       for (const char* name : {"libcupti.so", "libcupti.so.13", "libcupti.so.12"})
         if (void* h = dlopen((root + dir + name).c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
   }

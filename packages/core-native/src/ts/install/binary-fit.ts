@@ -7,8 +7,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-/** The one target with prebuilt binaries and a working source build today. */
-export const SUPPORTED_TARGET = 'linux-x64';
+/** The targets with prebuilt binaries and a working source build (glibc Linux on x86-64 and arm64). */
+export const SUPPORTED_TARGETS: readonly string[] = ['linux-x64', 'linux-arm64'];
+
+/** The target the packing machine builds natively; the others are cross built (scripts/prebuild.js). */
+export const NATIVE_BUILD_TARGET = 'linux-x64';
 
 /** prebuilds/<target>/manifest.json, written by scripts/prebuild.js at pack time. */
 export const MANIFEST = 'manifest.json';
@@ -51,12 +54,12 @@ export function currentHost(): Host {
 
 /**
  * Why mate-guard cannot run on `host` at all (null where it can): the guard
- * pages and fault decoding are Linux x86-64 code, and the fault backtrace
- * uses glibc's backtrace(). The README's "Other platforms" has the plan.
+ * pages, fault decoding and import patching are Linux code for x86-64 and
+ * arm64, with glibc. The README's "Platforms" has the plan.
  */
 export function unsupportedReason(host: Host): string | null {
-  if (host.target === SUPPORTED_TARGET) return null;
-  return `${host.target} is not supported: mate-guard runs on Linux x86-64 with glibc only (see "Other platforms" in the README of @mate-guard/core)`;
+  if (SUPPORTED_TARGETS.includes(host.target)) return null;
+  return `${host.target} is not supported: mate-guard runs on Linux x86-64 and arm64 with glibc only (see "Platforms" in the README of @mate-guard/core)`;
 }
 
 /** Compares dotted versions ("2.35" vs "2.4"): negative, 0 or positive. */
@@ -144,15 +147,28 @@ export interface Candidate {
   problem: string | null;
 }
 
-/** Where `name` may be, in the order to try: prebuilt first, then the source build. */
+/** build/<target>/, where scripts/prebuild.js cross builds a target other than the packing machine's. */
+export function crossBuildDir(target: string): string {
+  return path.join('build', target);
+}
+
+/**
+ * Where `name` may be, in the order to try: prebuilt first, then the source
+ * build, then (only where one exists: a checkout that cross built it) the
+ * cross build for this target.
+ */
 export function binaryCandidates(packageRoot: string, name: string, host: Host = currentHost()): Candidate[] {
   const prebuilt = path.join('prebuilds', host.target, name);
   const built = path.join('build', 'Release', name);
   const builtFile = path.join(packageRoot, built);
-  return [
+  const candidates: Candidate[] = [
     { label: prebuilt, file: path.join(packageRoot, prebuilt), problem: prebuiltProblem(packageRoot, name, host) },
     { label: built, file: builtFile, problem: fs.existsSync(builtFile) ? elfProblem(builtFile, host.arch) : 'not built from source' },
   ];
+  const cross = path.join(crossBuildDir(host.target), 'Release', name);
+  const crossFile = path.join(packageRoot, cross);
+  if (fs.existsSync(crossFile)) candidates.push({ label: cross, file: crossFile, problem: elfProblem(crossFile, host.arch) });
+  return candidates;
 }
 
 /** The first line of an error message (dlopen's own are one line; a stack is not wanted). */

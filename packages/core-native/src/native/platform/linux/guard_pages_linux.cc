@@ -8,6 +8,8 @@
 
 #include <cstdlib>
 
+#include "platform/linux/machine_context.h"
+
 #ifndef MADV_GUARD_INSTALL
 #define MADV_GUARD_INSTALL 102
 #endif
@@ -35,7 +37,13 @@ bool HasGuardInstall() {
     void* p = mmap(nullptr, page, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return false;
-    bool ok = madvise(p, page, MADV_GUARD_INSTALL) == 0;
+    // Accepted is not enough: an emulator or sandbox may take unknown
+    // advice and do nothing. The marked page must refuse a read that a
+    // plain page allows (SafeRead fails where a load would fault).
+    static_cast<volatile char*>(p)[0] = 1;
+    char byte = 0;
+    bool ok = SafeRead(reinterpret_cast<uintptr_t>(p), &byte, 1) && byte == 1 &&
+              madvise(p, page, MADV_GUARD_INSTALL) == 0 && !SafeRead(reinterpret_cast<uintptr_t>(p), &byte, 1);
     munmap(p, page);
     return ok;
   }();

