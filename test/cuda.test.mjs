@@ -305,6 +305,30 @@ describe('one process, two GPUs, under mate guard-run --device cuda', { skip: tw
   });
 });
 
+describe('a 2-GPU DistributedDataParallel job (torchrun) under mate guard-run --device cuda', { skip: twoGpuSkip() }, () => {
+  const torchrun = (...args) => ['python3', '-m', 'torch.distributed.run', '--nproc-per-node', '2', fixture('ddp_train.py'), ...args];
+
+  test('a clean training loop runs clean on both ranks', async () => {
+    const r = await guardRun([], torchrun('20'), { timeout: 300_000 });
+    assert.equal(r.code, 0, r.output);
+    assert.match(r.stdout, /^20 steps in [\d.]+ s$/m);
+    assert.deepEqual(reportLines(r.output), []);
+    assert.match(r.output, /\[mate-guard\] summary: \d+ allocations guarded, .*0 violations/);
+  });
+
+  test('an overrun on rank 1 beside the foreach optimizer step is named in one step: the rerun with launch blocking pins the Triton kernel, its tensor and the rank', async () => {
+    const r = await guardRun([], torchrun('overrun', '20'), { timeout: 600_000 });
+    assert.notEqual(r.code, 0, r.output);
+    assert.match(report(r), /ERROR: illegal-address: the GPU reported CUDA_ERROR_ILLEGAL_ADDRESS .* on device 1 \(rank 1 of 2, local rank 1\)/);
+    const pinned = r.output.slice(r.output.indexOf('[mate-guard] rerun with launch blocking: the illegal-address on device 1'));
+    assert.ok(pinned.length > 0, r.output);
+    assert.match(pinned, /the kernel that faulted \(launch blocking: its own synchronize returned the error\):\n==mate-guard== {3}fill_inclusive/);
+    assert.match(pinned, /hit: most likely the guard after the end of allocation #\d+, the only guarded pointer the faulting launch was given/);
+    // Before the rerun, "most likely" never names the foreach kernel's stale struct slot.
+    assert.doesNotMatch(report(r), /hit: most likely the unmapped range of freed allocation #\d+, passed to \S*multi_tensor_apply/);
+  });
+});
+
 describe('PyTorch under mate guard-run --device cuda', { skip: torchSkip() }, () => {
   const python = (file, ...args) => ['python3', file, ...args];
   const slow = { timeout: 300_000 };
