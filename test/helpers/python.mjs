@@ -34,6 +34,14 @@ export function freshVenv(prefix, install) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   execFileSync('python3', ['-m', 'venv', '--system-site-packages', path.join(dir, 'venv')]);
   const python = path.join(dir, 'venv', 'bin', 'python');
+  // A python3 that is itself a virtual environment (the GPU machine's, with
+  // torch) lends its packages too: --system-site-packages reaches only the
+  // base interpreter's.
+  const outer = execFileSync('python3', ['-c', 'import site, sys; print("\\n".join(site.getsitepackages()) if sys.prefix != sys.base_prefix else "")'], { encoding: 'utf8' }).trim();
+  if (outer) {
+    const inner = execFileSync(python, ['-c', 'import site; print(site.getsitepackages()[0])'], { encoding: 'utf8' }).trim();
+    fs.writeFileSync(path.join(inner, 'outer-venv.pth'), outer + '\n');
+  }
   execFileSync(python, ['-m', 'pip', 'install', '--quiet', '--no-deps', '--disable-pip-version-check', ...install], { stdio: 'pipe' });
   return python;
 }
