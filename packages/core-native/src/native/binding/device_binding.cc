@@ -58,7 +58,7 @@ Napi::Value ConfigureDevice(const Napi::CallbackInfo& info) {
   // Node processes run tests: by default a free checks at once, failing the test that freed.
   device::DeviceConfig c = device::DeviceConfigFrom(options, true);
   device::RedirectOptions redirect;
-  redirect.log = c.log_allocations;
+  redirect.log = c.settings.log_allocations;
   Napi::Value globs = o.Get("redirectGlobs");
   if (globs.IsArray()) {
     Napi::Array arr = globs.As<Napi::Array>();

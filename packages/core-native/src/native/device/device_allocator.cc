@@ -108,7 +108,7 @@ CUresult DeviceAllocator::Fallback(size_t size, const char* reason, CUdeviceptr*
     stats_.fallbacks++;
     stats_.last_fallback_reason = reason;
   }
-  if (config_.log_allocations) LogUnguarded(*out, size, reason, "cuda", CurrentTestId());
+  if (config_.settings.log_allocations) LogUnguarded(*out, size, reason, "cuda", CurrentTestId());
   return cuda::kSuccess;
 }
 
@@ -201,7 +201,7 @@ CUresult DeviceAllocator::Allocate(size_t size, CUstream stream, uint32_t stack_
     stats_.peak_live = std::max(stats_.peak_live, stats_.live);
     stats_.alloc_ns += NowNs() - t0;
   }
-  if (config_.log_allocations)
+  if (config_.settings.log_allocations)
     LogAlloc(r.alloc_id, r.user, size, static_cast<uint64_t>(s->total_granules) * granule_, r.mode, "cuda", r.alloc_test);
   *out = r.user;
   *guarded = true;
@@ -298,7 +298,7 @@ FreeStatus DeviceAllocator::Free(CUdeviceptr ptr, CUstream stream, uint32_t stac
       // Nothing mapped, or no more driver calls: bookkeeping only (a range
       // left mapped at exit or after a sticky error is never reused).
       if (n == 0) Quarantine(idx);
-      if (config_.log_allocations) LogFree(rec.alloc_id, ptr, rec.size, rec.mode, "cuda", rec.free_test);
+      if (config_.settings.log_allocations) LogFree(rec.alloc_id, ptr, rec.size, rec.mode, "cuda", rec.free_test);
       return FreeStatus::kFreed;
     }
     while ((readback_slots_.empty() || pending_bytes_ > config_.pending_max_bytes) && !broken_)
@@ -313,7 +313,7 @@ FreeStatus DeviceAllocator::Free(CUdeviceptr ptr, CUstream stream, uint32_t stac
     n_uses = s->n_uses;
     for (uint32_t i = 0; i < n_uses; i++) uses[i] = s->uses[i];
   }
-  if (config_.log_allocations) LogFree(rec.alloc_id, ptr, rec.size, rec.mode, "cuda", rec.free_test);
+  if (config_.settings.log_allocations) LogFree(rec.alloc_id, ptr, rec.size, rec.mode, "cuda", rec.free_test);
   // The record_stream rule: a kernel on another stream used the memory and
   // this free is not ordered after that use (nor was the stream declared).
   // Reported, and the free waits for that stream too, so nothing is

@@ -31,8 +31,6 @@ struct DeviceConfig {
   bool tail_mode = true;
   uint32_t alignment = 16;
   bool sync_on_free = true;
-  bool log_allocations = false;
-  uint64_t quarantine_max_count = 65536;
   // Quarantined ranges are unmapped: they hold address space, never memory
   // (kDeviceQuarantineBytes unless quarantineMaxBytes is set).
   uint64_t quarantine_max_bytes = 256ull << 30;
@@ -55,14 +53,6 @@ struct DeviceConfig {
   // into that range no longer faults. Counted (DeviceStats::recycled); off
   // = strict quarantine, every freed range unmapped.
   bool recycle_when_behind = true;
-  // Launch tracking (launch_tracker.h): kernel launches named in
-  // illegal-address reports, cross-stream frees reported. Launch blocking:
-  // a synchronize after every launch, so the faulting one is known exactly.
-  bool track_launches = true;
-  bool launch_blocking = false;
-  // Kernels whose inputs are saved before each launch (a glob; empty: none):
-  // input_dump.h.
-  std::string dump_inputs;
 };
 
 struct DeviceStats {

@@ -118,9 +118,9 @@ bool Install(const DeviceConfig& config, EventSink* sink, std::string* error) {
   g_drv = drv;
   g_config = config;
   g_sink.next = sink;
-  if (config.track_launches) {
+  if (config.settings.track_launches) {
     std::string why;
-    StartTracking(drv, TrackerOptions{config.launch_blocking, config.dump_inputs}, &why);  // off: TrackingOff() says why
+    StartTracking(drv, g_config.settings, &why);  // off: TrackingOff() says why
   } else {
     TrackingNotWanted();
   }

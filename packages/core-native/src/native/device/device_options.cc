@@ -8,14 +8,9 @@ DeviceConfig DeviceConfigFrom(const Options& o, bool sync_on_free_default) {
   c.settings = o;  // every setting as given: a new one needs no line here
   c.tail_mode = o.mode == Mode::kTail;
   c.alignment = o.alignment;
-  c.log_allocations = o.log_allocations;
   c.sync_on_free = TristateOr(o.sync_on_free, sync_on_free_default);
-  c.quarantine_max_count = o.quarantine_max_count;
   c.quarantine_max_bytes = QuarantineBytes(o, kDeviceQuarantineBytes);
   c.recycle_when_behind = o.cuda_quarantine != CudaQuarantine::kStrict;
-  c.track_launches = o.track_launches;
-  c.launch_blocking = o.launch_blocking;
-  c.dump_inputs = o.dump_inputs;
   return c;
 }
 

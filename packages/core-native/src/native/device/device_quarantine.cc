@@ -38,7 +38,7 @@ void DeviceAllocator::Quarantine(uint32_t index) {
   quarantine_.push_back(index);
   stats_.quarantined++;
   stats_.quarantined_bytes += s->total_granules * granule_;
-  while (!quarantine_.empty() && (stats_.quarantined > config_.quarantine_max_count ||
+  while (!quarantine_.empty() && (stats_.quarantined > config_.settings.quarantine_max_count ||
                                   stats_.quarantined_bytes > config_.quarantine_max_bytes)) {
     uint32_t old = quarantine_.front();
     quarantine_.pop_front();

@@ -56,7 +56,7 @@ std::string UserFirst(const char* site) {
 
 struct State {
   std::mutex mu;
-  std::string glob;
+  const Options* options = nullptr;  // dumpInputs: the kernel glob
   bool on = false;
   uint64_t saved_bytes = 0;  // this process's total
   bool broken = false;       // a copy failed (the context's sticky error): no more copies
@@ -120,11 +120,11 @@ void AppendLine(const std::string& file, const std::string& line) {
 
 }  // namespace
 
-void SetDumpGlob(const std::string& glob) {
+void ConfigureDump(const Options* options) {
   State& st = S();
   std::lock_guard<std::mutex> lock(st.mu);
-  st.glob = glob;
-  __atomic_store_n(&st.on, !glob.empty(), __ATOMIC_RELEASE);
+  st.options = options;
+  __atomic_store_n(&st.on, !options->dump_inputs.empty(), __ATOMIC_RELEASE);
 }
 
 bool DumpingInputs() { return __atomic_load_n(&S().on, __ATOMIC_ACQUIRE); }
@@ -133,11 +133,12 @@ bool DumpWanted(const char* kernel) {
   State& st = S();
   std::lock_guard<std::mutex> lock(st.mu);
   if (!st.on || kernel == nullptr) return false;
-  if (fnmatch(st.glob.c_str(), kernel, 0) == 0) return true;
+  const char* glob = st.options->dump_inputs.c_str();
+  if (fnmatch(glob, kernel, 0) == 0) return true;
   // C++ kernels: the glob may name them as reports show them (demangled).
   int status = 0;
   char* readable = abi::__cxa_demangle(kernel, nullptr, nullptr, &status);
-  bool hit = status == 0 && readable != nullptr && fnmatch(st.glob.c_str(), readable, 0) == 0;
+  bool hit = status == 0 && readable != nullptr && fnmatch(glob, readable, 0) == 0;
   free(readable);
   return hit;
 }

@@ -8,6 +8,7 @@
 
 #include "crash/device_detail.h"
 #include "device/cuda_driver.h"
+#include "options/options.h"
 
 // dumpInputs (--guard-dump-inputs <kernel glob>): before each launch of a
 // matching kernel, the guarded allocations its pointer arguments point
@@ -45,7 +46,9 @@ struct DumpLaunch {
   cuda::CUstream stream = nullptr;
 };
 
-void SetDumpGlob(const std::string& glob);
+// The glob is the options' dumpInputs, read where it is (the options
+// outlive the process's tracking): no copy of it to keep equal.
+void ConfigureDump(const Options* options);
 bool DumpingInputs();
 // The kernel's name matches the glob (fnmatch), as the driver has it or
 // demangled (as reports show C++ kernels). Asked once per kernel.

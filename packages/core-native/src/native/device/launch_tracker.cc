@@ -378,14 +378,14 @@ void ToLaunch(const Entry& e, DeviceLaunch* out) {
 InternalCalls::InternalCalls() { t_internal++; }
 InternalCalls::~InternalCalls() { t_internal--; }
 
-bool StartTracking(const cuda::Driver* drv, const TrackerOptions& options, std::string* why) {
+bool StartTracking(const cuda::Driver* drv, const Options& options, std::string* why) {
   State& st = S();
   std::lock_guard<std::mutex> lock(st.mu);
   if (st.on) return true;
   st.drv = drv;
   st.clocks.SetDriver(drv);
-  st.blocking = options.blocking;
-  SetDumpGlob(options.dump_inputs);
+  st.blocking = options.launch_blocking;
+  ConfigureDump(&options);
   const char* load_why = nullptr;
   st.api = cupti::Load(&load_why);
   if (st.api == nullptr) {

@@ -7,6 +7,7 @@
 
 #include "crash/device_detail.h"
 #include "device/cuda_driver.h"
+#include "options/options.h"
 
 // Launch tracking (while the device guard is on): through NVIDIA's CUPTI
 // callback API, every kernel launch (the driver API, which the CUDA
@@ -44,11 +45,6 @@ struct ArgRef {
   uint8_t freed = 0;  // the allocation was freed already
 };
 
-struct TrackerOptions {
-  bool blocking = false;  // synchronize after every launch (launch blocking)
-  std::string dump_inputs;  // kernel glob: save inputs before matching launches (input_dump.h)
-};
-
 struct TrackerStats {
   uint64_t launches = 0;
   uint64_t no_layout = 0;         // launches whose parameters could not be read (or that have none)
@@ -58,7 +54,10 @@ struct TrackerStats {
 
 // Subscribes to CUPTI. False, with `why`, when tracking can't run (no
 // CUPTI, another CUPTI client such as a profiler): the guard runs without.
-bool StartTracking(const cuda::Driver* drv, const TrackerOptions& options, std::string* why);
+// Reads its settings from the one options struct, which must outlive it:
+// launchBlocking (synchronize after every launch), dumpInputs (a kernel
+// glob: save inputs before matching launches, input_dump.h).
+bool StartTracking(const cuda::Driver* drv, const Options& options, std::string* why);
 bool TrackingOn();
 const char* TrackingOff();  // why tracking is off ("" when on, or turned off on purpose)
 void TrackingNotWanted();   // trackLaunches: false
