@@ -135,3 +135,31 @@ describe('pytest --guard-alloc and the Python API over the simulated driver', { 
     assert.match(bad.stderr, /^mate_guard: unknown option "--mdoe"; did you mean --mode\?$/m);
   });
 });
+
+// The wheel's library built without Node: plain CMake over the core's
+// sources, with no node on PATH, then the wheel from it, installed and used.
+describe('the Python package builds without Node', { skip: noPython() || noGxx() }, () => {
+  test('cmake builds libmate_guard_cuda.so with no node on PATH; the wheel from it installs and guards', async () => {
+    const tools = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-no-node-bin-'));
+    for (const t of ['cmake', 'make', 'c++', 'g++', 'gcc', 'cc', 'ld', 'as', 'ar', 'ranlib', 'python3', 'objdump', 'strip', 'sh', 'uname', 'ninja']) {
+      const found = ['/usr/local/bin', '/usr/bin', '/bin'].map((d) => path.join(d, t)).find((f) => fs.existsSync(f));
+      if (found) fs.symlinkSync(found, path.join(tools, t));
+    }
+    assert.ok(!fs.existsSync(path.join(tools, 'node')));
+    const build = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-no-node-build-'));
+    const env = { PATH: tools, HOME: os.tmpdir() };
+    const cfg = await run(path.join(tools, 'cmake'), ['-S', path.join(ROOT, 'packages', 'core-native'), '-B', build, '-DCMAKE_BUILD_TYPE=Release', '-DMATE_GUARD_UNIT_TESTS=OFF'], { env, timeout: 120_000 });
+    assert.equal(cfg.code, 0, cfg.output);
+    const lib = await run(path.join(tools, 'cmake'), ['--build', build, '--target', 'mate_guard_cuda', '-j', '2'], { env, timeout: 600_000 });
+    assert.equal(lib.code, 0, lib.output);
+    const wheelDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-no-node-wheel-'));
+    const wheel = await run('python3', [path.join(ROOT, 'packages', 'python', 'build_wheel.py'), '--library', path.join(build, 'libmate_guard_cuda.so'), '--out', wheelDir], { env, timeout: 120_000 });
+    assert.equal(wheel.code, 0, wheel.output);
+    const [file] = fs.readdirSync(wheelDir).filter((f) => f.endsWith('.whl'));
+    assert.match(file, /^mate_guard-[\d.]+-py3-none-manylinux_2_\d+_x86_64\.whl$/);
+    const python = freshVenv('mate-py-no-node-', ['--no-index', path.join(wheelDir, file)]);
+    const r = await run(python, ['-c', 'import mate_guard; print(mate_guard.is_guard_allocator_active())'], { timeout: 60_000 });
+    assert.equal(r.code, 0, r.output);
+    assert.match(r.stdout, /^False$/m);
+  });
+});
