@@ -23,6 +23,15 @@ function gpuSkip() {
   }
 }
 
+function xdistSkip() {
+  try {
+    execFileSync('python3', ['-c', 'import xdist'], { stdio: 'ignore' });
+    return false;
+  } catch {
+    return 'no pytest-xdist';
+  }
+}
+
 const SUITE = path.join(ROOT, 'test', 'fixtures', 'python', 'gpu', 'test_gpu_suite.py');
 const REASON = 'guard allocator debug mode does not support graph capture';
 
@@ -57,5 +66,18 @@ describe('pytest --guard-alloc on a GPU (PyTorch, Triton, torch.compile)', { ski
     const r = await run(python, ['-c', "import torch, mate_guard\ntorch.zeros(1, device='cuda')\ntry:\n    mate_guard.install_guard_allocator()\nexcept RuntimeError as e:\n    print(e)"], { cwd: os.tmpdir() });
     assert.equal(r.code, 0, r.output);
     assert.match(r.stdout, /^Guard allocator must be installed before the first CUDA allocation in the process$/m);
+  });
+});
+
+describe('pytest-xdist --guard-alloc on a GPU: a worker that lost its CUDA context is replaced', { skip: gpuSkip() || xdistSkip() }, () => {
+  test('the faulting test fails with its report; the worker is replaced; the tests after it run and pass', { timeout: 320_000 }, async () => {
+    const python = freshVenv('mate-py-xdist-', ['--no-index', buildWheel(os.tmpdir())]);
+    const cwd = project('mate-py-xdist-project-', { 'test_lost_context.py': path.join(ROOT, 'test', 'fixtures', 'python', 'gpu', 'test_lost_context.py') });
+    const r = await run(python, ['-m', 'pytest', '-p', 'no:cacheprovider', '-rfs', '-n', '1', '--guard-alloc', 'test_lost_context.py'], { cwd, timeout: 300_000 });
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.stdout, /==mate-guard== ERROR: illegal-address/);
+    assert.match(r.stdout, /\[mate-guard\] worker gw0 lost its CUDA context in test_lost_context\.py::test_a_lost_context: it is replaced, and test_lost_context\.py::test_b_runs_after runs on a fresh worker/);
+    assert.match(r.stdout, /replacing crashed worker gw0/);
+    assert.match(r.stdout, /1 failed, 2 passed/);
   });
 });

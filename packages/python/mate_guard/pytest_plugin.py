@@ -150,6 +150,10 @@ def pytest_configure(config):
         raise pytest.UsageError(f'mate-guard: {err}') from None
     if not settings.get('enabled'):
         return
+    if _xdist_worker(config) is None and getattr(config.option, 'numprocesses', None) and not os.environ.get(XDIST_DIR):
+        # xdist's controller: where workers that lost their CUDA context say so (inherited by the workers).
+        import tempfile
+        os.environ[XDIST_DIR] = tempfile.mkdtemp(prefix='mate-guard-xdist-')
     try:
         _guard = _Guard(config, settings)
     except (RuntimeError, GuardConfigError) as err:
@@ -173,10 +177,49 @@ def pytest_collection_modifyitems(config, items):
             _guard.skipped += 1
 
 
+# pytest-xdist: a worker whose CUDA context was lost ends itself before its
+# next test, leaving a marker for the controller, which replaces the worker
+# (as for any crash) and runs that next test again on the fresh one.
+XDIST_DIR = 'MATE_PYTEST_XDIST_DIR'
+
+
+def _xdist_worker(config):
+    inp = getattr(config, 'workerinput', None)
+    return inp.get('workerid') if inp else None
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item, nextitem):
     if _guard is not None:
+        if getattr(_guard, 'end_worker', False):
+            import sys
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(3)
         _guard.lib.set_current_test(item.nodeid)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_handlecrashitem(crashitem, report, sched):
+    """xdist's controller: a crash that was a worker ending itself after a lost CUDA context."""
+    node = getattr(report, 'node', None)
+    wid = getattr(getattr(node, 'gateway', None), 'id', None)
+    marker = os.path.join(os.environ.get(XDIST_DIR, ''), f'lost-{wid}')
+    if not wid or not os.environ.get(XDIST_DIR) or not os.path.exists(marker):
+        return
+    with open(marker) as f:
+        lost_in = f.read()
+    os.remove(marker)
+    # The test it was given next never started: run it again elsewhere, and
+    # count this report as nothing (a passed setup).
+    if hasattr(sched, 'mark_test_pending'):
+        sched.mark_test_pending(crashitem)
+    report.outcome = 'passed'
+    report.when = 'setup'
+    report.longrepr = None
+    tr = node.config.pluginmanager.get_plugin('terminalreporter')
+    if tr is not None:
+        tr.write_line(f'[mate-guard] worker {wid} lost its CUDA context in {lost_in}: it is replaced, and {crashitem} runs on a fresh worker')
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -193,7 +236,11 @@ def pytest_runtest_teardown(item, nextitem):
         return
     item._mate_guard_teardown = _guard.check(item, 'teardown')
     _guard.lib.set_current_test('')
-    if _guard.lost_in is not None:
+    if _guard.lost_in is not None and _xdist_worker(item.config) and os.environ.get(XDIST_DIR):
+        with open(os.path.join(os.environ[XDIST_DIR], f'lost-{_xdist_worker(item.config)}'), 'w') as f:
+            f.write(_guard.lost_in)
+        _guard.end_worker = True
+    elif _guard.lost_in is not None:
         rest = item.session.items
         after = len(rest) - rest.index(item) - 1 if item in rest else 0
         if after:
