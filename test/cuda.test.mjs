@@ -14,6 +14,7 @@ import * as path from 'node:path';
 import { describe, test } from 'node:test';
 
 import { lineOf } from './helpers/native-frames.mjs';
+import { noTorchGpu } from './helpers/python-modules.mjs';
 import { MATE, reportLines, run, ROOT } from './helpers/run.mjs';
 
 const require = createRequire(import.meta.url);
@@ -25,13 +26,7 @@ const script = (name) => path.join(EXAMPLE, 'scripts', name);
 const fixture = (name) => path.join(ROOT, 'test', 'fixtures', 'cuda', name);
 
 function torchSkip() {
-  if (noGpu) return noGpu;
-  try {
-    execFileSync('python3', ['-c', 'import torch, triton; assert torch.cuda.is_available()'], { stdio: 'ignore' });
-    return false;
-  } catch {
-    return 'no python3 with PyTorch, Triton and a usable GPU';
-  }
+  return noGpu || noTorchGpu();
 }
 
 function hasDriver() {

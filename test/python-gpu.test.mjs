@@ -4,33 +4,19 @@
 // torch.compile and the clean tests pass. Without torch or a GPU it skips,
 // saying why in one line.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { before, describe, test } from 'node:test';
 
 import { buildWheel, freshVenv, noPython, project } from './helpers/python.mjs';
+import { pythonMissing, noTorchGpu } from './helpers/python-modules.mjs';
 import { ROOT, run } from './helpers/run.mjs';
 
 function gpuSkip() {
-  const py = noPython();
-  if (py) return py;
-  try {
-    execFileSync('python3', ['-c', 'import torch, triton; assert torch.cuda.is_available()'], { stdio: 'ignore' });
-    return false;
-  } catch {
-    return 'no python3 with PyTorch, Triton and a usable GPU';
-  }
+  return noPython() || noTorchGpu();
 }
 
-function xdistSkip() {
-  try {
-    execFileSync('python3', ['-c', 'import xdist'], { stdio: 'ignore' });
-    return false;
-  } catch {
-    return 'no pytest-xdist';
-  }
-}
+const xdistSkip = () => pythonMissing(['xdist'], 'no pytest-xdist');
 
 const SUITE = path.join(ROOT, 'test', 'fixtures', 'python', 'gpu', 'test_gpu_suite.py');
 const REASON = 'guard allocator debug mode does not support graph capture';
