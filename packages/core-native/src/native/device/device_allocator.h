@@ -192,6 +192,12 @@ class DeviceAllocator {
   void DropFence(Fence* f);  // under mu_
   void CheckLive();
 
+  // A free's parts (device_free.cc).
+  struct FreeWaits;
+  FreeStatus BadFree(Slot* s, cuda::CUdeviceptr ptr, std::unique_lock<std::mutex>* lock);
+  void CheckStreamRule(const SlotRecord& rec, cuda::CUstream stream, FreeWaits* waits);
+  void FenceFree(Pending* p, const SlotRecord& rec, cuda::CUstream stream, const FreeWaits& waits);
+
   void Run();  // background thread
   bool ProcessPending(bool wait);
   bool PrepareAhead();

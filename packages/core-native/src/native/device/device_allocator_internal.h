@@ -3,10 +3,13 @@
 
 // The device allocator's own records and constants, shared by the files
 // that implement it (one job each): device_allocator.cc (the calls:
-// allocate, free, record a stream, stats, shutdown), device_ranges.cc
+// allocate, record a stream, stats, shutdown), device_free.cc (a free: bad
+// frees, bookkeeping, the record_stream rule, fencing), device_ranges.cc
 // (address ranges and physical chunks), device_ready_pool.cc (ranges
 // mapped ahead), device_quarantine.cc (the background thread: fences,
-// pending frees, quarantine) and device_canary.cc (canary windows).
+// pending frees, quarantine), device_canary.cc (canary windows),
+// device_memory_pressure.cc (out of memory: give back, retry, report) and
+// device_peers.cc (access for the process's other GPUs).
 #include <sys/mman.h>
 
 #include <chrono>
@@ -108,6 +111,16 @@ struct DeviceAllocator::Pending {
   bool check;       // canary bytes are still to be checked
   bool copied;      // ... and were read back in stream order already
   bool checked_clean;  // checked at free (syncOnFree) and intact
+};
+
+// What a free waits for: streams declared with RecordStream (and those of
+// uses it was not ordered after), and the uses launch tracking saw.
+struct DeviceAllocator::FreeWaits {
+  CUstream used[kMaxWaits];
+  uint32_t n_used = 0;
+  bool overflow = false;
+  StreamUse uses[kMaxUses];
+  uint32_t n_uses = 0;
 };
 
 // The per-thread default stream handle names the calling thread's stream:
