@@ -1,6 +1,6 @@
 // The one report formatter on CUDA device events. The fixtures
 // (test/fixtures/events/cuda-*.json) were written by the device guard's
-// event writer (crash/report_event.cc through device/device_report.cc),
+// event writer (report/report_event.cc through device/device_report.cc),
 // running over bench/cuda/sim's simulated driver and CUPTI: the GPU tests
 // (test/cuda.test.mjs) check the same text from real kernels.
 import assert from 'node:assert/strict';

@@ -1,11 +1,11 @@
 'use strict';
 // Writes src/ts/report/kinds.ts from the one list of report kinds, the
-// C++ X-macro in src/native/crash/report_kind.h: `npm run gen:kinds`.
+// C++ X-macro in src/native/report/report_kind.h: `npm run gen:kinds`.
 // A unit test keeps the committed file equal to what this generates.
 const fs = require('node:fs');
 const path = require('node:path');
 
-const HEADER = path.join(__dirname, '..', 'src', 'native', 'crash', 'report_kind.h');
+const HEADER = path.join(__dirname, '..', 'src', 'native', 'report', 'report_kind.h');
 const OUT = path.join(__dirname, '..', 'src', 'ts', 'report', 'kinds.ts');
 
 /** kinds.ts for the X(kId, "name") entries of MATE_REPORT_KINDS in `header`. */
@@ -14,7 +14,7 @@ function kindsTs(header) {
   if (!macro) throw new Error(`${HEADER}: no MATE_REPORT_KINDS(X) list`);
   const names = [...macro[1].matchAll(/X\(\s*k\w+\s*,\s*"([a-z-]+)"\s*\)/g)].map((m) => m[1]);
   return [
-    '// GENERATED from the C++ list of report kinds (src/native/crash/report_kind.h)',
+    '// GENERATED from the C++ list of report kinds (src/native/report/report_kind.h)',
     '// by `npm run gen:kinds -w @mate-guard/core`; a test keeps them equal. Do not edit.',
     'export const REPORT_KINDS = [',
     ...names.map((n) => `  '${n}',`),

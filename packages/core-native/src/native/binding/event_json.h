@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "crash/report_event.h"
+#include "report/report_event.h"
 
 namespace mate {
 

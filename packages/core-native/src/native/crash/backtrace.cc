@@ -83,16 +83,6 @@ size_t WalkFramePointers(const MachineRegs& regs, NativeFrame* out, size_t count
 
 }  // namespace
 
-const char* UnwindMethodName(UnwindMethod m) {
-  switch (m) {
-    case UnwindMethod::kPcOnly: return "pc-only";
-    case UnwindMethod::kUnwindTables: return "unwind-tables";
-    case UnwindMethod::kFramePointers: return "frame-pointers";
-    case UnwindMethod::kNone: break;
-  }
-  return "none";
-}
-
 size_t CaptureFaultBacktrace(const void* ucontext, NativeFrame* out, size_t max, UnwindMethod* method,
                              uintptr_t* cfas) {
   *method = UnwindMethod::kNone;

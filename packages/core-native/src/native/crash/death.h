@@ -14,8 +14,8 @@
 
 #include "core/guarded_allocator.h"
 #include "crash/backtrace.h"
-#include "crash/death_detail.h"
-#include "crash/violation.h"
+#include "report/death_detail.h"
+#include "report/violation.h"
 
 namespace mate {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 
 #include "core/guarded_allocator.h"
-#include "crash/violation.h"
+#include "report/violation.h"
 
 namespace mate {
 

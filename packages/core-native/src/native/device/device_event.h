@@ -7,14 +7,14 @@
 
 #include "core/canary.h"
 #include "core/slot.h"
-#include "crash/device_detail.h"
-#include "crash/report_kind.h"
+#include "report/device_detail.h"
+#include "report/report_kind.h"
 
 namespace mate {
 namespace device {
 
 // What the device guard found, as plain data; device_report.cc turns it
-// into the one report event (crash/report_event.cc). Kinds: canary-corruption,
+// into the one report event (report/report_event.cc). Kinds: canary-corruption,
 // illegal-address, invalid-free, double-free, cross-stream-free,
 // out-of-memory.
 struct DeviceEvent {

@@ -4,10 +4,10 @@
 
 #include <vector>
 
-#include "crash/printer.h"
-#include "crash/report_event.h"
-#include "crash/report_file.h"
-#include "crash/violation.h"
+#include "report/printer.h"
+#include "report/report_event.h"
+#include "report/report_file.h"
+#include "report/violation.h"
 #include "device/cuda_driver.h"
 
 namespace mate {

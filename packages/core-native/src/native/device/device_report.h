@@ -8,13 +8,13 @@
 namespace mate {
 namespace device {
 
-// A device finding as the one report event (crash/report_event.cc
+// A device finding as the one report event (report/report_event.cc
 // FormatEvent: `backend` "cuda", `device`, and for illegal-address the
 // candidates and launches, for cross-stream-free the streams). JSON only:
 // the TS formatter renders it.
 std::string DeviceEventJson(const DeviceEvent& e);
 
-// Files the event in the report directory (crash/report_file.h) and starts
+// Files the event in the report directory (report/report_file.h) and starts
 // the report printer on it, which renders it and prints it on stderr; when
 // the printer cannot run, prints one line naming the file (the run's owner
 // prints it at the end). For processes without Node (libmate_guard_cuda.so).

@@ -11,7 +11,7 @@
 #include <memory>
 #include <mutex>
 
-#include "crash/report_file.h"
+#include "report/report_file.h"
 
 namespace mate {
 namespace device {

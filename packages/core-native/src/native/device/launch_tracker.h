@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "crash/device_detail.h"
+#include "report/device_detail.h"
 #include "device/cuda_driver.h"
 #include "options/options.h"
 

@@ -18,8 +18,8 @@
 
 #include "core/process_state.h"
 #include "core/stack_store.h"
-#include "crash/printer.h"
-#include "crash/report_file.h"
+#include "report/printer.h"
+#include "report/report_file.h"
 #include "device/c_api.h"
 #include "device/device_guard.h"
 #include "device/device_report.h"

@@ -1,6 +1,6 @@
 // The report printer: a process a guard fault is killing writes its event
 // and starts `node print-report.js <event file> [--with-earlier]`
-// (crash/printer.cc), which renders the report, writes the text back into
+// (report/printer.cc), which renders the report, writes the text back into
 // the event and prints it on the dying process's stderr (inherited). With
 // --with-earlier (no process outlives the dying one to do it) it first
 // shows what that process reported earlier to its test runner, which dies

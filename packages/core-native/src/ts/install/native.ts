@@ -132,7 +132,7 @@ export interface NativeAllocation {
   stack: string | null;
 }
 
-/** Where the dying process finds the report printer (crash/printer.h). */
+/** Where the dying process finds the report printer (report/printer.h). */
 interface PrinterPaths {
   node: string;
   script: string;

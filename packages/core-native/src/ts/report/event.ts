@@ -1,4 +1,4 @@
-// A violation as the process that found it wrote it (crash/report_event.cc):
+// A violation as the process that found it wrote it (report/report_event.cc):
 // the one structured form every report is rendered from.
 import type { NativeFrameRef, SymbolizedFrame } from '../symbolize/types';
 import type { ReportKind } from './kinds';

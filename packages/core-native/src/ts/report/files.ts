@@ -1,6 +1,6 @@
 // Event files: `<reportDir>/mate-guard-<pid>-<n>.json`, one violation each,
 // written whole (beside, then renamed) so readers never see half a file.
-// The signal handler writes its own (crash/report_file.cc) with the same
+// The signal handler writes its own (report/report_file.cc) with the same
 // naming; these are for violations found in-process.
 import * as fs from 'node:fs';
 import * as path from 'node:path';

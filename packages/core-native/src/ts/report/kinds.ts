@@ -1,4 +1,4 @@
-// GENERATED from the C++ list of report kinds (src/native/crash/report_kind.h)
+// GENERATED from the C++ list of report kinds (src/native/report/report_kind.h)
 // by `npm run gen:kinds -w @mate-guard/core`; a test keeps them equal. Do not edit.
 export const REPORT_KINDS = [
   'heap-buffer-overflow',

@@ -1,5 +1,5 @@
-#ifndef MATE_CRASH_DEVICE_DETAIL_H_
-#define MATE_CRASH_DEVICE_DETAIL_H_
+#ifndef MATE_REPORT_DEVICE_DETAIL_H_
+#define MATE_REPORT_DEVICE_DETAIL_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -105,4 +105,4 @@ struct DeviceDetail {
 
 }  // namespace mate
 
-#endif  // MATE_CRASH_DEVICE_DETAIL_H_
+#endif  // MATE_REPORT_DEVICE_DETAIL_H_

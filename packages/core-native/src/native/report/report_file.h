@@ -1,5 +1,5 @@
-#ifndef MATE_CRASH_REPORT_FILE_H_
-#define MATE_CRASH_REPORT_FILE_H_
+#ifndef MATE_REPORT_REPORT_FILE_H_
+#define MATE_REPORT_REPORT_FILE_H_
 
 #include <cstddef>
 
@@ -21,4 +21,4 @@ bool RewriteReportFile(const char* path, const char* json, size_t len);
 
 }  // namespace mate
 
-#endif  // MATE_CRASH_REPORT_FILE_H_
+#endif  // MATE_REPORT_REPORT_FILE_H_

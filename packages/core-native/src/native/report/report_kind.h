@@ -1,5 +1,5 @@
-#ifndef MATE_CRASH_REPORT_KIND_H_
-#define MATE_CRASH_REPORT_KIND_H_
+#ifndef MATE_REPORT_REPORT_KIND_H_
+#define MATE_REPORT_REPORT_KIND_H_
 
 #include <cstdint>
 
@@ -52,4 +52,4 @@ const char* AccessTypeName(AccessType access);  // nullptr for kNone
 
 }  // namespace mate
 
-#endif  // MATE_CRASH_REPORT_KIND_H_
+#endif  // MATE_REPORT_REPORT_KIND_H_

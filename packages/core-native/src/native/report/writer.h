@@ -1,5 +1,5 @@
-#ifndef MATE_CRASH_WRITER_H_
-#define MATE_CRASH_WRITER_H_
+#ifndef MATE_REPORT_WRITER_H_
+#define MATE_REPORT_WRITER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -28,4 +28,4 @@ class Writer {
 
 }  // namespace mate
 
-#endif  // MATE_CRASH_WRITER_H_
+#endif  // MATE_REPORT_WRITER_H_

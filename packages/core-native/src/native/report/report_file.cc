@@ -1,4 +1,4 @@
-#include "crash/report_file.h"
+#include "report/report_file.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "crash/writer.h"
+#include "report/writer.h"
 
 namespace mate {
 

@@ -1,4 +1,4 @@
-#include "crash/printer.h"
+#include "report/printer.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "core/stack_store.h"
-#include "crash/writer.h"
+#include "report/writer.h"
 
 namespace mate {
 

@@ -1,4 +1,4 @@
-#include "crash/writer.h"
+#include "report/writer.h"
 
 #include <cstring>
 

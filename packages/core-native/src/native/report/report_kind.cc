@@ -1,4 +1,4 @@
-#include "crash/report_kind.h"
+#include "report/report_kind.h"
 
 namespace mate {
 

@@ -1,4 +1,4 @@
-#include "crash/report_event.h"
+#include "report/report_event.h"
 
 #include <stdio.h>
 #include <unistd.h>
@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "core/stack_store.h"
-#include "crash/report_file.h"
+#include "report/report_file.h"
 #include "platform/linux/module_map.h"
 
 namespace mate {

@@ -1,7 +1,7 @@
-#ifndef MATE_CRASH_PRINTER_H_
-#define MATE_CRASH_PRINTER_H_
+#ifndef MATE_REPORT_PRINTER_H_
+#define MATE_REPORT_PRINTER_H_
 
-#include "crash/violation.h"
+#include "report/violation.h"
 
 namespace mate {
 
@@ -24,4 +24,4 @@ void PrintFallback(const Violation& v, const char* event_file);
 
 }  // namespace mate
 
-#endif  // MATE_CRASH_PRINTER_H_
+#endif  // MATE_REPORT_PRINTER_H_

@@ -1,14 +1,14 @@
-#ifndef MATE_CRASH_VIOLATION_H_
-#define MATE_CRASH_VIOLATION_H_
+#ifndef MATE_REPORT_VIOLATION_H_
+#define MATE_REPORT_VIOLATION_H_
 
 #include <cstdint>
 
 #include "core/canary.h"
 #include "core/slot.h"
-#include "crash/backtrace.h"
-#include "crash/death_detail.h"
-#include "crash/device_detail.h"
-#include "crash/report_kind.h"
+#include "report/native_frame.h"
+#include "report/death_detail.h"
+#include "report/device_detail.h"
+#include "report/report_kind.h"
 
 namespace mate {
 
@@ -49,4 +49,4 @@ struct Violation {
 
 }  // namespace mate
 
-#endif  // MATE_CRASH_VIOLATION_H_
+#endif  // MATE_REPORT_VIOLATION_H_

@@ -1,9 +1,9 @@
-#ifndef MATE_CRASH_DEATH_DETAIL_H_
-#define MATE_CRASH_DEATH_DETAIL_H_
+#ifndef MATE_REPORT_DEATH_DETAIL_H_
+#define MATE_REPORT_DEATH_DETAIL_H_
 
 #include <cstdint>
 
-#include "crash/report_kind.h"
+#include "report/report_kind.h"
 
 namespace mate {
 
@@ -36,4 +36,4 @@ struct DeathDetail {
 
 }  // namespace mate
 
-#endif  // MATE_CRASH_DEATH_DETAIL_H_
+#endif  // MATE_REPORT_DEATH_DETAIL_H_

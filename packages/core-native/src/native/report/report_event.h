@@ -1,8 +1,8 @@
-#ifndef MATE_CRASH_REPORT_EVENT_H_
-#define MATE_CRASH_REPORT_EVENT_H_
+#ifndef MATE_REPORT_REPORT_EVENT_H_
+#define MATE_REPORT_REPORT_EVENT_H_
 
-#include "crash/violation.h"
-#include "crash/writer.h"
+#include "report/violation.h"
+#include "report/writer.h"
 
 namespace mate {
 
@@ -13,4 +13,4 @@ void FormatEvent(const Violation& v, Writer* out);
 
 }  // namespace mate
 
-#endif  // MATE_CRASH_REPORT_EVENT_H_
+#endif  // MATE_REPORT_REPORT_EVENT_H_
