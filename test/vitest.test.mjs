@@ -313,6 +313,32 @@ describe('one test file in two projects', () => {
   });
 });
 
+describe('--coverage: the summary still ends the output, after the coverage table', () => {
+  const lastLines = (output) => output.trimEnd().split('\n').slice(-2);
+  const assertAfterTable = (r) => {
+    const table = r.output.lastIndexOf('All files |');
+    assert.ok(table >= 0, `a coverage table:\n${r.output}`);
+    assert.ok(r.output.indexOf('[mate-guard] summary:') > table, `the summary after the table:\n${r.output}`);
+  };
+
+  test('a clean run (plugin in the config): the table, then the summary as the last line', async () => {
+    const r = await mateVitest('coverage', ['run', '--guard-alloc', '--coverage']);
+    assert.equal(r.code, 0, r.output);
+    assertAfterTable(r);
+    assert.match(lastLines(r.output)[1], SUMMARY);
+  });
+
+  test('projects guarded from the root, a failing run with coverage.reportOnFailure: the table, the rerun, then the summary and its reports line', async () => {
+    const r = await mateVitest('projects', ['run', '--guard-alloc', '--coverage', '--coverage.reportOnFailure', '--coverage.reporter=text']);
+    assert.equal(r.code, 1, r.output);
+    assertAfterTable(r);
+    assert.ok(r.output.indexOf('[mate-guard] rerun in tail mode') > r.output.lastIndexOf('All files |'), r.output);
+    const [sum, reports] = lastLines(r.output);
+    assert.match(sum, SUMMARY);
+    assert.match(reports, /^\[mate-guard\] reports: /);
+  });
+});
+
 describe('precedence: flags > MATE_VITEST_GUARD_* > guardAlloc() options > off', () => {
   // The underflow shows the mode that won: head faults, tail damages a canary;
   // off: the tagged test runs (the bug itself runs only under guarding).
