@@ -35,6 +35,18 @@ describe('clean suite', () => {
     assert.match(summary(r.output) ?? '', /^\[mate-guard\] summary: [1-9]\d* allocations guarded, .*0 violations, 0 tests skipped by tag$/);
   });
 
+  test('--coverage (in band and with workers): the coverage table, then the summary as the last line', async () => {
+    for (const band of [['-i'], ['--maxWorkers=2']]) {
+      const r = await mateJest(['--guard-alloc', ...suite('clean'), ...band, '--coverage', '--coverageReporters=text']);
+      assert.equal(r.code, 0, r.output);
+      const table = r.output.lastIndexOf('All files');
+      assert.ok(table >= 0, `a coverage table:\n${r.output}`);
+      const lines = r.output.trimEnd().split('\n');
+      assert.match(lines.at(-1), /^\[mate-guard\] summary: [1-9]\d* allocations guarded, .*0 violations, 0 tests skipped by tag$/, r.output);
+      assert.ok(r.output.lastIndexOf('[mate-guard] summary:') > table, r.output);
+    }
+  });
+
   test('unguarded: passes and mate-guard stays silent', async () => {
     const r = await mateJest([...suite('clean'), '-i']);
     assert.equal(r.code, 0, r.output);

@@ -254,7 +254,7 @@ describe('node flags (--expose-gc): the tests get them the way Vitest passes the
 
 describe('projects (test.projects) with the plugin in the root config only', () => {
   // packages/a: a clean test; packages/b: a write into the alignment gap. Their configs do not load the plugin.
-  const GAP = /==mate-guard== ERROR: canary-corruption: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\) damaged\n==mate-guard== test: packages\/b\/gap\.test\.mjs > writes into the alignment gap/;
+  const GAP = /==mate-guard== ERROR: canary-corruption: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\) damaged\n==mate-guard== test: \[b\] packages\/b\/gap\.test\.mjs > writes into the alignment gap/;
   const assertGuarded = (r) => {
     assert.equal(r.code, 1, r.output);
     assert.match(r.output, /Tests +1 failed \| 1 passed \(2\)/);
@@ -266,7 +266,7 @@ describe('projects (test.projects) with the plugin in the root config only', () 
   test('mate-vitest --guard-alloc guards every project from the root; the canary rerun faults', async () => {
     const r = await mateVitest('projects', ['run', '--guard-alloc']);
     assertGuarded(r);
-    assert.match(r.output, /\[mate-guard\] rerun in tail mode with alignment 1: the canary-corruption of allocation #\d+ \(13 bytes, tail mode\) in packages\/b\/gap\.test\.mjs > writes into the alignment gap faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
+    assert.match(r.output, /\[mate-guard\] rerun in tail mode with alignment 1: the canary-corruption of allocation #\d+ \(13 bytes, tail mode\) in \[b\] packages\/b\/gap\.test\.mjs > writes into the alignment gap faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
   });
 
   test('plain vitest: flags after -- and MATE_VITEST_GUARD_ALLOC=1 guard every project too', async () => {
@@ -287,6 +287,55 @@ describe('projects (test.projects) with the plugin in the root config only', () 
     assert.equal(r.code, 0, r.output);
     assert.match(r.output, /\[b\] gap\.test\.mjs > writes into the alignment gap/);
     assert.doesNotMatch(r.output, /\[mate-guard\] warning/);
+  });
+});
+
+describe('one test file in two projects', () => {
+  // projects-shared: inline projects a and b both include shared/overflow.test.mjs, whose overflow faults.
+  test('each report names its project on the test line; each crash fails that project\'s test', async () => {
+    const r = await mateVitest('projects-shared', ['run', '--guard-alloc']);
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.output, /Test Files +2 failed \(2\)/);
+    assert.match(r.output, /Tests +2 failed \(2\)/);
+    const crashes = [...r.output.matchAll(/^\[mate-guard\] test worker (\d+) was killed by a guard fault: heap-buffer-overflow .* while running (\[[ab]\]) shared\/overflow\.test\.mjs > fillInclusive overflows by one; full report above, JSON in (\S+)$/gm)];
+    const byProject = new Map(crashes.map((m) => [m[2], m]));
+    assert.deepEqual([...byProject.keys()].sort(), ['[a]', '[b]'], r.output);
+    for (const [project, m] of byProject) {
+      // The dying worker's own report names the same project's test.
+      const json = JSON.parse(fs.readFileSync(m[3], 'utf8'));
+      assert.equal(json.pid, Number(m[1]));
+      assert.equal(json.test, `${project} shared/overflow.test.mjs > fillInclusive overflows by one`);
+      // Vitest fails that project's test with it (its FAIL line shows the project as a badge).
+      const fail = new RegExp(`FAIL .*\\b${project[1]}\\b.* shared/overflow\\.test\\.mjs.* > .*fillInclusive overflows by one\n(?:.*\n)*?\\[mate-guard\\] test worker ${m[1]} was killed`);
+      assert.match(r.output.replace(/\x1b\[[0-9;]*m/g, ''), fail);
+    }
+    assert.equal(summary(r.output).violations, 2, r.output);
+  });
+});
+
+describe('--coverage: the summary still ends the output, after the coverage table', () => {
+  const lastLines = (output) => output.trimEnd().split('\n').slice(-2);
+  const assertAfterTable = (r) => {
+    const table = r.output.lastIndexOf('All files |');
+    assert.ok(table >= 0, `a coverage table:\n${r.output}`);
+    assert.ok(r.output.indexOf('[mate-guard] summary:') > table, `the summary after the table:\n${r.output}`);
+  };
+
+  test('a clean run (plugin in the config): the table, then the summary as the last line', async () => {
+    const r = await mateVitest('coverage', ['run', '--guard-alloc', '--coverage']);
+    assert.equal(r.code, 0, r.output);
+    assertAfterTable(r);
+    assert.match(lastLines(r.output)[1], SUMMARY);
+  });
+
+  test('projects guarded from the root, a failing run with coverage.reportOnFailure: the table, the rerun, then the summary and its reports line', async () => {
+    const r = await mateVitest('projects', ['run', '--guard-alloc', '--coverage', '--coverage.reportOnFailure', '--coverage.reporter=text']);
+    assert.equal(r.code, 1, r.output);
+    assertAfterTable(r);
+    assert.ok(r.output.indexOf('[mate-guard] rerun in tail mode') > r.output.lastIndexOf('All files |'), r.output);
+    const [sum, reports] = lastLines(r.output);
+    assert.match(sum, SUMMARY);
+    assert.match(reports, /^\[mate-guard\] reports: /);
   });
 });
 

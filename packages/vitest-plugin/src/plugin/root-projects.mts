@@ -8,7 +8,7 @@
 import type { RunnerResolution } from '@mate-guard/core/internal';
 import type { Reporter, TestProject, Vitest } from 'vitest/node';
 
-import { startRun, type RunReporters } from '../reporter/reporter.mjs';
+import { startRun, type RunReporters, type SummaryReporter } from '../reporter/reporter.mjs';
 
 export const PLUGIN_NAME = 'mate-guard:vitest';
 
@@ -37,6 +37,10 @@ export function rootProjectReporters(
     onTestRunStart: (...args: RunStartArgs) => run?.first.onTestRunStart?.(...args),
     onTestRunEnd: (...args: RunEndArgs) => run?.first.onTestRunEnd?.(...args),
   };
-  const last: Reporter = { onTestRunEnd: (...args: RunEndArgs) => run?.last.onTestRunEnd?.(...args) };
+  const last: SummaryReporter = {
+    onCoverage: (coverage: unknown) => run?.last.onCoverage?.(coverage),
+    onTestRunEnd: (...args: RunEndArgs) => run?.last.onTestRunEnd?.(...args),
+    onFinishedReportCoverage: () => run?.last.onFinishedReportCoverage(),
+  };
   return [first, last];
 }

@@ -24,7 +24,8 @@ beforeEach((context) => {
     context.skip(reason);
     return;
   }
-  core.beginGuardedTest(core.formatTestPath(task.file.filepath, [task.fullTestName]));
+  // The project's name too: one file can run in several projects.
+  core.beginGuardedTest(core.formatTestPath(task.file.filepath, [task.fullTestName], task.file.projectName || undefined));
 });
 
 afterEach(() => {

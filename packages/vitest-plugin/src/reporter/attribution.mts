@@ -5,7 +5,7 @@
 // the failure with the report text.
 import * as path from 'node:path';
 
-import { crashErrorName, earlierReports, formatCrashAttribution, reportText, type ViolationEvent } from '@mate-guard/core/internal';
+import { crashErrorName, earlierReports, formatCrashAttribution, formatTestPath, reportText, type ViolationEvent } from '@mate-guard/core/internal';
 import { experimental_getRunnerTask, type TestModule } from 'vitest/node';
 
 type RunnerTask = ReturnType<typeof experimental_getRunnerTask>;
@@ -18,15 +18,16 @@ interface Attribution {
   module: TestModule | undefined;
 }
 
-function relativeFile(testModule: TestModule): string {
-  return path.relative(process.cwd(), testModule.moduleId);
+/** The file as the worker's test paths begin: relative, after its project's name (the same file can run in two projects). */
+function filePath(testModule: TestModule): string {
+  return formatTestPath(path.relative(process.cwd(), testModule.moduleId), [], testModule.project.name || undefined);
 }
 
-/** The report's test path starts with the file, relative to the working directory. */
+/** The report's test path starts with the file (and its project). */
 function matches(event: ViolationEvent, testModule: TestModule): boolean {
   if (!event.test) return false;
-  const rel = relativeFile(testModule);
-  return event.test === rel || event.test.startsWith(`${rel} > `);
+  const file = filePath(testModule);
+  return event.test === file || event.test.startsWith(`${file} > `);
 }
 
 function unfinished(testModule: TestModule): boolean {
@@ -81,7 +82,7 @@ export function crashLine(a: Attribution): string {
  */
 export function markLost(a: Attribution): boolean {
   const file = a.module ? experimental_getRunnerTask(a.module) : undefined;
-  const test = file && a.event.test ? findTest(file, relativeFile(a.module!), a.event.test) : undefined;
+  const test = file && a.event.test ? findTest(file, filePath(a.module!), a.event.test) : undefined;
   if (test?.result?.state === 'fail') return false;
   const error = {
     name: 'GuardViolationError',
@@ -103,7 +104,7 @@ export function markFailed(a: Attribution): void {
     message: `${a.text}${crashLine(a)}\nThe worker died, so the rest of this file did not run.`,
     stack: '',
   };
-  const test = a.event.test ? findTest(file, relativeFile(a.module), a.event.test) : undefined;
+  const test = a.event.test ? findTest(file, filePath(a.module), a.event.test) : undefined;
   if (test) test.result = { ...test.result, state: 'fail', errors: [...(test.result?.errors ?? []), error] };
   // The file fails too; it carries the report itself only when no test could be named (shown once).
   file.result = { ...file.result, state: 'fail' };

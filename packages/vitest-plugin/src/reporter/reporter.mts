@@ -21,10 +21,19 @@ function poolArgs(args: readonly string[]): string[] {
   return out;
 }
 
+/**
+ * Vitest prints the coverage table after every reporter's onTestRunEnd and
+ * then calls this (undocumented) hook of the reporters that have it: the
+ * summary waits for it, to stay the last line.
+ */
+export interface SummaryReporter extends Reporter {
+  onFinishedReportCoverage(): void;
+}
+
 /** The run's reporters: `first` before every other (crashed files failed before they read results), `last` after (the summary closes the output). */
 export interface RunReporters {
   first: Reporter;
-  last: Reporter;
+  last: SummaryReporter;
 }
 
 /** The guarded run of this Vitest instance, once however many projects use the plugin: undefined when it has one already. */
@@ -76,19 +85,40 @@ class VitestRun {
     };
   }
 
-  summaryReporter(): Reporter {
+  summaryReporter(): SummaryReporter {
+    // This run made coverage (Vitest says so before onTestRunEnd), and the summary waiting for its table.
+    let covered = false;
+    let pending: string | undefined;
+    const flush = () => {
+      if (pending !== undefined) this.say(pending);
+      pending = undefined;
+    };
+    // Should the table's printing fail, the summary still comes out.
+    process.once('exit', flush);
     return {
+      onCoverage: () => {
+        covered = true;
+      },
+      onFinishedReportCoverage: flush,
       onTestRunEnd: async (testModules: ReadonlyArray<TestModule>) => {
         const run = this.run;
         if (!this.verbose()) for (const line of tagSkipLines(testModules)) this.say(line);
         const reruns = this.rerunning() ? await rerunCanaryReports(run.read().violations, run.settings, this.rerunLauncher()) : '';
         const watching = Boolean(this.vitest.config.watch);
         const verdict = run.finish({ status: Number(process.exitCode ?? 0), more: watching });
-        this.say((reruns + verdict.text).trimEnd());
+        const text = (reruns + verdict.text).trimEnd();
+        if (covered && this.coverageTableFollows()) pending = text;
+        else this.say(text);
+        covered = false;
         // Damage found only when a worker exited fails no test: the exit code must still tell.
         if (verdict.exitCode !== 0 && !watching) process.exitCode = verdict.exitCode;
       },
     };
+  }
+
+  /** Vitest prints coverage for a run with failed tests only when told to (`coverage.reportOnFailure`). */
+  private coverageTableFollows(): boolean {
+    return this.vitest.state.getCountOfFailedTests() === 0 || Boolean(this.vitest.config.coverage.reportOnFailure);
   }
 
   /** mate-vitest reruns canary damage (plain vitest and watch mode do not). */

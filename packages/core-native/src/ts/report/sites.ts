@@ -10,6 +10,7 @@ import { framesToRuntime } from './format';
 import { parseJsFrame, trimJsStack } from './js-stack';
 import { symbolizeEvent } from './render';
 import type { RunPlace, SourcePaths } from './source-paths';
+import { testPathFile } from './test-path';
 import { isSystemModule } from './suppressions';
 
 export interface SourceFrame {
@@ -138,7 +139,7 @@ export function eventSites(e: ViolationEvent, paths: SourcePaths, run?: RunPlace
 
   let test: EventSites['test'];
   const name = e.test ?? a?.allocTest ?? null;
-  const file = name?.split(' > ')[0];
+  const file = name ? testPathFile(name) : undefined;
   const testPath = file ? paths.testFile(file, run) : undefined;
   if (name && testPath) {
     // The line where one of its stacks ran in the test's own file.

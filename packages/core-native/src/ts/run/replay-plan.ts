@@ -13,6 +13,7 @@ import * as path from 'node:path';
 import { GuardConfigError } from '../errors';
 import { isKernelException, type ViolationEvent } from '../report/event';
 import { isNotice } from '../report/notices';
+import { testPathFile } from '../report/test-path';
 import { parseFlags, RUNNER_FLAGS } from '../settings/flags';
 import { rowsOn, spell, type GuardSettings, type RunnerName } from '../settings/table';
 import { show } from '../settings/values';
@@ -31,7 +32,7 @@ export interface ReplayTarget {
   device: boolean;
 }
 
-const fileOf = (test: string): string => test.split(' > ')[0];
+const fileOf = testPathFile;
 
 export function replayTarget(events: readonly ViolationEvent[]): ReplayTarget {
   const target: ReplayTarget = { files: [], tests: [], whole: events.length === 0, device: false };

@@ -14,6 +14,7 @@ import { isKernelException, type EventAllocation, type ViolationEvent } from '..
 import { eventBody, rewriteEventFile } from '../report/files';
 import { rowsOn, type GuardMode, type GuardSettings, type SettingKey } from '../settings/table';
 import { reportText } from '../report/render';
+import { testPathFile } from '../report/test-path';
 import { GuardedRun } from './lifecycle';
 
 /** A canary report: damage on an allocation's slack. */
@@ -52,7 +53,7 @@ export type RerunLauncher = (group: RerunGroup) => {
   autoInstall?: boolean;
 };
 
-const fileOf = (testPath: string | null): string | undefined => (testPath ? testPath.split(' > ')[0] : undefined);
+const fileOf = (testPath: string | null): string | undefined => (testPath ? testPathFile(testPath) : undefined);
 
 /** The largest power of two that divides `n` (n > 0). */
 const lowBit = (n: number): number => {

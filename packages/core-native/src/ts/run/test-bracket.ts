@@ -1,18 +1,9 @@
 // What every runner plugin does around each test, written once: name the
 // test in reports, and split the violations found into the test's own and
 // those done outside any test.
-import * as path from 'node:path';
-
 import { isNotice } from '../report/notices';
 import { checkCanaries, flushGuardStats, isGuardAllocatorActive, setCurrentTest, type GuardViolation } from '../install/install';
 import { noteTestStart } from './process-stats';
-
-/** `<file> > <suite> > <test>`, the file relative to the working directory. */
-export function formatTestPath(file: string | undefined, titles: readonly string[]): string {
-  const parts = titles.filter((t) => t.length > 0);
-  if (file) parts.unshift(path.isAbsolute(file) ? path.relative(process.cwd(), file) || file : file);
-  return parts.join(' > ');
-}
 
 // Damage found between tests (module code, a hook, a buffer the collector
 // freed after its test ended) is not the next test's doing: it is kept here
