@@ -39,9 +39,7 @@ bool DeviceAllocator::Init(std::string* error) {
   }
   if ((r = drv_->cuDevicePrimaryCtxRetain(&ctx_, dev_)) != cuda::kSuccess) return fail("cuDevicePrimaryCtxRetain", r);
   EnsureContext(drv_, ctx_);
-  cuda::CUcontext saved = nullptr;
-  drv_->cuCtxGetCurrent(&saved);
-  drv_->cuCtxSetCurrent(ctx_);
+  InContext in_ctx(drv_, ctx_);
   prop_.type = cuda::kMemAllocationTypePinned;
   prop_.location.type = cuda::kMemLocationTypeDevice;
   prop_.location.id = dev_;
@@ -78,7 +76,6 @@ bool DeviceAllocator::Init(std::string* error) {
     cuda::CUevent ev = nullptr;
     if (drv_->cuEventCreate(&ev, cuda::kEventDisableTiming) == cuda::kSuccess) events_.push_back(ev);
   }
-  if (saved != nullptr) drv_->cuCtxSetCurrent(saved);
   thread_ = std::thread([this] { Run(); });
   return true;
 }
@@ -324,16 +321,15 @@ void DeviceAllocator::Shutdown() {
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
   InternalCalls internal;
-  cuda::CUcontext saved = nullptr;
-  drv_->cuCtxGetCurrent(&saved);
-  drv_->cuCtxSetCurrent(ctx_);
-  if (!__atomic_load_n(&broken_, __ATOMIC_ACQUIRE)) {
-    ProcessPending(true);  // damage found late is still reported
-    CUresult r = drv_->cuCtxSynchronize();
-    if (cuda::IsSticky(r)) NoteBroken(r, "the check at exit");
-    else if (r == cuda::kSuccess) CheckLive();
+  {
+    InContext in_ctx(drv_, ctx_);
+    if (!__atomic_load_n(&broken_, __ATOMIC_ACQUIRE)) {
+      ProcessPending(true);  // damage found late is still reported
+      CUresult r = drv_->cuCtxSynchronize();
+      if (cuda::IsSticky(r)) NoteBroken(r, "the check at exit");
+      else if (r == cuda::kSuccess) CheckLive();
+    }
   }
-  if (saved != nullptr && saved != ctx_) drv_->cuCtxSetCurrent(saved);
   std::lock_guard<std::mutex> lock(mu_);
   shut_down_ = true;
 }

@@ -174,6 +174,9 @@ class DeviceAllocator {
   cuda::CUresult CreateChunk(uint32_t granules, cuda::CUmemGenericAllocationHandle* out);
   cuda::CUresult MapSlot(uint32_t index, uint32_t data_granules, cuda::CUmemGenericAllocationHandle chunk);
   void RetireChunk(uint32_t granules, cuda::CUmemGenericAllocationHandle chunk);
+  // A mapped range that holds no allocation (made ready, or failed on the
+  // way): unmapped, its chunk retired, the range free again. False: still mapped.
+  bool UnmapUnused(uint32_t index, cuda::CUmemGenericAllocationHandle chunk);
   uint32_t PrepareInline(uint32_t data_granules, size_t size, cuda::CUstream stream, const char** reason,
                          cuda::CUresult* result);
   // Out of memory (device_memory_pressure.cc): what the guard keeps for

@@ -67,6 +67,26 @@ inline void EnsureContext(const cuda::Driver* drv, cuda::CUcontext ctx) {
   if (drv->cuCtxGetCurrent(&cur) != cuda::kSuccess || cur == nullptr) drv->cuCtxSetCurrent(ctx);
 }
 
+// Makes `ctx` current on this thread for a scope (the guard's own driver
+// calls on its device), and the caller's context current again after.
+class InContext {
+ public:
+  InContext(const cuda::Driver* drv, cuda::CUcontext ctx) : drv_(drv), ctx_(ctx) {
+    drv_->cuCtxGetCurrent(&saved_);
+    drv_->cuCtxSetCurrent(ctx_);
+  }
+  ~InContext() {
+    if (saved_ != nullptr && saved_ != ctx_) drv_->cuCtxSetCurrent(saved_);
+  }
+  InContext(const InContext&) = delete;
+  InContext& operator=(const InContext&) = delete;
+
+ private:
+  const cuda::Driver* drv_;
+  cuda::CUcontext ctx_;
+  cuda::CUcontext saved_ = nullptr;
+};
+
 struct DeviceAllocator::Slot {
   SlotRecord rec;  // the host record; data_pages counts granules here
   CUmemGenericAllocationHandle chunk;

@@ -38,13 +38,12 @@ std::string Bytes(uint64_t n) {
 
 uint64_t DeviceAllocator::GiveBack() {
   InternalCalls internal;
-  cuda::CUcontext saved = nullptr;
-  drv_->cuCtxGetCurrent(&saved);
-  drv_->cuCtxSetCurrent(ctx_);
-  uint64_t given = 0;
+  InContext in_ctx(drv_, ctx_);
   std::vector<uint32_t> ready;
+  uint64_t physical_before;
   {
     std::unique_lock<std::mutex> lock(mu_);
+    physical_before = stats_.physical_bytes;
     // Frees not unmapped yet: the background thread finishes them as
     // their last use completes.
     if (pending_bytes_ > 0) {
@@ -58,37 +57,28 @@ uint64_t DeviceAllocator::GiveBack() {
       c.ready.clear();
     }
   }
-  std::vector<std::pair<uint32_t, CUmemGenericAllocationHandle>> drop;
+  // Their chunks go to the idle pool (or straight back to the driver),
+  // which is then emptied.
   for (uint32_t idx : ready) {
-    Slot* s = SlotOf(idx);
-    uint32_t n = s->total_granules - 1;
-    if (drv_->cuMemUnmap(GeometryOf(s->rec, granule_).data_start, n * granule_) != cuda::kSuccess) {
-      std::lock_guard<std::mutex> lock(mu_);
-      s->phase = kQuarantined;  // left mapped and never reused
-      continue;
-    }
-    drop.emplace_back(n, s->chunk);
+    if (UnmapUnused(idx, SlotOf(idx)->chunk)) continue;
     std::lock_guard<std::mutex> lock(mu_);
-    s->mapped = 0;
-    ReleaseRange(idx);
+    SlotOf(idx)->phase = kQuarantined;  // left mapped and never reused
   }
+  std::vector<std::pair<uint32_t, CUmemGenericAllocationHandle>> idle;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& [g, v] : idle_chunks_)
-      for (auto h : v) drop.emplace_back(g, h);
+      for (auto h : v) idle.emplace_back(g, h);
     idle_chunks_.clear();
     idle_bytes_ = 0;
   }
-  for (auto& [g, h] : drop) {
-    if (drv_->cuMemRelease(h) != cuda::kSuccess) continue;
-    given += static_cast<uint64_t>(g) * granule_;
-  }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stats_.physical_bytes -= given;
-  }
-  if (saved != nullptr && saved != ctx_) drv_->cuCtxSetCurrent(saved);
-  return given;
+  uint64_t released = 0;
+  for (auto& [g, h] : idle)
+    if (drv_->cuMemRelease(h) == cuda::kSuccess) released += static_cast<uint64_t>(g) * granule_;
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.physical_bytes -= released;
+  // What the device holds less than before (other threads may have mapped meanwhile).
+  return physical_before > stats_.physical_bytes ? physical_before - stats_.physical_bytes : 0;
 }
 
 CUresult DeviceAllocator::OutOfMemory(size_t size, uint64_t given_back) {
@@ -100,15 +90,12 @@ CUresult DeviceAllocator::OutOfMemory(size_t size, uint64_t given_back) {
   m.given_back = given_back;
   {
     InternalCalls internal;
-    cuda::CUcontext saved = nullptr;
-    drv_->cuCtxGetCurrent(&saved);
-    drv_->cuCtxSetCurrent(ctx_);
+    InContext in_ctx(drv_, ctx_);
     size_t free_b = 0, total_b = 0;
     if (drv_->cuMemGetInfo(&free_b, &total_b) == cuda::kSuccess) {
       m.device_free = free_b;
       m.device_total = total_b;
     }
-    if (saved != nullptr && saved != ctx_) drv_->cuCtxSetCurrent(saved);
   }
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -38,16 +38,13 @@ void DeviceAllocator::GrantPeer(int peer_ordinal) {
     for (uint32_t i = 1; i <= slot_count_; i++)
       if (SlotOf(i)->mapped) mapped.push_back(i);
   }
-  cuda::CUcontext saved = nullptr;
-  drv_->cuCtxGetCurrent(&saved);
-  drv_->cuCtxSetCurrent(ctx_);
+  InContext in_ctx(drv_, ctx_);
   for (uint32_t idx : mapped) {
     Slot* s = SlotOf(idx);
     // A range unmapped meanwhile fails here and is mapped again with the peer.
     drv_->cuMemSetAccess(GeometryOf(s->rec, granule_).data_start, static_cast<size_t>(s->total_granules - 1) * granule_,
                          &desc, 1);
   }
-  if (saved != nullptr && saved != ctx_) drv_->cuCtxSetCurrent(saved);
 }
 
 }  // namespace device

@@ -124,6 +124,17 @@ CUresult DeviceAllocator::MapSlot(uint32_t index, uint32_t data_granules, CUmemG
   return cuda::kSuccess;
 }
 
+bool DeviceAllocator::UnmapUnused(uint32_t index, CUmemGenericAllocationHandle chunk) {
+  Slot* s = SlotOf(index);
+  uint32_t n = s->total_granules - 1;
+  if (drv_->cuMemUnmap(GeometryOf(s->rec, granule_).data_start, n * granule_) != cuda::kSuccess) return false;
+  RetireChunk(n, chunk);
+  std::lock_guard<std::mutex> lock(mu_);
+  s->mapped = 0;
+  ReleaseRange(index);
+  return true;
+}
+
 void DeviceAllocator::PlaceUser(Slot* s, size_t size) const {
   s->rec.size = size;
   s->rec.mode = config_.tail_mode ? Mode::kTail : Mode::kHead;

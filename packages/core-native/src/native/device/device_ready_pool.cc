@@ -113,16 +113,7 @@ bool DeviceAllocator::PrepareAhead() {
       }
     }
   }
-  for (auto& [idx, chunk] : unmapped) {
-    Slot* s = SlotOf(idx);
-    uint32_t n = s->total_granules - 1;
-    if (drv_->cuMemUnmap(GeometryOf(s->rec, granule_).data_start, n * granule_) == cuda::kSuccess) {
-      RetireChunk(n, chunk);
-      std::lock_guard<std::mutex> lock(mu_);
-      s->mapped = 0;
-      ReleaseRange(idx);
-    }
-  }
+  for (auto& [idx, chunk] : unmapped) UnmapUnused(idx, chunk);
   return true;
 }
 
