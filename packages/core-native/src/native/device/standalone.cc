@@ -69,49 +69,6 @@ std::string PrinterScript() {
   return dir + "/dist/cli/print-report.js";
 }
 
-void WriteStats(const DeviceStats& s, bool exited);
-
-void InstallOnce() {
-  Handoff h;
-  const char* raw = getenv("MATE_GUARD_SETTINGS");
-  if (raw == nullptr || *raw == '\0') {
-    g_error = "MATE_GUARD_SETTINGS is not set: run the program under `mate guard-run --device cuda`";
-    g_status = 1;
-    return;
-  }
-  if (!ReadHandoff(raw, &h, &g_error)) {
-    g_status = 1;
-    return;
-  }
-  // A Python process has no test boundaries to fail at: by default a free
-  // does not wait for the GPU; its check runs as soon as the freeing
-  // stream's work is done (same finding, a moment later).
-  DeviceConfig config = DeviceConfigFrom(h.options, false);
-  g_owned = h.owned;
-  std::string dir = h.report_dir.empty() ? std::string(getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp") + "/mate-guard-reports"
-                                         : h.report_dir;
-  mkdir(dir.c_str(), 0755);
-  SetReportDir(dir.c_str());
-  g_report_dir = dir;
-  const char* node = getenv(kNodeEnv);
-  const char* path = getenv("PATH");
-  if (node && *node) ConfigurePrinter(node, PrinterScript().c_str(), path ? path : "", false);
-  SetPythonStacks(h.options.capture_stacks);
-  // Python stacks of allocations, launches and frees (`del x`, a tensor
-  // dropped at scope exit): where the GIL is held or can be taken back;
-  // threads Python never ran on (autograd's) have none.
-  SetStackProvider(&CapturePythonStack);
-  SetSiteProvider(&CapturePythonStack);
-  SetFreeStackProvider(&CapturePythonStack);
-  g_status = Install(config, &g_sink, &g_error) ? 0 : 1;
-  if (g_status == 0) WriteStats(DeviceStats{}, false);
-}
-
-bool EnsureInstalled() {
-  std::call_once(g_once, InstallOnce);
-  return g_status == 0;
-}
-
 // A message as the inside of a JSON string (ours are plain text).
 std::string JsonSafe(const char* s) {
   std::string out;
@@ -156,6 +113,47 @@ void WriteStats(const DeviceStats& s, bool exited) {
   fprintf(f, "%s\n", StatsJson(s, exited).c_str());
   fclose(f);
   rename(tmp, path);
+}
+
+void InstallOnce() {
+  Handoff h;
+  const char* raw = getenv("MATE_GUARD_SETTINGS");
+  if (raw == nullptr || *raw == '\0') {
+    g_error = "MATE_GUARD_SETTINGS is not set: run the program under `mate guard-run --device cuda`";
+    g_status = 1;
+    return;
+  }
+  if (!ReadHandoff(raw, &h, &g_error)) {
+    g_status = 1;
+    return;
+  }
+  // A Python process has no test boundaries to fail at: by default a free
+  // does not wait for the GPU; its check runs as soon as the freeing
+  // stream's work is done (same finding, a moment later).
+  DeviceConfig config = DeviceConfigFrom(h.options, false);
+  g_owned = h.owned;
+  std::string dir = h.report_dir.empty() ? std::string(getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp") + "/mate-guard-reports"
+                                         : h.report_dir;
+  mkdir(dir.c_str(), 0755);
+  SetReportDir(dir.c_str());
+  g_report_dir = dir;
+  const char* node = getenv(kNodeEnv);
+  const char* path = getenv("PATH");
+  if (node && *node) ConfigurePrinter(node, PrinterScript().c_str(), path ? path : "", false);
+  SetPythonStacks(h.options.capture_stacks);
+  // Python stacks of allocations, launches and frees (`del x`, a tensor
+  // dropped at scope exit): where the GIL is held or can be taken back;
+  // threads Python never ran on (autograd's) have none.
+  SetStackProvider(&CapturePythonStack);
+  SetSiteProvider(&CapturePythonStack);
+  SetFreeStackProvider(&CapturePythonStack);
+  g_status = Install(config, &g_sink, &g_error) ? 0 : 1;
+  if (g_status == 0) WriteStats(DeviceStats{}, false);
+}
+
+bool EnsureInstalled() {
+  std::call_once(g_once, InstallOnce);
+  return g_status == 0;
 }
 
 void Finish() {
