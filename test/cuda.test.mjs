@@ -366,6 +366,12 @@ describe('PyTorch under mate guard-run --device cuda', { skip: torchSkip() }, ()
     assert.match(text, new RegExp(`through torch\\.compile's generated code at call \\(\\S*torchinductor_\\S+\\.py:\\d+\\), called from <module> \\(\\S*device_assert\\.py:${lineOf(fixture('device_assert.py'), 'y = compiled(x, idx)')}\\)`));
   });
 
+  test('sharing a guarded tensor over CUDA IPC (torch.multiprocessing) fails in the sharing process with mate-guard\'s reason', async () => {
+    const r = await guardRun([], python(fixture('ipc_share.py')), slow);
+    assert.equal(r.code, 0, r.output);
+    assert.match(r.stdout, /^RuntimeError: mate-guard: a guarded CUDA tensor cannot be shared with another process \(CUDA IPC, as torch\.multiprocessing does\): PyTorch gives pluggable allocators, which the device guard is, no IPC/m);
+  });
+
   test('a one-float overrun into the alignment gap of 1001 floats: the canary report, and the rerun with alignment 4 faults at the launch', async () => {
     const r = await guardRun([], python(fixture('triton_overrun.py'), '1001'), slow);
     assert.equal(r.code, 1, r.output);

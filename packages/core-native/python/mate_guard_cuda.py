@@ -103,7 +103,6 @@ def _explain_ipc(torch):
         except RuntimeError as err:
             if 'shareIPcHandle' not in str(err) and 'shareIpcHandle' not in str(err):
                 raise
-            sys.stderr.write(f'[mate-guard] {IPC_MESSAGE}\n')
             raise RuntimeError(IPC_MESSAGE) from err
 
     torch.UntypedStorage._share_cuda_ = _share_cuda_
