@@ -59,9 +59,12 @@ for ((rep = 0; rep < REPS; rep++)); do
     times[$v]="${times[$v]:-} $t"
   done
 done
-out=$(PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck python3 "$STEPS" ${STEPS_N:-} 2>&1)
-memcheck=$(grep -o 'in [0-9.]* s' <<<"$out" | grep -o '[0-9.]*')
-echo "memcheck (no caching) once: ${memcheck:-?} s"
+memcheck=
+if [ "${MEMCHECK:-1}" != 0 ]; then  # MEMCHECK=0 leaves it out (a minute of GPU time)
+  out=$(PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck python3 "$STEPS" ${STEPS_N:-} 2>&1)
+  memcheck=$(grep -o 'in [0-9.]* s' <<<"$out" | grep -o '[0-9.]*')
+  echo "memcheck (no caching) once: ${memcheck:-?} s"
+fi
 median() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 base=$(median "${times[caching]}")
 echo "| variant | in-loop s (median) | / caching |"

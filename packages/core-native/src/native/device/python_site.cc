@@ -28,6 +28,7 @@ struct PyApi {
   void* (*Eval_GetFrame)();
   void* (*Frame_GetCode)(void*);
   int (*Frame_GetLineNumber)(void*);
+  int (*Frame_GetLasti)(void*);  // 3.11+; null before
   void* (*Frame_GetBack)(void*);
   void* (*Object_GetAttrString)(void*, const char*);
   const char* (*Unicode_AsUTF8)(void*);
@@ -49,6 +50,7 @@ const PyApi* Api() {
     api.Eval_GetFrame = reinterpret_cast<void* (*)()>(sym("PyEval_GetFrame"));
     api.Frame_GetCode = reinterpret_cast<void* (*)(void*)>(sym("PyFrame_GetCode"));
     api.Frame_GetLineNumber = reinterpret_cast<int (*)(void*)>(sym("PyFrame_GetLineNumber"));
+    api.Frame_GetLasti = reinterpret_cast<int (*)(void*)>(sym("PyFrame_GetLasti"));
     api.Frame_GetBack = reinterpret_cast<void* (*)(void*)>(sym("PyFrame_GetBack"));
     api.Object_GetAttrString = reinterpret_cast<void* (*)(void*, const char*)>(sym("PyObject_GetAttrString"));
     api.Unicode_AsUTF8 = reinterpret_cast<const char* (*)(void*)>(sym("PyUnicode_AsUTF8"));
@@ -67,7 +69,7 @@ const PyApi* Api() {
 // All under the GIL: one thread at a time; the lock is for form.
 std::mutex g_mu;
 std::unordered_map<void*, std::string> g_code_names;  // code object (kept alive) -> "fn (file"
-std::unordered_map<std::string, uint32_t> g_stacks;    // packed (code, line)... -> interned id
+std::unordered_map<std::string, uint32_t> g_stacks;    // packed (code, position)... -> interned id
 
 std::string Attr(const PyApi& py, void* obj, const char* name) {
   void* v = py.Object_GetAttrString(obj, name);
@@ -108,28 +110,40 @@ uint32_t CapturePythonStack() {
 
 namespace {
 
+// A frame's position is its last instruction where Python has
+// PyFrame_GetLasti (3.11+): the stack is looked up by (code, instruction),
+// and the line numbers, a scan of each code object's line table, are
+// worked out only for a stack not seen before (a capture per allocation,
+// free and launch: the lookup is the common path). Before 3.11, the line.
 uint32_t Capture(const PyApi* py) {
   void* frame = py->Eval_GetFrame();  // borrowed
   if (frame == nullptr) return 0;
   void* codes[kFrames];
-  int lines[kFrames];
+  void* frames[kFrames];  // kept (one reference each) until the lines are known
+  int pos[kFrames];
   int n = 0;
+  const bool lasti = py->Frame_GetLasti != nullptr;
   py->IncRef(frame);
   while (frame != nullptr && n < kFrames) {
     codes[n] = py->Frame_GetCode(frame);  // new reference
-    lines[n] = py->Frame_GetLineNumber(frame);
+    pos[n] = lasti ? py->Frame_GetLasti(frame) : py->Frame_GetLineNumber(frame);
+    frames[n] = frame;
     n++;
-    void* back = py->Frame_GetBack(frame);  // new reference
-    py->DecRef(frame);
-    frame = back;
+    frame = py->Frame_GetBack(frame);  // new reference
   }
   if (frame != nullptr) py->DecRef(frame);
+  auto release = [&] {
+    for (int i = 0; i < n; i++) {
+      py->DecRef(codes[i]);
+      py->DecRef(frames[i]);
+    }
+  };
   std::lock_guard<std::mutex> lock(g_mu);
   std::string key(reinterpret_cast<const char*>(codes), n * sizeof(void*));
-  key.append(reinterpret_cast<const char*>(lines), n * sizeof(int));
+  key.append(reinterpret_cast<const char*>(pos), n * sizeof(int));
   auto hit = g_stacks.find(key);
   if (hit != g_stacks.end()) {
-    for (int i = 0; i < n; i++) py->DecRef(codes[i]);
+    release();
     return hit->second;
   }
   std::string text;
@@ -140,9 +154,10 @@ uint32_t Capture(const PyApi* py) {
       py->IncRef(codes[i]);
       it = g_code_names.emplace(codes[i], Attr(*py, codes[i], "co_name") + " (" + Attr(*py, codes[i], "co_filename")).first;
     }
-    text += "    at " + it->second + ":" + std::to_string(lines[i]) + ")\n";
-    py->DecRef(codes[i]);
+    int line = lasti ? py->Frame_GetLineNumber(frames[i]) : pos[i];
+    text += "    at " + it->second + ":" + std::to_string(line) + ")\n";
   }
+  release();
   uint32_t id = StackStore::Get().Intern(text.data(), text.size());
   if (g_stacks.size() >= kCacheLimit) g_stacks.clear();
   g_stacks.emplace(std::move(key), id);

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# DistributedDataParallel training loop (test/fixtures/cuda/ddp_train.py,
+# torchrun, one GPU per rank) plain vs under `mate guard-run --device cuda`,
+# variants alternating, in-loop seconds of rank 0, median of the rounds.
+# The guard's counters (MATE_GUARD_CUDA_STATS) of each rank are printed
+# beside each guarded round: where its time goes (alloc/free/track ms).
+#   bench/cuda/ddp.sh [rounds] [ranks] [steps]
+# VARIANTS="plain guard guard-notrack guard-nostacks" picks some.
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+REPS=${1:-3}
+RANKS=${2:-2}
+STEPS=${3:-1000}
+MATE=$ROOT/packages/core-native/bin/mate.js
+TRAIN=$ROOT/test/fixtures/cuda/ddp_train.py
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+torchrun() { python3 -m torch.distributed.run --nproc-per-node "$RANKS" "$TRAIN" "$STEPS" 2>&1; }
+guard() { MATE_GUARD_CUDA_STATS=1 node "$MATE" guard-run --device cuda "$@" -- python3 -m torch.distributed.run --nproc-per-node "$RANKS" "$TRAIN" "$STEPS" 2>&1; }
+declare -A times
+read -r -a variants <<<"${VARIANTS:-plain guard guard-notrack guard-nostacks}"
+echo "## $RANKS rank(s), $STEPS steps, $REPS rounds, variants alternating"
+for ((rep = 0; rep < REPS; rep++)); do
+  for v in "${variants[@]}"; do
+    case $v in
+      plain) out=$(torchrun) ;;
+      guard) out=$(guard) ;;
+      guard-notrack) out=$(guard --no-track-launches) ;;
+      guard-nostacks) out=$(guard --no-capture-stacks) ;;
+    esac
+    t=$(grep -o 'steps in [0-9.]* s' <<<"$out" | grep -o '[0-9.]*' | tail -1)
+    [ -n "$t" ] || { echo "$v failed:"; echo "$out" | tail -20; }
+    echo "$v round $rep: ${t:-?} s"
+    grep -o 'cuda stats:.*' <<<"$out" | sed 's/^/    /'
+    times[$v]="${times[$v]:-} $t"
+  done
+done
+median() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+base=$(median "${times[${variants[0]}]}")
+echo "| variant | in-loop s (median) | / ${variants[0]} |"
+echo "|---|---|---|"
+for v in "${variants[@]}"; do
+  m=$(median "${times[$v]}")
+  echo "| $v | $m | $(awk -v a="$m" -v b="$base" 'BEGIN {printf "%.2fx", a / b}') |"
+done
