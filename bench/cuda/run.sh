@@ -8,7 +8,8 @@
 # Variants of the transformer loop: caching (plain PyTorch), guard (mate
 # guard-run --device cuda: defaults, launch tracking on), guard-notrack
 # (--no-track-launches), guard-nostacks (--no-capture-stacks: tracking
-# without Python call sites), guard-strict (--cuda-quarantine strict
+# without Python call sites), guard-emptycb (tracking subscribed, its
+# callbacks returning at once: CUPTI's own cost), guard-strict (--cuda-quarantine strict
 # --sync-on-free), nocache (PYTORCH_NO_CUDA_MEMORY_CACHING=1), and once
 # compute-sanitizer memcheck with no caching. VARIANTS="caching guard ..."
 # picks some.
@@ -51,6 +52,7 @@ for ((rep = 0; rep < REPS; rep++)); do
       guard) out=$(guard) ;;
       guard-notrack) out=$(guard --no-track-launches) ;;
       guard-nostacks) out=$(guard --no-capture-stacks) ;;
+      guard-emptycb) out=$(MATE_GUARD_CUPTI_EMPTY=1 guard) ;;
       guard-strict) out=$(guard --cuda-quarantine strict --sync-on-free) ;;
     esac
     t=$(grep -o 'in [0-9.]* s' <<<"$out" | grep -o '[0-9.]*')
