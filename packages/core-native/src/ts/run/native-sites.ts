@@ -16,7 +16,8 @@ export interface NativeSiteSummary {
 
 /** Adds one process's (or one run's) counts; `into` undefined starts a new summary. */
 export function addNativeSites(into: NativeSiteSummary | undefined, from: NativeSiteCounts | NativeSiteSummary | undefined): NativeSiteSummary | undefined {
-  if (!from) return into;
+  // A process whose chosen modules made no allocation call (npx, a runner's main process) counts nothing.
+  if (!from || (from.seen === 0 && from.untrackedCalls === 0)) return into;
   const processes = 'processes' in from ? from.processes : 1;
   if (!into) return { first: from.first, processes, seen: from.seen, reachedFirst: from.reachedFirst, missed: from.missed, untrackedCalls: from.untrackedCalls };
   into.first = Math.min(into.first, from.first);
