@@ -26,7 +26,7 @@ bool PowerOfTwo(size_t v) { return v != 0 && (v & (v - 1)) == 0; }
 // Each allocation entry point marks the chosen module that called it (its
 // return address), for the end-of-run line about modules that made none;
 // the same address is the call site that site-aware sampling counts.
-#define NOTE_CALLER()                                \
+#define NOTE_CALLER()                             \
   const void* site = __builtin_return_address(0); \
   NoteCaller(site)
 
