@@ -20,6 +20,10 @@ test('sites called fewer than K times are covered too: guarded on every call', (
   assert.equal(line({ seen: 105, reachedFirst: 53 }), '[mate-guard] native heap: 105 call sites, all covered: 53 guarded at least 8 times, 52 on every call (called fewer times)\n');
 });
 
+test('no site reached K calls: all guarded on every call', () => {
+  assert.equal(line({ seen: 36 }), '[mate-guard] native heap: 36 call sites, all guarded on every call (each called fewer than 8 times)\n');
+});
+
 test('a site one of whose first K calls got no slot is not covered, and the line says so', () => {
   assert.equal(line({ seen: 10, reachedFirst: 10, missed: 1 }), '[mate-guard] native heap: 10 call sites, 9 covered (guarded at least 8 times, or on every call), 1 not (one of its first 8 calls got no guarded slot)\n');
 });

@@ -40,7 +40,9 @@ export function formatNativeSites(s: NativeSiteSummary | undefined): string {
   if (s.missed === 0) {
     text += fewer === 0
       ? `, all guarded at least ${plural(k, 'time')}`
-      : `, all covered: ${s.reachedFirst} guarded at least ${plural(k, 'time')}, ${fewer} on every call (called fewer times)`;
+      : s.reachedFirst === 0
+        ? `, all guarded on every call (each called fewer than ${plural(k, 'time')})`
+        : `, all covered: ${s.reachedFirst} guarded at least ${plural(k, 'time')}, ${fewer} on every call (called fewer times)`;
   } else {
     text += `, ${s.seen - s.missed} covered (guarded at least ${plural(k, 'time')}, or on every call), ` +
       `${s.missed} not (one of ${s.missed === 1 ? 'its' : 'their'} first ${plural(k, 'call')} got no guarded slot)`;
