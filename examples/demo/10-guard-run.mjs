@@ -30,6 +30,8 @@ export const steps = [
     { exit: 'nonzero', output: ['==mate-guard== ERROR: heap-buffer-overflow on WRITE', 'backend native-heap', '(buggy_addon.node+0x'] }),
   step('native heap: a double free is reported with both frees and ignored', NATIVE, [], 'native-heap.js doubleFree',
     { exit: 'nonzero', output: ['==mate-guard== ERROR: double-free of', 'first freed at:', 'doubleFree: returned'] }),
+  step('native heap sampled 1 in 1,000,000: each call site\'s first 8 calls are still guarded, so the double free is caught', [...NATIVE, '--native-sample-rate', '1000000'], [], 'native-heap.js doubleFree',
+    { exit: 'nonzero', output: ['==mate-guard== ERROR: double-free of', 'doubleFree: returned', '[mate-guard] native heap: ', ' call sites, all '] }),
   step('clean script (with a WebAssembly trap) passes with no report', [], [], 'clean.js',
     { exit: 0, output: ['wasm trap ok'], notOutput: ['==mate-guard=='] }),
 ];

@@ -8,6 +8,7 @@
 #include "crash/signal_handler.h"
 #include "native_heap/heap_ops.h"
 #include "native_heap/native_heap.h"
+#include "native_heap/site_sampler.h"
 
 namespace mate {
 
@@ -40,6 +41,7 @@ Napi::Value GuardNativeModules(const Napi::CallbackInfo& info) {
     options.globs.push_back(g.As<Napi::String>().Utf8Value());
   }
   options.sample_rate = a->options().native_sample_rate;
+  options.site_first = a->options().native_site_first;
   options.log = a->options().log_allocations;
   options.on_new_thread = EnsureAltStack;
   options.js_stack = JsStackHere;
@@ -127,6 +129,19 @@ void AddNativeHeapStats(Napi::Env env, Napi::Object o, const AllocatorStats& s) 
   by.Set("noSlot", num(nc.no_slot));
   by.Set("libcBlocks", num(nc.libc_blocks));
   o.Set("nativeUnguardedBy", by);
+  // Site-aware sampling: present only while it is on (sampling, K > 0).
+  if (uint32_t first = native_heap::SiteFirst()) {
+    native_heap::SiteCoverage sc = native_heap::GetSiteCoverage();
+    Napi::Object sites = Napi::Object::New(env);
+    sites.Set("first", num(first));
+    sites.Set("seen", num(sc.sites));
+    sites.Set("reachedFirst", num(sc.reached_first));
+    sites.Set("missed", num(sc.missed));
+    sites.Set("forced", num(sc.forced));
+    sites.Set("untrackedCalls", num(sc.untracked_calls));
+    sites.Set("capacity", num(sc.capacity));
+    o.Set("nativeSites", sites);
+  }
 }
 
 void AddNativeHeapExports(Napi::Env env, Napi::Object exports) {

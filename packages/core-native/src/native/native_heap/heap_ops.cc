@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "core/alloc_log.h"
+#include "native_heap/site_sampler.h"
 #include "core/stack_store.h"
 #include "platform/loaded_modules.h"
 #include "platform/stack_trace.h"
@@ -96,6 +97,8 @@ void ConfigureOps(GuardedAllocator* a, const StartOptions& options) {
   g_alignment = a->options().alignment > kMallocAlignment ? a->options().alignment : kMallocAlignment;
   g_exact_size = a->options().native_exact_size;
   g_sample_rate = options.sample_rate ? options.sample_rate : 1;
+  // Only sampling leaves calls out: with every call guarded there is nothing to track.
+  ConfigureSites(g_sample_rate > 1 ? options.site_first : 0);
   g_log = options.log;
   g_on_new_thread = options.on_new_thread;
   g_js_stack = options.js_stack;
@@ -107,11 +110,13 @@ void ConfigureOps(GuardedAllocator* a, const StartOptions& options) {
   g_region_bytes = a->region_bytes();
 }
 
-void* TryAllocate(size_t size, size_t alignment, bool sampled) {
+void* TryAllocate(size_t size, size_t alignment, const void* site, bool sampled) {
   GuardedAllocator* a = g_allocator.load(std::memory_order_acquire);
   if (a == nullptr) return nullptr;
   ThreadState& t = t_state;
-  if (t.busy || (sampled && !Sampled(t))) {
+  // A site's first calls are guarded whatever the sample rate (site_sampler.h).
+  SiteEntry* first = nullptr;
+  if (t.busy || (sampled && g_sample_rate > 1 && !TakeSiteFirst(site, &first) && !Sampled(t))) {
     g_unguarded.fetch_add(1, std::memory_order_relaxed);
     (t.busy ? g_reentrant : g_sampled_out).fetch_add(1, std::memory_order_relaxed);
     return nullptr;
@@ -136,6 +141,7 @@ void* TryAllocate(size_t size, size_t alignment, bool sampled) {
   AllocResult r = a->Allocate(req);
   t.busy = false;
   if (r.ptr == nullptr) {
+    if (first) SiteTable::Missed(first);
     g_unguarded.fetch_add(1, std::memory_order_relaxed);
     g_no_slot.fetch_add(1, std::memory_order_relaxed);  // the allocator counts its reason too
     return nullptr;
@@ -200,7 +206,7 @@ bool TryRealloc(void* ptr, size_t size, void** out, From from) {
     TryFree(ptr, from);  // size 0 frees (glibc); a bad pointer is recorded and ignored
     return true;
   }
-  void* fresh = TryAllocate(size, 0, false);  // counts itself when it gets no slot
+  void* fresh = TryAllocate(size, 0, nullptr, false);  // counts itself when it gets no slot
   if (fresh == nullptr) fresh = malloc(size);
   if (fresh == nullptr) return true;  // the old block stays valid, as realloc promises
   memcpy(fresh, ptr, old < size ? old : size);

@@ -16,8 +16,10 @@ void ConfigureOps(GuardedAllocator* a, const StartOptions& options);
 
 // A guarded slot for this call, or nullptr (sampled out, no slot, or
 // re-entered): then the caller allocates from libc. `alignment` 0 is
-// malloc's: the configured one, never below malloc's 16-byte promise. `sampled` false skips sampling (realloc of a guarded block).
-void* TryAllocate(size_t size, size_t alignment, bool sampled = true);
+// malloc's: the configured one, never below malloc's 16-byte promise.
+// `site`: the module's return address (its first calls are guarded while
+// sampling). `sampled` false skips sampling (realloc of a guarded block).
+void* TryAllocate(size_t size, size_t alignment, const void* site, bool sampled = true);
 
 // An allocation call of a chosen module that went to libc anyway (realloc
 // of a block libc made): counted so that guarded + unguarded = every

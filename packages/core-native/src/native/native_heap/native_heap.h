@@ -21,6 +21,7 @@ namespace native_heap {
 struct StartOptions {
   std::vector<std::string> globs;  // fnmatch patterns, matched against a module's path and file name
   uint32_t sample_rate = 1;        // guard one allocation in N (random, mean N); 1 = all
+  uint32_t site_first = 0;         // while sampling: each call site's first K calls guarded (0: plain sampling)
   bool log = false;                // a line per patched module, alloc and free
   // Called once on each thread the first time it gets a guarded allocation
   // (the crash side gives the thread an alternate signal stack).

@@ -24,14 +24,17 @@ namespace {
 bool PowerOfTwo(size_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
 // Each allocation entry point marks the chosen module that called it (its
-// return address), for the end-of-run line about modules that made none.
-#define NOTE_CALLER() NoteCaller(__builtin_return_address(0))
+// return address), for the end-of-run line about modules that made none;
+// the same address is the call site that site-aware sampling counts.
+#define NOTE_CALLER()                             \
+  const void* site = __builtin_return_address(0); \
+  NoteCaller(site)
 
 // --- C -----------------------------------------------------------------
 
 void* Malloc(size_t n) {
   NOTE_CALLER();
-  if (void* p = TryAllocate(n, 0)) return p;
+  if (void* p = TryAllocate(n, 0, site)) return p;
   return malloc(n);
 }
 
@@ -42,19 +45,27 @@ void* Calloc(size_t n, size_t m) {
     errno = ENOMEM;
     return nullptr;
   }
-  if (void* p = TryAllocate(total, 0)) return p;  // slots come zeroed from the kernel
+  if (void* p = TryAllocate(total, 0, site)) return p;  // slots come zeroed from the kernel
   return calloc(n, m);
 }
 
-void* Realloc(void* p, size_t n) {
-  NOTE_CALLER();
-  if (p == nullptr) return Malloc(n);
+// realloc from `site` (realloc and reallocarray: the module's call, not ours).
+void* ReallocFrom(void* p, size_t n, const void* site) {
+  if (p == nullptr) {
+    if (void* q = TryAllocate(n, 0, site)) return q;
+    return malloc(n);
+  }
   void* out;
   if (TryRealloc(p, n, &out)) return out;
   // libc's block stays libc's (its size is not known exactly); a realloc
   // that allocates still counts as an allocation call of the module.
   if (n != 0) CountUnguarded();
   return realloc(p, n);
+}
+
+void* Realloc(void* p, size_t n) {
+  NOTE_CALLER();
+  return ReallocFrom(p, n, site);
 }
 
 void* ReallocArray(void* p, size_t n, size_t m) {
@@ -64,7 +75,7 @@ void* ReallocArray(void* p, size_t n, size_t m) {
     errno = ENOMEM;
     return nullptr;
   }
-  return Realloc(p, total);
+  return ReallocFrom(p, total, site);
 }
 
 void Free(void* p) {
@@ -74,7 +85,7 @@ void Free(void* p) {
 int PosixMemalign(void** out, size_t alignment, size_t n) {
   NOTE_CALLER();
   if (!PowerOfTwo(alignment) || alignment % sizeof(void*) != 0) return EINVAL;
-  if (void* p = TryAllocate(n, alignment)) {
+  if (void* p = TryAllocate(n, alignment, site)) {
     *out = p;
     return 0;
   }
@@ -84,20 +95,20 @@ int PosixMemalign(void** out, size_t alignment, size_t n) {
 void* AlignedAlloc(size_t alignment, size_t n) {
   NOTE_CALLER();
   if (PowerOfTwo(alignment))
-    if (void* p = TryAllocate(n, alignment)) return p;
+    if (void* p = TryAllocate(n, alignment, site)) return p;
   return aligned_alloc(alignment, n);
 }
 
 void* Memalign(size_t alignment, size_t n) {
   NOTE_CALLER();
   if (PowerOfTwo(alignment))
-    if (void* p = TryAllocate(n, alignment)) return p;
+    if (void* p = TryAllocate(n, alignment, site)) return p;
   return memalign(alignment, n);
 }
 
 void* Valloc(size_t n) {
   NOTE_CALLER();
-  if (void* p = TryAllocate(n, static_cast<size_t>(getpagesize()))) return p;
+  if (void* p = TryAllocate(n, static_cast<size_t>(getpagesize()), site)) return p;
   return valloc(n);
 }
 
@@ -109,7 +120,7 @@ void* Pvalloc(size_t n) {
     errno = ENOMEM;
     return nullptr;
   }
-  if (void* p = TryAllocate(rounded ? rounded : page, page)) return p;
+  if (void* p = TryAllocate(rounded ? rounded : page, page, site)) return p;
   return pvalloc(n);
 }
 
@@ -123,14 +134,14 @@ size_t MallocUsableSize(void* p) {
 char* Strdup(const char* s) {
   NOTE_CALLER();
   size_t n = strlen(s) + 1;
-  if (void* p = TryAllocate(n, 0)) return static_cast<char*>(memcpy(p, s, n));
+  if (void* p = TryAllocate(n, 0, site)) return static_cast<char*>(memcpy(p, s, n));
   return strdup(s);
 }
 
 char* Strndup(const char* s, size_t max) {
   NOTE_CALLER();
   size_t n = strnlen(s, max);
-  if (auto* p = static_cast<char*>(TryAllocate(n + 1, 0))) {
+  if (auto* p = static_cast<char*>(TryAllocate(n + 1, 0, site))) {
     memcpy(p, s, n);
     p[n] = '\0';
     return p;
@@ -144,42 +155,42 @@ size_t Align(std::align_val_t al) { return static_cast<size_t>(al); }
 
 void* New(size_t n) {
   NOTE_CALLER();
-  if (void* p = TryAllocate(n, 0)) return p;
+  if (void* p = TryAllocate(n, 0, site)) return p;
   return ::operator new(n);
 }
 void* NewArray(size_t n) {
   NOTE_CALLER();
-  if (void* p = TryAllocate(n, 0)) return p;
+  if (void* p = TryAllocate(n, 0, site)) return p;
   return ::operator new[](n);
 }
 void* NewNothrow(size_t n, const std::nothrow_t& tag) noexcept {
   NOTE_CALLER();
-  if (void* p = TryAllocate(n, 0)) return p;
+  if (void* p = TryAllocate(n, 0, site)) return p;
   return ::operator new(n, tag);
 }
 void* NewArrayNothrow(size_t n, const std::nothrow_t& tag) noexcept {
   NOTE_CALLER();
-  if (void* p = TryAllocate(n, 0)) return p;
+  if (void* p = TryAllocate(n, 0, site)) return p;
   return ::operator new[](n, tag);
 }
 void* NewAligned(size_t n, std::align_val_t al) {
   NOTE_CALLER();
-  if (void* p = TryAllocate(n, Align(al))) return p;
+  if (void* p = TryAllocate(n, Align(al), site)) return p;
   return ::operator new(n, al);
 }
 void* NewArrayAligned(size_t n, std::align_val_t al) {
   NOTE_CALLER();
-  if (void* p = TryAllocate(n, Align(al))) return p;
+  if (void* p = TryAllocate(n, Align(al), site)) return p;
   return ::operator new[](n, al);
 }
 void* NewAlignedNothrow(size_t n, std::align_val_t al, const std::nothrow_t& tag) noexcept {
   NOTE_CALLER();
-  if (void* p = TryAllocate(n, Align(al))) return p;
+  if (void* p = TryAllocate(n, Align(al), site)) return p;
   return ::operator new(n, al, tag);
 }
 void* NewArrayAlignedNothrow(size_t n, std::align_val_t al, const std::nothrow_t& tag) noexcept {
   NOTE_CALLER();
-  if (void* p = TryAllocate(n, Align(al))) return p;
+  if (void* p = TryAllocate(n, Align(al), site)) return p;
   return ::operator new[](n, al, tag);
 }
 

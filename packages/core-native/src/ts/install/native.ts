@@ -30,6 +30,28 @@ export interface NativeUnguardedBy {
   libcBlocks: number;
 }
 
+/**
+ * Site-aware sampling (nativeSiteFirst, while nativeSampleRate > 1): the
+ * call sites of the chosen modules and whether each had its first K calls
+ * guarded. Absent when it is off.
+ */
+export interface NativeSiteCounts {
+  /** K: the first calls of each site that are guarded. */
+  first: number;
+  /** Distinct call sites seen (return addresses). */
+  seen: number;
+  /** Sites called at least K times (the rest were guarded on every call). */
+  reachedFirst: number;
+  /** Sites one of whose first K calls got no guarded slot. */
+  missed: number;
+  /** Allocations guarded as one of their site's first K. */
+  forced: number;
+  /** Calls from sites the full table could not take (sampled plainly). */
+  untrackedCalls: number;
+  /** Entries of the per-process site table. */
+  capacity: number;
+}
+
 export interface NativeStats extends AllocationCounts {
   /** Host: each reason an allocation ran unguarded, with its count (fallbackReason is the last one). */
   fallbackReasons?: Record<string, number>;
@@ -45,6 +67,8 @@ export interface NativeStats extends AllocationCounts {
   nativeUnguarded: number;
   /** Why, each counted (they add up to nativeUnguarded). */
   nativeUnguardedBy?: NativeUnguardedBy;
+  /** Native heap: site-aware sampling's coverage, when it is on. */
+  nativeSites?: NativeSiteCounts;
   /** Native heap: frees of pointers mate-guard did not hand out, passed to libc. */
   nativeForeignFrees: number;
   /** Native heap: double and invalid frees found (and ignored). */

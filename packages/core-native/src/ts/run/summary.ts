@@ -5,6 +5,7 @@ import { isNotice } from '../report/notices';
 import type { RunReport, UnreadableFile } from './report-dir';
 import type { ProcessGuardStats } from './process-stats';
 import type { NativeUnguardedBy } from '../install/native';
+import { addNativeSites, formatNativeSites, type NativeSiteSummary } from './native-sites';
 
 const noNativeUnguarded = (): NativeUnguardedBy => ({ sampledOut: 0, reentrant: 0, noSlot: 0, libcBlocks: 0 });
 
@@ -55,6 +56,8 @@ export interface SummaryCounts {
   nativeUnguarded: number;
   /** Why native allocation calls went to libc, each counted. */
   nativeUnguardedBy: NativeUnguardedBy;
+  /** Site-aware sampling's call sites and their coverage (absent when it was off everywhere). */
+  nativeSites?: NativeSiteSummary;
   /** Why allocations ran unguarded (`because <reason>`, `<kind> buffers, which can't be guarded`), each with its count. */
   unguardedBy: Record<string, number>;
   /** Why CUDA launch tracking was off, in processes that guarded device memory. */
@@ -115,6 +118,7 @@ export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCoun
     s.nativeGuarded += p.nativeAllocations ?? 0;
     s.nativeUnguarded += p.nativeUnguarded ?? 0;
     addNative(s.nativeUnguardedBy, p.nativeUnguardedBy);
+    s.nativeSites = addNativeSites(s.nativeSites, p.nativeSites);
     fallbacksByReason(p, s.unguardedBy);
     const off = p.device?.launchTracking === false ? p.device.trackingOff ?? '' : undefined;
     if (off !== undefined && !s.trackingOff.includes(off)) s.trackingOff.push(off);
@@ -151,6 +155,7 @@ export function mergeSummaries(list: readonly SummaryCounts[]): SummaryCounts {
     out.nativeGuarded += s.nativeGuarded;
     out.nativeUnguarded += s.nativeUnguarded;
     addNative(out.nativeUnguardedBy, s.nativeUnguardedBy);
+    out.nativeSites = addNativeSites(out.nativeSites, s.nativeSites);
     for (const [why, n] of Object.entries(s.unguardedBy ?? {})) count(out.unguardedBy, why, n);
     for (const r of s.trackingOff) if (!out.trackingOff.includes(r)) out.trackingOff.push(r);
   }
@@ -167,7 +172,7 @@ export function formatSummary(s: SummaryCounts): string {
     // A process that died was counted up to its death: the line says how many died.
     (s.died ? `${plural(s.died, 'process', 'processes')} died, ` : '') +
     `${plural(s.skippedByTag, 'test')} skipped by tag\n`;
-  return out + formatOutOfMemoryLine(s.outOfMemory) + formatUnfinished(s.unfinished) + formatNativeCoverage(s) + formatUnguardedWarning(s.fallbacks + s.passThrough, s.unguardedBy) + formatTrackingOffWarning(s.trackingOff);
+  return out + formatOutOfMemoryLine(s.outOfMemory) + formatUnfinished(s.unfinished) + formatNativeCoverage(s) + formatNativeSites(s.nativeSites) + formatUnguardedWarning(s.fallbacks + s.passThrough, s.unguardedBy) + formatTrackingOffWarning(s.trackingOff);
 }
 
 /** Out-of-memory failures ('' when none): they are the program's failures, not memory bugs. */

@@ -160,6 +160,12 @@ export const SETTINGS = [
     native: { field: 'native_sample_rate', ctype: 'uint32_t' },
   }),
   row({
+    key: 'nativeSiteFirst', name: 'native-site-first', value: integerValue(0, 2 ** 16), default: 8,
+    description: 'Native heap, with nativeSampleRate above 1: guard the first N allocations of every call site (the return address of the module\'s malloc/calloc/realloc/new call), then sample. A bug that happens on every call of a site is caught whatever the rate; the summary says how many sites were seen and that each was covered. 0: plain sampling.',
+    surfaces: { runner: true, guardRun: true, api: true },
+    native: { field: 'native_site_first', ctype: 'uint32_t' },
+  }),
+  row({
     key: 'nativeExactSize', name: 'native-exact-size', value: integerValue(0, 2 ** 31), default: 0,
     defaultText: '0 (none)',
     description: "Native heap: place the chosen modules' allocations of exactly this many bytes byte-exact (tail mode: the end on the guard page), so a write into the gap malloc's 16-byte alignment leaves (1 to 15 bytes of canary) faults at once. Every other native allocation keeps malloc's 16-byte alignment whatever `alignment` says (code relies on it). The automatic rerun sets it after canary damage in such a gap; code that needs blocks of that size 16-byte aligned (SSE loads) may crash with it.",

@@ -1,0 +1,134 @@
+// node-sqlite3's own Mocha suite (171 tests, SQLite compiled into the
+// addon) with the addon's native heap guarded: plain, guard-run with JS
+// buffers only (its fixed cost), the whole native heap guarded, and
+// site-aware sampling (nativeSampleRate N, every call site's first
+// nativeSiteFirst calls guarded) at each rate given. Side by side in one
+// run, order rotated each repetition; medians of wall time, CPU time
+// (user + sys of the whole process tree) and peak RSS (the largest
+// process). Every run must pass all tests; a sampled run must say that
+// every call site was covered.
+//
+//   node bench/sqlite3-suite.mjs --dir <node-sqlite3 checkout> [--reps 3] [--rates 100,1000] [--plain-sampling]
+//   (or SQLITE3_DIR=<checkout>)
+//
+// The checkout: node-sqlite3's source with its test/ folder, its addon
+// built from source (bench/README.md says how, online or offline). Nothing
+// of it is kept in this repository.
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { median } from './lib/side-by-side.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const MATE = path.join(here, '..', 'packages', 'core-native', 'bin', 'mate.js');
+const STATS = path.join(here, 'lib', 'print-native-stats.cjs');
+const GLOB = '*node_sqlite3.node';
+
+const argv = process.argv.slice(2);
+const arg = (name, def) => {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? argv[i + 1] : def;
+};
+const dir = path.resolve(arg('dir', process.env.SQLITE3_DIR ?? ''));
+const reps = Number(arg('reps', 3));
+const rates = String(arg('rates', '100,1000')).split(',').filter(Boolean).map(Number);
+const plainSampling = argv.includes('--plain-sampling');
+const usage = 'usage: node bench/sqlite3-suite.mjs --dir <node-sqlite3 checkout, addon built, test/ present> [--reps N] [--rates 100,1000] [--plain-sampling]';
+const addon = path.join(dir, 'build', 'Release', 'node_sqlite3.node');
+if (!fs.existsSync(addon) || !fs.existsSync(path.join(dir, 'test', 'support', 'helper.js'))) {
+  console.error(`${usage}\n${dir}: needs build/Release/node_sqlite3.node (built from source) and test/ (bench/README.md says how to get both)`);
+  process.exit(2);
+}
+if (!Number.isInteger(reps) || reps < 1 || rates.some((r) => !Number.isInteger(r) || r < 2)) {
+  console.error(`${usage}\n--reps: an integer from 1; --rates: integers from 2, comma-separated`);
+  process.exit(2);
+}
+if (!fs.existsSync('/usr/bin/time')) {
+  console.error('needs /usr/bin/time (GNU time: apt-get install time) for CPU time and peak RSS');
+  process.exit(2);
+}
+
+const mochaBin = [path.join(dir, 'node_modules', 'mocha', 'bin', 'mocha.js'), path.join(here, '..', 'node_modules', 'mocha', 'bin', 'mocha.js')].find((f) => fs.existsSync(f));
+const suite = [process.execPath, mochaBin, '-R', 'dot', '--timeout', '480000'];
+const guardRun = (...flags) => [process.execPath, MATE, 'guard-run', ...flags, '--', ...suite];
+const VARIANTS = {
+  plain: suite,
+  'guard-run, JS buffers only': guardRun(),
+  'native heap, all guarded': guardRun('--native', GLOB),
+};
+for (const rate of rates) {
+  VARIANTS[`native, 1 in ${rate}, site-aware (first 8)`] = guardRun('--native', GLOB, '--native-sample-rate', String(rate));
+  if (plainSampling) VARIANTS[`native, 1 in ${rate}, plain sampling`] = guardRun('--native', GLOB, '--native-sample-rate', String(rate), '--native-site-first', '0');
+}
+
+// The suite's database (test/support/createdb.js, as `npm test` does first).
+if (!fs.existsSync(path.join(dir, 'test', 'support', 'big.db'))) {
+  const r = spawnSync(process.execPath, [path.join(dir, 'test', 'support', 'createdb.js')], { cwd: dir, stdio: 'inherit' });
+  if (r.status !== 0) process.exit(1);
+}
+
+// Output to a file, not a pipe: nothing the suite leaves behind holds the run open.
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-sqlite3-suite-'));
+const outFile = path.join(tmp, 'out.txt');
+
+function once(name) {
+  const cmd = ['/usr/bin/time', '-f', 'mate-bench-time maxrss-kb %M cpu-s %U %S', ...VARIANTS[name]];
+  const env = { ...process.env, NODE_OPTIONS: `--require ${JSON.stringify(STATS)}` };
+  for (const k of Object.keys(env)) if (k.startsWith('MATE_')) delete env[k];
+  const fd = fs.openSync(outFile, 'w');
+  const t0 = process.hrtime.bigint();
+  const r = spawnSync(cmd[0], cmd.slice(1), { cwd: dir, env, stdio: ['ignore', fd, fd] });
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  fs.closeSync(fd);
+  const out = fs.readFileSync(outFile, 'utf8');
+  const passing = Number(/(\d+) passing/.exec(out)?.[1] ?? 0);
+  const failing = Number(/(\d+) failing/.exec(out)?.[1] ?? 0);
+  if (r.status !== 0 || passing === 0 || failing !== 0) throw new Error(`"${name}" failed (exit ${r.status}, ${passing} passing, ${failing} failing):\n${out.slice(-3000)}`);
+  const cpu = /cpu-s ([\d.]+) ([\d.]+)/.exec(out);
+  let guarded = 0, unguarded = 0;
+  for (const m of out.matchAll(/\[native-stats\] (.+)/g)) {
+    const s = JSON.parse(m[1]);
+    guarded += s.native;
+    unguarded += s.unguarded;
+  }
+  const sites = /^\[mate-guard\] native heap: (\d+) call sites?, (.+)$/m.exec(out);
+  if (name.includes('site-aware') && (!sites || !/^all (guarded|covered)/.test(sites[2]))) throw new Error(`"${name}": not every call site was covered:\n${sites?.[0] ?? out.slice(-3000)}`);
+  return {
+    ms, passing, guarded, unguarded,
+    user: 1000 * Number(cpu?.[1] ?? NaN), sys: 1000 * Number(cpu?.[2] ?? NaN),
+    rss: Number(/maxrss-kb (\d+)/.exec(out)?.[1] ?? NaN),
+    sites: sites ? `${sites[1]}: ${sites[2]}` : '',
+  };
+}
+
+const names = Object.keys(VARIANTS);
+const runs = Object.fromEntries(names.map((n) => [n, []]));
+once('plain'); // the file cache
+for (let i = 0; i < reps; i++) {
+  for (let k = 0; k < names.length; k++) {
+    const name = names[(k + i) % names.length];
+    runs[name].push(once(name));
+    process.stderr.write('.');
+  }
+}
+process.stderr.write('\n');
+
+const med = (name, f) => median(runs[name].map(f));
+const base = { ms: med('plain', (r) => r.ms), cpu: med('plain', (r) => r.user + r.sys), rss: med('plain', (r) => r.rss) };
+console.log(`node-sqlite3's suite in ${dir}, node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), ${reps} repetitions, medians`);
+console.log('| variant | tests passing | wall | ratio | CPU user+sys (user / sys) | ratio | peak RSS | ratio | native allocations guarded / to libc | call sites |');
+console.log('|---|---|---|---|---|---|---|---|---|---|');
+for (const name of names) {
+  const ms = med(name, (r) => r.ms);
+  const cpu = med(name, (r) => r.user + r.sys);
+  const rss = med(name, (r) => r.rss);
+  const native = name.startsWith('native') ? `${med(name, (r) => r.guarded)} / ${med(name, (r) => r.unguarded)}` : '-';
+  const last = runs[name][runs[name].length - 1];
+  console.log(`| ${name} | ${runs[name].map((r) => r.passing).join('/')} | ${(ms / 1000).toFixed(2)} s | ${(ms / base.ms).toFixed(2)}x | ` +
+    `${(cpu / 1000).toFixed(2)} s (${(med(name, (r) => r.user) / 1000).toFixed(2)} / ${(med(name, (r) => r.sys) / 1000).toFixed(2)}) | ${(cpu / base.cpu).toFixed(2)}x | ` +
+    `${(rss / 1024).toFixed(0)} MiB | ${(rss / base.rss).toFixed(2)}x | ${native} | ${last.sites || '-'} |`);
+}
+fs.rmSync(tmp, { recursive: true, force: true });
