@@ -1,4 +1,5 @@
 // The C++ unit tier (packages/core-native/test/cpp: core/, crash/describe, device parts,
+// the device allocator's ready-range pool over the simulated driver,
 // the handoff reader, module matching), built with the addon by `npm
 // install` and run here through ctest, so `npm test` runs it.
 import assert from 'node:assert/strict';

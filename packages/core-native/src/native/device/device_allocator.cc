@@ -354,7 +354,9 @@ void DeviceAllocator::CheckLive() {
 
 DeviceStats DeviceAllocator::Stats() {
   std::lock_guard<std::mutex> lock(mu_);
-  return stats_;
+  DeviceStats s = stats_;
+  for (const auto& [n, c] : classes_) s.ready_bytes += static_cast<uint64_t>(c.ready.size()) * n * granule_;
+  return s;
 }
 
 }  // namespace device

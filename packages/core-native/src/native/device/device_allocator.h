@@ -71,6 +71,7 @@ struct DeviceStats {
   uint64_t ready_hits = 0;      // allocations served by a ready slot
   uint64_t ready_misses = 0;    // allocations mapped on the caller's thread
   uint64_t recycled = 0;        // freed ranges handed out again without quarantine (recycle_when_behind)
+  uint64_t ready_bytes = 0;     // memory in ranges mapped ahead and ready now (not those being mapped)
   uint64_t violations = 0;
   uint64_t out_of_memory = 0;   // allocations that failed for want of GPU memory (after the one retry)
   uint64_t granule = 0;
@@ -86,7 +87,7 @@ struct DeviceStats {
          {&DeviceStats::allocations, &DeviceStats::frees, &DeviceStats::live, &DeviceStats::peak_live,
           &DeviceStats::live_bytes, &DeviceStats::live_granules, &DeviceStats::fallbacks, &DeviceStats::quarantined,
           &DeviceStats::quarantined_bytes, &DeviceStats::chunks_created, &DeviceStats::physical_bytes,
-          &DeviceStats::ready_hits, &DeviceStats::ready_misses, &DeviceStats::recycled, &DeviceStats::violations, &DeviceStats::out_of_memory,
+          &DeviceStats::ready_hits, &DeviceStats::ready_misses, &DeviceStats::recycled, &DeviceStats::ready_bytes, &DeviceStats::violations, &DeviceStats::out_of_memory,
           &DeviceStats::alloc_ns, &DeviceStats::free_ns, &DeviceStats::background_ns})
       this->*f += s.*f;
   }

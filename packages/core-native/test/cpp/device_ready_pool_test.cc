@@ -1,0 +1,419 @@
+// The device allocator's ready-range pool: ranges mapped ahead of requests
+// (device_ready_pool.cc), freed ranges handed straight back out when the
+// pool runs behind (device_quarantine.cc, recycle_when_behind) and the
+// give-back of what the pool holds when the device is short of memory
+// (device_memory_pressure.cc). Run over the simulated CUDA driver
+// (bench/cuda/sim/fake_cuda.cc, built beside this binary): host memory
+// stands in for device memory, FAKE_CUDA_MEMORY_BYTES bounds it, and the
+// "device" bytes of an allocation are written with the driver's memset.
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "check.h"
+#include "device/cuda_driver.h"
+#include "device/device_allocator.h"
+
+namespace {
+
+using mate::ReportKind;
+using mate::cuda::CUdeviceptr;
+using mate::device::DeviceAllocator;
+using mate::device::DeviceConfig;
+using mate::device::DeviceEvent;
+using mate::device::DeviceStats;
+
+constexpr uint64_t kMiB = 1ull << 20;
+constexpr uint64_t kGranule = 2 * kMiB;  // the simulated driver's granularity
+// What the simulated device holds in all. Nothing is touched until written:
+// the memory squeezed out of the device below is only counted.
+constexpr uint64_t kDeviceBytes = 2048 * kMiB;
+// More granules than any size class the pool maps ahead (kMaxPreparedGranules).
+constexpr size_t kLargeBytes = 520 * kMiB;
+
+// The simulated driver, loaded once for the process. The bound is set
+// before the first driver call and never again (the fake reads it at every
+// call, from the allocators' threads too).
+const mate::cuda::Driver* FakeDriver() {
+  static const mate::cuda::Driver* drv = [] {
+    setenv("FAKE_CUDA_MEMORY_BYTES", std::to_string(kDeviceBytes).c_str(), 1);
+    setenv("MATE_GUARD_CUDA_DRIVER", MATE_FAKE_CUDA_LIB, 1);
+    const char* why = nullptr;
+    const mate::cuda::Driver* d = mate::cuda::Load(&why);
+    if (d == nullptr) fprintf(stderr, "  the simulated driver %s did not load: %s\n", MATE_FAKE_CUDA_LIB, why ? why : "?");
+    return d;
+  }();
+  return drv;
+}
+
+// Events as an embedder receives them (from any thread).
+class Events final : public mate::device::EventSink {
+ public:
+  void OnEvent(const DeviceEvent& e) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    events_.push_back(e);
+  }
+  std::vector<DeviceEvent> Of(ReportKind kind) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<DeviceEvent> out;
+    for (const DeviceEvent& e : events_)
+      if (e.kind == kind) out.push_back(e);
+    return out;
+  }
+  size_t Count() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return events_.size();
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<DeviceEvent> events_;
+};
+
+// Small bounds: the defaults (a 1 TiB reservation, a 1 GiB pool) are a GPU's.
+DeviceConfig SmallConfig() {
+  DeviceConfig c;
+  c.reserve_bytes = 1024 * kMiB;
+  c.prepare_budget_bytes = 32 * kMiB;
+  c.prepare_ahead = 8;
+  c.idle_chunk_bytes = 16 * kMiB;
+  return c;
+}
+
+// One allocator on the simulated device 0, its background thread stopped
+// at the end of the test (the allocator itself lives on, as on a GPU).
+struct Device {
+  Events events;
+  DeviceAllocator* a = nullptr;
+  explicit Device(const DeviceConfig& config) {
+    const mate::cuda::Driver* drv = FakeDriver();
+    std::string error;
+    if (drv != nullptr) a = DeviceAllocator::Create(drv, 0, config, &events, &error);
+    if (drv != nullptr && a == nullptr) fprintf(stderr, "  DeviceAllocator::Create: %s\n", error.c_str());
+  }
+  ~Device() {
+    if (a != nullptr) a->Shutdown();
+  }
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  // A guarded allocation on the legacy default stream, or 0.
+  CUdeviceptr Alloc(size_t size) {
+    CUdeviceptr p = 0;
+    bool guarded = false;
+    if (a->Allocate(size, nullptr, 0, &p, &guarded) != mate::cuda::kSuccess || !guarded) return 0;
+    return p;
+  }
+  bool Free(CUdeviceptr p) { return a->Free(p, nullptr, 0) == mate::FreeStatus::kFreed; }
+  // The allocation's bytes (or its neighbours') written in device memory.
+  void Write(CUdeviceptr p, uint8_t value, size_t n) { FakeDriver()->cuMemsetD8Async(p, value, n, nullptr); }
+};
+
+// Memory held in ranges mapped ahead (ready or being mapped) while no
+// free is pending and no chunk is pooled: what the device holds beyond
+// the live allocations.
+uint64_t PoolBytes(const DeviceStats& s) { return s.physical_bytes - s.live_granules * s.granule; }
+
+// Polls `cond` until it holds (the background thread works on its own
+// time); false after `ms`. Generous: the tier also runs under qemu.
+template <class F>
+bool WaitFor(F cond, int ms = 20000) {
+  auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while (!cond()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+// The largest PoolBytes seen over `ms` of the background thread's work.
+uint64_t MostPooledOver(DeviceAllocator* a, int ms) {
+  uint64_t most = 0;
+  auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while (std::chrono::steady_clock::now() < end) {
+    most = std::max(most, PoolBytes(a->Stats()));
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  return most;
+}
+
+// Every free so far finished by the background thread: recycled to ready
+// or unmapped into quarantine (whose bounds the tests never reach).
+bool FreesSettled(DeviceAllocator* a) {
+  DeviceStats s = a->Stats();
+  return s.recycled + s.quarantined == s.frees;
+}
+
+// The end of a range's data (its guard, in tail mode): the same for every
+// size of one class, so it names the range whatever size it holds.
+uint64_t RangeOf(CUdeviceptr p, size_t size) { return (p + size + kGranule - 1) / kGranule * kGranule; }
+
+// Eats device memory with a plain allocation so that `left` bytes stay free; 0 if it cannot.
+CUdeviceptr Squeeze(uint64_t left) {
+  size_t free_b = 0, total_b = 0;
+  if (FakeDriver()->cuMemGetInfo(&free_b, &total_b) != mate::cuda::kSuccess || free_b <= left) return 0;
+  CUdeviceptr p = 0;
+  return FakeDriver()->cuMemAlloc(&p, free_b - left) == mate::cuda::kSuccess ? p : 0;
+}
+
+}  // namespace
+
+TEST(allocations_of_a_size_seen_before_are_served_from_ranges_mapped_ahead) {
+  Device d(SmallConfig());
+  CHECK(d.a != nullptr);
+  if (d.a == nullptr) return;
+  // The first request of a size misses and asks for 4 ranges of its class
+  // (one granule: any size up to 2 MiB) to be mapped ahead.
+  CUdeviceptr first = d.Alloc(100);
+  CHECK(first != 0);
+  DeviceStats s = d.a->Stats();
+  CHECK_EQ(s.ready_misses, 1u);
+  CHECK_EQ(s.ready_hits, 0u);
+  CHECK(WaitFor([&] { return d.a->Stats().ready_bytes == 4 * kGranule; }));
+  std::vector<CUdeviceptr> more;
+  for (size_t size : {100u, 4000u, 1u << 20, (2u << 20) - 16})
+    more.push_back(d.Alloc(size));
+  s = d.a->Stats();
+  CHECK_EQ(s.ready_hits, 4u);
+  CHECK_EQ(s.ready_misses, 1u);
+  CHECK_EQ(s.allocations, 5u);
+  CHECK_EQ(s.fallbacks, 0u);
+  for (CUdeviceptr p : more) {
+    CHECK(p != 0);
+    CHECK(p != first);
+    CHECK_EQ(p % 16, 0u);
+  }
+  for (CUdeviceptr p : more) CHECK(d.Free(p));
+  CHECK(d.Free(first));
+  CHECK_EQ(d.events.Count(), 0u);
+}
+
+TEST(a_range_from_the_pool_keeps_its_canary_windows_damage_past_the_end_is_reported_at_free) {
+  Device d(SmallConfig());
+  CHECK(d.a != nullptr);
+  if (d.a == nullptr) return;
+  CUdeviceptr seen = d.Alloc(100);
+  CHECK(WaitFor([&] { return d.a->Stats().ready_bytes == 4 * kGranule; }));
+  // Both from ranges mapped ahead (canary-filled whole, not at allocation).
+  CUdeviceptr clean = d.Alloc(100);
+  CUdeviceptr damaged = d.Alloc(100);
+  CHECK_EQ(d.a->Stats().ready_hits, 2u);
+  CHECK(clean != 0 && damaged != 0);
+  if (clean == 0 || damaged == 0) return;
+  d.Write(clean, 0x00, 100);      // every byte of it, none beyond
+  d.Write(damaged, 0x00, 100);
+  d.Write(damaged + 100, 0x00, 1);  // one byte past the end, in the alignment gap before the guard
+  CHECK(d.Free(clean));
+  CHECK_EQ(d.events.Of(ReportKind::kCanaryCorruption).size(), 0u);
+  CHECK(d.Free(damaged));  // syncOnFree (the default here): checked in the free
+  std::vector<DeviceEvent> found = d.events.Of(ReportKind::kCanaryCorruption);
+  CHECK_EQ(found.size(), 1u);
+  if (found.size() == 1) {
+    CHECK(found[0].has_record);
+    CHECK_EQ(found[0].record.user, damaged);
+    CHECK_EQ(found[0].record.size, 100u);
+    CHECK_EQ(found[0].damage.after.damaged_bytes, 1u);
+    CHECK_EQ(found[0].damage.after.nearest, 1u);
+    CHECK_EQ(found[0].damage.before.damaged_bytes, 0u);
+  }
+  CHECK(d.Free(seen));
+  CHECK_EQ(d.events.Count(), 1u);
+}
+
+TEST(the_pool_keeps_at_most_prepare_ahead_ranges_of_a_size) {
+  DeviceConfig c = SmallConfig();
+  c.prepare_budget_bytes = 1024 * kMiB;  // not the bound here
+  c.prepare_ahead = 2;
+  Device d(c);
+  CHECK(d.a != nullptr);
+  if (d.a == nullptr) return;
+  // Misses and hits of one class, each asking for more to be mapped ahead.
+  std::vector<CUdeviceptr> live;
+  uint64_t most = 0;
+  for (int i = 0; i < 24; i++) {
+    live.push_back(d.Alloc(1000));
+    most = std::max(most, PoolBytes(d.a->Stats()));
+  }
+  CHECK(WaitFor([&] { return d.a->Stats().ready_bytes == 2 * kGranule; }));
+  most = std::max(most, PoolBytes(d.a->Stats()));  // at least the 2 ready now
+  uint64_t hits = d.a->Stats().ready_hits;
+  live.push_back(d.Alloc(1000));
+  live.push_back(d.Alloc(1000));
+  CHECK_EQ(d.a->Stats().ready_hits, hits + 2);
+  most = std::max(most, MostPooledOver(d.a, 100));
+  CHECK_EQ(most, 2 * kGranule);
+  for (CUdeviceptr p : live) CHECK(p != 0 && d.Free(p));
+  CHECK_EQ(d.events.Count(), 0u);
+}
+
+TEST(the_pool_never_holds_more_than_prepare_budget_bytes_over_all_sizes) {
+  DeviceConfig c = SmallConfig();
+  c.prepare_budget_bytes = 16 * kMiB;
+  c.prepare_ahead = 64;
+  Device d(c);
+  CHECK(d.a != nullptr);
+  if (d.a == nullptr) return;
+  // Six classes (1 to 6 granules) whose targets together ask for 22
+  // granules; the budget is 8.
+  std::vector<CUdeviceptr> live;
+  uint64_t most = 0;
+  for (int round = 0; round < 4; round++) {
+    for (uint64_t n = 1; n <= 6; n++) {
+      live.push_back(d.Alloc(n * kGranule - 64));
+      most = std::max(most, PoolBytes(d.a->Stats()));
+    }
+    most = std::max(most, MostPooledOver(d.a, 20));
+  }
+  most = std::max(most, MostPooledOver(d.a, 100));
+  CHECK(most > 0);
+  CHECK(most <= 16 * kMiB);
+  for (CUdeviceptr p : live) CHECK(p != 0 && d.Free(p));
+  CHECK_EQ(d.events.Count(), 0u);
+}
+
+TEST(short_of_memory_the_ranges_kept_ahead_are_given_back_so_a_large_allocation_fits_and_the_pool_stops_asking) {
+  Device d(SmallConfig());
+  CHECK(d.a != nullptr);
+  if (d.a == nullptr) return;
+  CUdeviceptr small = d.Alloc(100);
+  CHECK(WaitFor([&] { return d.a->Stats().ready_bytes == 4 * kGranule; }));
+  // The device keeps 2 granules fewer than the large allocation needs:
+  // only the 4 granules mapped ahead make up the difference.
+  CUdeviceptr eaten = Squeeze(kLargeBytes - 2 * kGranule);
+  CHECK(eaten != 0);
+  if (eaten == 0) return;
+  CUdeviceptr large = d.Alloc(kLargeBytes);
+  CHECK(large != 0);
+  DeviceStats s = d.a->Stats();
+  CHECK_EQ(s.out_of_memory, 0u);
+  CHECK_EQ(s.fallbacks, 0u);
+  CHECK_EQ(d.events.Of(ReportKind::kOutOfMemory).size(), 0u);
+  // Nothing is mapped ahead again, however long the background thread runs...
+  CHECK_EQ(PoolBytes(s), 0u);
+  CHECK_EQ(MostPooledOver(d.a, 100), 0u);
+  // ...until a size misses again (the device has room once more).
+  FakeDriver()->cuMemFree(eaten);
+  uint64_t misses = d.a->Stats().ready_misses;
+  CUdeviceptr again = d.Alloc(100);
+  CHECK_EQ(d.a->Stats().ready_misses, misses + 1);
+  CHECK(WaitFor([&] { return d.a->Stats().ready_bytes == 4 * kGranule; }));
+  CHECK(d.Free(again));
+  CHECK(large != 0 && d.Free(large));
+  CHECK(d.Free(small));
+  CHECK_EQ(d.events.Count(), 0u);
+}
+
+TEST(short_of_memory_even_after_the_give_back_the_allocation_fails_as_out_of_memory_with_what_was_given_back) {
+  Device d(SmallConfig());
+  CHECK(d.a != nullptr);
+  if (d.a == nullptr) return;
+  CUdeviceptr small = d.Alloc(100);
+  CHECK(WaitFor([&] { return d.a->Stats().ready_bytes == 4 * kGranule; }));
+  CUdeviceptr eaten = Squeeze(0);
+  CHECK(eaten != 0);
+  if (eaten == 0) return;
+  CUdeviceptr p = 0;
+  bool guarded = true;
+  CHECK_EQ(d.a->Allocate(kLargeBytes, nullptr, 0, &p, &guarded), mate::cuda::kErrorOutOfMemory);
+  CHECK_EQ(p, 0u);
+  CHECK(!guarded);
+  DeviceStats s = d.a->Stats();
+  CHECK_EQ(s.out_of_memory, 1u);
+  CHECK_EQ(PoolBytes(s), 0u);
+  std::vector<DeviceEvent> oom = d.events.Of(ReportKind::kOutOfMemory);
+  CHECK_EQ(oom.size(), 1u);
+  if (oom.size() == 1) {
+    CHECK(oom[0].has_memory);
+    CHECK_EQ(oom[0].memory.requested, kLargeBytes);
+    CHECK_EQ(oom[0].memory.given_back, 4 * kGranule);
+    CHECK_EQ(oom[0].memory.ready_bytes, 0u);
+    CHECK_EQ(oom[0].memory.live_count, 1u);
+  }
+  FakeDriver()->cuMemFree(eaten);
+  CHECK(d.Free(small));
+}
+
+namespace {
+
+// Bursts of one size class (faster than the background thread maps), half
+// of each damaged past its end, all freed; then a burst at another size of
+// the class, all clean. A range whose canaries were damaged never comes
+// out again (it is unmapped into quarantine, whose bounds are not reached);
+// a clean one may (recycle_when_behind), and its windows still hold: the
+// clean burst's frees report nothing. Repeated until ranges were recycled
+// and handed out again (the pool must run behind for that).
+void RecycleOnlyCleanRanges(bool sync_on_free, bool* mate_test_failed) {
+  DeviceConfig c = SmallConfig();
+  c.prepare_budget_bytes = 256 * kMiB;
+  c.prepare_ahead = 32;
+  c.sync_on_free = sync_on_free;
+  c.reserve_bytes = 4096 * kMiB;  // quarantined ranges keep their address space
+  Device d(c);
+  CHECK(d.a != nullptr);
+  if (d.a == nullptr) return;
+  constexpr int kBurst = 16;
+  std::set<uint64_t> damaged, clean;
+  size_t reported = 0, reissued = 0;
+  for (int round = 0; round < 40 && (d.a->Stats().recycled == 0 || reissued == 0); round++) {
+    // Sizes alternate: a recycled range then holds another size, whose
+    // windows lie over the last allocation's data.
+    size_t size = round % 2 ? 200 : 100, other = round % 2 ? 100 : 200;
+    std::vector<CUdeviceptr> burst;
+    for (int i = 0; i < kBurst; i++) burst.push_back(d.Alloc(size));
+    for (int i = 0; i < kBurst; i++) {
+      CUdeviceptr p = burst[i];
+      CHECK(p != 0);
+      if (p == 0) return;
+      CHECK(damaged.count(RangeOf(p, size)) == 0);
+      d.Write(p, 0x00, size);
+      if (i % 2) {
+        d.Write(p + size, 0x00, 1);
+        damaged.insert(RangeOf(p, size));
+      } else {
+        clean.insert(RangeOf(p, size));
+      }
+    }
+    for (CUdeviceptr p : burst) CHECK(d.Free(p));
+    reported += kBurst / 2;
+    CHECK(WaitFor([&] { return FreesSettled(d.a); }));
+    CHECK_EQ(d.events.Of(ReportKind::kCanaryCorruption).size(), reported);
+    std::vector<CUdeviceptr> reuse;
+    for (int i = 0; i < kBurst; i++) {
+      CUdeviceptr p = d.Alloc(other);
+      CHECK(p != 0);
+      if (p == 0) return;
+      CHECK(damaged.count(RangeOf(p, other)) == 0);
+      if (clean.count(RangeOf(p, other))) reissued++;
+      clean.insert(RangeOf(p, other));
+      d.Write(p, 0x00, other);
+      reuse.push_back(p);
+    }
+    for (CUdeviceptr p : reuse) CHECK(d.Free(p));
+    CHECK(WaitFor([&] { return FreesSettled(d.a); }));
+    CHECK_EQ(d.events.Of(ReportKind::kCanaryCorruption).size(), reported);
+    if (*mate_test_failed) return;
+  }
+  DeviceStats s = d.a->Stats();
+  CHECK(s.recycled > 0);
+  CHECK(reissued > 0);
+  // Damaged ranges all went to quarantine, unmapped.
+  CHECK(s.quarantined >= damaged.size());
+  CHECK_EQ(d.events.Count(), reported);
+}
+
+}  // namespace
+
+TEST(a_freed_range_goes_back_to_ready_only_when_its_canaries_checked_clean_at_free) {
+  RecycleOnlyCleanRanges(true, mate_test_failed);
+}
+
+TEST(a_freed_range_goes_back_to_ready_only_when_its_canaries_checked_clean_after_its_last_use) {
+  RecycleOnlyCleanRanges(false, mate_test_failed);
+}
