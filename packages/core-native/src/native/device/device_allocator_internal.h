@@ -130,7 +130,7 @@ struct DeviceAllocator::Pending {
   CUstream stream;  // the freeing stream (or order_stream_ after waits on several)
   bool check;       // canary bytes are still to be checked
   bool copied;      // ... and were read back in stream order already
-  bool checked_clean;  // checked at free (syncOnFree) and intact
+  bool checked_clean;  // checked at free (syncOnFree); damage found is in rec.canary_reported
 };
 
 // What a free waits for: streams declared with RecordStream (and those of

@@ -3,7 +3,7 @@
 // freed ranges whose unmapping waits), retries once, and otherwise fails
 // the allocation at once with its accounting: the caller gets the
 // out-of-memory code it expects (PyTorch raises OutOfMemoryError), never a
-// retry loop. The first failure in a process is filed as an out-of-memory
+// retry loop. The first failure on each device is filed as an out-of-memory
 // report; later ones are counted.
 #include "device/device_allocator_internal.h"
 
