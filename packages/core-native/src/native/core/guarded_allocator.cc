@@ -103,6 +103,7 @@ GuardedAllocator::GuardedAllocator(const Options& options, uintptr_t base, size_
       cap = maps > 20000 ? (maps - 20000) / 2 : 1000;
     }
     stats_.max_live = cap;
+    InitLiveCapCollections();
   }
 }
 
@@ -266,6 +267,9 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
   if (r == nullptr) {
     std::lock_guard<std::mutex> lock(mu_);
     stats_.fallbacks++;
+    // mprotect: freed slots of this size may wait for the collector (the
+    // slot count is capped too): ask for a collection (live_cap.cc).
+    if (stats_.max_live != 0) __atomic_store_n(&cap_fallback_, true, __ATOMIC_RELAXED);
     if (reason == nullptr) reason = "no guarded slot could be taken";
     stats_.last_fallback_reason = reason;
     for (AllocatorStats::ReasonCount& rc : stats_.fallback_reasons) {
