@@ -43,6 +43,16 @@ const countFor = (size) => {
 const fmt = (ns) => (ns >= 1000 ? `${(ns / 1000).toFixed(2)} us` : `${ns.toFixed(0)} ns`);
 const mib = (bytes) => `${(bytes / 1048576).toFixed(0)} MiB`;
 
+// CPU time of the calling (JS) thread in ns (Linux schedstat): what the
+// allocating thread itself spends, without the background thread's share.
+function jsThreadNs() {
+  try {
+    return Number(fs.readFileSync('/proc/thread-self/schedstat', 'latin1').split(' ')[0]);
+  } catch {
+    return 0;
+  }
+}
+
 // ---- child: one size, one build --------------------------------------------
 async function child() {
   const core = require(arg('core', CORE));
@@ -67,6 +77,7 @@ async function child() {
     gc();
     await turn();
     let peak = 0;
+    const j0 = jsThreadNs();
     const c0 = process.cpuUsage();
     const t0 = process.hrtime.bigint();
     for (let i = 0; i < n; i++) {
@@ -80,10 +91,10 @@ async function child() {
     await turn();
     const wall = Number(process.hrtime.bigint() - t0) / n;
     const c = process.cpuUsage(c0);
-    return { wall, cpu: ((c.user + c.system) * 1000) / n, peak };
+    return { wall, cpu: ((c.user + c.system) * 1000) / n, js: (jsThreadNs() - j0) / n, peak };
   }
   const names = Object.keys(VARIANTS);
-  const out = Object.fromEntries(names.map((k) => [k, { wall: [], cpu: [], rss: 0 }]));
+  const out = Object.fromEntries(names.map((k) => [k, { wall: [], cpu: [], js: [], rss: 0 }]));
   await round(VARIANTS.guarded); // warm up
   await round(VARIANTS['Buffer.alloc']);
   for (let r = 0; r < reps; r++) {
@@ -92,6 +103,7 @@ async function child() {
       const m = await round(VARIANTS[name]);
       out[name].wall.push(m.wall);
       out[name].cpu.push(m.cpu);
+      out[name].js.push(m.js);
     }
   }
   // Peak RSS of one round of each variant, read 32 times along it (untimed).
@@ -134,30 +146,31 @@ function parent() {
   }
   const first = results[0][sizes[0]][0];
   console.log(`mate-guard allocate+free benchmark: node ${process.version}, ${runs} run(s) x ${reps} repetitions, median per operation, captureStacks=${captureStacks}, guard method ${first.guardMethod}`);
-  console.log('wall and CPU (user+system, all threads) per allocate+free; ratios are the median of the runs\' in-process ratios; RSS: peak of one round of that variant');
+  console.log('wall, CPU (user+system, all threads) and JS-thread CPU (schedstat) per allocate+free; ratios are the median of the runs\' in-process ratios; RSS: peak of one round of that variant');
   for (let bi = 0; bi < builds.length; bi++) {
     console.log('');
     console.log(`${builds[bi].name}:`);
-    console.log('| size | n | Buffer.alloc | guarded | guarded / alloc | CPU alloc | CPU guarded | CPU ratio | per-run wall ratios | RSS alloc | RSS guarded | unguarded |');
-    console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+    console.log('| size | n | Buffer.alloc | guarded | guarded / alloc | CPU alloc | CPU guarded | CPU ratio | JS thread alloc | JS thread guarded | JS thread ratio | per-run wall ratios | RSS alloc | RSS guarded | unguarded |');
+    console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
     for (const size of sizes) {
       const rs = results[bi][size];
       const med = (v, f) => median(rs.map((x) => median(x.variants[v][f])));
       const ratios = rs.map((x) => median(x.variants.guarded.wall) / median(x.variants['Buffer.alloc'].wall));
       const cpuRatios = rs.map((x) => median(x.variants.guarded.cpu) / median(x.variants['Buffer.alloc'].cpu));
+      const jsRatios = rs.map((x) => median(x.variants.guarded.js) / median(x.variants['Buffer.alloc'].js));
       const rssA = median(rs.map((x) => x.variants['Buffer.alloc'].rss));
       const rssG = median(rs.map((x) => x.variants.guarded.rss));
       const unguarded = rs.map((x) => `${x.fallbacks}/${x.allocations + x.fallbacks}`).join(' ');
-      console.log(`| ${label(size)} | ${rs[0].n} | ${fmt(med('Buffer.alloc', 'wall'))} | ${fmt(med('guarded', 'wall'))} | ${median(ratios).toFixed(2)}x | ${fmt(med('Buffer.alloc', 'cpu'))} | ${fmt(med('guarded', 'cpu'))} | ${median(cpuRatios).toFixed(2)}x | ${ratios.map((x) => x.toFixed(2)).join(' ')} | ${mib(rssA)} | ${mib(rssG)} | ${unguarded} |`);
+      console.log(`| ${label(size)} | ${rs[0].n} | ${fmt(med('Buffer.alloc', 'wall'))} | ${fmt(med('guarded', 'wall'))} | ${median(ratios).toFixed(2)}x | ${fmt(med('Buffer.alloc', 'cpu'))} | ${fmt(med('guarded', 'cpu'))} | ${median(cpuRatios).toFixed(2)}x | ${fmt(med('Buffer.alloc', 'js'))} | ${fmt(med('guarded', 'js'))} | ${median(jsRatios).toFixed(2)}x | ${ratios.map((x) => x.toFixed(2)).join(' ')} | ${mib(rssA)} | ${mib(rssG)} | ${unguarded} |`);
     }
   }
   if (builds.length > 1) {
     console.log('');
-    console.log('| size | guarded, this build | guarded, baseline | this / baseline (wall) | this / baseline (CPU) |');
-    console.log('|---|---|---|---|---|');
+    console.log('| size | guarded, this build | guarded, baseline | this / baseline (wall) | this / baseline (CPU) | this / baseline (JS thread) |');
+    console.log('|---|---|---|---|---|---|');
     for (const size of sizes) {
       const g = (bi, f) => median(results[bi][size].map((x) => median(x.variants.guarded[f])));
-      console.log(`| ${label(size)} | ${fmt(g(0, 'wall'))} | ${fmt(g(1, 'wall'))} | ${(g(0, 'wall') / g(1, 'wall')).toFixed(2)}x | ${(g(0, 'cpu') / g(1, 'cpu')).toFixed(2)}x |`);
+      console.log(`| ${label(size)} | ${fmt(g(0, 'wall'))} | ${fmt(g(1, 'wall'))} | ${(g(0, 'wall') / g(1, 'wall')).toFixed(2)}x | ${(g(0, 'cpu') / g(1, 'cpu')).toFixed(2)}x | ${(g(0, 'js') / g(1, 'js')).toFixed(2)}x |`);
     }
   }
 }
