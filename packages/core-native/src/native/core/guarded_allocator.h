@@ -180,7 +180,7 @@ class GuardedAllocator {
 
  private:
   GuardedAllocator(const Options& options, uintptr_t base, size_t region_bytes, GuardMethod method);
-  uint32_t TakeSlot(uint32_t total_pages, SlotBackend backend, bool* opened, bool* primed,
+  uint32_t TakeSlot(uint32_t total_pages, size_t size, SlotBackend backend, bool* opened, bool* primed,
                     const char** reason);  // under mu_
   uint32_t NewSlot(uint32_t total_pages, const char** reason);  // under mu_
   bool OpenAhead(uint32_t total_pages, uint32_t first);           // under mu_
@@ -194,7 +194,9 @@ class GuardedAllocator {
   void CheckFreed(SlotRecord* r);                  // canaries of a freed, still open slot
   void CloserLoop();
   bool StartCloser();                                  // under mu_; false: no background thread
-  bool PrimeSome(std::unique_lock<std::mutex>* lock);  // under mu_ (released meanwhile)
+  // Primes one batch of one-page slots: all canary, or (zero) only faulted
+  // in, their page left as the kernel zeroed it. Under mu_ (released meanwhile).
+  bool PrimeSome(std::unique_lock<std::mutex>* lock, bool zero);
   void Quarantine(uint32_t index);  // under mu_
   // Kept slots (kept_slots.cc): a native one-page slot whose page survives
   // its close. 0 when none can be had (then a regular slot). Under mu_.
@@ -226,6 +228,11 @@ class GuardedAllocator {
   // One-page slots open and all canary, for the next small allocations.
   std::vector<uint32_t> primed_;
   bool prime_wanted_ = false;
+  // One-page slots open, faulted in and still zero, for allocations of more
+  // than half a page: they only fill their slack, where a canary page would
+  // be zeroed almost whole (and its canary fill was wasted).
+  std::vector<uint32_t> primed_zero_;
+  bool prime_zero_wanted_ = false;
   std::deque<uint32_t> quarantine_;
   uintptr_t kept_base_ = 0;     // first page of the kept span, 0 before the first
   uint32_t kept_made_ = 0;      // kept slots made so far (at most kept_limit_)
