@@ -41,6 +41,29 @@ test('a clean guarded process loads no report formatter, symbolizer or suppressi
   assert.match(r.stdout, /^violations 1 then 4 true$/m);
 });
 
+test('buffers of more than half a page come zeroed from the ready pool, and damage to their slack is found in either mode', async () => {
+  for (const mode of ['tail', 'head']) {
+    const r = await node(`
+      const c = require(${JSON.stringify(core)});
+      c.installGuardAllocator({ mode: '${mode}' });
+      const addon = require(${JSON.stringify(path.join(ROOT, 'examples', 'addon'))});
+      let nonzero = 0;
+      // Enough of them that the background thread has made such slots ready ahead.
+      for (let i = 0; i < 2000; i++) {
+        const b = i % 2 ? Buffer.alloc(3000) : Buffer.allocUnsafe(2049 + (i % 2047));
+        if (b.some((x) => x !== 0)) nonzero++;
+        b.fill(0xee);
+      }
+      const b = Buffer.alloc(3000);
+      addon.writeAt(b, ${mode === 'tail' ? -2 : 3001}, 7);
+      const v = c.checkCanaries();
+      console.log('nonzero', nonzero, 'violations', v.length, v[0]?.text.split('\\n')[0]);
+    `);
+    assert.equal(r.code, 0, r.output);
+    assert.match(r.stdout, new RegExp(`^nonzero 0 violations 1 ==mate-guard== ERROR: canary-corruption: 2 bytes ${mode === 'tail' ? 'before the start' : 'past the end'} of allocation #\\d+ \\(3000 bytes, ${mode} mode\\) damaged`, 'm'));
+  }
+});
+
 for (const [config, message] of [
   [{ mode: 'sideways' }, 'mode: "sideways" is not a guard mode; use tail or head'],
   [{ alignment: 3 }, 'alignment: 3 is not allowed; use a power of two from 1 to 4096'],
