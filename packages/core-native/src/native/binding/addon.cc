@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -123,7 +124,10 @@ void CollectNearCap(GuardedAllocator* a) {
   if (collecting) return;
   collecting = true;
   uint64_t live_before = a->Stats().live;
-  a->Collected(live_before, engine::CollectNow());
+  auto t0 = std::chrono::steady_clock::now();
+  bool ran = engine::CollectNow();
+  auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0);
+  a->Collected(live_before, ran, static_cast<uint64_t>(took.count()));
   collecting = false;
 }
 

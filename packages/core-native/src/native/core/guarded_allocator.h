@@ -145,12 +145,12 @@ class GuardedAllocator {
     uint64_t tried = __atomic_load_n(&stats_.allocations, __ATOMIC_RELAXED) +
                      __atomic_load_n(&stats_.fallbacks, __ATOMIC_RELAXED);
     return (live >= collect_live_ || __atomic_load_n(&cap_fallback_, __ATOMIC_RELAXED)) &&
-           tried >= __atomic_load_n(&collect_after_, __ATOMIC_RELAXED);
+           tried >= __atomic_load_n(&collect_after_, __ATOMIC_RELAXED) && CollectionDue();
   }
   // After that collection (`ran`: false where the engine could not be
   // asked, which only spaces out the next request): `live_before` is what
-  // live was when it started.
-  void Collected(uint64_t live_before, bool ran);
+  // live was when it started, `took_ns` how long it took.
+  void Collected(uint64_t live_before, bool ran, uint64_t took_ns);
 
   // Canary checks: of allocations made since the last CheckRecent (still
   // live), or of every live allocation. Violations are reported once.
@@ -258,6 +258,8 @@ class GuardedAllocator {
   bool cap_fallback_ = false;
   uint64_t collect_after_ = 0;
   uint64_t collect_gap_ = 0;
+  uint64_t collect_not_before_ns_ = 0;  // CLOCK_MONOTONIC
+  bool CollectionDue() const;           // live_cap.cc
   AllocatorStats stats_;
 };
 
