@@ -41,6 +41,29 @@ test('a clean guarded process loads no report formatter, symbolizer or suppressi
   assert.match(r.stdout, /^violations 1 then 4 true$/m);
 });
 
+test('buffers of more than half a page come zeroed from the ready pool, and damage to their slack is found in either mode', async () => {
+  for (const mode of ['tail', 'head']) {
+    const r = await node(`
+      const c = require(${JSON.stringify(core)});
+      c.installGuardAllocator({ mode: '${mode}' });
+      const addon = require(${JSON.stringify(path.join(ROOT, 'examples', 'addon'))});
+      let nonzero = 0;
+      // Enough of them that the background thread has made such slots ready ahead.
+      for (let i = 0; i < 2000; i++) {
+        const b = i % 2 ? Buffer.alloc(3000) : Buffer.allocUnsafe(2049 + (i % 2047));
+        if (b.some((x) => x !== 0)) nonzero++;
+        b.fill(0xee);
+      }
+      const b = Buffer.alloc(3000);
+      addon.writeAt(b, ${mode === 'tail' ? -2 : 3001}, 7);
+      const v = c.checkCanaries();
+      console.log('nonzero', nonzero, 'violations', v.length, v[0]?.text.split('\\n')[0]);
+    `);
+    assert.equal(r.code, 0, r.output);
+    assert.match(r.stdout, new RegExp(`^nonzero 0 violations 1 ==mate-guard== ERROR: canary-corruption: 2 bytes ${mode === 'tail' ? 'before the start' : 'past the end'} of allocation #\\d+ \\(3000 bytes, ${mode} mode\\) damaged`, 'm'));
+  }
+});
+
 for (const [config, message] of [
   [{ mode: 'sideways' }, 'mode: "sideways" is not a guard mode; use tail or head'],
   [{ alignment: 3 }, 'alignment: 3 is not allowed; use a power of two from 1 to 4096'],
@@ -166,6 +189,41 @@ test('with mprotect guard pages past the cap, allocations fall back, are counted
   const warnings = r.output.split('\n').filter((l) => l.startsWith('[mate-guard] warning:'));
   assert.equal(warnings.length, 1, r.output);
   assert.match(warnings[0], /(\d+) allocations ran unguarded: \1 because the live-allocation cap for mprotect guard pages \(vm\.max_map_count\) was reached$/);
+});
+
+test('with mprotect guard pages, a loop of short-lived buffers that outlive young collections stays guarded: V8 collects near the cap', async () => {
+  const r = await guardRun([], [fixture('mprotect-short-lived.js')], { env: { MATE_GUARD_FORCE_MPROTECT: '1' }, timeout: 300_000 });
+  assert.equal(r.code, 0, r.output);
+  const m = /made=(\d+) guardMethod=mprotect maxLive=(\d+) allocations=(\d+) fallbacks=(\d+) collections=(\d+) peakMaps=(\d+) maxMapCount=(\d+)/.exec(r.output);
+  assert.ok(m, r.output);
+  const [made, maxLive, allocations, fallbacks, collections, peakMaps, maxMapCount] = m.slice(1).map(Number);
+  assert.equal(made, maxLive * 8);
+  // Before: about a quarter of them ran unguarded (the cap reached by dead buffers).
+  assert.ok(fallbacks <= made / 1000, `at most 0.1% unguarded: ${fallbacks} of ${made}`);
+  assert.ok(collections >= 1, r.output);
+  assert.ok(allocations + fallbacks >= made, r.output);
+  // The cap leaves Node its mappings: the process stayed well below the kernel's limit.
+  assert.ok(peakMaps <= maxMapCount - 15000, `peak mappings ${peakMaps} of ${maxMapCount}`);
+  // The summary counts what the allocator counted.
+  const summary = /\[mate-guard\] summary: (\d+) allocations guarded, peak live (\d+), (\d+) unguarded fallbacks/.exec(r.output);
+  assert.ok(summary, r.output);
+  assert.ok(Number(summary[2]) < maxLive, r.output);
+  assert.equal(Number(summary[3]), fallbacks, r.output);
+});
+
+test('with mprotect guard pages near the cap, the summary\'s guarded and unguarded counts are those of the allocation log', async () => {
+  const env = { MATE_GUARD_FORCE_MPROTECT: '1', MATE_GUARD_MAX_LIVE_MPROTECT: '2000' };
+  const r = await guardRun(['--log-allocations'], [fixture('mprotect-short-lived.js')], { env, timeout: 300_000 });
+  assert.equal(r.code, 0, r.output.slice(-2000));
+  const lines = r.stderr.split('\n');
+  const unguarded = lines.filter((l) => l.startsWith('[mate-guard] alloc unguarded ')).length;
+  const guarded = lines.filter((l) => /^\[mate-guard\] alloc #\d+ /.test(l)).length;
+  const summary = /\[mate-guard\] summary: (\d+) allocations guarded, peak live \d+, (\d+) unguarded fallbacks/.exec(r.output);
+  assert.ok(summary, r.output.slice(-2000));
+  assert.equal(Number(summary[1]), guarded);
+  assert.equal(Number(summary[2]), unguarded);
+  assert.ok(unguarded <= 16000 / 100, `${unguarded} of 16000 unguarded`);
+  if (unguarded > 0) assert.match(r.output, new RegExp(`warning: ${unguarded} allocations ran unguarded: ${unguarded} because the live-allocation cap`));
 });
 
 test('the mprotect guard method detects overflows too', async () => {

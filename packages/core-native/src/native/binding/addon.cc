@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -28,6 +29,7 @@
 #include "crash/signal_handler.h"
 #include "report/writer.h"
 #include "crash/backtrace.h"
+#include "engine/gc_watch.h"
 #include "engine/stack_keys.h"
 #include "platform/linux/module_map.h"
 
@@ -111,9 +113,28 @@ Napi::Value Configure(const Napi::CallbackInfo& info) {
   return o;
 }
 
+// Near the mprotect backend's live-allocation cap: dead buffers the engine
+// has not collected yet hold slots, so it collects them now (their frees run
+// inside that collection) instead of this allocation and the next ones
+// running unguarded. Here we are in a call from JS, outside any collection;
+// a buffer made while the collection runs (a weak callback) does not start
+// another.
+void CollectNearCap(GuardedAllocator* a) {
+  static thread_local bool collecting = false;
+  if (collecting) return;
+  collecting = true;
+  uint64_t live_before = a->Stats().live;
+  auto t0 = std::chrono::steady_clock::now();
+  bool ran = engine::CollectNow();
+  auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0);
+  a->Collected(live_before, ran, static_cast<uint64_t>(took.count()));
+  collecting = false;
+}
+
 // A guarded ArrayBuffer of `size` bytes (zero-filled) whose allocation
 // stack is `stack` (an interned id, 0 = none).
 Napi::Value AllocWith(Napi::Env env, GuardedAllocator* a, size_t size, uint32_t stack) {
+  if (a->CollectionWanted()) CollectNearCap(a);
   AllocResult r = a->Allocate(size, stack);
   void* ptr = r.ptr;
   if (ptr == nullptr) {
@@ -218,6 +239,7 @@ Napi::Value Stats(const Napi::CallbackInfo& info) {
   o.Set("quarantinedBytes", num(s.quarantined_bytes));
   o.Set("reservedBytes", num(s.reserved_bytes));
   o.Set("maxLive", num(s.max_live));
+  o.Set("collectionsNearCap", num(s.collections));
   o.Set("violations", num(g_violations));
   o.Set("guardMethod", GuardMethodName(s.guard_method));
   o.Set("releasedDuringGc", Napi::Boolean::New(env, ReleasedDuringGC(env)));

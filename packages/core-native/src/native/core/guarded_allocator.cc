@@ -103,6 +103,7 @@ GuardedAllocator::GuardedAllocator(const Options& options, uintptr_t base, size_
       cap = maps > 20000 ? (maps - 20000) / 2 : 1000;
     }
     stats_.max_live = cap;
+    InitLiveCapCollections();
   }
 }
 
@@ -121,8 +122,8 @@ const SlotRecord* GuardedAllocator::SlotAfter(const SlotRecord& r) const {
   return SlotAt(r.slot_start + (static_cast<uintptr_t>(r.data_pages) + 1) * page_);
 }
 
-uint32_t GuardedAllocator::TakeSlot(uint32_t total_pages, SlotBackend backend, bool* opened, bool* primed,
-                                    const char** reason) {
+uint32_t GuardedAllocator::TakeSlot(uint32_t total_pages, size_t size, SlotBackend backend, bool* opened,
+                                    bool* primed, const char** reason) {
   *opened = false;
   *primed = false;
   // Native one-page allocations take kept slots (kept_slots.cc): their
@@ -138,14 +139,20 @@ uint32_t GuardedAllocator::TakeSlot(uint32_t total_pages, SlotBackend backend, b
   // of 2.1 us per close here). It opens its slots in batches (OpenAhead).
   if (total_pages == batching::kPrimedPages && batched_close_ && guard_method_ == GuardMethod::kMadviseGuard &&
       backend != SlotBackend::kNativeHeap) {
-    if (primed_.size() < batching::kPrimeTarget / 2 && !prime_wanted_ && StartCloser()) {
-      prime_wanted_ = true;
+    // More than half a page: a zero page and a canary slack cost less to
+    // make ready than a canary page zeroed almost whole.
+    bool zero = size > page_ / 2;
+    std::vector<uint32_t>& pool = zero ? primed_zero_ : primed_;
+    bool& wanted = zero ? prime_zero_wanted_ : prime_wanted_;
+    if (pool.size() < batching::kPrimeTarget / 2 && !wanted && StartCloser()) {
+      wanted = true;
       closer_cv_.notify_one();
     }
-    if (!primed_.empty()) {
-      uint32_t idx = primed_.back();
-      primed_.pop_back();
-      *opened = *primed = true;
+    if (!pool.empty()) {
+      uint32_t idx = pool.back();
+      pool.pop_back();
+      *opened = true;
+      *primed = !zero;  // a zero page is filled like a fresh one
       return idx;
     }
   }
@@ -236,7 +243,7 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
     } else if (stats_.max_live != 0 && stats_.live >= stats_.max_live) {
       reason = "the live-allocation cap for mprotect guard pages (vm.max_map_count) was reached";
     } else {
-      idx = TakeSlot(static_cast<uint32_t>(data_pages64 + 1), req.backend, &opened, &primed, &reason);
+      idx = TakeSlot(static_cast<uint32_t>(data_pages64 + 1), size, req.backend, &opened, &primed, &reason);
     }
     if (idx != 0) {
       stats_.live++;  // reserve the place under the cap before unlocking
@@ -266,6 +273,9 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
   if (r == nullptr) {
     std::lock_guard<std::mutex> lock(mu_);
     stats_.fallbacks++;
+    // mprotect: freed slots of this size may wait for the collector (the
+    // slot count is capped too): ask for a collection (live_cap.cc).
+    if (stats_.max_live != 0) __atomic_store_n(&cap_fallback_, true, __ATOMIC_RELAXED);
     if (reason == nullptr) reason = "no guarded slot could be taken";
     stats_.last_fallback_reason = reason;
     for (AllocatorStats::ReasonCount& rc : stats_.fallback_reasons) {

@@ -82,6 +82,7 @@ struct AllocatorStats {
   uint64_t quarantined_bytes = 0;
   uint64_t reserved_bytes = 0;
   uint64_t max_live = 0;      // cap on live allocations (mprotect), 0 = none
+  uint64_t collections = 0;   // garbage collections asked for near that cap (live_cap.cc)
   GuardMethod guard_method = GuardMethod::kMadviseGuard;
   const char* last_fallback_reason = nullptr;
   // Each reason's own count (reasons are static strings: compared by address).
@@ -134,6 +135,23 @@ class GuardedAllocator {
   // Closes every freed slot still waiting (tests, checks, reports).
   void FlushFrees();
 
+  // Near the live-allocation cap (mprotect backend; live_cap.cc): whether
+  // the caller, able to run its garbage collector, should do so now, before
+  // dead buffers it still holds push allocations past the cap. Cheap and
+  // without the lock (a stale answer costs one collection early or late).
+  bool CollectionWanted() const {
+    if (stats_.max_live == 0) return false;
+    uint64_t live = __atomic_load_n(&stats_.live, __ATOMIC_RELAXED);
+    uint64_t tried = __atomic_load_n(&stats_.allocations, __ATOMIC_RELAXED) +
+                     __atomic_load_n(&stats_.fallbacks, __ATOMIC_RELAXED);
+    return (live >= collect_live_ || __atomic_load_n(&cap_fallback_, __ATOMIC_RELAXED)) &&
+           tried >= __atomic_load_n(&collect_after_, __ATOMIC_RELAXED) && CollectionDue();
+  }
+  // After that collection (`ran`: false where the engine could not be
+  // asked, which only spaces out the next request): `live_before` is what
+  // live was when it started, `took_ns` how long it took.
+  void Collected(uint64_t live_before, bool ran, uint64_t took_ns);
+
   // Canary checks: of allocations made since the last CheckRecent (still
   // live), or of every live allocation. Violations are reported once.
   std::vector<CanaryViolation> CheckRecent();
@@ -162,7 +180,7 @@ class GuardedAllocator {
 
  private:
   GuardedAllocator(const Options& options, uintptr_t base, size_t region_bytes, GuardMethod method);
-  uint32_t TakeSlot(uint32_t total_pages, SlotBackend backend, bool* opened, bool* primed,
+  uint32_t TakeSlot(uint32_t total_pages, size_t size, SlotBackend backend, bool* opened, bool* primed,
                     const char** reason);  // under mu_
   uint32_t NewSlot(uint32_t total_pages, const char** reason);  // under mu_
   bool OpenAhead(uint32_t total_pages, uint32_t first);           // under mu_
@@ -176,7 +194,9 @@ class GuardedAllocator {
   void CheckFreed(SlotRecord* r);                  // canaries of a freed, still open slot
   void CloserLoop();
   bool StartCloser();                                  // under mu_; false: no background thread
-  bool PrimeSome(std::unique_lock<std::mutex>* lock);  // under mu_ (released meanwhile)
+  // Primes one batch of one-page slots: all canary, or (zero) only faulted
+  // in, their page left as the kernel zeroed it. Under mu_ (released meanwhile).
+  bool PrimeSome(std::unique_lock<std::mutex>* lock, bool zero);
   void Quarantine(uint32_t index);  // under mu_
   // Kept slots (kept_slots.cc): a native one-page slot whose page survives
   // its close. 0 when none can be had (then a regular slot). Under mu_.
@@ -184,6 +204,7 @@ class GuardedAllocator {
   bool MakeKeptSpan();  // under mu_
   uint32_t ReuseOldestQuarantined(uint32_t total_pages);  // under mu_; 0 if none
   void CheckInto(const SlotRecord& r, std::vector<CanaryViolation>* out);
+  void InitLiveCapCollections();  // live_cap.cc
   SlotRecord* RecordOf(uint32_t index) const { return &records_[index]; }
 
   const Options options_;
@@ -207,6 +228,11 @@ class GuardedAllocator {
   // One-page slots open and all canary, for the next small allocations.
   std::vector<uint32_t> primed_;
   bool prime_wanted_ = false;
+  // One-page slots open, faulted in and still zero, for allocations of more
+  // than half a page: they only fill their slack, where a canary page would
+  // be zeroed almost whole (and its canary fill was wasted).
+  std::vector<uint32_t> primed_zero_;
+  bool prime_zero_wanted_ = false;
   std::deque<uint32_t> quarantine_;
   uintptr_t kept_base_ = 0;     // first page of the kept span, 0 before the first
   uint32_t kept_made_ = 0;      // kept slots made so far (at most kept_limit_)
@@ -225,6 +251,15 @@ class GuardedAllocator {
   static constexpr size_t kMaxRecent = 1 << 16;
   std::vector<std::pair<uint32_t, uint64_t>> recent_;
   bool recent_overflow_ = false;
+  // Live-cap collections (live_cap.cc): asked for when live reaches
+  // collect_live_, or an allocation fell back since the last one, and
+  // allocations + fallbacks reach collect_after_.
+  uint64_t collect_live_ = 0;
+  bool cap_fallback_ = false;
+  uint64_t collect_after_ = 0;
+  uint64_t collect_gap_ = 0;
+  uint64_t collect_not_before_ns_ = 0;  // CLOCK_MONOTONIC
+  bool CollectionDue() const;           // live_cap.cc
   AllocatorStats stats_;
 };
 

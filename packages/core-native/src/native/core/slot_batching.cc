@@ -128,7 +128,7 @@ void GuardedAllocator::CloserLoop() {
   pthread_setname_np(pthread_self(), "mate-guard-free");
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    closer_cv_.wait(lock, [this] { return !closing_.empty() || prime_wanted_; });
+    closer_cv_.wait(lock, [this] { return !closing_.empty() || prime_wanted_ || prime_zero_wanted_; });
     if (!closing_.empty()) {
       // Frees come in bursts (a GC sweep): let the burst gather first, which
       // also spares the freeing thread a wake-up per free.
@@ -141,15 +141,22 @@ void GuardedAllocator::CloserLoop() {
       CloseBatch(&batch);
       lock.lock();
     }
-    while (prime_wanted_ && primed_.size() < kPrimeTarget && PrimeSome(&lock)) {
+    // Both kinds of primed slots, the emptier one first, each while wanted.
+    for (;;) {
+      bool canary = prime_wanted_ && primed_.size() < kPrimeTarget;
+      bool zero = prime_zero_wanted_ && primed_zero_.size() < kPrimeTarget;
+      if (canary && zero) canary = primed_.size() <= primed_zero_.size();
+      if (!canary && !zero) break;
+      if (!PrimeSome(&lock, !canary)) break;
     }
-    prime_wanted_ = false;
+    prime_wanted_ = prime_zero_wanted_ = false;
   }
 }
 
 // Opens up to kPrimeBatch one-page slots (reused ones first) in one system
-// call and fills their pages with canary bytes, outside the lock.
-bool GuardedAllocator::PrimeSome(std::unique_lock<std::mutex>* lock) {
+// call and, outside the lock, fills their pages with canary bytes or (zero)
+// faults them in.
+bool GuardedAllocator::PrimeSome(std::unique_lock<std::mutex>* lock, bool zero) {
   uint32_t batch[kPrimeBatch];
   size_t n = GatherSlots(kPrimedPages, batch, 0, kPrimeBatch);
   if (n == 0) return false;
@@ -159,12 +166,21 @@ bool GuardedAllocator::PrimeSome(std::unique_lock<std::mutex>* lock) {
   DataRanges(batch, n, ranges);
   bool ok = platform::RemoveGuards(ranges, n);
   if (ok) {
-    for (size_t i = 0; i < n; i++) FillPage(ranges[i].addr, ranges[i].bytes);
+    for (size_t i = 0; i < n; i++) {
+      if (!zero) {
+        FillPage(ranges[i].addr, ranges[i].bytes);
+        continue;
+      }
+      // Fault each page in (the kernel zeroes it); its bytes stay zero.
+      for (size_t off = 0; off < ranges[i].bytes; off += page_)
+        static_cast<volatile char*>(ranges[i].addr)[off] = 0;
+    }
   } else {
     platform::InstallGuards(ranges, n);
   }
   lock->lock();
-  for (size_t i = n; i-- > 0;) (ok ? primed_ : reusable).push_back(batch[i]);
+  std::vector<uint32_t>& ready = zero ? primed_zero_ : primed_;
+  for (size_t i = n; i-- > 0;) (ok ? ready : reusable).push_back(batch[i]);
   return ok;
 }
 

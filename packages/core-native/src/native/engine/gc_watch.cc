@@ -32,5 +32,14 @@ bool WatchGC() {
 
 bool InGC() { return !t_gc.watching || t_gc.depth > 0; }
 
+bool CollectNow() {
+  const V8Api& v8 = V8();
+  if (!v8.get_current || !v8.memory_pressure_notification) return false;
+  Isolate* isolate = v8.get_current();
+  if (isolate == nullptr) return false;
+  v8.memory_pressure_notification(isolate, kMemoryPressureCritical);
+  return true;
+}
+
 }  // namespace engine
 }  // namespace mate

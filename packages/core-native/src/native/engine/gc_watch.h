@@ -15,6 +15,12 @@ namespace engine {
 bool WatchGC();
 bool InGC();
 
+// A full collection of the calling thread's isolate, now (V8's critical
+// memory-pressure notification). Only from JS-thread code that may allocate
+// JS objects (a Node-API call from JS), never inside a collection or a
+// signal handler. False where the engine's entry point is missing.
+bool CollectNow();
+
 }  // namespace engine
 }  // namespace mate
 

@@ -30,6 +30,7 @@ V8Api Resolve() {
   Find(&api.set_flags_from_string, "_ZN2v82V818SetFlagsFromStringEPKc");
   Find(&api.isolate_address_from_id, "_ZN2v88internal7Isolate19get_address_from_idENS0_16IsolateAddressIdE");
   Find(&api.embedded_code_range, "_ZN2v87Isolate20GetEmbeddedCodeRangeEPPKvPm");
+  Find(&api.memory_pressure_notification, "_ZN2v87Isolate26MemoryPressureNotificationENS_19MemoryPressureLevelE");
   return api;
 }
 }  // namespace

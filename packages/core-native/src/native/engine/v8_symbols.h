@@ -62,7 +62,13 @@ struct V8Api {
   // pointer of the exit frame of the running API call), and the builtins.
   uintptr_t* (*isolate_address_from_id)(Isolate*, int id);
   void (*embedded_code_range)(Isolate*, const void** start, size_t* length);
+  // v8::Isolate::MemoryPressureNotification(MemoryPressureLevel): on the
+  // isolate's own thread, kCritical collects at once.
+  void (*memory_pressure_notification)(Isolate*, int level);
 };
+
+// v8::MemoryPressureLevel (v8-isolate.h).
+constexpr int kMemoryPressureCritical = 2;
 
 // v8::internal::IsolateAddressId::kCEntryFPAddress (second in every V8).
 constexpr int kCEntryFPAddressId = 1;

@@ -58,6 +58,8 @@ export interface NativeStats extends AllocationCounts {
   quarantinedBytes: number;
   reservedBytes: number;
   maxLive: number;
+  /** mprotect: full collections asked of the engine near the live-allocation cap. */
+  collectionsNearCap: number;
   violations: number;
   /** How inaccessible pages are made (MADV_GUARD_INSTALL markers, or mprotect on older kernels). */
   guardMethod: 'madvise-guard' | 'mprotect';
