@@ -4,8 +4,6 @@
 import * as path from 'node:path';
 
 import {
-  CONFIG_ERROR_EXIT,
-  GuardConfigError,
   nodeFlagsToPassOn,
   parseFlags,
   resolveRunnerSettings,
@@ -25,20 +23,10 @@ import { readJestConfig } from './jest-config';
 import { resolveJestBin } from './jest-bin';
 import { withGuardReporter } from './reporters';
 
-function fail(message: string, status = CONFIG_ERROR_EXIT): never {
-  process.stderr.write(`mate-jest: ${message}\n`);
-  process.exit(status);
-}
-
-/** Flags and MATE_JEST_GUARD_*, resolved before Jest starts: a bad value stops the run before any test. */
+/** Flags and MATE_JEST_GUARD_*, resolved before Jest starts: a bad value stops the run before any test (runCli prints it). */
 function resolve(argv: readonly string[]): RunnerResolution & { rest: string[] } {
-  try {
-    const { values, rest } = parseFlags(argv, RUNNER_FLAGS);
-    return { ...resolveRunnerSettings({ runner: 'jest', flags: values, env: process.env }), rest };
-  } catch (err) {
-    if (err instanceof GuardConfigError) fail(err.message);
-    throw err;
-  }
+  const { values, rest } = parseFlags(argv, RUNNER_FLAGS);
+  return { ...resolveRunnerSettings({ runner: 'jest', flags: values, env: process.env }), rest };
 }
 
 /** How a Jest run that was asked to guard and guarded nothing is fixed (a file's docblock can pick another environment). */
@@ -58,12 +46,8 @@ function rerunJest(bin: string, rest: readonly string[]): RerunLauncher {
 }
 
 export async function main(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
-  let bin: string;
-  try {
-    bin = resolveJestBin();
-  } catch (err) {
-    fail((err as Error).message);
-  }
+  // Jest not installed here: a usage error, runCli's one line.
+  const bin = resolveJestBin();
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(mateJestHelp());
     const exit = await runChild(process.execPath, [...nodeFlagsToPassOn(), bin, '--help'], process.env);

@@ -4,7 +4,6 @@
 // itself (serial) or a worker (--parallel), it names the test that was
 // running, prints the summary and exits non-zero, whatever mocha managed to say.
 import {
-  CONFIG_ERROR_EXIT,
   describeRunnerFlags,
   GuardConfigError,
   nodeFlagsToPassOn,
@@ -16,7 +15,7 @@ import {
 } from '@mate-guard/core/internal';
 
 import { loadMochaOptions, runsInWorkers } from '../hooks/mocha-options';
-import { resolveMochaConfig, type MochaGuardConfig } from '../hooks/settings';
+import { resolveMochaConfig } from '../hooks/settings';
 import { findMochaBin, PLUGIN_ENTRY } from './mocha-bin';
 
 const USAGE = `Usage: mate-mocha [guard options] [mocha options] [spec...]
@@ -82,22 +81,14 @@ function rerunMocha(mochaBin: string, rest: readonly string[]): RerunLauncher {
 export async function main(argv: readonly string[]): Promise<number> {
   const mochaBin = findMochaBin();
   if (!mochaBin) {
-    process.stderr.write('mate-mocha: mocha is not installed here (npm install --save-dev mocha)\n');
-    return 2;
+    throw new GuardConfigError('mocha is not installed here (npm install --save-dev mocha)');
   }
   if (wantsHelp(argv)) {
     process.stdout.write(USAGE);
     return runMocha(mochaBin, ['--help'], process.env);
   }
-  let config: MochaGuardConfig;
-  try {
-    config = resolveMochaConfig(argv, true, process.env, mochaOptionsOrEmpty);
-  } catch (err) {
-    if (!(err instanceof GuardConfigError)) throw err;
-    process.stderr.write(`mate-mocha: ${err.message}\n`);
-    return CONFIG_ERROR_EXIT;
-  }
-  const { settings, explicit, rest, mochaOptions } = config;
+  // A bad setting throws: runCli prints its one line, status 2.
+  const { settings, explicit, rest, mochaOptions } = resolveMochaConfig(argv, true, process.env, mochaOptionsOrEmpty);
   const label = runsInWorkers(mochaOptions) ? 'mocha worker' : 'mocha process';
   return superviseRun({
     runner: 'mocha',

@@ -7,8 +7,6 @@ import * as path from 'node:path';
 
 import {
   describeRunnerFlags,
-  CONFIG_ERROR_EXIT,
-  GuardConfigError,
   nodeFlagsToPassOn,
   superviseRun,
   type RerunLauncher,
@@ -17,7 +15,7 @@ import {
   withoutWatchAndShards,
 } from '@mate-guard/core/internal';
 
-import { NOTHING_GUARDED_FIX, resolveNodeTestConfig, type NodeTestGuardConfig } from '../hooks/settings';
+import { NOTHING_GUARDED_FIX, resolveNodeTestConfig } from '../hooks/settings';
 import { PROCESS_LABEL } from '../reporter/run-end';
 
 /** The plugin's entry point, preloaded into node --test and every test process it starts. */
@@ -61,15 +59,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
-  let config: NodeTestGuardConfig;
-  try {
-    config = resolveNodeTestConfig(argv);
-  } catch (err) {
-    if (!(err instanceof GuardConfigError)) throw err;
-    process.stderr.write(`mate-node-test: ${err.message}\n`);
-    return CONFIG_ERROR_EXIT;
-  }
-  const { settings, explicit, rest } = config;
+  // A bad setting throws: runCli prints its one line, status 2.
+  const { settings, explicit, rest } = resolveNodeTestConfig(argv);
   return superviseRun({
     runner: 'node-test',
     program: 'mate-node-test',
