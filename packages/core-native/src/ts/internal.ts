@@ -30,7 +30,7 @@ export { superviseRun, type SupervisedRun } from './run/supervise';
 export { reportText } from './report/render';
 export { rerunCanaryReports, type RerunGroup, type RerunLauncher } from './run/rerun';
 export { watchRequested, withoutWatchAndShards } from './run/runner-args';
-export { crashErrorName, crashOutsideTestTitle, formatCrashAttribution } from './run/attribution';
+export { crashErrorName, crashInFile, crashOutsideTestTitle, crashTest, crashTitles, formatCrashAttribution } from './run/attribution';
 export { earlierReports } from './run/earlier';
 export { markResultsShown, readReportDir, type RunReport } from './run/report-dir';
 export { nodeFlagsToPassOn, runChild, type ChildExit } from './run/child';
