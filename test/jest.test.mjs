@@ -24,6 +24,7 @@ const UNDERFLOW_TEST = 'test/fixtures/jest/bugs/underflow.test.js > reverseFill 
 /** `[mate-guard] alloc` lines for the probe's 4321-byte buffer. */
 const probeAllocs = (output) => output.split('\n').filter((l) => l.startsWith('[mate-guard] alloc') && l.includes('requested=4321'));
 const summary = (output) => output.split('\n').find((l) => l.startsWith('[mate-guard] summary:'));
+const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const jsonResults = (stdout) => JSON.parse(stdout.slice(stdout.indexOf('{')));
 
 describe('clean suite', () => {
@@ -403,5 +404,26 @@ describe('plain jest with the environment but no reporter', () => {
     assert.equal(count(workers.output), 1, workers.output);
     const off = await jest([...envOnly, '-i']);
     assert.equal(count(off.output), 0, 'silent when guarding is off');
+  });
+});
+
+describe('one test file in two Jest projects (projects with displayName)', () => {
+  // projects: projects a and b both match shared/overflow.test.js, whose overflow faults in each project's worker.
+  const SHARED = 'test/fixtures/jest/projects/shared/overflow.test.js > fill > fills one byte too many';
+  test('each report names its project on the test line; each crash fails that project\'s test', async () => {
+    const r = await mateJest(['--guard-alloc', ...suite('projects'), '--workerIdleMemoryLimit=1GB']);
+    assert.equal(r.code, 1, r.output);
+    const out = r.output.replace(/\x1b\[[0-9;]*m/g, '');
+    assert.match(out, /Tests: +2 failed, 2 total/);
+    for (const p of ['a', 'b']) {
+      assert.match(out, new RegExp(`^==mate-guard== test: \\[${p}\\] ${escape(SHARED)}$`, 'm'));
+      // Jest's FAIL block of project p: its crashed test, with p's crash (not the other project's).
+      const block = out.split(/^(?=FAIL |Test Suites:)/m).find((b) => b.startsWith(`FAIL ${p} `));
+      assert.ok(block, `a FAIL block for project ${p}:\n${out}`);
+      assert.match(block, /● fill › fills one byte too many/);
+      assert.match(block, new RegExp(`killed by a guard fault: heap-buffer-overflow .* while running \\[${p}\\] ${escape(SHARED)};`));
+      assert.doesNotMatch(block, new RegExp(`while running \\[${p === 'a' ? 'b' : 'a'}\\]`));
+    }
+    assert.match(summary(r.output), /2 violations, 2 processes died/);
   });
 });

@@ -3,7 +3,6 @@
 // Vitest's project names do: `[name] path/to/file > test` (core's
 // formatTestPath), in the environment's test paths and in the reporter's
 // matching of a crash to its file.
-import type { TestResult } from '@jest/test-result';
 import type { Config } from '@jest/types';
 import { formatTestPath } from '@mate-guard/core/internal';
 
@@ -12,9 +11,6 @@ export function projectName(displayName: Config.DisplayName | string | undefined
   const name = typeof displayName === 'string' ? displayName : displayName?.name;
   return name ? name : undefined;
 }
-
-/** The project of a file's results, as the environment put it in its test paths. */
-export const projectOfResult = (testResult: TestResult): string | undefined => projectName(testResult.displayName);
 
 /** How the test paths of `testFilePath` under `project` begin: `[project] rel/path`. */
 export const testFilePrefix = (testFilePath: string, project: string | undefined): string => formatTestPath(testFilePath, [], project);

@@ -7,11 +7,11 @@ import * as path from 'node:path';
 import { crashInFile, crashOutsideTestTitle, crashTitles, formatCrashAttribution, reportText, type ViolationEvent } from '@mate-guard/core/internal';
 import type { AggregatedResult, AssertionResult, TestResult } from '@jest/test-result';
 
-import { projectOfResult, testFilePrefix } from '../environment/project';
+import { testFilePrefix } from '../environment/project';
 
 /** The fatal events of one test file (core's attribution, by the file and project in the report's test path). */
-function eventsOf(testResult: TestResult, fatal: readonly ViolationEvent[]): ViolationEvent[] {
-  const file = testFilePrefix(testResult.testFilePath, projectOfResult(testResult));
+function eventsOf(testResult: TestResult, fatal: readonly ViolationEvent[], project: string | undefined): ViolationEvent[] {
+  const file = testFilePrefix(testResult.testFilePath, project);
   return fatal.filter((e) => crashInFile(e, file));
 }
 
@@ -37,11 +37,12 @@ function crashedTest(e: ViolationEvent, rel: string, label: string): AssertionRe
 /**
  * Adds the crashed tests of a file that failed to run to its results (and
  * the run's counts); returns the events it added them for. Called before
- * any reporter that writes results out.
+ * any reporter that writes results out. `project`: the file's Jest project
+ * (displayName), whose crashes alone are its own.
  */
-export function addCrashedTests(testResult: TestResult, aggregated: AggregatedResult, fatal: readonly ViolationEvent[], label: string): ViolationEvent[] {
+export function addCrashedTests(testResult: TestResult, aggregated: AggregatedResult, fatal: readonly ViolationEvent[], label: string, project: string | undefined): ViolationEvent[] {
   if (!testResult.testExecError || testResult.testResults.length > 0) return [];
-  const events = eventsOf(testResult, fatal);
+  const events = eventsOf(testResult, fatal, project);
   const rel = path.relative(process.cwd(), testResult.testFilePath);
   for (const e of events) {
     const test = crashedTest(e, rel, label);
