@@ -9,7 +9,8 @@ import * as path from 'node:path';
 import { GuardConfigError } from '../errors';
 import { runChild } from '../run/child';
 import { readRunRecord, RECORD_FILE, type RunRecord } from '../run/record';
-import { isRunner, REPLAY_RUNNERS, rebaser, replayTarget, runnerCommand, settingsEnv, type ReplayTarget } from '../run/replay-plan';
+import { rebaser, replayTarget, runnerCommand, settingsEnv, type ReplayTarget } from '../run/replay-plan';
+import { isRunner, loadSelection, RUNNER_PACKAGES } from '../run/selection';
 import { placeOf, replayDir, shellLine, shellWord, type TrustContext } from '../run/replay-trust';
 import { readReportDir } from '../run/report-dir';
 import { SETTINGS, type GuardSettings, type SettingRow } from '../settings/table';
@@ -141,7 +142,7 @@ export async function mateReplay(argv: readonly string[]): Promise<number> {
   const { dir, record } = readRunRecord(args.dir);
   const file = path.join(dir, RECORD_FILE);
   if (record.runner !== 'run' && !isRunner(record.runner)) {
-    throw new GuardConfigError(`replay: ${file} names an unknown runner ${show(record.runner)}; known: ${[...REPLAY_RUNNERS, 'run'].join(', ')}`);
+    throw new GuardConfigError(`replay: ${file} names an unknown runner ${show(record.runner)}; known: ${[...Object.keys(RUNNER_PACKAGES), 'run'].join(', ')}`);
   }
   const target = replayTarget(readReportDir(dir).violations);
   // Nothing in what the user named (a run's directory, or the one holding it) runs.
@@ -172,7 +173,9 @@ export async function mateReplay(argv: readonly string[]): Promise<number> {
     return guardRun({ settings, command });
   }
   const runner = record.runner;
-  const plan = runnerCommand({ ...record, runner }, ctx, target, file);
+  // How the runner selects tests: its package's word, as installed in the checkout.
+  const selection = await loadSelection(runner, cwd);
+  const plan = runnerCommand({ ...record, runner }, selection, ctx, target, file);
   const { args: command, trusted } = plan;
   const leftOut = [...settingsLeftOut, ...plan.leftOut];
   const env = settingsEnv(runner, settings, process.env);
