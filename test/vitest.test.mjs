@@ -326,6 +326,16 @@ describe('one test file in two projects', () => {
   });
 });
 
+test('a file shared by two projects, damaged in one: mate-vitest reruns it in that project only', async () => {
+  // projects-rerun: shared/gap.test.mjs runs in projects a and b, damages its buffer in b; each run writes its project to MARK.
+  const mark = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mate-vitest-mark-')), 'runs');
+  const r = await mateVitest('projects-rerun', ['run', '--guard-alloc'], { MARK: mark });
+  assert.equal(r.code, 1, r.output);
+  assert.match(r.output, /\[mate-guard\] rerun in tail mode with alignment 1: the canary-corruption of allocation #\d+ \(13 bytes, tail mode\) in \[b\] shared\/gap\.test\.mjs > writeAt past the end into the alignment gap faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
+  // The run itself in a and b, the rerun in b alone.
+  assert.deepEqual(fs.readFileSync(mark, 'utf8').trim().split('\n').sort(), ['a', 'b', 'b'], r.output);
+});
+
 describe('--coverage: the summary still ends the output, after the coverage table', () => {
   const lastLines = (output) => output.trimEnd().split('\n').slice(-2);
   const assertAfterTable = (r) => {

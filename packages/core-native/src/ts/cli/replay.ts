@@ -10,7 +10,8 @@ import { GuardConfigError } from '../errors';
 import { runChild } from '../run/child';
 import { readRunRecord, RECORD_FILE, type RunRecord } from '../run/record';
 import { rebaser, replayTarget, runnerCommand, settingsEnv, type ReplayTarget } from '../run/replay-plan';
-import { isRunner, loadSelection, RUNNER_PACKAGES } from '../run/selection';
+import { isRunner, REPLAY_RUNNERS } from '../run/replay-entry';
+import { loadSelection } from '../run/selection';
 import { placeOf, replayDir, shellLine, shellWord, type TrustContext } from '../run/replay-trust';
 import { readReportDir } from '../run/report-dir';
 import { SETTINGS, type GuardSettings, type SettingRow } from '../settings/table';
@@ -142,7 +143,7 @@ export async function mateReplay(argv: readonly string[]): Promise<number> {
   const { dir, record } = readRunRecord(args.dir);
   const file = path.join(dir, RECORD_FILE);
   if (record.runner !== 'run' && !isRunner(record.runner)) {
-    throw new GuardConfigError(`replay: ${file} names an unknown runner ${show(record.runner)}; known: ${[...Object.keys(RUNNER_PACKAGES), 'run'].join(', ')}`);
+    throw new GuardConfigError(`replay: ${file} names an unknown runner ${show(record.runner)}; known: ${[...REPLAY_RUNNERS, 'run'].join(', ')}`);
   }
   const target = replayTarget(readReportDir(dir).violations);
   // Nothing in what the user named (a run's directory, or the one holding it) runs.

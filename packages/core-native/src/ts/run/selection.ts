@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import { GuardConfigError } from '../errors';
 import { PROJECT_PREFIX } from '../report/test-path';
 import type { RunnerName } from '../settings/table';
-import { packageDir } from './replay-entry';
+import { packageDir, runnerPackage } from './replay-entry';
 
 /** The runner's words that say how a run runs, not which tests run: a narrowed run drops them. */
 export interface RunnerArgs {
@@ -60,16 +60,6 @@ export function testProjects(tests: readonly string[]): string[] {
   return [...new Set(tests.map((t) => PROJECT_PREFIX.exec(t)?.[1]).filter((p): p is string => p !== undefined))];
 }
 
-/** The package that says how each runner selects tests (and installs its mate-* CLI). */
-export const RUNNER_PACKAGES: Record<RunnerName, string> = {
-  vitest: '@mate-guard/vitest',
-  jest: '@mate-guard/jest-env',
-  mocha: '@mate-guard/mocha',
-  'node-test': '@mate-guard/node-test',
-};
-
-export const isRunner = (runner: string): runner is RunnerName => Object.hasOwn(RUNNER_PACKAGES, runner);
-
 /** The file `pkg`'s package.json exports as `./selection`. */
 function selectionFile(dir: string): string | undefined {
   try {
@@ -88,7 +78,7 @@ function selectionFile(dir: string): string | undefined {
  * trust), else next to this mate.
  */
 export async function loadSelection(runner: RunnerName, cwd: string): Promise<RunnerSelection> {
-  const pkg = RUNNER_PACKAGES[runner];
+  const pkg = runnerPackage(runner);
   for (const from of [cwd, __dirname]) {
     const dir = packageDir(pkg, from);
     const file = dir && selectionFile(dir);
