@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 
 import { assertGcSuiteGuarded } from './helpers/gc-suite.mjs';
 import { accessSite, lineOf } from './helpers/native-frames.mjs';
-import { firstAllocationFrame, rerunReportOf, reportLines, ROOT, run } from './helpers/run.mjs';
+import { firstAllocationFrame, MATE, rerunReportOf, reportLines, ROOT, run } from './helpers/run.mjs';
 
 const MATE_JEST = path.join(ROOT, 'packages', 'jest-env', 'bin', 'mate-jest.js');
 const JEST = path.join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js');
@@ -411,7 +411,7 @@ describe('one test file in two Jest projects (projects with displayName)', () =>
   // projects: projects a and b both match shared/overflow.test.js, whose overflow faults in each project's worker.
   const SHARED = 'test/fixtures/jest/projects/shared/overflow.test.js > fill > fills one byte too many';
   test('each report names its project on the test line; each crash fails that project\'s test', async () => {
-    const r = await mateJest(['--guard-alloc', ...suite('projects'), '--workerIdleMemoryLimit=1GB']);
+    const r = await mateJest(['--guard-alloc', ...suite('projects'), '--workerIdleMemoryLimit=1GB', 'overflow']);
     assert.equal(r.code, 1, r.output);
     const out = r.output.replace(/\x1b\[[0-9;]*m/g, '');
     assert.match(out, /Tests: +2 failed, 2 total/);
@@ -425,5 +425,26 @@ describe('one test file in two Jest projects (projects with displayName)', () =>
       assert.doesNotMatch(block, new RegExp(`while running \\[${p === 'a' ? 'b' : 'a'}\\]`));
     }
     assert.match(summary(r.output), /2 violations, 2 processes died/);
+  });
+
+  // shared/gap.test.js damages memory in project b only; each run of it writes its project to MARK.
+  const GAP = 'test/fixtures/jest/projects/shared/gap.test.js > writeAt > writes into the alignment gap';
+  const marks = (file) => fs.readFileSync(file, 'utf8').trim().split('\n').sort();
+  test('canary damage in one project: the rerun and mate replay run the file in that project only', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-jest-projects-'));
+    const mark = path.join(dir, 'runs');
+    const reports = path.join(dir, 'reports');
+    const r = await mateJest(['--guard-alloc', '--guard-report-dir', reports, ...suite('projects'), 'gap'], { MARK: mark });
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.output, new RegExp(`rerun in tail mode with alignment 1: the canary-corruption of allocation #\\d+ \\(13 bytes, tail mode\\) in \\[b\\] ${escape(GAP)} faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE`));
+    // The run itself in a and b, the rerun in b alone (--selectProjects b).
+    assert.deepEqual(marks(mark), ['a', 'b', 'b'], r.output);
+
+    fs.rmSync(mark);
+    const [recorded] = fs.readdirSync(reports);
+    const replay = await run(process.execPath, [MATE, 'replay', path.join(reports, recorded), '--alignment', '1'], { env: { MARK: mark }, timeout: 90_000 });
+    assert.match(replay.output, /^\[mate-guard\] replay runs in .* --runTestsByPath -t '\^\(\?:writeAt writes into the alignment gap\)\$' --selectProjects b$/m, replay.output);
+    assert.match(replay.output, /==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\)/);
+    assert.deepEqual(marks(mark), ['b'], replay.output);
   });
 });
