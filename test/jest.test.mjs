@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 
 import { assertGcSuiteGuarded } from './helpers/gc-suite.mjs';
 import { accessSite, lineOf } from './helpers/native-frames.mjs';
-import { firstAllocationFrame, rerunReportOf, reportLines, ROOT, run } from './helpers/run.mjs';
+import { firstAllocationFrame, MATE, rerunReportOf, reportLines, ROOT, run } from './helpers/run.mjs';
 
 const MATE_JEST = path.join(ROOT, 'packages', 'jest-env', 'bin', 'mate-jest.js');
 const JEST = path.join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js');
@@ -24,6 +24,7 @@ const UNDERFLOW_TEST = 'test/fixtures/jest/bugs/underflow.test.js > reverseFill 
 /** `[mate-guard] alloc` lines for the probe's 4321-byte buffer. */
 const probeAllocs = (output) => output.split('\n').filter((l) => l.startsWith('[mate-guard] alloc') && l.includes('requested=4321'));
 const summary = (output) => output.split('\n').find((l) => l.startsWith('[mate-guard] summary:'));
+const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const jsonResults = (stdout) => JSON.parse(stdout.slice(stdout.indexOf('{')));
 
 describe('clean suite', () => {
@@ -403,5 +404,47 @@ describe('plain jest with the environment but no reporter', () => {
     assert.equal(count(workers.output), 1, workers.output);
     const off = await jest([...envOnly, '-i']);
     assert.equal(count(off.output), 0, 'silent when guarding is off');
+  });
+});
+
+describe('one test file in two Jest projects (projects with displayName)', () => {
+  // projects: projects a and b both match shared/overflow.test.js, whose overflow faults in each project's worker.
+  const SHARED = 'test/fixtures/jest/projects/shared/overflow.test.js > fill > fills one byte too many';
+  test('each report names its project on the test line; each crash fails that project\'s test', async () => {
+    const r = await mateJest(['--guard-alloc', ...suite('projects'), '--workerIdleMemoryLimit=1GB', 'overflow']);
+    assert.equal(r.code, 1, r.output);
+    const out = r.output.replace(/\x1b\[[0-9;]*m/g, '');
+    assert.match(out, /Tests: +2 failed, 2 total/);
+    for (const p of ['a', 'b']) {
+      assert.match(out, new RegExp(`^==mate-guard== test: \\[${p}\\] ${escape(SHARED)}$`, 'm'));
+      // Jest's FAIL block of project p: its crashed test, with p's crash (not the other project's).
+      const block = out.split(/^(?=FAIL |Test Suites:)/m).find((b) => b.startsWith(`FAIL ${p} `));
+      assert.ok(block, `a FAIL block for project ${p}:\n${out}`);
+      assert.match(block, /● fill › fills one byte too many/);
+      assert.match(block, new RegExp(`killed by a guard fault: heap-buffer-overflow .* while running \\[${p}\\] ${escape(SHARED)};`));
+      assert.doesNotMatch(block, new RegExp(`while running \\[${p === 'a' ? 'b' : 'a'}\\]`));
+    }
+    assert.match(summary(r.output), /2 violations, 2 processes died/);
+  });
+
+  // shared/gap.test.js damages memory in project b only; each run of it writes its project to MARK.
+  const GAP = 'test/fixtures/jest/projects/shared/gap.test.js > writeAt > writes into the alignment gap';
+  const marks = (file) => fs.readFileSync(file, 'utf8').trim().split('\n').sort();
+  test('canary damage in one project: the rerun and mate replay run the file in that project only', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-jest-projects-'));
+    const mark = path.join(dir, 'runs');
+    const reports = path.join(dir, 'reports');
+    const r = await mateJest(['--guard-alloc', '--guard-report-dir', reports, ...suite('projects'), 'gap'], { MARK: mark });
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.output, new RegExp(`rerun in tail mode with alignment 1: the canary-corruption of allocation #\\d+ \\(13 bytes, tail mode\\) in \\[b\\] ${escape(GAP)} faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE`));
+    // The run itself in a and b, the rerun in b alone (--selectProjects b).
+    assert.deepEqual(marks(mark), ['a', 'b', 'b'], r.output);
+
+    fs.rmSync(mark);
+    const [recorded] = fs.readdirSync(reports);
+    const replay = await run(process.execPath, [MATE, 'replay', path.join(reports, recorded), '--alignment', '1'], { env: { MARK: mark }, timeout: 90_000 });
+    assert.match(replay.output, /^\[mate-guard\] replay runs in .* --runTestsByPath -t '\^\(\?:writeAt writes into the alignment gap\)\$' --selectProjects b$/m, replay.output);
+    assert.match(replay.output, /==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\)/);
+    assert.deepEqual(marks(mark), ['b'], replay.output);
   });
 });

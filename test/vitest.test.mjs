@@ -116,6 +116,19 @@ test('a fault while a file is imported (outside any test) fails that file, other
   assert.equal(files['fine.test.mjs'].status, 'passed');
 });
 
+test('a fault outside any test (afterAll) fails the test that made the allocation, as under every runner', async () => {
+  // Core's crash attribution: no test was running, so the crash is put on the test whose allocation was hit.
+  const j = withJson(['run', '--guard-alloc']);
+  const r = await mateVitest('after-test-crash', j.args);
+  assert.notEqual(r.code, 0, r.output);
+  assert.match(r.output, /killed by a guard fault: heap-buffer-overflow on allocation #\d+ \(32 bytes, tail mode\) outside any test \(allocated in kept\.test\.mjs > keeps a buffer for later\);/);
+  const tests = j.read();
+  assert.equal(tests.get('kept.test.mjs > keeps a buffer for later').status, 'failed', r.output);
+  assert.match(tests.get('kept.test.mjs > keeps a buffer for later').failureMessages[0], /==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
+  // Its results may die with the worker (Vitest batches them): never failed by this crash.
+  assert.notEqual(tests.get('kept.test.mjs > an unrelated test').status, 'failed', r.output);
+});
+
 test('damage outside any test (module code, beforeAll) fails the file with the reports', async () => {
   const j = withJson(['run', '--guard-alloc']);
   const r = await mateVitest('outside', j.args);
@@ -311,6 +324,16 @@ describe('one test file in two projects', () => {
     }
     assert.equal(summary(r.output).violations, 2, r.output);
   });
+});
+
+test('a file shared by two projects, damaged in one: mate-vitest reruns it in that project only', async () => {
+  // projects-rerun: shared/gap.test.mjs runs in projects a and b, damages its buffer in b; each run writes its project to MARK.
+  const mark = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mate-vitest-mark-')), 'runs');
+  const r = await mateVitest('projects-rerun', ['run', '--guard-alloc'], { MARK: mark });
+  assert.equal(r.code, 1, r.output);
+  assert.match(r.output, /\[mate-guard\] rerun in tail mode with alignment 1: the canary-corruption of allocation #\d+ \(13 bytes, tail mode\) in \[b\] shared\/gap\.test\.mjs > writeAt past the end into the alignment gap faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
+  // The run itself in a and b, the rerun in b alone.
+  assert.deepEqual(fs.readFileSync(mark, 'utf8').trim().split('\n').sort(), ['a', 'b', 'b'], r.output);
 });
 
 describe('--coverage: the summary still ends the output, after the coverage table', () => {

@@ -6,7 +6,17 @@ import { test } from 'node:test';
 
 import { ROOT } from '../helpers/run.mjs';
 
-const { watchRequested, withoutWatchAndShards } = await import(path.join(ROOT, 'packages/core-native/dist/run/runner-args.js'));
+const { NODE_ARGS, watchRequested: watchOf, withoutWatchAndShards: without } = await import(path.join(ROOT, 'packages/core-native/dist/run/runner-args.js'));
+// Each runner's words come from its own package (its selection), node's from core.
+const ARGS = {
+  jest: (await import(path.join(ROOT, 'packages/jest-env/dist/selection.js'))).default.selection.args,
+  vitest: (await import(path.join(ROOT, 'packages/vitest-plugin/dist/selection.mjs'))).selection.args,
+  mocha: (await import(path.join(ROOT, 'packages/mocha-plugin/dist/selection.js'))).default.selection.args,
+  'node-test': (await import(path.join(ROOT, 'packages/node-test/dist/selection.js'))).default.selection.args,
+  node: NODE_ARGS,
+};
+const watchRequested = (runner, args) => watchOf(ARGS[runner], args);
+const withoutWatchAndShards = (runner, args, keep) => without(ARGS[runner], args, keep);
 
 test('Jest: --watchAll=false, --watch false and --no-watch are not watch mode; -w is the worker count', () => {
   assert.equal(watchRequested('jest', ['--watchAll=false', '--ci']), false);

@@ -1,5 +1,4 @@
 #!/usr/bin/env node
 'use strict';
-require('../dist/cli/mate.js')
-  .main(process.argv.slice(2))
-  .then((code) => { process.exitCode = code; });
+// A bad setting or argument: runCli's one line, status 2.
+require('../dist/errors.js').runCli('mate', require('../dist/cli/mate.js').main);

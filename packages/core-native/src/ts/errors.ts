@@ -46,13 +46,15 @@ export function orExitOnConfigError(program: string, fn: () => void): void {
 }
 
 /**
- * A drop-in CLI's entry: `main`'s status becomes the exit code; a crash is
- * printed as `<program>: <stack>` with status 1.
+ * Every CLI's entry (mate, each mate-*): `main`'s status becomes the exit
+ * code (undefined: the program set it itself, as Vitest does when its run
+ * ends); a bad setting is one line `<program>: <what>` with status 2; a
+ * crash is printed as `<program>: <stack>` with status 1.
  */
-export function runCli(program: string, main: (argv: string[]) => Promise<number>): void {
+export function runCli(program: string, main: (argv: string[]) => Promise<number | undefined>): void {
   main(process.argv.slice(2)).then(
     (code) => {
-      process.exitCode = code;
+      if (code !== undefined) process.exitCode = code;
     },
     (err: unknown) => {
       // A bad setting or no usable native binary found on the way: its one line.

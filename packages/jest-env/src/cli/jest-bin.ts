@@ -1,4 +1,6 @@
 // Finds the user's Jest: the project's own first, so its major is used.
+import { GuardConfigError } from '@mate-guard/core/internal';
+
 export function resolveJestBin(cwd: string = process.cwd()): string {
   for (const from of [cwd, __dirname]) {
     try {
@@ -7,5 +9,5 @@ export function resolveJestBin(cwd: string = process.cwd()): string {
       // try the next place
     }
   }
-  throw new Error(`mate-jest: cannot find jest from ${cwd}; install it (npm install --save-dev jest) first`);
+  throw new GuardConfigError(`cannot find jest from ${cwd}; install it (npm install --save-dev jest) first`);
 }

@@ -1,17 +1,15 @@
 // `mate-jest`: Jest with guard flags. It runs Jest as a child and watches
 // it, because in band a guard fault kills Jest itself before it can say
 // anything: afterwards the run's report directory names the test.
-import * as path from 'node:path';
-
 import {
-  CONFIG_ERROR_EXIT,
-  GuardConfigError,
   nodeFlagsToPassOn,
   parseFlags,
   resolveRunnerSettings,
   runChild,
   RUNNER_FLAGS,
+  splitArgs,
   superviseRun,
+  SURFACES,
   type ChildExit,
   type RerunLauncher,
   type RunnerResolution,
@@ -24,46 +22,30 @@ import { mateJestHelp } from './help';
 import { readJestConfig } from './jest-config';
 import { resolveJestBin } from './jest-bin';
 import { withGuardReporter } from './reporters';
+import { selection } from '../selection';
 
-function fail(message: string, status = CONFIG_ERROR_EXIT): never {
-  process.stderr.write(`mate-jest: ${message}\n`);
-  process.exit(status);
-}
-
-/** Flags and MATE_JEST_GUARD_*, resolved before Jest starts: a bad value stops the run before any test. */
+/** Flags and MATE_JEST_GUARD_*, resolved before Jest starts: a bad value stops the run before any test (runCli prints it). */
 function resolve(argv: readonly string[]): RunnerResolution & { rest: string[] } {
-  try {
-    const { values, rest } = parseFlags(argv, RUNNER_FLAGS);
-    return { ...resolveRunnerSettings({ runner: 'jest', flags: values, env: process.env }), rest };
-  } catch (err) {
-    if (err instanceof GuardConfigError) fail(err.message);
-    throw err;
-  }
+  const { values, rest } = parseFlags(argv, RUNNER_FLAGS);
+  return { ...resolveRunnerSettings({ runner: 'jest', flags: values, env: process.env }), rest };
 }
 
 /** How a Jest run that was asked to guard and guarded nothing is fixed (a file's docblock can pick another environment). */
 export const NOTHING_GUARDED_FIX =
   "no test file used @mate-guard/jest-env: remove a `@jest-environment` docblock that picks another one, or set testEnvironment: '@mate-guard/jest-env' in the Jest config";
 
-/**
- * The same Jest command, on just the files with canary damage (as paths:
- * the user's patterns do not widen it; without a shard, which would hold
- * other files or none).
- */
+/** The same Jest command, narrowed to the damaged tests as Jest selects them (selection.ts, shared with `mate replay`). */
 function rerunJest(bin: string, rest: readonly string[]): RerunLauncher {
+  const given = splitArgs(withoutWatchAndShards(selection.args, rest), SURFACES.jest);
   return (group) => ({
     command: process.execPath,
-    args: [...nodeFlagsToPassOn(), bin, ...withoutWatchAndShards('jest', rest), '--runTestsByPath', ...group.files.map((f) => path.resolve(f))],
+    args: [...nodeFlagsToPassOn(), bin, ...selection.select({ ...given, files: group.files, tests: group.tests, cwd: process.cwd() })],
   });
 }
 
 export async function main(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
-  let bin: string;
-  try {
-    bin = resolveJestBin();
-  } catch (err) {
-    fail((err as Error).message);
-  }
+  // Jest not installed here: a usage error, runCli's one line.
+  const bin = resolveJestBin();
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(mateJestHelp());
     const exit = await runChild(process.execPath, [...nodeFlagsToPassOn(), bin, '--help'], process.env);
@@ -94,7 +76,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     args: [...nodeFlagsToPassOn(), bin, ...args],
     // Every rerun ends inside Jest: its reporter owns the run (same settings, a summary per rerun).
     // `--watchAll=false` (CI) is not watch mode.
-    watch: watchRequested('jest', rest),
+    watch: watchRequested(selection.args, rest),
     // Told to guard, it guarded nothing: the run fails (exit 2), with the line that says why.
     nothingGuardedFails: true,
     rerun: rerunJest(bin, args),

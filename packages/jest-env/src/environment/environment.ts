@@ -22,6 +22,7 @@ import NodeEnvironment from 'jest-environment-node';
 
 import { announceOwnerless } from './ownerless';
 import { installForFile } from './install';
+import { projectName } from './project';
 import { resolveJestSettings } from './settings';
 import { stackFormatCache } from './stack-format-cache';
 import { activeTags } from './tags';
@@ -76,6 +77,8 @@ export function guardEnvironmentOf(Base: EnvironmentClass): new (config: JestEnv
     /** What this file resolved to (flags > env > testEnvironmentOptions > off). */
     readonly guardSettings: GuardSettings;
     private readonly testPath: string;
+    /** The Jest project's displayName: test paths start with it (one file can run in two projects). */
+    private readonly project: string | undefined;
     private readonly fileTags: string[];
     private restoreRealm: (() => void) | undefined;
     private readonly stacks: ReturnType<typeof stackFormatCache>;
@@ -83,6 +86,7 @@ export function guardEnvironmentOf(Base: EnvironmentClass): new (config: JestEnv
     constructor(config: JestEnvironmentConfig, context: EnvironmentContext) {
       super(config, context);
       this.testPath = context.testPath;
+      this.project = projectName(config.projectConfig.displayName);
       const { watch, watchAll } = config.globalConfig;
       this.stacks = stackFormatCache(!watch && !watchAll);
       this.fileTags = docblockTags(context.docblockPragmas);
@@ -117,7 +121,7 @@ export function guardEnvironmentOf(Base: EnvironmentClass): new (config: JestEnv
         case 'test_start':
           this.outsideTests(state);
           if (this.guardSettings.enabled) this.stacks.ensure();
-          beginGuardedTest(formatTestPath(this.testPath, titles(event.test)));
+          beginGuardedTest(formatTestPath(this.testPath, titles(event.test), this.project));
           break;
         case 'test_done': {
           const found = endGuardedTest();

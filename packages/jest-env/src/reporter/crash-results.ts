@@ -4,18 +4,19 @@
 // names it: it is put back as a failed test whose message is the report.
 import * as path from 'node:path';
 
-import { crashOutsideTestTitle, formatCrashAttribution, reportText, type ViolationEvent } from '@mate-guard/core/internal';
+import { crashInFile, crashOutsideTestTitle, crashTitles, formatCrashAttribution, reportText, type ViolationEvent } from '@mate-guard/core/internal';
 import type { AggregatedResult, AssertionResult, TestResult } from '@jest/test-result';
 
-/** The fatal events of one test file (by the file in the report's test path). */
-function eventsOf(testResult: TestResult, fatal: readonly ViolationEvent[]): ViolationEvent[] {
-  const rel = path.relative(process.cwd(), testResult.testFilePath);
-  const inFile = (t: string | null) => t !== null && (t === rel || t.startsWith(`${rel} > `));
-  return fatal.filter((e) => inFile(e.test) || (e.test === null && inFile(e.allocation?.allocTest ?? null)));
+import { testFilePrefix } from '../environment/project';
+
+/** The fatal events of one test file (core's attribution, by the file and project in the report's test path). */
+function eventsOf(testResult: TestResult, fatal: readonly ViolationEvent[], project: string | undefined): ViolationEvent[] {
+  const file = testFilePrefix(testResult.testFilePath, project);
+  return fatal.filter((e) => crashInFile(e, file));
 }
 
 function crashedTest(e: ViolationEvent, rel: string, label: string): AssertionResult {
-  const titles = e.test ? e.test.split(' > ').slice(1) : [];
+  const { titles } = crashTitles(e);
   const title = titles.pop() ?? crashOutsideTestTitle(e);
   const message = `${reportText(e)}${formatCrashAttribution(e, label).trimEnd()}\nThe worker died, so the rest of ${rel} did not run.`;
   return {
@@ -36,11 +37,12 @@ function crashedTest(e: ViolationEvent, rel: string, label: string): AssertionRe
 /**
  * Adds the crashed tests of a file that failed to run to its results (and
  * the run's counts); returns the events it added them for. Called before
- * any reporter that writes results out.
+ * any reporter that writes results out. `project`: the file's Jest project
+ * (displayName), whose crashes alone are its own.
  */
-export function addCrashedTests(testResult: TestResult, aggregated: AggregatedResult, fatal: readonly ViolationEvent[], label: string): ViolationEvent[] {
+export function addCrashedTests(testResult: TestResult, aggregated: AggregatedResult, fatal: readonly ViolationEvent[], label: string, project: string | undefined): ViolationEvent[] {
   if (!testResult.testExecError || testResult.testResults.length > 0) return [];
-  const events = eventsOf(testResult, fatal);
+  const events = eventsOf(testResult, fatal, project);
   const rel = path.relative(process.cwd(), testResult.testFilePath);
   for (const e of events) {
     const test = crashedTest(e, rel, label);

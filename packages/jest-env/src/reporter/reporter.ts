@@ -29,6 +29,7 @@ import {
 import type { AggregatedResult, TestResult } from '@jest/test-result';
 import type { Config } from '@jest/types';
 
+import { projectName } from '../environment/project';
 import { addCrashedTests } from './crash-results';
 import { checkFileSettings } from './file-settings';
 
@@ -110,11 +111,12 @@ export default class GuardReporter {
   }
 
   /** A crashed file: its dead test back into the results, before reporters that write them out (JUnit, --json). */
-  onTestFileResult(_test: unknown, testResult: TestResult, aggregated: AggregatedResult): void {
+  onTestFileResult(test: { context: { config: Config.ProjectConfig } }, testResult: TestResult, aggregated: AggregatedResult): void {
     if (!testResult.testExecError || !this.session.dir) return;
     const { announced } = this.session;
     const fatal = readReportDir(this.session.dir).violations.filter((v) => v.fatal && v.file && !announced.has(v.file));
-    for (const e of addCrashedTests(testResult, aggregated, fatal, WORKER)) announced.add(e.file!);
+    const project = projectName(test.context.config.displayName);
+    for (const e of addCrashedTests(testResult, aggregated, fatal, WORKER, project)) announced.add(e.file!);
   }
 
   onRunComplete(_contexts: unknown, results: AggregatedResult): void {

@@ -4,7 +4,6 @@
 // itself (serial) or a worker (--parallel), it names the test that was
 // running, prints the summary and exits non-zero, whatever mocha managed to say.
 import {
-  CONFIG_ERROR_EXIT,
   describeRunnerFlags,
   GuardConfigError,
   nodeFlagsToPassOn,
@@ -12,11 +11,15 @@ import {
   superviseRun,
   type RerunLauncher,
   runCli,
+  splitArgs,
+  SURFACES,
   watchRequested,
+  withoutWatchAndShards,
 } from '@mate-guard/core/internal';
 
 import { loadMochaOptions, runsInWorkers } from '../hooks/mocha-options';
-import { resolveMochaConfig, type MochaGuardConfig } from '../hooks/settings';
+import { resolveMochaConfig } from '../hooks/settings';
+import { selection } from '../selection';
 import { findMochaBin, PLUGIN_ENTRY } from './mocha-bin';
 
 const USAGE = `Usage: mate-mocha [guard options] [mocha options] [spec...]
@@ -52,52 +55,28 @@ async function runMocha(mochaBin: string, args: readonly string[], env: NodeJS.P
 
 /** Mocha's own reading (command line over rc, `--watch=false` included), else the words themselves. */
 const watching = (args: readonly string[], options: Record<string, unknown>) =>
-  options.watch !== undefined ? options.watch === true : watchRequested('mocha', args);
+  options.watch !== undefined ? options.watch === true : watchRequested(selection.args, args);
 
-/** The user's arguments without their own test selection by title (the rerun selects by title). */
-function withoutGrep(args: readonly string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    if (['-g', '--grep', '-f', '--fgrep'].includes(args[i])) i++;
-    else if (!/^--(grep|fgrep|invert)(=|$)/.test(args[i]) && args[i] !== '-i') out.push(args[i]);
-  }
-  return out;
-}
-
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
-/**
- * The same mocha command, selecting the tests with canary damage by their
- * full titles (mocha adds positional spec files to the rc file's, so files
- * cannot narrow a run; a title can).
- */
+/** The same mocha command, narrowed to the damaged tests as mocha selects them (selection.ts, shared with `mate replay`). */
 function rerunMocha(mochaBin: string, rest: readonly string[]): RerunLauncher {
-  return (group) => {
-    const titles = group.tests.map((t) => t.split(' > ').slice(1).join(' ')).filter((t) => t.length > 0);
-    const select = titles.length ? ['--grep', `^(?:${titles.map(escapeRegExp).join('|')})$`] : [];
-    return { command: process.execPath, args: [...nodeFlagsToPassOn(), mochaBin, '--require', PLUGIN_ENTRY, ...(titles.length ? withoutGrep(rest) : rest), ...select] };
-  };
+  const given = splitArgs(withoutWatchAndShards(selection.args, rest), SURFACES.mocha);
+  return (group) => ({
+    command: process.execPath,
+    args: [...nodeFlagsToPassOn(), mochaBin, '--require', PLUGIN_ENTRY, ...selection.select({ ...given, files: group.files, tests: group.tests, cwd: process.cwd() })],
+  });
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
   const mochaBin = findMochaBin();
   if (!mochaBin) {
-    process.stderr.write('mate-mocha: mocha is not installed here (npm install --save-dev mocha)\n');
-    return 2;
+    throw new GuardConfigError('mocha is not installed here (npm install --save-dev mocha)');
   }
   if (wantsHelp(argv)) {
     process.stdout.write(USAGE);
     return runMocha(mochaBin, ['--help'], process.env);
   }
-  let config: MochaGuardConfig;
-  try {
-    config = resolveMochaConfig(argv, true, process.env, mochaOptionsOrEmpty);
-  } catch (err) {
-    if (!(err instanceof GuardConfigError)) throw err;
-    process.stderr.write(`mate-mocha: ${err.message}\n`);
-    return CONFIG_ERROR_EXIT;
-  }
-  const { settings, explicit, rest, mochaOptions } = config;
+  // A bad setting throws: runCli prints its one line, status 2.
+  const { settings, explicit, rest, mochaOptions } = resolveMochaConfig(argv, true, process.env, mochaOptionsOrEmpty);
   const label = runsInWorkers(mochaOptions) ? 'mocha worker' : 'mocha process';
   return superviseRun({
     runner: 'mocha',

@@ -6,13 +6,12 @@
 // report as its error message.
 import * as path from 'node:path';
 
-import { crashErrorName, crashOutsideTestTitle, formatCrashAttribution, readReportDir, reportText, type ViolationEvent } from '@mate-guard/core/internal';
+import { crashErrorName, crashOutsideTestTitle, crashTitles, formatCrashAttribution, readReportDir, reportText, type ViolationEvent } from '@mate-guard/core/internal';
 
 import type { MochaModule, MochaRunner } from './runner-hook';
 
 function emitCrash(runner: MochaRunner, Mocha: MochaModule, e: ViolationEvent, label: string): void {
-  const where = e.test ?? e.allocation?.allocTest;
-  const [file, ...titles] = where ? where.split(' > ') : ['(unknown file)'];
+  const { file = '(unknown file)', titles } = crashTitles(e);
   const title = titles.pop() ?? crashOutsideTestTitle(e);
   const suite = new Mocha.Suite(titles.join(' ')) as InstanceType<MochaModule['Suite']> & { addTest(t: unknown): void };
   suite.parent = runner.suite;

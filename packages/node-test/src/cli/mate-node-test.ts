@@ -7,18 +7,19 @@ import * as path from 'node:path';
 
 import {
   describeRunnerFlags,
-  CONFIG_ERROR_EXIT,
-  GuardConfigError,
   nodeFlagsToPassOn,
+  splitArgs,
   superviseRun,
+  SURFACES,
   type RerunLauncher,
   runCli,
   watchRequested,
   withoutWatchAndShards,
 } from '@mate-guard/core/internal';
 
-import { NOTHING_GUARDED_FIX, resolveNodeTestConfig, type NodeTestGuardConfig } from '../hooks/settings';
+import { NOTHING_GUARDED_FIX, resolveNodeTestConfig } from '../hooks/settings';
 import { PROCESS_LABEL } from '../reporter/run-end';
+import { selection } from '../selection';
 
 /** The plugin's entry point, preloaded into node --test and every test process it starts. */
 export const PLUGIN_ENTRY = path.join(__dirname, '..', 'index.js');
@@ -43,33 +44,19 @@ function nodeArgs(rest: readonly string[]): string[] {
   return [...nodeFlagsToPassOn(), '--test', '--require', PLUGIN_ENTRY, ...rest.filter((a) => a !== '--test')];
 }
 
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
-/** The test files alone (the user's own file arguments and shard dropped), selecting the damaged tests by name. */
+/** The same node --test command, narrowed to the damaged tests as node selects them (selection.ts, shared with `mate replay`). */
 function rerunNode(rest: readonly string[]): RerunLauncher {
-  const options = withoutWatchAndShards('node-test', rest).filter((a) => a.startsWith('-') && !/^--test-name-pattern(=|$)/.test(a));
-  return (group) => {
-    const names = [...new Set(group.tests.map((t) => t.split(' > ').pop() ?? ''))].filter((n) => n.length > 0);
-    const select = names.length ? [`--test-name-pattern=^(?:${names.map(escapeRegExp).join('|')})$`] : [];
-    return { command: process.execPath, args: [...nodeArgs(options), ...select, ...group.files] };
-  };
+  const given = splitArgs(withoutWatchAndShards(selection.args, rest.filter((a) => a !== '--test')), SURFACES['node-test']);
+  return (group) => ({ command: process.execPath, args: nodeArgs(selection.select({ ...given, files: group.files, tests: group.tests, cwd: process.cwd() })) });
 }
-
 
 export async function main(argv: readonly string[]): Promise<number> {
   if (wantsHelp(argv)) {
     process.stdout.write(USAGE);
     return 0;
   }
-  let config: NodeTestGuardConfig;
-  try {
-    config = resolveNodeTestConfig(argv);
-  } catch (err) {
-    if (!(err instanceof GuardConfigError)) throw err;
-    process.stderr.write(`mate-node-test: ${err.message}\n`);
-    return CONFIG_ERROR_EXIT;
-  }
-  const { settings, explicit, rest } = config;
+  // A bad setting throws: runCli prints its one line, status 2.
+  const { settings, explicit, rest } = resolveNodeTestConfig(argv);
   return superviseRun({
     runner: 'node-test',
     program: 'mate-node-test',
@@ -80,7 +67,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     command: process.execPath,
     args: nodeArgs(rest),
     // Every rerun ends inside node: its main process owns the run (same settings).
-    watch: watchRequested('node-test', rest),
+    watch: watchRequested(selection.args, rest),
     // Told to guard, it guarded nothing: the run fails (exit 2), with the line that says why.
     nothingGuardedFails: true,
     rerun: rerunNode(rest),

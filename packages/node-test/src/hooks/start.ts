@@ -10,6 +10,7 @@ import {
   readHandoff,
   runOwnership,
   takeOutsideDamage,
+  NODE_ARGS,
   watchRequested,
   type GuardSettings,
   type RunnerResolution,
@@ -82,7 +83,7 @@ export function start(): PluginState {
     aroundEveryTestFunction((test, call, args) => (kindOf(test) === 'file' ? onFile(test, call, args) : call(args)));
   }
   // Watch mode: a summary per round. Else at exit, after install, so core's exit check and counters come first.
-  if (run && role === 'main' && watchRequested('node-test', process.execArgv)) onRootTest((root) => endEachWatchRound(root, run));
+  if (run && role === 'main' && watchRequested(NODE_ARGS, process.execArgv)) onRootTest((root) => endEachWatchRound(root, run));
   else if (run) endRunAtExit(run, role === 'child' ? PER_FILE_NOTE : undefined);
   return state;
 }

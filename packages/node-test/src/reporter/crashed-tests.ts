@@ -7,7 +7,7 @@
 import * as path from 'node:path';
 import { serialize } from 'node:v8';
 
-import { crashErrorName, crashOutsideTestTitle, formatCrashAttribution, readReportDir, reportText, type ViolationEvent } from '@mate-guard/core/internal';
+import { crashErrorName, crashInFile, crashOutsideTestTitle, crashTest, formatCrashAttribution, readReportDir, reportText, type ViolationEvent } from '@mate-guard/core/internal';
 
 import type { CallTest, NodeTest } from '../hooks/test-class';
 
@@ -133,7 +133,7 @@ function closeOpen(emit: Emit, open: Open[]): void {
 }
 
 function emitCrash(emit: Emit, open: Open[], e: ViolationEvent, rel: string, label: string): void {
-  const where = e.test ?? e.allocation?.allocTest ?? `${rel} > ${crashOutsideTestTitle(e)}`;
+  const where = crashTest(e) ?? `${rel} > ${crashOutsideTestTitle(e)}`;
   emitFailure(emit, open, where, `${reportText(e)}${formatCrashAttribution(e, label).trimEnd()}\nThe process died, so the rest of ${rel} did not run.`, crashErrorName(e));
 }
 
@@ -155,13 +155,12 @@ export function crashedTestsOfFile(reportDir: string, announced: Set<string>, la
     const open = trackOpen(file, failed);
     const rel = path.relative(process.cwd(), file.loc?.file ?? file.name) || file.name;
     const emit = emitterOf(file, rel, open);
-    const inFile = (t: string | null | undefined) => t != null && (t === rel || t.startsWith(`${rel} > `));
     const announce = () => {
       const { violations } = readReportDir(reportDir);
       let crashed = false;
       for (const e of violations) {
         if (!e.fatal || !e.file || announced.has(e.file)) continue;
-        if (!inFile(e.test) && !(e.test === null && inFile(e.allocation?.allocTest))) continue;
+        if (!crashInFile(e, rel)) continue;
         announced.add(e.file);
         // What the process reported to its tests before it died, where node never got the result.
         for (const v of violations) {

@@ -3,7 +3,7 @@
 // the plugin; everything else goes to vitest unchanged, and --help lists them.
 import { pathToFileURL } from 'node:url';
 
-import { CONFIG_ERROR_EXIT, describeRunnerFlags, flagUsage, GuardConfigError, parseFlags, RUNNER_FLAGS, spell, type ParsedFlags } from '@mate-guard/core/internal';
+import { CONFIG_ERROR_EXIT, describeRunnerFlags, flagUsage, parseFlags, RUNNER_FLAGS, spell, type ParsedFlags } from '@mate-guard/core/internal';
 
 import { flagsWereRead, handOverFlags } from './flag-handover.mjs';
 import { loadCreateCLI, vitestBin } from './vitest-cli.mjs';
@@ -19,15 +19,8 @@ function addGuardOptions(cli: { option(rawName: string, description: string): un
 }
 
 export async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
-  let flags: ParsedFlags;
-  try {
-    flags = parseFlags(argv, RUNNER_FLAGS);
-  } catch (err) {
-    if (!(err instanceof GuardConfigError)) throw err;
-    process.stderr.write(`mate-vitest: ${err.message}\n`);
-    process.exitCode = CONFIG_ERROR_EXIT;
-    return;
-  }
+  // A bad flag throws: runCli prints its one line, status 2.
+  const flags: ParsedFlags = parseFlags(argv, RUNNER_FLAGS);
   const { rest, taken } = flags;
   handOverFlags(flags);
   if (taken.length > 0) {

@@ -5,7 +5,7 @@
 // the failure with the report text.
 import * as path from 'node:path';
 
-import { crashErrorName, earlierReports, formatCrashAttribution, formatTestPath, reportText, type ViolationEvent } from '@mate-guard/core/internal';
+import { crashErrorName, crashInFile, crashTest, earlierReports, formatCrashAttribution, formatTestPath, reportText, type ViolationEvent } from '@mate-guard/core/internal';
 import { experimental_getRunnerTask, type TestModule } from 'vitest/node';
 
 type RunnerTask = ReturnType<typeof experimental_getRunnerTask>;
@@ -23,11 +23,13 @@ function filePath(testModule: TestModule): string {
   return formatTestPath(path.relative(process.cwd(), testModule.moduleId), [], testModule.project.name || undefined);
 }
 
-/** The report's test path starts with the file (and its project). */
-function matches(event: ViolationEvent, testModule: TestModule): boolean {
-  if (!event.test) return false;
+/** A crash's file (core's attribution: its test, else the test that made the damaged allocation). */
+const crashedIn = (event: ViolationEvent, testModule: TestModule): boolean => crashInFile(event, filePath(testModule));
+
+/** An earlier report's file: the test it was handed to. */
+function reportedIn(event: ViolationEvent, testModule: TestModule): boolean {
   const file = filePath(testModule);
-  return event.test === file || event.test.startsWith(`${file} > `);
+  return !!event.test && (event.test === file || event.test.startsWith(`${file} > `));
 }
 
 function unfinished(testModule: TestModule): boolean {
@@ -36,15 +38,16 @@ function unfinished(testModule: TestModule): boolean {
 }
 
 /**
- * Pairs each fatal event with its file: by the test path in the report, else
- * (a fault outside any test) the one file the crash left unfinished.
+ * Pairs each fatal event with its file: by the test path in the report (or
+ * the test that made the damaged allocation), else (a fault outside any
+ * test) the one file the crash left unfinished.
  */
 export function attribute(events: readonly ViolationEvent[], modules: readonly TestModule[]): Attribution[] {
   const open = modules.filter(unfinished);
   return events.map((event) => ({
     event,
     text: reportText(event),
-    module: modules.find((m) => matches(event, m)) ?? (open.length === 1 ? open[0] : undefined),
+    module: modules.find((m) => crashedIn(event, m)) ?? (open.length === 1 ? open[0] : undefined),
   }));
 }
 
@@ -58,7 +61,7 @@ export function attributeEarlier(all: readonly ViolationEvent[], crashes: readon
   return crashes.flatMap((crash) => earlierReports(all, crash)).map((event) => ({
     event,
     text: reportText(event),
-    module: modules.find((m) => matches(event, m)),
+    module: modules.find((m) => reportedIn(event, m)),
   }));
 }
 
@@ -104,7 +107,8 @@ export function markFailed(a: Attribution): void {
     message: `${a.text}${crashLine(a)}\nThe worker died, so the rest of this file did not run.`,
     stack: '',
   };
-  const test = a.event.test ? findTest(file, filePath(a.module), a.event.test) : undefined;
+  const crashed = crashTest(a.event);
+  const test = crashed ? findTest(file, filePath(a.module), crashed) : undefined;
   if (test) test.result = { ...test.result, state: 'fail', errors: [...(test.result?.errors ?? []), error] };
   // The file fails too; it carries the report itself only when no test could be named (shown once).
   file.result = { ...file.result, state: 'fail' };

@@ -7,16 +7,17 @@ import { VerboseReporter, type Reporter, type TestModule, type Vitest } from 'vi
 import { flagsWereHandedOver, handedOverArgs } from '../cli/flag-handover.mjs';
 import { vitestBin } from '../cli/vitest-cli.mjs';
 import { attribute, attributeEarlier, crashLine, markFailed, markLost } from './attribution.mjs';
+import { selection } from '../selection.mjs';
 import { tagSkipLines } from './skips.mjs';
 
 const attached = new WeakSet<Vitest>();
 
 /** The options among Vitest arguments that say where and how tests run: `--pool`, `--execArgv` (both spellings). */
-function poolArgs(args: readonly string[]): string[] {
-  const out: string[] = [];
+function poolArgs(args: readonly string[]): string[][] {
+  const out: string[][] = [];
   for (let i = 0; i < args.length; i++) {
-    if (/^--(pool|execArgv)=/.test(args[i])) out.push(args[i]);
-    else if (/^--(pool|execArgv)$/.test(args[i]) && i + 1 < args.length) out.push(args[i], args[++i]);
+    if (/^--(pool|execArgv)=/.test(args[i])) out.push([args[i]]);
+    else if (/^--(pool|execArgv)$/.test(args[i]) && i + 1 < args.length) out.push([args[i], args[++i]]);
   }
   return out;
 }
@@ -127,16 +128,17 @@ class VitestRun {
   }
 
   /**
-   * vitest run on just the files with canary damage, with this run's config,
-   * root, node flags, and the pool and workers' node flags it was given
-   * (a test may need them: `--execArgv=--expose-gc`).
+   * vitest run on just the damaged tests as Vitest selects them
+   * (selection.mts, shared with `mate replay`: in the damaged projects only),
+   * with this run's config, root, node flags, and the pool and workers' node
+   * flags it was given (a test may need them: `--execArgv=--expose-gc`).
    */
   private rerunLauncher(): RerunLauncher {
     const configFile = this.vitest.vite.config.configFile;
-    const root = this.vitest.config.root;
+    const options = [...poolArgs(handedOverArgs()), ...(configFile ? [['--config', configFile]] : []), ['--root', this.vitest.config.root]];
     return (group) => ({
       command: process.execPath,
-      args: [...nodeFlagsToPassOn(), vitestBin(import.meta.url), 'run', ...group.files, ...poolArgs(handedOverArgs()), ...(configFile ? ['--config', configFile] : []), '--root', root],
+      args: [...nodeFlagsToPassOn(), vitestBin(import.meta.url), ...selection.select({ positionals: [], options, tail: [], files: group.files, tests: group.tests, cwd: process.cwd() })],
     });
   }
 

@@ -47,52 +47,44 @@ function listOptions(args: readonly string[]): string {
 
 export async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
-  try {
-    switch (command) {
-      case 'guard-run': {
-        const args = parseGuardRunArgs(rest);
-        if (args === 'help') {
-          process.stdout.write(guardRunUsage());
-          return 0;
-        }
-        return await guardRun(args);
-      }
-      case 'report':
-        if (rest.includes('-h') || rest.includes('--help')) {
-          process.stdout.write(REPORT_USAGE);
-          return 0;
-        }
-        return mateReport(rest);
-      case 'replay':
-        if (rest.includes('-h') || rest.includes('--help')) {
-          process.stdout.write(REPLAY_USAGE);
-          return 0;
-        }
-        return await mateReplay(rest);
-      case 'build-native':
-        if (rest.includes('-h') || rest.includes('--help')) {
-          process.stdout.write(BUILD_NATIVE_USAGE);
-          return 0;
-        }
-        if (rest.length) throw new GuardConfigError(`mate build-native takes no arguments, got ${JSON.stringify(rest[0])}`);
-        return buildNative();
-      case 'options':
-        process.stdout.write(listOptions(rest));
+  switch (command) {
+    case 'guard-run': {
+      const args = parseGuardRunArgs(rest);
+      if (args === 'help') {
+        process.stdout.write(guardRunUsage());
         return 0;
-      case undefined:
-      case '-h':
-      case '--help':
-      case 'help':
-        process.stdout.write(USAGE + pluginsLine());
-        return command === undefined ? CONFIG_ERROR_EXIT : 0;
-      default:
-        throw new GuardConfigError(`unknown command ${JSON.stringify(command)}; known: guard-run, report, replay, options, build-native`);
+      }
+      return await guardRun(args);
     }
-  } catch (err) {
-    if (err instanceof GuardConfigError) {
-      process.stderr.write(`mate: ${err.message}\n`);
-      return CONFIG_ERROR_EXIT;
-    }
-    throw err;
+    case 'report':
+      if (rest.includes('-h') || rest.includes('--help')) {
+        process.stdout.write(REPORT_USAGE);
+        return 0;
+      }
+      return mateReport(rest);
+    case 'replay':
+      if (rest.includes('-h') || rest.includes('--help')) {
+        process.stdout.write(REPLAY_USAGE);
+        return 0;
+      }
+      return await mateReplay(rest);
+    case 'build-native':
+      if (rest.includes('-h') || rest.includes('--help')) {
+        process.stdout.write(BUILD_NATIVE_USAGE);
+        return 0;
+      }
+      if (rest.length) throw new GuardConfigError(`mate build-native takes no arguments, got ${JSON.stringify(rest[0])}`);
+      return buildNative();
+    case 'options':
+      process.stdout.write(listOptions(rest));
+      return 0;
+    case undefined:
+    case '-h':
+    case '--help':
+    case 'help':
+      process.stdout.write(USAGE + pluginsLine());
+      return command === undefined ? CONFIG_ERROR_EXIT : 0;
+    default:
+      throw new GuardConfigError(`unknown command ${JSON.stringify(command)}; known: guard-run, report, replay, options, build-native`);
   }
 }

@@ -9,7 +9,9 @@ import * as path from 'node:path';
 import { GuardConfigError } from '../errors';
 import { runChild } from '../run/child';
 import { readRunRecord, RECORD_FILE, type RunRecord } from '../run/record';
-import { isRunner, REPLAY_RUNNERS, rebaser, replayTarget, runnerCommand, settingsEnv, type ReplayTarget } from '../run/replay-plan';
+import { rebaser, replayTarget, runnerCommand, settingsEnv, type ReplayTarget } from '../run/replay-plan';
+import { isRunner, REPLAY_RUNNERS } from '../run/replay-entry';
+import { loadSelection } from '../run/selection';
 import { placeOf, replayDir, shellLine, shellWord, type TrustContext } from '../run/replay-trust';
 import { readReportDir } from '../run/report-dir';
 import { SETTINGS, type GuardSettings, type SettingRow } from '../settings/table';
@@ -172,7 +174,9 @@ export async function mateReplay(argv: readonly string[]): Promise<number> {
     return guardRun({ settings, command });
   }
   const runner = record.runner;
-  const plan = runnerCommand({ ...record, runner }, ctx, target, file);
+  // How the runner selects tests: its package's word, as installed in the checkout.
+  const selection = await loadSelection(runner, cwd);
+  const plan = runnerCommand({ ...record, runner }, selection, ctx, target, file);
   const { args: command, trusted } = plan;
   const leftOut = [...settingsLeftOut, ...plan.leftOut];
   const env = settingsEnv(runner, settings, process.env);

@@ -15,7 +15,7 @@ export function formatTestPath(file: string | undefined, titles: readonly string
   return project ? `[${project}] ${joined}` : joined;
 }
 
-const PROJECT_PREFIX = /^\[([^\]]+)\] /;
+export const PROJECT_PREFIX = /^\[([^\]]+)\] /;
 
 /** The file a test path names, without its project: `[b] x.test.ts > t` -> `x.test.ts`. */
 export function testPathFile(testPath: string): string {

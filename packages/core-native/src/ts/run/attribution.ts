@@ -1,9 +1,37 @@
 // What a run's owner prints for a process that died (a guard fault, a
 // deadly signal, an uncaught C++ exception): the runners themselves name
 // no test (Mocha --parallel names nothing at all). The dying process
-// printed the full report already.
+// printed the full report already. Which test a crash is put on is
+// decided here, for every plugin.
 import type { ViolationEvent } from '../report/event';
 import { signalName } from '../report/format';
+
+/**
+ * The test path a crash is put on: the test that was running, else (a
+ * fault outside any test: an afterAll hook, a timer) the test that made the
+ * damaged allocation; null: neither is known.
+ */
+export function crashTest(event: ViolationEvent): string | null {
+  return event.test ?? event.allocation?.allocTest ?? null;
+}
+
+/**
+ * Whether a crash belongs to a test file: `file` as test paths begin,
+ * `[project] path/to/file` where the runner's project has a name
+ * (formatTestPath(rel, [], project)).
+ */
+export function crashInFile(event: ViolationEvent, file: string): boolean {
+  const t = crashTest(event);
+  return t !== null && (t === file || t.startsWith(`${file} > `));
+}
+
+/** A crash's test path in parts: its file (as the path begins, project included) and its titles, the last the test's own. */
+export function crashTitles(event: ViolationEvent): { file: string | undefined; titles: string[] } {
+  const t = crashTest(event);
+  if (t === null) return { file: undefined, titles: [] };
+  const [file, ...titles] = t.split(' > ');
+  return { file, titles };
+}
 
 /** What killed the process, as a phrase: `a guard fault`, `SIGABRT`, `an uncaught C++ exception (std::out_of_range)`. */
 export function deathCause(event: ViolationEvent): string {
@@ -25,7 +53,9 @@ export function crashOutsideTestTitle(event: ViolationEvent): string {
 
 /** One `[mate-guard]` line; `processLabel` is e.g. `mocha worker`. */
 export function formatCrashAttribution(event: ViolationEvent, processLabel: string): string {
-  const where = event.test ? `while running ${event.test}` : 'outside any test';
+  const made = event.allocation?.allocTest;
+  // Outside any test, the crash is put on the test that made the allocation (crashTest): said so.
+  const where = event.test ? `while running ${event.test}` : made ? `outside any test (allocated in ${made})` : 'outside any test';
   if (event.death) {
     return `[mate-guard] ${processLabel} ${event.pid} died of ${deathCause(event)}: ${event.kind} ${where}; full report above, JSON in ${event.file}\n`;
   }

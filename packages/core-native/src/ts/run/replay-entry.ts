@@ -25,6 +25,13 @@ const PROGRAMS: Record<RunnerName, readonly Program[]> = {
   'node-test': [{ pkg: '@mate-guard/node-test', bin: 'mate-node-test' }],
 };
 
+/** The runners replay knows the entry points of. */
+export const isRunner = (runner: string): runner is RunnerName => Object.hasOwn(PROGRAMS, runner);
+export const REPLAY_RUNNERS = Object.keys(PROGRAMS) as RunnerName[];
+
+/** The runner's own package (its mate-* CLI, its test selection). */
+export const runnerPackage = (runner: RunnerName): string => PROGRAMS[runner][0].pkg;
+
 /** The program `script` (as recorded) is, by its file name: `mocha`, `.bin/mocha`, `mocha/bin/mocha.js`, `mate-mocha.js`. */
 function programOf(runner: RunnerName, script: string): Program | undefined {
   const name = path.basename(script).replace(/\.(c|m)?js$/, '');

@@ -19,7 +19,8 @@ import { rowsOn, spell, type GuardSettings, type RunnerName } from '../settings/
 import { show } from '../settings/values';
 import type { RunRecord } from './record';
 import { localEntry } from './replay-entry';
-import { withoutWatchAndShards } from './runner-args';
+import { NODE_ARGS, withoutWatchAndShards } from './runner-args';
+import type { RunnerSelection } from './selection';
 import { assemble, judgeArgs, placeOf, shellWord, SURFACES, type Judged, type Surface, type TrustContext } from './replay-trust';
 
 /** The tests a run's violations name; `whole` when one names none (the whole command reruns). */
@@ -71,20 +72,6 @@ export function settingsEnv(runner: RunnerName, settings: GuardSettings, base: N
   return env;
 }
 
-/**
- * The runners whose test selection replay knows (how to rerun only the
- * failing files and tests): a runner is added here, with its case in
- * runnerCommand, when it should be replayable.
- */
-export const REPLAY_RUNNERS = ['vitest', 'jest', 'mocha', 'node-test'] as const;
-export const isRunner = (runner: string): runner is RunnerName => (REPLAY_RUNNERS as readonly string[]).includes(runner);
-
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-/** `^(?:a|b)$` over the tests' names as `name` spells them, or undefined when none has one. */
-function namePattern(tests: readonly string[], name: (segments: string[]) => string): string | undefined {
-  const names = [...new Set(tests.map((t) => name(t.split(' > ').slice(1))))].filter((n) => n.length > 0);
-  return names.length ? `^(?:${names.map(escapeRegExp).join('|')})$` : undefined;
-}
 
 /** Replaces the recorded working directory with the local one in a path (a CI artifact replayed in a checkout). */
 export function rebaser(recorded: string, local: string): (arg: string) => string {
@@ -102,9 +89,6 @@ function withoutGuardFlags(args: readonly string[]): string[] {
   return after.length ? [...before, '--', ...after] : before;
 }
 
-const GREP = /^(-g|--grep|-f|--fgrep|-i|--invert)(=|$)/;
-const NAME_PATTERN = /^--test-name-pattern(=|$)/;
-
 /** The command that replays a record, built from this checkout, and what of the record it left out or took on trust. */
 export interface ReplayCommand {
   /** node's arguments: the local entry point (or node's options for `node --test`) and the runner's. */
@@ -118,10 +102,10 @@ export interface ReplayCommand {
  * as installed here (or, for a plain `node --test`, node's options), the
  * recorded Node options and arguments replay trusts (replay-trust.ts)
  * without guard flags or watch mode, narrowed to the target's files (those
- * inside the directory) and tests the way the runner selects them.
- * `file` names the record in errors.
+ * inside the directory) and tests the way the runner selects them (its
+ * package's `selection`, loadSelection). `file` names the record in errors.
  */
-export function runnerCommand(record: RunRecord & { runner: RunnerName }, ctx: TrustContext, target: ReplayTarget, file: string): ReplayCommand {
+export function runnerCommand(record: RunRecord & { runner: RunnerName }, selection: RunnerSelection, ctx: TrustContext, target: ReplayTarget, file: string): ReplayCommand {
   const rebase = rebaser(record.cwd, ctx.cwd);
   // Narrowed, a shard would hold other files, or none; a replay never watches.
   const narrow = !target.whole && target.files.length > 0;
@@ -132,7 +116,7 @@ export function runnerCommand(record: RunRecord & { runner: RunnerName }, ctx: T
     out.trusted.push(...j.trusted);
     return j;
   };
-  const node = judge(withoutWatchAndShards('node', record.execArgv.map(rebase), !narrow), SURFACES.node);
+  const node = judge(withoutWatchAndShards(NODE_ARGS, record.execArgv.map(rebase), !narrow), SURFACES.node);
   // `node --test --require @mate-guard/node-test files...`: the arguments are all test files.
   const plainNodeTest = record.runner === 'node-test' && record.execArgv.includes('--test');
   const head = assemble(node, SURFACES.node);
@@ -149,7 +133,7 @@ export function runnerCommand(record: RunRecord & { runner: RunnerName }, ctx: T
     } else throw new GuardConfigError(`replay: ${file} is a ${record.runner} run, and ${entry.missing}`);
   }
   const surface: Surface = plainNodeTest ? SURFACES['node-test'] : SURFACES[record.runner as keyof typeof SURFACES];
-  const given = withoutWatchAndShards(record.runner, withoutGuardFlags((plainNodeTest ? record.argv : record.argv.slice(1)).map(rebase)), !narrow);
+  const given = withoutWatchAndShards(selection.args, withoutGuardFlags((plainNodeTest ? record.argv : record.argv.slice(1)).map(rebase)), !narrow);
   const end = given.indexOf('--');
   const args = judge(end < 0 ? given : given.slice(0, end), surface);
   const after = end < 0 ? undefined : judge(given.slice(end + 1), surface);
@@ -166,42 +150,7 @@ export function runnerCommand(record: RunRecord & { runner: RunnerName }, ctx: T
   if (narrow && files.length === 0) {
     throw new GuardConfigError(`replay: ${file} names no failing test's file that replay runs here: ${out.leftOut.join(', ')}`);
   }
-  const { positionals } = args;
-  const options = args.options.flat();
-  const pattern = (name: (segments: string[]) => string) => namePattern(target.tests, name);
-  out.args = [...head, ...runnerArgs()];
+  const judged = { positionals: args.positionals, options: args.options, tail, cwd: ctx.cwd };
+  out.args = [...head, ...(narrow ? selection.select({ ...judged, files, tests: target.tests }) : selection.whole(judged))];
   return out;
-
-  function runnerArgs(): string[] {
-    switch (record.runner) {
-      case 'vitest': {
-        // One run, never watch mode: the `run` command, without the recorded file filters when narrowing.
-        const filters = positionals.filter((a) => !['run', 'watch', 'dev'].includes(a));
-        if (!narrow) return ['run', ...filters, ...options, ...tail];
-        const names = pattern((s) => s.join(' '));
-        return ['run', ...files, ...options, ...(names ? ['-t', names] : []), ...tail];
-      }
-      case 'jest': {
-        if (!narrow) return [...positionals, ...options, ...tail];
-        const names = pattern((s) => s.join(' '));
-        return [...positionals, ...files.map((f) => path.resolve(ctx.cwd, f)), ...options, '--runTestsByPath', ...(names ? ['-t', names] : []), ...tail];
-      }
-      case 'mocha': {
-        if (!narrow) return [...positionals, ...options, ...tail];
-        // Spec files from the rc file add to positional ones: the titles narrow the run.
-        const names = pattern((s) => s.join(' '));
-        const kept = args.options.filter((o) => !GREP.test(o[0])).flat();
-        return [...positionals, ...kept, ...(names ? ['--grep', names] : []), ...tail];
-      }
-      case 'node-test': {
-        // node reads its options before the first file.
-        if (!narrow) return [...options, ...positionals, ...tail];
-        const kept = args.options.filter((o) => !NAME_PATTERN.test(o[0])).flat();
-        const names = pattern((s) => s[s.length - 1] ?? '');
-        return [...kept, ...(names ? [`--test-name-pattern=${names}`] : []), ...files];
-      }
-      default:
-        return [...positionals, ...options, ...tail];
-    }
-  }
 }

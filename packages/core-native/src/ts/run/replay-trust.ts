@@ -409,6 +409,32 @@ export function judgeArgs(args: readonly string[], surface: Surface, ctx: TrustC
   return out;
 }
 
+/**
+ * A command line as `surface` reads it, positionals apart from options
+ * (each with its value), nothing judged: a rerun of the run's own command
+ * (a mate-* CLI's), which replay's trust has no say in.
+ */
+export function splitArgs(args: readonly string[], surface: Surface): Pick<Judged, 'positionals' | 'options'> & { tail: string[] } {
+  const out: Pick<Judged, 'positionals' | 'options'> & { tail: string[] } = { positionals: [], options: [], tail: [] };
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === '--') {
+      out.tail = args.slice(i);
+      break;
+    }
+    if (!arg.startsWith('-') || arg === '-') {
+      out.positionals.push(arg);
+      continue;
+    }
+    const [name, inline] = splitInline(arg);
+    const rule = lookup(surface.options, name) ?? (surface.fallback && lookup(surface.fallback, name));
+    const tokens = [arg];
+    if (inline === undefined && takesValue(rule) && i + 1 < args.length && !args[i + 1].startsWith('-')) tokens.push(args[++i]);
+    out.options.push(tokens);
+  }
+  return out;
+}
+
 /** The judged arguments in the order the runner reads them safely: positionals first (an array option can't swallow one), or node's options first. */
 export function assemble(judged: Pick<Judged, 'positionals' | 'options'>, surface: Surface): string[] {
   const opts = judged.options.flat();

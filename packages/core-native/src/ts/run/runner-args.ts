@@ -2,32 +2,12 @@
 // and shards. A narrowed run (a canary rerun, `mate replay`) never watches
 // and never shards: the shard of the narrowed run holds other files, or
 // none. Worker counts stay, with their values: Jest's `-w 2` is not watch
-// mode, and its `2` is not a test path.
-import type { RunnerName } from '../settings/table';
+// mode, and its `2` is not a test path. Which words those are, each runner
+// package says (its selection's `args`); node's own options are core's.
+import type { RunnerArgs } from './selection';
 
-interface RunnerArgs {
-  /** Boolean flags that turn watch mode on: `--watch`, `--watch=false`, `--no-watch`, `--watch false`. */
-  watch: readonly string[];
-  /** Flags with a value that turn watch mode on (node's `--watch-path <dir>`). */
-  watchWithValue: readonly string[];
-  /** Flags with a value that pick a shard: `--shard=2/3`, `--shard 2/3`. */
-  shard: readonly string[];
-}
-
-// node's own options, for node --test and for any runner's node flags.
-const NODE: RunnerArgs = { watch: ['--watch'], watchWithValue: ['--watch-path'], shard: ['--test-shard'] };
-
-// A runner not listed here: no word of its is read as watch or shard.
-const UNKNOWN: RunnerArgs = { watch: [], watchWithValue: [], shard: [] };
-
-const RUNNERS: Partial<Record<RunnerName, RunnerArgs>> = {
-  // -w is --maxWorkers in Jest.
-  jest: { watch: ['--watch', '--watchAll', '--watch-all'], watchWithValue: [], shard: ['--shard'] },
-  vitest: { watch: ['-w', '--watch'], watchWithValue: [], shard: ['--shard'] },
-  // --watch-files/--watch-ignore only configure watch mode.
-  mocha: { watch: ['-w', '--watch'], watchWithValue: [], shard: [] },
-  'node-test': NODE,
-};
+/** node's own options, for node --test and for any runner's node flags. */
+export const NODE_ARGS: RunnerArgs = { watch: ['--watch'], watchWithValue: ['--watch-path'], shard: ['--test-shard'] };
 
 const FALSE = /^(false|0|no|off)$/i;
 const BOOLEAN_WORD = /^(true|false)$/;
@@ -56,8 +36,7 @@ function classify(spec: RunnerArgs, args: readonly string[], i: number): Hit | u
 }
 
 /** Whether these arguments (up to a `--`) ask the runner for watch mode: the last word on it wins. */
-export function watchRequested(runner: RunnerName, args: readonly string[]): boolean {
-  const spec = RUNNERS[runner] ?? UNKNOWN;
+export function watchRequested(spec: RunnerArgs, args: readonly string[]): boolean {
   let on = false;
   for (let i = 0; i < args.length && args[i] !== '--'; i++) {
     const hit = classify(spec, args, i);
@@ -70,12 +49,11 @@ export function watchRequested(runner: RunnerName, args: readonly string[]): boo
 
 /**
  * The arguments without watch and shard flags (their values with them), up
- * to a `--`; after it nothing is the runner's. `'node'` reads them as
+ * to a `--`; after it nothing is the runner's. NODE_ARGS reads them as
  * node's own options (a runner's execArgv). `keepShards`: a run of the
  * whole command keeps its shard.
  */
-export function withoutWatchAndShards(runner: RunnerName | 'node', args: readonly string[], keepShards = false): string[] {
-  const spec = runner === 'node' ? NODE : RUNNERS[runner] ?? UNKNOWN;
+export function withoutWatchAndShards(spec: RunnerArgs, args: readonly string[], keepShards = false): string[] {
   const out: string[] = [];
   for (let i = 0; i < args.length; i++) {
     if (args[i] === '--') {

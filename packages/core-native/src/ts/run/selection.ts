@@ -1,0 +1,91 @@
+// How a runner selects tests: each runner package says it (its
+// `@mate-guard/<runner>/selection` export), for its own canary reruns and
+// for `mate replay`, which finds it by the record's runner; core keeps no
+// list of runners' arguments. Core holds what is shared: the interface,
+// the name pattern, and node's own options.
+import { pathToFileURL } from 'node:url';
+import * as path from 'node:path';
+import * as fs from 'node:fs';
+
+import { GuardConfigError } from '../errors';
+import { PROJECT_PREFIX } from '../report/test-path';
+import type { RunnerName } from '../settings/table';
+import { packageDir, runnerPackage } from './replay-entry';
+
+/** The runner's words that say how a run runs, not which tests run: a narrowed run drops them. */
+export interface RunnerArgs {
+  /** Boolean flags that turn watch mode on: `--watch`, `--watch=false`, `--no-watch`, `--watch false`. */
+  watch: readonly string[];
+  /** Flags with a value that turn watch mode on (node's `--watch-path <dir>`). */
+  watchWithValue: readonly string[];
+  /** Flags with a value that pick a shard: `--shard=2/3`, `--shard 2/3`. */
+  shard: readonly string[];
+}
+
+/** A command line narrowed to some tests: what the runner was given, and what to run of it. */
+export interface SelectionInput {
+  /** The runner's positional arguments (files, globs, filters), without watch and shard flags. */
+  positionals: readonly string[];
+  /** Its options, each with its value (one or two words). */
+  options: readonly (readonly string[])[];
+  /** What came after `--` (kept after the selection, `--` included), or nothing. */
+  tail: readonly string[];
+  /** The test files to run, relative to `cwd` (as the reports name them). */
+  files: readonly string[];
+  /** Test paths (`[project] file > suite > test`) of the tests to run; none: every test of the files. */
+  tests: readonly string[];
+  cwd: string;
+}
+
+/** One runner's knowledge of its command line, exported by its package as `selection`. */
+export interface RunnerSelection {
+  runner: RunnerName;
+  args: RunnerArgs;
+  /** The runner's arguments (after its entry point) that run just the input's files and tests, never watching or sharded. */
+  select(input: SelectionInput): string[];
+  /** The runner's arguments that run the whole command again (replay of a run whose reports named no test). */
+  whole(input: Omit<SelectionInput, 'files' | 'tests'>): string[];
+}
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** `^(?:a|b)$` over the tests' names as `name` spells them from a test path's titles, or undefined when none has one. */
+export function testNamePattern(tests: readonly string[], name: (titles: string[]) => string): string | undefined {
+  const names = [...new Set(tests.map((t) => name(t.replace(PROJECT_PREFIX, '').split(' > ').slice(1))))].filter((n) => n.length > 0);
+  return names.length ? `^(?:${names.map(escapeRegExp).join('|')})$` : undefined;
+}
+
+/** The projects the tests' paths name (`[b] x.test.ts > t` -> `b`), each once. */
+export function testProjects(tests: readonly string[]): string[] {
+  return [...new Set(tests.map((t) => PROJECT_PREFIX.exec(t)?.[1]).filter((p): p is string => p !== undefined))];
+}
+
+/** The file `pkg`'s package.json exports as `./selection`. */
+function selectionFile(dir: string): string | undefined {
+  try {
+    const { exports } = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { exports?: Record<string, unknown> };
+    const entry = exports?.['./selection'];
+    const rel = typeof entry === 'string' ? entry : (entry as { default?: unknown } | undefined)?.default;
+    return typeof rel === 'string' ? path.join(dir, rel) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The runner's selection for `mate replay`, from its package as installed
+ * in the checkout (whose runner and mate-* CLI the replay runs: the same
+ * trust), else next to this mate.
+ */
+export async function loadSelection(runner: RunnerName, cwd: string): Promise<RunnerSelection> {
+  const pkg = runnerPackage(runner);
+  for (const from of [cwd, __dirname]) {
+    const dir = packageDir(pkg, from);
+    const file = dir && selectionFile(dir);
+    if (!file) continue;
+    const mod = (await import(pathToFileURL(file).href)) as { selection?: RunnerSelection; default?: { selection?: RunnerSelection } };
+    const selection = mod.selection ?? mod.default?.selection;
+    if (selection?.runner === runner) return selection;
+  }
+  throw new GuardConfigError(`replay: a ${runner} run is replayed through ${pkg}, which is not installed in ${cwd} (npm install --save-dev ${pkg})`);
+}

@@ -1,0 +1,26 @@
+// How Jest selects tests, for mate-jest's canary reruns and `mate replay`:
+// the files as paths (--runTestsByPath: the user's patterns do not widen
+// it), the tests by their full names (-t), the projects by name
+// (--selectProjects) where the test paths name them.
+import * as path from 'node:path';
+
+import { testNamePattern, testProjects, type RunnerSelection } from '@mate-guard/core/internal';
+
+/** Options that pick tests or projects: the selection replaces them. */
+const SELECTING = /^(-t|--testNamePattern|--selectProjects)(=|$)/;
+
+export const selection: RunnerSelection = {
+  runner: 'jest',
+  // -w is --maxWorkers in Jest, not watch mode.
+  args: { watch: ['--watch', '--watchAll', '--watch-all'], watchWithValue: [], shard: ['--shard'] },
+  select({ positionals, options, tail, files, tests, cwd }) {
+    const names = testNamePattern(tests, (titles) => titles.join(' '));
+    const projects = testProjects(tests);
+    const kept = options.filter((o) => !SELECTING.test(o[0])).flat();
+    return [
+      ...positionals, ...files.map((f) => path.resolve(cwd, f)), ...kept, '--runTestsByPath',
+      ...(names ? ['-t', names] : []), ...(projects.length ? ['--selectProjects', ...projects] : []), ...tail,
+    ];
+  },
+  whole: ({ positionals, options, tail }) => [...positionals, ...options.flat(), ...tail],
+};

@@ -1,0 +1,19 @@
+// How Mocha selects tests, for mate-mocha's canary reruns and `mate
+// replay`: by their full titles (--grep). Spec files from the rc file add
+// to positional ones, so files cannot narrow a run; a title can.
+import { testNamePattern, type RunnerSelection } from '@mate-guard/core/internal';
+
+/** The user's own selection by title: the rerun's replaces it. */
+const GREP = /^(-g|--grep|-f|--fgrep|-i|--invert)(=|$)/;
+
+export const selection: RunnerSelection = {
+  runner: 'mocha',
+  // --watch-files/--watch-ignore only configure watch mode.
+  args: { watch: ['-w', '--watch'], watchWithValue: [], shard: [] },
+  select({ positionals, options, tail, tests }) {
+    const names = testNamePattern(tests, (titles) => titles.join(' '));
+    const kept = names ? options.filter((o) => !GREP.test(o[0])) : options;
+    return [...positionals, ...kept.flat(), ...(names ? ['--grep', names] : []), ...tail];
+  },
+  whole: ({ positionals, options, tail }) => [...positionals, ...options.flat(), ...tail],
+};

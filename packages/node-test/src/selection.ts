@@ -1,0 +1,18 @@
+// How node --test selects tests, for mate-node-test's canary reruns and
+// `mate replay`: the files themselves (the user's file arguments dropped),
+// the tests by their own names (--test-name-pattern). node reads its
+// options before the first file.
+import { NODE_ARGS, testNamePattern, type RunnerSelection } from '@mate-guard/core/internal';
+
+const NAME_PATTERN = /^--test-name-pattern(=|$)/;
+
+export const selection: RunnerSelection = {
+  runner: 'node-test',
+  args: NODE_ARGS,
+  select({ options, files, tests }) {
+    const names = testNamePattern(tests, (titles) => titles[titles.length - 1] ?? '');
+    const kept = options.filter((o) => !NAME_PATTERN.test(o[0])).flat();
+    return [...kept, ...(names ? [`--test-name-pattern=${names}`] : []), ...files];
+  },
+  whole: ({ positionals, options, tail }) => [...options.flat(), ...positionals, ...tail],
+};
