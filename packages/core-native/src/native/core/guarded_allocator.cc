@@ -241,6 +241,17 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
     if (idx != 0) {
       stats_.live++;  // reserve the place under the cap before unlocking
       res.id = NextAllocationId();  // one numbering for every backend
+      // The rest of the bookkeeping here too (one lock per allocation),
+      // taken back below should opening the slot fail. The id is on the
+      // record first: CheckRecent tells a slot not handed out yet from a
+      // freed one by it.
+      RecordOf(idx)->alloc_id = res.id;
+      stats_.allocations++;
+      if (req.backend == SlotBackend::kNativeHeap) stats_.native_allocations++;
+      stats_.live_bytes += size;
+      if (stats_.live > stats_.peak_live) stats_.peak_live = stats_.live;
+      if (recent_.size() < kMaxRecent) recent_.emplace_back(idx, res.id);
+      else recent_overflow_ = true;  // the next CheckRecent checks every live allocation
     }
   }
   SlotRecord* r = idx ? RecordOf(idx) : nullptr;
@@ -258,6 +269,10 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
       reason = "opening a guarded slot failed (madvise/mprotect)";
       std::lock_guard<std::mutex> lock(mu_);
       stats_.live--;
+      stats_.allocations--;
+      if (req.backend == SlotBackend::kNativeHeap) stats_.native_allocations--;
+      stats_.live_bytes -= size;
+      r->alloc_id = 0;  // its entry in recent_ is dropped
       if (r->kept) kept_quarantine_.push_front(idx);  // closed still: the next to take
       else reusable_[r->data_pages + 1].push_back(idx);
       r = nullptr;
@@ -286,7 +301,6 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
   } else {
     FillCanary(g);
   }
-  r->alloc_id = res.id;
   r->alloc_stack = req.stack_id;
   r->alloc_frames = req.frames_id;
   r->alloc_test = CurrentTest();
@@ -296,15 +310,6 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
   r->freed_by = FreedBy::kNotFreed;
   r->canary_reported = 0;
   StoreState(r, SlotState::kLive);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stats_.allocations++;
-    if (req.backend == SlotBackend::kNativeHeap) stats_.native_allocations++;
-    stats_.live_bytes += size;
-    if (stats_.live > stats_.peak_live) stats_.peak_live = stats_.live;
-    if (recent_.size() < kMaxRecent) recent_.emplace_back(idx, res.id);
-    else recent_overflow_ = true;  // the next CheckRecent checks every live allocation
-  }
   res.ptr = reinterpret_cast<void*>(r->user);
   res.record = idx;
   res.mapped = (static_cast<size_t>(r->data_pages) + 1) * page_;
@@ -356,7 +361,18 @@ FreeResult GuardedAllocator::Free(const FreeRequest& req) {
   // An explicit free (native code) may be followed at once by a stale use:
   // it closes its slot before returning. GC frees come in bursts, long
   // after the last use: they are batched.
-  if (!batched_close_ || by != FreedBy::kGarbageCollector || r->kept) {
+  if (r->kept) {
+    // Queued for reuse now (one lock per free), taken only once closed
+    // (TakeKeptSlot); the kept pool is its own quarantine (kept_slots.cc).
+    __atomic_store_n(&r->closing, 1, __ATOMIC_RELAXED);
+    kept_quarantine_.push_back(idx);
+    lock.unlock();
+    CheckFreed(r);
+    SetDataAccess(*r, false);  // a failure leaves the data readable: reused only after every other kept slot
+    __atomic_store_n(&r->closing, 0, __ATOMIC_RELEASE);
+    return res;
+  }
+  if (!batched_close_ || by != FreedBy::kGarbageCollector) {
     lock.unlock();
     CheckFreed(r);
     SetDataAccess(*r, false);  // a failure leaves the data readable: still quarantined, never reused early
@@ -445,12 +461,23 @@ std::vector<CanaryViolation> GuardedAllocator::CheckRecent() {
     recent.swap(recent_);
   }
   std::vector<CanaryViolation> out;
+  std::vector<std::pair<uint32_t, uint64_t>> not_yet;  // made, not handed out yet: the next check
   for (auto& [idx, id] : recent) {
     // A frees-then-reuse race is excluded by the id: only the allocation
     // that was made since the last check is looked at, and only while live.
     const SlotRecord& r = *RecordOf(idx);
     std::lock_guard<std::mutex> lock(mu_);  // see Free
-    if (LoadState(r) == SlotState::kLive && r.alloc_id == id) CheckInto(r, &out);
+    if (r.alloc_id != id) continue;
+    SlotState state = LoadState(r);
+    if (state == SlotState::kLive) CheckInto(r, &out);
+    else if (state != SlotState::kQuarantined) not_yet.emplace_back(idx, id);
+  }
+  if (!not_yet.empty()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& e : not_yet) {
+      if (recent_.size() < kMaxRecent) recent_.push_back(e);
+      else recent_overflow_ = true;
+    }
   }
   return out;
 }

@@ -48,6 +48,9 @@ struct SlotRecord {
   // A kept slot (native one-page allocations): its page stays mapped while
   // closed (PROT_NONE in its own mapping), so reuse needs no page fault.
   uint8_t kept;
+  // A kept slot freed and queued for reuse whose free has not closed it
+  // yet: not taken until it has (atomic, __atomic builtins).
+  uint8_t closing;
 };
 
 // Where everything of a slot lies; derived, never stored.
