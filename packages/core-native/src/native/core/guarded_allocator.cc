@@ -227,6 +227,7 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
   const char* reason = nullptr;
   uint32_t idx = 0;
   bool opened = false, primed = false;
+  uint64_t last_id = 0;  // the slot's previous allocation, for its history should opening fail
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (data_pages64 + 1 > 0xFFFFFFFFull) {
@@ -245,6 +246,7 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
       // taken back below should opening the slot fail. The id is on the
       // record first: CheckRecent tells a slot not handed out yet from a
       // freed one by it.
+      last_id = RecordOf(idx)->alloc_id;
       RecordOf(idx)->alloc_id = res.id;
       stats_.allocations++;
       if (req.backend == SlotBackend::kNativeHeap) stats_.native_allocations++;
@@ -255,7 +257,15 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
     }
   }
   SlotRecord* r = idx ? RecordOf(idx) : nullptr;
+  // A reused kept slot's page: all canary but its last allocation's bytes.
+  uintptr_t last_user = 0;
+  size_t last_size = 0;
+  bool refill_last = false;
   if (r != nullptr) {
+    refill_last = r->kept && r->canary_intact && !opened;
+    last_user = r->user;
+    last_size = static_cast<size_t>(r->size);
+    r->canary_intact = 0;
     r->size = size;
     r->mode = options_.mode;
     r->alignment = static_cast<uint16_t>(alignment);
@@ -272,9 +282,15 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
       stats_.allocations--;
       if (req.backend == SlotBackend::kNativeHeap) stats_.native_allocations--;
       stats_.live_bytes -= size;
-      r->alloc_id = 0;  // its entry in recent_ is dropped
-      if (r->kept) kept_quarantine_.push_front(idx);  // closed still: the next to take
-      else reusable_[r->data_pages + 1].push_back(idx);
+      r->alloc_id = last_id;  // its history back; its entry in recent_ is dropped (another id)
+      if (r->kept) {  // closed still, its page as it was: the next to take
+        r->user = last_user;
+        r->size = last_size;
+        r->canary_intact = refill_last;
+        kept_quarantine_.push_front(idx);
+      } else {
+        reusable_[r->data_pages + 1].push_back(idx);
+      }
       r = nullptr;
     }
   }
@@ -293,7 +309,13 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
     return res;
   }
   SlotGeometry g = GeometryOf(*r, page_);
-  if (primed || r->kept) {
+  if (refill_last) {
+    // The page comes back cold after every other kept slot was used: a
+    // whole-page fill here stalls on 64 cache-line misses (measured:
+    // bench/README.md, native heap); the check at the free reads it anyway.
+    if (last_size != 0) memset(reinterpret_cast<void*>(last_user), kCanaryByte, last_size);
+    if (size != 0) memset(reinterpret_cast<void*>(g.user), 0, size);
+  } else if (primed || r->kept) {
     // Primed: all canary already. Kept: the page still holds its last
     // allocation. Either way the allocation's own bytes become zero.
     if (size != 0) memset(reinterpret_cast<void*>(g.user), 0, size);
@@ -367,8 +389,11 @@ FreeResult GuardedAllocator::Free(const FreeRequest& req) {
     __atomic_store_n(&r->closing, 1, __ATOMIC_RELAXED);
     kept_quarantine_.push_back(idx);
     lock.unlock();
-    CheckFreed(r);
-    SetDataAccess(*r, false);  // a failure leaves the data readable: reused only after every other kept slot
+    bool intact = CheckFreed(r);
+    // A failure leaves the data readable: reused only after every other
+    // kept slot, and then filled whole (a stale write may have landed).
+    bool closed = SetDataAccess(*r, false);
+    r->canary_intact = intact && closed;
     __atomic_store_n(&r->closing, 0, __ATOMIC_RELEASE);
     return res;
   }

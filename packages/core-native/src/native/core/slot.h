@@ -51,6 +51,10 @@ struct SlotRecord {
   // A kept slot freed and queued for reuse whose free has not closed it
   // yet: not taken until it has (atomic, __atomic builtins).
   uint8_t closing;
+  // A freed kept slot whose page is all canary but the freed allocation's
+  // own bytes (checked at the free, closed since): the next allocation
+  // there refills only those bytes, not the whole (by then cold) page.
+  uint8_t canary_intact;
 };
 
 // Where everything of a slot lies; derived, never stored.
