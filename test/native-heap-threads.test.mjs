@@ -11,9 +11,12 @@ import { guardRun, reportLines } from './helpers/run.mjs';
 const SIGSEGV_EXIT = 139;
 const skip = hookAddonsMissing() || false;
 
-test('a stale write from a second thread right after the free faults and is reported as a use after free', { skip }, async () => {
+for (const [fn, when] of [
+  ['staleUseFromOtherThread', 'right after the free'],
+  ['staleUseAfterThreadedChurn', 'right after the free, after two threads allocated at once'],
+]) test(`a stale write from a second thread ${when} faults and is reported as a use after free`, { skip }, async () => {
   const addon = buildCrossThreadAddon();
-  const script = `require(${JSON.stringify(addon)}).staleUseFromOtherThread(); console.log('staleUseFromOtherThread: returned')`;
+  const script = `require(${JSON.stringify(addon)}).${fn}(); console.log('${fn}: returned')`;
   const r = await guardRun(['--native', '*cross_thread.node'], ['-e', script]);
   assert.equal(r.code, SIGSEGV_EXIT, r.output);
   assert.doesNotMatch(r.output, /returned/);
