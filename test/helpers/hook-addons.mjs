@@ -83,3 +83,9 @@ export function buildLibxml2Addon() {
   fs.mkdirSync(HOOK_DIR, { recursive: true });
   return build(findCc(), path.join(ROOT, 'test', 'fixtures', 'native-heap', 'libxml2-hooks.c'), 'xml_hooks', ['-I', LIBXML2_HEADERS], ['-lxml2']);
 }
+
+/** cross_thread.node (cross-thread.c): a stale use from another thread right after a free; returns its path. */
+export function buildCrossThreadAddon() {
+  fs.mkdirSync(HOOK_DIR, { recursive: true });
+  return build(findCc(), path.join(ROOT, 'test', 'fixtures', 'native-heap', 'cross-thread.c'), 'cross_thread', ['-pthread']);
+}

@@ -184,6 +184,19 @@ __attribute__((noinline)) uint64_t Threads(uint32_t threads, uint32_t n) {
   return static_cast<uint64_t>(threads) * n;
 }
 
+// Correct, for the native heap bench: `threads` threads at once, each
+// making n malloc+free pairs of `size` bytes (threads * n allocations).
+__attribute__((noinline)) uint64_t ChurnThreads(uint32_t threads, uint32_t n, size_t size) {
+  std::vector<std::thread> pool;
+  std::vector<uint64_t> sums(threads);
+  for (uint32_t t = 0; t < threads; t++)
+    pool.emplace_back([t, n, size, &sums] { sums[t] = Churn(n, size); });
+  for (auto& th : pool) th.join();
+  uint64_t sum = 0;
+  for (uint64_t s : sums) sum += s;
+  return sum;
+}
+
 // Correct: an error path that throws, then allocates and frees before it
 // returns (as building an error message does); the exception must still
 // reach the JS caller.
@@ -244,6 +257,9 @@ void InitNativeHeap(Napi::Env env, Napi::Object exports) {
   }));
   o.Set("threads", Napi::Function::New(env, [](const Napi::CallbackInfo& i) {
     return Napi::Number::New(i.Env(), static_cast<double>(Threads(Arg(i, 0, 4), Arg(i, 1, 1000))));
+  }));
+  o.Set("churnThreads", Napi::Function::New(env, [](const Napi::CallbackInfo& i) {
+    return Napi::Number::New(i.Env(), static_cast<double>(ChurnThreads(Arg(i, 0, 2), Arg(i, 1, 1000), Arg(i, 2, 64))));
   }));
   o.Set("throwThenAllocate", Napi::Function::New(env, ThrowThenAllocate));
   o.Set("poolThread", Napi::Function::New(env, [](const Napi::CallbackInfo& i) {

@@ -1,5 +1,9 @@
 #include "binding/js_stack_capture.h"
 
+#include <cstring>
+#include <string>
+
+#include "core/stack_store.h"
 #include "engine/gc_watch.h"
 #include "engine/stack_keys.h"
 
@@ -15,6 +19,32 @@ struct Registration {
 };
 thread_local Registration t_reg;
 
+// The async tail of the last text captured in a microtask (the frames of
+// its awaiting chain, which every stack that reaches its bottom in that
+// microtask ends with), for the other call sites of the same microtask.
+// Plain data.
+struct AsyncTail {
+  uintptr_t queue, clock;  // the microtask
+  uint32_t epoch;          // of the keys it was learnt under
+  uint32_t id;             // StackStore id of the tail's lines
+  uint32_t lines;          // complete: the chain ended before the limit
+  uint32_t limit;          // frames a text shows
+};
+thread_local AsyncTail t_tail;
+
+// What the capture answered: the text, and its parts when it ends in a
+// complete async tail (see NativeCaptureResult in install/native.ts).
+struct Captured {
+  uint32_t id = 0, head = 0, tail = 0, head_lines = 0, tail_lines = 0, limit = 0;
+};
+
+uint32_t U32(napi_env env, napi_value array, uint32_t i) {
+  napi_value v;
+  uint32_t out = 0;
+  if (napi_get_element(env, array, i, &v) != napi_ok || napi_get_value_uint32(env, v, &out) != napi_ok) return 0;
+  return out;
+}
+
 void Unregister(void* /*arg*/) {
   if (t_reg.capture != nullptr) napi_delete_reference(t_reg.env, t_reg.capture);
   t_reg = Registration{};
@@ -23,23 +53,56 @@ void Unregister(void* /*arg*/) {
 // Calls the registered capture. Its exception (there should be none: the
 // TS capture never throws) is cleared here, so it can never surface in the
 // addon's call; a failing call (env shutting down, JS not allowed) gives 0.
-uint32_t CallCapture(const Registration& r) {
+Captured CallCapture(const Registration& r) {
+  Captured c;
   bool pending = false;
-  if (napi_is_exception_pending(r.env, &pending) != napi_ok || pending) return 0;
+  if (napi_is_exception_pending(r.env, &pending) != napi_ok || pending) return c;
   napi_handle_scope scope;
-  if (napi_open_handle_scope(r.env, &scope) != napi_ok) return 0;
-  uint32_t id = 0;
+  if (napi_open_handle_scope(r.env, &scope) != napi_ok) return c;
   napi_value fn, recv, result;
   if (napi_get_reference_value(r.env, r.capture, &fn) == napi_ok && fn != nullptr &&
       napi_get_undefined(r.env, &recv) == napi_ok &&
       napi_call_function(r.env, recv, fn, 0, nullptr, &result) == napi_ok) {
-    if (napi_get_value_uint32(r.env, result, &id) != napi_ok) id = 0;
+    bool is_array = false;
+    if (napi_is_array(r.env, result, &is_array) == napi_ok && is_array) {
+      c.id = U32(r.env, result, 0);
+      c.head = U32(r.env, result, 1);
+      c.tail = U32(r.env, result, 2);
+      c.head_lines = U32(r.env, result, 3);
+      c.tail_lines = U32(r.env, result, 4);
+      c.limit = U32(r.env, result, 5);
+    } else if (napi_get_value_uint32(r.env, result, &c.id) != napi_ok) {
+      c.id = 0;
+    }
   } else {
     napi_value ignored;
     napi_get_and_clear_last_exception(r.env, &ignored);
   }
   napi_close_handle_scope(r.env, scope);
-  return id;
+  return c;
+}
+
+// The text of a call site whose frames' own text (`head_id`) an earlier
+// capture gave, in the microtask `tail` was captured in: its lines, then
+// the tail's first lines up to the limit, as V8 would have shown them.
+uint32_t Compose(uint32_t head_id, const AsyncTail& tail) {
+  StackStore& store = StackStore::Get();
+  const char* head = store.Lookup(head_id);
+  const char* rest = store.Lookup(tail.id);
+  if (head == nullptr || rest == nullptr) return 0;
+  uint32_t head_lines = 1;
+  for (const char* p = head; *p; p++) head_lines += *p == '\n';
+  if (head_lines >= tail.limit) return 0;
+  uint32_t want = tail.limit - head_lines < tail.lines ? tail.limit - head_lines : tail.lines;
+  const char* end = rest;
+  for (uint32_t k = 0; k < want; k++) {
+    const char* nl = strchr(end, '\n');
+    end = nl == nullptr ? end + strlen(end) : (k + 1 < want ? nl + 1 : nl);
+  }
+  std::string text(head);
+  text += '\n';
+  text.append(rest, static_cast<size_t>(end - rest));
+  return store.Intern(text.data(), text.size());
 }
 
 Napi::Value RegisterJsStackCapture(const Napi::CallbackInfo& info) {
@@ -69,16 +132,38 @@ uint32_t JsStackHere() {
   if (r.capture == nullptr || r.busy || engine::InGC()) return 0;
   engine::StackKeys* keys = engine::StackKeys::ForThisThread();
   int32_t token = -1;
+  uintptr_t queue = 0, clock = 0;
+  bool in_microtask = false;
   if (keys != nullptr) {
     uint32_t known = keys->Lookup(&token);
     if (known != 0) return known;
     if (token < 0) return 0;  // no JS frames: not inside a call from JS
+    // A stack that reached its bottom misses in every new microtask: its
+    // own text from an earlier capture and the async tail another call
+    // site of this microtask was captured with make its text.
+    in_microtask = keys->AsyncMiss(token, &queue, &clock);
+    const AsyncTail& tail = t_tail;
+    if (in_microtask && tail.id != 0 && tail.queue == queue && tail.clock == clock && tail.epoch == keys->epoch()) {
+      uint32_t head = keys->SyncPart(token);
+      uint32_t id = head != 0 ? Compose(head, tail) : 0;
+      if (id != 0) {
+        keys->NoteComposed();
+        keys->Bind(token, id);
+        return id;
+      }
+    }
   }
   r.busy = true;
-  uint32_t id = CallCapture(r);
+  Captured c = CallCapture(r);
   r.busy = false;
-  if (keys != nullptr) keys->Bind(token, id);
-  return id;
+  if (keys != nullptr) {
+    if (in_microtask && c.head != 0 && c.tail != 0 && c.limit != 0 && c.head_lines + c.tail_lines < c.limit) {
+      keys->BindSyncPart(token, c.head);
+      t_tail = AsyncTail{queue, clock, keys->epoch(), c.tail, c.tail_lines, c.limit};
+    }
+    keys->Bind(token, c.id);
+  }
+  return c.id;
 }
 
 void AddJsStackCaptureExports(Napi::Env env, Napi::Object exports) {

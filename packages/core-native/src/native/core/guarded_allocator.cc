@@ -234,6 +234,7 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
   const char* reason = nullptr;
   uint32_t idx = 0;
   bool opened = false, primed = false;
+  uint64_t last_id = 0;  // the slot's previous allocation, for its history should opening fail
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (data_pages64 + 1 > 0xFFFFFFFFull) {
@@ -248,10 +249,30 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
     if (idx != 0) {
       stats_.live++;  // reserve the place under the cap before unlocking
       res.id = NextAllocationId();  // one numbering for every backend
+      // The rest of the bookkeeping here too (one lock per allocation),
+      // taken back below should opening the slot fail. The id is on the
+      // record first: CheckRecent tells a slot not handed out yet from a
+      // freed one by it.
+      last_id = RecordOf(idx)->alloc_id;
+      RecordOf(idx)->alloc_id = res.id;
+      stats_.allocations++;
+      if (req.backend == SlotBackend::kNativeHeap) stats_.native_allocations++;
+      stats_.live_bytes += size;
+      if (stats_.live > stats_.peak_live) stats_.peak_live = stats_.live;
+      if (recent_.size() < kMaxRecent) recent_.emplace_back(idx, res.id);
+      else recent_overflow_ = true;  // the next CheckRecent checks every live allocation
     }
   }
   SlotRecord* r = idx ? RecordOf(idx) : nullptr;
+  // A reused kept slot's page: all canary but its last allocation's bytes.
+  uintptr_t last_user = 0;
+  size_t last_size = 0;
+  bool refill_last = false;
   if (r != nullptr) {
+    refill_last = r->kept && r->canary_intact && !opened;
+    last_user = r->user;
+    last_size = static_cast<size_t>(r->size);
+    r->canary_intact = 0;
     r->size = size;
     r->mode = options_.mode;
     r->alignment = static_cast<uint16_t>(alignment);
@@ -265,8 +286,18 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
       reason = "opening a guarded slot failed (madvise/mprotect)";
       std::lock_guard<std::mutex> lock(mu_);
       stats_.live--;
-      if (r->kept) kept_quarantine_.push_front(idx);  // closed still: the next to take
-      else reusable_[r->data_pages + 1].push_back(idx);
+      stats_.allocations--;
+      if (req.backend == SlotBackend::kNativeHeap) stats_.native_allocations--;
+      stats_.live_bytes -= size;
+      r->alloc_id = last_id;  // its history back; its entry in recent_ is dropped (another id)
+      if (r->kept) {  // closed still, its page as it was: the next to take
+        r->user = last_user;
+        r->size = last_size;
+        r->canary_intact = refill_last;
+        kept_quarantine_.push_front(idx);
+      } else {
+        reusable_[r->data_pages + 1].push_back(idx);
+      }
       r = nullptr;
     }
   }
@@ -288,7 +319,19 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
     return res;
   }
   SlotGeometry g = GeometryOf(*r, page_);
-  if (primed || r->kept) {
+  if (refill_last) {
+    // The page comes back cold after every other kept slot was used: a
+    // whole-page fill here stalls on 64 cache-line misses (measured:
+    // bench/README.md, native heap); the check at the free reads it anyway.
+    // Only where the new allocation does not cover (it is zeroed next).
+    uintptr_t last_end = last_user + last_size;
+    if (last_user < g.user) memset(reinterpret_cast<void*>(last_user), kCanaryByte, (last_end < g.user ? last_end : g.user) - last_user);
+    if (last_end > g.user_end) {
+      uintptr_t from = last_user > g.user_end ? last_user : g.user_end;
+      memset(reinterpret_cast<void*>(from), kCanaryByte, last_end - from);
+    }
+    if (size != 0) memset(reinterpret_cast<void*>(g.user), 0, size);
+  } else if (primed || r->kept) {
     // Primed: all canary already. Kept: the page still holds its last
     // allocation. Either way the allocation's own bytes become zero.
     if (size != 0) memset(reinterpret_cast<void*>(g.user), 0, size);
@@ -296,7 +339,6 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
   } else {
     FillCanary(g);
   }
-  r->alloc_id = res.id;
   r->alloc_stack = req.stack_id;
   r->alloc_frames = req.frames_id;
   r->alloc_test = CurrentTest();
@@ -306,15 +348,6 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
   r->freed_by = FreedBy::kNotFreed;
   r->canary_reported = 0;
   StoreState(r, SlotState::kLive);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stats_.allocations++;
-    if (req.backend == SlotBackend::kNativeHeap) stats_.native_allocations++;
-    stats_.live_bytes += size;
-    if (stats_.live > stats_.peak_live) stats_.peak_live = stats_.live;
-    if (recent_.size() < kMaxRecent) recent_.emplace_back(idx, res.id);
-    else recent_overflow_ = true;  // the next CheckRecent checks every live allocation
-  }
   res.ptr = reinterpret_cast<void*>(r->user);
   res.record = idx;
   res.mapped = (static_cast<size_t>(r->data_pages) + 1) * page_;
@@ -366,7 +399,21 @@ FreeResult GuardedAllocator::Free(const FreeRequest& req) {
   // An explicit free (native code) may be followed at once by a stale use:
   // it closes its slot before returning. GC frees come in bursts, long
   // after the last use: they are batched.
-  if (!batched_close_ || by != FreedBy::kGarbageCollector || r->kept) {
+  if (r->kept) {
+    // Queued for reuse now (one lock per free), taken only once closed
+    // (TakeKeptSlot); the kept pool is its own quarantine (kept_slots.cc).
+    __atomic_store_n(&r->closing, 1, __ATOMIC_RELAXED);
+    kept_quarantine_.push_back(idx);
+    lock.unlock();
+    bool intact = CheckFreed(r);
+    // A failure leaves the data readable: reused only after every other
+    // kept slot, and then filled whole (a stale write may have landed).
+    bool closed = SetDataAccess(*r, false);
+    r->canary_intact = intact && closed;
+    __atomic_store_n(&r->closing, 0, __ATOMIC_RELEASE);
+    return res;
+  }
+  if (!batched_close_ || by != FreedBy::kGarbageCollector) {
     lock.unlock();
     CheckFreed(r);
     SetDataAccess(*r, false);  // a failure leaves the data readable: still quarantined, never reused early
@@ -455,12 +502,23 @@ std::vector<CanaryViolation> GuardedAllocator::CheckRecent() {
     recent.swap(recent_);
   }
   std::vector<CanaryViolation> out;
+  std::vector<std::pair<uint32_t, uint64_t>> not_yet;  // made, not handed out yet: the next check
   for (auto& [idx, id] : recent) {
     // A frees-then-reuse race is excluded by the id: only the allocation
     // that was made since the last check is looked at, and only while live.
     const SlotRecord& r = *RecordOf(idx);
     std::lock_guard<std::mutex> lock(mu_);  // see Free
-    if (LoadState(r) == SlotState::kLive && r.alloc_id == id) CheckInto(r, &out);
+    if (r.alloc_id != id) continue;
+    SlotState state = LoadState(r);
+    if (state == SlotState::kLive) CheckInto(r, &out);
+    else if (state != SlotState::kQuarantined) not_yet.emplace_back(idx, id);
+  }
+  if (!not_yet.empty()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& e : not_yet) {
+      if (recent_.size() < kMaxRecent) recent_.push_back(e);
+      else recent_overflow_ = true;
+    }
   }
   return out;
 }

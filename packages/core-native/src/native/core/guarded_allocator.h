@@ -191,7 +191,7 @@ class GuardedAllocator {
   bool SetDataAccess(const SlotRecord& r, bool accessible);
   void TakeClosing(std::vector<uint32_t>* batch);  // under mu_; CloseBatch must follow
   void CloseBatch(std::vector<uint32_t>* batch);  // without mu_ held
-  void CheckFreed(SlotRecord* r);                  // canaries of a freed, still open slot
+  bool CheckFreed(SlotRecord* r);                  // canaries of a freed, still open slot; false: damaged
   void CloserLoop();
   bool StartCloser();                                  // under mu_; false: no background thread
   // Primes one batch of one-page slots: all canary, or (zero) only faulted

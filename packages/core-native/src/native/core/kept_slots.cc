@@ -79,6 +79,9 @@ uint32_t GuardedAllocator::TakeKeptSlot(bool* opened) {
   }
   if (kept_quarantine_.empty()) return 0;
   uint32_t idx = kept_quarantine_.front();
+  // Its free is still closing it (every other kept slot is live or was
+  // taken): a regular slot this time.
+  if (__atomic_load_n(&RecordOf(idx)->closing, __ATOMIC_ACQUIRE)) return 0;
   kept_quarantine_.pop_front();
   StoreState(RecordOf(idx), SlotState::kReusable);
   return idx;

@@ -48,6 +48,13 @@ struct SlotRecord {
   // A kept slot (native one-page allocations): its page stays mapped while
   // closed (PROT_NONE in its own mapping), so reuse needs no page fault.
   uint8_t kept;
+  // A kept slot freed and queued for reuse whose free has not closed it
+  // yet: not taken until it has (atomic, __atomic builtins).
+  uint8_t closing;
+  // A freed kept slot whose page is all canary but the freed allocation's
+  // own bytes (checked at the free, closed since): the next allocation
+  // there refills only those bytes, not the whole (by then cold) page.
+  uint8_t canary_intact;
 };
 
 // Where everything of a slot lies; derived, never stored.

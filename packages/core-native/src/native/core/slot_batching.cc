@@ -78,10 +78,12 @@ bool GuardedAllocator::StartCloser() {
   return true;
 }
 
-void GuardedAllocator::CheckFreed(SlotRecord* r) {
+bool GuardedAllocator::CheckFreed(SlotRecord* r) {
   CanaryDamage damage = CheckCanary(GeometryOf(*r, page_));
-  if (!damage.any() || __atomic_exchange_n(&r->canary_reported, 1, __ATOMIC_ACQ_REL)) return;
-  if (free_sink_ != nullptr) free_sink_(CanaryViolation{*r, damage});
+  if (!damage.any()) return true;
+  if (!__atomic_exchange_n(&r->canary_reported, 1, __ATOMIC_ACQ_REL) && free_sink_ != nullptr)
+    free_sink_(CanaryViolation{*r, damage});
+  return false;
 }
 
 // Checks freed slots, then closes them: sorted by address, neighbours closed

@@ -16,6 +16,9 @@ std::atomic<uint32_t> g_frame_limit{12};
 // Marks the microtask clock in a key; user-space code addresses never have
 // the top bit set.
 constexpr uintptr_t kClockTag = uintptr_t{1} << 63;
+// Ends a key for the text of the frames without their async tail (no clock
+// reaches it).
+constexpr uintptr_t kSyncPartTag = ~uintptr_t{0};
 
 thread_local std::unique_ptr<StackKeys> t_keys;
 
@@ -31,12 +34,14 @@ uint64_t HashFrames(const uintptr_t* f, size_t n) {
 
 // The count of microtasks the running context's queue has finished: it
 // stays the same while one microtask runs and only ever grows.
-uintptr_t MicrotaskClock(Isolate* isolate) {
+uintptr_t MicrotaskClock(Isolate* isolate, uintptr_t* queue_out) {
   const V8Api& v8 = V8();
+  *queue_out = 0;
   Local context = v8.entered_or_microtask_context(isolate);
   if (context == nullptr) return 0;
   void* queue = v8.context_microtask_queue(context);
   if (queue == nullptr) return 0;
+  *queue_out = reinterpret_cast<uintptr_t>(queue);
   return static_cast<uintptr_t>(
       *reinterpret_cast<const intptr_t*>(static_cast<const char*>(queue) + v8.finished_microtask_count_offset));
 }
@@ -106,13 +111,14 @@ uint32_t StackKeys::Lookup(int32_t* token) {
   *token = -1;
   uint32_t limit = g_frame_limit.load(std::memory_order_relaxed);
   Key key;
+  key.queue = 0;
   bool from_walker = false;
   size_t raw = Frames(key.frames, limit, &from_walker);
   for (int attempt = 0; attempt < 2; attempt++) {
     size_t n = raw;
     if (n == 0) return 0;
     // The bottom of the stack was reached: async frames may follow in the text.
-    if (n < limit) key.frames[n++] = kClockTag | MicrotaskClock(static_cast<Isolate*>(isolate_));
+    if (n < limit) key.frames[n++] = kClockTag | MicrotaskClock(static_cast<Isolate*>(isolate_), &key.queue);
     key.n = static_cast<uint32_t>(n);
     key.hash = HashFrames(key.frames, n);
     key.epoch = epoch_;
@@ -155,6 +161,53 @@ void StackKeys::Bind(int32_t token, uint32_t stack_id) {
   Key& e = table_[p.hash & (kSlots - 1)];
   memcpy(&e, &p, offsetof(Key, frames) + p.n * sizeof(uintptr_t));
   e.stack_id = stack_id;
+}
+
+const StackKeys::Key* StackKeys::Pending(int32_t token) const {
+  if (token < 0) return nullptr;
+  const Key& p = pending_[static_cast<uint32_t>(token) & (kPending - 1)];
+  if (p.seq != (static_cast<uint32_t>(token) >> 3) || p.epoch != epoch_) return nullptr;
+  return &p;
+}
+
+bool StackKeys::AsyncMiss(int32_t token, uintptr_t* queue, uintptr_t* clock) const {
+  const Key* p = Pending(token);
+  if (p == nullptr || p->n == 0 || p->queue == 0) return false;
+  uintptr_t last = p->frames[p->n - 1];
+  if ((last & kClockTag) == 0 || last == kSyncPartTag) return false;
+  *queue = p->queue;
+  *clock = last & ~kClockTag;
+  return true;
+}
+
+bool StackKeys::SyncKey(int32_t token, Key* out) const {
+  uintptr_t queue, clock;
+  if (!AsyncMiss(token, &queue, &clock)) return false;
+  const Key* p = Pending(token);
+  memcpy(out, p, offsetof(Key, frames) + p->n * sizeof(uintptr_t));
+  out->frames[out->n - 1] = kSyncPartTag;
+  out->hash = HashFrames(out->frames, out->n);
+  out->queue = 0;
+  return true;
+}
+
+uint32_t StackKeys::SyncPart(int32_t token) {
+  Key key;
+  if (!SyncKey(token, &key)) return 0;
+  const Key& e = table_[key.hash & (kSlots - 1)];
+  if (e.stack_id != 0 && e.hash == key.hash && e.epoch == epoch_ && e.n == key.n &&
+      memcmp(e.frames, key.frames, key.n * sizeof(uintptr_t)) == 0)
+    return e.stack_id;
+  return 0;
+}
+
+void StackKeys::BindSyncPart(int32_t token, uint32_t head_id) {
+  Key key;
+  if (head_id == 0 || !SyncKey(token, &key)) return;
+  Key& e = table_[key.hash & (kSlots - 1)];
+  memcpy(&e, &key, offsetof(Key, frames) + key.n * sizeof(uintptr_t));
+  e.seq = 0;
+  e.stack_id = head_id;
 }
 
 }  // namespace engine

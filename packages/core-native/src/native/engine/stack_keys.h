@@ -46,12 +46,29 @@ class StackKeys {
   void Bind(int32_t token, uint32_t stack_id);
   // Forgets every key (the stack formatter changed).
   void Reset() { epoch_++; }
+  // Changes with every Reset and full GC: what was learnt under another
+  // epoch is not to be used.
+  uint32_t epoch() const { return epoch_; }
+
+  // Stacks that reach their bottom in a microtask (a test body after an
+  // `await`) miss once per microtask: the text may end in async frames,
+  // which come from the microtask's awaiting chain, not from the frames.
+  // After such a miss (token from the last Lookup), the microtask it
+  // happened in; false for any other miss.
+  bool AsyncMiss(int32_t token, uintptr_t* queue, uintptr_t* clock) const;
+  // The text of the same frames without their async tail (an id bound by
+  // BindSyncPart from an earlier capture), or 0: keyed by the frames alone,
+  // compared in full, so a later microtask can reuse it with its own tail.
+  uint32_t SyncPart(int32_t token);
+  void BindSyncPart(int32_t token, uint32_t head_id);
 
   struct Counters {
     uint64_t hits, misses;
     uint64_t v8_samples;  // keys that needed V8's own sampler (not the walker)
+    uint64_t composed;    // misses whose text was put together, not captured
   };
-  Counters counters() const { return {hits_, misses_, v8_samples_}; }
+  Counters counters() const { return {hits_, misses_, v8_samples_, composed_}; }
+  void NoteComposed() { composed_++; }
 
  private:
   StackKeys();
@@ -67,8 +84,12 @@ class StackKeys {
     uint32_t stack_id;  // 0 = empty
     uint32_t n;
     uint32_t seq;       // pending keys: the token's sequence number
+    uintptr_t queue;    // pending keys with a clock: the microtask queue it counts
     uintptr_t frames[kMaxFrames + 1];
   };
+  const Key* Pending(int32_t token) const;
+  // The pending key's frames with the clock replaced by the sync-part tag.
+  bool SyncKey(int32_t token, Key* out) const;
   static constexpr uint32_t kSlots = 4096;  // direct-mapped, per thread
   static constexpr uint32_t kPending = 8;
 
@@ -77,7 +98,7 @@ class StackKeys {
   Key* table_ = nullptr;
   Key pending_[kPending];
   uint32_t pending_seq_ = 0;  // 28 bits used
-  uint64_t hits_ = 0, misses_ = 0, v8_samples_ = 0;
+  uint64_t hits_ = 0, misses_ = 0, v8_samples_ = 0, composed_ = 0;
   std::unique_ptr<FrameWalker> walker_;
 };
 

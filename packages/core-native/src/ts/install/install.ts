@@ -73,7 +73,7 @@ function installResolved(config: ResolvedGuardConfig): void {
   const stacks = config.captureStacks ? makeJsStacks(native) : undefined;
   // Addons' allocations and launches made inside calls from JS get the JS stack too.
   if (stacks && (config.device === 'cuda' || config.nativeModules.length))
-    native.registerJsStackCapture(makeNativeStackCapture(stacks));
+    native.registerJsStackCapture(makeNativeStackCapture(native, stacks));
   // First: when the device can't be guarded, nothing is installed.
   if (config.device === 'cuda') installDeviceGuard(native, config, nativeOptionsOf(config));
   native.configure(nativeOptionsOf(config), config.reportDir, {

@@ -82,6 +82,8 @@ export interface NativeStats extends AllocationCounts {
   stackKeyMisses: number;
   /** Raw V8 stack samples taken to key stacks. */
   stackV8Samples: number;
+  /** Of the misses, stacks that end in async frames whose text was put together from earlier captures (their own frames' text, this microtask's async tail), not captured. */
+  stackKeysComposed: number;
   /** Whether dropped buffers are released during GC (else a turn later). */
   releasedDuringGc: boolean;
   /** The CUDA device guard's own counters, when it is on (added in by install/device.ts). */
@@ -189,6 +191,15 @@ export interface NativeStackTesting {
   installFaultProbe(): boolean;
 }
 
+/**
+ * A native capture's answer: the text's id, or, where the text ends in
+ * async frames (a stack that reached its bottom inside a microtask), also
+ * its two parts, so that native code can give the same call site in a later
+ * microtask, and other call sites in this one, their text without
+ * capturing: [text, sync part, async tail, sync lines, tail lines, frame limit].
+ */
+export type NativeCaptureResult = number | [number, number, number, number, number, number];
+
 export interface NativeBinding {
   /** `options`: the allocator settings; each key with a native side is read (options.inc). */
   configure(options: object, reportDir: string, printer: PrinterPaths): { guardMethod: NativeStats['guardMethod']; pageSize: number };
@@ -223,7 +234,7 @@ export interface NativeBinding {
    * stack of an addon's allocation or launch (returns an internString id).
    * False where the engine cannot tell when calling it is safe.
    */
-  registerJsStackCapture(capture: () => number): boolean;
+  registerJsStackCapture(capture: () => NativeCaptureResult): boolean;
   /** Turns the CUDA device guard on. Throws without CUDA. */
   configureDevice(options: NativeDeviceOptions): { trackingOff: string };
   deviceStats(): NativeDeviceStats | null;

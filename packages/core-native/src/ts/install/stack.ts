@@ -6,7 +6,7 @@
 // public function the user called (V8 skips our own frames for free), through
 // the realm's Error.prepareStackTrace (runners' source-map formatters), and
 // crosses into native code once.
-import type { NativeBinding } from './native';
+import type { NativeBinding, NativeCaptureResult } from './native';
 
 const FRAMES = 8;
 // Frames of mate-guard's own allocation path, the entry point included, at
@@ -51,9 +51,31 @@ function stackText(entry: EntryPoint): string {
   }
 }
 
-function makeStackCapture(native: NativeBinding): StackCapture {
+/** Node's own formatter marks each async frame so ("at async Promise.all (index 0)" too); `async (` is a function named async. */
+const ASYNC_FRAME = /^ {4}at async (?!\()/;
+/** Node's own formatter (Node 20 installs it as Error.prepareStackTrace), as found when this module loaded. */
+const NODE_FORMATTER = Error.prepareStackTrace?.name === 'ErrorPrepareStackTrace' ? Error.prepareStackTrace : undefined;
+
+/**
+ * The sync lines and the async tail of a stack text, when the tail is
+ * complete (the awaiting chain ended before the frame limit) and the
+ * formatter is Node's own (a runner's may format frames differently);
+ * else undefined.
+ */
+function splitAsyncTail(stack: string): [string, string, number, number] | undefined {
+  const formatter = Error.prepareStackTrace;
+  if (formatter !== undefined && formatter !== NODE_FORMATTER) return undefined;
+  const lines = stack.split('\n');
+  const first = lines.findIndex((l) => ASYNC_FRAME.test(l));
+  if (first <= 0 || lines.length >= FRAMES) return undefined;
+  for (let i = first; i < lines.length; i++) if (!ASYNC_FRAME.test(lines[i])) return undefined;
+  return [lines.slice(0, first).join('\n'), lines.slice(first).join('\n'), first, lines.length - first];
+}
+
+function makeStackCapture(native: NativeBinding): StackCapture & { lastText: () => string } {
   const ids = new Map<string, number>();
   let busy = false;
+  let last = '';
   function capture(entry?: EntryPoint): number {
     // An allocation made while we format a stack (a runner's source-map
     // formatter allocating) gets none: formatting must not re-enter.
@@ -69,8 +91,10 @@ function makeStackCapture(native: NativeBinding): StackCapture {
       busy = false;
     }
     const start = text.indexOf('\n') + 1; // past the "Error" line
+    last = '';
     if (start <= 0) return 0;
     const stack = text.slice(start);
+    last = stack;
     let id = ids.get(stack);
     if (id === undefined) {
       if (ids.size >= CACHE_LIMIT) ids.clear();
@@ -79,12 +103,12 @@ function makeStackCapture(native: NativeBinding): StackCapture {
     }
     return id;
   }
-  return capture;
+  return Object.assign(capture, { lastText: () => last });
 }
 
 /** One thread's stack texts: the capture and the check that its keys still hold. */
 export interface JsStacks {
-  capture: StackCapture;
+  capture: StackCapture & { lastText: () => string };
   /** Texts depend on the realm's formatter (Jest installs one per file): a new one makes the keys stale. */
   keepKeysFresh: () => void;
 }
@@ -108,10 +132,13 @@ export function makeJsStacks(native: NativeBinding): JsStacks {
  * starts at the JS caller of the addon's function. Native code asks only
  * for stacks its keys have not seen (binding/js_stack_capture.cc).
  */
-export function makeNativeStackCapture({ capture, keepKeysFresh }: JsStacks): () => number {
-  const fromNative = (): number => {
+export function makeNativeStackCapture(native: NativeBinding, { capture, keepKeysFresh }: JsStacks): () => NativeCaptureResult {
+  const fromNative = (): NativeCaptureResult => {
     keepKeysFresh();
-    return capture(fromNative);
+    const id = capture(fromNative);
+    const parts = id === 0 ? undefined : splitAsyncTail(capture.lastText());
+    if (parts === undefined) return id;
+    return [id, native.internString(parts[0]), native.internString(parts[1]), parts[2], parts[3], FRAMES];
   };
   return fromNative;
 }
