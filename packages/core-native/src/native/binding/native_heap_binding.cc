@@ -123,6 +123,8 @@ void AddNativeHeapStats(Napi::Env env, Napi::Object o, const AllocatorStats& s) 
   o.Set("nativeForeignFrees", num(nc.foreign_frees));
   o.Set("nativeBadFrees", num(nc.bad_frees));
   o.Set("nativeRoutedFrees", num(nc.routed_frees));
+  o.Set("nativeKeptMarkerCloses", num(s.kept_marker_closes));
+  o.Set("nativeKeptMprotectCloses", num(s.kept_mprotect_closes));
   Napi::Object by = Napi::Object::New(env);
   by.Set("sampledOut", num(nc.sampled_out));
   by.Set("reentrant", num(nc.reentrant));

@@ -93,6 +93,9 @@ GuardedAllocator::GuardedAllocator(const Options& options, uintptr_t base, size_
   max_records_ = static_cast<uint32_t>(pages > 0xFFFFFFF0u ? 0xFFFFFFF0u : pages);
   records_ = static_cast<SlotRecord*>(MapTable(static_cast<size_t>(max_records_) * sizeof(SlotRecord)));
   stats_.guard_method = method;
+  // Validated by the settings table (keptClose): auto, mprotect or markers.
+  if (options.kept_close == "mprotect") kept_close_ = KeptClose::kMprotect;
+  else if (options.kept_close == "markers") kept_close_ = KeptClose::kMarkers;
   stats_.reserved_bytes = region_bytes_;
   if (method == GuardMethod::kMprotect) {
     uint64_t cap = options.max_live_mprotect;
@@ -220,6 +223,8 @@ bool GuardedAllocator::SetDataAccess(const SlotRecord& r, bool accessible) {
   SlotGeometry g = GeometryOf(r, page_);
   void* data = reinterpret_cast<void*>(g.data_start);
   size_t bytes = g.data_end - g.data_start;
+  if (r.kept && r.closed_by_marker)
+    return accessible ? platform::RemoveGuard(data, bytes) : platform::InstallGuard(data, bytes);
   if (r.kept) return accessible ? platform::ProtectReadWrite(data, bytes) : platform::ProtectNoneKeep(data, bytes);
   if (guard_method_ == GuardMethod::kMadviseGuard)
     return accessible ? platform::RemoveGuard(data, bytes) : platform::InstallGuard(data, bytes);
@@ -246,6 +251,7 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
     } else {
       idx = TakeSlot(static_cast<uint32_t>(data_pages64 + 1), size, req.backend, &opened, &primed, &reason);
     }
+    if (req.backend == SlotBackend::kNativeHeap && kept_close_ == KeptClose::kAuto) NoteNativeThread();
     if (idx != 0) {
       stats_.live++;  // reserve the place under the cap before unlocking
       res.id = NextAllocationId();  // one numbering for every backend
@@ -268,8 +274,10 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
   uintptr_t last_user = 0;
   size_t last_size = 0;
   bool refill_last = false;
+  bool zero_page = false;  // a kept slot closed by a guard marker: its page comes back zero
   if (r != nullptr) {
     refill_last = r->kept && r->canary_intact && !opened;
+    zero_page = r->kept && r->closed_by_marker && !opened;
     last_user = r->user;
     last_size = static_cast<size_t>(r->size);
     r->canary_intact = 0;
@@ -333,8 +341,9 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
     if (size != 0) memset(reinterpret_cast<void*>(g.user), 0, size);
   } else if (primed || r->kept) {
     // Primed: all canary already. Kept: the page still holds its last
-    // allocation. Either way the allocation's own bytes become zero.
-    if (size != 0) memset(reinterpret_cast<void*>(g.user), 0, size);
+    // allocation, or is zero (closed by a marker). Either way the
+    // allocation's own bytes become zero, and a kept page canary around them.
+    if (size != 0 && !zero_page) memset(reinterpret_cast<void*>(g.user), 0, size);
     if (r->kept) FillCanary(g);
   } else {
     FillCanary(g);
@@ -404,12 +413,16 @@ FreeResult GuardedAllocator::Free(const FreeRequest& req) {
     // (TakeKeptSlot); the kept pool is its own quarantine (kept_slots.cc).
     __atomic_store_n(&r->closing, 1, __ATOMIC_RELAXED);
     kept_quarantine_.push_back(idx);
+    // How it is closed is its own until it is opened again (SetDataAccess).
+    r->closed_by_marker = CloseKeptByMarker();
+    (r->closed_by_marker ? stats_.kept_marker_closes : stats_.kept_mprotect_closes)++;
     lock.unlock();
     bool intact = CheckFreed(r);
     // A failure leaves the data readable: reused only after every other
     // kept slot, and then filled whole (a stale write may have landed).
     bool closed = SetDataAccess(*r, false);
-    r->canary_intact = intact && closed;
+    // A marker gives the page back: the next allocation fills it whole.
+    r->canary_intact = intact && closed && !r->closed_by_marker;
     __atomic_store_n(&r->closing, 0, __ATOMIC_RELEASE);
     return res;
   }

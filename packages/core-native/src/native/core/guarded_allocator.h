@@ -83,6 +83,8 @@ struct AllocatorStats {
   uint64_t reserved_bytes = 0;
   uint64_t max_live = 0;      // cap on live allocations (mprotect), 0 = none
   uint64_t collections = 0;   // garbage collections asked for near that cap (live_cap.cc)
+  uint64_t kept_marker_closes = 0;    // freed kept slots closed with a guard marker
+  uint64_t kept_mprotect_closes = 0;  // freed kept slots closed with mprotect
   GuardMethod guard_method = GuardMethod::kMadviseGuard;
   const char* last_fallback_reason = nullptr;
   // Each reason's own count (reasons are static strings: compared by address).
@@ -238,6 +240,20 @@ class GuardedAllocator {
   uint32_t kept_made_ = 0;      // kept slots made so far (at most kept_limit_)
   uint32_t kept_limit_ = 0;     // kKeptSlots, or fewer for a low vm.max_map_count
   bool kept_failed_ = false;    // the span could not be set up: no kept slots
+  // How a freed kept slot is closed (keptClose; kept_slots.cc): mprotect
+  // keeps the page but takes the mmap lock for writing (closes from several
+  // threads run one at a time, each flushing the others' CPUs); a guard
+  // marker takes it for reading and gives the page back. Auto decides per
+  // window of native allocations by how often the allocating thread changes.
+  enum class KeptClose : uint8_t { kAuto, kMprotect, kMarkers };
+  KeptClose kept_close_ = KeptClose::kAuto;
+  bool kept_markers_now_ = false;  // auto: this window's choice (under mu_)
+  uintptr_t last_native_thread_ = 0;
+  uint32_t window_allocations_ = 0, window_switches_ = 0;
+  void NoteNativeThread();  // under mu_; auto's window (kept_slots.cc)
+  bool CloseKeptByMarker() const {  // under mu_
+    return kept_close_ == KeptClose::kMarkers || (kept_close_ == KeptClose::kAuto && kept_markers_now_);
+  }
   std::deque<uint32_t> kept_quarantine_;  // freed kept slots, oldest first
   bool batched_close_ = false;
   FreeViolationSink free_sink_ = nullptr;

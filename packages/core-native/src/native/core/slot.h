@@ -55,6 +55,9 @@ struct SlotRecord {
   // own bytes (checked at the free, closed since): the next allocation
   // there refills only those bytes, not the whole (by then cold) page.
   uint8_t canary_intact;
+  // A kept slot closed with a guard marker (keptClose): its page was given
+  // back; opening removes the marker and the page comes back zero.
+  uint8_t closed_by_marker;
 };
 
 // Where everything of a slot lies; derived, never stored.

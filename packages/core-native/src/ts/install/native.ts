@@ -77,6 +77,9 @@ export interface NativeStats extends AllocationCounts {
   nativeBadFrees: number;
   /** Native heap: guarded pointers freed or reallocated by other modules (node, libstdc++, libc), brought home by the free router. */
   nativeRoutedFrees: number;
+  /** Native heap: freed one-page (kept) slots closed by a guard marker / by mprotect (keptClose). */
+  nativeKeptMarkerCloses: number;
+  nativeKeptMprotectCloses: number;
   /** This thread's allocations whose stack was known already / captured. */
   stackKeyHits: number;
   stackKeyMisses: number;

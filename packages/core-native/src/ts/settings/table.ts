@@ -21,6 +21,10 @@ export type RunnerName = string;
 export type CudaQuarantine = 'adaptive' | 'strict';
 export const CUDA_QUARANTINES: readonly CudaQuarantine[] = ['adaptive', 'strict'];
 
+/** How a freed native kept slot is closed (tuning; see the keptClose row). */
+export type KeptClose = 'auto' | 'mprotect' | 'markers';
+export const KEPT_CLOSES: readonly KeptClose[] = ['auto', 'mprotect', 'markers'];
+
 /** Where a setting can be given. */
 interface Surfaces {
   /** `--guard-<name>`, `MATE_<RUNNER>_GUARD_<NAME>`, Jest `guard<Name>`, Mocha rc `guard-<name>`, Vitest option `<key>`. */
@@ -211,6 +215,13 @@ export const SETTINGS = [
     surfaces: { api: true },
     processEnv: 'MATE_GUARD_FORCE_MPROTECT',
     native: { field: 'force_mprotect', ctype: 'bool' },
+  }),
+  row({
+    key: 'keptClose', name: 'kept-close', value: choiceValue(KEPT_CLOSES, 'kept-slot close'), default: 'auto' as KeptClose,
+    description: "Tuning: how a freed one-page native allocation's kept slot is closed (MADV_GUARD_INSTALL kernels). mprotect keeps the page (cheapest from one thread, but each close takes the mmap lock for writing); markers installs a guard marker (the page is given back and the next use faults in a zeroed one, but closes from several threads run at once); auto uses markers while native allocations come from threads in turn (at least 1 in 16 of the last 1,024 from another thread than the one before), mprotect otherwise.",
+    surfaces: { api: true },
+    processEnv: 'MATE_GUARD_KEPT_CLOSE',
+    native: { field: 'kept_close', ctype: 'std::string' },
   }),
   row({
     key: 'maxLiveMprotect', name: 'max-live-mprotect', value: integerValue(0, 2 ** 31), default: 0,
