@@ -11,13 +11,16 @@ import { guardRun, reportLines } from './helpers/run.mjs';
 const SIGSEGV_EXIT = 139;
 const skip = hookAddonsMissing() || false;
 
-for (const [fn, when] of [
+// Each way of closing a freed kept slot (keptClose): the default (auto),
+// and each forced through its environment variable.
+for (const close of [undefined, 'mprotect', 'markers']) for (const [fn, when] of [
   ['staleUseFromOtherThread', 'right after the free'],
   ['staleUseAfterThreadedChurn', 'right after the free, after two threads allocated at once'],
-]) test(`a stale write from a second thread ${when} faults and is reported as a use after free`, { skip }, async () => {
+]) test(`a stale write from a second thread ${when} faults and is reported as a use after free${close ? ` (kept slots closed by ${close})` : ''}`, { skip }, async () => {
   const addon = buildCrossThreadAddon();
   const script = `require(${JSON.stringify(addon)}).${fn}(); console.log('${fn}: returned')`;
-  const r = await guardRun(['--native', '*cross_thread.node'], ['-e', script]);
+  const env = close ? { MATE_GUARD_KEPT_CLOSE: close } : {};
+  const r = await guardRun(['--native', '*cross_thread.node'], ['-e', script], { env });
   assert.equal(r.code, SIGSEGV_EXIT, r.output);
   assert.doesNotMatch(r.output, /returned/);
   const lines = reportLines(r.output);
