@@ -421,7 +421,9 @@ FreeResult GuardedAllocator::Free(const FreeRequest& req) {
     // A failure leaves the data readable: reused only after every other
     // kept slot, and then filled whole (a stale write may have landed).
     bool closed = SetDataAccess(*r, false);
-    // A marker gives the page back: the next allocation fills it whole.
+    // A marker gives the page back: the next allocation fills it whole. A
+    // marker that failed left the page as it was, read-write: not a zero page.
+    if (!closed) r->closed_by_marker = 0;
     r->canary_intact = intact && closed && !r->closed_by_marker;
     __atomic_store_n(&r->closing, 0, __ATOMIC_RELEASE);
     return res;
