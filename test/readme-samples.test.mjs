@@ -25,9 +25,13 @@ function sample(name) {
   return m[1].trimEnd().split('\n');
 }
 
-/** What stays the same from run to run: no checkout path, no addresses or module offsets. */
+/**
+ * What stays the same from run to run: no checkout path, no addresses or
+ * module offsets, no allocation numbers (how many allocations the runner
+ * and the addon's start-up made before differs between machines).
+ */
 const shorten = (line) => line.split(`${ROOT}/`).join('');
-const stable = (line) => shorten(line).replace(/0x[0-9a-f]+/g, '0x…');
+const stable = (line) => shorten(line).replace(/0x[0-9a-f]+/g, '0x…').replace(/allocation #\d+/g, 'allocation #…');
 
 /** The report that starts at the first line containing `first`: that line and the `==mate-guard==` lines right after it. */
 function block(output, first) {

@@ -12,6 +12,7 @@ REPS=${1:-3}
 RANKS=${2:-2}
 STEPS=${3:-1000}
 MATE=$ROOT/packages/core-native/bin/mate.js
+. "$ROOT/bench/cuda/medians.sh"
 TRAIN=$ROOT/test/fixtures/cuda/ddp_train.py
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 torchrun() { python3 -m torch.distributed.run --nproc-per-node "$RANKS" "$TRAIN" "$STEPS" 2>&1; }
@@ -34,11 +35,4 @@ for ((rep = 0; rep < REPS; rep++)); do
     times[$v]="${times[$v]:-} $t"
   done
 done
-median() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-base=$(median "${times[${variants[0]}]}")
-echo "| variant | in-loop s (median) | / ${variants[0]} |"
-echo "|---|---|---|"
-for v in "${variants[@]}"; do
-  m=$(median "${times[$v]}")
-  echo "| $v | $m | $(awk -v a="$m" -v b="$base" 'BEGIN {printf "%.2fx", a / b}') |"
-done
+variants_table "${variants[0]}" "${variants[@]}"

@@ -16,7 +16,7 @@ FIX=$ROOT/test/fixtures/cuda
 GPUS=$(nvidia-smi -L | wc -l)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1
 secs() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null 2>&1; t1=$(date +%s.%N); awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b - a}'; }
-median() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+. "$ROOT/bench/cuda/medians.sh"
 echo "| fault | plain s | guarded, --no-rerun s | guarded with the rerun s | rerun adds |"
 echo "|---|---|---|---|---|"
 row() {

@@ -20,6 +20,7 @@ STEPS=${2:-$ROOT/../shared/bench-cuda/transformer_steps.py}
 WHAT=${3:-all}
 LIB=$ROOT/packages/core-native/build/Release/libmate_guard_cuda.so
 MATE=$ROOT/packages/core-native/bin/mate.js
+. "$ROOT/bench/cuda/medians.sh"
 PROBE=${GUARD_PROBE:-$ROOT/bench/cuda/build/guard_probe}
 if [ ! -x "$PROBE" ]; then
   mkdir -p "$(dirname "$PROBE")"
@@ -67,15 +68,9 @@ if [ "${MEMCHECK:-1}" != 0 ]; then  # MEMCHECK=0 leaves it out (a minute of GPU 
   memcheck=$(grep -o 'in [0-9.]* s' <<<"$out" | grep -o '[0-9.]*')
   echo "memcheck (no caching) once: ${memcheck:-?} s"
 fi
-median() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+variants_table caching "${variants[@]}"
 base=$(median "${times[caching]}")
-echo "| variant | in-loop s (median) | / caching |"
-echo "|---|---|---|"
-for v in "${variants[@]}"; do
-  m=$(median "${times[$v]}")
-  echo "| $v | $m | $(awk -v a="$m" -v b="$base" 'BEGIN {printf "%.2fx", a / b}') |"
-done
-[ -n "$memcheck" ] && echo "| memcheck, no caching | $memcheck | $(awk -v a="$memcheck" -v b="$base" 'BEGIN {printf "%.2fx", a / b}') |"
+[ -n "$memcheck" ] && echo "| memcheck, no caching | $memcheck | $(ratio "$memcheck" "$base") |"
 g=$(median "${times[guard]}"); n=$(median "${times[guard-notrack]}")
-echo "launch tracking: guard / guard-notrack = $(awk -v a="$g" -v b="$n" 'BEGIN {printf "%.2fx", a / b}')"
+echo "launch tracking: guard / guard-notrack = $(ratio "$g" "$n")"
 rm -rf "$DIR"
