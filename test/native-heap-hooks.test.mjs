@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { before, describe, test } from 'node:test';
 
-import { buildHookAddons, buildLibxml2Addon, HOOK_GLOB, hookAddonsMissing, libxml2Missing } from './helpers/hook-addons.mjs';
+import { buildHookAddons, buildLibxml2Addon, buildLibxmljs2, HOOK_GLOB, hookAddonsMissing, libxml2Missing } from './helpers/hook-addons.mjs';
 import { BIN, guardRun, reportLines, ROOT, run } from './helpers/run.mjs';
 
 const skip = hookAddonsMissing() || false;
@@ -76,6 +76,29 @@ test('the real libxml2 with libxmljs2-style xmlMemSetup wrappers, both modules g
   assert.match(r.stdout, /<seen>n49<\/seen>/);
   assert.doesNotMatch(r.output, /==mate-guard==|warning|invalid/);
   assert.ok(guardedCount(r.output) > 1000, r.output);
+});
+
+test('libxmljs2 from the registry (libxml2 inside, its allocator set through xmlMemSetup), its whole heap guarded, runs as a plain run does', { timeout: 900_000 }, async (t) => {
+  const { dir, why } = buildLibxmljs2();
+  if (why) {
+    t.skip(why);
+    return;
+  }
+  const script = path.join(FIX, 'native-heap', 'libxmljs2.js');
+  const plain = await run(process.execPath, ['--expose-gc', script, dir]);
+  assert.equal(plain.code, 0, plain.output);
+  const r = await guardRun(['--native', '*xmljs.node'], ['--expose-gc', script, dir]);
+  assert.equal(r.code, 0, r.output);
+  assert.equal(r.stdout, plain.stdout);
+  assert.match(r.stdout, /^total \d+$/m);
+  assert.doesNotMatch(r.output, /==mate-guard==|warning|invalid/);
+  assert.ok(guardedCount(r.output) > 100_000, r.output);
+  // libxml2's hook variables hold libxmljs2's wrappers: left to the program, their mallocs guarded underneath.
+  const log = await guardRun(['--native', '*xmljs.node', '--log-allocations'], [script, dir, '5']);
+  assert.equal(log.code, 0, log.output);
+  for (const [variable, wrapper] of [['xmlFree', 'xmlMemFreeWrap'], ['xmlMalloc', 'xmlMemMallocWrap'], ['xmlRealloc', 'xmlMemReallocWrap']]) {
+    assert.match(log.stderr, new RegExp(`^\\[mate-guard\\] native heap: \\S*/xmljs\\.node: variable ${variable} \\(xmljs\\.node\\+0x[0-9a-f]+\\), initialised to \\w+, left alone: the program set it to \\S*${wrapper}\\S* \\(xmljs\\.node\\+0x[0-9a-f]+\\) \\(its own allocator\\)`, 'm'));
+  }
 });
 
 /** What every runner must show: the suite passes, nothing reported, the modules' memory guarded. */

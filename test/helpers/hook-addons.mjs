@@ -1,7 +1,7 @@
 // Builds the allocator-hook fixture (test/fixtures/native-heap/hook-vars.c)
 // the three ways it sets its hooks, plus a copy no glob chooses (unchosen_vars), into
 // test/fixtures/native-heap/build/ (ignored by git), once per source change.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -88,4 +88,33 @@ export function buildLibxml2Addon() {
 export function buildCrossThreadAddon() {
   fs.mkdirSync(HOOK_DIR, { recursive: true });
   return build(findCc(), path.join(ROOT, 'test', 'fixtures', 'native-heap', 'cross-thread.c'), 'cross_thread', ['-pthread']);
+}
+
+/**
+ * libxmljs2 from the npm registry (libxml2 built into its addon, with
+ * xmlMemSetup wrappers of its own), built here with node-gyp against this
+ * Node's headers, once per run of the tests. Returns { dir } (the package,
+ * ready to require), or { why } when it cannot be had here.
+ */
+export function buildLibxmljs2(version = '0.35.0') {
+  const nodedir = path.resolve(path.dirname(process.execPath), '..');
+  if (!fs.existsSync(path.join(nodedir, 'include', 'node', 'node.h'))) return { why: `no Node headers under ${nodedir}/include/node` };
+  if (!findCc()) return { why: 'no C compiler on PATH' };
+  const top = path.join(HOOK_DIR, `libxmljs2-${version}`);
+  const dir = path.join(top, 'package');
+  const addon = path.join(dir, 'build', 'Release', 'xmljs.node');
+  if (fs.existsSync(addon)) return { dir };
+  fs.rmSync(top, { recursive: true, force: true });
+  fs.mkdirSync(top, { recursive: true });
+  const step = (what, cmd, args, cwd) => {
+    const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', timeout: 600_000 });
+    return r.status === 0 ? '' : `${what} failed (${r.error?.message ?? `exit ${r.status}`}): ${(r.stderr || r.stdout || '').trim().split('\n').slice(-3).join(' | ')}`;
+  };
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  const why = step('npm pack libxmljs2', npm, ['pack', `libxmljs2@${version}`, '--silent'], top) ||
+    step('unpacking libxmljs2', 'tar', ['xzf', `libxmljs2-${version}.tgz`], top) ||
+    // Its install script would fetch a prebuilt binary from GitHub: built here instead.
+    step('installing libxmljs2\'s dependencies', npm, ['install', '--ignore-scripts', '--omit=dev', '--no-audit', '--no-fund', '--silent'], dir) ||
+    step('building libxmljs2 (node-gyp)', process.execPath, [path.join(dir, 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'), 'rebuild', `--nodedir=${nodedir}`, '-j', '2'], dir);
+  return why ? { why } : { dir };
 }
