@@ -4,7 +4,7 @@
 // (--selectProjects) where the test paths name them.
 import * as path from 'node:path';
 
-import { testNamePattern, testProjects, type RunnerSelection } from '@mate-guard/core/internal';
+import { runAsGiven, testNamePattern, testProjects, type RunnerSelection } from '@mate-guard/core/internal';
 
 /** Options that pick tests or projects: the selection replaces them. */
 const SELECTING = /^(-t|--testNamePattern|--selectProjects)(=|$)/;
@@ -22,5 +22,5 @@ export const selection: RunnerSelection = {
       ...(names ? ['-t', names] : []), ...(projects.length ? ['--selectProjects', ...projects] : []), ...tail,
     ];
   },
-  whole: ({ positionals, options, tail }) => [...positionals, ...options.flat(), ...tail],
+  whole: runAsGiven,
 };

@@ -1,7 +1,7 @@
 // How Mocha selects tests, for mate-mocha's canary reruns and `mate
 // replay`: by their full titles (--grep). Spec files from the rc file add
 // to positional ones, so files cannot narrow a run; a title can.
-import { testNamePattern, type RunnerSelection } from '@mate-guard/core/internal';
+import { runAsGiven, testNamePattern, type RunnerSelection } from '@mate-guard/core/internal';
 
 /** The user's own selection by title: the rerun's replaces it. */
 const GREP = /^(-g|--grep|-f|--fgrep|-i|--invert)(=|$)/;
@@ -15,5 +15,5 @@ export const selection: RunnerSelection = {
     const kept = names ? options.filter((o) => !GREP.test(o[0])) : options;
     return [...positionals, ...kept.flat(), ...(names ? ['--grep', names] : []), ...tail];
   },
-  whole: ({ positionals, options, tail }) => [...positionals, ...options.flat(), ...tail],
+  whole: runAsGiven,
 };

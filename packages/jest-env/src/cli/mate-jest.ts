@@ -2,19 +2,18 @@
 // it, because in band a guard fault kills Jest itself before it can say
 // anything: afterwards the run's report directory names the test.
 import {
+  narrowedReruns,
   nodeFlagsToPassOn,
   parseFlags,
   resolveRunnerSettings,
   runChild,
   RUNNER_FLAGS,
-  splitArgs,
   superviseRun,
   SURFACES,
   type ChildExit,
   type RerunLauncher,
   type RunnerResolution,
   watchRequested,
-  withoutWatchAndShards,
 } from '@mate-guard/core/internal';
 
 import { withGuardEnvironment } from './environment';
@@ -36,11 +35,8 @@ export const NOTHING_GUARDED_FIX =
 
 /** The same Jest command, narrowed to the damaged tests as Jest selects them (selection.ts, shared with `mate replay`). */
 function rerunJest(bin: string, rest: readonly string[]): RerunLauncher {
-  const given = splitArgs(withoutWatchAndShards(selection.args, rest), SURFACES.jest);
-  return (group) => ({
-    command: process.execPath,
-    args: [...nodeFlagsToPassOn(), bin, ...selection.select({ ...given, files: group.files, tests: group.tests, cwd: process.cwd() })],
-  });
+  const narrowed = narrowedReruns(selection, rest, SURFACES.jest);
+  return (group) => ({ command: process.execPath, args: [...nodeFlagsToPassOn(), bin, ...narrowed(group)] });
 }
 
 export async function main(argv: readonly string[] = process.argv.slice(2)): Promise<void> {

@@ -6,15 +6,14 @@
 import {
   describeRunnerFlags,
   GuardConfigError,
+  narrowedReruns,
   nodeFlagsToPassOn,
   runChild,
   superviseRun,
   type RerunLauncher,
   runCli,
-  splitArgs,
   SURFACES,
   watchRequested,
-  withoutWatchAndShards,
 } from '@mate-guard/core/internal';
 
 import { loadMochaOptions, runsInWorkers } from '../hooks/mocha-options';
@@ -59,11 +58,8 @@ const watching = (args: readonly string[], options: Record<string, unknown>) =>
 
 /** The same mocha command, narrowed to the damaged tests as mocha selects them (selection.ts, shared with `mate replay`). */
 function rerunMocha(mochaBin: string, rest: readonly string[]): RerunLauncher {
-  const given = splitArgs(withoutWatchAndShards(selection.args, rest), SURFACES.mocha);
-  return (group) => ({
-    command: process.execPath,
-    args: [...nodeFlagsToPassOn(), mochaBin, '--require', PLUGIN_ENTRY, ...selection.select({ ...given, files: group.files, tests: group.tests, cwd: process.cwd() })],
-  });
+  const narrowed = narrowedReruns(selection, rest, SURFACES.mocha);
+  return (group) => ({ command: process.execPath, args: [...nodeFlagsToPassOn(), mochaBin, '--require', PLUGIN_ENTRY, ...narrowed(group)] });
 }
 
 export async function main(argv: readonly string[]): Promise<number> {

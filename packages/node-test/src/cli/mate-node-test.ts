@@ -7,14 +7,13 @@ import * as path from 'node:path';
 
 import {
   describeRunnerFlags,
+  narrowedReruns,
   nodeFlagsToPassOn,
-  splitArgs,
   superviseRun,
   SURFACES,
   type RerunLauncher,
   runCli,
   watchRequested,
-  withoutWatchAndShards,
 } from '@mate-guard/core/internal';
 
 import { NOTHING_GUARDED_FIX, resolveNodeTestConfig } from '../hooks/settings';
@@ -46,8 +45,8 @@ function nodeArgs(rest: readonly string[]): string[] {
 
 /** The same node --test command, narrowed to the damaged tests as node selects them (selection.ts, shared with `mate replay`). */
 function rerunNode(rest: readonly string[]): RerunLauncher {
-  const given = splitArgs(withoutWatchAndShards(selection.args, rest.filter((a) => a !== '--test')), SURFACES['node-test']);
-  return (group) => ({ command: process.execPath, args: nodeArgs(selection.select({ ...given, files: group.files, tests: group.tests, cwd: process.cwd() })) });
+  const narrowed = narrowedReruns(selection, rest.filter((a) => a !== '--test'), SURFACES['node-test']);
+  return (group) => ({ command: process.execPath, args: nodeArgs(narrowed(group)) });
 }
 
 export async function main(argv: readonly string[]): Promise<number> {

@@ -11,6 +11,8 @@ import { GuardConfigError } from '../errors';
 import { PROJECT_PREFIX } from '../report/test-path';
 import type { RunnerName } from '../settings/table';
 import { packageDir, runnerPackage } from './replay-entry';
+import { splitArgs, type Surface } from './replay-trust';
+import { withoutWatchAndShards } from './runner-args';
 
 /** The runner's words that say how a run runs, not which tests run: a narrowed run drops them. */
 export interface RunnerArgs {
@@ -45,6 +47,23 @@ export interface RunnerSelection {
   select(input: SelectionInput): string[];
   /** The runner's arguments that run the whole command again (replay of a run whose reports named no test). */
   whole(input: Omit<SelectionInput, 'files' | 'tests'>): string[];
+}
+
+/** `whole` for a runner that takes its command line back as it was given: positionals, options, then what came after `--`. */
+export const runAsGiven: RunnerSelection['whole'] = ({ positionals, options, tail }) => [...positionals, ...options.flat(), ...tail];
+
+/**
+ * A mate-* CLI's canary reruns: the runner arguments it was given (read as
+ * `surface` says, without watch and shard flags), narrowed to each group of
+ * damaged tests by the runner's selection, as `mate replay` narrows them.
+ */
+export function narrowedReruns(
+  selection: RunnerSelection,
+  given: readonly string[],
+  surface: Surface,
+): (group: { files: readonly string[]; tests: readonly string[] }) => string[] {
+  const split = splitArgs(withoutWatchAndShards(selection.args, given), surface);
+  return (group) => selection.select({ ...split, files: group.files, tests: group.tests, cwd: process.cwd() });
 }
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
