@@ -122,11 +122,9 @@ uint32_t StackKeys::Lookup(int32_t* token) {
     key.n = static_cast<uint32_t>(n);
     key.hash = HashFrames(key.frames, n);
     key.epoch = epoch_;
-    const Key& e = table_[key.hash & (kSlots - 1)];
-    if (e.stack_id != 0 && e.hash == key.hash && e.epoch == epoch_ && e.n == n &&
-        memcmp(e.frames, key.frames, n * sizeof(uintptr_t)) == 0) {
+    if (uint32_t id = Find(key)) {
       hits_++;
-      return e.stack_id;
+      return id;
     }
     if (!from_walker) break;
     // A new key from the walker: it must be exactly V8's own sample.
@@ -150,40 +148,55 @@ uint32_t StackKeys::Lookup(int32_t* token) {
   return 0;
 }
 
-void StackKeys::Bind(int32_t token, uint32_t stack_id) {
-  if (token < 0 || stack_id == 0) return;
+uint32_t StackKeys::Find(const Key& key) const {
+  const Key& e = table_[key.hash & (kSlots - 1)];
+  if (e.stack_id != 0 && e.hash == key.hash && e.epoch == epoch_ && e.n == key.n &&
+      memcmp(e.frames, key.frames, key.n * sizeof(uintptr_t)) == 0)
+    return e.stack_id;
+  return 0;
+}
+
+void StackKeys::Store(const Key& key, uint32_t stack_id) {
+  Key& e = table_[key.hash & (kSlots - 1)];
+  memcpy(&e, &key, offsetof(Key, frames) + key.n * sizeof(uintptr_t));
+  e.seq = 0;
+  e.stack_id = stack_id;
+}
+
+StackKeys::Key* StackKeys::Pending(int32_t token) {
+  if (token < 0) return nullptr;
   Key& p = pending_[static_cast<uint32_t>(token) & (kPending - 1)];
   // Stale tokens (the slot was reused by later misses) and keys of an
   // epoch that ended meanwhile are dropped: the next allocation there
   // simply misses again.
-  if (p.seq != (static_cast<uint32_t>(token) >> 3) || p.epoch != epoch_) return;
-  p.seq = 0;
-  Key& e = table_[p.hash & (kSlots - 1)];
-  memcpy(&e, &p, offsetof(Key, frames) + p.n * sizeof(uintptr_t));
-  e.stack_id = stack_id;
-}
-
-const StackKeys::Key* StackKeys::Pending(int32_t token) const {
-  if (token < 0) return nullptr;
-  const Key& p = pending_[static_cast<uint32_t>(token) & (kPending - 1)];
   if (p.seq != (static_cast<uint32_t>(token) >> 3) || p.epoch != epoch_) return nullptr;
   return &p;
 }
 
-bool StackKeys::AsyncMiss(int32_t token, uintptr_t* queue, uintptr_t* clock) const {
+void StackKeys::Bind(int32_t token, uint32_t stack_id) {
+  Key* p = stack_id != 0 ? Pending(token) : nullptr;
+  if (p == nullptr) return;
+  Store(*p, stack_id);
+  p->seq = 0;
+}
+
+bool StackKeys::EndsInClock(const Key& p) {
+  if (p.n == 0 || p.queue == 0) return false;
+  uintptr_t last = p.frames[p.n - 1];
+  return (last & kClockTag) != 0 && last != kSyncPartTag;
+}
+
+bool StackKeys::AsyncMiss(int32_t token, uintptr_t* queue, uintptr_t* clock) {
   const Key* p = Pending(token);
-  if (p == nullptr || p->n == 0 || p->queue == 0) return false;
-  uintptr_t last = p->frames[p->n - 1];
-  if ((last & kClockTag) == 0 || last == kSyncPartTag) return false;
+  if (p == nullptr || !EndsInClock(*p)) return false;
   *queue = p->queue;
-  *clock = last & ~kClockTag;
+  *clock = p->frames[p->n - 1] & ~kClockTag;
   return true;
 }
 
-bool StackKeys::SyncKey(int32_t token, Key* out) const {
-  uintptr_t queue, clock;
-  if (!AsyncMiss(token, &queue, &clock)) return false;
+bool StackKeys::SyncKey(int32_t token, Key* out) {
   const Key* p = Pending(token);
+  if (p == nullptr || !EndsInClock(*p)) return false;
   memcpy(out, p, offsetof(Key, frames) + p->n * sizeof(uintptr_t));
   out->frames[out->n - 1] = kSyncPartTag;
   out->hash = HashFrames(out->frames, out->n);
@@ -193,21 +206,12 @@ bool StackKeys::SyncKey(int32_t token, Key* out) const {
 
 uint32_t StackKeys::SyncPart(int32_t token) {
   Key key;
-  if (!SyncKey(token, &key)) return 0;
-  const Key& e = table_[key.hash & (kSlots - 1)];
-  if (e.stack_id != 0 && e.hash == key.hash && e.epoch == epoch_ && e.n == key.n &&
-      memcmp(e.frames, key.frames, key.n * sizeof(uintptr_t)) == 0)
-    return e.stack_id;
-  return 0;
+  return SyncKey(token, &key) ? Find(key) : 0;
 }
 
 void StackKeys::BindSyncPart(int32_t token, uint32_t head_id) {
   Key key;
-  if (head_id == 0 || !SyncKey(token, &key)) return;
-  Key& e = table_[key.hash & (kSlots - 1)];
-  memcpy(&e, &key, offsetof(Key, frames) + key.n * sizeof(uintptr_t));
-  e.seq = 0;
-  e.stack_id = head_id;
+  if (head_id != 0 && SyncKey(token, &key)) Store(key, head_id);
 }
 
 }  // namespace engine

@@ -55,7 +55,7 @@ class StackKeys {
   // which come from the microtask's awaiting chain, not from the frames.
   // After such a miss (token from the last Lookup), the microtask it
   // happened in; false for any other miss.
-  bool AsyncMiss(int32_t token, uintptr_t* queue, uintptr_t* clock) const;
+  bool AsyncMiss(int32_t token, uintptr_t* queue, uintptr_t* clock);
   // The text of the same frames without their async tail (an id bound by
   // BindSyncPart from an earlier capture), or 0: keyed by the frames alone,
   // compared in full, so a later microtask can reuse it with its own tail.
@@ -87,9 +87,15 @@ class StackKeys {
     uintptr_t queue;    // pending keys with a clock: the microtask queue it counts
     uintptr_t frames[kMaxFrames + 1];
   };
-  const Key* Pending(int32_t token) const;
+  // The pending key of a token from the last Lookups, or nullptr (stale).
+  Key* Pending(int32_t token);
+  // The table's stack id for `key` (compared in full), or 0.
+  uint32_t Find(const Key& key) const;
+  void Store(const Key& key, uint32_t stack_id);
+  // A key whose last word is a microtask clock (the stack reached its bottom).
+  static bool EndsInClock(const Key& p);
   // The pending key's frames with the clock replaced by the sync-part tag.
-  bool SyncKey(int32_t token, Key* out) const;
+  bool SyncKey(int32_t token, Key* out);
   static constexpr uint32_t kSlots = 4096;  // direct-mapped, per thread
   static constexpr uint32_t kPending = 8;
 
