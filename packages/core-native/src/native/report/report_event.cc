@@ -25,6 +25,23 @@ const char* FreedByName(FreedBy by) {
   return kNames[static_cast<int>(by)];
 }
 
+// A JSON array of `n` elements, each written by `each(i)`.
+template <typename Fn>
+void List(Writer* w, size_t n, Fn each) {
+  w->Char('[');
+  for (size_t i = 0; i < n; i++) {
+    if (i) w->Char(',');
+    each(i);
+  }
+  w->Char(']');
+}
+
+// A count that may be unknown (negative): the number, or null.
+void CountOrNull(Writer* w, int64_t v) {
+  if (v >= 0) w->Dec(static_cast<uint64_t>(v));
+  else w->Str("null");
+}
+
 void HexStr(Writer* w, uint64_t v) {
   w->Char('"');
   w->Hex(v);
@@ -164,11 +181,10 @@ void Launch(const DeviceDetail& d, const DeviceLaunch& l, Writer* w) {
   w->Str(l.faulted ? "true" : "false");
   w->Str(",\"argCount\":");
   w->Dec(l.arg_count);
-  w->Str(",\"args\":[");
+  w->Str(",\"args\":");
   uint32_t n = l.arg_count < kMaxDeviceLaunchArgs ? l.arg_count : kMaxDeviceLaunchArgs;
-  for (uint32_t i = 0; i < n; i++) {
+  List(w, n, [&](size_t i) {
     const DeviceLaunchArg& a = l.args[i];
-    if (i) w->Char(',');
     w->Str("{\"param\":");
     w->Dec(a.param);
     w->Str(",\"offset\":");
@@ -180,14 +196,12 @@ void Launch(const DeviceDetail& d, const DeviceLaunch& l, Writer* w) {
     w->Str(",\"allocation\":");
     DeviceAllocation(d, a.record, w);
     w->Char('}');
-  }
-  w->Str("]");
+  });
   // Inputs saved before the launch (dumpInputs).
   if (l.input_count) {
-    w->Str(",\"inputs\":[");
-    for (uint32_t i = 0; i < l.input_count && i < kMaxDeviceLaunchInputs; i++) {
+    w->Str(",\"inputs\":");
+    List(w, l.input_count < kMaxDeviceLaunchInputs ? l.input_count : kMaxDeviceLaunchInputs, [&](size_t i) {
       const DeviceLaunchInput& in = l.inputs[i];
-      if (i) w->Char(',');
       w->Str("{\"param\":");
       w->Dec(in.param);
       w->Str(",\"allocation\":");
@@ -203,8 +217,7 @@ void Launch(const DeviceDetail& d, const DeviceLaunch& l, Writer* w) {
       w->Str(",\"file\":");
       w->JsonStr(file);
       w->Char('}');
-    }
-    w->Char(']');
+    });
   }
   w->Char('}');
 }
@@ -218,11 +231,11 @@ void Device(const Violation& v, Writer* w) {
   w->Dec(d.granule);
   if (d.rank >= 0 || d.world_size >= 0) {
     w->Str(",\"rank\":");
-    if (d.rank >= 0) w->Dec(static_cast<uint64_t>(d.rank)); else w->Str("null");
+    CountOrNull(w, d.rank);
     w->Str(",\"localRank\":");
-    if (d.local_rank >= 0) w->Dec(static_cast<uint64_t>(d.local_rank)); else w->Str("null");
+    CountOrNull(w, d.local_rank);
     w->Str(",\"worldSize\":");
-    if (d.world_size >= 0) w->Dec(static_cast<uint64_t>(d.world_size)); else w->Str("null");
+    CountOrNull(w, d.world_size);
   }
   w->Str(",\"error\":");
   w->JsonStr(d.error_name);
@@ -234,17 +247,11 @@ void Device(const Violation& v, Writer* w) {
   if (IsKernelException(v.kind)) {
     w->Str(",\"candidates\":{\"liveTotal\":");
     w->Dec(d.live_total);
-    w->Str(",\"live\":[");
-    for (size_t i = 0; i < d.live_count; i++) {
-      if (i) w->Char(',');
-      DeviceAllocation(d, d.live[i], w);
-    }
-    w->Str("],\"freed\":[");
-    for (size_t i = 0; i < d.freed_count; i++) {
-      if (i) w->Char(',');
-      DeviceAllocation(d, d.freed[i], w);
-    }
-    w->Str("]}");
+    w->Str(",\"live\":");
+    List(w, d.live_count, [&](size_t i) { DeviceAllocation(d, d.live[i], w); });
+    w->Str(",\"freed\":");
+    List(w, d.freed_count, [&](size_t i) { DeviceAllocation(d, d.freed[i], w); });
+    w->Char('}');
   }
   if (IsKernelException(v.kind) || d.cross_stream) {
     w->Str(",\"launches\":{\"tracking\":");
@@ -255,12 +262,9 @@ void Device(const Violation& v, Writer* w) {
     w->Str(d.blocking ? "true" : "false");
     w->Str(",\"total\":");
     w->Dec(d.launches_total);
-    w->Str(",\"list\":[");
-    for (size_t i = 0; i < d.launch_count; i++) {
-      if (i) w->Char(',');
-      Launch(d, d.launches[i], w);
-    }
-    w->Str("]}");
+    w->Str(",\"list\":");
+    List(w, d.launch_count, [&](size_t i) { Launch(d, d.launches[i], w); });
+    w->Char('}');
   }
   if (d.memory) {
     const DeviceMemoryAccount& m = *d.memory;
