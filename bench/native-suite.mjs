@@ -4,12 +4,13 @@
 //   node bench/native-suite.mjs --dir <checkout> --glob '<glob>' [--sample 10] [--reps 3] -- <command...>
 // e.g. a better-sqlite3 checkout built from source, outside this repository:
 //   node bench/native-suite.mjs --dir /tmp/bsq/package --glob '*better_sqlite3.node' -- npx mocha --exit --timeout=5000
-import { spawnSync } from 'node:child_process';
+
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { runToFile } from './lib/run-to-file.mjs';
 import { median } from './lib/side-by-side.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -45,17 +46,12 @@ const outFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mate-native-sui
 
 function once(cmd) {
   const env = { ...process.env, NODE_OPTIONS: `--require ${JSON.stringify(STATS)}` };
-  const fd = fs.openSync(outFile, 'w');
-  const t0 = process.hrtime.bigint();
-  const r = spawnSync(cmd[0], cmd.slice(1), { cwd: dir, env, stdio: ['ignore', fd, fd] });
-  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-  fs.closeSync(fd);
-  const out = fs.readFileSync(outFile, 'utf8');
+  const { status, ms, out } = runToFile(cmd, { cwd: dir, env, outFile });
   const count = (re) => Number(re.exec(out)?.[1] ?? 0);
   let native = 0;
   for (const m of out.matchAll(/\[native-stats\] (.+)/g)) native += JSON.parse(m[1]).native;
   const failed = [...out.matchAll(/^ {2}\d+\) (.+)$/gm)].map((m) => m[1]);
-  return { ms, status: r.status, passing: count(/(\d+) passing/), failing: count(/(\d+) failing/), native, failed };
+  return { ms, status, passing: count(/(\d+) passing/), failing: count(/(\d+) failing/), native, failed };
 }
 
 const names = Object.keys(VARIANTS);

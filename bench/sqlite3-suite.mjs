@@ -22,6 +22,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { runToFile } from './lib/run-to-file.mjs';
 import { median } from './lib/side-by-side.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -93,15 +94,10 @@ function once(name) {
   const env = { ...process.env, NODE_OPTIONS: `--require ${JSON.stringify(STATS)}` };
   for (const k of Object.keys(env)) if (k.startsWith('MATE_')) delete env[k];
   Object.assign(env, VARIANT_ENV[name] ?? {});
-  const fd = fs.openSync(outFile, 'w');
-  const t0 = process.hrtime.bigint();
-  const r = spawnSync(cmd[0], cmd.slice(1), { cwd: dir, env, stdio: ['ignore', fd, fd] });
-  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-  fs.closeSync(fd);
-  const out = fs.readFileSync(outFile, 'utf8');
+  const { status, ms, out } = runToFile(cmd, { cwd: dir, env, outFile });
   const passing = Number(/(\d+) passing/.exec(out)?.[1] ?? 0);
   const failing = Number(/(\d+) failing/.exec(out)?.[1] ?? 0);
-  if (r.status !== 0 || passing === 0 || failing !== 0) throw new Error(`"${name}" failed (exit ${r.status}, ${passing} passing, ${failing} failing):\n${out.slice(-3000)}`);
+  if (status !== 0 || passing === 0 || failing !== 0) throw new Error(`"${name}" failed (exit ${status}, ${passing} passing, ${failing} failing):\n${out.slice(-3000)}`);
   const cpu = /cpu-s ([\d.]+) ([\d.]+)/.exec(out);
   let guarded = 0, unguarded = 0, keptMarkers = 0, keptMprotect = 0;
   for (const m of out.matchAll(/\[native-stats\] (.+)/g)) {
