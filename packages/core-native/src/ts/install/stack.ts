@@ -72,43 +72,45 @@ function splitAsyncTail(stack: string): [string, string, number, number] | undef
   return [lines.slice(0, first).join('\n'), lines.slice(first).join('\n'), first, lines.length - first];
 }
 
-function makeStackCapture(native: NativeBinding): StackCapture & { lastText: () => string } {
+/** A capture that also gives the text it interned (native code splits off an async tail). */
+type TextCapture = StackCapture & { withText(entry: EntryPoint): { id: number; stack: string } };
+
+function makeStackCapture(native: NativeBinding): TextCapture {
   const ids = new Map<string, number>();
   let busy = false;
-  let last = '';
-  function capture(entry?: EntryPoint): number {
+  function withText(entry: EntryPoint): { id: number; stack: string } {
     // An allocation made while we format a stack (a runner's source-map
     // formatter allocating) gets none: formatting must not re-enter.
-    if (busy) return 0;
+    if (busy) return { id: 0, stack: '' };
     busy = true;
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = FRAMES;
     let text: string;
     try {
-      text = stackText(entry ?? capture);
+      text = stackText(entry);
     } finally {
       Error.stackTraceLimit = limit;
       busy = false;
     }
     const start = text.indexOf('\n') + 1; // past the "Error" line
-    last = '';
-    if (start <= 0) return 0;
+    if (start <= 0) return { id: 0, stack: '' };
     const stack = text.slice(start);
-    last = stack;
     let id = ids.get(stack);
     if (id === undefined) {
       if (ids.size >= CACHE_LIMIT) ids.clear();
       id = native.internString(stack);
       ids.set(stack, id);
     }
-    return id;
+    return { id, stack };
   }
-  return Object.assign(capture, { lastText: () => last });
+  // Called from JS, the stack starts at capture's caller.
+  const capture = (entry?: EntryPoint): number => withText(entry ?? capture).id;
+  return Object.assign(capture, { withText });
 }
 
 /** One thread's stack texts: the capture and the check that its keys still hold. */
 export interface JsStacks {
-  capture: StackCapture & { lastText: () => string };
+  capture: TextCapture;
   /** Texts depend on the realm's formatter (Jest installs one per file): a new one makes the keys stale. */
   keepKeysFresh: () => void;
 }
@@ -135,8 +137,8 @@ export function makeJsStacks(native: NativeBinding): JsStacks {
 export function makeNativeStackCapture(native: NativeBinding, { capture, keepKeysFresh }: JsStacks): () => NativeCaptureResult {
   const fromNative = (): NativeCaptureResult => {
     keepKeysFresh();
-    const id = capture(fromNative);
-    const parts = id === 0 ? undefined : splitAsyncTail(capture.lastText());
+    const { id, stack } = capture.withText(fromNative);
+    const parts = id === 0 ? undefined : splitAsyncTail(stack);
     if (parts === undefined) return id;
     return [id, native.internString(parts[0]), native.internString(parts[1]), parts[2], parts[3], FRAMES];
   };
