@@ -366,10 +366,23 @@ describe('PyTorch under mate guard-run --device cuda', { skip: torchSkip() }, ()
     assert.match(text, new RegExp(`through torch\\.compile's generated code at call \\(\\S*torchinductor_\\S+\\.py:\\d+\\), called from <module> \\(\\S*device_assert\\.py:${lineOf(fixture('device_assert.py'), 'y = compiled(x, idx)')}\\)`));
   });
 
-  test('sharing a guarded tensor over CUDA IPC (torch.multiprocessing) fails in the sharing process with mate-guard\'s reason', async () => {
-    const r = await guardRun([], python(fixture('ipc_share.py')), slow);
+  test('a guarded tensor shared over CUDA IPC (torch.multiprocessing, spawn): the receiver reads and writes the sender\'s memory and keeps it after the sender frees it; no report', async () => {
+    const r = await guardRun([], python(fixture('ipc_share.py'), 'share'), slow);
     assert.equal(r.code, 0, r.output);
-    assert.match(r.stdout, /^RuntimeError: mate-guard: a guarded CUDA tensor cannot be shared with another process \(CUDA IPC, as torch\.multiprocessing does\): PyTorch gives pluggable allocators, which the device guard is, no IPC/m);
+    assert.match(r.stdout, /^receiver got 1000 floats on cuda:0, sum 499500$/m);
+    assert.match(r.stdout, /^sender sees x\[0\] = 42$/m);
+    assert.match(r.stdout, /^receiver after the sender freed it: sum 499542$/m);
+    assert.match(r.stdout, /^receiver exit code 0$/m);
+    assert.equal(reportLines(r.output).length, 0, r.output);
+    assert.match(r.output, /\[mate-guard\] summary: .*0 violations/);
+  });
+
+  test('a store one float past a tensor shared over CUDA IPC faults in the receiving process', async () => {
+    const r = await guardRun(['--no-rerun'], python(fixture('ipc_share.py'), 'overrun'), slow);
+    assert.match(r.stdout, /^receiver got 1000 floats on cuda:0, sum 499500$/m);
+    assert.doesNotMatch(r.stdout, /the overrun did not fault/);
+    assert.match(r.output, /an illegal memory access was encountered/);
+    assert.match(r.stdout, /^receiver exit code 1$/m);
   });
 
   test('a one-float overrun into the alignment gap of 1001 floats: the canary report, and the rerun with alignment 4 faults at the launch', async () => {

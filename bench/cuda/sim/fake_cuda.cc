@@ -104,6 +104,21 @@ CUresult cuMemUnmap(dptr p, size_t n) {
   void* m = mmap((void*)p, n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
   return m == MAP_FAILED ? 1 : 0;
 }
+// A chunk shared with another process is its memfd, dup'ed both ways.
+CUresult cuMemExportToShareableHandle(void* out, unsigned long long h, int type, unsigned long long) {
+  if (type != 1) return 1;
+  int fd = dup((int)h - 1);
+  if (fd < 0) return 1;
+  *(int*)out = fd; return 0;
+}
+CUresult cuMemImportFromShareableHandle(unsigned long long* h, void* os_handle, int type) {
+  if (type != 1) return 1;
+  int fd = dup((int)(intptr_t)os_handle);
+  if (fd < 0) return 1;
+  g_live_chunks++;
+  *h = (unsigned long long)fd + 1; return 0;
+}
+CUresult cuMemAddressFree(dptr p, size_t n) { return munmap((void*)p, n) ? 1 : 0; }
 CUresult cuMemSetAccess(dptr p, size_t n, const void*, size_t) { if (E()) return E(); return mprotect((void*)p, n, PROT_READ | PROT_WRITE) ? 1 : 0; }
 CUresult cuMemsetD8Async(dptr p, unsigned char v, size_t n, void*) { if (E()) return E(); memset((void*)p, v, n); return 0; }
 CUresult cuMemcpyDtoHAsync_v2(void* d, dptr s, size_t n, void*) { if (E()) return E(); memcpy(d, (void*)s, n); return 0; }

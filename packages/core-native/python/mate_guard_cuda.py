@@ -61,7 +61,7 @@ def install(torch):
     atexit.register(lib.mate_guard_shutdown)
     _honour_record_stream(torch, lib)
     _refuse_graph_capture(torch)
-    _explain_ipc(torch)
+    _share_guarded_tensors(torch, lib)
     return True
 
 
@@ -85,27 +85,130 @@ def _refuse_graph_capture(torch):
     torch.cuda.graphs.CUDAGraph.capture_begin = capture_begin
 
 
+# CUDA IPC (torch.multiprocessing sharing a CUDA tensor). PyTorch gives
+# pluggable allocators, which the guard is, no IPC, and legacy IPC handles
+# (cudaIpcGetMemHandle) cannot name virtual-memory mappings: a guarded
+# storage is shared as its physical chunk's file descriptor instead, sent
+# as multiprocessing sends descriptors, and mapped by the receiver with its
+# guard granule on the same side. The sender's free releases its chunk
+# (never reused), and the receiver's mapping keeps the memory until the
+# receiver's storage dies.
 IPC_MESSAGE = (
-    'mate-guard: a guarded CUDA tensor cannot be shared with another process (CUDA IPC, as '
-    'torch.multiprocessing does): PyTorch gives pluggable allocators, which the device guard is, no IPC '
-    '(CUDAPluggableAllocator::shareIpcHandle). Guard only the processes that do not share CUDA tensors, '
+    'mate-guard: this CUDA tensor cannot be shared with another process (CUDA IPC, as '
+    'torch.multiprocessing does): {why}. Guard only the processes that do not share CUDA tensors, '
     'or share them through host memory (tensor.cpu()).'
 )
 
 
-def _explain_ipc(torch):
-    """PyTorch's own error names no cause a user can act on: say why, in the sharing process."""
+class _SharedRange(ctypes.Structure):
+    _fields_ = [('fd', ctypes.c_int64), ('chunk_bytes', ctypes.c_uint64), ('offset', ctypes.c_uint64),
+                ('size', ctypes.c_uint64), ('granule', ctypes.c_uint64), ('guard_before', ctypes.c_uint64)]
+
+
+class _SharedMapping(ctypes.Structure):
+    _fields_ = [('reserved', ctypes.c_uint64), ('reserved_bytes', ctypes.c_uint64), ('data', ctypes.c_uint64),
+                ('chunk_bytes', ctypes.c_uint64)]
+
+
+def _ipc_library():
+    """The guard's library, also in a receiving process that guards nothing."""
+    lib = _library if _library is not None else ctypes.CDLL(_library_path())
+    lib.mate_guard_ipc_export.argtypes = [ctypes.c_void_p, ctypes.POINTER(_SharedRange)]
+    lib.mate_guard_ipc_map.argtypes = [ctypes.c_int, ctypes.POINTER(_SharedRange), ctypes.POINTER(_SharedMapping)]
+    lib.mate_guard_ipc_unmap.argtypes = [ctypes.POINTER(_SharedMapping)]
+    lib.mate_guard_ipc_error.restype = ctypes.c_char_p
+    return lib
+
+
+class GuardedIpcHandle:
+    """What a guarded storage is shared as, in place of PyTorch's
+    cudaIpcMemHandle bytes: the chunk's descriptor and its layout."""
+
+    def __init__(self, fd_holder, chunk_bytes, offset, granule, guard_before):
+        self.fd_holder = fd_holder  # multiprocessing's DupFd, or the received descriptor
+        self.layout = (chunk_bytes, offset, granule, guard_before)
+
+    def __reduce__(self):
+        return (_received_handle, (self.fd_holder,) + self.layout)
+
+
+def _received_handle(fd_holder, chunk_bytes, offset, granule, guard_before):
+    # Unpickled in the receiver before torch's rebuild asks for the storage.
+    import torch
+    _rebuild_guarded_storages(torch)
+    return GuardedIpcHandle(fd_holder.detach(), chunk_bytes, offset, granule, guard_before)
+
+
+class _SharedMemory:
+    """The receiver's mapping of a shared chunk, seen by torch as a CUDA
+    array; unmapped when the storage built on it dies."""
+
+    def __init__(self, torch, lib, mapping, ptr, nbytes, device):
+        self._torch, self._lib, self._mapping, self._device = torch, lib, mapping, device
+        self.__cuda_array_interface__ = {'shape': (nbytes,), 'typestr': '|u1', 'data': (ptr, False), 'version': 2}
+
+    def __del__(self):
+        try:
+            self._torch.cuda.synchronize(self._device)  # work queued on the storage ends before its memory goes
+        except Exception:
+            pass
+        self._lib.mate_guard_ipc_unmap(ctypes.byref(self._mapping))
+
+
+def _share_guarded_tensors(torch, lib):
+    import multiprocessing.reduction
     original = torch.UntypedStorage._share_cuda_
 
     def _share_cuda_(self, *args, **kwargs):
+        shared = _SharedRange()
+        if lib.mate_guard_ipc_export(ctypes.c_void_p(self.data_ptr()), ctypes.byref(shared)) != 0:
+            why = lib.mate_guard_ipc_error().decode(errors='replace')
+            try:
+                return original(self, *args, **kwargs)
+            except RuntimeError as err:
+                if 'shareIPcHandle' not in str(err) and 'shareIpcHandle' not in str(err):
+                    raise
+                if why == 'the pointer is not a guarded allocation':
+                    why = 'it is an unguarded allocation (a fallback) of a pluggable allocator, which PyTorch cannot share'
+                raise RuntimeError(IPC_MESSAGE.format(why=why)) from err
         try:
-            return original(self, *args, **kwargs)
-        except RuntimeError as err:
-            if 'shareIPcHandle' not in str(err) and 'shareIpcHandle' not in str(err):
-                raise
-            raise RuntimeError(IPC_MESSAGE) from err
+            fd_holder = multiprocessing.reduction.DupFd(shared.fd)
+        finally:
+            os.close(shared.fd)
+        # What was queued on the tensor is in its memory before the receiver reads it.
+        torch.cuda.current_stream(self.device).synchronize()
+        handle = GuardedIpcHandle(fd_holder, shared.chunk_bytes, shared.offset, shared.granule, bool(shared.guard_before))
+        # PyTorch's tuple: device, handle, size, offset in the allocation, ref counter, event.
+        return (self.device.index, handle, self.nbytes(), 0, b'', 0, b'', False)
 
     torch.UntypedStorage._share_cuda_ = _share_cuda_
+    _rebuild_guarded_storages(torch)
+
+
+def _rebuild_guarded_storages(torch):
+    original = torch.UntypedStorage._new_shared_cuda
+    if getattr(original, '_mate_guard', False):
+        return
+
+    def _new_shared_cuda(cls, device, handle, size_bytes, offset_bytes, *rest, **kwargs):
+        if not isinstance(handle, GuardedIpcHandle):
+            return original(device, handle, size_bytes, offset_bytes, *rest, **kwargs)
+        lib = _ipc_library()
+        chunk_bytes, offset, granule, guard_before = handle.layout
+        shared = _SharedRange(handle.fd_holder, chunk_bytes, offset, 0, granule, int(guard_before))
+        mapping = _SharedMapping()
+        try:
+            failed = lib.mate_guard_ipc_map(int(device), ctypes.byref(shared), ctypes.byref(mapping)) != 0
+        finally:
+            os.close(handle.fd_holder)  # the mapping holds the memory now
+        if failed:
+            why = lib.mate_guard_ipc_error().decode(errors='replace')
+            raise RuntimeError(f'mate-guard: could not map a guarded CUDA tensor another process shared: {why}')
+        memory = _SharedMemory(torch, lib, mapping, mapping.data + offset + offset_bytes, size_bytes, int(device))
+        return torch.as_tensor(memory, device=torch.device('cuda', int(device))).untyped_storage()
+
+    _new_shared_cuda._mate_guard = True
+    torch.UntypedStorage._new_shared_cuda = classmethod(_new_shared_cuda)
 
 
 class _TorchLoader(importlib.abc.Loader):

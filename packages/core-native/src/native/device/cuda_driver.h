@@ -53,6 +53,8 @@ constexpr int kMemAllocGranularityMinimum = 0;
 constexpr unsigned kEventDisableTiming = 2;
 constexpr unsigned kStreamNonBlocking = 1;
 constexpr int kDeviceAttributeVmmSupported = 102;
+constexpr int kDeviceAttributeHandleTypePosixFdSupported = 103;
+constexpr int kMemHandleTypePosixFd = 1;  // CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
 
 struct MemLocation {
   int type;

@@ -43,6 +43,15 @@ bool DeviceAllocator::Init(std::string* error) {
   prop_.type = cuda::kMemAllocationTypePinned;
   prop_.location.type = cuda::kMemLocationTypeDevice;
   prop_.location.id = dev_;
+  // Chunks that can become a file descriptor, so a guarded tensor can be
+  // shared with another process (device_ipc.cc), as PyTorch's own
+  // expandable segments ask for.
+  int posix_fd = 0;
+  drv_->cuDeviceGetAttribute(&posix_fd, cuda::kDeviceAttributeHandleTypePosixFdSupported, dev_);
+  if (posix_fd && drv_->cuMemExportToShareableHandle != nullptr) {
+    prop_.requestedHandleTypes = cuda::kMemHandleTypePosixFd;
+    exportable_ = true;
+  }
   access_[0].location = prop_.location;
   access_[0].flags = cuda::kMemAccessProtReadWrite;
   size_t gran = 0;

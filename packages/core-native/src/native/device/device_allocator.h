@@ -74,6 +74,7 @@ struct DeviceStats {
   uint64_t ready_bytes = 0;     // memory in ranges mapped ahead and ready now (not those being mapped)
   uint64_t violations = 0;
   uint64_t out_of_memory = 0;   // allocations that failed for want of GPU memory (after the one retry)
+  uint64_t exported = 0;        // allocations shared with another process (CUDA IPC)
   uint64_t granule = 0;
   // Time spent, for tuning (bench/): in Allocate and Free on the callers'
   // threads, and in driver work on the background thread.
@@ -87,10 +88,22 @@ struct DeviceStats {
          {&DeviceStats::allocations, &DeviceStats::frees, &DeviceStats::live, &DeviceStats::peak_live,
           &DeviceStats::live_bytes, &DeviceStats::live_granules, &DeviceStats::fallbacks, &DeviceStats::quarantined,
           &DeviceStats::quarantined_bytes, &DeviceStats::chunks_created, &DeviceStats::physical_bytes,
-          &DeviceStats::ready_hits, &DeviceStats::ready_misses, &DeviceStats::recycled, &DeviceStats::ready_bytes, &DeviceStats::violations, &DeviceStats::out_of_memory,
+          &DeviceStats::ready_hits, &DeviceStats::ready_misses, &DeviceStats::recycled, &DeviceStats::ready_bytes, &DeviceStats::violations, &DeviceStats::out_of_memory, &DeviceStats::exported,
           &DeviceStats::alloc_ns, &DeviceStats::free_ns, &DeviceStats::background_ns})
       this->*f += s.*f;
   }
+};
+
+// A guarded allocation shared with another process: its chunk's file
+// descriptor and the layout the other process maps it with (the guard
+// granule on the same side, so an overrun faults there too).
+struct ExportedRange {
+  int fd = -1;
+  uint64_t chunk_bytes = 0;  // the data granules
+  uint64_t offset = 0;       // of the allocation's first byte in the chunk
+  uint64_t size = 0;
+  uint64_t granule = 0;
+  bool guard_before = false;  // head mode: the guard granule lies before the data
 };
 
 // Guarded device allocations on one GPU, made with the driver's virtual
@@ -138,6 +151,14 @@ class DeviceAllocator {
   // kernels reading peer memory). No-op where the two cannot be peers.
   void GrantPeer(int peer_ordinal);
 
+  // Another process may map a live allocation (device_ipc.cc): `out` gets
+  // a file descriptor of its physical chunk (the caller closes it) and
+  // where the allocation lies in it. Once shared, the chunk is never
+  // handed to another allocation: at free it is released, and lives on
+  // while another process still maps it. False, with `why`, when the
+  // pointer is no live guarded allocation or the device cannot share.
+  bool Export(cuda::CUdeviceptr ptr, ExportedRange* out, std::string* why);
+
   DeviceStats Stats();
   int ordinal() const { return ordinal_; }
   cuda::CUdevice device() const { return dev_; }
@@ -175,6 +196,7 @@ class DeviceAllocator {
   cuda::CUresult CreateChunk(uint32_t granules, cuda::CUmemGenericAllocationHandle* out);
   cuda::CUresult MapSlot(uint32_t index, uint32_t data_granules, cuda::CUmemGenericAllocationHandle chunk);
   void RetireChunk(uint32_t granules, cuda::CUmemGenericAllocationHandle chunk);
+  void ReleaseChunk(uint32_t granules, cuda::CUmemGenericAllocationHandle chunk);  // never pooled
   // A mapped range that holds no allocation (made ready, or failed on the
   // way): unmapped, its chunk retired, the range free again. False: still mapped.
   bool UnmapUnused(uint32_t index, cuda::CUmemGenericAllocationHandle chunk);
@@ -219,6 +241,7 @@ class DeviceAllocator {
   cuda::CUcontext ctx_ = nullptr;
   uint64_t granule_ = 0;
   cuda::MemAllocationProp prop_{};
+  bool exportable_ = false;  // chunks are made able to become file descriptors
   // Who may access mapped ranges: this device first, then granted peers
   // (entries written before the count is raised; read without mu_).
   static constexpr uint32_t kMaxAccess = 64;

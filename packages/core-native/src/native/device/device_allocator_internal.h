@@ -9,7 +9,8 @@
 // mapped ahead), device_quarantine.cc (the background thread: fences,
 // pending frees, quarantine), device_canary.cc (canary windows),
 // device_memory_pressure.cc (out of memory: give back, retry, report) and
-// device_peers.cc (access for the process's other GPUs).
+// device_peers.cc (access for the process's other GPUs) and device_ipc.cc
+// (a live allocation shared with another process).
 #include <sys/mman.h>
 
 #include <chrono>
@@ -93,6 +94,7 @@ struct DeviceAllocator::Slot {
   uint32_t total_granules;  // data + guard: fixed for the range
   uint8_t phase;
   uint8_t mapped;
+  uint8_t exported;  // its chunk was shared with another process: released at free, never reused
   // Which canary bytes hold the canary now: kFilledWhole (the whole data
   // range), the size + 1 of the allocation whose windows were last checked
   // clean (a recycled range), or 0 (unknown: fill at allocation).

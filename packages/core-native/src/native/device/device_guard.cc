@@ -178,6 +178,15 @@ cuda::CUresult RecordStream(cuda::CUdeviceptr ptr, cuda::CUstream stream) {
 
 bool Owns(cuda::CUdeviceptr ptr) { return Installed() && OwnerOf(ptr) != nullptr; }
 
+bool Export(cuda::CUdeviceptr ptr, ExportedRange* out, std::string* why) {
+  DeviceAllocator* a = Installed() ? OwnerOf(ptr) : nullptr;
+  if (a == nullptr) {
+    *why = "the pointer is not a guarded allocation";
+    return false;
+  }
+  return a->Export(ptr, out, why);
+}
+
 void WidenGuardedRange(uintptr_t lo, uintptr_t hi) {
   // Lock-free: called under an allocator's lock, maybe while g_mu is held.
   uintptr_t cur = __atomic_load_n(&g_lo, __ATOMIC_ACQUIRE);

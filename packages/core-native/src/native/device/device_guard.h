@@ -41,6 +41,8 @@ cuda::CUresult Allocate(int ordinal, size_t size, cuda::CUstream stream, cuda::C
 cuda::CUresult Free(cuda::CUdeviceptr ptr, cuda::CUstream stream, bool async);
 cuda::CUresult RecordStream(cuda::CUdeviceptr ptr, cuda::CUstream stream);
 bool Owns(cuda::CUdeviceptr ptr);
+// A live guarded allocation shared with another process (DeviceAllocator::Export).
+bool Export(cuda::CUdeviceptr ptr, ExportedRange* out, std::string* why);
 
 // For the launch tracker: a cheap first test for a parameter word, then
 // the allocation it points into (noting the use), and an argument resolved

@@ -54,7 +54,9 @@ void DeviceAllocator::Finish(const Pending& p, bool check) {
   if (verified) CheckCanary(p.slot, ReadbackAt(p.readback));
   verified = verified || p.checked_clean;
   uint32_t n = s->total_granules - 1;
-  if (config_.recycle_when_behind && verified && !s->rec.canary_reported) {  // ...and is intact
+  // A shared chunk may still be mapped by another process: never handed out again.
+  bool shared = __atomic_load_n(&s->exported, __ATOMIC_ACQUIRE) != 0;
+  if (config_.recycle_when_behind && verified && !s->rec.canary_reported && !shared) {  // ...and is intact
     std::lock_guard<std::mutex> lock(mu_);
     auto it = classes_.find(n);
     // Behind: this size ran out of ready ranges in the last 20 ms.
@@ -77,7 +79,14 @@ void DeviceAllocator::Finish(const Pending& p, bool check) {
   }
   SlotGeometry g = GeometryOf(s->rec, granule_);
   CUresult r = drv_->cuMemUnmap(g.data_start, n * granule_);
-  if (r == cuda::kSuccess) RetireChunk(n, s->chunk);
+  if (r == cuda::kSuccess) {
+    if (shared) {
+      ReleaseChunk(n, s->chunk);
+      __atomic_store_n(&s->exported, 0, __ATOMIC_RELEASE);
+    } else {
+      RetireChunk(n, s->chunk);
+    }
+  }
   std::lock_guard<std::mutex> lock(mu_);
   if (r == cuda::kSuccess) {
     s->mapped = 0;

@@ -108,6 +108,14 @@ void DeviceAllocator::RetireChunk(uint32_t granules, CUmemGenericAllocationHandl
   drv_->cuMemRelease(chunk);
 }
 
+void DeviceAllocator::ReleaseChunk(uint32_t granules, CUmemGenericAllocationHandle chunk) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.physical_bytes -= granules * granule_;
+  }
+  drv_->cuMemRelease(chunk);
+}
+
 CUresult DeviceAllocator::MapSlot(uint32_t index, uint32_t data_granules, CUmemGenericAllocationHandle chunk) {
   Slot* s = SlotOf(index);
   SlotGeometry g = GeometryOf(s->rec, granule_);

@@ -22,6 +22,7 @@
 #include "report/report_file.h"
 #include "device/c_api.h"
 #include "device/device_guard.h"
+#include "device/device_ipc.h"
 #include "device/device_report.h"
 #include "options/handoff_reader.h"
 #include "device/device_options.h"
@@ -267,3 +268,65 @@ MATE_EXPORT int mate_guard_torch_record_stream(void* ptr, void* stream) {
 
 // The graph-capture refusal message, for the Python hook.
 MATE_EXPORT const char* mate_guard_graph_capture_message() { return kGraphCaptureRefused; }
+
+// CUDA IPC of a guarded tensor (the Python hook's own share and rebuild:
+// PyTorch's pluggable allocators have none). The layouts are the Python
+// hook's ctypes structures.
+struct mate_guard_shared_range {
+  int64_t fd;
+  uint64_t chunk_bytes, offset, size, granule, guard_before;
+};
+struct mate_guard_shared_mapping {
+  uint64_t reserved, reserved_bytes, data, chunk_bytes;
+};
+namespace {
+thread_local std::string t_ipc_error;
+}  // namespace
+
+// 0: `out->fd` is the allocation's chunk (the caller closes it); else
+// mate_guard_ipc_error() says why.
+MATE_EXPORT int mate_guard_ipc_export(void* ptr, mate_guard_shared_range* out) {
+  static_assert(sizeof(mate_guard_shared_range) == 48, "the Python hook's layout");
+  std::string why;
+  ExportedRange r;
+  if (!EnsureInstalled() || !Export(reinterpret_cast<mate::cuda::CUdeviceptr>(ptr), &r, &why)) {
+    t_ipc_error = why.empty() ? LastError() : why;
+    return 1;
+  }
+  *out = {r.fd, r.chunk_bytes, r.offset, r.size, r.granule, r.guard_before ? 1u : 0u};
+  return 0;
+}
+
+// Maps a range another process exported, for `device`; works whether or
+// not this process guards its own memory.
+MATE_EXPORT int mate_guard_ipc_map(int device, const mate_guard_shared_range* range, mate_guard_shared_mapping* out) {
+  const char* no_driver = nullptr;
+  const mate::cuda::Driver* drv = mate::cuda::Load(&no_driver);
+  if (drv == nullptr) {
+    t_ipc_error = no_driver ? no_driver : "no CUDA driver";
+    return 1;
+  }
+  SharedMapping m;
+  std::string why;
+  if (!MapShared(drv, device, static_cast<int>(range->fd), range->chunk_bytes, range->granule, range->guard_before != 0,
+                 &m, &why)) {
+    t_ipc_error = why;
+    return 1;
+  }
+  *out = {m.reserved, m.reserved_bytes, m.data, m.chunk_bytes};
+  return 0;
+}
+
+MATE_EXPORT void mate_guard_ipc_unmap(const mate_guard_shared_mapping* m) {
+  const char* no_driver = nullptr;
+  const mate::cuda::Driver* drv = mate::cuda::Load(&no_driver);
+  if (drv == nullptr) return;
+  SharedMapping s;
+  s.reserved = m->reserved;
+  s.reserved_bytes = m->reserved_bytes;
+  s.data = m->data;
+  s.chunk_bytes = m->chunk_bytes;
+  UnmapShared(drv, s);
+}
+
+MATE_EXPORT const char* mate_guard_ipc_error() { return t_ipc_error.c_str(); }
