@@ -27,7 +27,9 @@ void Record(const Launch& l) {
   const Pending& pending = t_pending;
   SiteProvider site = __atomic_load_n(&st.site, __ATOMIC_ACQUIRE);
   uint32_t site_id = pending.number ? pending.site : site ? site() : 0;
-  std::vector<KernelParam> params;
+  // A kernel's entry is never erased or moved (a node of the table): its
+  // parameter layout is read outside the lock, not copied per launch.
+  const std::vector<KernelParam>* params = nullptr;
   bool layout;
   StreamUse use;
   CUstream stream;
@@ -36,7 +38,7 @@ void Record(const Launch& l) {
     std::lock_guard<std::mutex> lock(st.mu);
     const Kernel& k = st.kernels.Of(st.drv, l.f, l.symbol);
     layout = k.layout;
-    params = k.params;
+    params = &k.params;
     use = st.clocks.Launch(l.stream, l.ptsz);
     number = pending.number ? pending.number : ++st.launches;
     use.launch = number;
@@ -61,7 +63,7 @@ void Record(const Launch& l) {
   ArgRef found[kArgsKept];
   uint32_t kept = 0, total = 0;
   if (layout) {
-    ScanWords(l, params, [&](uint32_t p, uint32_t off, uint32_t size, uint64_t v) {
+    ScanWords(l, *params, [&](uint32_t p, uint32_t off, uint32_t size, uint64_t v) {
       ArgRef a;
       if (!NoteLaunchArg(v, use, &a)) return;
       a.param = static_cast<uint16_t>(p);
