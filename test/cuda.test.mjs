@@ -374,6 +374,7 @@ describe('PyTorch under mate guard-run --device cuda', { skip: torchSkip() }, ()
     assert.match(r.stdout, /^receiver after the sender freed it: sum 499542$/m);
     assert.match(r.stdout, /^receiver exit code 0$/m);
     assert.equal(reportLines(r.output).length, 0, r.output);
+    assert.match(r.output, /\[mate-guard\] CUDA IPC: 1 guarded device allocation shared with another process \(mapped there with its guard; released at free, never reused\)/);
     assert.match(r.output, /\[mate-guard\] summary: .*0 violations/);
   });
 

@@ -48,6 +48,16 @@ describe('pytest --guard-alloc on a GPU (PyTorch, Triton, torch.compile)', { ski
     assert.match(r.stdout, /^\[mate-guard\] summary: \d+ allocations guarded, .*0 violations/m);
   });
 
+  test('torch.multiprocessing shares a guarded tensor under the Python API (python -m mate_guard): the receiver reads, writes and keeps it', { timeout: 320_000 }, async () => {
+    const r = await run(python, ['-m', 'mate_guard', path.join(ROOT, 'test', 'fixtures', 'cuda', 'ipc_share.py'), 'share'], { cwd: os.tmpdir(), timeout: 300_000 });
+    assert.equal(r.code, 0, r.output);
+    assert.match(r.stdout, /^receiver got 1000 floats on cuda:0, sum 499500$/m);
+    assert.match(r.stdout, /^sender sees x\[0\] = 42$/m);
+    assert.match(r.stdout, /^receiver after the sender freed it: sum 499542$/m);
+    assert.match(r.stdout, /^receiver exit code 0$/m);
+    assert.doesNotMatch(r.output, /==mate-guard== ERROR/);
+  });
+
   test('installing after the first CUDA allocation raises, saying so', async () => {
     const r = await run(python, ['-c', "import torch, mate_guard\ntorch.zeros(1, device='cuda')\ntry:\n    mate_guard.install_guard_allocator()\nexcept RuntimeError as e:\n    print(e)"], { cwd: os.tmpdir() });
     assert.equal(r.code, 0, r.output);

@@ -16,7 +16,6 @@ import sys
 from . import _library
 from ._config import GuardAllocatorConfig
 from ._report import Report, render
-from ._resources import resource
 from ._settings import GuardConfigError
 
 __all__ = ['GuardAllocatorConfig', 'GuardConfigError', 'Report', 'check_canaries', 'install_guard_allocator',
@@ -39,12 +38,9 @@ def _cuda_used():
         return False
 
 
-def _torch_hook():
-    spec = importlib.util.spec_from_file_location('mate_guard._torch_hook', resource('mate_guard_cuda.py'))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+def _load_torch_hook():
+    from . import _torch_hook
+    return _torch_hook
 
 
 def install_guard_allocator(config=None):
@@ -70,7 +66,7 @@ def install_guard_allocator(config=None):
     _active = config
     # PyTorch's allocations, when torch is there: now if imported, else at its import.
     if 'torch' in sys.modules or importlib.util.find_spec('torch') is not None:
-        _torch_hook().install_import_hook()
+        _load_torch_hook().install_import_hook()
 
 
 def is_guard_allocator_active():

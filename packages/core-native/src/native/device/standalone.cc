@@ -93,7 +93,7 @@ std::string StatsJson(const DeviceStats& s, bool exited) {
           "\"guardMethod\":\"cuda-vmm\",\"nativeAllocations\":0,\"nativeUnguarded\":0,\"nativeForeignFrees\":0,"
           "\"nativeBadFrees\":0,\"skippedByTag\":0,\"passThrough\":{\"resizable\":0,\"shared\":0,\"subclass\":0,\"tooLarge\":0},"
           "\"device\":{\"api\":\"cuda\",\"granule\":%llu,\"physicalBytes\":%llu,\"chunksCreated\":%llu,\"readyHits\":%llu,"
-          "\"readyMisses\":%llu,\"recycled\":%llu,\"outOfMemory\":%llu,\"launchTracking\":%s,\"trackingOff\":\"%s\"}}",
+          "\"readyMisses\":%llu,\"recycled\":%llu,\"outOfMemory\":%llu,\"sharedIpc\":%llu,\"launchTracking\":%s,\"trackingOff\":\"%s\"}}",
           static_cast<int>(getpid()), exited ? "true" : "false", (unsigned long long)s.allocations, (unsigned long long)s.frees,
           (unsigned long long)s.live, (unsigned long long)s.peak_live, (unsigned long long)s.live_bytes,
           (unsigned long long)s.fallbacks, s.last_fallback_reason ? "\"" : "",
@@ -101,7 +101,7 @@ std::string StatsJson(const DeviceStats& s, bool exited) {
           (unsigned long long)s.quarantined, (unsigned long long)s.quarantined_bytes, (unsigned long long)s.violations,
           (unsigned long long)s.granule, (unsigned long long)s.physical_bytes, (unsigned long long)s.chunks_created,
           (unsigned long long)s.ready_hits, (unsigned long long)s.ready_misses, (unsigned long long)s.recycled,
-          (unsigned long long)s.out_of_memory, TrackingOn() ? "true" : "false", JsonSafe(TrackingOff()).c_str());
+          (unsigned long long)s.out_of_memory, (unsigned long long)s.exported, TrackingOn() ? "true" : "false", JsonSafe(TrackingOff()).c_str());
   return std::string(buf, n > 0 && static_cast<size_t>(n) < sizeof(buf) ? n : 0);
 }
 

@@ -102,6 +102,8 @@ export interface NativeDeviceStats extends AllocationCounts {
   violations: number;
   /** Allocations that failed for want of GPU memory (the first one reported). */
   outOfMemory?: number;
+  /** Guarded allocations shared with another process (CUDA IPC, the Python hook). */
+  sharedIpc?: number;
   granule: number;
   /** Launch tracking ran (CUPTI); else `trackingOff` says why. */
   launchTracking: boolean;

@@ -49,6 +49,8 @@ export interface SummaryCounts {
   unfinished: number;
   /** Device allocations that failed for want of GPU memory (out-of-memory reports: not violations). */
   outOfMemory: number;
+  /** Guarded device allocations shared with another process (CUDA IPC). */
+  sharedIpc: number;
   skippedByTag: number;
   passThrough: number;
   /** Native heap: allocation calls of the chosen modules (reallocs included) guarded, and those that went to libc. */
@@ -74,6 +76,7 @@ export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCoun
     died: new Set(report.violations.filter((v) => v.fatal).map((v) => v.pid)).size,
     unfinished: 0,
     outOfMemory: 0,
+    sharedIpc: 0,
     skippedByTag: extraSkippedByTag, passThrough: 0, nativeGuarded: 0, nativeUnguarded: 0, nativeUnguardedBy: noNativeUnguarded(),
     unguardedBy: {}, trackingOff: [],
   };
@@ -115,6 +118,7 @@ export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCoun
     s.allocations += p.allocations;
     s.peakLive = Math.max(s.peakLive, p.peakLive);
     s.fallbacks += p.fallbacks;
+    s.sharedIpc += p.device?.sharedIpc ?? 0;
     s.nativeGuarded += p.nativeAllocations ?? 0;
     s.nativeUnguarded += p.nativeUnguarded ?? 0;
     addNative(s.nativeUnguardedBy, p.nativeUnguardedBy);
@@ -137,7 +141,7 @@ export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCoun
 /** Several runs' counts as one (`mate report`: shards, workers, runs). */
 export function mergeSummaries(list: readonly SummaryCounts[]): SummaryCounts {
   const out: SummaryCounts = {
-    allocations: 0, peakLive: 0, fallbacks: 0, violations: 0, unreadable: 0, suppressed: 0, died: 0, unfinished: 0, outOfMemory: 0,
+    allocations: 0, peakLive: 0, fallbacks: 0, violations: 0, unreadable: 0, suppressed: 0, died: 0, unfinished: 0, outOfMemory: 0, sharedIpc: 0,
     skippedByTag: 0, passThrough: 0, nativeGuarded: 0, nativeUnguarded: 0, nativeUnguardedBy: noNativeUnguarded(), unguardedBy: {}, trackingOff: [],
   };
   for (const s of list) {
@@ -150,6 +154,7 @@ export function mergeSummaries(list: readonly SummaryCounts[]): SummaryCounts {
     out.died += s.died;
     out.unfinished += s.unfinished;
     out.outOfMemory += s.outOfMemory;
+    out.sharedIpc += s.sharedIpc ?? 0;
     out.skippedByTag += s.skippedByTag;
     out.passThrough += s.passThrough;
     out.nativeGuarded += s.nativeGuarded;
@@ -172,13 +177,20 @@ export function formatSummary(s: SummaryCounts): string {
     // A process that died was counted up to its death: the line says how many died.
     (s.died ? `${plural(s.died, 'process', 'processes')} died, ` : '') +
     `${plural(s.skippedByTag, 'test')} skipped by tag\n`;
-  return out + formatOutOfMemoryLine(s.outOfMemory) + formatUnfinished(s.unfinished) + formatNativeCoverage(s) + formatNativeSites(s.nativeSites) + formatUnguardedWarning(s.fallbacks + s.passThrough, s.unguardedBy) + formatTrackingOffWarning(s.trackingOff);
+  return out + formatOutOfMemoryLine(s.outOfMemory) + formatSharedIpcLine(s.sharedIpc) + formatUnfinished(s.unfinished) + formatNativeCoverage(s) + formatNativeSites(s.nativeSites) + formatUnguardedWarning(s.fallbacks + s.passThrough, s.unguardedBy) + formatTrackingOffWarning(s.trackingOff);
 }
 
 /** Out-of-memory failures ('' when none): they are the program's failures, not memory bugs. */
 function formatOutOfMemoryLine(n: number): string {
   return n > 0
     ? `[mate-guard] out of memory: ${plural(n, 'device allocation')} failed for want of GPU memory (the caller got the error; the first in each process is reported: not a memory bug)\n`
+    : '';
+}
+
+/** Guarded device allocations another process mapped ('' when none): guarded there too, never reused here. */
+function formatSharedIpcLine(n: number): string {
+  return n > 0
+    ? `[mate-guard] CUDA IPC: ${plural(n, 'guarded device allocation')} shared with another process (mapped there with ${n === 1 ? 'its' : 'their'} guard; released at free, never reused)\n`
     : '';
 }
 
