@@ -45,6 +45,12 @@ export function orExitOnConfigError(program: string, fn: () => void): void {
   }
 }
 
+/** A CLI's `-h`/`--help`, before any `--` (what follows it is the program's). */
+export function wantsHelp(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end < 0 ? argv : argv.slice(0, end)).some((a) => a === '-h' || a === '--help');
+}
+
 /**
  * Every CLI's entry (mate, each mate-*): `main`'s status becomes the exit
  * code (undefined: the program set it itself, as Vitest does when its run

@@ -10,7 +10,7 @@ export {
   isGuardAllocatorActive,
   type GuardViolation,
 } from './install/install';
-export { GuardConfigError, CONFIG_ERROR_EXIT, exitOnConfigError, orExitOnConfigError, runCli } from './errors';
+export { GuardConfigError, CONFIG_ERROR_EXIT, exitOnConfigError, orExitOnConfigError, runCli, wantsHelp } from './errors';
 export { processState } from './run/process-state';
 export { SETTINGS, GUARD_MODES, rowsOn, spell, type GuardSettings, type GuardMode, type RunnerName, type RunnerSettingKey, type SettingRow } from './settings/table';
 export { parseFlags, RUNNER_FLAGS, type FlagSyntax, type ParsedFlags } from './settings/flags';

@@ -13,6 +13,7 @@ import {
   type ChildExit,
   type RerunLauncher,
   type RunnerResolution,
+  wantsHelp,
   watchRequested,
 } from '@mate-guard/core/internal';
 
@@ -42,7 +43,7 @@ function rerunJest(bin: string, rest: readonly string[]): RerunLauncher {
 export async function main(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
   // Jest not installed here: a usage error, runCli's one line.
   const bin = resolveJestBin();
-  if (argv.includes('--help') || argv.includes('-h')) {
+  if (wantsHelp(argv)) {
     process.stdout.write(mateJestHelp());
     const exit = await runChild(process.execPath, [...nodeFlagsToPassOn(), bin, '--help'], process.env);
     process.exitCode = exit.code ?? 1;

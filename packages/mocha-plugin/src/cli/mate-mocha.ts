@@ -12,6 +12,7 @@ import {
   superviseRun,
   type RerunLauncher,
   runCli,
+  wantsHelp,
   SURFACES,
   watchRequested,
 } from '@mate-guard/core/internal';
@@ -29,11 +30,6 @@ ${describeRunnerFlags('mocha').join('\n')}
 
 Every other argument goes to mocha unchanged. mocha's own help follows.
 `;
-
-function wantsHelp(argv: readonly string[]): boolean {
-  const end = argv.indexOf('--');
-  return (end < 0 ? argv : argv.slice(0, end)).some((a) => a === '-h' || a === '--help');
-}
 
 function mochaOptionsOrEmpty(rest: readonly string[]): Record<string, unknown> {
   try {

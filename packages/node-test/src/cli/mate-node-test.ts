@@ -13,6 +13,7 @@ import {
   SURFACES,
   type RerunLauncher,
   runCli,
+  wantsHelp,
   watchRequested,
 } from '@mate-guard/core/internal';
 
@@ -32,11 +33,6 @@ ${describeRunnerFlags('node-test').join('\n')}
 Every other argument goes to node unchanged (--test-reporter=spec,
 --test-name-pattern=..., --watch, files and globs).
 `;
-
-function wantsHelp(argv: readonly string[]): boolean {
-  const end = argv.indexOf('--');
-  return (end < 0 ? argv : argv.slice(0, end)).some((a) => a === '-h' || a === '--help');
-}
 
 /** node's arguments: the node flags mate-node-test was started with, --test once, the plugin first. */
 function nodeArgs(rest: readonly string[]): string[] {

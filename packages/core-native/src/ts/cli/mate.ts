@@ -1,7 +1,7 @@
 // The `mate` command.
 import * as path from 'node:path';
 
-import { CONFIG_ERROR_EXIT, GuardConfigError } from '../errors';
+import { CONFIG_ERROR_EXIT, GuardConfigError, wantsHelp } from '../errors';
 import { ownPackages } from '../own-packages';
 import { allocatorOptionsMarkdown, DOCUMENTED_RUNNERS, runnerPackageSettingsMarkdown, runnerSettingsMarkdown } from '../settings/docs';
 import { BUILD_NATIVE_USAGE, buildNative } from './build-native';
@@ -57,19 +57,19 @@ export async function main(argv: readonly string[]): Promise<number> {
       return await guardRun(args);
     }
     case 'report':
-      if (rest.includes('-h') || rest.includes('--help')) {
+      if (wantsHelp(rest)) {
         process.stdout.write(REPORT_USAGE);
         return 0;
       }
       return mateReport(rest);
     case 'replay':
-      if (rest.includes('-h') || rest.includes('--help')) {
+      if (wantsHelp(rest)) {
         process.stdout.write(REPLAY_USAGE);
         return 0;
       }
       return await mateReplay(rest);
     case 'build-native':
-      if (rest.includes('-h') || rest.includes('--help')) {
+      if (wantsHelp(rest)) {
         process.stdout.write(BUILD_NATIVE_USAGE);
         return 0;
       }
