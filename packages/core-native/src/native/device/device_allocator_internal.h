@@ -16,6 +16,7 @@
 #include <chrono>
 
 #include "device/device_allocator.h"
+#include "device/now.h"
 
 namespace mate {
 namespace device {
@@ -50,11 +51,6 @@ enum Phase : uint8_t {
 inline uint64_t RoundUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 constexpr uint64_t kFilledWhole = ~0ull;
-
-inline uint64_t NowNs() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch()).count());
-}
 
 inline void* MapTable(size_t bytes) {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

@@ -17,6 +17,7 @@
 #include "device/device_guard.h"
 #include "device/kernel_params.h"
 #include "device/launch_tracker.h"
+#include "device/now.h"
 #include "device/stream_clocks.h"
 
 namespace mate {
@@ -28,11 +29,6 @@ using cuda::CUstream;
 
 constexpr size_t kRing = 4096;  // launches remembered
 constexpr size_t kArgsKept = kMaxDeviceLaunchArgs;
-
-inline uint64_t NowNs() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch()).count());
-}
 
 struct Entry {
   uint64_t number = 0;

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "core/stack_store.h"
+#include "device/now.h"
 
 namespace mate {
 namespace device {
@@ -85,6 +86,9 @@ std::string Attr(const PyApi& py, void* obj, const char* name) {
 }
 
 bool g_enabled = true;
+PythonSiteStats g_stats;  // updated with atomics: allocating and launching threads
+
+void Add(uint64_t* field, uint64_t n) { __atomic_fetch_add(field, n, __ATOMIC_RELAXED); }
 
 uint32_t Capture(const PyApi* py);
 
@@ -96,16 +100,33 @@ uint32_t CapturePythonStack() {
   if (!__atomic_load_n(&g_enabled, __ATOMIC_ACQUIRE)) return 0;
   const PyApi* py = Api();
   if (py == nullptr || !py->IsInitialized()) return 0;
-  if (py->GILState_Check() == 1) return Capture(py);
-  // PyTorch's ops and Triton's launcher release the GIL around the C++ call
-  // that allocates or launches: take it back for the walk (this thread's
-  // frames can't change meanwhile). A thread Python never ran on (autograd's
-  // backward threads) has no frames: none.
-  if (py->GILState_GetThisThreadState() == nullptr) return 0;
-  int state = py->GILState_Ensure();
-  uint32_t id = Capture(py);
-  py->GILState_Release(state);
+  uint64_t t0 = NowNs();
+  uint32_t id = 0;
+  if (py->GILState_Check() == 1) {
+    id = Capture(py);
+  } else {
+    // PyTorch's ops and Triton's launcher release the GIL around the C++ call
+    // that allocates or launches: take it back for the walk (this thread's
+    // frames can't change meanwhile). A thread Python never ran on (autograd's
+    // backward threads) has no frames: none.
+    if (py->GILState_GetThisThreadState() == nullptr) return 0;
+    int state = py->GILState_Ensure();
+    Add(&g_stats.ensure_ns, NowNs() - t0);
+    Add(&g_stats.gil_taken, 1);
+    id = Capture(py);
+    py->GILState_Release(state);
+  }
+  Add(&g_stats.captures, 1);
+  Add(&g_stats.ns, NowNs() - t0);
   return id;
+}
+
+PythonSiteStats GetPythonSiteStats() {
+  PythonSiteStats s;
+  for (auto [to, from] : {std::pair{&s.captures, &g_stats.captures}, {&s.gil_taken, &g_stats.gil_taken},
+                          {&s.new_stacks, &g_stats.new_stacks}, {&s.ns, &g_stats.ns}, {&s.ensure_ns, &g_stats.ensure_ns}})
+    *to = __atomic_load_n(from, __ATOMIC_RELAXED);
+  return s;
 }
 
 namespace {
@@ -146,6 +167,7 @@ uint32_t Capture(const PyApi* py) {
     release();
     return hit->second;
   }
+  Add(&g_stats.new_stacks, 1);
   std::string text;
   for (int i = 0; i < n; i++) {
     auto it = g_code_names.find(codes[i]);
