@@ -28,13 +28,6 @@ using mate::device::DeviceConfig;
 using mate::device::DeviceEvent;
 using mate::device::DeviceStats;
 
-using mate::ReportKind;
-using mate::cuda::CUdeviceptr;
-using mate::device::DeviceAllocator;
-using mate::device::DeviceConfig;
-using mate::device::DeviceEvent;
-using mate::device::DeviceStats;
-
 constexpr uint64_t kMiB = 1ull << 20;
 constexpr uint64_t kGranule = 2 * kMiB;  // the simulated driver's granularity
 // What the simulated device holds in all. Nothing is touched until written:
