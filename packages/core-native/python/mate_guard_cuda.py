@@ -169,7 +169,8 @@ def _share_guarded_tensors(torch, lib):
                 if 'shareIPcHandle' not in str(err) and 'shareIpcHandle' not in str(err):
                     raise
                 if why == 'the pointer is not a guarded allocation':
-                    why = 'it is an unguarded allocation (a fallback) of a pluggable allocator, which PyTorch cannot share'
+                    why = ('the guard did not allocate it (an unguarded fallback, or memory another process shared), '
+                           'and PyTorch cannot share a pluggable allocator\'s memory')
                 raise RuntimeError(IPC_MESSAGE.format(why=why)) from err
         try:
             fd_holder = multiprocessing.reduction.DupFd(shared.fd)
