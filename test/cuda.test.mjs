@@ -378,6 +378,15 @@ describe('PyTorch under mate guard-run --device cuda', { skip: torchSkip() }, ()
     assert.match(r.output, /\[mate-guard\] summary: .*0 violations/);
   });
 
+  test('a guarded tensor given as a spawned Process\'s argument is shared over CUDA IPC the same way (its descriptor passed at the spawn)', async () => {
+    const r = await guardRun([], python(fixture('ipc_share.py'), 'arg'), slow);
+    assert.equal(r.code, 0, r.output);
+    assert.match(r.stdout, /^receiver got 1000 floats on cuda:0, sum 499500$/m);
+    assert.match(r.stdout, /^sender sees x\[0\] = 42$/m);
+    assert.match(r.stdout, /^receiver exit code 0$/m);
+    assert.equal(reportLines(r.output).length, 0, r.output);
+  });
+
   test('a store one float past a tensor shared over CUDA IPC faults in the receiving process', async () => {
     const r = await guardRun(['--no-rerun'], python(fixture('ipc_share.py'), 'overrun'), slow);
     assert.match(r.stdout, /^receiver got 1000 floats on cuda:0, sum 499500$/m);

@@ -124,19 +124,34 @@ class GuardedIpcHandle:
     """What a guarded storage is shared as, in place of PyTorch's
     cudaIpcMemHandle bytes: the chunk's descriptor and its layout."""
 
-    def __init__(self, fd_holder, chunk_bytes, offset, granule, guard_before):
+    def __init__(self, fd_holder, chunk_bytes, offset, granule, guard_before, owned_fd=None):
         self.fd_holder = fd_holder  # multiprocessing's DupFd, or the received descriptor
         self.layout = (chunk_bytes, offset, granule, guard_before)
+        # A Process argument's descriptor is passed to the child at its
+        # spawn, not duplicated when pickled: kept open until then.
+        self._owned_fd = owned_fd
 
     def __reduce__(self):
         return (_received_handle, (self.fd_holder,) + self.layout)
+
+    def close(self):
+        if self._owned_fd is not None:
+            os.close(self._owned_fd)
+            self._owned_fd = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter teardown
+            pass
 
 
 def _received_handle(fd_holder, chunk_bytes, offset, granule, guard_before):
     # Unpickled in the receiver before torch's rebuild asks for the storage.
     import torch
     _rebuild_guarded_storages(torch)
-    return GuardedIpcHandle(fd_holder.detach(), chunk_bytes, offset, granule, guard_before)
+    fd = fd_holder.detach()
+    return GuardedIpcHandle(fd, chunk_bytes, offset, granule, guard_before, owned_fd=fd)
 
 
 class _SharedMemory:
@@ -156,6 +171,7 @@ class _SharedMemory:
 
 
 def _share_guarded_tensors(torch, lib):
+    import multiprocessing.context
     import multiprocessing.reduction
     original = torch.UntypedStorage._share_cuda_
 
@@ -172,13 +188,21 @@ def _share_guarded_tensors(torch, lib):
                     why = ('the guard did not allocate it (an unguarded fallback, or memory another process shared), '
                            'and PyTorch cannot share a pluggable allocator\'s memory')
                 raise RuntimeError(IPC_MESSAGE.format(why=why)) from err
+        # Sent now (queues, pipes: multiprocessing duplicates the descriptor
+        # and we close ours), or at the spawn of the process it is an
+        # argument of (kept open until the handle goes).
+        spawning = multiprocessing.context.get_spawning_popen() is not None
         try:
             fd_holder = multiprocessing.reduction.DupFd(shared.fd)
-        finally:
+        except BaseException:
+            os.close(shared.fd)
+            raise
+        if not spawning:
             os.close(shared.fd)
         # What was queued on the tensor is in its memory before the receiver reads it.
         torch.cuda.current_stream(self.device).synchronize()
-        handle = GuardedIpcHandle(fd_holder, shared.chunk_bytes, shared.offset, shared.granule, bool(shared.guard_before))
+        handle = GuardedIpcHandle(fd_holder, shared.chunk_bytes, shared.offset, shared.granule, bool(shared.guard_before),
+                                  owned_fd=shared.fd if spawning else None)
         # PyTorch's tuple: device, handle, size, offset in the allocation, ref counter, event.
         return (self.device.index, handle, self.nbytes(), 0, b'', 0, b'', False)
 
@@ -201,7 +225,7 @@ def _rebuild_guarded_storages(torch):
         try:
             failed = lib.mate_guard_ipc_map(int(device), ctypes.byref(shared), ctypes.byref(mapping)) != 0
         finally:
-            os.close(handle.fd_holder)  # the mapping holds the memory now
+            handle.close()  # the mapping holds the memory now
         if failed:
             why = lib.mate_guard_ipc_error().decode(errors='replace')
             raise RuntimeError(f'mate-guard: could not map a guarded CUDA tensor another process shared: {why}')
