@@ -203,6 +203,16 @@ describe('the CUDA example addon under mate guard-run --device cuda', { skip: no
     assert.equal(r.code, 0, r.output);
     assert.match(r.output, /^refused: guard allocator debug mode does not support graph capture$/m);
   });
+
+  test('a legacy CUDA IPC handle of a guarded buffer is refused with the reason, said once; unguarded, the handle is made', async () => {
+    const plain = await run(process.execPath, [script('ipc-handle.js')]);
+    assert.equal(plain.code, 0, plain.output);
+    assert.match(plain.output, /^handle$/m);
+    const r = await guardRun([], node(script('ipc-handle.js')));
+    assert.equal(r.code, 0, r.output);
+    assert.match(r.output, /^refused: a legacy CUDA IPC handle cannot name a guarded allocation \(guarded ranges are CUDA virtual-memory mappings\); share it through torch\.multiprocessing/m);
+    assert.equal((r.output.match(/\[mate-guard\] cudaIpcGetMemHandle refused: /g) ?? []).length, 1, r.output);
+  });
 });
 
 const RUNNERS = {

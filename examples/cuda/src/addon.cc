@@ -157,6 +157,14 @@ Napi::Value CaptureGraph(const Napi::CallbackInfo& info) {
   return info.Env().Null();
 }
 
+// ipcHandle(ptr) -> null when cudaIpcGetMemHandle gave a handle, else why not.
+Napi::Value IpcHandle(const Napi::CallbackInfo& info) {
+  cudaIpcMemHandle_t handle;
+  cudaError_t e = cudaIpcGetMemHandle(&handle, Ptr(info[0]));
+  if (e == cudaSuccess) return info.Env().Null();
+  return Napi::String::New(info.Env(), mate_guard_cuda_installed() ? mate_guard_last_error() : cudaGetErrorString(e));
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("deviceCount", Napi::Function::New(env, DeviceCount));
   exports.Set("guarded", Napi::Function::New(env, Guarded));
@@ -175,6 +183,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("sum", Napi::Function::New(env, Sum));
   exports.Set("sync", Napi::Function::New(env, Sync));
   exports.Set("captureGraph", Napi::Function::New(env, CaptureGraph));
+  exports.Set("ipcHandle", Napi::Function::New(env, IpcHandle));
   return exports;
 }
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include <cstring>
+#include <mutex>
 
 #include "mate_guard.h"
 #include "device/c_api.h"
@@ -151,6 +152,27 @@ int ReplCuStreamBeginCaptureToGraph(void*, void*, const void*, const void*, size
   return RefuseCapture("cuStreamBeginCaptureToGraph");
 }
 
+// A legacy IPC handle names cudaMalloc memory; a guarded range is a
+// virtual-memory mapping it cannot name. Said once, with what works.
+constexpr const char* kIpcRefused =
+    "a legacy CUDA IPC handle cannot name a guarded allocation (guarded ranges are CUDA virtual-memory mappings); "
+    "share it through torch.multiprocessing, which mate-guard supports, or leave this module's device memory unguarded";
+int IpcHandle(const char* call, void* handle, CUdeviceptr ptr) {
+  if (Owns(ptr)) {
+    static std::once_flag said;
+    std::call_once(said, [call] { dprintf(2, "[mate-guard] %s refused: %s\n", call, kIpcRefused); });
+    SetLastError(kIpcRefused);
+    return cuda::kErrorInvalidValue;
+  }
+  const cuda::Driver* d = Drv();
+  if (d == nullptr || d->cuIpcGetMemHandle == nullptr) return cuda::kErrorNotInitialized;
+  return d->cuIpcGetMemHandle(handle, ptr);
+}
+int ReplCudaIpcGetMemHandle(void* handle, void* ptr) {
+  return IpcHandle("cudaIpcGetMemHandle", handle, reinterpret_cast<CUdeviceptr>(ptr));
+}
+int ReplCuIpcGetMemHandle(void* handle, unsigned long long ptr) { return IpcHandle("cuIpcGetMemHandle", handle, ptr); }
+
 struct Replacement {
   const char* symbol;
   void* fn;
@@ -174,6 +196,8 @@ const Replacement kReplacements[] = {
     {"cuStreamBeginCapture_ptsz", reinterpret_cast<void*>(&ReplCuStreamBeginCapture)},
     {"cuStreamBeginCapture_v2_ptsz", reinterpret_cast<void*>(&ReplCuStreamBeginCapture)},
     {"cuStreamBeginCaptureToGraph", reinterpret_cast<void*>(&ReplCuStreamBeginCaptureToGraph)},
+    {"cudaIpcGetMemHandle", reinterpret_cast<void*>(&ReplCudaIpcGetMemHandle)},
+    {"cuIpcGetMemHandle", reinterpret_cast<void*>(&ReplCuIpcGetMemHandle)},
 };
 
 }  // namespace
