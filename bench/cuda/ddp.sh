@@ -32,7 +32,7 @@ for ((rep = 0; rep < REPS; rep++)); do
     [ -n "$t" ] || { echo "$v failed:"; echo "$out" | tail -20; }
     echo "$v round $rep: ${t:-?} s"
     grep -o 'cuda stats:.*' <<<"$out" | sed 's/^/    /'
-    times[$v]="${times[$v]:-} $t"
+    times[$v]="${times[$v]:-} ${t:--}"  # "-": the round failed (kept, so rounds stay paired)
   done
 done
 variants_table "${variants[0]}" "${variants[@]}"

@@ -1,15 +1,24 @@
 # Sourced by the CUDA bench scripts: medians of space-separated seconds and
-# the side-by-side table of variants (times[<variant>] = "t1 t2 ...").
-median() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+# the side-by-side table of variants (times[<variant>] = "t1 t2 ...", a
+# failed round "-").
+median() { tr ' ' '\n' <<<"$1" | grep -E '^[0-9.]+$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2fx", a / b}'; }
-# variants_table <baseline variant> <variant>...: median per variant and its ratio to the baseline's.
+# paired_ratios "<a1 a2 ...>" "<b1 b2 ...>": each round's a / b, space-separated
+# (the variants alternate, so a round's pair ran side by side: steadier than
+# the ratio of two medians where whole rounds vary).
+paired_ratios() {
+  paste <(tr ' ' '\n' <<<"$1" | grep .) <(tr ' ' '\n' <<<"$2" | grep .) |
+    awk '$1 ~ /^[0-9.]+$/ && $2 ~ /^[0-9.]+$/ && $2 > 0 {printf "%s%.4f", sep, $1 / $2; sep = " "}'
+}
+# variants_table <baseline variant> <variant>...: median per variant, its
+# ratio to the baseline's, and the median of the per-round ratios.
 variants_table() {
   local base v m
   base=$(median "${times[$1]}")
-  echo "| variant | in-loop s (median) | / $1 |"
-  echo "|---|---|---|"
+  echo "| variant | in-loop s (median) | / $1 | median of per-round / $1 |"
+  echo "|---|---|---|---|"
   for v in "${@:2}"; do
     m=$(median "${times[$v]}")
-    echo "| $v | $m | $(ratio "$m" "$base") |"
+    echo "| $v | $m | $(ratio "$m" "$base") | $(median "$(paired_ratios "${times[$v]}" "${times[$1]}")" | awk '{printf "%.2fx", $1}') |"
   done
 }

@@ -59,7 +59,7 @@ for ((rep = 0; rep < REPS; rep++)); do
     t=$(grep -o 'in [0-9.]* s' <<<"$out" | grep -o '[0-9.]*')
     [ -n "$t" ] || { echo "$v failed:"; echo "$out" | tail -20; }
     echo "$v round $rep: ${t:-?} s $(grep -o 'cuda stats:.*' <<<"$out")"
-    times[$v]="${times[$v]:-} $t"
+    times[$v]="${times[$v]:-} ${t:--}"  # "-": the round failed (kept, so rounds stay paired)
   done
 done
 memcheck=
