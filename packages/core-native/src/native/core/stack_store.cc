@@ -121,12 +121,21 @@ const char* StackStore::Lookup(uint32_t id) const {
 }
 
 namespace {
-// Per-thread memo of recent native stacks (hash of the PCs -> id), checked
-// against the stored frames: an allocation site seen before costs a hash
-// and a compare, no lock. Plain data, no destructor.
+// Per-thread memo of recent native stacks: the PCs themselves, so that an
+// allocation site seen before costs a hash and a compare of one entry's
+// adjacent lines, no lock and no read of the shared store (whose entries,
+// ids and kinds are each a dependent load, out of the nearer caches after
+// a guarded malloc+free). Plain data, no destructor.
+constexpr size_t kMemoEntries = 64;  // power of two
+constexpr size_t kMemoFrames = 16;   // longer stacks go to the store each time
+struct MemoEntry {
+  uint64_t hash;
+  uint32_t id;  // 0 = empty
+  uint32_t n;
+  uintptr_t pcs[kMemoFrames];
+};
 struct FramesMemo {
-  uint64_t hash[256];
-  uint32_t id[256];
+  MemoEntry e[kMemoEntries];
 };
 thread_local FramesMemo t_frames_memo;
 
@@ -140,17 +149,14 @@ uint64_t HashWords(const uintptr_t* pcs, size_t n) {
 uint32_t StackStore::InternFrames(const uintptr_t* pcs, size_t n) {
   if (n == 0) return 0;
   uint64_t h = HashWords(pcs, n);
-  FramesMemo& memo = t_frames_memo;
-  size_t slot = static_cast<size_t>(h & 255);
-  if (memo.hash[slot] == h && memo.id[slot] != 0) {
-    const uintptr_t* stored = nullptr;
-    if (LookupFrames(memo.id[slot], &stored) == n && memcmp(stored, pcs, n * sizeof(uintptr_t)) == 0)
-      return memo.id[slot];
-  }
+  MemoEntry& m = t_frames_memo.e[h & (kMemoEntries - 1)];
+  if (m.id != 0 && m.hash == h && m.n == n && memcmp(m.pcs, pcs, n * sizeof(uintptr_t)) == 0) return m.id;
   uint32_t id = InternBytes(kFrames, pcs, n * sizeof(uintptr_t));
-  if (id != 0) {
-    memo.hash[slot] = h;
-    memo.id[slot] = id;
+  if (id != 0 && n <= kMemoFrames) {
+    m.hash = h;
+    m.id = id;
+    m.n = static_cast<uint32_t>(n);
+    memcpy(m.pcs, pcs, n * sizeof(uintptr_t));
   }
   return id;
 }

@@ -45,10 +45,19 @@ struct RuleSlot {
   CfiRule rule;
 };
 constexpr size_t kRuleSlots = 4096;  // power of two
+// The rules last used at each depth of a walk (two ways: a program's
+// malloc and free stacks differ in their first frames and share the
+// rest). Addressed by depth, not by code address: a walk's loads of them
+// do not wait on each other, where every probe of the hashed table
+// waits on the frame before it, and after a guarded malloc+free (a cold
+// page read, two mprotect calls) that table's lines are out of the
+// nearer caches (measured: bench/README.md, native heap).
+constexpr size_t kRecentDepth = 24;
 struct ThreadRules {
   RuleSlot* table;
   uintptr_t stack_hi;  // 0: unknown (no fast walk on this thread)
   bool tried;
+  RuleSlot recent[kRecentDepth][2];
 };
 thread_local ThreadRules t_rules;
 
@@ -87,14 +96,32 @@ const CfiRule* RuleFor(RuleSlot* table, uintptr_t pc) {
 
 // Walks with cached rules. True when the stack was walked to its end, its
 // stop frame or `max`; false when a frame needs libgcc (then w is reset).
+// The rule of `pc` at walk depth `d`: the depth's recent ways, else the table.
+inline const CfiRule* RecentRuleFor(ThreadRules& t, size_t d, uintptr_t pc) {
+  if (d >= kRecentDepth) return RuleFor(t.table, pc);
+  RuleSlot* ways = t.recent[d];
+  if (ways[0].pc == pc) return &ways[0].rule;
+  if (ways[1].pc == pc) {
+    RuleSlot hit = ways[1];  // most recent first
+    ways[1] = ways[0];
+    ways[0] = hit;
+    return &ways[0].rule;
+  }
+  const CfiRule* rule = RuleFor(t.table, pc);
+  ways[1] = ways[0];
+  ways[0].pc = pc;
+  ways[0].rule = *rule;
+  return &ways[0].rule;
+}
+
 __attribute__((always_inline)) inline bool FastWalk(Walk* w, uintptr_t pc, uintptr_t sp, uintptr_t bp) {
   ThreadRules& t = t_rules;
   if (t.table == nullptr && (t.tried || !InitThreadRules(&t))) return false;
   const uintptr_t hi = t.stack_hi;
   if (sp >= hi) return false;
-  for (;;) {
+  for (size_t depth = 0;; depth++) {
     if (!Take(w, pc)) return true;
-    const CfiRule* rule = RuleFor(t.table, pc);
+    const CfiRule* rule = RecentRuleFor(t, depth, pc);
     if (rule->kind == CfiRule::kComplex) break;
     if (rule->kind == CfiRule::kNone) return true;  // no unwind tables: libgcc stops here too
     uintptr_t cfa = (rule->cfa_is_rbp ? bp : sp) + static_cast<uintptr_t>(rule->cfa_offset);
