@@ -26,8 +26,18 @@ constexpr useconds_t kCloseGatherUs = 100;
 // bytes ahead of need, so that such an allocation only zeroes its own bytes
 // (no system call, no page fault on the allocating thread).
 constexpr uint32_t kPrimedPages = 2;  // data + guard
-constexpr size_t kPrimeTarget = 256;
+// Each pool is refilled to kPrimeTarget once it falls below kPrimeLow (at
+// most 4 MiB of primed pages a pool): deep enough that a burst of
+// allocations finds primed slots while the primers catch up.
+constexpr size_t kPrimeTarget = 1024;
+constexpr size_t kPrimeLow = 768;
 constexpr size_t kPrimeBatch = 64;
+// Primer threads: one, or two where the process may run on 4 CPUs or more.
+// A slot takes a primer about as long (guard removal, page fault, fill) as
+// an allocation takes the JS thread, so one primer alone falls behind a
+// loop of allocations; on 2 CPUs a second would only take the JS thread's.
+constexpr size_t kMaxPrimers = 2;
+constexpr size_t kCpusPerExtraPrimer = 4;
 
 // Kept slots (kept_slots.cc): native one-page allocations reuse this many
 // slots whose pages stay mapped; each is two mappings (data, guard: 16,384
