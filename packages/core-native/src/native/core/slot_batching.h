@@ -13,8 +13,12 @@ namespace mate {
 namespace batching {
 
 // Slots this small (data + guard pages) are opened several at a time, in one
-// system call, when one is needed (guard-install backend).
-constexpr uint32_t kOpenAheadMaxPages = 2;
+// system call, when one is needed (guard-install backend). An open slot
+// waiting in line costs no memory until it is written (its pages are not
+// faulted in; one-page slots excepted, see OpenAhead) and keeps its guard
+// page: up to 124 KiB, so a loop of 64 KiB buffers makes one system call
+// per 16 instead of one each.
+constexpr uint32_t kOpenAheadMaxPages = 32;
 constexpr size_t kOpenAhead = 16;
 // Freed slots wait for the background thread; past this many the freeing
 // thread closes them itself (bounds how many freed slots are still open).
