@@ -158,6 +158,10 @@ void GuardedAllocator::TakeClosing(std::vector<uint32_t>* batch) {
 void GuardedAllocator::CloserLoop() {
   pthread_setname_np(pthread_self(), "mate-guard-free");
   std::unique_lock<std::mutex> lock(mu_);
+  // Kept from batch to batch: swapped with closing_, its capacity is what the
+  // next burst of frees fills (each free pushes under the lock, and growing
+  // an empty vector to a GC's thousands of frees cost a fifth of Free).
+  std::vector<uint32_t> batch;
   for (;;) {
     closer_cv_.wait(lock, [this] { return !closing_.empty(); });
     // Frees come in bursts (a GC sweep): let the burst gather first, which
@@ -165,10 +169,10 @@ void GuardedAllocator::CloserLoop() {
     lock.unlock();
     usleep(kCloseGatherUs);
     lock.lock();
-    std::vector<uint32_t> batch;
     TakeClosing(&batch);
     lock.unlock();
     CloseBatch(&batch);
+    batch.clear();
     lock.lock();
   }
 }
