@@ -1,6 +1,7 @@
 // The allocator's batched slot work: small slots opened several at a time,
 // freed slots checked and closed in batches by a background thread, and
-// one-page slots kept open and full of canary bytes ahead of need. Every
+// one-page slots kept open and full of canary bytes ahead of need by primer
+// threads of their own. Every
 // batch is one or two system calls instead of one or two per slot (see
 // bench/native/slot-cycle.c for what each costs).
 #include <pthread.h>

@@ -8,7 +8,8 @@
 
 // Tuning of the allocator's batched slot work (slot_batching.cc): opening
 // small slots several at a time, closing freed slots in batches on a
-// background thread, and keeping one-page slots ready ahead of need.
+// background thread, and keeping one-page slots ready ahead of need (on
+// primer threads of their own).
 namespace mate {
 namespace batching {
 
@@ -26,9 +27,10 @@ constexpr size_t kCloseBackstop = 16384;
 // How long the background thread lets a burst of frees gather (bounds how
 // long a freed slot stays accessible, with the checks and the backstop).
 constexpr useconds_t kCloseGatherUs = 100;
-// One-page slots the background thread keeps open and filled with canary
-// bytes ahead of need, so that such an allocation only zeroes its own bytes
-// (no system call, no page fault on the allocating thread).
+// One-page slots the primer threads keep open and filled with canary bytes
+// (or zero, for buffers over half a page) ahead of need, so that such an
+// allocation only zeroes its own bytes (no system call, no page fault on
+// the allocating thread).
 constexpr uint32_t kPrimedPages = 2;  // data + guard
 // Each pool is refilled to kPrimeTarget once it falls below kPrimeLow (at
 // most 4 MiB of primed pages a pool): deep enough that a burst of
