@@ -113,6 +113,7 @@ async function child() {
   process.stdout.write(JSON.stringify({
     size, n, variants: out, maxRss: process.resourceUsage().maxRSS * 1024,
     guardMethod: s.guardMethod, allocations: s.allocations, fallbacks: s.fallbacks, fallbackReasons: s.fallbackReasons ?? {},
+    primed: s.primedAllocations,
   }));
 }
 
@@ -150,8 +151,8 @@ function parent() {
   for (let bi = 0; bi < builds.length; bi++) {
     console.log('');
     console.log(`${builds[bi].name}:`);
-    console.log('| size | n | Buffer.alloc | guarded | guarded / alloc | CPU alloc | CPU guarded | CPU ratio | JS thread alloc | JS thread guarded | JS thread ratio | per-run wall ratios | RSS alloc | RSS guarded | unguarded |');
-    console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+    console.log('| size | n | Buffer.alloc | guarded | guarded / alloc | CPU alloc | CPU guarded | CPU ratio | JS thread alloc | JS thread guarded | JS thread ratio | per-run wall ratios | RSS alloc | RSS guarded | unguarded | primed |');
+    console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
     for (const size of sizes) {
       const rs = results[bi][size];
       const med = (v, f) => median(rs.map((x) => median(x.variants[v][f])));
@@ -161,7 +162,9 @@ function parent() {
       const rssA = median(rs.map((x) => x.variants['Buffer.alloc'].rss));
       const rssG = median(rs.map((x) => x.variants.guarded.rss));
       const unguarded = rs.map((x) => `${x.fallbacks}/${x.allocations + x.fallbacks}`).join(' ');
-      console.log(`| ${label(size)} | ${rs[0].n} | ${fmt(med('Buffer.alloc', 'wall'))} | ${fmt(med('guarded', 'wall'))} | ${median(ratios).toFixed(2)}x | ${fmt(med('Buffer.alloc', 'cpu'))} | ${fmt(med('guarded', 'cpu'))} | ${median(cpuRatios).toFixed(2)}x | ${fmt(med('Buffer.alloc', 'js'))} | ${fmt(med('guarded', 'js'))} | ${median(jsRatios).toFixed(2)}x | ${ratios.map((x) => x.toFixed(2)).join(' ')} | ${mib(rssA)} | ${mib(rssG)} | ${unguarded} |`);
+      // Share of guarded allocations that found a slot a primer made ready (builds that count them).
+      const primed = rs.map((x) => (x.primed === undefined ? '-' : `${Math.round((100 * x.primed) / x.allocations)}%`)).join(' ');
+      console.log(`| ${label(size)} | ${rs[0].n} | ${fmt(med('Buffer.alloc', 'wall'))} | ${fmt(med('guarded', 'wall'))} | ${median(ratios).toFixed(2)}x | ${fmt(med('Buffer.alloc', 'cpu'))} | ${fmt(med('guarded', 'cpu'))} | ${median(cpuRatios).toFixed(2)}x | ${fmt(med('Buffer.alloc', 'js'))} | ${fmt(med('guarded', 'js'))} | ${median(jsRatios).toFixed(2)}x | ${ratios.map((x) => x.toFixed(2)).join(' ')} | ${mib(rssA)} | ${mib(rssG)} | ${unguarded} | ${primed} |`);
     }
   }
   if (builds.length > 1) {

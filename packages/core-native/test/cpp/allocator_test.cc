@@ -1,6 +1,7 @@
 // core/: the guarded allocator's contract, in-process.
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <string>
@@ -8,6 +9,7 @@
 #include "check.h"
 #include "core/guarded_allocator.h"
 #include "crash/describe.h"
+#include "platform/linux/machine_context.h"
 
 namespace {
 
@@ -140,4 +142,44 @@ TEST(a_reused_kept_slot_is_canary_everywhere_but_the_new_allocation) {
   f.ptr = r.ptr;
   f.backend = mate::SlotBackend::kNativeHeap;
   CHECK(a->Free(f).status == mate::FreeStatus::kFreed);
+}
+
+// JS buffers' one-page slots (host allocations, frees by the collector
+// batched as with V8's deleters): primer threads make them ready ahead, all
+// canary (small buffers) or zero (over half a page). Either way a buffer
+// there is zero over its own bytes and canary over the rest of its page,
+// and the slots the collector freed are checked and closed (a stale read
+// fails) before any of them can be taken again.
+TEST(primed_one_page_slots_are_zero_over_the_buffer_canary_elsewhere_and_closed_once_freed) {
+  mate::GuardedAllocator* a = Allocator();
+  a->SetBatchedClose(true);  // off with mprotect guard pages: nothing is primed there
+  bool priming = a->guard_method() == mate::GuardMethod::kMadviseGuard;
+  uint64_t primed_before = a->Stats().primed_allocations;
+  std::vector<void*> live;
+  bool zeroed = true;
+  for (int round = 0; round < 200; round++) {
+    for (int i = 0; i < 64; i++) {
+      size_t size = (i & 1) ? 16 : 3000;  // the canary pool and the zero pool
+      mate::AllocResult r = a->Allocate(size, 0);
+      CHECK(r.ptr != nullptr);
+      if (r.ptr == nullptr) return;
+      const unsigned char* b = static_cast<const unsigned char*>(r.ptr);
+      for (size_t k = 0; k < size; k++) zeroed = zeroed && b[k] == 0;
+      memset(r.ptr, 0x42, size);
+      live.push_back(r.ptr);
+    }
+    if (!priming || a->Stats().primed_allocations - primed_before >= 256) break;
+    usleep(1000);  // the primers' turn
+  }
+  CHECK(zeroed);
+  if (priming) CHECK(a->Stats().primed_allocations - primed_before >= 256);
+  CHECK(a->CheckRecent().empty());  // every byte around the buffers still canary
+  for (void* p : live) CHECK(a->Free(p, mate::FreedBy::kGarbageCollector, 0).status == mate::FreeStatus::kFreed);
+  a->FlushFrees();
+  size_t readable = 0;
+  for (void* p : live) {
+    char byte;
+    if (mate::SafeRead(reinterpret_cast<uintptr_t>(p), &byte, 1)) readable++;
+  }
+  CHECK_EQ(readable, 0u);
 }

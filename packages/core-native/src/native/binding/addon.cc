@@ -240,6 +240,7 @@ Napi::Value Stats(const Napi::CallbackInfo& info) {
   o.Set("reservedBytes", num(s.reserved_bytes));
   o.Set("maxLive", num(s.max_live));
   o.Set("collectionsNearCap", num(s.collections));
+  o.Set("primedAllocations", num(s.primed_allocations));
   o.Set("violations", num(g_violations));
   o.Set("guardMethod", GuardMethodName(s.guard_method));
   o.Set("releasedDuringGc", Napi::Boolean::New(env, ReleasedDuringGC(env)));

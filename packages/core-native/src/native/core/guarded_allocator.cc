@@ -147,15 +147,16 @@ uint32_t GuardedAllocator::TakeSlot(uint32_t total_pages, size_t size, SlotBacke
     bool zero = size > page_ / 2;
     std::vector<uint32_t>& pool = zero ? primed_zero_ : primed_;
     bool& wanted = zero ? prime_zero_wanted_ : prime_wanted_;
-    if (pool.size() < batching::kPrimeTarget / 2 && !wanted && StartCloser()) {
+    if (pool.size() < batching::kPrimeLow && !wanted && StartPrimers()) {
       wanted = true;
-      closer_cv_.notify_one();
+      primer_cv_.notify_all();
     }
     if (!pool.empty()) {
       uint32_t idx = pool.back();
       pool.pop_back();
       *opened = true;
       *primed = !zero;  // a zero page is filled like a fresh one
+      stats_.primed_allocations++;
       return idx;
     }
   }

@@ -85,6 +85,7 @@ struct AllocatorStats {
   uint64_t collections = 0;   // garbage collections asked for near that cap (live_cap.cc)
   uint64_t kept_marker_closes = 0;    // freed kept slots closed with a guard marker
   uint64_t kept_mprotect_closes = 0;  // freed kept slots closed with mprotect
+  uint64_t primed_allocations = 0;    // allocations that took a slot a primer made ready
   GuardMethod guard_method = GuardMethod::kMadviseGuard;
   const char* last_fallback_reason = nullptr;
   // Each reason's own count (reasons are static strings: compared by address).
@@ -196,6 +197,12 @@ class GuardedAllocator {
   bool CheckFreed(SlotRecord* r);                  // canaries of a freed, still open slot; false: damaged
   void CloserLoop();
   bool StartCloser();                                  // under mu_; false: no background thread
+  // Primer threads (slot_batching.cc): one-page slots made ready ahead of
+  // need, apart from the closer, so a burst of frees being closed does not
+  // stop them. Started with the first slot wanted; false: none runs.
+  void PrimerLoop();
+  bool StartPrimers();  // under mu_
+  bool PrimeWanted() const;  // under mu_
   // Primes one batch of one-page slots: all canary, or (zero) only faulted
   // in, their page left as the kernel zeroed it. Under mu_ (released meanwhile).
   bool PrimeSome(std::unique_lock<std::mutex>* lock, bool zero);
@@ -235,6 +242,11 @@ class GuardedAllocator {
   // be zeroed almost whole (and its canary fill was wasted).
   std::vector<uint32_t> primed_zero_;
   bool prime_zero_wanted_ = false;
+  // Slots a primer is making ready (taken, not in a pool yet), per pool.
+  size_t priming_ = 0, priming_zero_ = 0;
+  bool primers_started_ = false;
+  bool primers_run_ = false;  // at least one primer thread was started
+  std::condition_variable primer_cv_;
   std::deque<uint32_t> quarantine_;
   uintptr_t kept_base_ = 0;     // first page of the kept span, 0 before the first
   uint32_t kept_made_ = 0;      // kept slots made so far (at most kept_limit_)

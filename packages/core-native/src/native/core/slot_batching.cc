@@ -1,9 +1,11 @@
 // The allocator's batched slot work: small slots opened several at a time,
 // freed slots checked and closed in batches by a background thread, and
-// one-page slots kept open and full of canary bytes ahead of need. Every
+// one-page slots kept open and full of canary bytes ahead of need by primer
+// threads of their own. Every
 // batch is one or two system calls instead of one or two per slot (see
 // bench/native/slot-cycle.c for what each costs).
 #include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -55,6 +57,9 @@ bool GuardedAllocator::OpenAhead(uint32_t total_pages, uint32_t first) {
     for (size_t i = n; i-- > 1;) reusable.push_back(batch[i]);
     return false;
   }
+  // One-page slots: every allocation there writes its page (canary or
+  // zero bytes), so it is faulted in now, all in one system call.
+  if (total_pages == kPrimedPages) platform::PopulateWrite(ranges, n);
   // Handed out in the order taken (new slots: rising addresses, so that
   // buffers freed together are neighbours and close as one range).
   std::vector<uint32_t>& ready = ready_[total_pages];
@@ -76,6 +81,31 @@ bool GuardedAllocator::StartCloser() {
   }
   pthread_detach(thread);
   return true;
+}
+
+namespace {
+size_t PrimerCount() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  int cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+  return cpus >= static_cast<int>(kCpusPerExtraPrimer) ? kMaxPrimers : 1;
+}
+}  // namespace
+
+bool GuardedAllocator::StartPrimers() {
+  if (primers_started_) return primers_run_;
+  primers_started_ = true;
+  auto loop = [](void* self) -> void* {
+    static_cast<GuardedAllocator*>(self)->PrimerLoop();
+    return nullptr;
+  };
+  for (size_t i = 0, n = PrimerCount(); i < n; i++) {
+    pthread_t thread;
+    if (pthread_create(&thread, nullptr, loop, this) != 0) break;
+    pthread_detach(thread);
+    primers_run_ = true;
+  }
+  return primers_run_;
 }
 
 bool GuardedAllocator::CheckFreed(SlotRecord* r) {
@@ -129,50 +159,67 @@ void GuardedAllocator::TakeClosing(std::vector<uint32_t>* batch) {
 void GuardedAllocator::CloserLoop() {
   pthread_setname_np(pthread_self(), "mate-guard-free");
   std::unique_lock<std::mutex> lock(mu_);
+  // Kept from batch to batch: swapped with closing_, its capacity is what the
+  // next burst of frees fills (each free pushes under the lock, and growing
+  // an empty vector to a GC's thousands of frees cost a fifth of Free).
+  std::vector<uint32_t> batch;
   for (;;) {
-    closer_cv_.wait(lock, [this] { return !closing_.empty() || prime_wanted_ || prime_zero_wanted_; });
-    if (!closing_.empty()) {
-      // Frees come in bursts (a GC sweep): let the burst gather first, which
-      // also spares the freeing thread a wake-up per free.
-      lock.unlock();
-      usleep(kCloseGatherUs);
-      lock.lock();
-      std::vector<uint32_t> batch;
-      TakeClosing(&batch);
-      lock.unlock();
-      CloseBatch(&batch);
-      lock.lock();
-    }
+    closer_cv_.wait(lock, [this] { return !closing_.empty(); });
+    // Frees come in bursts (a GC sweep): let the burst gather first, which
+    // also spares the freeing thread a wake-up per free.
+    lock.unlock();
+    usleep(kCloseGatherUs);
+    lock.lock();
+    TakeClosing(&batch);
+    lock.unlock();
+    CloseBatch(&batch);
+    batch.clear();
+    lock.lock();
+  }
+}
+
+bool GuardedAllocator::PrimeWanted() const {
+  return (prime_wanted_ && primed_.size() + priming_ < kPrimeTarget) ||
+         (prime_zero_wanted_ && primed_zero_.size() + priming_zero_ < kPrimeTarget);
+}
+
+void GuardedAllocator::PrimerLoop() {
+  pthread_setname_np(pthread_self(), "mate-guard-prep");
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    primer_cv_.wait(lock, [this] { return PrimeWanted(); });
     // Both kinds of primed slots, the emptier one first, each while wanted.
-    for (;;) {
-      bool canary = prime_wanted_ && primed_.size() < kPrimeTarget;
-      bool zero = prime_zero_wanted_ && primed_zero_.size() < kPrimeTarget;
-      if (canary && zero) canary = primed_.size() <= primed_zero_.size();
-      if (!canary && !zero) break;
-      if (!PrimeSome(&lock, !canary)) break;
-    }
-    prime_wanted_ = prime_zero_wanted_ = false;
+    bool canary = prime_wanted_ && primed_.size() + priming_ < kPrimeTarget;
+    bool zero = prime_zero_wanted_ && primed_zero_.size() + priming_zero_ < kPrimeTarget;
+    if (canary && zero) canary = primed_.size() + priming_ <= primed_zero_.size() + priming_zero_;
+    // No slot to be had or opening failed: wanted again at the next allocation.
+    if (!PrimeSome(&lock, !canary)) (canary ? prime_wanted_ : prime_zero_wanted_) = false;
   }
 }
 
 // Opens up to kPrimeBatch one-page slots (reused ones first) in one system
-// call and, outside the lock, fills their pages with canary bytes or (zero)
-// faults them in.
+// call and, outside the lock, faults them in (one more system call) and
+// fills their pages with canary bytes, or (zero) leaves them as the kernel
+// zeroed them.
 bool GuardedAllocator::PrimeSome(std::unique_lock<std::mutex>* lock, bool zero) {
   uint32_t batch[kPrimeBatch];
   size_t n = GatherSlots(kPrimedPages, batch, 0, kPrimeBatch);
   if (n == 0) return false;
-  std::vector<uint32_t>& reusable = reusable_[kPrimedPages];
+  size_t& priming = zero ? priming_zero_ : priming_;
+  priming += n;
   lock->unlock();
   platform::PageRange ranges[kPrimeBatch];
   DataRanges(batch, n, ranges);
   bool ok = platform::RemoveGuards(ranges, n);
   if (ok) {
+    // Faulted in by the kernel in one call where it can; else first touch.
+    bool populated = platform::PopulateWrite(ranges, n);
     for (size_t i = 0; i < n; i++) {
       if (!zero) {
         FillPage(ranges[i].addr, ranges[i].bytes);
         continue;
       }
+      if (populated) continue;
       // Fault each page in (the kernel zeroes it); its bytes stay zero.
       for (size_t off = 0; off < ranges[i].bytes; off += page_)
         static_cast<volatile char*>(ranges[i].addr)[off] = 0;
@@ -181,8 +228,12 @@ bool GuardedAllocator::PrimeSome(std::unique_lock<std::mutex>* lock, bool zero) 
     platform::InstallGuards(ranges, n);
   }
   lock->lock();
+  priming -= n;
   std::vector<uint32_t>& ready = zero ? primed_zero_ : primed_;
+  std::vector<uint32_t>& reusable = reusable_[kPrimedPages];
   for (size_t i = n; i-- > 0;) (ok ? ready : reusable).push_back(batch[i]);
+  // Full: wanted again once allocations take it below kPrimeLow.
+  if (ok && ready.size() + priming >= kPrimeTarget) (zero ? prime_zero_wanted_ : prime_wanted_) = false;
   return ok;
 }
 

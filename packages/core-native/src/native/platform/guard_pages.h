@@ -26,6 +26,11 @@ struct PageRange {
 };
 bool InstallGuards(const PageRange* ranges, size_t n);
 bool RemoveGuards(const PageRange* ranges, size_t n);
+// Faults the ranges in for writing (their pages as the kernel zeroes them),
+// in one system call where the kernel takes MADV_POPULATE_WRITE through
+// process_madvise: no page-fault exception per page. False: some may not
+// be; they fault in on first touch as before.
+bool PopulateWrite(const PageRange* ranges, size_t n);
 // mprotect: every protection change may split a mapping.
 bool ProtectNone(void* addr, size_t bytes);   // also discards contents
 bool ProtectReadWrite(void* addr, size_t bytes);
