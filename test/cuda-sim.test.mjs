@@ -6,6 +6,7 @@
 // Node binding). This proves the plumbing, not the GPU: test/cuda.test.mjs
 // runs the real thing on a GPU.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -16,6 +17,10 @@ import { buildFakeDriver, buildMatrix, noGxx } from './helpers/sim.mjs';
 
 const EXAMPLE = path.join(ROOT, 'examples', 'cuda', 'build', 'Release', 'cuda_example.node');
 const SCRIPT = path.join(ROOT, 'test', 'fixtures', 'cuda', 'sim-settings.js');
+
+function hasPython3() {
+  return spawnSync('python3', ['--version']).status === 0;
+}
 
 function skipReason() {
   if (!fs.existsSync(EXAMPLE)) return 'the CUDA example addon is not built (no nvcc)';
@@ -49,6 +54,18 @@ describe('device settings over the simulated driver', { skip: skipReason() }, ()
   test('--mode head: the allocation starts right after the guard', async () => {
     const p = await placed(['--mode', 'head']);
     assert.equal(p.offset, 0, JSON.stringify(p));
+  });
+
+  test('the torch hook shares a guarded storage over CUDA IPC (a stand-in torch): a storage the guard did not allocate is refused with the reason; a guarded one is rebuilt elsewhere over the same bytes', { skip: hasPython3() ? false : 'no python3' }, async () => {
+    const probe = path.join(ROOT, 'test', 'fixtures', 'cuda', 'sim-ipc', 'ipc_probe.py');
+    const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--', 'python3', probe], { env, cwd: os.tmpdir() });
+    assert.equal(r.code, 0, r.output);
+    assert.match(r.stdout, /^refused: mate-guard: this CUDA tensor cannot be shared with another process \(CUDA IPC, as torch\.multiprocessing does\): the guard did not allocate it \(an unguarded fallback, or memory another process shared\)/m);
+    assert.match(r.stdout, /^shared: device 0, GuardedIpcHandle, 4000 bytes$/m);
+    assert.match(r.stdout, /^rebuilt elsewhere: True, first byte 7, last byte 7$/m);
+    assert.match(r.stdout, /^the sender sees 9$/m);
+    assert.match(r.stdout, /^after the view is dropped the sender still reads 9$/m);
+    assert.match(r.output, /\[mate-guard\] CUDA IPC: 1 guarded device allocation shared with another process/);
   });
 
   test('quarantineMaxBytes and quarantineMaxCount bound the device quarantine (installGuardAllocator)', async () => {

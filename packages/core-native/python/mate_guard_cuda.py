@@ -61,7 +61,7 @@ def install(torch):
     atexit.register(lib.mate_guard_shutdown)
     _honour_record_stream(torch, lib)
     _refuse_graph_capture(torch)
-    _share_guarded_tensors(torch, lib)
+    _share_guarded_tensors(torch)
     return True
 
 
@@ -110,14 +110,21 @@ class _SharedMapping(ctypes.Structure):
                 ('chunk_bytes', ctypes.c_uint64)]
 
 
+_ipc_lib = None
+
+
 def _ipc_library():
-    """The guard's library, also in a receiving process that guards nothing."""
-    lib = _library if _library is not None else ctypes.CDLL(_library_path())
-    lib.mate_guard_ipc_export.argtypes = [ctypes.c_void_p, ctypes.POINTER(_SharedRange)]
-    lib.mate_guard_ipc_map.argtypes = [ctypes.c_int, ctypes.POINTER(_SharedRange), ctypes.POINTER(_SharedMapping)]
-    lib.mate_guard_ipc_unmap.argtypes = [ctypes.POINTER(_SharedMapping)]
-    lib.mate_guard_ipc_error.restype = ctypes.c_char_p
-    return lib
+    """The guard's library with its IPC calls declared, once; also in a
+    receiving process that guards nothing."""
+    global _ipc_lib
+    if _ipc_lib is None:
+        lib = _library if _library is not None else ctypes.CDLL(_library_path())
+        lib.mate_guard_ipc_export.argtypes = [ctypes.c_void_p, ctypes.POINTER(_SharedRange)]
+        lib.mate_guard_ipc_map.argtypes = [ctypes.c_int, ctypes.POINTER(_SharedRange), ctypes.POINTER(_SharedMapping)]
+        lib.mate_guard_ipc_unmap.argtypes = [ctypes.POINTER(_SharedMapping)]
+        lib.mate_guard_ipc_error.restype = ctypes.c_char_p
+        _ipc_lib = lib
+    return _ipc_lib
 
 
 class GuardedIpcHandle:
@@ -170,9 +177,10 @@ class _SharedMemory:
         self._lib.mate_guard_ipc_unmap(ctypes.byref(self._mapping))
 
 
-def _share_guarded_tensors(torch, lib):
+def _share_guarded_tensors(torch):
     import multiprocessing.context
     import multiprocessing.reduction
+    lib = _ipc_library()  # the installed library, its IPC calls declared (the error's text is a char*)
     original = torch.UntypedStorage._share_cuda_
 
     def _share_cuda_(self, *args, **kwargs):
