@@ -15,12 +15,15 @@
 namespace mate {
 namespace device {
 
+// Also the C ABI's layout (mate_guard_ipc_map/unmap, the Python hook's
+// ctypes structure): four 64-bit words.
 struct SharedMapping {
   cuda::CUdeviceptr reserved = 0;  // the whole reservation: data and guard
   uint64_t reserved_bytes = 0;
   cuda::CUdeviceptr data = 0;  // where the chunk is mapped
   uint64_t chunk_bytes = 0;
 };
+static_assert(sizeof(SharedMapping) == 32, "the Python hook's layout");
 
 // Maps the chunk behind `fd` (not closed) for device `ordinal`. The
 // imported handle is released at once: the mapping keeps the memory alive,

@@ -103,9 +103,8 @@ void DeviceAllocator::RetireChunk(uint32_t granules, CUmemGenericAllocationHandl
       idle_bytes_ += granules * granule_;
       return;
     }
-    stats_.physical_bytes -= granules * granule_;
   }
-  drv_->cuMemRelease(chunk);
+  ReleaseChunk(granules, chunk);  // the pool is full
 }
 
 void DeviceAllocator::ReleaseChunk(uint32_t granules, CUmemGenericAllocationHandle chunk) {

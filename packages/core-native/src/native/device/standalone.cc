@@ -273,14 +273,11 @@ MATE_EXPORT int mate_guard_torch_record_stream(void* ptr, void* stream) {
 MATE_EXPORT const char* mate_guard_graph_capture_message() { return kGraphCaptureRefused; }
 
 // CUDA IPC of a guarded tensor (the Python hook's own share and rebuild:
-// PyTorch's pluggable allocators have none). The layouts are the Python
-// hook's ctypes structures.
+// PyTorch's pluggable allocators have none). The range and the mapping
+// (SharedMapping) are the Python hook's ctypes structures.
 struct mate_guard_shared_range {
   int64_t fd;
   uint64_t chunk_bytes, offset, size, granule, guard_before;
-};
-struct mate_guard_shared_mapping {
-  uint64_t reserved, reserved_bytes, data, chunk_bytes;
 };
 namespace {
 thread_local std::string t_ipc_error;
@@ -302,34 +299,26 @@ MATE_EXPORT int mate_guard_ipc_export(void* ptr, mate_guard_shared_range* out) {
 
 // Maps a range another process exported, for `device`; works whether or
 // not this process guards its own memory.
-MATE_EXPORT int mate_guard_ipc_map(int device, const mate_guard_shared_range* range, mate_guard_shared_mapping* out) {
+MATE_EXPORT int mate_guard_ipc_map(int device, const mate_guard_shared_range* range, SharedMapping* out) {
   const char* no_driver = nullptr;
   const mate::cuda::Driver* drv = mate::cuda::Load(&no_driver);
   if (drv == nullptr) {
     t_ipc_error = no_driver ? no_driver : "no CUDA driver";
     return 1;
   }
-  SharedMapping m;
   std::string why;
   if (!MapShared(drv, device, static_cast<int>(range->fd), range->chunk_bytes, range->granule, range->guard_before != 0,
-                 &m, &why)) {
+                 out, &why)) {
     t_ipc_error = why;
     return 1;
   }
-  *out = {m.reserved, m.reserved_bytes, m.data, m.chunk_bytes};
   return 0;
 }
 
-MATE_EXPORT void mate_guard_ipc_unmap(const mate_guard_shared_mapping* m) {
+MATE_EXPORT void mate_guard_ipc_unmap(const SharedMapping* m) {
   const char* no_driver = nullptr;
   const mate::cuda::Driver* drv = mate::cuda::Load(&no_driver);
-  if (drv == nullptr) return;
-  SharedMapping s;
-  s.reserved = m->reserved;
-  s.reserved_bytes = m->reserved_bytes;
-  s.data = m->data;
-  s.chunk_bytes = m->chunk_bytes;
-  UnmapShared(drv, s);
+  if (drv != nullptr) UnmapShared(drv, *m);
 }
 
 MATE_EXPORT const char* mate_guard_ipc_error() { return t_ipc_error.c_str(); }
