@@ -5,7 +5,8 @@
 # The guard's counters (MATE_GUARD_CUDA_STATS) of each rank are printed
 # beside each guarded round: where its time goes (alloc/free/track ms).
 #   bench/cuda/ddp.sh [rounds] [ranks] [steps]
-# VARIANTS="plain guard guard-notrack guard-nostacks" picks some.
+# VARIANTS="plain guard guard-notrack guard-nostacks" picks some; guard-emptycb:
+# CUPTI subscribed, every callback returning at once (MATE_GUARD_CUPTI_EMPTY).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 REPS=${1:-3}
@@ -27,6 +28,7 @@ for ((rep = 0; rep < REPS; rep++)); do
       guard) out=$(guard) ;;
       guard-notrack) out=$(guard --no-track-launches) ;;
       guard-nostacks) out=$(guard --no-capture-stacks) ;;
+      guard-emptycb) out=$(MATE_GUARD_CUPTI_EMPTY=1 guard) ;;  # subscribed, callbacks return at once
     esac
     t=$(grep -o 'steps in [0-9.]* s' <<<"$out" | grep -o '[0-9.]*' | tail -1)
     [ -n "$t" ] || { echo "$v failed:"; echo "$out" | tail -20; }

@@ -79,6 +79,9 @@ struct DeviceStats {
   // Time spent, for tuning (bench/): in Allocate and Free on the callers'
   // threads, and in driver work on the background thread.
   uint64_t alloc_ns = 0, free_ns = 0, background_ns = 0;
+  // The background thread's passes that did work, and the driver calls it
+  // made for fences (events recorded after frees, and asked about).
+  uint64_t passes = 0, fence_records = 0, fence_queries = 0;
 
   // Another device's counters added in (the totals over every GPU).
   void Add(const DeviceStats& s) {
@@ -89,7 +92,8 @@ struct DeviceStats {
           &DeviceStats::live_bytes, &DeviceStats::live_granules, &DeviceStats::fallbacks, &DeviceStats::quarantined,
           &DeviceStats::quarantined_bytes, &DeviceStats::chunks_created, &DeviceStats::physical_bytes,
           &DeviceStats::ready_hits, &DeviceStats::ready_misses, &DeviceStats::recycled, &DeviceStats::ready_bytes, &DeviceStats::violations, &DeviceStats::out_of_memory, &DeviceStats::exported,
-          &DeviceStats::alloc_ns, &DeviceStats::free_ns, &DeviceStats::background_ns})
+          &DeviceStats::alloc_ns, &DeviceStats::free_ns, &DeviceStats::background_ns, &DeviceStats::passes,
+          &DeviceStats::fence_records, &DeviceStats::fence_queries})
       this->*f += s.*f;
   }
 };

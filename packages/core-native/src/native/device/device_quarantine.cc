@@ -108,6 +108,7 @@ bool DeviceAllocator::ProcessPending(bool wait) {
   }
   if (batch.empty()) return false;
   bool progressed = false;
+  uint64_t records = 0, queries = 0;  // driver calls for fences (counted)
   // One event per stream after the frees that have none yet.
   std::vector<std::pair<CUstream, Fence*>> fences;
   for (Pending* p : batch) {
@@ -125,6 +126,7 @@ bool DeviceAllocator::ProcessPending(bool wait) {
   for (auto& [stream, f] : fences) {
     if (f == nullptr) continue;
     CUresult r = drv_->cuEventRecord(f->event, stream);
+    records++;
     if (cuda::IsSticky(r)) NoteBroken(r, "recording after freed allocations' last use");
     else if (r != cuda::kSuccess) f->done = true;  // a stream that is gone: nothing of it is left to wait for
   }
@@ -141,6 +143,7 @@ bool DeviceAllocator::ProcessPending(bool wait) {
     queried.push_back(f);
     if (__atomic_load_n(&broken_, __ATOMIC_ACQUIRE)) break;
     CUresult r = wait ? drv_->cuEventSynchronize(f->event) : drv_->cuEventQuery(f->event);
+    queries++;
     if (r == cuda::kErrorNotReady) {
       behind.push_back(p->stream);
       continue;
@@ -184,6 +187,8 @@ bool DeviceAllocator::ProcessPending(bool wait) {
   }
   (void)wait;
   std::lock_guard<std::mutex> lock(mu_);
+  stats_.fence_records += records;
+  stats_.fence_queries += queries;
   while (!keep.empty()) {
     pending_.push_front(keep.back());
     keep.pop_back();
@@ -220,7 +225,10 @@ void DeviceAllocator::Run() {
       }
     }
     std::unique_lock<std::mutex> lock(mu_);
-    if (did) stats_.background_ns += NowNs() - t0;
+    if (did) {
+      stats_.background_ns += NowNs() - t0;
+      stats_.passes++;
+    }
     if (stop_) return;
     if (!did) wake_.wait_for(lock, pending_.empty() ? std::chrono::microseconds(5000) : std::chrono::microseconds(100));
   }
