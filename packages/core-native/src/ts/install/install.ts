@@ -47,13 +47,13 @@ let suppressions: readonly Suppressions.SuppressionRule[] = [];
 // allocates no more at startup than it must, so its own garbage is not
 // collected much sooner than without mate-guard (a forked child of
 // better-sqlite3's suite checks files its unreachable databases keep).
+const reports = (): typeof Render => require('../report/render') as typeof Render;
+const suppressionRules = (): typeof Suppressions => require('../report/suppressions') as typeof Suppressions;
+
 // Node's own Buffer.from, as found before any install patched it: a view
 // over the guarded memory is all guardedBuffer needs (the patched one also
 // checks whether its argument must be copied).
 const bufferView = Buffer.from.bind(Buffer) as (ab: ArrayBuffer, offset: number, length: number) => Buffer;
-
-const reports = (): typeof Render => require('../report/render') as typeof Render;
-const suppressionRules = (): typeof Suppressions => require('../report/suppressions') as typeof Suppressions;
 
 function makeAlloc(native: NativeBinding, stacks: JsStacks | undefined): GuardedAlloc {
   if (!stacks) return (size) => native.alloc(size);

@@ -94,8 +94,6 @@ const CfiRule* RuleFor(RuleSlot* table, uintptr_t pc) {
   return &s.rule;
 }
 
-// Walks with cached rules. True when the stack was walked to its end, its
-// stop frame or `max`; false when a frame needs libgcc (then w is reset).
 // The rule of `pc` at walk depth `d`: the depth's recent ways, else the table.
 inline const CfiRule* RecentRuleFor(ThreadRules& t, size_t d, uintptr_t pc) {
   if (d >= kRecentDepth) return RuleFor(t.table, pc);
@@ -114,6 +112,8 @@ inline const CfiRule* RecentRuleFor(ThreadRules& t, size_t d, uintptr_t pc) {
   return &ways[0].rule;
 }
 
+// Walks with cached rules. True when the stack was walked to its end, its
+// stop frame or `max`; false when a frame needs libgcc (then w is reset).
 __attribute__((always_inline)) inline bool FastWalk(Walk* w, uintptr_t pc, uintptr_t sp, uintptr_t bp) {
   ThreadRules& t = t_rules;
   if (t.table == nullptr && (t.tried || !InitThreadRules(&t))) return false;
