@@ -24,6 +24,15 @@ namespace {
 // The byte at `off` of a mapping (host memory under the simulated driver).
 uint8_t ByteAt(CUdeviceptr p, uint64_t off) { return *reinterpret_cast<const volatile uint8_t*>(p + off); }
 
+// What the receiving process does with an exported range: maps it with the
+// sender's layout, then closes the descriptor (the mapping keeps the chunk).
+bool MapExported(const ExportedRange& r, SharedMapping* m) {
+  std::string why;
+  bool ok = MapShared(FakeDriver(), 0, static_cast<int>(r.fd), r.chunk_bytes, r.granule, r.guard_before != 0, m, &why);
+  close(static_cast<int>(r.fd));
+  return ok;
+}
+
 }  // namespace
 
 TEST(a_shared_allocation_maps_elsewhere_with_the_same_bytes_and_its_guard_on_the_same_side) {
@@ -46,8 +55,7 @@ TEST(a_shared_allocation_maps_elsewhere_with_the_same_bytes_and_its_guard_on_the
   CHECK(r.offset + r.size <= r.chunk_bytes);
   CHECK(r.chunk_bytes - (r.offset + r.size) < 16);
   SharedMapping m;
-  CHECK(MapShared(FakeDriver(), 0, r.fd, r.chunk_bytes, r.granule, r.guard_before, &m, &why));
-  close(r.fd);
+  CHECK(MapExported(r, &m));
   CHECK_EQ(m.reserved_bytes, r.chunk_bytes + r.granule);
   CHECK_EQ(m.data, m.reserved);
   CHECK_EQ(ByteAt(m.data, r.offset), 0x5a);
@@ -72,8 +80,7 @@ TEST(a_shared_chunk_is_released_at_free_and_never_handed_to_another_allocation) 
   std::string why;
   CHECK(d.a->Export(p, &r, &why));
   SharedMapping m;
-  CHECK(MapShared(FakeDriver(), 0, r.fd, r.chunk_bytes, r.granule, r.guard_before, &m, &why));
-  close(r.fd);
+  CHECK(MapExported(r, &m));
   CHECK(d.Free(p));
   CHECK(WaitFor([&] { return FreesSettled(d.a); }));
   CHECK_EQ(d.a->Stats().recycled, 0u);

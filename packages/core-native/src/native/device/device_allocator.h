@@ -100,15 +100,18 @@ struct DeviceStats {
 
 // A guarded allocation shared with another process: its chunk's file
 // descriptor and the layout the other process maps it with (the guard
-// granule on the same side, so an overrun faults there too).
+// granule on the same side, so an overrun faults there too). Also the C
+// ABI's layout (mate_guard_ipc_export/map, the Python hook's ctypes
+// structure): six 64-bit words.
 struct ExportedRange {
-  int fd = -1;
+  int64_t fd = -1;
   uint64_t chunk_bytes = 0;  // the data granules
   uint64_t offset = 0;       // of the allocation's first byte in the chunk
   uint64_t size = 0;
   uint64_t granule = 0;
-  bool guard_before = false;  // head mode: the guard granule lies before the data
+  uint64_t guard_before = 0;  // 1: head mode, the guard granule lies before the data
 };
+static_assert(sizeof(ExportedRange) == 48, "the Python hook's layout");
 
 // Guarded device allocations on one GPU, made with the driver's virtual
 // memory API: every allocation sits at the edge of its own mapped range,

@@ -30,7 +30,7 @@ bool DeviceAllocator::Export(CUdeviceptr ptr, ExportedRange* out, std::string* w
     out->offset = s->rec.user - g.data_start;
     out->size = s->rec.size;
     out->granule = granule_;
-    out->guard_before = g.guard_start < g.data_start;
+    out->guard_before = g.guard_start < g.data_start ? 1 : 0;
   }
   // The caller holds the allocation (a tensor being sent): its chunk stays.
   InternalCalls internal;

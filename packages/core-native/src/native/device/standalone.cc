@@ -275,33 +275,26 @@ MATE_EXPORT int mate_guard_torch_record_stream(void* ptr, void* stream) {
 MATE_EXPORT const char* mate_guard_graph_capture_message() { return kGraphCaptureRefused; }
 
 // CUDA IPC of a guarded tensor (the Python hook's own share and rebuild:
-// PyTorch's pluggable allocators have none). The range and the mapping
-// (SharedMapping) are the Python hook's ctypes structures.
-struct mate_guard_shared_range {
-  int64_t fd;
-  uint64_t chunk_bytes, offset, size, granule, guard_before;
-};
+// PyTorch's pluggable allocators have none). The range (ExportedRange) and
+// the mapping (SharedMapping) are the Python hook's ctypes structures.
 namespace {
 thread_local std::string t_ipc_error;
 }  // namespace
 
 // 0: `out->fd` is the allocation's chunk (the caller closes it); else
 // mate_guard_ipc_error() says why.
-MATE_EXPORT int mate_guard_ipc_export(void* ptr, mate_guard_shared_range* out) {
-  static_assert(sizeof(mate_guard_shared_range) == 48, "the Python hook's layout");
+MATE_EXPORT int mate_guard_ipc_export(void* ptr, ExportedRange* out) {
   std::string why;
-  ExportedRange r;
-  if (!EnsureInstalled() || !Export(reinterpret_cast<mate::cuda::CUdeviceptr>(ptr), &r, &why)) {
+  if (!EnsureInstalled() || !Export(reinterpret_cast<mate::cuda::CUdeviceptr>(ptr), out, &why)) {
     t_ipc_error = why.empty() ? LastError() : why;
     return 1;
   }
-  *out = {r.fd, r.chunk_bytes, r.offset, r.size, r.granule, r.guard_before ? 1u : 0u};
   return 0;
 }
 
 // Maps a range another process exported, for `device`; works whether or
 // not this process guards its own memory.
-MATE_EXPORT int mate_guard_ipc_map(int device, const mate_guard_shared_range* range, SharedMapping* out) {
+MATE_EXPORT int mate_guard_ipc_map(int device, const ExportedRange* range, SharedMapping* out) {
   const char* no_driver = nullptr;
   const mate::cuda::Driver* drv = mate::cuda::Load(&no_driver);
   if (drv == nullptr) {
