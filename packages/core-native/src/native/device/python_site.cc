@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -87,8 +88,15 @@ std::string Attr(const PyApi& py, void* obj, const char* name) {
 
 bool g_enabled = true;
 PythonSiteStats g_stats;  // updated with atomics: allocating and launching threads
+// Counted only where MATE_GUARD_CUDA_STATS asks (read once, at load): every
+// allocation, free and launch takes a call site, and the clock reads and
+// shared counters are no use to a run that never prints them.
+const bool g_counting = getenv("MATE_GUARD_CUDA_STATS") != nullptr;
 
-void Add(uint64_t* field, uint64_t n) { __atomic_fetch_add(field, n, __ATOMIC_RELAXED); }
+void Add(uint64_t* field, uint64_t n) {
+  if (g_counting) __atomic_fetch_add(field, n, __ATOMIC_RELAXED);
+}
+uint64_t Clock() { return g_counting ? NowNs() : 0; }
 
 uint32_t Capture(const PyApi* py);
 
@@ -100,7 +108,7 @@ uint32_t CapturePythonStack() {
   if (!__atomic_load_n(&g_enabled, __ATOMIC_ACQUIRE)) return 0;
   const PyApi* py = Api();
   if (py == nullptr || !py->IsInitialized()) return 0;
-  uint64_t t0 = NowNs();
+  uint64_t t0 = Clock();
   uint32_t id = 0;
   if (py->GILState_Check() == 1) {
     id = Capture(py);
@@ -111,13 +119,13 @@ uint32_t CapturePythonStack() {
     // backward threads) has no frames: none.
     if (py->GILState_GetThisThreadState() == nullptr) return 0;
     int state = py->GILState_Ensure();
-    Add(&g_stats.ensure_ns, NowNs() - t0);
+    Add(&g_stats.ensure_ns, Clock() - t0);
     Add(&g_stats.gil_taken, 1);
     id = Capture(py);
     py->GILState_Release(state);
   }
   Add(&g_stats.captures, 1);
-  Add(&g_stats.ns, NowNs() - t0);
+  Add(&g_stats.ns, Clock() - t0);
   return id;
 }
 
