@@ -19,6 +19,17 @@ static int g_dummy;
 extern "C" {
 void fake_cuda_set_error(int e) { g_err = e; }
 static CUresult E() { return g_err.load(); }
+// A faulting kernel's error (FAKE_CUDA_FAULT_KERNEL) until its work runs:
+// the simulated GPU runs a stream's work when something waits for it (a
+// context synchronize, or that stream's), so the guard's own calls on its
+// other streams meanwhile see nothing yet, as on a GPU busy with the work
+// queued before the kernel.
+static std::atomic<int> g_fault_queued{0};
+static std::atomic<void*> g_fault_stream{nullptr};
+static CUresult Ran(void* stream, bool whole_context) {
+  if ((whole_context || stream == g_fault_stream.load()) && g_fault_queued.load()) g_err = g_fault_queued.exchange(0);
+  return E();
+}
 CUresult cuInit(unsigned) { return 0; }
 CUresult cuGetErrorName(CUresult r, const char** s) {
   *s = r == 700 ? "CUDA_ERROR_ILLEGAL_ADDRESS" : r == 710 ? "CUDA_ERROR_ASSERT" : r == 2 ? "CUDA_ERROR_OUT_OF_MEMORY" : "CUDA_ERROR_FAKE";
@@ -35,7 +46,7 @@ CUresult cuDevicePrimaryCtxRetain(void** c, int) { *c = &g_dummy; return 0; }
 CUresult cuCtxGetCurrent(void** c) { *c = t_ctx; return 0; }
 CUresult cuCtxSetCurrent(void* c) { t_ctx = c; return 0; }
 CUresult cuCtxGetDevice(int* d) { *d = 0; return 0; }
-CUresult cuCtxSynchronize() { return E(); }
+CUresult cuCtxSynchronize() { return Ran(nullptr, true); }
 // Device memory: FAKE_CUDA_MEMORY_BYTES bounds what cuMemCreate and
 // cuMemAlloc hand out together (default 80 GiB, never exhausted in tests).
 static std::mutex g_mem_mu;
@@ -123,8 +134,8 @@ CUresult cuMemSetAccess(dptr p, size_t n, const void*, size_t) { if (E()) return
 CUresult cuMemsetD8Async(dptr p, unsigned char v, size_t n, void*) { if (E()) return E(); memset((void*)p, v, n); return 0; }
 CUresult cuMemcpyDtoHAsync_v2(void* d, dptr s, size_t n, void*) { if (E()) return E(); memcpy(d, (void*)s, n); return 0; }
 CUresult cuStreamCreate(void** s, unsigned) { *s = malloc(1); return 0; }
-CUresult cuStreamSynchronize(void*) { return E(); }
-CUresult cuStreamQuery(void*) { return E(); }
+CUresult cuStreamSynchronize(void* s) { return Ran(s, false); }
+CUresult cuStreamQuery(void* s) { return Ran(s, false); }
 CUresult cuStreamWaitEvent(void*, void*, unsigned) { return E(); }
 CUresult cuStreamIsCapturing(void*, int* s) { *s = 0; return 0; }
 CUresult cuEventCreate(void** e, unsigned) { *e = malloc(1); return 0; }
@@ -166,17 +177,20 @@ struct LaunchParams { void* f; unsigned g[7]; void* stream; void** params; void*
 CUresult fake_launch(FakeFunc* f, void* stream, void** params) {
   LaunchParams p{f, {1, 1, 1, 1, 1, 1, 0}, stream, params, nullptr};
   // FAKE_CUDA_FAULT_KERNEL: a kernel whose name holds it faults as it runs
-  // (the sticky error shows at the next synchronize: the guard's own under
-  // launch blocking, else the program's).
+  // (the sticky error shows at the next synchronize of its work: the
+  // guard's own under launch blocking, else the program's).
   const char* faulting = getenv("FAKE_CUDA_FAULT_KERNEL");
-  if (faulting && *faulting && strstr(f->name, faulting)) g_err = 700;
+  if (faulting && *faulting && strstr(f->name, faulting)) {
+    g_fault_stream = stream;
+    g_fault_queued = 700;
+  }
   return Issue(307, "cuLaunchKernel", &p, f->name, 0);  // a launch succeeds; the fault shows at a later call
 }
 struct EvStream { void* ev; void* stream; };
 CUresult fake_event_record(void* ev, void* stream) { EvStream p{ev, stream}; return Issue(119, "cuEventRecord", &p, nullptr, E()); }
 struct StreamEv { void* stream; void* ev; unsigned flags; };
 CUresult fake_stream_wait(void* stream, void* ev) { StreamEv p{stream, ev, 0}; return Issue(295, "cuStreamWaitEvent", &p, nullptr, E()); }
-CUresult fake_ctx_sync() { return Issue(17, "cuCtxSynchronize", nullptr, nullptr, E()); }
+CUresult fake_ctx_sync() { return Issue(17, "cuCtxSynchronize", nullptr, nullptr, Ran(nullptr, true)); }
 struct Create { void** s; unsigned flags; };
 CUresult fake_stream_create(void** s, unsigned flags) {
   *s = malloc(1); *(unsigned char*)*s = (unsigned char)flags;
