@@ -4,9 +4,10 @@
 # variants alternating, in-loop seconds of rank 0, median of the rounds.
 # The guard's counters (MATE_GUARD_CUDA_STATS) of each rank are printed
 # beside each guarded round: where its time goes (alloc/free/track ms).
-#   bench/cuda/ddp.sh [rounds] [ranks] [steps]
+#   bench/cuda/ddp.sh [rounds] [ranks] [steps]   (DDP_WIDTH, DDP_BATCH: the model and batch size)
 # VARIANTS="plain guard guard-notrack guard-nostacks" picks some; guard-emptycb:
-# CUPTI subscribed, every callback returning at once (MATE_GUARD_CUPTI_EMPTY).
+# CUPTI subscribed, every callback returning at once (MATE_GUARD_CUPTI_EMPTY);
+# guard-pending1g: frees wait once 1 GiB of them pend (MATE_GUARD_CUDA_PENDING_MIB).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 REPS=${1:-3}
@@ -29,6 +30,7 @@ for ((rep = 0; rep < REPS; rep++)); do
       guard-notrack) out=$(guard --no-track-launches) ;;
       guard-nostacks) out=$(guard --no-capture-stacks) ;;
       guard-emptycb) out=$(MATE_GUARD_CUPTI_EMPTY=1 guard) ;;  # subscribed, callbacks return at once
+      guard-pending1g) out=$(MATE_GUARD_CUDA_PENDING_MIB=1024 guard) ;;  # the pending-frees bound before it scaled
     esac
     t=$(grep -o 'steps in [0-9.]* s' <<<"$out" | grep -o '[0-9.]*' | tail -1)
     [ -n "$t" ] || { echo "$v failed:"; echo "$out" | tail -20; }

@@ -3,6 +3,8 @@
 // of its other jobs).
 #include "device/device_allocator_internal.h"
 
+#include <cstdlib>
+
 #include <algorithm>
 
 #include "core/alloc_log.h"
@@ -59,6 +61,17 @@ bool DeviceAllocator::Init(std::string* error) {
   if (r != cuda::kSuccess || gran == 0) return fail("cuMemGetAllocationGranularity", r);
   granule_ = gran;
   stats_.granule = gran;
+  // Frees of large tensors while the GPU runs a few steps behind (a
+  // GPU-bound training loop) pend for that long: with a fixed 1 GiB they
+  // made the program wait for the GPU at each free, starving its queue.
+  // An eighth of the device's memory, all given back before an
+  // allocation fails (device_memory_pressure.cc).
+  pending_max_bytes_ = config_.pending_max_bytes;
+  size_t free_b = 0, total_b = 0;
+  if (drv_->cuMemGetInfo(&free_b, &total_b) == cuda::kSuccess)
+    pending_max_bytes_ = std::max<uint64_t>(pending_max_bytes_, total_b / 8);
+  if (const char* mib = getenv("MATE_GUARD_CUDA_PENDING_MIB"))  // tuning (bench/cuda): the bound itself
+    pending_max_bytes_ = strtoull(mib, nullptr, 10) << 20;
   uint64_t per_block = std::max<uint64_t>(config_.reserve_bytes / granule_, 64);
   max_slots_ = static_cast<uint32_t>(std::min<uint64_t>(per_block * kMaxBlocks, 0xFFFFFFF0u));
   slots_ = static_cast<Slot*>(MapTable(static_cast<size_t>(max_slots_) * sizeof(Slot)));

@@ -44,7 +44,8 @@ struct DeviceConfig {
   uint64_t idle_chunk_bytes = 1ull << 30;      // freed physical chunks kept for reuse
   // Memory held by freed allocations whose unmapping is pending; a free
   // beyond it waits for the background thread (a loop freeing faster than
-  // ranges can be unmapped must not pile up memory).
+  // ranges can be unmapped must not pile up memory). At least this, an
+  // eighth of the device's memory where that is more.
   uint64_t pending_max_bytes = 1ull << 30;
   // When allocations outrun the background thread's unmapping and mapping
   // (the driver serializes them: ~50 us per range on an H100), a freed range
@@ -82,6 +83,8 @@ struct DeviceStats {
   // The background thread's passes that did work, and the driver calls it
   // made for fences (events recorded after frees, and asked about).
   uint64_t passes = 0, fence_records = 0, fence_queries = 0;
+  // Frees that waited for the pending-bytes bound, and how long.
+  uint64_t free_waits = 0, free_wait_ns = 0;
 
   // Another device's counters added in (the totals over every GPU).
   void Add(const DeviceStats& s) {
@@ -93,7 +96,8 @@ struct DeviceStats {
           &DeviceStats::quarantined_bytes, &DeviceStats::chunks_created, &DeviceStats::physical_bytes,
           &DeviceStats::ready_hits, &DeviceStats::ready_misses, &DeviceStats::recycled, &DeviceStats::ready_bytes, &DeviceStats::violations, &DeviceStats::out_of_memory, &DeviceStats::exported,
           &DeviceStats::alloc_ns, &DeviceStats::free_ns, &DeviceStats::background_ns, &DeviceStats::passes,
-          &DeviceStats::fence_records, &DeviceStats::fence_queries})
+          &DeviceStats::fence_records, &DeviceStats::fence_queries, &DeviceStats::free_waits,
+          &DeviceStats::free_wait_ns})
       this->*f += s.*f;
   }
 };
@@ -274,6 +278,7 @@ class DeviceAllocator {
   uint64_t ready_bytes_ = 0;
   std::deque<Pending*> pending_;
   uint64_t pending_bytes_ = 0;  // memory held by frees not yet unmapped
+  uint64_t pending_max_bytes_ = 0;  // config_.pending_max_bytes, or an eighth of the device where more (Init)
   std::vector<cuda::CUevent> events_;
   std::vector<uint32_t> readback_slots_;
   std::deque<uint32_t> quarantine_;

@@ -41,8 +41,13 @@ FreeStatus DeviceAllocator::Free(CUdeviceptr ptr, CUstream stream, uint32_t stac
       if (config_.settings.log_allocations) LogFree(rec.alloc_id, ptr, rec.size, rec.mode, "cuda", rec.free_test);
       return FreeStatus::kFreed;
     }
-    while ((readback_slots_.empty() || pending_bytes_ > config_.pending_max_bytes) && !broken_)
-      readback_free_.wait_for(lock, std::chrono::milliseconds(50));
+    if ((readback_slots_.empty() || pending_bytes_ > pending_max_bytes_) && !broken_) {
+      uint64_t w0 = NowNs();
+      while ((readback_slots_.empty() || pending_bytes_ > pending_max_bytes_) && !broken_)
+        readback_free_.wait_for(lock, std::chrono::milliseconds(50));
+      stats_.free_waits++;
+      stats_.free_wait_ns += NowNs() - w0;
+    }
     if (broken_) return FreeStatus::kFreed;
     p = new Pending{idx, readback_slots_.back(), nullptr, stream, true, false, false};
     readback_slots_.pop_back();
