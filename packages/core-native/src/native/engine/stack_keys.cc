@@ -53,6 +53,8 @@ void StackKeys::SetFrameLimit(uint32_t frames) {
   g_frame_limit.store(frames, std::memory_order_relaxed);
 }
 
+uint32_t StackKeys::FrameLimit() { return g_frame_limit.load(std::memory_order_relaxed); }
+
 StackKeys::StackKeys() {
   void* p = mmap(nullptr, sizeof(Key) * kSlots, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   table_ = p == MAP_FAILED ? nullptr : static_cast<Key*>(p);

@@ -31,6 +31,9 @@ V8Api Resolve() {
   Find(&api.isolate_address_from_id, "_ZN2v88internal7Isolate19get_address_from_idENS0_16IsolateAddressIdE");
   Find(&api.embedded_code_range, "_ZN2v87Isolate20GetEmbeddedCodeRangeEPPKvPm");
   Find(&api.memory_pressure_notification, "_ZN2v87Isolate26MemoryPressureNotificationENS_19MemoryPressureLevelE");
+  Find(&api.number_new, "_ZN2v86Number3NewEPNS_7IsolateEd");
+  Find(&api.handle_next_address, "_ZN2v88internal11HandleScope20current_next_addressEPNS0_7IsolateE");
+  Find(&api.handle_limit_address, "_ZN2v88internal11HandleScope21current_limit_addressEPNS0_7IsolateE");
   return api;
 }
 }  // namespace
