@@ -12,27 +12,6 @@ namespace mate {
 
 namespace {
 
-// Plain data: no destructor runs for it on any thread.
-struct Registration {
-  napi_env env;
-  napi_ref capture;
-  bool busy;  // the capture is running: allocations it causes get no stack
-};
-thread_local Registration t_reg;
-
-// The async tail of the last text captured in a microtask (the frames of
-// its awaiting chain, which every stack that reaches its bottom in that
-// microtask ends with), for the other call sites of the same microtask.
-// Plain data.
-struct AsyncTail {
-  uintptr_t queue, clock;  // the microtask
-  uint32_t epoch;          // of the keys it was learnt under
-  uint32_t id;             // StackStore id of the tail's lines
-  uint32_t lines;          // complete: the chain ended before the limit
-  uint32_t limit;          // frames a text shows
-};
-thread_local AsyncTail t_tail;
-
 // The stack id of the native call that is running, while its mark holds
 // (engine/call_mark.h): a call that allocates again gets it back with a few
 // loads, without its frames walked, its microtask asked for or its key
@@ -52,15 +31,37 @@ struct MarkedCall {
   uint8_t unused;  // marks in a row never used
   uint8_t skip;    // misses left before the next mark
 };
-thread_local MarkedCall t_marked;
+
+// Plain data: no destructor runs for it on any thread.
+struct Registration {
+  napi_env env;
+  napi_ref capture;
+  bool busy;  // the capture is running: allocations it causes get no stack
+  MarkedCall marked;  // here, not a thread_local of its own: one TLS lookup fewer per allocation
+};
+thread_local Registration t_reg;
+
+// The async tail of the last text captured in a microtask (the frames of
+// its awaiting chain, which every stack that reaches its bottom in that
+// microtask ends with), for the other call sites of the same microtask.
+// Plain data.
+struct AsyncTail {
+  uintptr_t queue, clock;  // the microtask
+  uint32_t epoch;          // of the keys it was learnt under
+  uint32_t id;             // StackStore id of the tail's lines
+  uint32_t lines;          // complete: the chain ended before the limit
+  uint32_t limit;          // frames a text shows
+};
+thread_local AsyncTail t_tail;
+
 
 constexpr uint8_t kFreeMarks = 8;
 constexpr uint8_t kMarkEvery = 16;
 
 // After a lookup of the running call gave `id`: the call marked with it
 // (or not, by the backoff above).
-void MarkCall(engine::StackKeys* keys, const Registration& r, uint32_t id) {
-  MarkedCall& m = t_marked;
+void MarkCall(engine::StackKeys* keys, Registration& r, uint32_t id) {
+  MarkedCall& m = r.marked;
   if (m.mark.slot != nullptr && !m.used && m.unused < kFreeMarks) m.unused++;
   m.mark.Clear();
   if (m.skip > 0) {
@@ -179,7 +180,7 @@ uint32_t JsStackHere() {
   if (r.capture == nullptr || r.busy || engine::InGC()) return 0;
   engine::StackKeys* keys = engine::StackKeys::ForThisThread();
   if (keys != nullptr) {
-    MarkedCall& m = t_marked;
+    MarkedCall& m = r.marked;
     if (m.mark.Holds(keys->isolate()) && m.epoch == keys->epoch() && m.capture == r.capture &&
         m.frame_limit == engine::StackKeys::FrameLimit()) {
       if (!m.used) {
