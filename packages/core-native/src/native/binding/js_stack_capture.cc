@@ -177,11 +177,12 @@ uint32_t Lookup(Registration& r, engine::StackKeys* keys);
 
 uint32_t JsStackHere() {
   Registration& r = t_reg;
-  if (r.capture == nullptr || r.busy || engine::InGC()) return 0;
+  uint64_t gcs = 0;
+  if (r.capture == nullptr || r.busy || !engine::OutsideGC(&gcs)) return 0;
   engine::StackKeys* keys = engine::StackKeys::ForThisThread();
   if (keys != nullptr) {
     MarkedCall& m = r.marked;
-    if (m.mark.Holds(keys->isolate()) && m.epoch == keys->epoch() && m.capture == r.capture &&
+    if (m.mark.Holds(keys->isolate(), gcs) && m.epoch == keys->epoch() && m.capture == r.capture &&
         m.frame_limit == engine::StackKeys::FrameLimit()) {
       if (!m.used) {
         m.used = true;

@@ -48,7 +48,8 @@ struct CallMark {
   // entry points are missing or the handle is not where the layout above
   // says it must be.
   bool Set(Isolate* isolate);
-  bool Holds(Isolate* isolate) const;
+  // `gc_count`: GCCount() now.
+  bool Holds(Isolate* isolate, uint64_t gc_count) const;
   void Clear() { slot = nullptr; }
 };
 

@@ -38,6 +38,12 @@ bool InGC() { return !t_gc.watching || t_gc.depth > 0; }
 
 uint64_t GCCount() { return t_gc.count; }
 
+bool OutsideGC(uint64_t* count) {
+  const GCState& g = t_gc;
+  *count = g.count;
+  return g.watching && g.depth == 0;
+}
+
 bool CollectNow() {
   const V8Api& v8 = V8();
   if (!v8.get_current || !v8.memory_pressure_notification) return false;

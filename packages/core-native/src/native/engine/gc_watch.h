@@ -19,6 +19,9 @@ bool InGC();
 // Collections of the calling thread's isolate started since WatchGC (any
 // kind: objects move only in one).
 uint64_t GCCount();
+// InGC and GCCount in one look at the thread's state: false inside a
+// collection (or unwatched), else true with the count.
+bool OutsideGC(uint64_t* count);
 
 // A full collection of the calling thread's isolate, now (V8's critical
 // memory-pressure notification). Only from JS-thread code that may allocate

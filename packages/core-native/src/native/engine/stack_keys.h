@@ -108,6 +108,7 @@ class StackKeys {
   static constexpr uint32_t kPending = 8;
 
   void* isolate_ = nullptr;
+  Isolate* (*get_current_)() = nullptr;  // v8::Isolate::GetCurrent
   uint32_t epoch_ = 1;
   Key* table_ = nullptr;
   Key pending_[kPending];
