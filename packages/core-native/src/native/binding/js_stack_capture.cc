@@ -166,6 +166,7 @@ Napi::Value RegisterJsStackCapture(const Napi::CallbackInfo& info) {
   }
   t_reg.env = env;
   t_reg.busy = false;
+  t_reg.marked = MarkedCall{};  // a new env may be a new isolate where the old one was
   if (napi_create_reference(env, info[0], 1, &t_reg.capture) != napi_ok) t_reg.capture = nullptr;
   return Napi::Boolean::New(env, t_reg.capture != nullptr);
 }
