@@ -159,6 +159,30 @@ test('a native allocation made inside a call from JS names its JS caller: two li
   assert.deepEqual(jsCallers(overflow), [helper, `Object.<anonymous> js-stack.js:${line('viaHelper(addon.nativeHeap.mallocOverflow)')}`]);
 });
 
+test('a native allocation made after the addon called back into JS, or in another call from the same place, names its own JS caller', async () => {
+  const r = await guardRun(NATIVE, [fixture('js-stack.js'), 'nested']);
+  assert.equal(r.code, 1, r.output); // violations found, the program ran to its end
+  const line = (text) => lineOf(fixture('js-stack.js'), text);
+  const around = `around js-stack.js:${line('const around =')}`;
+  const first = `Object.<anonymous> js-stack.js:${line('// first')}`;
+  const second = `Object.<anonymous> js-stack.js:${line('// second')}`;
+  const reports = r.output.split('==mate-guard== ERROR: ').slice(1).map((t) => reportLines(`==mate-guard== ERROR: ${t}`));
+  assert.ok(reports.every((l) => l[0].includes('double-free')), r.output);
+  // Every frame, the callback's unnamed one too.
+  const callers = (lines) => lines.slice(lines.indexOf('==mate-guard== called from JS at:') + 1)
+    .map((l) => /^==mate-guard== {3}at (?:(\S+) \()?(\S+?):(\d+):\d+\)?$/.exec(l))
+    .filter(Boolean)
+    .map((m) => `${m[1] ?? '<anonymous>'} ${path.basename(m[2])}:${m[3]}`);
+  assert.deepEqual(reports.map(callers), [
+    [around, first], // before the callback
+    [`viaHelper js-stack.js:${line('return fn();')}`, `<anonymous> js-stack.js:${line('// first')}`, around, first], // the callback's own call
+    [around, first], // after it: the outer call's stack again, not the callback's
+    [around, second], // the next call: its own line, though its exit frame lies where the first call's did
+    [around, second],
+  ]);
+  assert.match(r.stdout, /^same call: [1-9]\d*$/m, 'an allocation of the same call reused its stack');
+});
+
 test('with --capture-stacks=false a native allocation has its native frames only', async () => {
   const r = await bug('mallocOverflow', ['--capture-stacks=false']);
   assert.equal(r.code, SIGSEGV_EXIT, r.output);

@@ -206,6 +206,16 @@ Napi::Value ThrowThenAllocate(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+// Planted double frees on both sides of a call back into JS (the callback
+// may call the addon again): each allocation's JS stack is this call's
+// caller, whatever ran in between.
+Napi::Value DoubleFreesAround(const Napi::CallbackInfo& info) {
+  DoubleFree();
+  if (info.Length() > 0 && info[0].IsFunction()) info[0].As<Napi::Function>().Call({});
+  DoubleFree();
+  return info.Env().Undefined();
+}
+
 // Allocates on a libuv pool thread, frees on the main thread; with
 // `overflow`, writes one byte past the end on the pool thread.
 class PoolWorker : public Napi::AsyncWorker {
@@ -262,6 +272,7 @@ void InitNativeHeap(Napi::Env env, Napi::Object exports) {
     return Napi::Number::New(i.Env(), static_cast<double>(ChurnThreads(Arg(i, 0, 2), Arg(i, 1, 1000), Arg(i, 2, 64))));
   }));
   o.Set("throwThenAllocate", Napi::Function::New(env, ThrowThenAllocate));
+  o.Set("doubleFreesAround", Napi::Function::New(env, DoubleFreesAround));
   o.Set("poolThread", Napi::Function::New(env, [](const Napi::CallbackInfo& i) {
     bool overflow = i.Length() > 1 && i[1].ToBoolean().Value();
     (new PoolWorker(i[0].As<Napi::Function>(), overflow))->Queue();

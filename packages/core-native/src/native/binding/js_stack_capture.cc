@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/stack_store.h"
+#include "engine/call_mark.h"
 #include "engine/gc_watch.h"
 #include "engine/stack_keys.h"
 
@@ -11,11 +12,32 @@ namespace mate {
 
 namespace {
 
+// The stack id of the native call that is running, while its mark holds
+// (engine/call_mark.h): a call that allocates again gets it back with a few
+// loads, without its frames walked, its microtask asked for or its key
+// looked up again. Whatever else the id depends on is checked too: the
+// keys' epoch (a full GC, a new stack formatter), the frame limit and the
+// registered capture. Plain data.
+struct MarkedCall {
+  engine::CallMark mark;
+  uint32_t id;
+  uint32_t epoch;
+  uint32_t frame_limit;
+  napi_ref capture;
+  // A mark costs a handle and a heap number: after kFreeMarks marks in a
+  // row that were never used (calls that allocate once), only every 16th
+  // miss marks, until a mark is used again.
+  bool used;
+  uint8_t unused;  // marks in a row never used
+  uint8_t skip;    // misses left before the next mark
+};
+
 // Plain data: no destructor runs for it on any thread.
 struct Registration {
   napi_env env;
   napi_ref capture;
   bool busy;  // the capture is running: allocations it causes get no stack
+  MarkedCall marked;  // here, not a thread_local of its own: one TLS lookup fewer per allocation
 };
 thread_local Registration t_reg;
 
@@ -31,6 +53,29 @@ struct AsyncTail {
   uint32_t limit;          // frames a text shows
 };
 thread_local AsyncTail t_tail;
+
+
+constexpr uint8_t kFreeMarks = 8;
+constexpr uint8_t kMarkEvery = 16;
+
+// After a lookup of the running call gave `id`: the call marked with it
+// (or not, by the backoff above).
+void MarkCall(engine::StackKeys* keys, Registration& r, uint32_t id) {
+  MarkedCall& m = r.marked;
+  if (m.mark.slot != nullptr && !m.used && m.unused < kFreeMarks) m.unused++;
+  m.mark.Clear();
+  if (m.skip > 0) {
+    m.skip--;
+    return;
+  }
+  if (m.unused >= kFreeMarks) m.skip = kMarkEvery - 1;
+  if (!m.mark.Set(keys->isolate())) return;
+  m.id = id;
+  m.epoch = keys->epoch();
+  m.frame_limit = engine::StackKeys::FrameLimit();
+  m.capture = r.capture;
+  m.used = false;
+}
 
 // What the capture answered: the text, and its parts when it ends in a
 // complete async tail (see NativeCaptureResult in install/native.ts).
@@ -121,16 +166,41 @@ Napi::Value RegisterJsStackCapture(const Napi::CallbackInfo& info) {
   }
   t_reg.env = env;
   t_reg.busy = false;
+  t_reg.marked = MarkedCall{};  // a new env may be a new isolate where the old one was
   if (napi_create_reference(env, info[0], 1, &t_reg.capture) != napi_ok) t_reg.capture = nullptr;
   return Napi::Boolean::New(env, t_reg.capture != nullptr);
 }
+
+// The stack id of the current call from JS, found in the keys or captured.
+uint32_t Lookup(Registration& r, engine::StackKeys* keys);
 
 }  // namespace
 
 uint32_t JsStackHere() {
   Registration& r = t_reg;
-  if (r.capture == nullptr || r.busy || engine::InGC()) return 0;
+  uint64_t gcs = 0;
+  if (r.capture == nullptr || r.busy || !engine::OutsideGC(&gcs)) return 0;
   engine::StackKeys* keys = engine::StackKeys::ForThisThread();
+  if (keys != nullptr) {
+    MarkedCall& m = r.marked;
+    if (m.mark.Holds(keys->isolate(), gcs) && m.epoch == keys->epoch() && m.capture == r.capture &&
+        m.frame_limit == engine::StackKeys::FrameLimit()) {
+      if (!m.used) {
+        m.used = true;
+        m.unused = 0;
+      }
+      keys->NoteSameCall();
+      return m.id;
+    }
+  }
+  uint32_t id = Lookup(r, keys);
+  if (keys != nullptr && id != 0) MarkCall(keys, r, id);
+  return id;
+}
+
+namespace {
+
+uint32_t Lookup(Registration& r, engine::StackKeys* keys) {
   int32_t token = -1;
   uintptr_t queue = 0, clock = 0;
   bool in_microtask = false;
@@ -165,6 +235,8 @@ uint32_t JsStackHere() {
   }
   return c.id;
 }
+
+}  // namespace
 
 void AddJsStackCaptureExports(Napi::Env env, Napi::Object exports) {
   exports.Set("registerJsStackCapture", Napi::Function::New(env, RegisterJsStackCapture));

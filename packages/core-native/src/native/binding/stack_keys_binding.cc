@@ -31,13 +31,14 @@ void AddStackKeyExports(Napi::Env env, Napi::Object exports) {
 
 void AddStackKeyStats(Napi::Env env, Napi::Object stats) {
   // Allocations whose stack text was known (hits) or captured (misses).
-  engine::StackKeys::Counters k{0, 0, 0, 0};
+  engine::StackKeys::Counters k{0, 0, 0, 0, 0};
   if (engine::StackKeys* keys = engine::StackKeys::ForThisThread()) k = keys->counters();
   auto num = [&](uint64_t v) { return CountToJs(env, v); };
   stats.Set("stackKeyHits", num(k.hits));
   stats.Set("stackKeyMisses", num(k.misses));
   stats.Set("stackV8Samples", num(k.v8_samples));
   stats.Set("stackKeysComposed", num(k.composed));
+  stats.Set("stackKeySameCall", num(k.same_call));
 }
 
 }  // namespace mate

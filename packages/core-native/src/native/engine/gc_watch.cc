@@ -10,11 +10,15 @@ namespace {
 struct GCState {
   bool watching;
   int depth;  // prologues minus epilogues: collections nest (weak callbacks of a full GC)
+  uint64_t count;  // prologues
 };
 thread_local GCState t_gc;
 
 // GC callbacks run on the isolate's own thread.
-void Prologue(Isolate*, int, int, void*) { t_gc.depth++; }
+void Prologue(Isolate*, int, int, void*) {
+  t_gc.depth++;
+  t_gc.count++;
+}
 void Epilogue(Isolate*, int, int, void*) { t_gc.depth--; }
 }  // namespace
 
@@ -31,6 +35,14 @@ bool WatchGC() {
 }
 
 bool InGC() { return !t_gc.watching || t_gc.depth > 0; }
+
+uint64_t GCCount() { return t_gc.count; }
+
+bool OutsideGC(uint64_t* count) {
+  const GCState& g = t_gc;
+  *count = g.count;
+  return g.watching && g.depth == 0;
+}
 
 bool CollectNow() {
   const V8Api& v8 = V8();

@@ -1,6 +1,8 @@
 #ifndef MATE_ENGINE_GC_WATCH_H_
 #define MATE_ENGINE_GC_WATCH_H_
 
+#include <cstdint>
+
 namespace mate {
 namespace engine {
 
@@ -14,6 +16,12 @@ namespace engine {
 // answers true, so a caller that needs the answer stays on the safe side.
 bool WatchGC();
 bool InGC();
+// Collections of the calling thread's isolate started since WatchGC (any
+// kind: objects move only in one).
+uint64_t GCCount();
+// InGC and GCCount in one look at the thread's state: false inside a
+// collection (or unwatched), else true with the count.
+bool OutsideGC(uint64_t* count);
 
 // A full collection of the calling thread's isolate, now (V8's critical
 // memory-pressure notification). Only from JS-thread code that may allocate

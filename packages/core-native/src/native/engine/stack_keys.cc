@@ -53,15 +53,25 @@ void StackKeys::SetFrameLimit(uint32_t frames) {
   g_frame_limit.store(frames, std::memory_order_relaxed);
 }
 
+uint32_t StackKeys::FrameLimit() { return g_frame_limit.load(std::memory_order_relaxed); }
+
 StackKeys::StackKeys() {
   void* p = mmap(nullptr, sizeof(Key) * kSlots, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   table_ = p == MAP_FAILED ? nullptr : static_cast<Key*>(p);
   memset(pending_, 0, sizeof(pending_));
+  get_current_ = V8().get_current;
 }
 
 StackKeys* StackKeys::ForThisThread() {
-  if (!HasStackSampling()) return nullptr;
   StackKeys* k = t_keys.get();
+  // Once made (where V8's sampler is there), the keys carry the one entry
+  // point every call needs: no other lookup on the way (a native
+  // allocation's path, bench/README.md).
+  if (k != nullptr) {
+    Isolate* isolate = k->get_current_();
+    if (isolate != nullptr && isolate == k->isolate_) return k;
+  }
+  if (!HasStackSampling()) return nullptr;
   Isolate* isolate = V8().get_current();
   if (isolate == nullptr) return nullptr;
   if (k == nullptr) {

@@ -38,6 +38,9 @@ class StackKeys {
   static StackKeys* ForThisThread();
   // Frames per sample: the allocation path's own frames + the text's frames.
   static void SetFrameLimit(uint32_t frames);
+  static uint32_t FrameLimit();
+  // The isolate these keys are for (the thread's current one).
+  Isolate* isolate() const { return static_cast<Isolate*>(isolate_); }
 
   // The stack id for the current JS stack, or 0 with `*token` set: capture
   // the text, then Bind(token, id). `*token` is -1 when the stack can't be
@@ -66,9 +69,14 @@ class StackKeys {
     uint64_t hits, misses;
     uint64_t v8_samples;  // keys that needed V8's own sampler (not the walker)
     uint64_t composed;    // misses whose text was put together, not captured
+    uint64_t same_call;   // hits that were the same native call's last stack (call_mark.h), not looked up
   };
-  Counters counters() const { return {hits_, misses_, v8_samples_, composed_}; }
+  Counters counters() const { return {hits_, misses_, v8_samples_, composed_, same_call_}; }
   void NoteComposed() { composed_++; }
+  void NoteSameCall() {
+    hits_++;
+    same_call_++;
+  }
 
  private:
   StackKeys();
@@ -100,11 +108,12 @@ class StackKeys {
   static constexpr uint32_t kPending = 8;
 
   void* isolate_ = nullptr;
+  Isolate* (*get_current_)() = nullptr;  // v8::Isolate::GetCurrent
   uint32_t epoch_ = 1;
   Key* table_ = nullptr;
   Key pending_[kPending];
   uint32_t pending_seq_ = 0;  // 28 bits used
-  uint64_t hits_ = 0, misses_ = 0, v8_samples_ = 0, composed_ = 0;
+  uint64_t hits_ = 0, misses_ = 0, v8_samples_ = 0, composed_ = 0, same_call_ = 0;
   std::unique_ptr<FrameWalker> walker_;
 };
 

@@ -31,6 +31,9 @@ V8Api Resolve() {
   Find(&api.isolate_address_from_id, "_ZN2v88internal7Isolate19get_address_from_idENS0_16IsolateAddressIdE");
   Find(&api.embedded_code_range, "_ZN2v87Isolate20GetEmbeddedCodeRangeEPPKvPm");
   Find(&api.memory_pressure_notification, "_ZN2v87Isolate26MemoryPressureNotificationENS_19MemoryPressureLevelE");
+  Find(&api.number_new, "_ZN2v86Number3NewEPNS_7IsolateEd");
+  Find(&api.handle_next_address, "_ZN2v88internal11HandleScope20current_next_addressEPNS0_7IsolateE");
+  Find(&api.handle_limit_address, "_ZN2v88internal11HandleScope21current_limit_addressEPNS0_7IsolateE");
   return api;
 }
 }  // namespace
@@ -41,10 +44,13 @@ const V8Api& V8() {
 }
 
 bool HasStackSampling() {
-  const V8Api& a = V8();
-  return a.get_current && a.get_stack_sample && a.add_gc_prologue_callback &&
-         a.entered_or_microtask_context && a.context_microtask_queue &&
-         a.finished_microtask_count_offset > 0 && a.finished_microtask_count_offset < 4096;
+  static const bool has = [] {
+    const V8Api& a = V8();
+    return a.get_current && a.get_stack_sample && a.add_gc_prologue_callback &&
+           a.entered_or_microtask_context && a.context_microtask_queue &&
+           a.finished_microtask_count_offset > 0 && a.finished_microtask_count_offset < 4096;
+  }();
+  return has;
 }
 
 bool HasBackingStoreDeleters() {

@@ -65,6 +65,12 @@ struct V8Api {
   // v8::Isolate::MemoryPressureNotification(MemoryPressureLevel): on the
   // isolate's own thread, kCritical collects at once.
   void (*memory_pressure_notification)(Isolate*, int level);
+  // For marking a native call (call_mark.h): v8::Number::New, and where the
+  // isolate keeps its HandleScope data's next free slot and block limit
+  // (v8::internal::HandleScope::current_next_address / current_limit_address).
+  Local (*number_new)(Isolate*, double);
+  uintptr_t (*handle_next_address)(Isolate*);
+  uintptr_t (*handle_limit_address)(Isolate*);
 };
 
 // v8::MemoryPressureLevel (v8-isolate.h).

@@ -87,6 +87,8 @@ export interface NativeStats extends AllocationCounts {
   stackV8Samples: number;
   /** Of the misses, stacks that end in async frames whose text was put together from earlier captures (their own frames' text, this microtask's async tail), not captured. */
   stackKeysComposed: number;
+  /** Of the hits, native allocations made in the same native call as the one before (no return to JS since, checked by a mark the call holds): its stack id reused without looking it up. */
+  stackKeySameCall: number;
   /** Whether dropped buffers are released during GC (else a turn later). */
   releasedDuringGc: boolean;
   /** The CUDA device guard's own counters, when it is on (added in by install/device.ts). */
