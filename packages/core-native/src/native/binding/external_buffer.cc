@@ -3,7 +3,6 @@
 #include <memory>
 #include <new>
 
-#include "binding/block_pool.h"
 #include "engine/v8_symbols.h"
 
 namespace mate {
@@ -15,17 +14,6 @@ void OnV8Delete(void* data, size_t /*length*/, void* /*deleter_data*/) { g_relea
 void OnNapiFinalize(napi_env /*env*/, void* data, void* hint) { reinterpret_cast<ReleaseFn>(hint)(data); }
 void NoRelease(void*, size_t, void*) {}
 
-// Control blocks kept for reuse: one GC's burst of 16 B buffers (bench/alloc.mjs
-// rounds of 20,000), at ~40 bytes each: 0.6 MiB at most.
-constexpr size_t kKeptControlBlocks = 16384;
-
-struct DeleteBackingStore {
-  void operator()(engine::BackingStore* b) const {
-    engine::V8().backing_store_dtor(b);
-    ::operator delete(b);  // v8::BackingStore::operator delete
-  }
-};
-
 // V8's own way: a backing store with a deleter. The Local it returns is what
 // Node-API calls a napi_value (a pointer to the handle slot).
 napi_value ViaV8(void* data, size_t length, engine::BackingStoreDeleter deleter) {
@@ -34,10 +22,11 @@ napi_value ViaV8(void* data, size_t length, engine::BackingStoreDeleter deleter)
   if (isolate == nullptr) return nullptr;
   engine::UniqueBackingStore made = v8.new_backing_store(data, length, deleter, nullptr);
   if (made.ptr == nullptr) return nullptr;
-  // The control block from a pool (block_pool.h): a GC releases these in
-  // bursts of thousands, a round of allocations takes as many again.
-  std::shared_ptr<engine::BackingStore> shared(made.ptr, DeleteBackingStore{},
-                                               PooledAllocator<engine::BackingStore, kKeptControlBlocks>());
+  void (*dtor)(engine::BackingStore*) = v8.backing_store_dtor;
+  std::shared_ptr<engine::BackingStore> shared(made.ptr, [dtor](engine::BackingStore* b) {
+    dtor(b);
+    ::operator delete(b);  // v8::BackingStore::operator delete
+  });
   return static_cast<napi_value>(v8.array_buffer_new(isolate, std::move(shared)));
 }
 
