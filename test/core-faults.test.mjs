@@ -100,6 +100,18 @@ test('use-after-free through a retained pointer faults and says who freed it', a
   assert.match(r.output, accessSite('use-after-free'));
 });
 
+test('a stale write to any buffer of one collection burst of 3,000 frees faults as use-after-free', async () => {
+  // The closer quarantines a burst a chunk at a time: the first, a middle and the last buffer made.
+  for (const which of ['first', 'middle', 'last']) {
+    const r = await guardRun([], ['--expose-gc', fixture('uaf-in-burst.js'), which]);
+    assert.equal(r.code, SIGSEGV_EXIT, `${which}: ${r.output}`);
+    const text = reportLines(r.output).join('\n');
+    assert.match(text, /ERROR: heap-use-after-free on WRITE at 0x[0-9a-f]+: offset 0 inside freed allocation #\d+ \(16 bytes, tail mode\)/, which);
+    assert.match(text, /freed by the garbage collector/, which);
+    assert.doesNotMatch(r.output, /not reached under mate-guard/, which);
+  }
+});
+
 test('the report names the running test and is written as JSON before the process dies', async () => {
   const r = await guardRun([], [fixture('named-test.js')]);
   assert.equal(r.code, SIGSEGV_EXIT, r.output);

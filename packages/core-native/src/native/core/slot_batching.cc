@@ -117,8 +117,9 @@ bool GuardedAllocator::CheckFreed(SlotRecord* r) {
 }
 
 // Checks freed slots, then closes them: sorted by address, neighbours closed
-// as one range (their guard pages are guards already), all ranges in one
-// system call; then they enter the quarantine.
+// as one range (their guard pages are guards already), in one system call
+// per kQuarantineChunk slots; then those enter the quarantine, the lock
+// taken once per chunk so that allocations get it in between.
 void GuardedAllocator::CloseBatch(std::vector<uint32_t>* batch) {
   if (batch->empty()) return;
   for (uint32_t idx : *batch) CheckFreed(RecordOf(idx));
@@ -126,29 +127,33 @@ void GuardedAllocator::CloseBatch(std::vector<uint32_t>* batch) {
     return RecordOf(a)->slot_start < RecordOf(b)->slot_start;
   });
   std::vector<platform::PageRange> ranges;
-  ranges.reserve(batch->size());
-  uintptr_t run_start = 0, run_end = 0;
-  for (uint32_t idx : *batch) {
-    const SlotRecord& r = *RecordOf(idx);
-    uintptr_t start = r.slot_start, end = r.slot_start + (static_cast<uintptr_t>(r.data_pages) + 1) * page_;
-    if (start == run_end) {
+  ranges.reserve(std::min(batch->size(), kQuarantineChunk));
+  for (size_t from = 0; from < batch->size(); from += kQuarantineChunk) {
+    size_t to = std::min(batch->size(), from + kQuarantineChunk);
+    ranges.clear();
+    uintptr_t run_start = 0, run_end = 0;
+    for (size_t i = from; i < to; i++) {
+      const SlotRecord& r = *RecordOf((*batch)[i]);
+      uintptr_t start = r.slot_start, end = r.slot_start + (static_cast<uintptr_t>(r.data_pages) + 1) * page_;
+      if (start == run_end) {
+        run_end = end;
+        continue;
+      }
+      if (run_end > run_start) ranges.push_back({reinterpret_cast<void*>(run_start), run_end - run_start});
+      run_start = start;
       run_end = end;
-      continue;
     }
     if (run_end > run_start) ranges.push_back({reinterpret_cast<void*>(run_start), run_end - run_start});
-    run_start = start;
-    run_end = end;
+    // A failure leaves data readable: still quarantined, never reused early.
+    if (guard_method_ == GuardMethod::kMadviseGuard) {
+      platform::InstallGuards(ranges.data(), ranges.size());
+    } else {
+      for (const platform::PageRange& range : ranges) platform::ProtectNone(range.addr, range.bytes);
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i = from; i < to; i++) Quarantine((*batch)[i]);
+    if (to == batch->size() && --closes_in_flight_ == 0) closed_cv_.notify_all();
   }
-  if (run_end > run_start) ranges.push_back({reinterpret_cast<void*>(run_start), run_end - run_start});
-  // A failure leaves data readable: still quarantined, never reused early.
-  if (guard_method_ == GuardMethod::kMadviseGuard) {
-    platform::InstallGuards(ranges.data(), ranges.size());
-  } else {
-    for (const platform::PageRange& range : ranges) platform::ProtectNone(range.addr, range.bytes);
-  }
-  std::lock_guard<std::mutex> lock(mu_);
-  for (uint32_t idx : *batch) Quarantine(idx);
-  if (--closes_in_flight_ == 0) closed_cv_.notify_all();
 }
 
 void GuardedAllocator::TakeClosing(std::vector<uint32_t>* batch) {

@@ -24,6 +24,11 @@ constexpr size_t kOpenAhead = 16;
 // Freed slots wait for the background thread; past this many the freeing
 // thread closes them itself (bounds how many freed slots are still open).
 constexpr size_t kCloseBackstop = 16384;
+// A closed batch enters the quarantine this many slots per hold of the
+// allocator's lock: whole GC bursts held it up to milliseconds (~30 ns a
+// slot, evictions included; bench/README.md), stalling every allocation
+// meanwhile.
+constexpr size_t kQuarantineChunk = 256;
 // How long the background thread lets a burst of frees gather (bounds how
 // long a freed slot stays accessible, with the checks and the backstop).
 constexpr useconds_t kCloseGatherUs = 100;
