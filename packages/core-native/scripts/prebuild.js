@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 'use strict';
-// prepack (npm pack / npm publish): copies the binaries built from source
+// prepack (npm pack / npm publish): brings the host build up to date, copies the binaries built from source
 // (build/Release, this machine's linux-x64) and cross built for linux-arm64
 // (build/linux-arm64/Release, with the aarch64 cross compiler:
 // scripts/install-arm64-tools.sh installs it) into prebuilds/<target>/,
@@ -16,7 +16,6 @@ const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
 const BINARIES = ['mate_guard.node', 'libmate_guard_cuda.so'];
-const SOURCES = ['src/native', 'include', 'CMakeLists.txt'];
 /** Cross targets: the toolchain file and the binutils prefix they build with. */
 const CROSS = {
   'linux-arm64': { toolchain: path.join(root, 'cmake', 'aarch64-linux-gnu.cmake'), prefix: 'aarch64-linux-gnu-' },
@@ -69,17 +68,14 @@ if (buildOnly !== -1) {
 const host = fit.currentHost();
 if (host.target !== fit.NATIVE_BUILD_TARGET) fail(`prebuilt binaries are made on ${fit.NATIVE_BUILD_TARGET} only, this is ${host.target}`);
 
-function newestMtime(p) {
-  const st = fs.statSync(p);
-  if (!st.isDirectory()) return st.mtimeMs;
-  return Math.max(0, ...fs.readdirSync(p).map((e) => newestMtime(path.join(p, e))));
-}
-
-const sourcesTime = Math.max(...SOURCES.map((s) => newestMtime(path.join(root, s))));
+// The host build brought up to date by the build system itself (npm run
+// build:native: a no-op when nothing changed), not judged by file times: a
+// library whose own sources had not changed was called stale whenever
+// another target's were newer.
+run(process.execPath, [require.resolve('cmake-js/bin/cmake-js', { paths: [root] }), 'compile', '--log-level', 'warn'], { cwd: root });
 for (const name of BINARIES) {
   const built = path.join(root, 'build', 'Release', name);
-  if (!fs.existsSync(built)) fail(`${path.relative(root, built)} does not exist: run npm run build:native first`);
-  if (fs.statSync(built).mtimeMs < sourcesTime) fail(`${path.relative(root, built)} is older than the C++ sources: run npm run build:native first`);
+  if (!fs.existsSync(built)) fail(`${path.relative(root, built)} was not built (npm run build:native)`);
 }
 
 /** The highest version of `prefix`_x.y among the symbol versions `file` imports. */
