@@ -140,8 +140,16 @@ CUresult cuStreamWaitEvent(void*, void*, unsigned) { return E(); }
 CUresult cuStreamIsCapturing(void*, int* s) { *s = 0; return 0; }
 CUresult cuEventCreate(void** e, unsigned) { *e = malloc(1); return 0; }
 CUresult cuEventRecord(void*, void*) { return E(); }
-CUresult cuEventQuery(void*) { return E(); }
-CUresult cuEventSynchronize(void*) { return E(); }
+// fake_cuda_hold_events(1): the simulated GPU runs behind, every event
+// recorded meanwhile stays not ready (a synchronize waits) until
+// fake_cuda_hold_events(0).
+static std::atomic<int> g_hold_events{0};
+void fake_cuda_hold_events(int on) { g_hold_events = on; }
+CUresult cuEventQuery(void*) { return E() ? E() : g_hold_events.load() ? 600 : 0; }
+CUresult cuEventSynchronize(void*) {
+  while (g_hold_events.load() && !E()) usleep(1000);
+  return E();
+}
 CUresult cuStreamGetFlags(void* s, unsigned* f) { *f = s ? *(unsigned char*)s : 0; return 0; }
 CUresult cuStreamGetCtx(void*, void** c) { *c = &g_dummy; return 0; }
 
