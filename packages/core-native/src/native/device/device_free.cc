@@ -41,10 +41,10 @@ FreeStatus DeviceAllocator::Free(CUdeviceptr ptr, CUstream stream, uint32_t stac
       if (config_.settings.log_allocations) LogFree(rec.alloc_id, ptr, rec.size, rec.mode, "cuda", rec.free_test);
       return FreeStatus::kFreed;
     }
-    if ((readback_slots_.empty() || pending_bytes_ > pending_max_bytes_) && !broken_) {
+    auto must_wait = [&] { return (readback_slots_.empty() || pending_bytes_ > pending_max_bytes_) && !broken_; };
+    if (must_wait()) {
       uint64_t w0 = NowNs();
-      while ((readback_slots_.empty() || pending_bytes_ > pending_max_bytes_) && !broken_)
-        readback_free_.wait_for(lock, std::chrono::milliseconds(50));
+      while (must_wait()) readback_free_.wait_for(lock, std::chrono::milliseconds(50));
       stats_.free_waits++;
       stats_.free_wait_ns += NowNs() - w0;
     }
