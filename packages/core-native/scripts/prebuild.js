@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 'use strict';
-// prepack (npm pack / npm publish): brings the host build up to date, copies the binaries built from source
-// (build/Release, this machine's linux-x64) and cross built for linux-arm64
+// prepack (npm pack / npm publish): brings the host build up to date and
+// copies the binaries built from source (build/Release, this machine's
+// linux-x64) and cross built for linux-arm64
 // (build/linux-arm64/Release, with the aarch64 cross compiler:
 // scripts/install-arm64-tools.sh installs it) into prebuilds/<target>/,
 // stripped, each with a manifest.json stating their libc floor, read from
@@ -46,13 +47,16 @@ function onPath(cmd) {
   return (process.env.PATH ?? '').split(path.delimiter).some((d) => d && fs.existsSync(path.join(d, cmd)));
 }
 
+/** An incremental cmake-js build (`npm run build:native` without `args`): a no-op when nothing changed. */
+function compile(args = []) {
+  run(process.execPath, [require.resolve('cmake-js/bin/cmake-js', { paths: [root] }), 'compile', '--log-level', 'warn', ...args], { cwd: root });
+}
+
 /** Cross builds `target` into build/<target>/Release (cmake-js, incremental); false when its compiler is missing. */
 function crossBuild(target) {
   const { toolchain, prefix } = CROSS[target];
   if (!onPath(`${prefix}g++`)) return false;
-  const cmakeJs = require.resolve('cmake-js/bin/cmake-js', { paths: [root] });
-  run(process.execPath, [cmakeJs, 'compile', '--log-level', 'warn', '--out', fit.crossBuildDir(target),
-    `--CDCMAKE_TOOLCHAIN_FILE=${toolchain}`, '--CDMATE_GUARD_UNIT_TESTS=ON'], { cwd: root });
+  compile(['--out', fit.crossBuildDir(target), `--CDCMAKE_TOOLCHAIN_FILE=${toolchain}`, '--CDMATE_GUARD_UNIT_TESTS=ON']);
   return true;
 }
 
@@ -68,11 +72,10 @@ if (buildOnly !== -1) {
 const host = fit.currentHost();
 if (host.target !== fit.NATIVE_BUILD_TARGET) fail(`prebuilt binaries are made on ${fit.NATIVE_BUILD_TARGET} only, this is ${host.target}`);
 
-// The host build brought up to date by the build system itself (npm run
-// build:native: a no-op when nothing changed), not judged by file times: a
-// library whose own sources had not changed was called stale whenever
-// another target's were newer.
-run(process.execPath, [require.resolve('cmake-js/bin/cmake-js', { paths: [root] }), 'compile', '--log-level', 'warn'], { cwd: root });
+// The host build brought up to date by the build system itself, not judged
+// by file times: a library whose own sources had not changed was called
+// stale whenever another target's were newer.
+compile();
 for (const name of BINARIES) {
   const built = path.join(root, 'build', 'Release', name);
   if (!fs.existsSync(built)) fail(`${path.relative(root, built)} was not built (npm run build:native)`);
