@@ -54,7 +54,6 @@ struct AsyncTail {
 };
 thread_local AsyncTail t_tail;
 
-
 constexpr uint8_t kFreeMarks = 8;
 constexpr uint8_t kMarkEvery = 16;
 
@@ -172,34 +171,6 @@ Napi::Value RegisterJsStackCapture(const Napi::CallbackInfo& info) {
 }
 
 // The stack id of the current call from JS, found in the keys or captured.
-uint32_t Lookup(Registration& r, engine::StackKeys* keys);
-
-}  // namespace
-
-uint32_t JsStackHere() {
-  Registration& r = t_reg;
-  uint64_t gcs = 0;
-  if (r.capture == nullptr || r.busy || !engine::OutsideGC(&gcs)) return 0;
-  engine::StackKeys* keys = engine::StackKeys::ForThisThread();
-  if (keys != nullptr) {
-    MarkedCall& m = r.marked;
-    if (m.mark.Holds(keys->isolate(), gcs) && m.epoch == keys->epoch() && m.capture == r.capture &&
-        m.frame_limit == engine::StackKeys::FrameLimit()) {
-      if (!m.used) {
-        m.used = true;
-        m.unused = 0;
-      }
-      keys->NoteSameCall();
-      return m.id;
-    }
-  }
-  uint32_t id = Lookup(r, keys);
-  if (keys != nullptr && id != 0) MarkCall(keys, r, id);
-  return id;
-}
-
-namespace {
-
 uint32_t Lookup(Registration& r, engine::StackKeys* keys) {
   int32_t token = -1;
   uintptr_t queue = 0, clock = 0;
@@ -237,6 +208,28 @@ uint32_t Lookup(Registration& r, engine::StackKeys* keys) {
 }
 
 }  // namespace
+
+uint32_t JsStackHere() {
+  Registration& r = t_reg;
+  uint64_t gcs = 0;
+  if (r.capture == nullptr || r.busy || !engine::OutsideGC(&gcs)) return 0;
+  engine::StackKeys* keys = engine::StackKeys::ForThisThread();
+  if (keys != nullptr) {
+    MarkedCall& m = r.marked;
+    if (m.mark.Holds(keys->isolate(), gcs) && m.epoch == keys->epoch() && m.capture == r.capture &&
+        m.frame_limit == engine::StackKeys::FrameLimit()) {
+      if (!m.used) {
+        m.used = true;
+        m.unused = 0;
+      }
+      keys->NoteSameCall();
+      return m.id;
+    }
+  }
+  uint32_t id = Lookup(r, keys);
+  if (keys != nullptr && id != 0) MarkCall(keys, r, id);
+  return id;
+}
 
 void AddJsStackCaptureExports(Napi::Env env, Napi::Object exports) {
   exports.Set("registerJsStackCapture", Napi::Function::New(env, RegisterJsStackCapture));
