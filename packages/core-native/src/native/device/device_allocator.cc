@@ -231,6 +231,24 @@ bool DeviceAllocator::NoteArg(CUdeviceptr ptr, const StreamUse& use, ArgRef* out
   uint32_t idx = Lookup(ptr);
   if (idx == 0) return false;
   std::lock_guard<std::mutex> lock(mu_);
+  return NoteArgLocked(idx, ptr, use, out, note);
+}
+
+void DeviceAllocator::NoteArgs(const uint64_t* ptrs, DeviceAllocator* const* owners, uint32_t n, const StreamUse& use,
+                               ArgRef* out, bool* found) {
+  uint32_t idx[kMaxLaunchWords];
+  bool any = false;
+  for (uint32_t i = 0; i < n; i++) {
+    idx[i] = owners[i] == this ? Lookup(ptrs[i]) : 0;
+    any |= idx[i] != 0;
+  }
+  if (!any) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (uint32_t i = 0; i < n; i++)
+    if (idx[i] != 0) found[i] = NoteArgLocked(idx[i], ptrs[i], use, &out[i], true);
+}
+
+bool DeviceAllocator::NoteArgLocked(uint32_t idx, CUdeviceptr ptr, const StreamUse& use, ArgRef* out, bool note) {
   Slot* s = SlotOf(idx);
   if (LoadState(s->rec) == SlotState::kNever) return false;
   out->value = ptr;

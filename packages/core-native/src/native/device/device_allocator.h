@@ -142,6 +142,11 @@ class DeviceAllocator {
   // which its free checks against the record_stream rule.
   // `note`: false only looks (an input dump before the launch).
   bool NoteArg(cuda::CUdeviceptr ptr, const StreamUse& use, ArgRef* out, bool note = true);
+  // The words i of one launch with owners[i] == this, the lock taken once
+  // for all of them (a launch often passes several: a tracked launch locks
+  // once, not once per pointer). found[i]: out[i] is filled.
+  void NoteArgs(const uint64_t* ptrs, DeviceAllocator* const* owners, uint32_t n, const StreamUse& use, ArgRef* out,
+                bool* found);
   // The record of `slot` if it still holds allocation `alloc_id`.
   bool RecordOf(uint32_t slot, uint64_t alloc_id, SlotRecord* out);
   bool Owns(cuda::CUdeviceptr ptr) const;
@@ -195,6 +200,7 @@ class DeviceAllocator {
   uint32_t DataGranulesFor(size_t size) const;
   Slot* SlotOf(uint32_t index) const;
   uint32_t Lookup(cuda::CUdeviceptr ptr) const;  // slot index or 0
+  bool NoteArgLocked(uint32_t idx, cuda::CUdeviceptr ptr, const StreamUse& use, ArgRef* out, bool note);  // under mu_
   bool InBlocks(cuda::CUdeviceptr ptr) const;
 
   // Under mu_.

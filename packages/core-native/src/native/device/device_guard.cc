@@ -201,9 +201,19 @@ bool MaybeGuarded(uint64_t value) {
   return value >= __atomic_load_n(&g_lo, __ATOMIC_ACQUIRE) && value < __atomic_load_n(&g_hi, __ATOMIC_ACQUIRE);
 }
 
-bool NoteLaunchArg(uint64_t value, const StreamUse& use, ArgRef* out) {
-  DeviceAllocator* a = OwnerOf(value);
-  return a != nullptr && a->NoteArg(value, use, out);
+void NoteLaunchArgs(const uint64_t* values, uint32_t n, const StreamUse& use, ArgRef* out, bool* found) {
+  DeviceAllocator* owners[kMaxLaunchWords];
+  for (uint32_t i = 0; i < n; i++) {
+    owners[i] = OwnerOf(values[i]);
+    found[i] = false;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    DeviceAllocator* a = owners[i];
+    if (a == nullptr) continue;
+    bool first = true;  // each allocator once, at its first word
+    for (uint32_t j = 0; j < i && first; j++) first = owners[j] != a;
+    if (first) a->NoteArgs(values, owners, n, use, out, found);
+  }
 }
 
 bool FindLaunchArg(uint64_t value, ArgRef* out) {

@@ -48,7 +48,9 @@ bool Export(cuda::CUdeviceptr ptr, ExportedRange* out, std::string* why);
 // the allocation it points into (noting the use), and an argument resolved
 // for a report.
 bool MaybeGuarded(uint64_t value);
-bool NoteLaunchArg(uint64_t value, const StreamUse& use, ArgRef* out);
+// Up to kMaxLaunchWords words of one launch, each MaybeGuarded, noted with
+// each allocator's lock taken once: found[i] says out[i] is filled.
+void NoteLaunchArgs(const uint64_t* values, uint32_t n, const StreamUse& use, ArgRef* out, bool* found);
 // The allocation a parameter word points into, use not noted (input dumps).
 bool FindLaunchArg(uint64_t value, ArgRef* out);
 void ResolveArg(const ArgRef& ref, DeviceLaunchArg* out);

@@ -59,19 +59,36 @@ void Record(const Launch& l) {
     st.stats.launches++;
     if (!layout) st.stats.no_layout++;
   }
-  // Parameter words that point into guarded allocations: each a use of it on this stream.
+  // Parameter words that point into guarded allocations: each a use of it
+  // on this stream, noted in batches (an allocator's lock once per batch).
   ArgRef found[kArgsKept];
   uint32_t kept = 0, total = 0;
   if (layout) {
+    uint64_t words[kMaxLaunchWords];
+    uint32_t where[kMaxLaunchWords][3];  // parameter, offset, parameter size
+    uint32_t n = 0;
+    auto flush = [&] {
+      ArgRef refs[kMaxLaunchWords];
+      bool hit[kMaxLaunchWords];
+      NoteLaunchArgs(words, n, use, refs, hit);
+      for (uint32_t i = 0; i < n; i++) {
+        if (!hit[i]) continue;
+        refs[i].param = static_cast<uint16_t>(where[i][0]);
+        refs[i].offset = static_cast<uint16_t>(where[i][1]);
+        refs[i].param_size = where[i][2];
+        total++;
+        if (kept < kArgsKept) found[kept++] = refs[i];
+      }
+      n = 0;
+    };
     ScanWords(l, *params, [&](uint32_t p, uint32_t off, uint32_t size, uint64_t v) {
-      ArgRef a;
-      if (!NoteLaunchArg(v, use, &a)) return;
-      a.param = static_cast<uint16_t>(p);
-      a.offset = static_cast<uint16_t>(off);
-      a.param_size = size;
-      total++;
-      if (kept < kArgsKept) found[kept++] = a;
+      words[n] = v;
+      where[n][0] = p;
+      where[n][1] = off;
+      where[n][2] = size;
+      if (++n == kMaxLaunchWords) flush();
     });
+    if (n > 0) flush();
   }
   {
     std::lock_guard<std::mutex> lock(st.mu);

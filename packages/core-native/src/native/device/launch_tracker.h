@@ -45,6 +45,9 @@ struct ArgRef {
   uint8_t freed = 0;  // the allocation was freed already
 };
 
+// Parameter words of one launch noted together (NoteLaunchArgs): a batch.
+constexpr uint32_t kMaxLaunchWords = 32;
+
 struct TrackerStats {
   uint64_t launches = 0;
   uint64_t no_layout = 0;         // launches whose parameters could not be read (or that have none)

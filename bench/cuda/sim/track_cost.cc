@@ -1,0 +1,50 @@
+// Per-launch host cost of launch tracking on the simulated driver (no GPU;
+// see README.md): a kernel whose parameters are three guarded pointers and
+// a 512-byte by-value struct (PyTorch's elementwise kernels: pointers and
+// an offset calculator), launched from `threads` threads. It measures the tracker's
+// own work per launch (Record: the kernel table, stream clocks, the log,
+// the parameter scan and the uses noted), not CUPTI's or the driver's.
+//   MATE_GUARD_SETTINGS='{"version":1,"settings":{"trackLaunches":true},"explicit":[]}' \
+//   /tmp/track_cost packages/core-native/build/Release/libmate_guard_cuda.so [threads] [launches]
+// (trackLaunches false: the same loop untracked.)
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <chrono>
+#include <thread>
+#include <vector>
+#include "mate_guard.h"
+struct FakeFunc { const char* name; int n; size_t sizes[16]; };
+using Launch = int (*)(FakeFunc*, void*, void**);
+using Create = int (*)(void**, unsigned);
+int main(int argc, char** argv) {
+  void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  void* fake = dlopen(getenv("MATE_GUARD_CUDA_DRIVER"), RTLD_NOW);
+  if (!lib || !fake) { printf("dlopen: %s\n", dlerror()); return 1; }
+  if (((int (*)())dlsym(lib, "mate_guard_install_from_env"))() != 0) return 1;
+  auto launch = (Launch)dlsym(fake, "fake_launch");
+  auto create = (Create)dlsym(fake, "fake_stream_create");
+  int threads = argc > 2 ? atoi(argv[2]) : 1;
+  long n = argc > 3 ? atol(argv[3]) : 200000;
+  static FakeFunc k{"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_", 4, {8, 8, 8, 512}};
+  std::vector<std::thread> ts;
+  auto t0 = std::chrono::steady_clock::now();
+  for (int t = 0; t < threads; t++) ts.emplace_back([&] {
+    void* s;
+    create(&s, 1);
+    void *a, *b, *c;
+    mate_guard_cuda_alloc(&a, 4096, s);
+    mate_guard_cuda_alloc(&b, 4096, s);
+    mate_guard_cuda_alloc(&c, 4096, s);
+    char blob[512];
+    for (int i = 0; i < 512; i++) blob[i] = (char)i;
+    void* params[4] = {&a, &b, &c, blob};
+    for (long i = 0; i < n; i++) launch(&k, s, params);
+  });
+  for (auto& t : ts) t.join();
+  double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  printf("%d thread(s): %.3f us per launch per thread\n", threads, us / n);
+  ((void (*)())dlsym(lib, "mate_guard_shutdown"))();
+  return 0;
+}
