@@ -42,15 +42,16 @@ void Record(const Launch& l) {
     use = st.clocks.Launch(l.stream, l.ptsz);
     number = pending.number ? pending.number : ++st.launches;
     use.launch = number;
-    Entry& e = st.ring[number % kRing];
-    e = Entry{};
+    Entry& e = st.ring[number % kRing];  // every field a reader reads, nothing more (Entry)
     e.number = number;
     e.kernel = k.name;
-    e.stream = l.stream;
     e.stream_index = use.stream;
+    e.faulted = false;
+    e.stream = l.stream;
     e.seq = use.seq;
     e.site = site_id;
     e.test = CurrentTestId();
+    e.arg_total = e.arg_count = e.input_count = 0;
     if (pending.number) {
       e.input_count = pending.input_count;
       for (uint32_t i = 0; i < pending.input_count; i++) e.inputs[i] = pending.inputs[i];

@@ -30,18 +30,22 @@ using cuda::CUstream;
 constexpr size_t kRing = 4096;  // launches remembered
 constexpr size_t kArgsKept = kMaxDeviceLaunchArgs;
 
+// A launch writes its entry's first cache line and the args it found,
+// nothing else: the ring (~3 MB) is cold by the time a training step
+// comes back to an entry, and each line touched is a miss. Readers read
+// args and inputs only up to their counts.
 struct Entry {
   uint64_t number = 0;
   uint32_t kernel = 0;
-  CUstream stream = nullptr;
   uint16_t stream_index = 0;
+  bool faulted = false;
+  CUstream stream = nullptr;
   uint64_t seq = 0;
   uint32_t site = 0, test = 0;
-  bool faulted = false;
   uint32_t arg_total = 0;
   uint32_t arg_count = 0;
-  ArgRef args[kArgsKept];
   uint32_t input_count = 0;  // inputs saved before it (dumpInputs)
+  ArgRef args[kArgsKept];
   DeviceLaunchInput inputs[kMaxDeviceLaunchInputs];
 };
 
