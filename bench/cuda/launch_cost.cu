@@ -9,7 +9,8 @@
 // default), spin (CPU only), query (an event record + query loop), sync
 // (a 4 KiB copy to the host and a stream synchronize, as a canary
 // readback), vmm (map a 2 MiB range, grant access, unmap: the ready pool's
-// driver work). The launches then show what the other thread's driver
+// driver work), launch (empty kernels on its own stream, as PyTorch's
+// autograd thread launches beside the main thread). The launches then show what the other thread's driver
 // calls cost them, with and without CUPTI subscribed.
 // Without the library: plain. With it: the guard installed from the
 // handoff MATE_GUARD_SETTINGS (as guard-run writes it), so its settings
@@ -85,6 +86,9 @@ long Background(const char* mode, std::atomic<bool>* stop) {
       cudaEventQuery(ev);
     } else if (strcmp(mode, "sync") == 0) {
       cudaMemcpyAsync(host, dev, 4096, cudaMemcpyDeviceToHost, s);
+      cudaStreamSynchronize(s);
+    } else if (strcmp(mode, "launch") == 0) {
+      for (int i = 0; i < 100; i++) Empty<<<1, 32, 0, s>>>(nullptr);
       cudaStreamSynchronize(s);
     } else if (strcmp(mode, "vmm") == 0) {
       if (map(va, gran, 0, h, 0) != CUDA_SUCCESS || set_access(va, gran, &access, 1) != CUDA_SUCCESS ||

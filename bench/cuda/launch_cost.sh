@@ -6,7 +6,7 @@
 # alternate the variants; medians of the rounds.
 #   bench/cuda/launch_cost.sh [rounds] [background...]
 # background: what a second thread does meanwhile (launch_cost.cu: none,
-# spin, query, sync, vmm); one table per mode.
+# spin, query, sync, vmm, launch); one table per mode.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 REPS=${1:-5}
