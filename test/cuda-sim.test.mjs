@@ -205,3 +205,28 @@ describe('kernel exceptions over the simulated driver', { skip: noGxx() }, () =>
     assert.match(reportOf(r.output, 'ERROR: illegal-address'), /on device 0 \(rank 1 of 2, local rank 1\), seen by /);
   });
 });
+
+// The tracker notes a launch's pointers in batches (one allocator lock
+// each): a word past the first batch is a use as much as the first one.
+describe('launch tracking over the simulated driver', { skip: noGxx() }, () => {
+  const LIB = path.join(ROOT, 'packages', 'core-native', 'build', 'Release', 'libmate_guard_cuda.so');
+  let env;
+  let matrix;
+  before(() => {
+    const fake = buildFakeDriver('mate-sim-track-');
+    matrix = buildMatrix(fake);
+    env = { MATE_GUARD_CUDA_DRIVER: fake, MATE_GUARD_CUPTI: fake };
+  });
+
+  test('every one of 40 pointers a launch passes in one struct is a use: the 40th freed on another stream unordered is a cross-stream free, the rest freed after a synchronize are not', async () => {
+    const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--', matrix, LIB, 'many-pointers'], { env });
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.output, /many-pointers: freed the rest/);
+    const text = reportOf(r.output, 'ERROR: cross-stream-free');
+    assert.match(text, /ERROR: cross-stream-free: allocation #40 \(256 bytes, tail mode\) freed on stream 0x[0-9a-f]+ while a kernel on stream 0x[0-9a-f]+ used it/);
+    assert.match(text, /\(anonymous namespace\)::ManyPointers \(launch 1 on stream/);
+    assert.match(text, /… 32 more guarded pointer arguments/);
+    assert.equal(r.output.match(/ERROR: cross-stream-free/g).length, 1, r.output);
+    assert.match(r.output, /\[mate-guard\] summary: 40 allocations guarded, .*1 violation,/);
+  });
+});

@@ -84,6 +84,23 @@ int main(int argc, char** argv) {
     int r = sync();
     printf("fault: sync returned %d\n", r);
   }
+  if (strcmp(which, "many-pointers") == 0) {
+    // One launch on B whose by-value struct holds 40 guarded pointers, more
+    // than the tracker notes in one batch: each is a use on B. The 40th
+    // freed on A with nothing ordering it is a cross-stream free; the
+    // rest, freed after a synchronize, are not.
+    constexpr int kN = 40;
+    void* ptrs[kN];
+    for (int i = 0; i < kN; i++) mate_guard_cuda_alloc(&ptrs[i], 256, A);
+    static FakeFunc many{"_ZN12_GLOBAL__N_112ManyPointersE4Many", 1, {kN * sizeof(void*)}};
+    void* params[1] = {ptrs};
+    launch(&many, B, params);
+    mate_guard_cuda_free(ptrs[kN - 1], A);
+    printf("many-pointers: freed the last\n");
+    sync();
+    for (int i = 0; i < kN - 1; i++) mate_guard_cuda_free(ptrs[i], A);
+    printf("many-pointers: freed the rest\n");
+  }
   if (strcmp(which, "kernel-fault") == 0) {
     // Two launches in flight, one of which faults (FAKE_CUDA_FAULT_KERNEL=FillInclusive):
     // the program's synchronize sees it, and without launch blocking names both.
