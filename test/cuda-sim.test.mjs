@@ -229,4 +229,14 @@ describe('launch tracking over the simulated driver', { skip: noGxx() }, () => {
     assert.equal(r.output.match(/ERROR: cross-stream-free/g).length, 1, r.output);
     assert.match(r.output, /\[mate-guard\] summary: 40 allocations guarded, .*1 violation,/);
   });
+
+  test('launch 4097 reuses launch 1\'s entry of the 4096-entry log: its report lists its own one argument, not launch 1\'s three or the inputs saved before launch 1', async () => {
+    const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--no-rerun', '--dump-inputs', '*three_pointers*', '--', matrix, LIB, 'wrap'], { env });
+    assert.equal(r.code, 1, r.output);
+    const text = reportOf(r.output, 'ERROR: illegal-address');
+    assert.match(text, /not known to have finished \(1, newest first\)/);
+    assert.match(text, /\(anonymous namespace\)::FillInclusive \(launch 4097 on the default stream\)\n==mate-guard== {5}argument 0 = 0x[0-9a-f]+: allocation #3 \(4000 bytes/);
+    assert.doesNotMatch(text, /argument 1|allocation #1|allocation #2/);
+    assert.doesNotMatch(text, /inputs saved before it ran/);
+  });
 });

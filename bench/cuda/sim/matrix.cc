@@ -101,6 +101,28 @@ int main(int argc, char** argv) {
     for (int i = 0; i < kN - 1; i++) mate_guard_cuda_free(ptrs[i], A);
     printf("many-pointers: freed the rest\n");
   }
+  if (strcmp(which, "wrap") == 0) {
+    // The launch log is a ring of 4096 entries: launch 4097 takes launch
+    // 1's. Launch 1 passed three guarded pointers, launch 4097 (the one in
+    // flight at the fault) passes one: its report lists that one alone.
+    void *p = nullptr, *q = nullptr, *r = nullptr;
+    mate_guard_cuda_alloc(&p, 4000, nullptr);
+    mate_guard_cuda_alloc(&q, 4000, nullptr);
+    mate_guard_cuda_alloc(&r, 4000, nullptr);
+    long n = 1000;
+    static FakeFunc three{"three_pointers", 3, {8, 8, 8}};
+    static FakeFunc none{"no_pointers", 1, {8}};
+    static FakeFunc fill{"_ZN12_GLOBAL__N_113FillInclusiveEPfl", 2, {8, 8}};
+    void* pqr[3] = {&p, &q, &r};
+    void* np[1] = {&n};
+    void* rn[2] = {&r, &n};
+    launch(&three, nullptr, pqr);
+    for (int i = 0; i < 4095; i++) launch(&none, nullptr, np);
+    sync();  // all 4096 finished
+    launch(&fill, nullptr, rn);
+    ((SetErr)dlsym(fake, "fake_cuda_set_error"))(700);
+    printf("wrap: sync returned %d\n", sync());
+  }
   if (strcmp(which, "kernel-fault") == 0) {
     // Two launches in flight, one of which faults (FAKE_CUDA_FAULT_KERNEL=FillInclusive):
     // the program's synchronize sees it, and without launch blocking names both.
