@@ -18,6 +18,19 @@ import { buildFakeDriver, buildMatrix, noGxx } from './helpers/sim.mjs';
 const EXAMPLE = path.join(ROOT, 'examples', 'cuda', 'build', 'Release', 'cuda_example.node');
 const SCRIPT = path.join(ROOT, 'test', 'fixtures', 'cuda', 'sim-settings.js');
 
+const LIB = path.join(ROOT, 'packages', 'core-native', 'build', 'Release', 'libmate_guard_cuda.so');
+
+/** The simulated driver and bench/cuda/sim/matrix.cc built for a describe block (before its tests). */
+function simMatrix(prefix) {
+  const sim = { env: null, matrix: null };
+  before(() => {
+    const fake = buildFakeDriver(prefix);
+    sim.matrix = buildMatrix(fake);
+    sim.env = { MATE_GUARD_CUDA_DRIVER: fake, MATE_GUARD_CUPTI: fake };
+  });
+  return sim;
+}
+
 function hasPython3() {
   return spawnSync('python3', ['--version']).status === 0;
 }
@@ -85,18 +98,11 @@ describe('device settings over the simulated driver', { skip: skipReason() }, ()
 // matrix.cc launches fake kernels through the fake CUPTI's callbacks, the
 // way the driver reports a real launch (entry, then exit).
 describe('--dump-inputs over the simulated driver', { skip: noGxx() }, () => {
-  const LIB = path.join(ROOT, 'packages', 'core-native', 'build', 'Release', 'libmate_guard_cuda.so');
-  let env;
-  let matrix;
-  before(() => {
-    const fake = buildFakeDriver('mate-sim-dump-');
-    matrix = buildMatrix(fake);
-    env = { MATE_GUARD_CUDA_DRIVER: fake, MATE_GUARD_CUPTI: fake };
-  });
+  const sim = simMatrix('mate-sim-dump-');
 
   const runMatrix = async (flags, scenario) => {
     const reports = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-dump-reports-'));
-    const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--report-dir', reports, ...flags, '--', matrix, LIB, scenario], { env });
+    const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--report-dir', reports, ...flags, '--', sim.matrix, LIB, scenario], { env: sim.env });
     const [dir] = fs.readdirSync(reports).map((d) => path.join(reports, d));
     const inputs = path.join(dir, 'inputs');
     const index = fs.existsSync(inputs)
@@ -152,7 +158,7 @@ describe('--dump-inputs over the simulated driver', { skip: noGxx() }, () => {
   });
 
   test('a bad --dump-inputs value stops guard-run with one line, exit 2', async () => {
-    const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--dump-inputs', '', '--', 'true'], { env });
+    const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--dump-inputs', '', '--', 'true'], { env: sim.env });
     assert.equal(r.code, 2, r.output);
     assert.match(r.stderr, /^mate: --dump-inputs: "" is not a kernel glob; use a non-empty kernel glob\n$/);
   });
@@ -162,15 +168,8 @@ describe('--dump-inputs over the simulated driver', { skip: noGxx() }, () => {
 // device-side assert (an index check, as Inductor's generated kernels make)
 // names the launches in flight; a multi-process job's report names its rank.
 describe('kernel exceptions over the simulated driver', { skip: noGxx() }, () => {
-  const LIB = path.join(ROOT, 'packages', 'core-native', 'build', 'Release', 'libmate_guard_cuda.so');
-  let env;
-  let matrix;
-  before(() => {
-    const fake = buildFakeDriver('mate-sim-assert-');
-    matrix = buildMatrix(fake);
-    env = { MATE_GUARD_CUDA_DRIVER: fake, MATE_GUARD_CUPTI: fake };
-  });
-  const go = (scenario, extraEnv = {}) => run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--', matrix, LIB, scenario], { env: { ...env, ...extraEnv } });
+  const sim = simMatrix('mate-sim-assert-');
+  const go = (scenario, extraEnv = {}) => run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--', sim.matrix, LIB, scenario], { env: { ...sim.env, ...extraEnv } });
 
   test('a device-side assert is one device-assert report naming the launches in flight; the run fails', async () => {
     const r = await go('assert');
@@ -194,7 +193,7 @@ describe('kernel exceptions over the simulated driver', { skip: noGxx() }, () =>
     assert.ok(after.length > 0, r.output);
     assert.match(after, /the kernel that faulted \(launch blocking: its own synchronize returned the error\):\n==mate-guard== {3}\(anonymous namespace\)::FillInclusive/);
     assert.match(after, /hit: most likely the guard after the end of allocation #1, the only guarded pointer the faulting launch was given/);
-    const off = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--no-rerun', '--', matrix, LIB, 'kernel-fault'], { env: { ...env, FAKE_CUDA_FAULT_KERNEL: 'FillInclusive' } });
+    const off = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--no-rerun', '--', sim.matrix, LIB, 'kernel-fault'], { env: { ...sim.env, FAKE_CUDA_FAULT_KERNEL: 'FillInclusive' } });
     assert.equal(off.code, 1, off.output);
     assert.doesNotMatch(off.output, /\[mate-guard\] rerun/);
   });
@@ -209,17 +208,10 @@ describe('kernel exceptions over the simulated driver', { skip: noGxx() }, () =>
 // The tracker notes a launch's pointers in batches (one allocator lock
 // each): a word past the first batch is a use as much as the first one.
 describe('launch tracking over the simulated driver', { skip: noGxx() }, () => {
-  const LIB = path.join(ROOT, 'packages', 'core-native', 'build', 'Release', 'libmate_guard_cuda.so');
-  let env;
-  let matrix;
-  before(() => {
-    const fake = buildFakeDriver('mate-sim-track-');
-    matrix = buildMatrix(fake);
-    env = { MATE_GUARD_CUDA_DRIVER: fake, MATE_GUARD_CUPTI: fake };
-  });
+  const sim = simMatrix('mate-sim-track-');
 
   test('every one of 40 pointers a launch passes in one struct is a use: the 40th freed on another stream unordered is a cross-stream free, the rest freed after a synchronize are not', async () => {
-    const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--', matrix, LIB, 'many-pointers'], { env });
+    const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--', sim.matrix, LIB, 'many-pointers'], { env: sim.env });
     assert.equal(r.code, 1, r.output);
     assert.match(r.output, /many-pointers: freed the rest/);
     const text = reportOf(r.output, 'ERROR: cross-stream-free');
@@ -231,7 +223,7 @@ describe('launch tracking over the simulated driver', { skip: noGxx() }, () => {
   });
 
   test('launch 4097 reuses launch 1\'s entry of the 4096-entry log: its report lists its own one argument, not launch 1\'s three or the inputs saved before launch 1', async () => {
-    const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--no-rerun', '--dump-inputs', '*three_pointers*', '--', matrix, LIB, 'wrap'], { env });
+    const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--no-rerun', '--dump-inputs', '*three_pointers*', '--', sim.matrix, LIB, 'wrap'], { env: sim.env });
     assert.equal(r.code, 1, r.output);
     const text = reportOf(r.output, 'ERROR: illegal-address');
     assert.match(text, /not known to have finished \(1, newest first\)/);
