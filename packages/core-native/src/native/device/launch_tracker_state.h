@@ -30,10 +30,10 @@ using cuda::CUstream;
 constexpr size_t kRing = 4096;  // launches remembered
 constexpr size_t kArgsKept = kMaxDeviceLaunchArgs;
 
-// A launch writes its entry's first cache line and the args it found,
-// nothing else: the ring (~3 MB) is cold by the time a training step
-// comes back to an entry, and each line touched is a miss. Readers read
-// args and inputs only up to their counts.
+// A launch writes its entry's header (the fields before args, a cache
+// line or two) and the args it found, nothing else: the ring (~3 MB) is
+// cold by the time a training step comes back to an entry, and each line
+// touched is a miss. Readers read args and inputs only up to their counts.
 struct Entry {
   uint64_t number = 0;
   uint32_t kernel = 0;
