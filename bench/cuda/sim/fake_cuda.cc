@@ -11,6 +11,8 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "fake_kernel.h"
+
 typedef int CUresult;
 typedef unsigned long long dptr;
 static std::atomic<int> g_err{0};
@@ -153,8 +155,7 @@ CUresult cuEventSynchronize(void*) {
 CUresult cuStreamGetFlags(void* s, unsigned* f) { *f = s ? *(unsigned char*)s : 0; return 0; }
 CUresult cuStreamGetCtx(void*, void** c) { *c = &g_dummy; return 0; }
 
-// Fake kernels: a name and parameter sizes (CUfunction points at one).
-struct FakeFunc { const char* name; int n; size_t sizes[16]; };
+// Fake kernels (fake_kernel.h): a name and parameter sizes.
 CUresult cuFuncGetParamInfo(FakeFunc* f, size_t i, size_t* off, size_t* size) {
   if ((int)i >= f->n) return 1;
   size_t o = 0;

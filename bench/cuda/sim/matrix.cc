@@ -7,14 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fake_kernel.h"
 #include "mate_guard.h"
 
-struct FakeFunc { const char* name; int n; size_t sizes[16]; };
-using Launch = int (*)(FakeFunc*, void*, void**);
 using EvRec = int (*)(void*, void*);
 using Wait = int (*)(void*, void*);
 using Sync = int (*)();
-using Create = int (*)(void**, unsigned);
 using SetErr = void (*)(int);
 
 int main(int argc, char** argv) {
@@ -25,11 +23,11 @@ int main(int argc, char** argv) {
     printf("install: %s\n", ((const char* (*)())dlsym(lib, "mate_guard_install_error"))());
     return 1;
   }
-  auto launch = (Launch)dlsym(fake, "fake_launch");
+  auto launch = (FakeLaunch)dlsym(fake, "fake_launch");
   auto record = (EvRec)dlsym(fake, "fake_event_record");
   auto wait = (Wait)dlsym(fake, "fake_stream_wait");
   auto sync = (Sync)dlsym(fake, "fake_ctx_sync");
-  auto create = (Create)dlsym(fake, "fake_stream_create");
+  auto create = (FakeStreamCreate)dlsym(fake, "fake_stream_create");
   static FakeFunc use_kernel{"_ZN12_GLOBAL__N_19UseBufferEPfl", 2, {8, 8}};
   void *A, *B, *C;
   create(&A, 1);

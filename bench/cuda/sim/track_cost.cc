@@ -18,17 +18,15 @@
 #include <mutex>
 #include <thread>
 #include <vector>
+#include "fake_kernel.h"
 #include "mate_guard.h"
-struct FakeFunc { const char* name; int n; size_t sizes[16]; };
-using Launch = int (*)(FakeFunc*, void*, void**);
-using Create = int (*)(void**, unsigned);
 int main(int argc, char** argv) {
   void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   void* fake = dlopen(getenv("MATE_GUARD_CUDA_DRIVER"), RTLD_NOW);
   if (!lib || !fake) { printf("dlopen: %s\n", dlerror()); return 1; }
   if (((int (*)())dlsym(lib, "mate_guard_install_from_env"))() != 0) return 1;
-  auto launch = (Launch)dlsym(fake, "fake_launch");
-  auto create = (Create)dlsym(fake, "fake_stream_create");
+  auto launch = (FakeLaunch)dlsym(fake, "fake_launch");
+  auto create = (FakeStreamCreate)dlsym(fake, "fake_stream_create");
   int threads = argc > 2 ? atoi(argv[2]) : 1;
   long n = argc > 3 ? atol(argv[3]) : 200000;
   size_t evict = argc > 4 ? atol(argv[4]) << 20 : 0;
