@@ -4,13 +4,12 @@
 # voluntary context switches over 2 s of the loop, then `perf` call chains
 # of the main thread's context switches (where it blocks) and of the
 # guard's background thread on the CPU. Reports land in $OUT (default .).
-#   bench/cuda/ddp_profile.sh [variant...]   (plain guard emptycb notrack; default: guard notrack)
+#   bench/cuda/ddp_profile.sh [variant...]   (bench/cuda/ddp_variants.sh; default: guard guard-notrack)
 # PERF: the perf command (default perf). Needs a GPU per rank.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${OUT:-.}
-TRAIN=$ROOT/test/fixtures/cuda/ddp_train.py
-G="node $ROOT/packages/core-native/bin/mate.js guard-run --device cuda"
+. "$ROOT/bench/cuda/ddp_variants.sh"
 P() { timeout 60 ${PERF:-perf} "$@"; }
 taskcpu() {  # tid comm ticks voluntary-switches
   for t in /proc/$1/task/*; do
@@ -19,17 +18,11 @@ taskcpu() {  # tid comm ticks voluntary-switches
 }
 export DDP_STARTED_FILE=$(mktemp -u)
 variants=("$@")
-[ $# -gt 0 ] || variants=(guard notrack)
+[ $# -gt 0 ] || variants=(guard guard-notrack)
 for v in "${variants[@]}"; do
   rm -f "$DDP_STARTED_FILE"
-  torchrun=(python3 -m torch.distributed.run --nproc-per-node 2 "$TRAIN" 5000)
-  case $v in
-    plain) "${torchrun[@]}" >"$OUT/$v.log" 2>&1 & ;;
-    guard) MATE_GUARD_CUDA_STATS=1 $G -- "${torchrun[@]}" >"$OUT/$v.log" 2>&1 & ;;
-    emptycb) MATE_GUARD_CUPTI_EMPTY=1 MATE_GUARD_CUDA_STATS=1 $G -- "${torchrun[@]}" >"$OUT/$v.log" 2>&1 & ;;
-    notrack) MATE_GUARD_CUDA_STATS=1 $G --no-track-launches -- "${torchrun[@]}" >"$OUT/$v.log" 2>&1 & ;;
-    *) echo "unknown variant $v (plain, guard, emptycb, notrack)"; exit 2 ;;
-  esac
+  [[ " $DDP_VARIANTS " == *" $v "* ]] || { echo "unknown variant $v (one of: $DDP_VARIANTS)"; exit 2; }
+  ddp_variant "$v" 2 5000 >"$OUT/$v.log" &
   pid=
   for _ in $(seq 240); do  # rank 0 (not the launcher, not node), once its loop started
     sleep 0.5

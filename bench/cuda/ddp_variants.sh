@@ -1,0 +1,24 @@
+# The DDP training loop's variants, for bench/cuda/ddp.sh and ddp_profile.sh
+# (sourced; ROOT set): `ddp_variant <variant> <ranks> <steps>` runs
+# test/fixtures/cuda/ddp_train.py under torchrun, plain or under
+# `mate guard-run --device cuda` with the guard's counters on
+# (MATE_GUARD_CUDA_STATS), stdout and stderr together.
+#   plain, guard, guard-notrack (--no-track-launches), guard-nostacks
+#   (--no-capture-stacks), guard-emptycb (CUPTI subscribed, every callback
+#   returning at once: MATE_GUARD_CUPTI_EMPTY), guard-pending1g (frees wait
+#   once 1 GiB of them pend, the bound before it scaled:
+#   MATE_GUARD_CUDA_PENDING_MIB)
+DDP_VARIANTS="plain guard guard-notrack guard-nostacks guard-emptycb guard-pending1g"
+ddp_variant() {
+  local torchrun=(python3 -m torch.distributed.run --nproc-per-node "$2" "$ROOT/test/fixtures/cuda/ddp_train.py" "$3")
+  local guard=(node "$ROOT/packages/core-native/bin/mate.js" guard-run --device cuda)
+  case $1 in
+    plain) "${torchrun[@]}" ;;
+    guard) MATE_GUARD_CUDA_STATS=1 "${guard[@]}" -- "${torchrun[@]}" ;;
+    guard-notrack) MATE_GUARD_CUDA_STATS=1 "${guard[@]}" --no-track-launches -- "${torchrun[@]}" ;;
+    guard-nostacks) MATE_GUARD_CUDA_STATS=1 "${guard[@]}" --no-capture-stacks -- "${torchrun[@]}" ;;
+    guard-emptycb) MATE_GUARD_CUPTI_EMPTY=1 MATE_GUARD_CUDA_STATS=1 "${guard[@]}" -- "${torchrun[@]}" ;;
+    guard-pending1g) MATE_GUARD_CUDA_PENDING_MIB=1024 MATE_GUARD_CUDA_STATS=1 "${guard[@]}" -- "${torchrun[@]}" ;;
+    *) echo "unknown variant $1 (one of: $DDP_VARIANTS)"; return 2 ;;
+  esac 2>&1
+}
