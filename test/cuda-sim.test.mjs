@@ -232,3 +232,18 @@ describe('launch tracking over the simulated driver', { skip: noGxx() }, () => {
     assert.doesNotMatch(text, /inputs saved before it ran/);
   });
 });
+
+// The device allocator's background thread (mapping ahead, fences,
+// unmapping) carries a name, so a user's `top -H`, perf or gdb tells it
+// from the program's own threads.
+describe('the device guard\'s own thread over the simulated driver', { skip: noGxx() }, () => {
+  const sim = simMatrix('mate-sim-threads-');
+
+  test('the background thread is named mate-guard-cuda; the program\'s main thread keeps its name', async () => {
+    const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--', sim.matrix, LIB, 'thread-names'], { env: sim.env });
+    assert.equal(r.code, 0, r.output);
+    const names = /^threads:(.*)$/m.exec(r.output)?.[1].trim().split(/\s+/) ?? [];
+    assert.ok(names.includes('mate-guard-cuda'), r.output);
+    assert.equal(names[0], path.basename(sim.matrix).slice(0, 15), r.output);
+  });
+});

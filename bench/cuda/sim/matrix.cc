@@ -1,6 +1,7 @@
 // The cross-stream-free matrix and launch attribution over the simulated
 // driver and CUPTI (see README.md): each scenario allocates on stream A,
 // a fake kernel uses it on stream B, the free happens on A.
+#include <dirent.h>
 #include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>
@@ -161,6 +162,27 @@ int main(int argc, char** argv) {
     r = mate_guard_cuda_alloc(&blocks[0], 1ull << 30, nullptr);
     printf("oom: after freeing, error %d\n", r);
     if (r == 0) mate_guard_cuda_free(blocks[0], nullptr);
+  }
+  if (strcmp(which, "thread-names") == 0) {
+    // The process's threads by name, once the device allocator runs.
+    void* p = nullptr;
+    mate_guard_cuda_alloc(&p, 4000, nullptr);
+    printf("threads:");
+    if (DIR* d = opendir("/proc/self/task")) {
+      while (dirent* e = readdir(d)) {
+        if (e->d_name[0] == '.') continue;
+        char path[64], name[32] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        if (FILE* f = fopen(path, "r")) {
+          if (fgets(name, sizeof name, f)) name[strcspn(name, "\n")] = 0;
+          fclose(f);
+        }
+        printf(" %s", name);
+      }
+      closedir(d);
+    }
+    printf("\n");
+    mate_guard_cuda_free(p, nullptr);
   }
   if (strcmp(which, "killed") == 0) {
     // Killed after guarding (a time limit's SIGKILL): no counters at exit.
