@@ -35,10 +35,10 @@ for v in "${variants[@]}"; do
   echo "=== $v: rank 0 is pid $pid"
   taskcpu "$pid" >"$OUT/$v.a"; sleep 2; taskcpu "$pid" >"$OUT/$v.b"
   join "$OUT/$v.a" "$OUT/$v.b" | awk '{d=$6-$3; c=$7-$4; if (d>0||c>100) printf "  thread %s %-16s %d ticks, %d voluntary switches in 2 s\n",$1,$2,d,c}'
-  bg=$(join "$OUT/$v.a" "$OUT/$v.b" | awk -v m="$pid" '$1!=m && $2=="python3" {print $6-$3, $1}' | sort -rn | head -1 | cut -d' ' -f2)
+  bg=$(join "$OUT/$v.a" "$OUT/$v.b" | awk '$2=="mate-guard-cuda" {print $1}' | head -1)  # the guard's thread, by name
   rm -f "$OUT/$v.a" "$OUT/$v.b"
   P record -e context-switches -c 1 --call-graph dwarf,32768 -t "$pid" -o "$OUT/$v.cs.data" -- sleep 0.4 >/dev/null 2>&1
-  [ "$v" != plain ] && [ -n "$bg" ] && P record -e cpu-clock -F 2000 --call-graph dwarf,16384 -t "$bg" -o "$OUT/$v.bg.data" -- sleep 0.4 >/dev/null 2>&1
+  [ -n "$bg" ] && P record -e cpu-clock -F 2000 --call-graph dwarf,16384 -t "$bg" -o "$OUT/$v.bg.data" -- sleep 0.4 >/dev/null 2>&1
   wait
   echo "  $(grep -o 'steps in.*' "$OUT/$v.log")"
   grep -o 'cuda stats:.*' "$OUT/$v.log" | head -1 | cut -c1-400
