@@ -202,8 +202,8 @@ bool MaybeGuarded(uint64_t value) {
 }
 
 void NoteLaunchArgs(const uint64_t* values, uint32_t n, const StreamUse& use, ArgRef* out, bool* found) {
-  for (uint32_t i = 0; i < n; i++) found[i] = false;
   if (n > kMaxLaunchWords) n = kMaxLaunchWords;  // a batch at most (the callers' arrays are that long)
+  for (uint32_t i = 0; i < n; i++) found[i] = false;
   DeviceAllocator* owners[kMaxLaunchWords];
   for (uint32_t i = 0; i < n; i++) owners[i] = OwnerOf(values[i]);
   for (uint32_t i = 0; i < n; i++) {
