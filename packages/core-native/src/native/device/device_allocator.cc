@@ -227,11 +227,11 @@ CUresult DeviceAllocator::Allocate(size_t size, CUstream stream, uint32_t stack_
   return cuda::kSuccess;
 }
 
-bool DeviceAllocator::NoteArg(CUdeviceptr ptr, const StreamUse& use, ArgRef* out, bool note) {
+bool DeviceAllocator::FindArg(CUdeviceptr ptr, ArgRef* out) {
   uint32_t idx = Lookup(ptr);
   if (idx == 0) return false;
   std::lock_guard<std::mutex> lock(mu_);
-  return NoteArgLocked(idx, ptr, use, out, note);
+  return NoteArgLocked(idx, ptr, StreamUse{}, out, false);
 }
 
 void DeviceAllocator::NoteArgs(const uint64_t* ptrs, DeviceAllocator* const* owners, uint32_t n, const StreamUse& use,

@@ -137,14 +137,14 @@ class DeviceAllocator {
   FreeStatus Free(cuda::CUdeviceptr ptr, cuda::CUstream stream, uint32_t stack_id);
   // Declares that `stream` uses the allocation: its frees wait for that use.
   bool RecordStream(cuda::CUdeviceptr ptr, cuda::CUstream stream);
-  // Launch tracking: a kernel parameter `ptr` points into one of our
-  // ranges. Fills `out`; a live allocation notes the use (stream, launch),
-  // which its free checks against the record_stream rule.
-  // `note`: false only looks (an input dump before the launch).
-  bool NoteArg(cuda::CUdeviceptr ptr, const StreamUse& use, ArgRef* out, bool note = true);
-  // The words i of one launch with owners[i] == this, the lock taken once
-  // for all of them (a launch often passes several: a tracked launch locks
-  // once, not once per pointer). found[i]: out[i] is filled.
+  // Launch tracking: the allocation a kernel parameter `ptr` points into,
+  // filling `out`; the use is not noted (an input dump before the launch).
+  bool FindArg(cuda::CUdeviceptr ptr, ArgRef* out);
+  // The words i of one launch with owners[i] == this: each that points
+  // into one of our ranges fills out[i] (found[i]), and a live allocation
+  // notes the use (stream, launch), which its free checks against the
+  // record_stream rule. The lock is taken once for all of them (a launch
+  // often passes several: a tracked launch locks once, not once per pointer).
   void NoteArgs(const uint64_t* ptrs, DeviceAllocator* const* owners, uint32_t n, const StreamUse& use, ArgRef* out,
                 bool* found);
   // The record of `slot` if it still holds allocation `alloc_id`.

@@ -217,7 +217,7 @@ void NoteLaunchArgs(const uint64_t* values, uint32_t n, const StreamUse& use, Ar
 
 bool FindLaunchArg(uint64_t value, ArgRef* out) {
   DeviceAllocator* a = OwnerOf(value);
-  return a != nullptr && a->NoteArg(value, StreamUse{}, out, false);
+  return a != nullptr && a->FindArg(value, out);
 }
 
 void ResolveArg(const ArgRef& ref, DeviceLaunchArg* out) {
