@@ -97,6 +97,10 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
       // Jest passed, yet a process found damage (e.g. at exit): show it, fail.
       showReportsIfPassed: true,
       nothingGuardedFix: NOTHING_GUARDED_FIX,
+      // Our reporter marks a run in which Jest found test files: without
+      // the mark Jest ran none (no match, --shard past the files, an
+      // argument Jest refused) and its own words and status stand.
+      testsMarked: note === undefined,
     }),
   });
 }

@@ -15,6 +15,7 @@ import {
   exitOnConfigError,
   flushGuardStats,
   markResultsShown,
+  markTestsStarted,
   GuardConfigError,
   GuardedRun,
   processState,
@@ -105,6 +106,11 @@ export default class GuardReporter {
     this.watching = Boolean(globalConfig.watch || globalConfig.watchAll);
   }
 
+  /** Jest found test files to run (a run with none never gets here with any): the run is marked as one that ran tests. */
+  onRunStart(results: AggregatedResult): void {
+    if (this.session.dir && results.numTotalTestSuites > 0) markTestsStarted(this.session.dir);
+  }
+
   /** Before the file runs (and before a worker gets it): its project's testEnvironmentOptions. */
   onTestFileStart(test: { context: { config: Config.ProjectConfig } }): void {
     checkFileSettings(test.context.config);
@@ -135,6 +141,7 @@ export default class GuardReporter {
       showReportsIfPassed: true,
       more: this.watching,
       nothingGuardedFix: NOTHING_GUARDED_FIX,
+      testsMarked: true,
     });
     if (!verdict.quiet) process.stderr.write(verdict.text);
     // Jest's idiom for failing a run it thinks passed: the reporter's error.

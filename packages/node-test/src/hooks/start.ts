@@ -6,6 +6,7 @@
 import {
   GuardedRun,
   installFromSettings,
+  markTestsStarted,
   outsideTestsError,
   readHandoff,
   runOwnership,
@@ -80,7 +81,14 @@ export function start(): PluginState {
   } else if (reportDir) {
     const announced = new Set<string>();
     const onFile = crashedTestsOfFile(reportDir, announced, PROCESS_LABEL);
-    aroundEveryTestFunction((test, call, args) => (kindOf(test) === 'file' ? onFile(test, call, args) : call(args)));
+    let marked = false;
+    aroundEveryTestFunction((test, call, args) => {
+      if (kindOf(test) !== 'file') return call(args);
+      // A run that starts no file (an empty folder) guarded nothing by no mistake: node's own result stands.
+      if (!marked) markTestsStarted(reportDir);
+      marked = true;
+      return onFile(test, call, args);
+    });
   }
   // Watch mode: a summary per round. Else at exit, after install, so core's exit check and counters come first.
   if (run && role === 'main' && watchRequested(NODE_ARGS, process.execArgv)) onRootTest((root) => endEachWatchRound(root, run));
