@@ -31,6 +31,7 @@ import type { AggregatedResult, TestResult } from '@jest/test-result';
 import type { Config } from '@jest/types';
 
 import { projectName } from '../environment/project';
+import { checkJestVersion, jestVersionAbove } from '../jest-version';
 import { addCrashedTests } from './crash-results';
 import { checkFileSettings } from './file-settings';
 
@@ -83,6 +84,8 @@ function startSession(options: unknown): Session {
       ? { settings: handoff.settings, explicit: handoff.explicit }
       : resolveRunnerSettings({ runner: 'jest', env: process.env, options: { values: reporterOptions(options), naming: 'jestOption', source: SOURCE } });
     if (handoff) readOptions(reporterOptions(options), 'jestOption', SOURCE); // still checked
+    // Plain jest: the Jest running this process (its bin is the main module), checked before anything is guarded.
+    if (resolved.settings.enabled) checkJestVersion(jestVersionAbove(process.argv[1]));
     const run = GuardedRun.start({ runner: 'jest', settings: resolved.settings, explicit: resolved.explicit });
     session = { run, dir: run.dir, announced: new Set() };
   }

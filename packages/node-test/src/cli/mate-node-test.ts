@@ -17,6 +17,7 @@ import {
   watchRequested,
 } from '@mate-guard/core/internal';
 
+import { checkNodeVersion } from '../hooks/node-version';
 import { NOTHING_GUARDED_UNDER_CLI, resolveNodeTestConfig } from '../hooks/settings';
 import { PROCESS_LABEL } from '../reporter/run-end';
 import { selection } from '../selection';
@@ -52,6 +53,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   // A bad setting throws: runCli prints its one line, status 2.
   const { settings, explicit, rest } = resolveNodeTestConfig(argv);
+  if (settings.enabled) checkNodeVersion();
   return superviseRun({
     runner: 'node-test',
     program: 'mate-node-test',

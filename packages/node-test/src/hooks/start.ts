@@ -21,6 +21,7 @@ import { crashedTestsOfFile } from '../reporter/crashed-tests';
 import { endRunAtExit, PROCESS_LABEL } from '../reporter/run-end';
 import { endEachWatchRound } from '../reporter/watch-rounds';
 import { aroundTest } from './bracket';
+import { checkNodeVersion } from './node-version';
 import { nodeTestRole, runsTests, type NodeTestRole } from './role';
 import { resolveNodeTestConfig } from './settings';
 import { getState, setState, type PluginState } from './state';
@@ -70,6 +71,8 @@ export function start(): PluginState {
   const state: PluginState = { role, settings, guarding: false };
   setState(state);
   if (!settings.enabled) return state;
+  // Once, where the run starts (a file's process runs the same node).
+  if (owner) checkNodeVersion();
   // Before install and before any child starts: children inherit the handoff.
   const run = owner ? GuardedRun.start({ runner: 'node-test', settings, explicit }) : undefined;
   const reportDir = run?.dir ?? settings.reportDir;
