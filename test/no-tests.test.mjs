@@ -5,7 +5,8 @@
 // and blamed the environment or a docblock ("no test file used
 // @mate-guard/jest-env"), also for `--passWithNoTests` and for Jest's own
 // "Unrecognized CLI Parameter"; mate-node-test told a user already running
-// it to "run mate-node-test".
+// it to "run mate-node-test"; mate-vitest blamed a missing guardAlloc()
+// plugin after Vitest's own "Unknown option" (exit 2 where Vitest says 1).
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -114,6 +115,16 @@ describe('mate-vitest', () => {
       () => node(MATE_VITEST, ['run', '--guard-alloc', 'no-such-file'], { cwd }),
       1,
     );
+  });
+
+  test("an option Vitest refuses: Vitest's own error and exit 1, no word about a missing guardAlloc() plugin", async () => {
+    const { guarded } = await assertSameAsPlain(
+      () => node(VITEST, ['run', '--bogus-flag'], { cwd }),
+      () => node(MATE_VITEST, ['run', '--guard-alloc', '--bogus-flag'], { cwd }),
+      1,
+    );
+    assert.match(guarded.output, /CACError: Unknown option `--bogusFlag`/);
+    assert.doesNotMatch(guarded.output, /\[mate-guard\]|had no effect|guardAlloc\(\) plugin/);
   });
 });
 
