@@ -100,6 +100,16 @@ describe('mate-node-test', () => {
     );
     assert.match(guarded.output, /Could not find '.*no-such\.test\.mjs'/);
   });
+
+  test("an option node refuses: node's own error and exit code (9), nothing of ours", async () => {
+    const { guarded } = await assertSameAsPlain(
+      () => run(process.execPath, ['--test', '--bogus-option'], { cwd: empty }),
+      () => node(MATE_NODE_TEST, ['--guard-alloc', '--bogus-option'], { cwd: empty }),
+      9,
+    );
+    assert.match(guarded.output, /bad option: --bogus-option/);
+    assert.doesNotMatch(guarded.output, /\[mate-guard\]/);
+  });
 });
 
 describe('mate-vitest', () => {
