@@ -109,7 +109,7 @@ export default class GuardReporter {
     this.watching = Boolean(globalConfig.watch || globalConfig.watchAll);
   }
 
-  /** Jest found test files to run (a run with none never gets here with any): the run is marked as one that ran tests. */
+  /** Jest is about to run its test files: a run with any is marked as one that ran tests (none: no match, a shard past the files). */
   onRunStart(results: AggregatedResult): void {
     if (this.session.dir && results.numTotalTestSuites > 0) markTestsStarted(this.session.dir);
   }
