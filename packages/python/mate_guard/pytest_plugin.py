@@ -5,6 +5,7 @@ the ini key guard_alloc; flag > environment > ini > off, per setting. The
 flags, variables and ini keys come from the settings table (settings.json)."""
 import gc
 import os
+import sys
 
 import pytest
 
@@ -52,21 +53,32 @@ def _known_flags():
     return out
 
 
+def _bad_setting(message):
+    """A bad setting ends the session as in every mate-guard entry point: one line, exit 2.
+
+    pytest's UsageError would print `ERROR: ...` and exit 4. Raised where pytest
+    lets SystemExit through (initial conftests, cmdline_main), before collection.
+    """
+    sys.stderr.write(f'mate-guard: {message}\n')
+    sys.stderr.flush()
+    raise SystemExit(2)
+
+
 def _refuse_misspellings(args, inicfg):
     """A misspelled guard setting stops the session before collection, with the nearest spelling."""
     flags = _known_flags()
     for arg in args:
         name = arg.split('=', 1)[0]
         if (name.startswith('--guard-') or name.startswith('--no-guard-')) and name not in flags:
-            raise pytest.UsageError(f'mate-guard: unknown option "{name}"{suggestion(name, flags)}')
+            _bad_setting(f'unknown option "{name}"{suggestion(name, flags)}')
     envs = [_sp(r, 'pytestEnv') for r in ROWS]
     for name in sorted(os.environ):
         if name.startswith(ENV_PREFIX) and name not in envs:
-            raise pytest.UsageError(f'mate-guard: unknown environment variable "{name}"{suggestion(name, envs)}')
+            _bad_setting(f'unknown environment variable "{name}"{suggestion(name, envs)}')
     inis = [_sp(r, 'pytestIni') for r in ROWS]
     for name in sorted(inicfg or {}):
         if name.startswith('guard_') and name not in inis:
-            raise pytest.UsageError(f'mate-guard: unknown ini option "{name}"{suggestion(name, inis)}')
+            _bad_setting(f'unknown ini option "{name}"{suggestion(name, inis)}')
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -138,6 +150,18 @@ class _Guard:
 
 
 _guard = None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """Bad values stop the session here (before pytest_configure, where SystemExit would be an internal error)."""
+    if getattr(config.option, 'help', False) or getattr(config.option, 'version', False):
+        return None
+    try:
+        resolve(config)
+    except GuardConfigError as err:
+        _bad_setting(str(err))
+    return None
 
 
 def pytest_configure(config):

@@ -22,14 +22,23 @@ export class NativeUnavailableError extends GuardConfigError {}
 export const CONFIG_ERROR_EXIT = 2;
 
 /**
- * Prints a bad setting's one line (`<program>: <message>`) and exits with
- * CONFIG_ERROR_EXIT, before any test. For code inside a runner's process
- * (a plugin, a reporter), where a thrown error would come out in the
- * runner's own format (a boxed "Startup Error", a stack) and status.
+ * The one way a bad setting leaves, for every entry point: its one line
+ * (`<program>: <message>`) on stderr; returns the exit status to end with
+ * (CONFIG_ERROR_EXIT). The Python plugin mirrors it (pytest_plugin.py).
+ */
+export function reportConfigError(program: string, err: GuardConfigError): number {
+  process.stderr.write(`${program}: ${err.message}\n`);
+  return CONFIG_ERROR_EXIT;
+}
+
+/**
+ * Reports a bad setting (reportConfigError) and exits at once, before any
+ * test. For code inside a runner's process (a plugin, a reporter), where a
+ * thrown error would come out in the runner's own format (a boxed "Startup
+ * Error", a stack) and status.
  */
 export function exitOnConfigError(program: string, err: GuardConfigError): never {
-  process.stderr.write(`${program}: ${err.message}\n`);
-  process.exit(CONFIG_ERROR_EXIT);
+  process.exit(reportConfigError(program, err));
 }
 
 /**
@@ -65,8 +74,7 @@ export function runCli(program: string, main: (argv: string[]) => Promise<number
     (err: unknown) => {
       // A bad setting or no usable native binary found on the way: its one line.
       if (err instanceof GuardConfigError) {
-        process.stderr.write(`${program}: ${err.message}\n`);
-        process.exitCode = CONFIG_ERROR_EXIT;
+        process.exitCode = reportConfigError(program, err);
         return;
       }
       process.stderr.write(`${program}: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);

@@ -34,6 +34,7 @@ export { narrowedReruns, runAsGiven, testNamePattern, testProjects, type RunnerA
 export { SURFACES } from './run/replay-trust';
 export { crashErrorName, crashInFile, crashOutsideTestTitle, crashTest, crashTitles, formatCrashAttribution } from './run/attribution';
 export { earlierReports } from './run/earlier';
-export { markResultsShown, readReportDir, type RunReport } from './run/report-dir';
+export { markResultsShown, markTestsStarted, readReportDir, type RunReport } from './run/report-dir';
+export { checkRunnerVersion, versionInRange, type RunnerVersionCheck } from './run/runner-version';
 export { nodeFlagsToPassOn, runChild, type ChildExit } from './run/child';
 export type { ViolationEvent } from './report/event';

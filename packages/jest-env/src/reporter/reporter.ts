@@ -15,6 +15,7 @@ import {
   exitOnConfigError,
   flushGuardStats,
   markResultsShown,
+  markTestsStarted,
   GuardConfigError,
   GuardedRun,
   processState,
@@ -30,6 +31,7 @@ import type { AggregatedResult, TestResult } from '@jest/test-result';
 import type { Config } from '@jest/types';
 
 import { projectName } from '../environment/project';
+import { checkJestVersion, jestVersionAbove } from '../jest-version';
 import { addCrashedTests } from './crash-results';
 import { checkFileSettings } from './file-settings';
 
@@ -82,6 +84,8 @@ function startSession(options: unknown): Session {
       ? { settings: handoff.settings, explicit: handoff.explicit }
       : resolveRunnerSettings({ runner: 'jest', env: process.env, options: { values: reporterOptions(options), naming: 'jestOption', source: SOURCE } });
     if (handoff) readOptions(reporterOptions(options), 'jestOption', SOURCE); // still checked
+    // Plain jest: the Jest running this process (its bin is the main module), checked before anything is guarded.
+    if (resolved.settings.enabled) checkJestVersion(jestVersionAbove(process.argv[1]));
     const run = GuardedRun.start({ runner: 'jest', settings: resolved.settings, explicit: resolved.explicit });
     session = { run, dir: run.dir, announced: new Set() };
   }
@@ -103,6 +107,11 @@ export default class GuardReporter {
       throw err;
     }
     this.watching = Boolean(globalConfig.watch || globalConfig.watchAll);
+  }
+
+  /** Jest is about to run its test files: a run with any is marked as one that ran tests (none: no match, a shard past the files). */
+  onRunStart(results: AggregatedResult): void {
+    if (this.session.dir && results.numTotalTestSuites > 0) markTestsStarted(this.session.dir);
   }
 
   /** Before the file runs (and before a worker gets it): its project's testEnvironmentOptions. */
@@ -135,6 +144,7 @@ export default class GuardReporter {
       showReportsIfPassed: true,
       more: this.watching,
       nothingGuardedFix: NOTHING_GUARDED_FIX,
+      testsMarked: true,
     });
     if (!verdict.quiet) process.stderr.write(verdict.text);
     // Jest's idiom for failing a run it thinks passed: the reporter's error.

@@ -18,6 +18,7 @@ import {
 } from '@mate-guard/core/internal';
 
 import { loadMochaOptions, runsInWorkers } from '../hooks/mocha-options';
+import { checkProjectMocha } from '../hooks/mocha-version';
 import { resolveMochaConfig } from '../hooks/settings';
 import { selection } from '../selection';
 import { findMochaBin, PLUGIN_ENTRY } from './mocha-bin';
@@ -59,6 +60,8 @@ function rerunMocha(mochaBin: string, rest: readonly string[]): RerunLauncher {
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
+  // The plugin checks the running Mocha; this names an old one before its missing executable sends us to another.
+  if (!wantsHelp(argv)) checkProjectMocha();
   const mochaBin = findMochaBin();
   if (!mochaBin) {
     throw new GuardConfigError('mocha is not installed here (npm install --save-dev mocha)');

@@ -24,9 +24,24 @@ export interface RunReport {
   unreadable: UnreadableFile[];
   /** Processes whose runner had shown the run's results (markResultsShown) before they ended. */
   resultsShown: number[];
+  /** The runner started a test file (markTestsStarted); false: it ran none (nothing matched, or it stopped on its own error). */
+  testsStarted: boolean;
 }
 
 const RESULTS_SHOWN = /^results-shown-(\d+)$/;
+const TESTS_STARTED = /^tests-started-\d+$/;
+
+/**
+ * The runner's main process started a test file (its adapter marks it): a
+ * run without the mark ran no test, so guarding nothing was no mistake there.
+ */
+export function markTestsStarted(dir: string): void {
+  try {
+    fs.writeFileSync(path.join(dir, `tests-started-${process.pid}`), '');
+  } catch {
+    // the directory went: nobody will ask
+  }
+}
 
 /**
  * The runner in this process has shown the run's results (Jest's
@@ -101,7 +116,7 @@ function readCounters(file: string): ProcessGuardStats | string {
  * never filed), a file copied without its permissions.
  */
 export function readReportDir(dir: string): RunReport {
-  const report: RunReport = { dir, violations: [], processes: [], unreadable: [], resultsShown: [] };
+  const report: RunReport = { dir, violations: [], processes: [], unreadable: [], resultsShown: [], testsStarted: false };
   let names: string[] = [];
   try {
     names = fs.readdirSync(dir).sort();
@@ -124,6 +139,8 @@ export function readReportDir(dir: string): RunReport {
       else report.processes.push(s);
     } else if (RESULTS_SHOWN.test(name)) {
       report.resultsShown.push(Number(RESULTS_SHOWN.exec(name)![1]));
+    } else if (TESTS_STARTED.test(name)) {
+      report.testsStarted = true;
     }
   }
   return report;
