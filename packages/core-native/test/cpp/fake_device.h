@@ -16,8 +16,8 @@
 #include <thread>
 #include <vector>
 
-#include "device/cuda_driver.h"
-#include "device/device_allocator.h"
+#include "device/driver/cuda_driver.h"
+#include "device/allocator/device_allocator.h"
 
 namespace fake_device {
 

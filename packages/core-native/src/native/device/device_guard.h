@@ -5,10 +5,10 @@
 #include <cstdint>
 #include <string>
 
-#include "device/cuda_driver.h"
-#include "device/device_allocator.h"
-#include "device/device_event.h"
-#include "device/launch_tracker.h"
+#include "device/driver/cuda_driver.h"
+#include "device/allocator/device_allocator.h"
+#include "device/allocator/device_event.h"
+#include "device/launch/launch_tracker.h"
 
 namespace mate {
 namespace device {
