@@ -93,7 +93,8 @@ struct Device {
   explicit Device(const DeviceConfig& config) {
     const mate::cuda::Driver* drv = FakeDriver();
     std::string error;
-    if (drv != nullptr) a = DeviceAllocator::Create(drv, 0, config, &events, &error);
+    // No hooks: the allocator alone, none of the layers above it.
+    if (drv != nullptr) a = DeviceAllocator::Create(drv, 0, config, &events, mate::device::AllocatorHooks{}, &error);
     if (drv != nullptr && a == nullptr) fprintf(stderr, "  DeviceAllocator::Create: %s\n", error.c_str());
   }
   ~Device() {

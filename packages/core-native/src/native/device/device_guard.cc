@@ -68,7 +68,14 @@ DeviceAllocator* ForDevice(int ordinal, cuda::CUresult* err) {
   std::lock_guard<std::mutex> lock(g_mu);
   if (g_devices[ordinal] == nullptr) {
     std::string error;
-    DeviceAllocator* made = DeviceAllocator::Create(g_drv, ordinal, g_config, &g_sink, &error);
+    // What the allocator needs from launch tracking and from here.
+    AllocatorHooks hooks;
+    hooks.launch_blocking = &LaunchBlocking;
+    hooks.ordered = &Ordered;
+    hooks.stream_handle = &StreamHandle;
+    hooks.widen_guarded_range = &WidenGuardedRange;
+    hooks.set_last_error = &SetLastError;
+    DeviceAllocator* made = DeviceAllocator::Create(g_drv, ordinal, g_config, &g_sink, hooks, &error);
     if (made == nullptr) {
       SetLastError(error.c_str());
       *err = cuda::kErrorNotSupported;

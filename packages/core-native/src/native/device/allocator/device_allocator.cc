@@ -9,21 +9,20 @@
 
 #include "core/alloc_log.h"
 #include "core/process_state.h"
-#include "device/device_guard.h"
-#include "device/launch/launch_tracker.h"
 
 namespace mate {
 namespace device {
 
 DeviceAllocator* DeviceAllocator::Create(const cuda::Driver* drv, int ordinal, const DeviceConfig& config,
-                                         EventSink* sink, std::string* error) {
-  auto* a = new DeviceAllocator(drv, ordinal, config, sink);
+                                         EventSink* sink, const AllocatorHooks& hooks, std::string* error) {
+  auto* a = new DeviceAllocator(drv, ordinal, config, sink, hooks);
   if (!a->Init(error)) return nullptr;  // leaked on purpose: a half-made allocator may own driver objects
   return a;
 }
 
-DeviceAllocator::DeviceAllocator(const cuda::Driver* drv, int ordinal, const DeviceConfig& config, EventSink* sink)
-    : drv_(drv), ordinal_(ordinal), config_(config), sink_(sink) {}
+DeviceAllocator::DeviceAllocator(const cuda::Driver* drv, int ordinal, const DeviceConfig& config, EventSink* sink,
+                                 const AllocatorHooks& hooks)
+    : drv_(drv), ordinal_(ordinal), config_(config), sink_(sink), hooks_(hooks) {}
 
 bool DeviceAllocator::Init(std::string* error) {
   InternalCalls internal;
@@ -299,7 +298,7 @@ void DeviceAllocator::NoteBroken(CUresult err, const char* where, uint64_t exact
     __atomic_store_n(&broken_, 1, __ATOMIC_RELEASE);
     // Seen again, elsewhere: only the launch that faulted (launch blocking) still has something to add.
     if (!first && exact_launch == 0) return;
-    if (exact_launch == 0 && LaunchBlocking()) {
+    if (exact_launch == 0 && hooks_.LaunchBlocking()) {
       // Under launch blocking the synchronize after the faulting launch
       // names it: a background check that saw the error first waits a
       // moment for that report (and makes it only if none comes).

@@ -16,7 +16,9 @@
 #include "core/slot.h"
 #include "device/driver/cuda_driver.h"
 #include "device/allocator/device_event.h"
-#include "device/launch/launch_tracker.h"
+#include "device/allocator/allocator_hooks.h"
+#include "device/allocator/launch_use.h"
+#include "device/driver/internal_calls.h"
 #include "options/options.h"
 
 namespace mate {
@@ -126,7 +128,7 @@ static_assert(sizeof(ExportedRange) == 48, "the Python hook's layout");
 class DeviceAllocator {
  public:
   static DeviceAllocator* Create(const cuda::Driver* drv, int ordinal, const DeviceConfig& config,
-                                 EventSink* sink, std::string* error);
+                                 EventSink* sink, const AllocatorHooks& hooks, std::string* error);
   ~DeviceAllocator() = delete;  // lives until the process ends
 
   // *out is the pointer, or 0 when the allocation could not be made at all.
@@ -194,7 +196,8 @@ class DeviceAllocator {
     std::deque<uint32_t> ready;
   };
 
-  DeviceAllocator(const cuda::Driver* drv, int ordinal, const DeviceConfig& config, EventSink* sink);
+  DeviceAllocator(const cuda::Driver* drv, int ordinal, const DeviceConfig& config, EventSink* sink,
+                  const AllocatorHooks& hooks);
   bool Init(std::string* error);
 
   uint32_t DataGranulesFor(size_t size) const;
@@ -254,6 +257,7 @@ class DeviceAllocator {
   const int ordinal_;
   const DeviceConfig config_;
   EventSink* const sink_;
+  const AllocatorHooks hooks_;  // the layers above, as handed in
   cuda::CUdevice dev_ = 0;
   cuda::CUcontext ctx_ = nullptr;
   uint64_t granule_ = 0;

@@ -6,8 +6,6 @@
 
 #include "core/alloc_log.h"
 #include "core/process_state.h"
-#include "device/device_guard.h"
-#include "device/launch/launch_tracker.h"
 
 namespace mate {
 namespace device {
@@ -91,10 +89,10 @@ FreeStatus DeviceAllocator::BadFree(Slot* s, CUdeviceptr ptr, std::unique_lock<s
 // corrupted meanwhile.
 void DeviceAllocator::CheckStreamRule(const SlotRecord& rec, CUstream stream, FreeWaits* w) {
   for (uint32_t i = 0; i < w->n_uses; i++) {
-    CUstream other = StreamHandle(w->uses[i].stream);
+    CUstream other = hooks_.StreamHandle(w->uses[i].stream);
     bool declared = false;
     for (uint32_t j = 0; j < w->n_used; j++) declared = declared || w->used[j] == other;
-    if (declared || Ordered(stream, w->uses[i])) continue;
+    if (declared || hooks_.Ordered(stream, w->uses[i])) continue;
     DeviceEvent cross;
     cross.kind = ReportKind::kCrossStreamFree;
     cross.has_record = true;

@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "core/process_state.h"
-#include "device/device_guard.h"
 
 namespace mate {
 namespace device {
@@ -121,7 +120,7 @@ CUresult DeviceAllocator::OutOfMemory(size_t size, uint64_t given_back) {
                      Bytes(m.live_mapped > m.live_bytes ? m.live_mapped - m.live_bytes : 0) +
                      ": whole 2 MiB granules); " + Bytes(m.pending_bytes) + " in freed allocations still in use by the GPU; " +
                      Bytes(given_back) + " given back before the one retry. Try a smaller batch or fewer live tensors.";
-  SetLastError(text.c_str());
+  hooks_.SetLastError(text.c_str());
   if (m.failures == 1) {
     e.device = ordinal_;
     e.granule = granule_;

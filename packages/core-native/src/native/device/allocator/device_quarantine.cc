@@ -9,8 +9,6 @@
 
 #include "core/alloc_log.h"
 #include "core/process_state.h"
-#include "device/device_guard.h"
-#include "device/launch/launch_tracker.h"
 
 namespace mate {
 namespace device {

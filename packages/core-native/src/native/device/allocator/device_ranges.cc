@@ -6,8 +6,6 @@
 
 #include "core/alloc_log.h"
 #include "core/process_state.h"
-#include "device/device_guard.h"
-#include "device/launch/launch_tracker.h"
 
 namespace mate {
 namespace device {
@@ -51,7 +49,7 @@ uint32_t DeviceAllocator::AcquireRange(uint32_t data_granules) {
     if (nb->map == nullptr) return 0;
     blocks_[block_count_] = nb;
     __atomic_store_n(&block_count_, block_count_ + 1, __ATOMIC_RELEASE);
-    WidenGuardedRange(base, base + bytes);
+    hooks_.WidenGuardedRange(base, base + bytes);
     b = nb;
   }
   if (slot_count_ + 1 >= max_slots_) return 0;

@@ -33,7 +33,6 @@ using cuda::CUstream;
 
 namespace {
 
-thread_local int t_internal = 0;        // inside the guard's own driver calls
 thread_local int t_inside = 0;          // inside our callback (CUDA calls we make from it)
 
 // Ordering calls, under the lock.
@@ -111,7 +110,7 @@ void Ordering(cupti::CallbackId id, const cupti::CallbackData* cb) {
 bool g_empty_callbacks = false;
 
 void Callback(void*, cupti::Domain domain, cupti::CallbackId id, const void* data) {
-  if (g_empty_callbacks || t_internal || t_inside || domain != cupti::kDomainDriver) return;
+  if (g_empty_callbacks || InInternalCalls() || t_inside || domain != cupti::kDomainDriver) return;
   const auto* cb = static_cast<const cupti::CallbackData*>(data);
   if (cb->callbackSite != cupti::kExit) {
     if (IsLaunch(id) && DumpingInputs()) {
@@ -145,9 +144,6 @@ const cupti::CallbackId kDriverIds[] = {
     cupti::driver::kLaunchKernelExPtsz, cupti::driver::kLaunchCooperativeKernel,
 };
 }  // namespace
-
-InternalCalls::InternalCalls() { t_internal++; }
-InternalCalls::~InternalCalls() { t_internal--; }
 
 bool StartTracking(const cuda::Driver* drv, const Options& options, std::string* why) {
   State& st = S();

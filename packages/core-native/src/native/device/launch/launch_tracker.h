@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "report/device_detail.h"
+#include "device/allocator/launch_use.h"
 #include "device/driver/cuda_driver.h"
+#include "device/driver/internal_calls.h"
 #include "options/options.h"
 
 // Launch tracking (while the device guard is on): through NVIDIA's CUPTI
@@ -21,32 +23,6 @@
 // guard asks it.
 namespace mate {
 namespace device {
-
-// Where a stream stands: its index in the tracker and how many launches it
-// had when the use happened.
-struct StreamUse {
-  uint16_t stream = 0;
-  uint64_t seq = 0;
-  uint64_t launch = 0;  // the launch's number
-};
-
-// A parameter word that points into the guard's address space, as found.
-struct ArgRef {
-  uintptr_t value = 0;
-  uint64_t alloc_id = 0;
-  uintptr_t user = 0;
-  uint64_t size = 0;
-  uint32_t slot = 0;
-  uint16_t param = 0;
-  uint16_t offset = 0;
-  uint32_t param_size = 0;  // bytes of the parameter: > 8, a struct passed by value
-  uint8_t device = 0;
-  uint8_t mode = 0;   // Mode
-  uint8_t freed = 0;  // the allocation was freed already
-};
-
-// Parameter words of one launch noted together (NoteLaunchArgs): a batch.
-constexpr uint32_t kMaxLaunchWords = 32;
 
 struct TrackerStats {
   uint64_t launches = 0;
@@ -71,17 +47,6 @@ void StopTracking();
 // id, 0 for none), asked on the launching thread.
 using SiteProvider = uint32_t (*)();
 void SetSiteProvider(SiteProvider provider);
-
-// The guard's own driver calls (fences, canary reads, mapping) are not the
-// program's synchronization: not tracked while one of these is alive on
-// the thread.
-class InternalCalls {
- public:
-  InternalCalls();
-  ~InternalCalls();
-  InternalCalls(const InternalCalls&) = delete;
-  InternalCalls& operator=(const InternalCalls&) = delete;
-};
 
 // True when the program ordered `use` before work it queues on `stream`
 // now (an event waited on, a synchronize, the legacy stream's implicit
