@@ -2,7 +2,7 @@
 #define MATE_TEST_CPP_FAKE_DEVICE_H_
 
 // Device allocators over the simulated CUDA driver
-// (bench/cuda/sim/fake_cuda.cc, built beside the test binary): host memory
+// (packages/core-native/test/sim/fake_cuda.cc, built beside the test binary): host memory
 // stands in for device memory, FAKE_CUDA_MEMORY_BYTES bounds it, and the
 // "device" bytes of an allocation are written with the driver's memset.
 // Shared by the device allocator's tests.

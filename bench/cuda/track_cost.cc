@@ -1,5 +1,5 @@
 // Per-launch host cost of launch tracking on the simulated driver (no GPU;
-// see README.md): a kernel whose parameters are three guarded pointers and
+// see packages/core-native/test/sim/README.md): a kernel whose parameters are three guarded pointers and
 // a 512-byte by-value struct (PyTorch's elementwise kernels: pointers and
 // an offset calculator), launched from `threads` threads. It measures the tracker's
 // own work per launch (Record: the kernel table, stream clocks, the log,
