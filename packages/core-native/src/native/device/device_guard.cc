@@ -127,7 +127,14 @@ bool Install(const DeviceConfig& config, EventSink* sink, std::string* error) {
   g_sink.next = sink;
   if (config.settings.track_launches) {
     std::string why;
-    StartTracking(drv, g_config.settings, &why);  // off: TrackingOff() says why
+    // What the tracker asks of the guard (this file).
+    TrackerHooks hooks;
+    hooks.maybe_guarded = &MaybeGuarded;
+    hooks.note_launch_args = &NoteLaunchArgs;
+    hooks.find_launch_arg = &FindLaunchArg;
+    hooks.resolve_arg = &ResolveArg;
+    hooks.on_sticky_error = &OnStickyError;
+    StartTracking(drv, g_config.settings, hooks, &why);  // off: TrackingOff() says why
   } else {
     TrackingNotWanted();
   }

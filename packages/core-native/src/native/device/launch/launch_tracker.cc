@@ -14,7 +14,6 @@
 #include "core/process_state.h"
 #include "core/stack_store.h"
 #include "device/driver/cupti.h"
-#include "device/device_guard.h"
 #include "device/launch/input_dump.h"
 #include "device/launch/kernel_params.h"
 #include "device/launch/stream_clocks.h"
@@ -129,7 +128,7 @@ void Callback(void*, cupti::Domain domain, cupti::CallbackId id, const void* dat
     Ordering(id, cb);
   }
   // The program just saw a kernel's fault (at a synchronize, a copy, a launch).
-  if (cuda::IsSticky(result)) OnStickyError(result, cb->functionName ? cb->functionName : "a CUDA call", 0);
+  if (cuda::IsSticky(result)) tracker::g_hooks.OnStickyError(result, cb->functionName ? cb->functionName : "a CUDA call", 0);
   t_inside--;
 }
 
@@ -145,10 +144,11 @@ const cupti::CallbackId kDriverIds[] = {
 };
 }  // namespace
 
-bool StartTracking(const cuda::Driver* drv, const Options& options, std::string* why) {
+bool StartTracking(const cuda::Driver* drv, const Options& options, const TrackerHooks& hooks, std::string* why) {
   State& st = S();
   std::lock_guard<std::mutex> lock(st.mu);
   if (st.on) return true;
+  tracker::g_hooks = hooks;
   st.drv = drv;
   st.clocks.SetDriver(drv);
   st.blocking = options.launch_blocking;

@@ -9,6 +9,7 @@
 #include "device/allocator/launch_use.h"
 #include "device/driver/cuda_driver.h"
 #include "device/driver/internal_calls.h"
+#include "device/launch/tracker_hooks.h"
 #include "options/options.h"
 
 // Launch tracking (while the device guard is on): through NVIDIA's CUPTI
@@ -35,8 +36,9 @@ struct TrackerStats {
 // CUPTI, another CUPTI client such as a profiler): the guard runs without.
 // Reads its settings from the one options struct, which must outlive it:
 // launchBlocking (synchronize after every launch), dumpInputs (a kernel
-// glob: save inputs before matching launches, input_dump.h).
-bool StartTracking(const cuda::Driver* drv, const Options& options, std::string* why);
+// glob: save inputs before matching launches, input_dump.h). `hooks`: what
+// it asks the facade (tracker_hooks.h).
+bool StartTracking(const cuda::Driver* drv, const Options& options, const TrackerHooks& hooks, std::string* why);
 bool TrackingOn();
 const char* TrackingOff();  // why tracking is off ("" when on, or turned off on purpose)
 void TrackingNotWanted();   // trackLaunches: false

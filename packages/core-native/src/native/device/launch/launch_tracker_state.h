@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "device/driver/cupti.h"
-#include "device/device_guard.h"
 #include "device/launch/kernel_params.h"
 #include "device/launch/launch_tracker.h"
 #include "device/driver/now.h"
@@ -26,6 +25,10 @@ namespace tracker {
 
 using cuda::CUfunction;
 using cuda::CUstream;
+
+// What the tracker asks the facade (set by StartTracking, before the
+// first callback; read without the lock).
+extern TrackerHooks g_hooks;
 
 constexpr size_t kRing = 4096;  // launches remembered
 constexpr size_t kArgsKept = kMaxDeviceLaunchArgs;
@@ -103,7 +106,7 @@ void ScanWords(const Launch& l, const std::vector<KernelParam>& params, Fn fn) {
     for (uint32_t off = 0; off + sizeof(uint64_t) <= params[p].size; off += sizeof(uint64_t)) {
       uint64_t v;
       memcpy(&v, base + off, sizeof(v));
-      if (MaybeGuarded(v)) fn(static_cast<uint32_t>(p), off, params[p].size, v);
+      if (g_hooks.MaybeGuarded(v)) fn(static_cast<uint32_t>(p), off, params[p].size, v);
     }
   }
 }
