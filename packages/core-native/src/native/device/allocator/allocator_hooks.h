@@ -14,7 +14,7 @@ namespace device {
 // none of their headers, so it builds and is tested alone (over the
 // simulated driver, with no hooks). A hook left null is a guard without
 // that layer: no launch blocking, every use ordered (no tracker saw one),
-// nobody to widen a range for or to read an error.
+// nobody to read an error.
 struct AllocatorHooks {
   // Launch blocking is on: the synchronize after a faulting launch names it.
   bool (*launch_blocking)() = nullptr;
@@ -22,17 +22,12 @@ struct AllocatorHooks {
   bool (*ordered)(cuda::CUstream stream, const StreamUse& use) = nullptr;
   // The stream behind a tracker's stream index.
   cuda::CUstream (*stream_handle)(uint16_t index) = nullptr;
-  // Address space [lo, hi) was reserved for guarded ranges.
-  void (*widen_guarded_range)(uintptr_t lo, uintptr_t hi) = nullptr;
   // Why the calling thread's last call failed (the C ABI's error text).
   void (*set_last_error)(const char* text) = nullptr;
 
   bool LaunchBlocking() const { return launch_blocking != nullptr && launch_blocking(); }
   bool Ordered(cuda::CUstream stream, const StreamUse& use) const { return ordered == nullptr || ordered(stream, use); }
   cuda::CUstream StreamHandle(uint16_t index) const { return stream_handle != nullptr ? stream_handle(index) : nullptr; }
-  void WidenGuardedRange(uintptr_t lo, uintptr_t hi) const {
-    if (widen_guarded_range != nullptr) widen_guarded_range(lo, hi);
-  }
   void SetLastError(const char* text) const {
     if (set_last_error != nullptr) set_last_error(text);
   }

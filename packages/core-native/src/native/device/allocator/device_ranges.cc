@@ -1,6 +1,7 @@
 // Address ranges (reserved blocks, one range per allocation: data granules
 // and the unmapped guard) and the physical chunks mapped into them.
 #include "device/allocator/device_allocator_internal.h"
+#include "device/allocator/guarded_span.h"
 
 #include <algorithm>
 
@@ -49,7 +50,7 @@ uint32_t DeviceAllocator::AcquireRange(uint32_t data_granules) {
     if (nb->map == nullptr) return 0;
     blocks_[block_count_] = nb;
     __atomic_store_n(&block_count_, block_count_ + 1, __ATOMIC_RELEASE);
-    hooks_.WidenGuardedRange(base, base + bytes);
+    WidenGuardedSpan(base, base + bytes);
     b = nb;
   }
   if (slot_count_ + 1 >= max_slots_) return 0;

@@ -17,7 +17,7 @@ void ToLaunch(const Entry& e, DeviceLaunch* out) {
   out->arg_count = e.arg_total;
   out->input_count = e.input_count;
   for (uint32_t i = 0; i < e.input_count; i++) out->inputs[i] = e.inputs[i];
-  for (uint32_t i = 0; i < e.arg_count; i++) tracker::g_hooks.ResolveArg(e.args[i], &out->args[i]);
+  for (uint32_t i = 0; i < e.arg_count; i++) S().hooks.ResolveArg(e.args[i], &out->args[i]);
 }
 
 }  // namespace tracker

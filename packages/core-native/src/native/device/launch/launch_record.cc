@@ -12,7 +12,6 @@ namespace mate {
 namespace device {
 namespace tracker {
 
-TrackerHooks g_hooks;
 thread_local Pending t_pending;
 
 State& S() {
@@ -72,7 +71,7 @@ void Record(const Launch& l) {
     auto flush = [&] {
       ArgRef refs[kMaxLaunchWords];
       bool hit[kMaxLaunchWords];
-      g_hooks.NoteLaunchArgs(words, n, use, refs, hit);
+      st.hooks.NoteLaunchArgs(words, n, use, refs, hit);
       for (uint32_t i = 0; i < n; i++) {
         if (!hit[i]) continue;
         refs[i].param = static_cast<uint16_t>(where[i][0]);
@@ -118,7 +117,7 @@ void Record(const Launch& l) {
         // The first launch whose own synchronize failed; later ones fail on the lost context.
         if (e.number == number && !st.faulted_once) e.faulted = st.faulted_once = true;
       }
-      g_hooks.OnStickyError(r, "the synchronize after the launch (launch blocking)", number);
+      st.hooks.OnStickyError(r, "the synchronize after the launch (launch blocking)", number);
     } else if (r == cuda::kSuccess) {
       std::lock_guard<std::mutex> lock(st.mu);
       st.clocks.LaunchDone(use);
@@ -154,7 +153,7 @@ void BeforeLaunch(const Launch& l) {
   if (layout) {
     ScanWords(l, params, [&](uint32_t p, uint32_t off, uint32_t, uint64_t v) {
       ArgRef a;
-      if (!g_hooks.FindLaunchArg(v, &a) || a.freed) return;
+      if (!st.hooks.FindLaunchArg(v, &a) || a.freed) return;
       for (const DumpInput& in : inputs)
         if (in.alloc_id == a.alloc_id) return;  // one file per allocation, however many parameters point into it
       DumpInput in;

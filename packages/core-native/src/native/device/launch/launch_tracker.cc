@@ -128,7 +128,7 @@ void Callback(void*, cupti::Domain domain, cupti::CallbackId id, const void* dat
     Ordering(id, cb);
   }
   // The program just saw a kernel's fault (at a synchronize, a copy, a launch).
-  if (cuda::IsSticky(result)) tracker::g_hooks.OnStickyError(result, cb->functionName ? cb->functionName : "a CUDA call", 0);
+  if (cuda::IsSticky(result)) S().hooks.OnStickyError(result, cb->functionName ? cb->functionName : "a CUDA call", 0);
   t_inside--;
 }
 
@@ -148,7 +148,7 @@ bool StartTracking(const cuda::Driver* drv, const Options& options, const Tracke
   State& st = S();
   std::lock_guard<std::mutex> lock(st.mu);
   if (st.on) return true;
-  tracker::g_hooks = hooks;
+  st.hooks = hooks;
   st.drv = drv;
   st.clocks.SetDriver(drv);
   st.blocking = options.launch_blocking;

@@ -16,6 +16,7 @@
 #include "device/driver/cupti.h"
 #include "device/launch/kernel_params.h"
 #include "device/launch/launch_tracker.h"
+#include "device/allocator/guarded_span.h"
 #include "device/driver/now.h"
 #include "device/launch/stream_clocks.h"
 
@@ -25,10 +26,6 @@ namespace tracker {
 
 using cuda::CUfunction;
 using cuda::CUstream;
-
-// What the tracker asks the facade (set by StartTracking, before the
-// first callback; read without the lock).
-extern TrackerHooks g_hooks;
 
 constexpr size_t kRing = 4096;  // launches remembered
 constexpr size_t kArgsKept = kMaxDeviceLaunchArgs;
@@ -57,6 +54,10 @@ struct State {
   const cuda::Driver* drv = nullptr;
   const cupti::Api* api = nullptr;
   cupti::SubscriberHandle sub = nullptr;
+  // What the tracker asks the facade (set by StartTracking, before the
+  // first callback; read without the lock), beside the flags every launch
+  // reads: a launch that finds guarded args touches no other line for it.
+  TrackerHooks hooks;
   bool on = false;
   bool stopped = false;
   bool blocking = false;
@@ -106,7 +107,7 @@ void ScanWords(const Launch& l, const std::vector<KernelParam>& params, Fn fn) {
     for (uint32_t off = 0; off + sizeof(uint64_t) <= params[p].size; off += sizeof(uint64_t)) {
       uint64_t v;
       memcpy(&v, base + off, sizeof(v));
-      if (g_hooks.MaybeGuarded(v)) fn(static_cast<uint32_t>(p), off, params[p].size, v);
+      if (InGuardedSpan(v)) fn(static_cast<uint32_t>(p), off, params[p].size, v);
     }
   }
 }

@@ -13,11 +13,10 @@ namespace device {
 // What launch tracking needs from the facade above it (the guarded
 // allocations of every device, the one sticky-error report), handed in at
 // StartTracking as plain function pointers: the tracker includes none of
-// the facade's headers. A hook left null is a tracker with no guard:
+// the facade's headers. (The first test of a parameter word needs no hook:
+// the guarded span is the allocator layer's, allocator/guarded_span.h.) A hook left null is a tracker with no guard:
 // nothing guarded, nothing to report.
 struct TrackerHooks {
-  // A cheap first test for a parameter word: may it point into a guarded allocation?
-  bool (*maybe_guarded)(uint64_t value) = nullptr;
   // Up to kMaxLaunchWords words of one launch noted as uses: found[i] says out[i] is filled.
   void (*note_launch_args)(const uint64_t* values, uint32_t n, const StreamUse& use, ArgRef* out,
                            bool* found) = nullptr;
@@ -28,7 +27,6 @@ struct TrackerHooks {
   // A kernel's fault seen by a tracked call, or by the synchronize after `exact_launch`.
   void (*on_sticky_error)(cuda::CUresult err, const char* where, uint64_t exact_launch) = nullptr;
 
-  bool MaybeGuarded(uint64_t value) const { return maybe_guarded != nullptr && maybe_guarded(value); }
   void NoteLaunchArgs(const uint64_t* values, uint32_t n, const StreamUse& use, ArgRef* out, bool* found) const {
     if (note_launch_args != nullptr) {
       note_launch_args(values, n, use, out, found);
