@@ -153,7 +153,7 @@ describe('the Python package builds without Node', { skip: noPython() || noGxx()
     const lib = await run(path.join(tools, 'cmake'), ['--build', build, '--target', 'mate_guard_cuda', '-j', '2'], { env, timeout: 600_000 });
     assert.equal(lib.code, 0, lib.output);
     const wheelDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-no-node-wheel-'));
-    const wheel = await run('python3', [path.join(ROOT, 'packages', 'python', 'build_wheel.py'), '--library', path.join(build, 'libmate_guard_cuda.so'), '--out', wheelDir], { env, timeout: 120_000 });
+    const wheel = await run('python3', [path.join(ROOT, 'packages', 'python', 'backend', 'mate_guard_backend.py'), '--library', path.join(build, 'libmate_guard_cuda.so'), '--out', wheelDir], { env, timeout: 120_000 });
     assert.equal(wheel.code, 0, wheel.output);
     const [file] = fs.readdirSync(wheelDir).filter((f) => f.endsWith('.whl'));
     assert.match(file, /^mate_guard-[\d.]+-py3-none-manylinux_2_\d+_x86_64\.whl$/);
