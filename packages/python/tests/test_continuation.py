@@ -1,0 +1,71 @@
+"""One run reports every bug: after a fault that loses the CUDA context (the
+simulated driver's sticky illegal address) the tests left run in a fresh
+process, and the faulting test is rerun alone with launch blocking."""
+import re
+
+SUITE = '''
+import cabi
+
+
+def test_a_before():
+    cabi.free(cabi.alloc(100))
+
+
+def test_b_faults():
+    cabi.alloc(100)
+    cabi.lose_context()
+
+
+def test_c_overrun():
+    p = cabi.alloc(100)
+    cabi.write(p, 100)
+    cabi.free(p)
+
+
+def test_d_faults_again():
+    cabi.alloc(64)
+    cabi.lose_context()
+
+
+def test_e_last():
+    cabi.free(cabi.alloc(32))
+'''
+
+
+def test_every_test_runs_and_every_bug_is_reported_across_the_processes_each_loss_takes(project):
+    project.write('test_suite.py', SUITE)
+    r = project.pytest(['--guard-alloc', '--no-guard-rerun', '--junitxml', 'junit.xml'])
+    assert r.code == 1, r
+    assert '3 failed, 2 passed' in r.stdout, r
+    for name in ('test_b_faults', 'test_d_faults_again'):
+        assert re.search(rf'^FAILED test_suite\.py::{name} - ==mate-guard== ERROR: illegal-address', r.stdout, re.M), r
+    assert re.search(r'^FAILED test_suite\.py::test_c_overrun - ==mate-guard== ERROR: canary-corruption', r.stdout, re.M), r
+    assert ('[mate-guard] the CUDA context was lost in test_suite.py::test_b_faults: the 3 tests left run in a fresh process'
+            in r.stdout), r
+    assert re.search(r'^\[mate-guard\] summary: \d+ allocations guarded, .*3 violations, 0 tests skipped by tag$', r.stdout, re.M), r
+    assert ('[mate-guard] 3 processes: the CUDA context was lost in test_suite.py::test_b_faults, '
+            'test_suite.py::test_d_faults_again; the tests after each ran in a fresh process') in r.stdout, r
+    # The run's other consumers see the fresh processes' tests as the run's own.
+    junit = (project.dir / 'junit.xml').read_text()
+    assert junit.count('<testcase ') == 5, junit
+    assert junit.count('<failure ') == 3, junit
+
+
+def test_a_kernel_exception_is_rerun_alone_with_launch_blocking_and_its_cost_said(project):
+    project.write('test_suite.py', SUITE)
+    r = project.pytest(['--guard-alloc', '-k', 'a_before or b_faults or e_last'])
+    assert r.code == 1, r
+    assert '1 failed, 2 passed' in r.stdout, r
+    failure = r.stdout.split(' test_b_faults ')[1]
+    assert re.search(r'-+ mate-guard: launch-blocking rerun -+\n\[mate-guard\] rerun of test_suite\.py::test_b_faults alone '
+                     r'with launch blocking \([\d.]+ s\):\n==mate-guard== ERROR: ', failure), r
+    assert re.search(r'^\[mate-guard\] launch-blocking rerun: 1 test \(test_suite\.py::test_b_faults\), [\d.]+ s$', r.stdout, re.M), r
+
+
+def test_no_rerun_when_launch_blocking_is_on_or_rerun_is_off(project):
+    project.write('test_suite.py', SUITE)
+    for args, env in ((['--guard-launch-blocking'], {}), ([], {'MATE_PYTEST_GUARD_RERUN': 'off'})):
+        r = project.pytest(['--guard-alloc', '-k', 'b_faults or e_last', *args], env=env)
+        assert r.code == 1, r
+        assert '1 failed, 1 passed' in r.stdout, r
+        assert 'launch-blocking rerun' not in r.stdout, r
