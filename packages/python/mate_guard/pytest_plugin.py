@@ -292,7 +292,7 @@ def _write_worker_counts(config):
     if _guard is None or not wid or not folder or not os.path.isdir(folder):
         return
     with open(os.path.join(folder, f'counts-{wid}-{os.getpid()}.json'), 'w', encoding='utf-8') as f:
-        json.dump(_guard.own_summary(), f)
+        json.dump(dict(_guard.own_summary(), lost=[[wid, n] for n in ([_guard.lost_in] if _guard.lost_in else [])]), f)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -459,9 +459,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         f'{pl(_guard.skipped, "test")} skipped by tag')
     if s['fallbacks']:
         tr.write_line(f'[mate-guard] warning: {pl(s["fallbacks"], "allocation")} ran unguarded: {s.get("fallbackReason")}')
-    for wid, lost_in in _guard.worker_lost:
-        tr.write_line(f'[mate-guard] worker {wid} lost its CUDA context in {lost_in} (replaced by a fresh worker)')
     if getattr(config, '_mate_guard_xdist_dir', None):
+        # Said by every worker that lost its context, whether or not it had tests left (and so was replaced).
+        replaced = {tuple(w) for w in _guard.worker_lost}
+        for wid, lost_in in total['lost']:
+            tr.write_line(f'[mate-guard] worker {wid} lost its CUDA context in {lost_in}'
+                          + (' (replaced by a fresh worker)' if (wid, lost_in) in replaced else ''))
         tr.write_line(f'[mate-guard] {total["processes"]} worker process{"" if total["processes"] == 1 else "es"}, replaced ones included')
     elif total['lost']:
         tr.write_line(f'[mate-guard] {total["processes"]} processes: the CUDA context was lost in '
