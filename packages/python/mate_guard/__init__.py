@@ -115,6 +115,14 @@ def _new_reports(where=None):
     lost = lib.check(where)
     reports = [render(path, event) for path, event in lib.new_events()]
     if lost > 0 and not any(r.context_lost for r in reports):
+        # The library's report of the loss may be still being written by the
+        # thread that saw it first: wait for it a moment (once: the context is gone).
+        import time
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline and not any(r.context_lost for r in reports):
+            time.sleep(0.05)
+            reports += [render(path, event) for path, event in lib.new_events()]
+    if lost > 0 and not any(r.context_lost for r in reports):
         reports.append(Report(kind='device-fault', text=f'==mate-guard== ERROR: the CUDA context is lost (CUDA error {lost})', file=None, test=None, context_lost=True))
     return reports
 

@@ -18,20 +18,33 @@ RESULTS_ENV = 'MATE_PYTEST_RESULTS'  # a JSONL file the child writes: reports, t
 RERUN_ENV = 'MATE_PYTEST_RERUN'  # set in a launch-blocking rerun (it reruns nothing itself)
 
 
-def only_nodeids():
-    path = os.environ.get(ONLY_ENV)
-    if not path:
-        return None
-    with open(path, encoding='utf-8') as f:
-        return set(json.load(f))
+class Role:
+    """What this process was started for, read once and taken out of the
+    environment (the processes its tests start must not inherit it)."""
+
+    def __init__(self):
+        self._only = os.environ.pop(ONLY_ENV, None)
+        self.results = os.environ.pop(RESULTS_ENV, None)
+        self.rerun = os.environ.pop(RERUN_ENV, None) is not None
+
+    @property
+    def child(self):
+        return self._only is not None
+
+    def only(self):
+        """The node ids to run, or None: all."""
+        if self._only is None:
+            return None
+        with open(self._only, encoding='utf-8') as f:
+            return set(json.load(f))
 
 
 class Recorder:
-    """The child's side: every test report, then the summary, to RESULTS_ENV's file."""
+    """The child's side: every test report, then the summary, to its parent's results file."""
 
-    def __init__(self, config):
+    def __init__(self, config, path):
         self.config = config
-        self.path = os.environ.get(RESULTS_ENV)
+        self.path = path
 
     def __bool__(self):
         return bool(self.path)
@@ -63,8 +76,9 @@ def run(config, nodeids, extra_args=(), env=None):
     args = list(config.invocation_params.args)
     if config.pluginmanager.hasplugin('xdist'):
         args += ['-n', '0']  # one process of its own, whatever -n the run had
-    # The parent's cache plugin records the replayed reports; the child leaves the cache alone.
-    args += ['-p', 'no:cacheprovider', *extra_args]
+    # A basetemp of its own: pytest empties a given one at start, under the parent's running tests.
+    # (The cache it writes is overwritten by the parent's, which saw every report, at the run's end.)
+    args += [f'--basetemp={os.path.join(tmp, "basetemp")}', *extra_args]
     child_env = dict(os.environ, **(env or {}))
     child_env[ONLY_ENV] = only
     child_env[RESULTS_ENV] = results

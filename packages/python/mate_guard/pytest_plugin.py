@@ -146,7 +146,7 @@ def resolve(config):
 
 def _zero_summary():
     return {'stats': {'allocations': 0, 'peakLive': 0, 'fallbacks': 0, 'violations': 0, 'fallbackReason': None},
-            'processes': 0, 'lost': [], 'late': [], 'reruns': []}
+            'processes': 0, 'lost': [], 'late': [], 'reruns': [], 'reportDirs': []}
 
 
 def _add(total, part):
@@ -160,6 +160,9 @@ def _add(total, part):
     total['processes'] += part.get('processes', 1)
     for k in ('lost', 'late', 'reruns'):
         total[k] += part.get(k) or []
+    for d in part.get('reportDirs') or []:
+        if d not in total['reportDirs']:
+            total['reportDirs'].append(d)
 
 
 class _Guard:
@@ -182,7 +185,7 @@ class _Guard:
         self.reports = []  # every report of the session
         self.late = []  # reports made outside any test (collection, the session's end)
         self.skipped = 0  # tests skipped by tag, counted from the reports this process shows
-        self.recorder = _subrun.Recorder(config)
+        self.recorder = _subrun.Recorder(config, _role.results)
         self.continued = None  # the summary of the fresh process that ran the tests after a lost context
         self.reruns = []  # [node id, seconds] of this process's launch-blocking reruns
         self.worker_lost = []  # xdist's controller: (worker, node id) of each worker that lost its context
@@ -204,13 +207,15 @@ class _Guard:
         from . import stats
         total = _zero_summary()
         _add(total, {'stats': stats() or {}, 'processes': 1, 'lost': [self.lost_in] if self.lost_in else [],
-                     'late': [r.text for r in self.late], 'reruns': list(self.reruns)})
+                     'late': [r.text for r in self.late], 'reruns': list(self.reruns),
+                     'reportDirs': [self.lib.report_dir] if self.lib.report_dir else []})
         if self.continued:
             _add(total, self.continued)
         return total
 
 
 _guard = None
+_role = None  # why this process runs: all of the run, or some of its tests for a parent (_subrun.Role)
 # pytest-xdist: the folder where workers leave their counts (and a worker
 # that lost its CUDA context says so), made by the controller and
 # inherited by the workers through the environment.
@@ -224,7 +229,7 @@ def _xdist_worker(config):
 
 def _xdist_controller(config):
     return _xdist_worker(config) is None and bool(getattr(config.option, 'numprocesses', None)) \
-        and not os.environ.get(_subrun.ONLY_ENV)
+        and not _role.child
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -240,7 +245,8 @@ def pytest_cmdline_main(config):
 
 
 def pytest_configure(config):
-    global _guard
+    global _guard, _role
+    _role = _subrun.Role()
     for name, text in MARKERS.items():
         config.addinivalue_line('markers', f'{name}: {text}')
     try:
@@ -270,7 +276,7 @@ def _graph_case(item):
 def pytest_collection_modifyitems(config, items):
     if _guard is None:
         return
-    only = _subrun.only_nodeids()
+    only = _role.only()
     if only is not None:  # a process started for some of a run's tests: those only
         dropped = [i for i in items if i.nodeid not in only]
         if dropped:
@@ -387,7 +393,7 @@ def pytest_runtest_call(item):
     reports = _guard.check(item, 'call')
     item._mate_guard_call = reports
     if (_guard.lost_in == item.nodeid and _guard.settings.get('rerun') and not _guard.settings.get('launch_blocking')
-            and not os.environ.get(_subrun.RERUN_ENV)):
+            and not _role.rerun):
         item._mate_guard_rerun = _rerun_blocking(item)
 
 
@@ -457,6 +463,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         f'[mate-guard] summary: {pl(s["allocations"], "allocation")} guarded, peak live {s["peakLive"]}, '
         f'{pl(s["fallbacks"], "unguarded fallback")}, {pl(s["violations"], "violation")}, '
         f'{pl(_guard.skipped, "test")} skipped by tag')
+    if s['violations'] and total['reportDirs']:
+        tr.write_line(f'[mate-guard] report files (JSON, every process\'s): {", ".join(total["reportDirs"])}')
     if s['fallbacks']:
         tr.write_line(f'[mate-guard] warning: {pl(s["fallbacks"], "allocation")} ran unguarded: {s.get("fallbackReason")}')
     if getattr(config, '_mate_guard_xdist_dir', None):

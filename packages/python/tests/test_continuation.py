@@ -69,3 +69,33 @@ def test_no_rerun_when_launch_blocking_is_on_or_rerun_is_off(project):
         assert r.code == 1, r
         assert '1 failed, 1 passed' in r.stdout, r
         assert 'launch-blocking rerun' not in r.stdout, r
+
+
+ISOLATION = '''
+import os
+import cabi
+
+
+def test_a_faults(tmp_path):
+    (tmp_path / 'mine').write_text('kept')
+    cabi.alloc(100)
+    cabi.lose_context()
+
+
+def test_b_in_the_fresh_process(tmp_path):
+    # What made this process a fresh one for its parent is not passed on to what its tests start.
+    assert not [k for k in os.environ if k in ('MATE_PYTEST_ONLY', 'MATE_PYTEST_RESULTS', 'MATE_PYTEST_RERUN')]
+    (tmp_path / 'mine').write_text('child')
+'''
+
+
+def test_a_fresh_process_keeps_out_of_the_runs_basetemp_and_passes_nothing_on(project):
+    project.write('test_iso.py', ISOLATION)
+    r = project.pytest(['--guard-alloc', '--basetemp', 'bt'])
+    assert r.code == 1, r
+    assert '1 failed, 1 passed' in r.stdout, r
+    # pytest empties a given basetemp when a session starts: the fresh processes (the rerun, the
+    # continuation) have their own, so the run's tmp_path folders are still there.
+    kept = list((project.dir / 'bt').glob('test_a_faults[0-9]*/mine'))
+    assert [p.read_text() for p in kept] == ['kept'], r
+    assert re.search(r'^\[mate-guard\] report files \(JSON, every process\'s\): ' + re.escape(str(project.reports)) + '$', r.stdout, re.M), r
