@@ -1,6 +1,7 @@
 """One run reports every bug: after a fault that loses the CUDA context (the
 simulated driver's sticky illegal address) the tests left run in a fresh
 process, and the faulting test is rerun alone with launch blocking."""
+import json
 import re
 
 SUITE = '''
@@ -99,3 +100,56 @@ def test_a_fresh_process_keeps_out_of_the_runs_basetemp_and_passes_nothing_on(pr
     kept = list((project.dir / 'bt').glob('test_a_faults[0-9]*/mine'))
     assert [p.read_text() for p in kept] == ['kept'], r
     assert re.search(r'^\[mate-guard\] report files \(JSON, every process\'s\): ' + re.escape(str(project.reports)) + '$', r.stdout, re.M), r
+
+
+# A fake kernel through the simulated driver and CUPTI (fake_launch): it
+# faults when it runs, so under launch blocking the guard's synchronize
+# right after it sees the fault at that launch (as a GPU does).
+KERNEL = '''
+import ctypes, json, os
+import cabi
+
+
+class FakeFunc(ctypes.Structure):
+    _fields_ = [('name', ctypes.c_char_p), ('n', ctypes.c_int), ('sizes', ctypes.c_size_t * 16)]
+
+
+FILL = FakeFunc(b'_ZN12_GLOBAL__N_113FillInclusiveEPfl', 2, (ctypes.c_size_t * 16)(8, 8))
+
+
+def fill_inclusive(p, n):
+    drv = cabi._driver()
+    if (json.loads(os.environ['MATE_GUARD_SETTINGS']).get('settings') or {}).get('launchBlocking'):
+        drv.fake_cuda_set_error(700)
+    ptr, count = ctypes.c_void_p(p), ctypes.c_long(n)
+    params = (ctypes.c_void_p * 2)(ctypes.cast(ctypes.byref(ptr), ctypes.c_void_p), ctypes.cast(ctypes.byref(count), ctypes.c_void_p))
+    drv.fake_launch(ctypes.byref(FILL), None, params)
+    drv.fake_cuda_set_error(700)
+
+
+def test_kernel_faults():
+    x = cabi.alloc(4000)
+    fill_inclusive(x, 1000)  # the user's line
+'''
+
+
+def test_the_reruns_report_names_the_exact_launch_its_argument_and_the_users_line(project):
+    project.write('test_kernel.py', KERNEL)
+    r = project.pytest(['--guard-alloc'])
+    assert r.code == 1, r
+    first, rerun = r.stdout.split('mate-guard: launch-blocking rerun')
+    assert 'seen by the synchronize after the launch (launch blocking)' in rerun, r
+    assert '==mate-guard== test: test_kernel.py::test_kernel_faults' in rerun, r
+
+    def event(text):
+        return json.loads(open(re.search(r'the full report: (\S+\.json)', text).group(1)).read())
+
+    # Without launch blocking the run knows only the kernels in flight; the rerun knows the one that faulted.
+    assert event(first)['launches']['blocking'] is False
+    launches = event(rerun)['launches']
+    assert launches['blocking'] is True, launches
+    [faulted] = [x for x in launches['list'] if x.get('faulted')]
+    assert faulted['kernel'] == '_ZN12_GLOBAL__N_113FillInclusiveEPfl'
+    assert [a['allocation']['size'] for a in faulted['args']] == [4000]
+    line = next(i for i, t in enumerate(KERNEL.split('\n'), 1) if "the user's line" in t)
+    assert re.search(rf'^ *at test_kernel_faults \(.*test_kernel\.py:{line}\)$', faulted['site'], re.M), faulted['site']
