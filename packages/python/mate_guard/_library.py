@@ -27,7 +27,7 @@ class Library:
     def install(self, handoff):
         """Starts the guard with `handoff`'s settings; raises with the library's reason when it cannot."""
         os.environ[HANDOFF_ENV] = json.dumps(handoff)
-        # The PyTorch hook (mate_guard_cuda.py) loads the library by this path.
+        # The PyTorch hook (_torch_hook.py) loads the library by this path.
         os.environ['MATE_GUARD_CUDA_LIBRARY'] = self.path
         if self.lib.mate_guard_install_from_env() != 0:
             why = self.lib.mate_guard_install_error().decode(errors='replace')

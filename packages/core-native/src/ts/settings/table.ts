@@ -39,6 +39,10 @@ interface Surfaces {
    * `GuardAllocatorConfig(<snake_key>=...)`. Read from settings.json.
    */
   python?: true;
+  /** pytest only: `--guard-<name>`, `MATE_PYTEST_GUARD_<NAME>`, ini `guard_<name>` (no config field). */
+  pytest?: true;
+  /** The Python API only: `GuardAllocatorConfig(<snake_key>=...)` and `python -m mate_guard --<name>` (not pytest). */
+  pythonApi?: true;
 }
 
 /**
@@ -106,7 +110,13 @@ export const SETTINGS = [
   row({
     key: 'rerun', name: 'rerun', value: booleanValue, default: true,
     description: 'When a run of a runner\'s mate-* command (mate-vitest, mate-jest, ...) or of mate guard-run ends with canary damage, rerun the affected test files once in the configuration that makes the bad access fault (the other mode; alignment 1 for the alignment gap of a JS buffer; for the gap of a native allocation only its size placed byte-exact, nativeExactSize), and show that fault with its access site under the report. Plain runners never rerun.',
-    surfaces: { runner: true, guardRun: true },
+    // pytest's rerun is its own (the plugin's help says what it does there).
+    surfaces: { runner: true, guardRun: true, pytest: true },
+  }),
+  row({
+    key: 'exitCode', name: 'exit-code', value: integerValue(0, 255), default: 1,
+    description: 'Python API and `python -m mate_guard`: the exit status of a process that had violations (as sanitizers\' exitcode), so CI fails; 0 leaves the status alone. pytest sets its own (1: the tests with violations failed).',
+    surfaces: { pythonApi: true },
   }),
   row({
     key: 'captureStacks', name: 'capture-stacks', value: booleanValue, default: true,
