@@ -443,7 +443,7 @@ describe('one test file in two Jest projects (projects with displayName)', () =>
     fs.rmSync(mark);
     const [recorded] = fs.readdirSync(reports);
     const replay = await run(process.execPath, [MATE, 'replay', path.join(reports, recorded), '--alignment', '1'], { env: { MARK: mark }, timeout: 90_000 });
-    assert.match(replay.output, /^\[mate-guard\] replay runs in .* --runTestsByPath -t '\^\(\?:writeAt writes into the alignment gap\)\$' --selectProjects b$/m, replay.output);
+    assert.match(replay.output, /^\[mate-guard\] replay runs in .* --runTestsByPath -t '\^\(\?:writeAt writes into the alignment gap\)\$' --selectProjects=b$/m, replay.output);
     assert.match(replay.output, /==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\)/);
     assert.deepEqual(marks(mark), ['b'], replay.output);
   });

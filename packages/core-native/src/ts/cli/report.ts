@@ -3,6 +3,7 @@
 // on them together: the merged summary, and an exit code that fails when
 // any violation is not suppressed (a CI step after sharded jobs that each
 // kept their report directory).
+import { visible } from '../text/escape';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -116,7 +117,8 @@ export function mateReport(args: readonly string[]): number {
   }));
   // No runner's result covers these violations: each one not suppressed fails.
   const verdict = verdictOf(unique, undefined);
-  const labels = runs.map((r) => readRunInfo(r.dir)?.runner ?? 'run');
+  // run.json is the artifact's word: shown, never obeyed.
+  const labels = runs.map((r) => visible(String(readRunInfo(r.dir)?.runner ?? 'run')));
   const kinds = [...new Set(labels)].map((l) => `${labels.filter((x) => x === l).length} ${l}`).join(', ');
   const closing = `[mate-guard] merged ${runs.length} report director${runs.length === 1 ? 'y' : 'ies'} (${kinds})\n${formatSummary(verdict.summary)}`;
   const unreadable = unique.flatMap((r) => r.unreadable);

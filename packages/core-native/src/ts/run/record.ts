@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { GuardConfigError } from '../errors';
+import { visible } from '../text/escape';
 import type { Handoff } from '../settings/handoff';
 import type { GuardSettings, SettingKey } from '../settings/table';
 
@@ -62,7 +63,8 @@ export function readRunRecord(dir: string): { dir: string; record: RunRecord } {
   try {
     raw = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<RunRecord>;
   } catch (err) {
-    throw new GuardConfigError(`${file} is not a run record: ${(err as Error).message}`);
+    // JSON's message quotes the file's text: shown, never obeyed.
+    throw new GuardConfigError(`${file} is not a run record: ${visible((err as Error).message)}`);
   }
   if (raw.tool !== 'mate-guard' || raw.version !== VERSION || typeof raw.runner !== 'string' || typeof raw.cwd !== 'string'
     || !isStrings(raw.execArgv) || !isStrings(raw.argv) || typeof raw.settings !== 'object' || raw.settings === null) {
