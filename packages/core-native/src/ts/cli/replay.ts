@@ -181,7 +181,7 @@ export async function mateReplay(argv: readonly string[]): Promise<number> {
   say(replaying);
   // How the runner reads its options and selects tests: its package's word, as installed in the checkout (named before it loads).
   const selection = await loadSelection(runner, cwd, ctx.root, (f) => {
-    if (!inside(ctx.root, realOf(f))) say(`${runner}'s options and test selection from ${f}, next to this mate`);
+    if (!inside(ctx.root, realOf(f))) say(`${runner}'s options and test selection from ${f} (outside the checkout)`);
   });
   const plan = runnerCommand({ ...record, runner }, selection, ctx, target, file);
   const { args: command, trusted } = plan;
