@@ -5,7 +5,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 import type { ViolationEvent } from '../report/event';
-import { EVENT_FILE, readEventFile, UNFINISHED_EVENT_FILE } from '../report/files';
+import { countersShapeWhy, MAX_EVENT_BYTES } from '../report/event-shape';
+import { EVENT_FILE, parseChecked, readCapped, readEventFile, ShapeError, UNFINISHED_EVENT_FILE } from '../report/files';
 import { unreadableWhy } from '../report/unreadable';
 import type { ProcessGuardStats } from './process-stats';
 
@@ -86,11 +87,10 @@ function readJson<T>(file: string): T | undefined {
 function readCounters(file: string): ProcessGuardStats | string {
   let text: string | undefined;
   try {
-    text = fs.readFileSync(file, 'utf8');
-    const s = JSON.parse(text) as ProcessGuardStats;
-    return typeof s === 'object' && s !== null && typeof s.pid === 'number' ? s : 'not a counters file (no pid)';
+    text = readCapped(file, MAX_EVENT_BYTES);
+    return parseChecked<ProcessGuardStats>(text, countersShapeWhy);
   } catch (err) {
-    return unreadableWhy(err, text);
+    return err instanceof ShapeError ? err.message : unreadableWhy(err, text);
   }
 }
 
