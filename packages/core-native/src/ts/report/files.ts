@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { parseEvent, type ViolationEvent } from './event';
 import { eventShapeWhy, jsonDepth, MAX_EVENT_BYTES, MAX_EVENT_DEPTH } from './event-shape';
 import { unreadableWhy } from './unreadable';
+import { writeWholeFile } from '../run/private-files';
 
 export const EVENT_FILE = /^mate-guard-\d+-\d+\.json$/;
 /** An event being written (or whose writing never finished): renamed to its name once whole. */
@@ -22,10 +23,8 @@ export function eventBody(event: ViolationEvent): Omit<ViolationEvent, 'file'> {
   return body as Omit<ViolationEvent, 'file'>;
 }
 
-function writeWhole(file: string, text: string): void {
-  fs.writeFileSync(`${file}.tmp`, text);
-  fs.renameSync(`${file}.tmp`, file);
-}
+// Never through a link, never over a file someone else put there (run/private-files.ts).
+const writeWhole = writeWholeFile;
 
 /**
  * Files a new event; returns its path. The TS side numbers its files from

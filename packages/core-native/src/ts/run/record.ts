@@ -10,6 +10,7 @@ import { GuardConfigError } from '../errors';
 import { visible } from '../text/escape';
 import type { Handoff } from '../settings/handoff';
 import type { GuardSettings, SettingKey } from '../settings/table';
+import { writeNewFile } from './private-files';
 
 export const RECORD_FILE = 'replay.json';
 const VERSION = 1;
@@ -40,7 +41,7 @@ export function writeRunRecord(dir: string, runner: string, handoff: Pick<Handof
     settings: handoff.settings,
     explicit: handoff.explicit,
   };
-  fs.writeFileSync(path.join(dir, RECORD_FILE), JSON.stringify(record, null, 2) + '\n');
+  writeNewFile(path.join(dir, RECORD_FILE), JSON.stringify(record, null, 2) + '\n');
 }
 
 const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((s) => typeof s === 'string');

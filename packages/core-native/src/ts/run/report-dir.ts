@@ -9,6 +9,7 @@ import { countersShapeWhy, MAX_EVENT_BYTES } from '../report/event-shape';
 import { EVENT_FILE, parseChecked, readCapped, readEventFile, ShapeError, UNFINISHED_EVENT_FILE } from '../report/files';
 import { unreadableWhy } from '../report/unreadable';
 import type { ProcessGuardStats } from './process-stats';
+import { writeNewFile } from './private-files';
 
 /** A file of the run that could not be read: named, never skipped. */
 export interface UnreadableFile {
@@ -36,7 +37,7 @@ const RESULTS_SHOWN = /^results-shown-(\d+)$/;
  */
 export function markResultsShown(dir: string): void {
   try {
-    fs.writeFileSync(path.join(dir, `results-shown-${process.pid}`), '');
+    writeNewFile(path.join(dir, `results-shown-${process.pid}`), '');
   } catch {
     // the directory went: nobody will ask
   }
@@ -68,7 +69,7 @@ export interface RunInfo {
 const RUN_INFO = 'run.json';
 
 export function writeRunInfo(dir: string, info: Omit<RunInfo, 'tool'>): void {
-  fs.writeFileSync(path.join(dir, RUN_INFO), JSON.stringify({ tool: 'mate-guard', ...info }) + '\n');
+  writeNewFile(path.join(dir, RUN_INFO), JSON.stringify({ tool: 'mate-guard', ...info }) + '\n');
 }
 
 export function readRunInfo(dir: string): RunInfo | undefined {
