@@ -28,6 +28,9 @@ const replayDir = (recorded, here, reportDir) => {
 const project = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mate-trust-project-')));
 fs.writeFileSync(path.join(project, 'jest.config.js'), 'module.exports = {};\n');
 fs.mkdirSync(path.join(project, 'reports'));
+fs.mkdirSync(path.join(project, 'test'));
+fs.writeFileSync(path.join(project, 'test', 'a.spec.js'), '');
+fs.writeFileSync(path.join(project, 'a.test.mjs'), '');
 /** A package installed in the project: `files` under its directory, `pkg` its package.json. */
 function install(name, pkg, files) {
   const dir = path.join(project, 'node_modules', name);

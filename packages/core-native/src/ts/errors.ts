@@ -1,3 +1,5 @@
+import { visible } from './text/escape';
+
 /** Thrown for a bad flag, environment variable or option value. */
 export class GuardConfigError extends Error {
   readonly code = 'MATE_GUARD_CONFIG';
@@ -65,7 +67,8 @@ export function runCli(program: string, main: (argv: string[]) => Promise<number
     (err: unknown) => {
       // A bad setting or no usable native binary found on the way: its one line.
       if (err instanceof GuardConfigError) {
-        process.stderr.write(`${program}: ${err.message}\n`);
+        // One line whatever it quotes (a record's, a file's text): control characters shown, never obeyed.
+        process.stderr.write(`${program}: ${visible(err.message)}\n`);
         process.exitCode = CONFIG_ERROR_EXIT;
         return;
       }

@@ -128,9 +128,12 @@ export function runnerCommand(record: RunRecord & { runner: RunnerName }, select
     if (script === undefined) throw new GuardConfigError(`replay: ${file} names no script that started the run`);
     const entry = localEntry(record.runner, script, ctx.cwd, ctx.root);
     if ('script' in entry) head.push(entry.script);
-    else if ('unknown' in entry && ctx.trust) {
+    else if ('unknown' in entry && ctx.trust && placeOf(rebase(script), ctx) === undefined) {
+      // Trusted, a script of the checkout's own runs as recorded; one from elsewhere never does.
       head.push(rebase(script));
       out.trusted.push(shellWord(script));
+    } else if ('unknown' in entry && ctx.trust) {
+      throw new GuardConfigError(`replay: ${file} says the run started ${show(script)}, which is not a file of this checkout (${placeOf(rebase(script), ctx)}): replay does not run it, even with --trust-record`);
     } else if ('unknown' in entry) {
       throw new GuardConfigError(`replay: ${file} says the run started ${show(script)}, which replay does not run from a record (${entry.unknown}); read it, then give --trust-record to run it as recorded`);
     } else throw new GuardConfigError(`replay: ${file} is a ${record.runner} run, and ${entry.missing}`);

@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { GuardConfigError } from '../errors';
-import { shellLine } from '../text/escape';
+import { shellLine, visible } from '../text/escape';
 import { NODE_OPTIONS } from './node-options';
 import { packageDir } from './replay-entry';
 import type { OptionKind, RunnerOptions } from './runner-options';
@@ -194,6 +194,15 @@ export function placeOf(value: string, ctx: TrustContext, loads = false): string
   // A leading dash would be read as an option; `{`/`[`, as JSON (jest -c) or a glob's brace list; `..`, anywhere, climbs out of a glob.
   if (value === '' || value.startsWith('-') || /^[{[]/.test(value)) return 'not a path';
   if (value.split(/[\\/{},]/).includes('..')) return `outside ${ctx.cwd}`;
+  // An absolute path inside the value (after a quote, `(`, `=`, a list's comma): whoever takes it apart finds a path from elsewhere.
+  if (/["'(=,:;\s](\/|~\/)/.test(value)) return `names a path outside ${ctx.cwd}`;
+  // `a=./x`, `a,b`: a runner that takes the value apart (an rc file's list, a reporter's option) finds each part a path.
+  for (const part of value.split(/[=,]/)) {
+    if (part !== value && /^[./~]|\//.test(part)) {
+      const why = placeOf(part, ctx, loads);
+      if (why) return `${part}: ${why}`;
+    }
+  }
   const abs = path.resolve(ctx.cwd, value);
   if (!inside(ctx.cwd, abs)) return `outside ${ctx.cwd}`;
   const real = realOf(abs);
@@ -203,6 +212,8 @@ export function placeOf(value: string, ctx: TrustContext, loads = false): string
   if (loads) {
     const segments = path.relative(ctx.cwd, abs).split(path.sep);
     const magic = segments.findIndex((seg) => MAGIC.test(seg));
+    // A file the runner loads that is no glob must be there: a name that only looks like a path is nobody's file.
+    if (magic < 0 && !fs.existsSync(abs)) return 'not a file of the checkout';
     const walks = magic >= 0 ? magic < segments.length - 1 : !!fs.statSync(abs, { throwIfNoEntry: false })?.isDirectory();
     if (walks) return reachesOut(path.join(ctx.cwd, ...segments.slice(0, magic < 0 ? segments.length : magic)), ctx);
   }
@@ -288,8 +299,14 @@ const NEVER = /^(inspect|debug|eval|print|interactive|repl|execargv|nodeoption|l
  * else, only under --trust-record.
  */
 function unknownWhy(name: string, value: string | undefined, ctx: TrustContext, surface: Surface): Refusal {
+  if (!/^--?[A-Za-z0-9][\w.-]*$/.test(name)) return { why: 'not an option name' };
   if (!name.startsWith('--') && surface.readsNode) return { why: `a short option replay does not know, where node reads -pe as -p -e` };
+  // Spelled like node's code and REPL flags (-e, -p, -i, -pe): not taken from a record, whichever runner reads it.
+  if (!name.startsWith('--') && /[epi]/.test(name.slice(1))) return { why: 'a short option replay does not know, spelled like node\'s -e, -p or -i' };
   if (NEVER.test(keyOf(name).replace(/^no/, ''))) return { why: 'a debugger or code' };
+  // An absolute path or a climb anywhere in the value (inside code, JSON, a list): from elsewhere.
+  const away = /(?:^|[^\w.-])((?:\/[^/\s]|~\/|\.\.[\\/])[^\s"',;)\]]*)/.exec(value ?? '');
+  if (away) return { why: `${away[1]} is outside the checkout` };
   for (const piece of (value ?? '').split(/[,=;:]/)) {
     if (!/^(\.|\/|~|file:)|[\\/]/.test(piece)) continue;
     const place = piece.startsWith('~') ? 'outside the checkout' : piece.startsWith('file:') ? 'a file URL' : placeOf(piece, ctx);
@@ -315,7 +332,9 @@ function why(rule: Rule | undefined, name: string, value: string | undefined, ct
   switch (rule.kind) {
     case 'value':
       // A value that reads as an option would be one to a runner that takes it apart again.
-      return value.startsWith('-') ? { why: 'a value that reads as an option' } : undefined;
+      if (value.startsWith('-')) return { why: 'a value that reads as an option' };
+      // A number or a pattern holds no path after a quote, `(`, `=` or a comma: code that names one does.
+      return /["'(=,:;\s](\/|~\/)/.test(value) ? { why: 'a value that names a path from elsewhere' } : undefined;
     case 'path':
     case 'spec':
       return refuse(placeOf(value, ctx, rule.kind === 'spec'));
@@ -376,7 +395,7 @@ const commaElements = (value: string): string[] => value.split(/ *, */).filter((
 export function judgeArgs(args: readonly string[], desc: RunnerOptions, ctx: TrustContext): Judged {
   const surface = surfaceOf(desc);
   const out: Judged = { positionals: [], options: [], leftOut: [], trusted: [] };
-  const leave = (tokens: string[], reason: string) => out.leftOut.push(`${shellLine(tokens)} (${reason})`);
+  const leave = (tokens: string[], reason: string) => out.leftOut.push(`${shellLine(tokens)} (${visible(reason)})`);
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     if (!arg.startsWith('-') || arg === '-') {
