@@ -442,7 +442,7 @@ describe('one test file in two Jest projects (projects with displayName)', () =>
     const r = await mateJest(['--guard-alloc', '--guard-report-dir', reports, ...suite('projects'), 'gap'], { MARK: mark });
     assert.equal(r.code, 1, r.output);
     assert.match(r.output, new RegExp(`rerun in tail mode with alignment 1: the canary-corruption of allocation #\\d+ \\(13 bytes, tail mode\\) in \\[b\\] ${escape(GAP)} faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE`));
-    // The run itself in a and b, the rerun in b alone (--selectProjects b).
+    // The run itself in a and b, the rerun in b alone (--selectProjects=b).
     assert.deepEqual(marks(mark), ['a', 'b', 'b'], r.output);
 
     fs.rmSync(mark);

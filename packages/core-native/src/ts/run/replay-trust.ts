@@ -1,13 +1,18 @@
-// What `mate replay` takes from a record. A report directory is data from
-// wherever the run happened (a fork's pull request included), so only the
-// Node options and runner arguments known to load nothing from elsewhere
-// are taken (test selection, reporters, timeouts, --expose-gc-style
-// flags), and every path among them must stay inside the replay's
-// directory and out of the report directory; a package is loaded as a
-// module, never as a program. Code from the record (-e, a --require or
-// loader from elsewhere, an inspector) is never taken; an option not
-// listed here, or a package replay can't vouch for, only under
-// --trust-record. What is left out is named, with why.
+// What `mate replay` takes from a record: the one place its rule is
+// enforced. A report directory is data from wherever the run happened (a
+// fork's pull request included), so every argument is judged, and passed,
+// as the runner's own description of its options says it parses
+// (run/runner-options.ts; each runner package owns its description, core
+// owns node's): only options known to load nothing from elsewhere are
+// taken (test selection, reporters, timeouts, --expose-gc-style flags),
+// every path among them must, after links, stay inside the replay's
+// directory and the checkout and out of the artifact's tree; a package is
+// resolved from the checkout's node_modules and loaded as a module, never
+// as a program. Code from the record (-e, a --require or loader from
+// elsewhere, an inspector) is never taken; an option no description lists,
+// or a package replay can't vouch for, only under --trust-record, and then
+// still never code, a debugger or a path from elsewhere. What is left out
+// is named, with why.
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
