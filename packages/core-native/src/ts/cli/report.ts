@@ -3,7 +3,6 @@
 // on them together: the merged summary, and an exit code that fails when
 // any violation is not suppressed (a CI step after sharded jobs that each
 // kept their report directory).
-import { visible } from '../text/escape';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -17,6 +16,7 @@ import { repoRoot, SourcePaths, type RunPlace } from '../report/source-paths';
 import { readReportDir, readRunInfo, type RunReport } from '../run/report-dir';
 import { formatSummary, formatUnreadable } from '../run/summary';
 import { verdictOf } from '../run/verdict';
+import { visible } from '../text/escape';
 
 export const REPORT_USAGE = `Usage: mate report <dir>... [--format text|sarif|github]
 

@@ -1,12 +1,12 @@
 // The run's closing lines: one summary line and, when anything ran
 // unguarded, one warning.
-import { visible } from '../text/escape';
 import type { ViolationEvent } from '../report/event';
 import { isNotice } from '../report/notices';
 import type { RunReport, UnreadableFile } from './report-dir';
 import type { ProcessGuardStats } from './process-stats';
 import type { NativeUnguardedBy } from '../install/native';
 import { addNativeSites, formatNativeSites, type NativeSiteSummary } from './native-sites';
+import { visible } from '../text/escape';
 
 const noNativeUnguarded = (): NativeUnguardedBy => ({ sampledOut: 0, reentrant: 0, noSlot: 0, libcBlocks: 0 });
 
