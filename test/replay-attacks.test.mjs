@@ -263,5 +263,9 @@ describe('what replay and the CLIs print from an artifact is shown, never obeyed
     assert.doesNotMatch(r.output, /^::error::/m);
     assert.match(r.output, /merged 1 report directory \(1 jest\\x0a::error::forged\\x1b\[31m\)/);
     assert.match(r.output, /2 because it was\\x1b\[2Jred\\x0a::error::x/);
+    // In a GitHub workflow, a newline there would start a command line of its own.
+    const gh = await run(process.execPath, [MATE, 'report', dir, '--format', 'github']);
+    assert.doesNotMatch(gh.output, /^::error::(forged|x)/m, gh.output);
+    assert.doesNotMatch(gh.output, /\x1b/);
   });
 });

@@ -27,12 +27,15 @@ const SAFE_WORD = /^[\w@%+=:,./-]+$/;
 /**
  * An argument exactly as a POSIX shell reads it back: bare when it is safe,
  * `'...'` otherwise, and bash's `$'...'` (every obeyed character and
- * backslash escaped) when it holds one, so what is printed is what runs.
+ * backslash escaped, as UTF-8 bytes) when it holds one, so what is
+ * printed is what runs.
  */
 export function shellWord(arg: string): string {
   if (SAFE_WORD.test(arg)) return arg;
   if (!hasObeyed(arg)) return `'${arg.replace(/'/g, `'\\''`)}'`;
-  return `$'${arg.replace(/[\\']/g, (c) => `\\${c}`).replace(OBEYED, code)}'`;
+  // Each obeyed character as its UTF-8 bytes (`\xc2\x9b`): bash's `$'\x..'` is a byte, whatever the locale.
+  const bytes = (c: string) => [...Buffer.from(c, 'utf8')].map((b) => `\\x${b.toString(16).padStart(2, '0')}`).join('');
+  return `$'${arg.replace(/[\\']/g, (c) => `\\${c}`).replace(OBEYED, bytes)}'`;
 }
 
 export const shellLine = (args: readonly string[]): string => args.map(shellWord).join(' ');
