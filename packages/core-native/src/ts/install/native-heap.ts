@@ -8,6 +8,7 @@ import * as path from 'node:path';
 
 import { afterAddonLoads } from './addon-loads';
 import type { NativeBinding } from './native';
+import { writeWholeFile } from '../run/private-files';
 
 const STATE_FILE = /^native-heap-\d+\.json$/;
 
@@ -24,8 +25,7 @@ function writeState(native: NativeBinding, reportDir: string, final = false): vo
   lastWritten = text;
   try {
     const file = path.join(reportDir, `native-heap-${process.pid}.json`);
-    fs.writeFileSync(file + '.tmp', text);
-    fs.renameSync(file + '.tmp', file);
+    writeWholeFile(file, text);
   } catch {
     // best effort, like the stats
   }

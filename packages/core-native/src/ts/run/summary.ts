@@ -6,6 +6,7 @@ import type { RunReport, UnreadableFile } from './report-dir';
 import type { ProcessGuardStats } from './process-stats';
 import type { NativeUnguardedBy } from '../install/native';
 import { addNativeSites, formatNativeSites, type NativeSiteSummary } from './native-sites';
+import { visible } from '../text/escape';
 
 const noNativeUnguarded = (): NativeUnguardedBy => ({ sampledOut: 0, reentrant: 0, noSlot: 0, libcBlocks: 0 });
 
@@ -208,8 +209,8 @@ function formatUnfinished(n: number): string {
  */
 export function formatUnreadable(files: readonly UnreadableFile[]): string {
   return files.map((u) => u.holds === 'report'
-    ? `[mate-guard] error: cannot read report file ${u.file}: ${u.why}; counted as a violation that could not be read\n`
-    : `[mate-guard] warning: cannot read counters file ${u.file}: ${u.why}; that process's counts are missing from the summary\n`).join('');
+    ? `[mate-guard] error: cannot read report file ${visible(u.file)}: ${visible(u.why)}; counted as a violation that could not be read\n`
+    : `[mate-guard] warning: cannot read counters file ${visible(u.file)}: ${visible(u.why)}; that process's counts are missing from the summary\n`).join('');
 }
 
 /**
@@ -245,14 +246,14 @@ export function formatTrackingOffWarning(reasons: readonly string[]): string {
   // '' stands for "turned off on purpose" (trackLaunches: false): no warning.
   const why = reasons.filter((r) => r !== '');
   return why.length > 0
-    ? `[mate-guard] warning: CUDA launch tracking was off: ${why.join('; ')}; illegal-address reports name no kernel and cross-stream frees go unchecked\n`
+    ? `[mate-guard] warning: CUDA launch tracking was off: ${why.map(visible).join('; ')}; illegal-address reports name no kernel and cross-stream frees go unchecked\n`
     : '';
 }
 
 /** The one warning about allocations that ran unguarded, each reason with its count ('' when none did). */
 export function formatUnguardedWarning(total: number, by: Readonly<Record<string, number>>): string {
   if (total <= 0) return '';
-  const parts = Object.entries(by).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]).map(([why, n]) => `${n} ${why}`);
+  const parts = Object.entries(by).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]).map(([why, n]) => `${n} ${visible(why)}`);
   return `[mate-guard] warning: ${plural(total, 'allocation')} ran unguarded: ${parts.length ? parts.join('; ') : 'for reasons not recorded'}\n`;
 }
 
