@@ -32,7 +32,7 @@ export { rerunCanaryReports, type RerunGroup, type RerunLauncher } from './run/r
 export { NODE_ARGS, watchRequested, withoutWatchAndShards } from './run/runner-args';
 export { narrowedReruns, runAsGiven, testNamePattern, testProjects, type RunnerArgs, type RunnerSelection, type SelectionInput } from './run/selection';
 export { SURFACES } from './run/replay-trust';
-export { crashErrorName, crashInFile, crashOutsideTestTitle, crashTest, crashTitles, formatCrashAttribution } from './run/attribution';
+export { crashErrorName, crashInFile, workerCrash, crashOutsideTestTitle, crashTest, crashTitles, formatCrashAttribution } from './run/attribution';
 export { earlierReports } from './run/earlier';
 export { markResultsShown, readReportDir, type RunReport } from './run/report-dir';
 export { nodeFlagsToPassOn, runChild, type ChildExit } from './run/child';

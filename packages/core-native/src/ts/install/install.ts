@@ -152,7 +152,7 @@ function onExit(): void {
     if (native) {
       const heap = active.native.nativeHeap();
       process.stderr.write(formatUnmatchedGlobs(heap.unmatched));
-      process.stderr.write(formatSilentModules(heap.modules.filter((m) => !m.error && !m.allocationCalls).map((m) => m.path)));
+      process.stderr.write(formatSilentModules(heap.modules.filter((m) => !m.error && !m.allocationCalls).map((m) => ({ path: m.path, symbols: m.symbols, memoryImports: m.memoryImports }))));
     }
   }
 }

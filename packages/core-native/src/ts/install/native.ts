@@ -154,6 +154,10 @@ export interface NativeHeapState {
     path: string; slots: number; symbols: string[]; own: string[]; error: string | null; variables: NativeHeapVariable[];
     /** Whether it made an allocation call mate-guard saw (through a redirected import or variable). */
     allocationCalls: boolean;
+    /** Its own weak functions (mangled) whose calls went to another module's copy, bound to its own now. */
+    rebound: string[];
+    /** Memory-mapping calls it imports (mmap, brk, ...): with no allocation import, an allocator of its own. */
+    memoryImports: string[];
   }>;
 }
 
