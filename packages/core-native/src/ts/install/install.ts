@@ -56,7 +56,7 @@ const suppressionRules = (): typeof Suppressions => require('../report/suppressi
 const bufferView = Buffer.from.bind(Buffer) as (ab: ArrayBuffer, offset: number, length: number) => Buffer;
 
 function makeAlloc(native: NativeBinding, stacks: JsStacks | undefined): GuardedAlloc {
-  if (!stacks) return (size) => native.alloc(size);
+  if (!stacks) return (size, _entry, oneByte) => native.alloc(size, undefined, undefined, oneByte === true);
   return makeStackedAlloc(native, stacks);
 }
 
@@ -184,7 +184,7 @@ export function guardedBuffer(size: number): Buffer {
   if (!Number.isInteger(size) || size < 0) {
     throw new RangeError(`guardedBuffer: size ${String(size)} is not allowed; use a non-negative integer`);
   }
-  return bufferView(need().alloc(size, guardedBuffer), 0, size);
+  return bufferView(need().alloc(size, guardedBuffer, true), 0, size);
 }
 
 /**

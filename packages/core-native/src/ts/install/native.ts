@@ -215,9 +215,10 @@ export interface NativeBinding {
   /** `options`: the allocator settings; each key with a native side is read (options.inc). */
   configure(options: object, reportDir: string, printer: PrinterPaths): { guardMethod: NativeStats['guardMethod']; pageSize: number };
   /** `stack`: an id from internString; `token`: from allocKeyed, the key `stack` is the text of. */
-  alloc(size: number, stack?: number, token?: number): ArrayBuffer;
+  /** `oneByte`: the buffer's elements are bytes (placed byte-exact under exactPlacement). */
+  alloc(size: number, stack?: number, token?: number, oneByte?: boolean): ArrayBuffer;
   /** The buffer when the caller's stack is known, else a token for alloc (nothing allocated). */
-  allocKeyed(size: number): ArrayBuffer | number;
+  allocKeyed(size: number, oneByte?: boolean): ArrayBuffer | number;
   /** Whether allocKeyed can key stacks here; sets the frames a key covers. */
   stackKeys(frames: number): boolean;
   resetStackKeys(): void;
