@@ -293,6 +293,8 @@ OwnBindResult BindOwnWeakFunctions(const LoadedObject& obj, const ImportRedirect
   if (d.jmprel != nullptr && d.pltrel != DT_RELA) { res.error = "REL-style PLT relocations are not supported"; return res; }
   std::vector<std::pair<uintptr_t, void*>> writes;
   std::vector<uint32_t> seen;  // symbol indexes named already
+  uintptr_t self_lo = 0, self_hi = 0;  // mate-guard's own object
+  ObjectRange(reinterpret_cast<const void*>(&BindOwnWeakFunctions), &self_lo, &self_hi);
   auto collect = [&](const ElfW(Rela)* rel, size_t bytes) {
     if (rel == nullptr) return;
     for (size_t i = 0; i < bytes / sizeof(ElfW(Rela)); i++) {
@@ -314,10 +316,12 @@ OwnBindResult BindOwnWeakFunctions(const LoadedObject& obj, const ImportRedirect
       if (std::find(seen.begin(), seen.end(), index) != seen.end()) continue;
       // Bound elsewhere already, or (a lazy slot, still in the object's
       // PLT) the global scope, searched before the object's own, defines it.
+      // dlsym searches our own object's local scope too: a copy found in
+      // mate-guard itself is none the object would have bound to.
       void* bound = *reinterpret_cast<void* const*>(slot);
       bool elsewhere = bound != own && (!InObject(obj, reinterpret_cast<uintptr_t>(bound)) || [&] {
-        void* global = dlsym(RTLD_DEFAULT, name);
-        return global != nullptr && !InObject(obj, reinterpret_cast<uintptr_t>(global));
+        auto global = reinterpret_cast<uintptr_t>(dlsym(RTLD_DEFAULT, name));
+        return global != 0 && !InObject(obj, global) && !(global >= self_lo && global < self_hi);
       }());
       if (!elsewhere) continue;
       seen.push_back(index);
