@@ -33,7 +33,7 @@ export { NODE_ARGS, watchRequested, withoutWatchAndShards } from './run/runner-a
 export { narrowedReruns, runAsGiven, testNamePattern, testProjects, type RunnerArgs, type RunnerSelection, type SelectionInput } from './run/selection';
 export { NODE_OPTIONS, NODE_TEST_OPTIONS } from './run/node-options';
 export type { OptionKind, OptionRow, RunnerOptions } from './run/runner-options';
-export { crashErrorName, crashInFile, crashOutsideTestTitle, crashTest, crashTitles, formatCrashAttribution } from './run/attribution';
+export { crashErrorName, crashInFile, workerCrash, crashOutsideTestTitle, crashTest, crashTitles, formatCrashAttribution } from './run/attribution';
 export { earlierReports } from './run/earlier';
 export { markResultsShown, markTestsStarted, readReportDir, type RunReport } from './run/report-dir';
 export { checkRunnerVersion, versionInRange, type RunnerVersionCheck } from './run/runner-version';

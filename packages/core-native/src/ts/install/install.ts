@@ -57,7 +57,7 @@ const suppressionRules = (): typeof Suppressions => require('../report/suppressi
 const bufferView = Buffer.from.bind(Buffer) as (ab: ArrayBuffer, offset: number, length: number) => Buffer;
 
 function makeAlloc(native: NativeBinding, stacks: JsStacks | undefined): GuardedAlloc {
-  if (!stacks) return (size) => native.alloc(size);
+  if (!stacks) return (size, _entry, oneByte) => native.alloc(size, undefined, undefined, oneByte === true);
   return makeStackedAlloc(native, stacks);
 }
 
@@ -154,7 +154,7 @@ function onExit(): void {
     if (native) {
       const heap = active.native.nativeHeap();
       process.stderr.write(formatUnmatchedGlobs(heap.unmatched));
-      process.stderr.write(formatSilentModules(heap.modules.filter((m) => !m.error && !m.allocationCalls).map((m) => m.path)));
+      process.stderr.write(formatSilentModules(heap.modules.filter((m) => !m.error && !m.allocationCalls).map((m) => ({ path: m.path, symbols: m.symbols, memoryImports: m.memoryImports }))));
     }
   }
 }
@@ -201,7 +201,7 @@ export function guardedBuffer(size: number): Buffer {
   if (!Number.isInteger(size) || size < 0) {
     throw new RangeError(`guardedBuffer: size ${String(size)} is not allowed; use a non-negative integer`);
   }
-  return bufferView(need().alloc(size, guardedBuffer), 0, size);
+  return bufferView(need().alloc(size, guardedBuffer, true), 0, size);
 }
 
 /**

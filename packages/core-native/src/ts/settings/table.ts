@@ -108,6 +108,12 @@ export const SETTINGS = [
     native: { field: 'alignment', ctype: 'uint32_t' },
   }),
   row({
+    key: 'exactPlacement', name: 'exact-placement', value: booleanValue, default: false,
+    description: "Tail mode: place JS buffers with 1-byte elements (Buffer, Uint8Array, Int8Array, Uint8ClampedArray) and CUDA device allocations byte-exact, their last byte against the guard whatever `alignment` says, so code reading past the end (a truncated UTF-8 lead byte at a buffer's end, a kernel reading one element past a tensor) faults at once: a read damages no canary, so the alignment gap alone never shows it. Other JS buffers (ArrayBuffer, wider typed arrays) keep `alignment`; device code that needs aligned pointers (vectorized loads) may fail with it.",
+    surfaces: { runner: true, guardRun: true, api: true },
+    native: { field: 'exact_placement', ctype: 'bool' },
+  }),
+  row({
     key: 'rerun', name: 'rerun', value: booleanValue, default: true,
     description: 'When a run of a runner\'s mate-* command (mate-vitest, mate-jest, ...) or of mate guard-run ends with canary damage, rerun the affected test files once in the configuration that makes the bad access fault (the other mode; alignment 1 for the alignment gap of a JS buffer; for the gap of a native allocation only its size placed byte-exact, nativeExactSize), and show that fault with its access site under the report. Plain runners never rerun.',
     // pytest's rerun is its own (the plugin's help says what it does there).
