@@ -1,5 +1,7 @@
 """pytest plugin (entry point `mate_guard`): `pytest --guard-alloc` guards
-the CUDA device memory of the test process. Inactive unless asked: by a
+the test process's host memory (numpy arrays; with --guard-native, the
+native heap of chosen extension modules) and its CUDA device memory where
+there is a GPU. Inactive unless asked: by a
 flag (also through addopts / PYTEST_ADDOPTS), MATE_PYTEST_GUARD_ALLOC or
 the ini key guard_alloc; flag > environment > ini > off, per setting. The
 flags, variables and ini keys come from the settings table (settings.json)."""
@@ -28,7 +30,7 @@ def _dest(row):
 
 
 def pytest_addoption(parser):
-    group = parser.getgroup('mate-guard', 'mate-guard: CUDA device memory guard')
+    group = parser.getgroup('mate-guard', 'mate-guard: host and CUDA device memory guard')
     for row in ROWS:
         flag = _sp(row, 'pytestFlag')
         help = f'{row["description"]} (env {_sp(row, "pytestEnv")}, ini {_sp(row, "pytestIni")}, default {row["defaultText"]})'
@@ -277,6 +279,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         f'[mate-guard] summary: {pl(n("allocations"), "allocation")} guarded, peak live {n("peakLive")}, '
         f'{pl(n("fallbacks"), "unguarded fallback")}, {pl(n("violations"), "violation")}, '
         f'{pl(_guard.skipped, "test")} skipped by tag')
+    from . import guarding
+    terminalreporter.write_line(f'[mate-guard] {guarding()}')
     if n('fallbacks'):
         terminalreporter.write_line(f'[mate-guard] warning: {pl(n("fallbacks"), "allocation")} ran unguarded: {s.get("fallbackReason")}')
     if _guard.lost_in is not None:
