@@ -11,10 +11,14 @@ import shutil
 from ._resources import printer_script
 
 _lib = None  # the CDLL, once the host guard is on
+# Where reports are printed (None: stderr). pytest captures fd 2 while a
+# test runs, and a process dying in a test would take the report with it:
+# the plugin gives a copy of the terminal's stderr.
+report_fd = None
 
 
 def _bind(lib):
-    lib.mate_guard_host_install.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p]
+    lib.mate_guard_host_install.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]
     lib.mate_guard_host_error.restype = ctypes.c_char_p
     lib.mate_guard_host_guard_native.argtypes = [ctypes.c_char_p]
     lib.mate_guard_host_set_current_test.argtypes = [ctypes.c_char_p]
@@ -37,7 +41,8 @@ def install(lib, handoff):
     _bind(lib.lib)
     node = os.environ.get('MATE_GUARD_NODE') or shutil.which('node') or ''
     script = printer_script() if node else ''
-    if lib.lib.mate_guard_host_install(json.dumps(handoff).encode(), node.encode(), (script or '').encode()) != 0:
+    fd = -1 if report_fd is None else report_fd
+    if lib.lib.mate_guard_host_install(json.dumps(handoff).encode(), node.encode(), (script or '').encode(), fd) != 0:
         why = lib.lib.mate_guard_host_error().decode(errors='replace')
         raise RuntimeError(f'mate-guard: host memory guarding could not start: {why}')
     _lib = lib.lib

@@ -120,6 +120,8 @@ class _Guard:
         # A test to fail: a free checks its canary at once (the Node runners' default).
         if fields.get('sync_on_free') is None:
             fields['sync_on_free'] = True
+        from . import _host
+        _host.report_fd = os.dup(2)  # the terminal's stderr (pytest captures fd 2 during tests)
         install_guard_allocator(GuardAllocatorConfig(**fields))
         self.lib = _library.load()
         self.lost_in = None  # node id of the test whose fault lost the CUDA context

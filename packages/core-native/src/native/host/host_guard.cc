@@ -97,6 +97,7 @@ bool Install(const char* handoff_json, const InstallPaths& paths, std::string* e
   mkdir(dir.c_str(), 0755);
   // The device guard of the same process may have set it already: the same directory.
   if (*ReportDir() == '\0') SetReportDir(dir.c_str());
+  SetReportFd(paths.report_fd);
   if (paths.node && *paths.node && paths.printer && *paths.printer) {
     const char* path_env = getenv("PATH");
     ConfigurePrinter(paths.node, paths.printer, path_env ? path_env : "", false);
