@@ -91,6 +91,11 @@ def _host_exit_check():
     _host.check(all_live=True)
 
 
+def device_guarded():
+    """True when CUDA device memory is guarded in this process."""
+    return _active is not None and _device_off is None
+
+
 def guard_native_modules(globs):
     """Guards the native heap of loaded and later-loaded modules whose path or file name matches `globs`
     (e.g. '*_myext*.so'); needs install_guard_allocator first."""
