@@ -31,6 +31,9 @@ namespace {
 
 constexpr int kPrinterTimeoutMs = 20000;
 constexpr size_t kFrames = 32;
+// Python frames of a host block: the innermost ones (the user's code and a
+// few of the runner's); a stack 40 deep costs as much as the slot itself.
+constexpr int kPythonFrames = 16;
 
 GuardedAllocator* g_allocator = nullptr;
 std::mutex g_mu;  // install, pending events
@@ -62,7 +65,7 @@ void OnFreeViolation(const CanaryViolation& violation) {
 // never waits for it.
 uint32_t PythonStackIfHeld() {
   if (!g_capture || g_gil_held == nullptr || g_gil_held() != 1) return 0;
-  return device::CapturePythonStack();
+  return device::CapturePythonStackUpTo(kPythonFrames);
 }
 
 uint32_t NativeFrames() {
