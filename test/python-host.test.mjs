@@ -58,13 +58,13 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
     MATE_PYTEST_GUARD_REPORT_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-reports-')),
     MATE_GUARD_REPORT_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-reports-')),
   });
-  const pytest = (args) => run('python3', ['-m', 'pytest', '-p', 'mate_guard.pytest_plugin', '-p', 'no:cacheprovider', '-rfs', ...args],
-    { cwd: dir, env: env(), timeout: 120_000 });
+  const pytest = (args, extraEnv = {}) => run('python3', ['-m', 'pytest', '-p', 'mate_guard.pytest_plugin', '-p', 'no:cacheprovider', '-rfs', ...args],
+    { cwd: dir, env: { ...env(), ...extraEnv }, timeout: 120_000 });
   const python = (args) => run('python3', args, { cwd: dir, env: env(), timeout: 60_000 });
   const section = (out, name) => out.split(new RegExp(`_+ ${name} _+`))[1]?.split(/\n_{5,} /)[0] ?? '';
 
-  test('pytest --guard-alloc without a GPU guards host memory and says so; clean array and heap tests pass; each planted bug fails the test that made it', async () => {
-    const r = await pytest(['--guard-alloc', '--guard-native', '*_badext*.so', '-k', 'not fault']);
+  test('pytest --guard-alloc without a GPU guards host memory and says so; clean array and heap tests pass; each planted bug fails the test that made it (heap chosen by MATE_PYTEST_GUARD_NATIVE)', async () => {
+    const r = await pytest(['--guard-alloc', '-k', 'not fault'], { MATE_PYTEST_GUARD_NATIVE: '*_badext*.so' });
     assert.equal(r.code, 1, r.output);
     assert.match(r.stdout, /^test_arrays\.py \.\.\.\.F\.FFF/m, r.output);
     const failed = [...r.stdout.matchAll(/^FAILED test_arrays\.py::(\w+) - ==mate-guard== ERROR: ([\w-]+)/gm)].map((m) => `${m[1]} ${m[2]}`);
@@ -90,12 +90,14 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
     ['test_fault_underflow', ['--guard-mode', 'head'], /heap-buffer-underflow on WRITE at 0x[0-9a-f]+: 1 byte before the start of allocation #\d+ \(80 bytes, head mode\)/, /#0 write_at .*badext\.c:25/],
     ['test_fault_use_after_free', [], /heap-use-after-free on READ at 0x[0-9a-f]+: offset 0 inside freed allocation #\d+ \(80 bytes, tail mode\)/, /#0 read_kept .*badext\.c:41/],
     ['test_fault_heap_overflow', [], /heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(16 bytes, tail mode\)/, /#0 heap_overflow .*badext\.c:67/],
+    // Sampling one allocation in 1000: a call site's first allocations are guarded all the same.
+    ['test_fault_heap_overflow', ['--guard-native-sample-rate', '1000'], /heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(16 bytes, tail mode\)/, /#0 heap_overflow .*badext\.c:67/],
     ['test_fault_heap_use_after_free', [], /heap-use-after-free on READ at 0x[0-9a-f]+: offset 0 inside freed allocation #\d+ \(32 bytes, tail mode\)/, /#0 heap_use_after_free .*badext\.c:82/],
   ];
-  test('an overflow, underflow or use-after-free of a numpy array or of the extension\'s heap faults at the access: the report names the kind, the test\'s node id and the access site file:line; pytest dies by SIGSEGV', async () => {
+  test('an overflow, underflow or use-after-free of a numpy array or of the extension\'s heap (also sampled) faults at the access: the report names the kind, the test\'s node id and the access site file:line; pytest dies by SIGSEGV', async () => {
     for (const [name, flags, headline, site] of faults) {
       const r = await pytest(['--guard-alloc', '--guard-native', '*_badext*.so', ...flags, `test_arrays.py::${name}`]);
-      assert.equal(r.signal, 'SIGSEGV', `${name}: ${r.output}`);
+      assert.equal(r.signal, 'SIGSEGV', `${name} ${flags.join(' ')}: ${r.output}`);
       assert.match(r.stderr, new RegExp(`==mate-guard== ERROR: ${headline.source}`), `${name}: ${r.output}`);
       assert.match(r.stderr, new RegExp(`==mate-guard== test: test_arrays\\.py::${name}\\n`), `${name}: ${r.output}`);
       assert.match(r.stderr, site, `${name}: ${r.output}`);
