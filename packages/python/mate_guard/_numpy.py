@@ -62,12 +62,9 @@ class _AfterImport(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path, target=None):
         if fullname != 'numpy':
             return None
-        sys.meta_path.remove(self)
-        try:
-            import importlib.util
-            spec = importlib.util.find_spec('numpy')
-        finally:
-            pass
+        sys.meta_path.remove(self)  # once: the other finders locate numpy
+        import importlib.util
+        spec = importlib.util.find_spec('numpy')
         if spec is None or spec.loader is None:
             return spec
         loader = spec.loader

@@ -35,7 +35,8 @@ constexpr size_t kFrames = 32;
 // few of the runner's); a stack 40 deep costs as much as the slot itself.
 constexpr int kPythonFrames = 16;
 
-GuardedAllocator* g_allocator = nullptr;
+// Set once at install (under g_mu), read on every numpy allocation and free.
+std::atomic<GuardedAllocator*> g_allocator{nullptr};
 std::mutex g_mu;  // install, pending events
 struct Pending {
   Violation violation;  // plain data: for the headline where the printer cannot run
@@ -54,7 +55,7 @@ int (*g_gil_held)() = nullptr;  // PyGILState_Check, found at install
 
 // Canary damage found when a freed block is checked (any thread).
 void OnFreeViolation(const CanaryViolation& violation) {
-  Violation v = DescribeCanary(*g_allocator, violation);
+  Violation v = DescribeCanary(*g_allocator.load(std::memory_order_acquire), violation);
   std::string event = EventJson(v);
   std::lock_guard<std::mutex> lock(g_mu);
   g_pending.push_back({v, std::move(event)});
@@ -87,7 +88,7 @@ void FileAndPrint(const std::string& json, const Violation* v) {
 
 bool Install(const char* handoff_json, const InstallPaths& paths, std::string* error) {
   std::lock_guard<std::mutex> lock(g_mu);
-  if (g_allocator != nullptr) return true;
+  if (g_allocator.load(std::memory_order_acquire) != nullptr) return true;
   Handoff h;
   if (handoff_json == nullptr || !ReadHandoff(handoff_json, &h, error)) {
     if (handoff_json == nullptr) *error = "no settings given";
@@ -122,14 +123,14 @@ bool Install(const char* handoff_json, const InstallPaths& paths, std::string* e
   // the unwinder itself: both are made ready now.
   RefreshModuleMap(true);
   WarmUpBacktrace();
-  g_allocator = a;
+  g_allocator.store(a, std::memory_order_release);
   return true;
 }
 
-bool Active() { return g_allocator != nullptr; }
+bool Active() { return g_allocator.load(std::memory_order_acquire) != nullptr; }
 
 void* Allocate(size_t size, bool zero) {
-  GuardedAllocator* a = g_allocator;
+  GuardedAllocator* a = g_allocator.load(std::memory_order_acquire);
   if (a == nullptr) return nullptr;
   AllocRequest req;
   req.size = size;
@@ -147,7 +148,7 @@ void* Allocate(size_t size, bool zero) {
 }
 
 bool Free(void* ptr) {
-  GuardedAllocator* a = g_allocator;
+  GuardedAllocator* a = g_allocator.load(std::memory_order_acquire);
   if (a == nullptr || !a->InRegion(reinterpret_cast<uintptr_t>(ptr))) return false;
   FreeRequest req;
   req.ptr = ptr;
@@ -174,14 +175,14 @@ bool Free(void* ptr) {
 }
 
 bool LiveSize(const void* ptr, size_t* size) {
-  GuardedAllocator* a = g_allocator;
+  GuardedAllocator* a = g_allocator.load(std::memory_order_acquire);
   if (a == nullptr || !a->InRegion(reinterpret_cast<uintptr_t>(ptr))) return false;
   if (!a->LiveSize(ptr, size)) *size = 0;
   return true;
 }
 
 bool GuardNative(const std::vector<std::string>& globs, std::string* error) {
-  GuardedAllocator* a = g_allocator;
+  GuardedAllocator* a = g_allocator.load(std::memory_order_acquire);
   if (a == nullptr) {
     *error = "the host guard is not installed";
     return false;
@@ -199,7 +200,7 @@ bool GuardNative(const std::vector<std::string>& globs, std::string* error) {
 void SetCurrentTest(const char* name) {
   uint32_t id = name && *name ? StackStore::Get().Intern(name, strlen(name)) : 0;
   SetCurrentTestId(id);
-  if (g_allocator == nullptr) return;
+  if (!Active()) return;
   if (id != 0) {
     KeepFaultHandlerFirst();
     RefreshModuleMap();  // extension modules imported since: their frames named in reports
@@ -208,7 +209,7 @@ void SetCurrentTest(const char* name) {
 }
 
 size_t Check(bool all) {
-  GuardedAllocator* a = g_allocator;
+  GuardedAllocator* a = g_allocator.load(std::memory_order_acquire);
   if (a == nullptr) return 0;
   // Checks first: they also check freed blocks still waiting to be closed,
   // whose damage reaches g_pending.
@@ -239,7 +240,7 @@ void CountNumpyForeign() { g_numpy_foreign.fetch_add(1, std::memory_order_relaxe
 void CountNumpyFallback() { g_numpy_fallbacks.fetch_add(1, std::memory_order_relaxed); }
 
 std::string StatsJson() {
-  GuardedAllocator* a = g_allocator;
+  GuardedAllocator* a = g_allocator.load(std::memory_order_acquire);
   if (a == nullptr) return "";
   AllocatorStats s = a->Stats();
   native_heap::Counters nc = native_heap::GetCounters();
