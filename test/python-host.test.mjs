@@ -63,7 +63,7 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
   const python = (args) => run('python3', args, { cwd: dir, env: env(), timeout: 60_000 });
   const section = (out, name) => out.split(new RegExp(`_+ ${name} _+`))[1]?.split(/\n_{5,} /)[0] ?? '';
 
-  test('pytest --guard-alloc without a GPU guards host memory and says so; clean array and heap tests pass; each planted bug fails the test that made it (heap chosen by MATE_PYTEST_GUARD_NATIVE)', async () => {
+  test('pytest --guard-alloc without a GPU guards host memory and says so; clean array and heap tests pass; each planted bug fails the test that made it (heap chosen by MATE_PYTEST_GUARD_NATIVE); canary damage is rerun where it faults', async () => {
     const r = await pytest(['--guard-alloc', '-k', 'not fault'], { MATE_PYTEST_GUARD_NATIVE: '*_badext*.so' });
     assert.equal(r.code, 1, r.output);
     assert.match(r.stdout, /^test_arrays\.py \.\.\.\.F\.FFF/m, r.output);
@@ -83,6 +83,11 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
     assert.match(r.stdout, /^\[mate-guard\] summary: \d+ allocations guarded, peak live \d+, 0 unguarded fallbacks, 4 violations, 0 tests skipped by tag$/m);
     assert.match(r.stdout, new RegExp(`^\\[mate-guard\\] guarded: host memory \\(numpy arrays: guarded, \\d+ allocations; native heap of \\*_badext\\*\\.so: [1-9]\\d* allocations\\); CUDA device memory: not guarded \\(${NO_DRIVER.replace(/[()]/g, '\\$&')}\\)$`, 'm'));
     assert.doesNotMatch(r.output, /could not start/);
+    // The canary damage is rerun once in head mode, where the write faults at its site.
+    const rerun = r.stdout.split('[mate-guard] rerun of test_arrays.py::test_canary_before_start with --guard-mode head, to fault at the first bad access:\n')[1];
+    assert.ok(rerun, r.output);
+    assert.match(rerun, /^==mate-guard== ERROR: heap-buffer-underflow on WRITE at 0x[0-9a-f]+: 1 byte before the start of allocation #\d+ \(100 bytes, head mode\)\n==mate-guard== test: test_arrays\.py::test_canary_before_start\n==mate-guard== access:\n==mate-guard== {3}#0 write_at .*badext\.c:25/);
+    assert.doesNotMatch(r.stdout, /rerun of test_arrays\.py::test_(heap|free)/, 'no placement makes a native tail gap or a bad free fault: not rerun');
   });
 
   const faults = [

@@ -116,6 +116,7 @@ class _Guard:
     def __init__(self, config, settings):
         from . import GuardAllocatorConfig, install_guard_allocator
         self.config = config
+        self.settings = settings
         fields = {k: v for k, v in settings.items() if k != 'enabled'}
         # A test to fail: a free checks its canary at once (the Node runners' default).
         if fields.get('sync_on_free') is None:
@@ -291,6 +292,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         terminalreporter.write_line(f'[mate-guard] warning: {pl(n("fallbacks"), "allocation")} ran unguarded: {s.get("fallbackReason")}')
     if _guard.lost_in is not None:
         terminalreporter.write_line(f'[mate-guard] the CUDA context was lost in {_guard.lost_in}: later tests in this process were not run')
+    if _guard.settings.get('rerun'):
+        from ._rerun import rerun
+        rerun(config, _guard.reports, terminalreporter.write_line)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -106,7 +106,7 @@ export const SETTINGS = [
   row({
     key: 'rerun', name: 'rerun', value: booleanValue, default: true,
     description: 'When a run of a runner\'s mate-* command (mate-vitest, mate-jest, ...) or of mate guard-run ends with canary damage, rerun the affected test files once in the configuration that makes the bad access fault (the other mode; alignment 1 for the alignment gap of a JS buffer; for the gap of a native allocation only its size placed byte-exact, nativeExactSize), and show that fault with its access site under the report. Plain runners never rerun.',
-    surfaces: { runner: true, guardRun: true },
+    surfaces: { runner: true, guardRun: true, python: true },
   }),
   row({
     key: 'captureStacks', name: 'capture-stacks', value: booleanValue, default: true,
