@@ -1,6 +1,7 @@
 """Where the files mate-guard ships sit: inside the installed package
-(`_shipped/`, put there by build_wheel.py), else in the source checkout
-(packages/core-native), so the package also runs from the repository."""
+(`_shipped/`, put there by the build backend), else in the source checkout
+(packages/core-native: an editable install, or the package run from the
+repository)."""
 import os
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -10,7 +11,6 @@ _CORE = os.path.normpath(os.path.join(_HERE, '..', '..', 'core-native'))
 _CHECKOUT = {
     'libmate_guard_cuda.so': os.path.join(_CORE, 'build', 'Release', 'libmate_guard_cuda.so'),
     'settings.json': os.path.join(_CORE, 'src', 'native', 'options', 'settings.json'),
-    'mate_guard_cuda.py': os.path.join(_CORE, 'python', 'mate_guard_cuda.py'),
 }
 
 SHIPPED = os.path.join(_HERE, '_shipped')
@@ -26,3 +26,11 @@ def library_path():
     # MATE_GUARD_CUDA_LIBRARY: the library `mate guard-run` points at; also
     # lets a user try a library built elsewhere.
     return os.environ.get('MATE_GUARD_CUDA_LIBRARY') or resource('libmate_guard_cuda.so')
+
+
+def printer_script():
+    """The report printer (node on it renders a full report: symbolized
+    frames, file:line), where the checkout has it built; '' otherwise (the
+    library prints its headline and names the event file)."""
+    path = os.path.join(_CORE, 'dist', 'cli', 'print-report.js')
+    return path if os.path.exists(path) else ''

@@ -1,3 +1,5 @@
+import { visible } from './text/escape';
+
 /** Thrown for a bad flag, environment variable or option value. */
 export class GuardConfigError extends Error {
   readonly code = 'MATE_GUARD_CONFIG';
@@ -27,7 +29,8 @@ export const CONFIG_ERROR_EXIT = 2;
  * (CONFIG_ERROR_EXIT). The Python plugin mirrors it (pytest_plugin.py).
  */
 export function reportConfigError(program: string, err: GuardConfigError): number {
-  process.stderr.write(`${program}: ${err.message}\n`);
+  // One line whatever it quotes (a record's, a file's text): control characters shown, never obeyed.
+  process.stderr.write(`${program}: ${visible(err.message)}\n`);
   return CONFIG_ERROR_EXIT;
 }
 

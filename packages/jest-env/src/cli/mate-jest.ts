@@ -9,7 +9,6 @@ import {
   runChild,
   RUNNER_FLAGS,
   superviseRun,
-  SURFACES,
   type ChildExit,
   type RerunLauncher,
   type RunnerResolution,
@@ -37,7 +36,7 @@ export const NOTHING_GUARDED_FIX =
 
 /** The same Jest command, narrowed to the damaged tests as Jest selects them (selection.ts, shared with `mate replay`). */
 function rerunJest(bin: string, rest: readonly string[]): RerunLauncher {
-  const narrowed = narrowedReruns(selection, rest, SURFACES.jest);
+  const narrowed = narrowedReruns(selection, rest);
   return (group) => ({ command: process.execPath, args: [...nodeFlagsToPassOn(), bin, ...narrowed(group)] });
 }
 

@@ -23,6 +23,7 @@ import {
   runOwnership,
   resolveRunnerSettings,
   rowsOn,
+  workerCrash,
   spell,
   readReportDir,
   type RunnerResolution,
@@ -123,7 +124,7 @@ export default class GuardReporter {
   onTestFileResult(test: { context: { config: Config.ProjectConfig } }, testResult: TestResult, aggregated: AggregatedResult): void {
     if (!testResult.testExecError || !this.session.dir) return;
     const { announced } = this.session;
-    const fatal = readReportDir(this.session.dir).violations.filter((v) => v.fatal && v.file && !announced.has(v.file));
+    const fatal = readReportDir(this.session.dir).violations.filter((v) => workerCrash(v) && v.file && !announced.has(v.file));
     const project = projectName(test.context.config.displayName);
     for (const e of addCrashedTests(testResult, aggregated, fatal, WORKER, project)) announced.add(e.file!);
   }

@@ -13,7 +13,6 @@ import {
   type RerunLauncher,
   runCli,
   wantsHelp,
-  SURFACES,
   watchRequested,
 } from '@mate-guard/core/internal';
 
@@ -55,7 +54,7 @@ const watching = (args: readonly string[], options: Record<string, unknown>) =>
 
 /** The same mocha command, narrowed to the damaged tests as mocha selects them (selection.ts, shared with `mate replay`). */
 function rerunMocha(mochaBin: string, rest: readonly string[]): RerunLauncher {
-  const narrowed = narrowedReruns(selection, rest, SURFACES.mocha);
+  const narrowed = narrowedReruns(selection, rest);
   return (group) => ({ command: process.execPath, args: [...nodeFlagsToPassOn(), mochaBin, '--require', PLUGIN_ENTRY, ...narrowed(group)] });
 }
 

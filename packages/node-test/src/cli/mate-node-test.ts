@@ -10,7 +10,6 @@ import {
   narrowedReruns,
   nodeFlagsToPassOn,
   superviseRun,
-  SURFACES,
   type RerunLauncher,
   runCli,
   wantsHelp,
@@ -42,7 +41,7 @@ function nodeArgs(rest: readonly string[]): string[] {
 
 /** The same node --test command, narrowed to the damaged tests as node selects them (selection.ts, shared with `mate replay`). */
 function rerunNode(rest: readonly string[]): RerunLauncher {
-  const narrowed = narrowedReruns(selection, rest.filter((a) => a !== '--test'), SURFACES['node-test']);
+  const narrowed = narrowedReruns(selection, rest.filter((a) => a !== '--test'));
   return (group) => ({ command: process.execPath, args: nodeArgs(narrowed(group)) });
 }
 

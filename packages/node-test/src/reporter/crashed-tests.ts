@@ -7,7 +7,7 @@
 import * as path from 'node:path';
 import { serialize } from 'node:v8';
 
-import { crashErrorName, crashInFile, crashOutsideTestTitle, crashTest, formatCrashAttribution, readReportDir, reportText, type ViolationEvent } from '@mate-guard/core/internal';
+import { crashErrorName, crashInFile, crashOutsideTestTitle, crashTest, formatCrashAttribution, readReportDir, reportText, workerCrash, type ViolationEvent } from '@mate-guard/core/internal';
 
 import type { CallTest, NodeTest } from '../hooks/test-class';
 
@@ -174,7 +174,7 @@ export function crashedTestsOfFile(reportDir: string, announced: Set<string>, la
       const { violations } = readReportDir(reportDir);
       let crashed = false;
       for (const e of violations) {
-        if (!e.fatal || !e.file || announced.has(e.file)) continue;
+        if (!workerCrash(e) || !e.file || announced.has(e.file)) continue;
         if (!crashInFile(e, rel)) continue;
         announced.add(e.file);
         // What the process reported to its tests before it died, where node never got the result.

@@ -22,6 +22,7 @@ const char g_marker_env[] = "MATE_GUARD_PRINTER=1";
 char g_with_earlier[] = "--with-earlier";
 bool g_earlier = false;
 bool g_configured = false;
+int g_fd = 2;  // where reports go (SetReportFd)
 
 bool Copy(char* dst, size_t cap, const char* prefix, const char* src) {
   size_t p = strlen(prefix), n = strlen(src);
@@ -33,7 +34,7 @@ bool Copy(char* dst, size_t cap, const char* prefix, const char* src) {
 
 void WriteAll(const char* s, size_t n) {
   while (n > 0) {
-    ssize_t w = write(2, s, n);
+    ssize_t w = write(g_fd, s, n);
     if (w <= 0) return;
     s += w;
     n -= static_cast<size_t>(w);
@@ -48,6 +49,8 @@ bool ConfigurePrinter(const char* node, const char* script, const char* path_env
                  Copy(g_path_env, sizeof(g_path_env), "PATH=", path_env);
   return g_configured;
 }
+
+void SetReportFd(int fd) { g_fd = fd >= 0 ? fd : 2; }
 
 bool RunPrinter(const char* event_file, int timeout_ms) {
   if (!g_configured) return false;
@@ -64,6 +67,7 @@ bool RunPrinter(const char* event_file, int timeout_ms) {
     sigprocmask(SIG_SETMASK, &none, nullptr);
     // Node marks its standard streams close-on-exec: the printer's stderr
     // must be this process's (the child has its own descriptor table).
+    if (g_fd != 2) dup2(g_fd, 2);
     int flags = fcntl(2, F_GETFD);
     if (flags >= 0) fcntl(2, F_SETFD, flags & ~FD_CLOEXEC);
     execve(g_node, argv, envp);

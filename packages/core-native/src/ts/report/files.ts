@@ -6,7 +6,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { parseEvent, type ViolationEvent } from './event';
+import { eventShapeWhy, jsonDepth, MAX_EVENT_BYTES, MAX_EVENT_DEPTH } from './event-shape';
 import { unreadableWhy } from './unreadable';
+import { writeWholeFile } from '../run/private-files';
 
 export const EVENT_FILE = /^mate-guard-\d+-\d+\.json$/;
 /** An event being written (or whose writing never finished): renamed to its name once whole. */
@@ -21,10 +23,8 @@ export function eventBody(event: ViolationEvent): Omit<ViolationEvent, 'file'> {
   return body as Omit<ViolationEvent, 'file'>;
 }
 
-function writeWhole(file: string, text: string): void {
-  fs.writeFileSync(`${file}.tmp`, text);
-  fs.renameSync(`${file}.tmp`, file);
-}
+// Never through a link, never over a file someone else put there (run/private-files.ts).
+const writeWhole = writeWholeFile;
 
 /**
  * Files a new event; returns its path. The TS side numbers its files from
@@ -42,15 +42,41 @@ export function rewriteEventFile(file: string, event: ViolationEvent): void {
   writeWhole(file, JSON.stringify(eventBody(event)) + '\n');
 }
 
-/** The event filed in `file`, or why it cannot be read (the reader names the file and counts it). */
+/**
+ * The text of a report file no bigger than `max` bytes, or why not (read
+ * through one descriptor: the size checked is the size read).
+ */
+export function readCapped(file: string, max: number): string {
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0));
+  try {
+    const size = fs.fstatSync(fd).size;
+    if (size > max) throw new ShapeError(`${size} bytes, more than any report (${max} at most)`);
+    return fs.readFileSync(fd, 'utf8');
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** A file whose content is not what it should be: the message names the field. */
+export class ShapeError extends Error {}
+
+/** JSON text checked for depth, parsed, then checked by `shapeWhy`; throws a ShapeError naming what is wrong. */
+export function parseChecked<T>(text: string, shapeWhy: (v: unknown) => string | undefined): T {
+  const depth = jsonDepth(text);
+  if (depth > MAX_EVENT_DEPTH) throw new ShapeError(`nested more than ${MAX_EVENT_DEPTH} levels deep`);
+  const value = parseEvent(text) as unknown;
+  const why = shapeWhy(value);
+  if (why) throw new ShapeError(why);
+  return value as T;
+}
+
+/** The event filed in `file`, or why it cannot be read (the reader names the file and the field, and counts it). */
 export function readEventFile(file: string): ViolationEvent | string {
   let text: string | undefined;
   try {
-    text = fs.readFileSync(file, 'utf8');
-    const event = parseEvent(text);
-    if (typeof event !== 'object' || event === null || event.tool !== 'mate-guard' || typeof event.kind !== 'string') return 'not a mate-guard report (no tool and kind)';
-    return { ...event, file };
+    text = readCapped(file, MAX_EVENT_BYTES);
+    return { ...parseChecked<ViolationEvent>(text, eventShapeWhy), file };
   } catch (err) {
-    return unreadableWhy(err, text);
+    return err instanceof ShapeError ? err.message : unreadableWhy(err, text);
   }
 }

@@ -14,7 +14,7 @@ import { writeHandoff } from '../settings/handoff';
 import type { GuardSettings, SettingKey } from '../settings/table';
 import { formatSilentModules, formatUnmatchedGlobs, silentNativeModules, unmatchedNativeGlobs } from '../install/native-heap';
 import { loadNative } from '../install/native';
-import { formatCrashAttribution } from './attribution';
+import { formatCrashAttribution, workerCrash } from './attribution';
 import { earlierReportsText } from './earlier';
 import { closeReportDir, type ProcessGuardStats } from './process-stats';
 import { writeRunRecord } from './record';
@@ -192,7 +192,7 @@ export class GuardedRun {
 
   /** Events of processes a guard fault killed. */
   crashed(): ViolationEvent[] {
-    return this.read().violations.filter((v) => v.fatal);
+    return this.read().violations.filter(workerCrash);
   }
 
   /**
@@ -207,7 +207,7 @@ export class GuardedRun {
     const printed = new Set<ViolationEvent>();
     const at = end.attribution;
     if (at) {
-      for (const e of report.violations.filter((v) => v.fatal)) {
+      for (const e of report.violations.filter(workerCrash)) {
         text += formatCrashAttribution(e, at.label(e));
         if (at.earlier) text += earlierReportsText(report.dir, e, `${at.label(e)} ${e.pid}`);
         if (at.reprint?.(e)) {

@@ -5,9 +5,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 import type { ViolationEvent } from '../report/event';
-import { EVENT_FILE, readEventFile, UNFINISHED_EVENT_FILE } from '../report/files';
+import { countersShapeWhy, MAX_EVENT_BYTES } from '../report/event-shape';
+import { EVENT_FILE, parseChecked, readCapped, readEventFile, ShapeError, UNFINISHED_EVENT_FILE } from '../report/files';
 import { unreadableWhy } from '../report/unreadable';
 import type { ProcessGuardStats } from './process-stats';
+import { writeNewFile } from './private-files';
 
 /** A file of the run that could not be read: named, never skipped. */
 export interface UnreadableFile {
@@ -50,7 +52,7 @@ export function markTestsStarted(dir: string): void {
  */
 export function markResultsShown(dir: string): void {
   try {
-    fs.writeFileSync(path.join(dir, `results-shown-${process.pid}`), '');
+    writeNewFile(path.join(dir, `results-shown-${process.pid}`), '');
   } catch {
     // the directory went: nobody will ask
   }
@@ -82,7 +84,7 @@ export interface RunInfo {
 const RUN_INFO = 'run.json';
 
 export function writeRunInfo(dir: string, info: Omit<RunInfo, 'tool'>): void {
-  fs.writeFileSync(path.join(dir, RUN_INFO), JSON.stringify({ tool: 'mate-guard', ...info }) + '\n');
+  writeNewFile(path.join(dir, RUN_INFO), JSON.stringify({ tool: 'mate-guard', ...info }) + '\n');
 }
 
 export function readRunInfo(dir: string): RunInfo | undefined {
@@ -101,11 +103,10 @@ function readJson<T>(file: string): T | undefined {
 function readCounters(file: string): ProcessGuardStats | string {
   let text: string | undefined;
   try {
-    text = fs.readFileSync(file, 'utf8');
-    const s = JSON.parse(text) as ProcessGuardStats;
-    return typeof s === 'object' && s !== null && typeof s.pid === 'number' ? s : 'not a counters file (no pid)';
+    text = readCapped(file, MAX_EVENT_BYTES);
+    return parseChecked<ProcessGuardStats>(text, countersShapeWhy);
   } catch (err) {
-    return unreadableWhy(err, text);
+    return err instanceof ShapeError ? err.message : unreadableWhy(err, text);
   }
 }
 
