@@ -15,6 +15,7 @@
 #include "binding/device_binding.h"
 #include "binding/event_json.h"
 #include "binding/external_buffer.h"
+#include "binding/format_binding.h"
 #include "binding/js_stack_capture.h"
 #include "binding/native_heap_binding.h"
 #include "binding/native_stack_binding.h"
@@ -301,6 +302,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   AddJsStackCaptureExports(env, exports);
   AddNativeHeapExports(env, exports);
   AddDeviceExports(env, exports);
+  AddFormatExports(env, exports);
   return exports;
 }
 

@@ -250,6 +250,8 @@ export interface NativeBinding {
   /** Stops the device guard's background work and finishes pending checks. */
   shutdownDevice(): void;
   nativeStackTesting: NativeStackTesting;
+  /** The one report formatter (report/format/): an event's JSON to its text report. */
+  formatReport(eventJson: string, options: { cwd: string; dropDirs: string[]; runtime: string }): string;
 }
 
 const packageRoot = path.resolve(__dirname, '..', '..');
