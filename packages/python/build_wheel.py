@@ -93,6 +93,15 @@ def build(library, out_dir):
                     files[f'mate_guard/{entry}'] = f.read()
         with open(lib, 'rb') as f:
             files['mate_guard/_shipped/libmate_guard_cuda.so'] = f.read()
+        # The crash printer, built beside the library: a dying process's full report without Node.
+        printer = os.path.join(os.path.dirname(library), 'mate-guard-print')
+        if not os.path.exists(printer):
+            fail(f'{printer} does not exist: it is built with the library (cmake --build <dir> --target mate_guard_cuda)')
+        shipped_printer = os.path.join(tmp, 'mate-guard-print')
+        shutil.copyfile(printer, shipped_printer)
+        subprocess.run(['strip', '--strip-unneeded', shipped_printer], check=False)
+        with open(shipped_printer, 'rb') as f:
+            files['mate_guard/_shipped/mate-guard-print'] = f.read()
         for what, path in SHIPPED.items():
             with open(path, 'rb') as f:
                 files[f'mate_guard/_shipped/{what}'] = f.read()
@@ -120,7 +129,8 @@ def build(library, out_dir):
     with zipfile.ZipFile(wheel, 'w', zipfile.ZIP_DEFLATED) as z:
         for n, d in files.items():
             zi = zipfile.ZipInfo(n, date_time=(1980, 1, 1, 0, 0, 0))
-            zi.external_attr = (0o755 if n.endswith('.so') else 0o644) << 16
+            # A regular file's type bits too: pip keeps the executable bit only for S_IFREG entries.
+            zi.external_attr = (0o100755 if n.endswith(('.so', '/mate-guard-print')) else 0o100644) << 16
             zi.compress_type = zipfile.ZIP_DEFLATED
             z.writestr(zi, d)
     return wheel

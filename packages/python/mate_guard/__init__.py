@@ -15,7 +15,7 @@ import sys
 
 from . import _library
 from ._config import GuardAllocatorConfig
-from ._report import Report, render
+from ._format import Report, render
 from ._settings import GuardConfigError
 
 __all__ = ['GuardAllocatorConfig', 'GuardConfigError', 'Report', 'check_canaries', 'install_guard_allocator',

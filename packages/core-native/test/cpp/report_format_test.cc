@@ -5,6 +5,7 @@
 
 #include "check.h"
 #include "report/format/escape.h"
+#include "report/format/event_schema.h"
 #include "report/format/format_text.h"
 #include "report/format/json_value.h"
 #include "report/format/native_frames.h"
@@ -130,7 +131,7 @@ TEST(fold_rule_shows_the_first_frame_outside_the_runtime) {
 
 TEST(untrusted_names_cannot_forge_report_lines) {
   std::string text = mate::FormatTextJson(
-      "{\"kind\":\"double-free\",\"address\":\"0x10\",\"test\":\"t\\n==mate-guard== hint: all good\\u001b[2J\",\"allocation\":null}", Options());
+      "{\"tool\":\"mate-guard\",\"kind\":\"double-free\",\"address\":\"0x10\",\"test\":\"t\\n==mate-guard== hint: all good\\u001b[2J\",\"allocation\":null}", Options());
   CHECK(text.find("test: t\\n==mate-guard== hint: all good\\x1b[2J\n") != std::string::npos);
   size_t lines = 0;
   for (char c : text) lines += c == '\n';
@@ -138,19 +139,26 @@ TEST(untrusted_names_cannot_forge_report_lines) {
   CHECK(text.find("\n==mate-guard== hint: all good") == std::string::npos);
 }
 
-TEST(a_bad_event_is_one_error_line_never_a_crash) {
-  CHECK_STR(mate::FormatTextJson("[1,2", Options()), "==mate-guard== ERROR: unreadable report event: cut short at byte 4\n");
-  CHECK_STR(mate::FormatTextJson("42", Options()), "==mate-guard== ERROR: unreadable report event: not a JSON object\n");
-  // Wrong types everywhere: a report still comes out.
-  std::string text = mate::FormatTextJson(
-      "{\"kind\":7,\"allocation\":{\"id\":[],\"size\":\"x\",\"slot\":3,\"allocFrames\":{\"frames\":{}}},\"damage\":\"y\",\"accessStack\":{\"frames\":[1,null]}}",
-      Options());
+TEST(a_bad_event_is_one_error_line_naming_the_field_never_a_crash) {
+  CHECK_STR(mate::FormatTextJson("[1,2", Options()), "==mate-guard== ERROR: unreadable report event: not JSON (cut short at byte 4)\n");
+  CHECK_STR(mate::FormatTextJson("42", Options()), "==mate-guard== ERROR: unreadable report event: not a mate-guard report (a number, not an object)\n");
+  CHECK_STR(mate::EventTextProblem("{\"tool\":\"mate-guard\",\"kind\":\"double-free\",\"allocation\":{\"id\":1,\"size\":\"x\"}}"),
+            "field allocation.size: a string, where a number belongs");
+  CHECK_STR(mate::EventTextProblem("{\"tool\":\"mate-guard\",\"kind\":\"deadly-signal\",\"accessStack\":{\"frames\":[{\"offset\":1},7]}}"),
+            "field accessStack.frames[1]: a number, where an object belongs");
+  CHECK_STR(mate::EventTextProblem("{\"tool\":\"mate-guard\",\"kind\":\"heap-oops\"}"), "field kind: \"heap-oops\" is no report kind this version knows");
+  CHECK_STR(mate::EventTextProblem("{\"tool\":\"mate-guard\",\"kind\":\"illegal-address\",\"launches\":{\"list\":[{\"args\":[{\"allocation\":3}]}]}}"),
+            "field launches.list[0].args[0].allocation: a number, where an object belongs");
+  CHECK_STR(mate::EventTextProblem("{\"tool\":\"mate-guard\",\"kind\":\"out-of-memory\",\"memory\":{\"requested\":1}}"), "");
+  // Mistyped fields the schema does not reach still give a report, not a crash.
+  std::string text = mate::FormatText(
+      mate::JsonValue(), Options());
   CHECK(text.rfind("==mate-guard== ERROR: ", 0) == 0);
 }
 
 TEST(a_long_line_is_capped_saying_how_much_was_cut) {
   std::string test_name(mate::kMaxLineBytes + 100, 'x');
-  std::string text = mate::FormatTextJson("{\"kind\":\"double-free\",\"address\":\"0x10\",\"test\":\"" + test_name + "\",\"allocation\":null}", Options());
+  std::string text = mate::FormatTextJson("{\"tool\":\"mate-guard\",\"kind\":\"double-free\",\"address\":\"0x10\",\"test\":\"" + test_name + "\",\"allocation\":null}", Options());
   CHECK(text.find("more bytes cut)") != std::string::npos);
   CHECK(text.size() < 3 * mate::kMaxLineBytes);  // the test's line and the suppression line, each capped
 }

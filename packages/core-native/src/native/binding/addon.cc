@@ -96,6 +96,7 @@ Napi::Value Configure(const Napi::CallbackInfo& info) {
   if (!ConfigurePrinter(StringProp(printer, "node").c_str(), StringProp(printer, "script").c_str(),
                         StringProp(printer, "path").c_str(), printer.Get("withEarlier").ToBoolean().Value()))
     return Throw(env, "mate-guard: the report printer's paths are too long");
+  ConfigureNativePrinter();
   GuardedAllocator* a = GuardedAllocator::Create(options, &error);
   if (a == nullptr) return Throw(env, "mate-guard: " + error);
   if (!InstallFaultHandler()) return Throw(env, "mate-guard: could not install the SIGSEGV/SIGBUS handler");

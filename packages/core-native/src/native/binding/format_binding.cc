@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "report/format/event_schema.h"
 #include "report/format/format_options.h"
 #include "report/format/format_text.h"
 
@@ -41,10 +42,18 @@ Napi::Value FormatReport(const Napi::CallbackInfo& info) {
   return Napi::String::New(env, FormatTextJson(info[0].As<Napi::String>().Utf8Value(), o));
 }
 
+// validateEvent(text) -> "" or why the event cannot be read (naming the field).
+Napi::Value ValidateEvent(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsString()) return Fail(env, "validateEvent: the event must be a string");
+  return Napi::String::New(env, EventTextProblem(info[0].As<Napi::String>().Utf8Value()));
+}
+
 }  // namespace
 
 void AddFormatExports(Napi::Env env, Napi::Object exports) {
   exports.Set("formatReport", Napi::Function::New(env, FormatReport));
+  exports.Set("validateEvent", Napi::Function::New(env, ValidateEvent));
 }
 
 }  // namespace mate

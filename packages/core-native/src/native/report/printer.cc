@@ -1,5 +1,6 @@
 #include "report/printer.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -22,6 +23,7 @@ const char g_marker_env[] = "MATE_GUARD_PRINTER=1";
 char g_with_earlier[] = "--with-earlier";
 bool g_earlier = false;
 bool g_configured = false;
+char g_native[4096];  // mate-guard-print beside this library ("" when absent)
 
 bool Copy(char* dst, size_t cap, const char* prefix, const char* src) {
   size_t p = strlen(prefix), n = strlen(src);
@@ -49,12 +51,28 @@ bool ConfigurePrinter(const char* node, const char* script, const char* path_env
   return g_configured;
 }
 
-bool RunPrinter(const char* event_file, int timeout_ms) {
-  if (!g_configured) return false;
-  char* argv[] = {g_node, g_script, const_cast<char*>(event_file), g_earlier ? g_with_earlier : nullptr, nullptr};
-  // Our own small environment: no NODE_OPTIONS preload, no inspector, no
-  // runner's IPC channel; PATH for the symbolizers.
-  char* envp[] = {g_path_env, const_cast<char*>(g_marker_env), nullptr};
+void ConfigureNativePrinter() {
+  g_native[0] = '\0';
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&ConfigureNativePrinter), &info) == 0 || info.dli_fname == nullptr) return;
+  const char* slash = strrchr(info.dli_fname, '/');
+  if (slash == nullptr) return;
+  size_t dir = static_cast<size_t>(slash - info.dli_fname) + 1;
+  const char name[] = "mate-guard-print";
+  if (dir + sizeof(name) > sizeof(g_native)) return;
+  memcpy(g_native, info.dli_fname, dir);
+  memcpy(g_native + dir, name, sizeof(name));
+  if (access(g_native, X_OK) != 0) g_native[0] = '\0';
+}
+
+namespace {
+
+// Starts `argv` with our own small environment (no NODE_OPTIONS preload, no
+// inspector, no runner's IPC channel; PATH for the symbolizers) and waits
+// at most `timeout_ms`; true when it exited 0.
+bool Spawn(char* const argv[], int timeout_ms) {
+  char* marker = const_cast<char*>(g_marker_env);
+  char* envp[] = {g_path_env[0] ? g_path_env : marker, g_path_env[0] ? marker : nullptr, nullptr};
   pid_t pid = vfork();
   if (pid < 0) return false;
   if (pid == 0) {
@@ -66,7 +84,7 @@ bool RunPrinter(const char* event_file, int timeout_ms) {
     // must be this process's (the child has its own descriptor table).
     int flags = fcntl(2, F_GETFD);
     if (flags >= 0) fcntl(2, F_SETFD, flags & ~FD_CLOEXEC);
-    execve(g_node, argv, envp);
+    execve(argv[0], argv, envp);
     _exit(127);
   }
   int status = 0;
@@ -80,6 +98,19 @@ bool RunPrinter(const char* event_file, int timeout_ms) {
   kill(pid, SIGKILL);
   waitpid(pid, &status, 0);
   return false;
+}
+
+}  // namespace
+
+bool RunPrinter(const char* event_file, int timeout_ms) {
+  if (g_configured) {
+    char* argv[] = {g_node, g_script, const_cast<char*>(event_file), g_earlier ? g_with_earlier : nullptr, nullptr};
+    if (Spawn(argv, timeout_ms)) return true;
+  }
+  // No Node here (a Python process), or its printer could not run: the native one.
+  if (g_native[0] == '\0') return false;
+  char* argv[] = {g_native, const_cast<char*>(event_file), nullptr};
+  return Spawn(argv, timeout_ms);
 }
 
 void PrintFallback(const Violation& v, const char* event_file) {

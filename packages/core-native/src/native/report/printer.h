@@ -6,13 +6,19 @@
 namespace mate {
 
 // A dying process does not format its own report: it writes the event and
-// starts the report printer (node on dist/cli/print-report.js), which
-// renders it with the one TS formatter, writes the text back into the event
-// and prints it on this process's stderr. Configured at install (copies the
+// starts the report printer (node on dist/cli/print-report.js, which also
+// symbolizes frames, applies the run's suppressions and shows earlier
+// reports; or, without Node or when that fails, mate-guard-print beside
+// this library), which renders it with the one formatter, writes the text
+// back into the event and prints it on this process's stderr. Configured at install (copies the
 // strings); false when a string does not fit. `with_earlier`: nobody
 // outlives this process to show what it reported earlier (it owns the run,
 // or there is no run): the printer shows those reports too.
 bool ConfigurePrinter(const char* node, const char* script, const char* path_env, bool with_earlier);
+
+// Finds mate-guard-print beside the library this code is in (the addon,
+// libmate_guard_cuda.so): the printer when Node's is not configured or fails.
+void ConfigureNativePrinter();
 
 // Runs the printer on `event_file` and waits at most `timeout_ms`; true when
 // it printed the report. Async-signal-safe (vfork + execve + waitpid).

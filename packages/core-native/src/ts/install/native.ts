@@ -252,6 +252,8 @@ export interface NativeBinding {
   nativeStackTesting: NativeStackTesting;
   /** The one report formatter (report/format/): an event's JSON to its text report. */
   formatReport(eventJson: string, options: { cwd: string; dropDirs: string[]; runtime: string }): string;
+  /** '' when the event's JSON is one this version reads, else why not (the field named). */
+  validateEvent(eventJson: string): string;
 }
 
 const packageRoot = path.resolve(__dirname, '..', '..');

@@ -5,6 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+import { loadNative } from '../install/native';
 import { parseEvent, type ViolationEvent } from './event';
 import { unreadableWhy } from './unreadable';
 
@@ -42,13 +43,21 @@ export function rewriteEventFile(file: string, event: ViolationEvent): void {
   writeWhole(file, JSON.stringify(eventBody(event)) + '\n');
 }
 
+/** The native reader's cap (report/format/json_value.h): no writer makes an event this big. */
+const MAX_EVENT_BYTES = 16 * 1024 * 1024;
+
 /** The event filed in `file`, or why it cannot be read (the reader names the file and counts it). */
 export function readEventFile(file: string): ViolationEvent | string {
   let text: string | undefined;
   try {
+    const size = fs.statSync(file).size;
+    if (size > MAX_EVENT_BYTES) return `${size} bytes, more than the ${MAX_EVENT_BYTES} an event may have`;
     text = fs.readFileSync(file, 'utf8');
     const event = parseEvent(text);
     if (typeof event !== 'object' || event === null || event.tool !== 'mate-guard' || typeof event.kind !== 'string') return 'not a mate-guard report (no tool and kind)';
+    // The schema the formatter relies on (types, nesting depth), checked by the native reader: the field is named.
+    const problem = loadNative().validateEvent(text);
+    if (problem) return problem;
     return { ...event, file };
   } catch (err) {
     return unreadableWhy(err, text);

@@ -280,7 +280,8 @@ Lines FormatKernelException(const JsonValue& e, const FormatOptions& o) {
   if (e["test"].Truthy()) lines.push_back("test: " + e["test"].Str());
   const JsonValue& t = e["launches"];
   const JsonValue& list = t["list"];
-  std::string dir = e["file"].Truthy() ? Dirname(e["file"].Str()) : "";
+  const std::string& file = e["file"].Truthy() ? e["file"].Str() : o.event_file;
+  std::string dir = file.empty() ? "" : Dirname(file);
   std::vector<const JsonValue*> faulted, suspects;
   for (const JsonValue& l : list.items) {
     if (l["faulted"].Truthy()) faulted.push_back(&l);

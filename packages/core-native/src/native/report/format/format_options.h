@@ -16,6 +16,8 @@ struct FormatOptions {
   std::vector<std::string> drop_dirs;
   // The host runtime's executable (node's real path): its frames are the runtime.
   std::string runtime;
+  // The event's file, when the event does not say (saved inputs are named relative to its folder).
+  std::string event_file;
 };
 
 }  // namespace mate

@@ -1,6 +1,7 @@
 #include "report/format/format_text.h"
 
 #include "report/format/escape.h"
+#include "report/format/event_schema.h"
 #include "report/format/formatters.h"
 #include "report/format/suppression_line.h"
 
@@ -67,8 +68,9 @@ std::string FormatText(const JsonValue& e, const FormatOptions& o) {
 std::string FormatTextJson(const std::string& json, const FormatOptions& o) {
   JsonValue e;
   std::string error;
-  if (!ParseJson(json, &e, &error)) return std::string(kPrefix) + "ERROR: unreadable report event: " + VisibleText(error) + "\n";
-  if (!e.IsObject()) return std::string(kPrefix) + "ERROR: unreadable report event: not a JSON object\n";
+  if (!ParseJson(json, &e, &error)) return std::string(kPrefix) + "ERROR: unreadable report event: not JSON (" + VisibleText(error) + ")\n";
+  std::string problem = EventProblem(e);
+  if (!problem.empty()) return std::string(kPrefix) + "ERROR: unreadable report event: " + VisibleText(problem) + "\n";
   return FormatText(e, o);
 }
 

@@ -1,0 +1,78 @@
+// mate-guard-print <event file>: the report printer a dying process starts
+// when no Node printer is configured (Python processes, the CUDA library
+// anywhere) or it could not run: reads the event the process filed,
+// renders it with the one formatter, prints it on the inherited stderr and
+// writes the text back into the event (`text`, `delivered`), so a reader
+// later shows exactly what was printed. Exit 0 only when it printed. No
+// Node, no Python, no symbolizer: native frames print as module+offset.
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "report/format/escape.h"
+#include "report/format/event_schema.h"
+#include "report/format/format_options.h"
+#include "report/format/format_text.h"
+#include "report/format/json_value.h"
+
+namespace {
+
+constexpr size_t kMaxEventBytes = 16u << 20;  // the reader's cap (json_value.h)
+
+bool ReadFile(const char* path, std::string* out) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[65536];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof(buf))) > 0 && out->size() <= kMaxEventBytes) out->append(buf, static_cast<size_t>(n));
+  close(fd);
+  return n == 0;
+}
+
+void WriteAll(int fd, const std::string& s) {
+  size_t at = 0;
+  while (at < s.size()) {
+    ssize_t w = write(fd, s.data() + at, s.size() - at);
+    if (w <= 0) return;
+    at += static_cast<size_t>(w);
+  }
+}
+
+// The event with the printed text in it, written beside and renamed over it (readers never see half a file).
+void RecordPrinted(const char* path, const std::string& json, const std::string& text) {
+  size_t close_brace = json.find_last_of('}');
+  if (close_brace == std::string::npos) return;
+  std::string updated = json.substr(0, close_brace) + ",\"text\":" + mate::JsonQuote(text) + ",\"delivered\":\"stderr\"}\n";
+  std::string tmp = std::string(path) + ".printing";
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  WriteAll(fd, updated);
+  close(fd);
+  if (rename(tmp.c_str(), path) != 0) unlink(tmp.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: mate-guard-print <event file>  (started by a dying process: prints its report on stderr)\n");
+    return 2;
+  }
+  std::string json;
+  if (!ReadFile(argv[1], &json) || json.size() > kMaxEventBytes) return 1;
+  mate::JsonValue event;
+  std::string error;
+  if (!mate::ParseJson(json, &event, &error) || !mate::EventProblem(event).empty()) return 1;
+  mate::FormatOptions o;
+  char cwd[4096];
+  if (getcwd(cwd, sizeof(cwd)) != nullptr) o.cwd = cwd;
+  o.event_file = argv[1];
+  std::string text = mate::FormatText(event, o);
+  WriteAll(2, text);
+  // A second printing (the Node printer already wrote it) leaves the event alone.
+  if (event["text"].IsNull()) RecordPrinted(argv[1], json, text);
+  return 0;
+}

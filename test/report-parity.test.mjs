@@ -1,0 +1,77 @@
+// One formatter, three ways in: the same recorded events (test/fixtures/events:
+// host, native heap, device, death, out-of-memory, an unreadable file)
+// rendered by Node (`mate report`), by Python (`python -m mate_guard report`,
+// through libmate_guard_cuda.so's C ABI) and by the crash printer a dying
+// process starts (mate-guard-print) give the same text, byte for byte; and
+// `mate report` names an event of the wrong shape by its file and field.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { describe, test } from 'node:test';
+
+import { noPython } from './helpers/python.mjs';
+import { MATE, ROOT, run } from './helpers/run.mjs';
+
+const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'events');
+const PRINTER = path.join(ROOT, 'packages', 'core-native', 'build', 'Release', 'mate-guard-print');
+const pythonEnv = { PYTHONPATH: path.join(ROOT, 'packages', 'python') };
+
+/** A report directory holding the fixture `name` as the event file of process 4242. */
+function reportDir(name) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-parity-'));
+  const file = path.join(dir, 'mate-guard-4242-1.json');
+  fs.copyFileSync(path.join(FIXTURES, `${name}.json`), file);
+  return { dir, file };
+}
+
+const reportText = (output) => output.split('\n').filter((l) => l.startsWith('==mate-guard== ')).join('\n');
+
+describe('the same event renders the same text through Node, Python and the crash printer', { skip: noPython() }, () => {
+  for (const name of ['overflow', 'native-heap-overflow', 'cuda-illegal-address', 'cuda-cross-stream-free', 'death-free-bypassing-router', 'death-uncaught-exception', 'cuda-out-of-memory']) {
+    test(name, async () => {
+      const { dir, file } = reportDir(name);
+      const node = await run(process.execPath, [MATE, 'report', dir], { cwd: ROOT });
+      const py = await run('python3', ['-m', 'mate_guard', 'report', dir], { cwd: ROOT, env: pythonEnv });
+      const printer = await run(PRINTER, [file], { cwd: ROOT });
+      const text = reportText(node.stdout);
+      assert.match(text, /^==mate-guard== ERROR: /, node.output);
+      assert.equal(reportText(py.stdout), text, 'Python');
+      assert.equal(printer.code, 0, printer.output);
+      assert.equal(printer.stderr, `${text}\n`, 'the crash printer');
+      // The exit status says the same: a violation fails, an out-of-memory (a notice) does not.
+      assert.equal(py.code, node.code, py.output);
+      assert.equal(node.code, name === 'cuda-out-of-memory' ? 0 : 1, node.output);
+      // The printer writes what it printed into the event, for later readers.
+      const filed = JSON.parse(fs.readFileSync(file, 'utf8'));
+      assert.equal(filed.text, `${text}\n`);
+      assert.equal(filed.delivered, 'stderr');
+    });
+  }
+
+  test('an event of the wrong shape is unreadable, named by its file and field, and the good one beside it still reported', async () => {
+    const { dir } = reportDir('overflow');
+    const bad = path.join(dir, 'mate-guard-4242-2.json');
+    fs.copyFileSync(path.join(FIXTURES, 'unreadable-wrong-type.json'), bad);
+    const line = `[mate-guard] error: cannot read report file ${bad}: field allocation.size: a string, where a number belongs; counted as a violation that could not be read`;
+    const node = await run(process.execPath, [MATE, 'report', dir], { cwd: ROOT });
+    assert.equal(node.code, 1, node.output);
+    assert.ok(node.stderr.split('\n').includes(line), node.stderr);
+    assert.match(node.stdout, /^==mate-guard== ERROR: heap-buffer-overflow/m, 'the good event is still reported');
+    const py = await run('python3', ['-m', 'mate_guard', 'report', dir], { cwd: ROOT, env: pythonEnv });
+    assert.equal(py.code, 1, py.output);
+    assert.equal(py.stderr, `${line}\n`);
+    assert.equal(reportText(py.stdout), reportText(node.stdout));
+    // The crash printer refuses it (the dying process then prints its own headline).
+    assert.equal((await run(PRINTER, [bad])).code, 1);
+  });
+
+  test('nesting past the reader\'s depth is unreadable, not a crash', async () => {
+    const { dir } = reportDir('overflow');
+    const deep = path.join(dir, 'mate-guard-4242-3.json');
+    fs.writeFileSync(deep, `{"tool":"mate-guard","kind":"double-free","test":${'['.repeat(100)}${']'.repeat(100)}}`);
+    const node = await run(process.execPath, [MATE, 'report', dir], { cwd: ROOT });
+    assert.equal(node.code, 1, node.output);
+    assert.match(node.stderr, /cannot read report file \S+mate-guard-4242-3\.json: not JSON \(nesting deeper than 32 levels at byte \d+\)|cannot read report file \S+mate-guard-4242-3\.json: field test: an array, where a string or null belongs/);
+  });
+});
