@@ -1,5 +1,5 @@
 // One formatter, three ways in: the same recorded events (test/fixtures/events:
-// host, native heap, device, death, out-of-memory, an unreadable file)
+// host, native heap, device, death, out-of-memory; test/fixtures/unreadable-events: an unreadable file)
 // rendered by Node (`mate report`), by Python (`python -m mate_guard report`,
 // through libmate_guard_cuda.so's C ABI) and by the crash printer a dying
 // process starts (mate-guard-print) give the same text, byte for byte; and
@@ -52,7 +52,7 @@ describe('the same event renders the same text through Node, Python and the cras
   test('an event of the wrong shape is unreadable, named by its file and field, and the good one beside it still reported', async () => {
     const { dir } = reportDir('overflow');
     const bad = path.join(dir, 'mate-guard-4242-2.json');
-    fs.copyFileSync(path.join(FIXTURES, 'unreadable-wrong-type.json'), bad);
+    fs.copyFileSync(path.join(ROOT, 'test', 'fixtures', 'unreadable-events', 'wrong-type.json'), bad);
     const line = `[mate-guard] error: cannot read report file ${bad}: field allocation.size: a string, where a number belongs; counted as a violation that could not be read`;
     const node = await run(process.execPath, [MATE, 'report', dir], { cwd: ROOT });
     assert.equal(node.code, 1, node.output);

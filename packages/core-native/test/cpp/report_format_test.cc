@@ -6,6 +6,7 @@
 #include "check.h"
 #include "report/format/escape.h"
 #include "report/format/event_schema.h"
+#include "report/format/format_ci.h"
 #include "report/format/format_text.h"
 #include "report/format/json_value.h"
 #include "report/format/native_frames.h"
@@ -161,4 +162,25 @@ TEST(a_long_line_is_capped_saying_how_much_was_cut) {
   std::string text = mate::FormatTextJson("{\"tool\":\"mate-guard\",\"kind\":\"double-free\",\"address\":\"0x10\",\"test\":\"" + test_name + "\",\"allocation\":null}", Options());
   CHECK(text.find("more bytes cut)") != std::string::npos);
   CHECK(text.size() < 3 * mate::kMaxLineBytes);  // the test's line and the suppression line, each capped
+}
+
+// An annotation is one workflow command whatever the event holds: a test
+// name with a newline and a command of its own, a `%0A` meant to decode
+// into one, a file name with `,` and `:` meant to add properties.
+TEST(github_annotation_is_exactly_one_command) {
+  mate::JsonValue e = Parse(
+      "{\"tool\":\"mate-guard\",\"kind\":\"double-free\",\"address\":\"0x10\",\"allocation\":null,"
+      "\"test\":\"t\\n::error file=x::forged %0A::warning::also forged\"}");
+  mate::SourcePlace at{"src/a,line=1:b.cc", "12", ""};
+  std::string cmd = mate::GithubAnnotation(e, Options(), at);
+  size_t newlines = 0;
+  for (char c : cmd) newlines += c == '\n';
+  CHECK_EQ(newlines, 1u);
+  CHECK(cmd.rfind("::error file=src/a%2Cline=1%3Ab.cc,line=12,title=mate-guard%3A double-free of 0x10", 0) == 0);
+  CHECK(cmd.find("test: t\\n::error file=x::forged %250A::warning::also forged") != std::string::npos);
+  // Text read back from the event is escaped the same way.
+  mate::JsonValue with_text = Parse("{\"tool\":\"mate-guard\",\"kind\":\"out-of-memory\",\"text\":\"==mate-guard== ERROR: x\\r\\n==mate-guard== y\\u001b[1m\\n\"}");
+  CHECK_STR(mate::GithubAnnotation(with_text, Options(), mate::SourcePlace()), "::notice title=mate-guard%3A x\\r::ERROR: x\\r%0Ay\\x1b[1m\n");
+  CHECK_STR(mate::GithubUnreadable("/r/a.json", "not JSON (50% read)\n"),
+            "::error title=mate-guard%3A a report file could not be read::cannot read report file /r/a.json: not JSON (50%25 read)%0A; counted as a violation that could not be read\n");
 }

@@ -251,7 +251,12 @@ export interface NativeBinding {
   shutdownDevice(): void;
   nativeStackTesting: NativeStackTesting;
   /** The one report formatter (report/format/): an event's JSON to its text report. */
-  formatReport(eventJson: string, options: { cwd: string; dropDirs: string[]; runtime: string }): string;
+  formatReport(
+    eventJson: string,
+    options: { cwd: string; dropDirs: string[]; runtime: string; format?: 'text' | 'plain' | 'github'; site?: { path: string; line?: number; column?: number } },
+  ): string;
+  /** The GitHub annotation of a report file that could not be read. */
+  githubUnreadable(file: string, why: string): string;
   /** '' when the event's JSON is one this version reads, else why not (the field named). */
   validateEvent(eventJson: string): string;
 }
