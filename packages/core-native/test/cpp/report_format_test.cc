@@ -184,3 +184,16 @@ TEST(github_annotation_is_exactly_one_command) {
   CHECK_STR(mate::GithubUnreadable("/r/a.json", "not JSON (50% read)\n"),
             "::error title=mate-guard%3A a report file could not be read::cannot read report file /r/a.json: not JSON (50%25 read)%0A; counted as a violation that could not be read\n");
 }
+
+TEST(ci_lines_from_a_huge_filed_text_are_capped_like_the_report) {
+  std::string line(mate::kMaxLineBytes * 2, 'y');
+  std::string text;
+  for (int i = 0; i < 100; i++) text += "==mate-guard== " + line + "\\n";
+  mate::JsonValue e = Parse("{\"tool\":\"mate-guard\",\"kind\":\"double-free\",\"text\":\"" + text + "\"}");
+  mate::Lines lines = mate::PlainLines(e, Options());
+  size_t total = 0;
+  for (const std::string& l : lines) total += l.size();
+  CHECK(total <= mate::kMaxTextBytes + 200);
+  CHECK(lines.back().find("more lines cut") != std::string::npos);
+  CHECK(lines[0].find("more bytes cut)") != std::string::npos);
+}

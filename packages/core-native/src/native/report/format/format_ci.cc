@@ -61,6 +61,8 @@ Lines PlainLines(const JsonValue& e, const FormatOptions& o) {
       lines.push_back(how + " did not fault");
     }
   }
+  // Text read back from a file is capped as the formatter's own is.
+  CapLines(&lines);
   return lines;
 }
 

@@ -45,18 +45,23 @@ Lines ReportLines(const JsonValue& e, const FormatOptions& o) {
   else if (IsBadFree(e) || !a.Truthy()) lines = FormatBadFree(e, o);
   else lines = FormatAccess(e, a, o);
   Append(&lines, SuppressionLines(e, o));
+  for (std::string& l : lines) l = VisibleText(l);
+  CapLines(&lines);
+  return lines;
+}
+
+void CapLines(Lines* lines) {
   size_t total = 0;
-  for (size_t i = 0; i < lines.size(); i++) {
-    lines[i] = Capped(VisibleText(lines[i]));
-    total += lines[i].size() + sizeof(kPrefix);
+  for (size_t i = 0; i < lines->size(); i++) {
+    (*lines)[i] = Capped((*lines)[i]);
+    total += (*lines)[i].size() + sizeof(kPrefix);
     if (total > kMaxTextBytes) {
-      size_t cut = lines.size() - i;
-      lines.resize(i);
-      lines.push_back("\xE2\x80\xA6 " + std::to_string(cut) + " more lines cut (the report's cap is " + std::to_string(kMaxTextBytes >> 10) + " KiB)");
-      break;
+      size_t cut = lines->size() - i;
+      lines->resize(i);
+      lines->push_back("\xE2\x80\xA6 " + std::to_string(cut) + " more lines cut (the report's cap is " + std::to_string(kMaxTextBytes >> 10) + " KiB)");
+      return;
     }
   }
-  return lines;
 }
 
 std::string FormatText(const JsonValue& e, const FormatOptions& o) {

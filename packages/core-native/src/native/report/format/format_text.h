@@ -21,6 +21,8 @@ constexpr size_t kMaxTextBytes = 1u << 20;
 
 // The report's lines, unprefixed and escaped, capped (the text form, a SARIF message and an annotation are made of them).
 Lines ReportLines(const JsonValue& event, const FormatOptions& o);
+// Each line cut at kMaxLineBytes and the whole at kMaxTextBytes, saying what was cut.
+void CapLines(Lines* lines);
 // The text report of one event.
 std::string FormatText(const JsonValue& event, const FormatOptions& o);
 // The same from JSON; a bad event gives one `==mate-guard== ERROR: ...` line naming why (never a crash).
