@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { describe, test } from 'node:test';
 
 import { noPython } from './helpers/python.mjs';
-import { MATE, ROOT, run } from './helpers/run.mjs';
+import { guardRun, MATE, ROOT, run } from './helpers/run.mjs';
 
 const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'events');
 const PRINTER = path.join(ROOT, 'packages', 'core-native', 'build', 'Release', 'mate-guard-print');
@@ -48,6 +48,34 @@ describe('the same event renders the same text through Node, Python and the cras
       assert.equal(filed.delivered, 'stderr');
     });
   }
+
+  test('a real run\'s event as its dying process filed it (native frames unsymbolized): all three symbolize to the same file:line', async () => {
+    const reports = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-parity-run-'));
+    const r = await guardRun(['--native', '*buggy_addon.node', '--report-dir', reports], [path.join(ROOT, 'examples', 'scripts', 'native-heap.js'), 'mallocOverflow'], { cwd: ROOT });
+    assert.notEqual(r.code, 0, r.output);
+    const find = (dir) => fs.readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? find(path.join(dir, d.name)) : /^mate-guard-\d+-\d+\.json$/.test(d.name) ? [path.join(dir, d.name)] : []));
+    const [filed] = find(reports);
+    const event = JSON.parse(fs.readFileSync(filed, 'utf8'));
+    // Back to what the signal handler wrote: module + offset only.
+    for (const stack of [event.accessStack, event.allocation.allocFrames]) {
+      for (const f of stack.frames) for (const k of ['function', 'file', 'line', 'column', 'inlined', 'source']) delete f[k];
+    }
+    delete event.text;
+    delete event.delivered;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-parity-raw-'));
+    const file = path.join(dir, 'mate-guard-4242-1.json');
+    fs.writeFileSync(file, JSON.stringify(event));
+    const node = reportText((await run(process.execPath, [MATE, 'report', dir], { cwd: ROOT })).stdout);
+    const py = reportText((await run('python3', ['-m', 'mate_guard', 'report', dir], { cwd: ROOT, env: pythonEnv })).stdout);
+    const printer = await run(PRINTER, [file], { cwd: ROOT });
+    assert.match(node, /^==mate-guard== {3}#0 StoreByte examples\/addon\/src\/native_heap\.cc:\d+ \(buggy_addon\.node\+0x[0-9a-f]+\)$/m, node);
+    assert.equal(py, node, 'Python');
+    assert.equal(printer.stderr, `${node}\n`, 'the crash printer');
+    // The printer files the frames it symbolized, as Node's printer does.
+    const rewritten = JSON.parse(fs.readFileSync(file, 'utf8'));
+    assert.match(rewritten.accessStack.frames[0].function, /^(\(anonymous namespace\)::)?StoreByte\(/);
+    assert.ok(['llvm-symbolizer', 'addr2line'].includes(rewritten.accessStack.frames[0].source), rewritten.accessStack.frames[0].source);
+  });
 
   test('an event of the wrong shape is unreadable, named by its file and field, and the good one beside it still reported', async () => {
     const { dir } = reportDir('overflow');

@@ -15,7 +15,8 @@ CONTEXT_LOST = {'illegal-address', 'device-assert', 'device-fault'}
 
 
 def _options(path):
-    return json.dumps({'cwd': os.getcwd(), 'runtime': os.path.realpath(sys.executable), 'file': path or ''})
+    # Native frames the process left unsymbolized get file:line from llvm-symbolizer or addr2line, as in Node.
+    return json.dumps({'cwd': os.getcwd(), 'runtime': os.path.realpath(sys.executable), 'file': path or '', 'symbolize': True})
 
 
 def format_text(event_json, path=None):

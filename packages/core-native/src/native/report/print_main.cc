@@ -4,8 +4,11 @@
 // renders it with the one formatter, prints it on the inherited stderr and
 // writes the text back into the event (`text`, `delivered`), so a reader
 // later shows exactly what was printed. Exit 0 only when it printed. No
-// Node, no Python, no symbolizer: native frames print as module+offset.
+// Node, no Python: native frames are symbolized with llvm-symbolizer or
+// addr2line where one is on PATH (else they print as module+offset).
 #include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,10 +20,12 @@
 #include "report/format/format_options.h"
 #include "report/format/format_text.h"
 #include "report/format/json_value.h"
+#include "report/symbolizer.h"
 
 namespace {
 
 constexpr size_t kMaxEventBytes = 16u << 20;  // the reader's cap (json_value.h)
+constexpr int kSymbolizeMs = 5000;            // as the Node printer's symbolizer bound
 
 bool ReadFile(const char* path, std::string* out) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -41,15 +46,15 @@ void WriteAll(int fd, const std::string& s) {
   }
 }
 
-// The event with the printed text in it, written beside and renamed over it (readers never see half a file).
-void RecordPrinted(const char* path, const std::string& json, const std::string& text) {
-  size_t close_brace = json.find_last_of('}');
-  if (close_brace == std::string::npos) return;
-  std::string updated = json.substr(0, close_brace) + ",\"text\":" + mate::JsonQuote(text) + ",\"delivered\":\"stderr\"}\n";
+// The event with its symbolized frames and the printed text in it, written
+// beside and renamed over it (readers never see half a file).
+void RecordPrinted(const char* path, mate::JsonValue* event, const std::string& text) {
+  event->Field("text") = mate::JsonValue::String(text);
+  event->Field("delivered") = mate::JsonValue::String("stderr");
   std::string tmp = std::string(path) + ".printing";
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return;
-  WriteAll(fd, updated);
+  WriteAll(fd, mate::WriteJson(*event) + "\n");
   close(fd);
   if (rename(tmp.c_str(), path) != 0) unlink(tmp.c_str());
 }
@@ -66,6 +71,10 @@ int main(int argc, char** argv) {
   mate::JsonValue event;
   std::string error;
   if (!mate::ParseJson(json, &event, &error) || !mate::EventProblem(event).empty()) return 1;
+  // A symbolizer that exits early must not end the printer.
+  signal(SIGPIPE, SIG_IGN);
+  const char* search_path = getenv("PATH");
+  mate::SymbolizeEvent(&event, search_path != nullptr ? search_path : "/usr/bin:/bin", kSymbolizeMs);
   mate::FormatOptions o;
   char cwd[4096];
   if (getcwd(cwd, sizeof(cwd)) != nullptr) o.cwd = cwd;
@@ -73,6 +82,6 @@ int main(int argc, char** argv) {
   std::string text = mate::FormatText(event, o);
   WriteAll(2, text);
   // A second printing (the Node printer already wrote it) leaves the event alone.
-  if (event["text"].IsNull()) RecordPrinted(argv[1], json, text);
+  if (event["text"].IsNull()) RecordPrinted(argv[1], &event, text);
   return 0;
 }

@@ -9,7 +9,8 @@ namespace mate {
 // starts the report printer (node on dist/cli/print-report.js, which also
 // symbolizes frames, applies the run's suppressions and shows earlier
 // reports; or, without Node or when that fails, mate-guard-print beside
-// this library), which renders it with the one formatter, writes the text
+// this library, which symbolizes frames with llvm-symbolizer or addr2line
+// itself), which renders it with the one formatter, writes the text
 // back into the event and prints it on this process's stderr. Configured at install (copies the
 // strings); false when a string does not fit. `with_earlier`: nobody
 // outlives this process to show what it reported earlier (it owns the run,

@@ -7,6 +7,7 @@
 #include "report/format/event_schema.h"
 #include "report/format/format_text.h"
 #include "report/format/json_value.h"
+#include "report/symbolizer.h"
 
 namespace mate {
 
@@ -43,7 +44,17 @@ FormatOptions FormatOptionsFromJson(const char* options_json) {
 
 char* mate_guard_format_report(const char* event_json, const char* format, const char* options_json) {
   if (event_json == nullptr || format == nullptr || strcmp(format, "text") != 0) return nullptr;
-  return mate::Dup(mate::FormatTextJson(event_json, mate::FormatOptionsFromJson(options_json)));
+  mate::FormatOptions o = mate::FormatOptionsFromJson(options_json);
+  mate::JsonValue options;
+  std::string error;
+  bool symbolize = options_json != nullptr && mate::ParseJson(options_json, &options, &error) && options["symbolize"].Truthy();
+  mate::JsonValue event;
+  if (!symbolize || !mate::ParseJson(event_json, &event, &error) || !mate::EventProblem(event).empty()) {
+    return mate::Dup(mate::FormatTextJson(event_json, o));
+  }
+  const char* path = getenv("PATH");
+  mate::SymbolizeEvent(&event, path != nullptr ? path : "/usr/bin:/bin", 5000);
+  return mate::Dup(mate::FormatText(event, o));
 }
 
 void mate_guard_free_report(char* text) { free(text); }

@@ -10,7 +10,9 @@
 extern "C" {
 
 // The report of `event_json` in `format` ("text"); `options_json`
-// (may be NULL): {"cwd", "dropDirs": [...], "runtime", "file"}. A bad
+// (may be NULL): {"cwd", "dropDirs": [...], "runtime", "file",
+// "symbolize": native frames not yet symbolized are, with llvm-symbolizer
+// or addr2line from PATH, within 5 s}. A bad
 // event gives its one-line error report. NULL for an unknown format or a
 // NULL event. Free the result with mate_guard_free_report.
 __attribute__((visibility("default"))) char* mate_guard_format_report(const char* event_json, const char* format, const char* options_json);

@@ -1,5 +1,7 @@
 #include "report/format/json_value.h"
 
+#include "report/format/escape.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -213,6 +215,65 @@ uint64_t JsonValue::U64() const {
   if (kind == kNumber) return number < 0 ? 0 : static_cast<uint64_t>(number);
   if (kind != kString) return 0;
   return strtoull(text.c_str(), nullptr, 0);
+}
+
+JsonValue& JsonValue::Field(const std::string& key) {
+  for (size_t i = fields.size(); i-- > 0;) {
+    if (fields[i].first == key) return fields[i].second;
+  }
+  fields.emplace_back(key, JsonValue());
+  return fields.back().second;
+}
+
+JsonValue JsonValue::String(const std::string& s) {
+  JsonValue v;
+  v.kind = kString;
+  v.text = s;
+  return v;
+}
+
+JsonValue JsonValue::Number(long long n) {
+  JsonValue v;
+  v.kind = kNumber;
+  v.number = static_cast<double>(n);
+  v.text = std::to_string(n);
+  return v;
+}
+
+namespace {
+
+void Write(const JsonValue& v, std::string* out) {
+  switch (v.kind) {
+    case JsonValue::kNull: *out += "null"; break;
+    case JsonValue::kBool: *out += v.boolean ? "true" : "false"; break;
+    case JsonValue::kNumber: *out += v.text; break;
+    case JsonValue::kString: *out += JsonQuote(v.text); break;
+    case JsonValue::kArray:
+      *out += '[';
+      for (size_t i = 0; i < v.items.size(); i++) {
+        if (i) *out += ',';
+        Write(v.items[i], out);
+      }
+      *out += ']';
+      break;
+    case JsonValue::kObject:
+      *out += '{';
+      for (size_t i = 0; i < v.fields.size(); i++) {
+        if (i) *out += ',';
+        *out += JsonQuote(v.fields[i].first) + ":";
+        Write(v.fields[i].second, out);
+      }
+      *out += '}';
+      break;
+  }
+}
+
+}  // namespace
+
+std::string WriteJson(const JsonValue& v) {
+  std::string out;
+  Write(v, &out);
+  return out;
 }
 
 bool ParseJson(const std::string& text, JsonValue* out, std::string* error, const JsonLimits& limits) {

@@ -39,7 +39,15 @@ struct JsonValue {
   uint64_t U64() const;
   bool Has(const char* key) const { return !(*this)[key].IsNull(); }
   static const JsonValue& Null();
+
+  // Building and changing a tree (the crash printer adds symbolized frames).
+  JsonValue& Field(const std::string& key);  // this object's field, added (null) when absent
+  static JsonValue String(const std::string& s);
+  static JsonValue Number(long long n);
 };
+
+// The tree as compact JSON (numbers as they were written).
+std::string WriteJson(const JsonValue& v);
 
 struct JsonLimits {
   size_t max_bytes = 16u << 20;  // an event bigger than this is no event a writer makes
