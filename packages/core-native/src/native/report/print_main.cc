@@ -1,6 +1,7 @@
 // mate-guard-print <event file>: the report printer a dying process starts
-// when no Node printer is configured (Python processes, the CUDA library
-// anywhere) or it could not run: reads the event the process filed,
+// (printer.cc) unless it must show earlier reports too; it exits 3, having
+// printed nothing, for a run with suppressions (the Node printer matches
+// them), and is the only printer where no Node is (Python processes): reads the event the process filed,
 // renders it with the one formatter, prints it on the inherited stderr and
 // writes the text back into the event (`text`, `delivered`), so a reader
 // later shows exactly what was printed. Exit 0 only when it printed. No
@@ -26,6 +27,7 @@ namespace {
 
 constexpr size_t kMaxEventBytes = 16u << 20;  // the reader's cap (json_value.h)
 constexpr int kSymbolizeMs = 5000;            // as the Node printer's symbolizer bound
+constexpr int kDeferToNode = 3;               // exit status: the Node printer is needed (printer.cc runs it)
 
 bool ReadFile(const char* path, std::string* out) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -59,6 +61,34 @@ void RecordPrinted(const char* path, mate::JsonValue* event, const std::string& 
   if (rename(tmp.c_str(), path) != 0) unlink(tmp.c_str());
 }
 
+// A small JSON file of the report directory (run.json, native-heap-<pid>.json); null when absent or bad.
+mate::JsonValue ReadJsonFile(const std::string& path) {
+  std::string text;
+  mate::JsonValue v;
+  std::string error;
+  if (!ReadFile(path.c_str(), &text) || !mate::ParseJson(text, &v, &error)) return mate::JsonValue();
+  return v;
+}
+
+std::string DirOf(const std::string& file) {
+  size_t slash = file.rfind('/');
+  return slash == std::string::npos ? "." : slash == 0 ? "/" : file.substr(0, slash);
+}
+
+// Deaths: whose native heap the dying process guarded, so a hint never asks for a setting that was on.
+void AddNativeHeap(mate::JsonValue* event, const std::string& dir) {
+  if (!(*event)["death"].IsObject() || !(*event)["nativeHeap"].IsNull()) return;
+  mate::JsonValue state = ReadJsonFile(dir + "/native-heap-" + (*event)["pid"].Str() + ".json");
+  if (state["globs"].items.empty()) return;
+  mate::JsonValue heap;
+  heap.kind = mate::JsonValue::kObject;
+  heap.Field("globs") = state["globs"];
+  mate::JsonValue& modules = heap.Field("modules");
+  modules.kind = mate::JsonValue::kArray;
+  for (const mate::JsonValue& m : state["modules"].items) modules.items.push_back(mate::JsonValue::String(m["path"].Str()));
+  event->Field("nativeHeap") = heap;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -71,6 +101,12 @@ int main(int argc, char** argv) {
   mate::JsonValue event;
   std::string error;
   if (!mate::ParseJson(json, &event, &error) || !mate::EventProblem(event).empty()) return 1;
+  const std::string dir = DirOf(argv[1]);
+  mate::JsonValue run = ReadJsonFile(dir + "/run.json");
+  const bool run_here = run["tool"].Str() == "mate-guard";
+  // The run's suppressions are matched by the Node printer (src/ts/report/suppressions.ts).
+  if (run_here && run["suppressions"].IsString() && !run["suppressions"].text.empty()) return kDeferToNode;
+  AddNativeHeap(&event, dir);
   // A symbolizer that exits early must not end the printer.
   signal(SIGPIPE, SIG_IGN);
   const char* search_path = getenv("PATH");
@@ -80,7 +116,13 @@ int main(int argc, char** argv) {
   if (getcwd(cwd, sizeof(cwd)) != nullptr) o.cwd = cwd;
   o.event_file = argv[1];
   std::string text = mate::FormatText(event, o);
-  WriteAll(2, text);
+  // The dying process owns the run: nothing will print the summary; say where the reports stay.
+  std::string owner_gone;
+  if (event["fatal"].Truthy() && run_here && run["pid"].Str() == event["pid"].Str()) {
+    owner_gone = "[mate-guard] the process that owned this run dies with it, so no summary follows; the reports stay in " + dir +
+                 " (mate report " + dir + " sums them up)\n";
+  }
+  WriteAll(2, text + owner_gone);
   // A second printing (the Node printer already wrote it) leaves the event alone.
   if (event["text"].IsNull()) RecordPrinted(argv[1], &event, text);
   return 0;

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -63,6 +64,9 @@ void ConfigureNativePrinter() {
   memcpy(g_native, info.dli_fname, dir);
   memcpy(g_native + dir, name, sizeof(name));
   if (access(g_native, X_OK) != 0) g_native[0] = '\0';
+  // Its symbolizers are found on PATH: this process's, where Node's printer set none.
+  const char* path = getenv("PATH");
+  if (g_path_env[0] == '\0' && path != nullptr) Copy(g_path_env, sizeof(g_path_env), "PATH=", path);
 }
 
 namespace {
@@ -103,14 +107,20 @@ bool Spawn(char* const argv[], int timeout_ms) {
 }  // namespace
 
 bool RunPrinter(const char* event_file, int timeout_ms) {
+  char* native_argv[] = {g_native, const_cast<char*>(event_file), nullptr};
+  bool native_tried = false;
+  // The native printer first (no Node start-up) unless earlier reports are
+  // to be shown; it declines a run with suppressions (exit 3), for Node's.
+  if (g_native[0] != '\0' && !g_earlier) {
+    native_tried = true;
+    if (Spawn(native_argv, timeout_ms)) return true;
+  }
   if (g_configured) {
     char* argv[] = {g_node, g_script, const_cast<char*>(event_file), g_earlier ? g_with_earlier : nullptr, nullptr};
     if (Spawn(argv, timeout_ms)) return true;
   }
-  // No Node here (a Python process), or its printer could not run: the native one.
-  if (g_native[0] == '\0') return false;
-  char* argv[] = {g_native, const_cast<char*>(event_file), nullptr};
-  return Spawn(argv, timeout_ms);
+  // Node's printer could not run: the native one, whatever it would show less.
+  return g_native[0] != '\0' && !native_tried && Spawn(native_argv, timeout_ms);
 }
 
 void PrintFallback(const Violation& v, const char* event_file) {

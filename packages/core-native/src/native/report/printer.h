@@ -6,12 +6,12 @@
 namespace mate {
 
 // A dying process does not format its own report: it writes the event and
-// starts the report printer (node on dist/cli/print-report.js, which also
-// symbolizes frames, applies the run's suppressions and shows earlier
-// reports; or, without Node or when that fails, mate-guard-print beside
-// this library, which symbolizes frames with llvm-symbolizer or addr2line
-// itself), which renders it with the one formatter, writes the text
-// back into the event and prints it on this process's stderr. Configured at install (copies the
+// starts the report printer, mate-guard-print beside this library (no
+// Node: it symbolizes frames with llvm-symbolizer or addr2line itself), or
+// node on dist/cli/print-report.js where earlier reports are to be shown,
+// the run has suppressions (mate-guard-print declines those) or the native
+// one could not run. Either renders it with the one formatter, writes the
+// text back into the event and prints it on this process's stderr. Configured at install (copies the
 // strings); false when a string does not fit. `with_earlier`: nobody
 // outlives this process to show what it reported earlier (it owns the run,
 // or there is no run): the printer shows those reports too.
