@@ -1,7 +1,8 @@
 // mate-guard-print <event file>: the report printer a dying process starts
 // (printer.cc) unless it must show earlier reports too; it exits 3, having
 // printed nothing, for a run with suppressions (the Node printer matches
-// them), and is the only printer where no Node is (Python processes): reads the event the process filed,
+// them) unless given --only, and is the only printer where no Node is
+// (Python processes, which pass --only): reads the event the process filed,
 // renders it with the one formatter, prints it on the inherited stderr and
 // writes the text back into the event (`text`, `delivered`), so a reader
 // later shows exactly what was printed. Exit 0 only when it printed. No
@@ -10,6 +11,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -92,8 +94,9 @@ void AddNativeHeap(mate::JsonValue* event, const std::string& dir) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: mate-guard-print <event file>  (started by a dying process: prints its report on stderr)\n");
+  const bool only = argc == 3 && strcmp(argv[2], "--only") == 0;
+  if (argc != 2 && !only) {
+    fprintf(stderr, "usage: mate-guard-print <event file> [--only]  (started by a dying process: prints its report on stderr)\n");
     return 2;
   }
   std::string json;
@@ -105,7 +108,8 @@ int main(int argc, char** argv) {
   mate::JsonValue run = ReadJsonFile(dir + "/run.json");
   const bool run_here = run["tool"].Str() == "mate-guard";
   // The run's suppressions are matched by the Node printer (src/ts/report/suppressions.ts).
-  if (run_here && run["suppressions"].IsString() && !run["suppressions"].text.empty()) return kDeferToNode;
+  // With --only (no Node printer here) the report is printed unmatched rather than not at all.
+  if (run_here && run["suppressions"].IsString() && !run["suppressions"].text.empty() && !only) return kDeferToNode;
   AddNativeHeap(&event, dir);
   // A symbolizer that exits early must not end the printer.
   signal(SIGPIPE, SIG_IGN);

@@ -107,7 +107,9 @@ bool Spawn(char* const argv[], int timeout_ms) {
 }  // namespace
 
 bool RunPrinter(const char* event_file, int timeout_ms) {
-  char* native_argv[] = {g_native, const_cast<char*>(event_file), nullptr};
+  // `--only`: no Node printer to defer to (a Python process): print whatever the run holds.
+  char only[] = "--only";
+  char* native_argv[] = {g_native, const_cast<char*>(event_file), g_configured ? nullptr : only, nullptr};
   bool native_tried = false;
   // The native printer first (no Node start-up) unless earlier reports are
   // to be shown; it declines a run with suppressions (exit 3), for Node's.
