@@ -97,6 +97,16 @@ Napi::Value Configure(const Napi::CallbackInfo& info) {
                         StringProp(printer, "path").c_str(), printer.Get("withEarlier").ToBoolean().Value()))
     return Throw(env, "mate-guard: the report printer's paths are too long");
   ConfigureNativePrinter();
+  Napi::Value drop = printer.Get("dropDirs");
+  if (drop.IsArray()) {
+    std::string dirs;
+    Napi::Array arr = drop.As<Napi::Array>();
+    for (uint32_t i = 0; i < arr.Length(); i++) {
+      Napi::Value d = arr.Get(i);
+      if (d.IsString()) dirs += (dirs.empty() ? "" : "\n") + d.As<Napi::String>().Utf8Value();
+    }
+    SetPrinterDropDirs(dirs.c_str());
+  }
   GuardedAllocator* a = GuardedAllocator::Create(options, &error);
   if (a == nullptr) return Throw(env, "mate-guard: " + error);
   if (!InstallFaultHandler()) return Throw(env, "mate-guard: could not install the SIGSEGV/SIGBUS handler");

@@ -25,6 +25,10 @@ char g_with_earlier[] = "--with-earlier";
 bool g_earlier = false;
 bool g_configured = false;
 char g_native[4096];  // mate-guard-print beside this library ("" when absent)
+// What only the process knows, for the native printer's formatter: the
+// directories whose JS frames are machinery (Node's), its own executable.
+char g_drop_env[16384];
+char g_runtime_env[4200];
 
 bool Copy(char* dst, size_t cap, const char* prefix, const char* src) {
   size_t p = strlen(prefix), n = strlen(src);
@@ -64,9 +68,19 @@ void ConfigureNativePrinter() {
   memcpy(g_native, info.dli_fname, dir);
   memcpy(g_native + dir, name, sizeof(name));
   if (access(g_native, X_OK) != 0) g_native[0] = '\0';
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n > 0) {
+    exe[n] = '\0';
+    Copy(g_runtime_env, sizeof(g_runtime_env), "MATE_GUARD_RUNTIME=", exe);
+  }
   // Its symbolizers are found on PATH: this process's, where Node's printer set none.
   const char* path = getenv("PATH");
   if (g_path_env[0] == '\0' && path != nullptr) Copy(g_path_env, sizeof(g_path_env), "PATH=", path);
+}
+
+void SetPrinterDropDirs(const char* dirs) {
+  if (!Copy(g_drop_env, sizeof(g_drop_env), "MATE_GUARD_DROP_DIRS=", dirs)) g_drop_env[0] = '\0';
 }
 
 namespace {
@@ -75,8 +89,13 @@ namespace {
 // inspector, no runner's IPC channel; PATH for the symbolizers) and waits
 // at most `timeout_ms`; true when it exited 0.
 bool Spawn(char* const argv[], int timeout_ms) {
-  char* marker = const_cast<char*>(g_marker_env);
-  char* envp[] = {g_path_env[0] ? g_path_env : marker, g_path_env[0] ? marker : nullptr, nullptr};
+  char* envp[5];
+  int k = 0;
+  if (g_path_env[0]) envp[k++] = g_path_env;
+  envp[k++] = const_cast<char*>(g_marker_env);
+  if (g_drop_env[0]) envp[k++] = g_drop_env;
+  if (g_runtime_env[0]) envp[k++] = g_runtime_env;
+  envp[k] = nullptr;
   pid_t pid = vfork();
   if (pid < 0) return false;
   if (pid == 0) {

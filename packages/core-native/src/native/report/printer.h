@@ -21,6 +21,11 @@ bool ConfigurePrinter(const char* node, const char* script, const char* path_env
 // libmate_guard_cuda.so): the printer when Node's is not configured or fails.
 void ConfigureNativePrinter();
 
+// JS frames under these directories (newline-separated: mate-guard's own
+// packages and the runners', resolved by Node) are machinery to the
+// native printer's formatter, as to Node's.
+void SetPrinterDropDirs(const char* dirs);
+
 // Runs the printer on `event_file` and waits at most `timeout_ms`; true when
 // it printed the report. Async-signal-safe (vfork + execve + waitpid).
 bool RunPrinter(const char* event_file, int timeout_ms);

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 
 import type * as Render from '../report/render';
 import { parseEvent, type ViolationEvent } from '../report/event';
+import { defaultDropDirs } from '../report/js-stack';
 import { writeEventFile } from '../report/files';
 import type * as Suppressions from '../report/suppressions';
 import type { ReportKind } from '../report/kinds';
@@ -86,6 +87,7 @@ function installResolved(config: ResolvedGuardConfig): void {
     script: path.join(__dirname, '..', 'cli', 'print-report.js'),
     path: process.env.PATH ?? '',
     withEarlier: !ownedElsewhere(),
+    dropDirs: defaultDropDirs(),
   });
   // Every addon loaded from now on is in the module map the fault handler reads.
   afterAddonLoads(() => native.refreshModuleMap());

@@ -175,6 +175,8 @@ interface PrinterPaths {
   path: string;
   /** No process outlives this one to show what it reported before dying: the printer shows those too. */
   withEarlier: boolean;
+  /** JS frames under these directories are machinery (mate-guard's, the runners'): for the native printer's formatter. */
+  dropDirs: string[];
 }
 
 /** A native frame as the binding returns it (see symbolize/types for offset). */
