@@ -11,7 +11,7 @@ import type { ViolationEvent } from '../report/event';
 import { EVENT_FILE, UNFINISHED_EVENT_FILE } from '../report/files';
 import { githubAnnotation, githubUnreadable } from '../report/plain-report';
 import { reportText } from '../report/render';
-import { sarifLog } from '../report/sarif';
+import { sarifText } from '../report/sarif-input';
 import { eventSites } from '../report/sites';
 import { repoRoot, SourcePaths, type RunPlace } from '../report/source-paths';
 import { readReportDir, readRunInfo, type RunReport } from '../run/report-dir';
@@ -129,7 +129,7 @@ export function mateReport(args: readonly string[]): number {
   });
   const paths = new SourcePaths(repoRoot(process.cwd()));
   if (format === 'sarif') {
-    process.stdout.write(JSON.stringify(sarifLog({ events, unreadable, paths }), null, 2) + '\n');
+    process.stdout.write(sarifText({ events, unreadable, paths }) + '\n');
     process.stderr.write(closing);
   } else if (format === 'github') {
     let out = '';
