@@ -64,6 +64,11 @@ describe('device settings over the simulated driver', { skip: skipReason() }, ()
     assert.equal(p.offset + p.bytes, p.granule, JSON.stringify(p));
   });
 
+  test('--exact-placement: a device allocation\'s last byte touches the guard (a read one element past a tensor faults)', async () => {
+    const p = await placed(['--exact-placement']);
+    assert.equal(p.granule - p.offset - p.bytes, 0, JSON.stringify(p));
+  });
+
   test('--mode head: the allocation starts right after the guard', async () => {
     const p = await placed(['--mode', 'head']);
     assert.equal(p.offset, 0, JSON.stringify(p));

@@ -395,13 +395,18 @@ describe('plain jest with the environment but no reporter', () => {
   const NOTE = "[mate-guard] guarding is on (@mate-guard/jest-env); the summary line and the names of tests whose worker a guard fault killed come from the reporter: add reporters: ['default', '@mate-guard/jest-env/reporter'] to your Jest config, or run mate-jest";
   const count = (output) => output.split('\n').filter((l) => l === NOTE).length;
 
-  test('says once per run that guarding is on and where the summary comes from (in band and with two workers)', async () => {
-    const inBand = await jest([...envOnly, '-i'], { MATE_JEST_GUARD_ALLOC: '1' });
+  test('says once per run that guarding is on and where the summary comes from (in band and with two workers); a clean run leaves nothing in the temporary folder', async () => {
+    // A temporary folder of its own: each process's report folder goes in <tmp>/mate-guard-<uid>/, and goes at exit when clean.
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-jest-env-only-'));
+    const inBand = await jest([...envOnly, '-i'], { MATE_JEST_GUARD_ALLOC: '1', TMPDIR: tmp });
     assert.equal(inBand.code, 0, inBand.output);
     assert.equal(count(inBand.output), 1, inBand.output);
-    const workers = await jest([...envOnly, '--maxWorkers=2', '--workerIdleMemoryLimit=1GB'], { MATE_JEST_GUARD_ALLOC: '1' });
+    const workers = await jest([...envOnly, '--maxWorkers=2', '--workerIdleMemoryLimit=1GB'], { MATE_JEST_GUARD_ALLOC: '1', TMPDIR: tmp });
     assert.equal(workers.code, 0, workers.output);
     assert.equal(count(workers.output), 1, workers.output);
+    const own = path.join(tmp, `mate-guard-${process.getuid()}`);
+    assert.equal(fs.statSync(own).mode & 0o777, 0o700, 'the per-user folder is private');
+    assert.deepEqual(fs.readdirSync(own), [], 'no counters, markers or folders left behind');
     const off = await jest([...envOnly, '-i']);
     assert.equal(count(off.output), 0, 'silent when guarding is off');
   });
@@ -437,13 +442,13 @@ describe('one test file in two Jest projects (projects with displayName)', () =>
     const r = await mateJest(['--guard-alloc', '--guard-report-dir', reports, ...suite('projects'), 'gap'], { MARK: mark });
     assert.equal(r.code, 1, r.output);
     assert.match(r.output, new RegExp(`rerun in tail mode with alignment 1: the canary-corruption of allocation #\\d+ \\(13 bytes, tail mode\\) in \\[b\\] ${escape(GAP)} faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE`));
-    // The run itself in a and b, the rerun in b alone (--selectProjects b).
+    // The run itself in a and b, the rerun in b alone (--selectProjects=b).
     assert.deepEqual(marks(mark), ['a', 'b', 'b'], r.output);
 
     fs.rmSync(mark);
     const [recorded] = fs.readdirSync(reports);
     const replay = await run(process.execPath, [MATE, 'replay', path.join(reports, recorded), '--alignment', '1'], { env: { MARK: mark }, timeout: 90_000 });
-    assert.match(replay.output, /^\[mate-guard\] replay runs in .* --runTestsByPath -t '\^\(\?:writeAt writes into the alignment gap\)\$' --selectProjects b$/m, replay.output);
+    assert.match(replay.output, /^\[mate-guard\] replay runs in .* --runTestsByPath -t '\^\(\?:writeAt writes into the alignment gap\)\$' --selectProjects=b$/m, replay.output);
     assert.match(replay.output, /==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\)/);
     assert.deepEqual(marks(mark), ['b'], replay.output);
   });

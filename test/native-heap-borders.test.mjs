@@ -1,6 +1,7 @@
 // Correct C++ whose memory crosses module borders passes its suite with the
 // addon's whole heap guarded, under guard-run and every runner: a vector
-// grown by node's own copy of a template, strings grown inside libstdc++,
+// grown by a template node exports too (the addon's calls now run its own
+// copy: its own weak functions win), strings grown inside libstdc++,
 // libc allocating what the addon frees and growing what it allocated, Node
 // freeing addon memory. No report, every test passes, and the free router
 // did bring guarded pointers home (without it glibc aborts the process).
@@ -27,7 +28,8 @@ test('mate guard-run --native <glob>', async () => {
   assertClean(r, /^ok: a Buffer over addon memory that Node frees when collected$/m);
   assert.equal((r.output.match(/^ok: /gm) ?? []).length, 4, r.output);
   const routed = Number(/^routed frees: (\d+)$/m.exec(r.output)?.[1]);
-  assert.ok(routed >= 4, `other modules freed guarded pointers: ${routed}\n${r.output}`);
+  // libstdc++'s string growth and Node's free of the Buffer's memory (the vector stays in the addon).
+  assert.ok(routed >= 2, `other modules freed guarded pointers: ${routed}\n${r.output}`);
 });
 
 describe('Vitest', () => {

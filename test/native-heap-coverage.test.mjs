@@ -5,20 +5,25 @@ import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { test } from 'node:test';
 
-import { buildOwnAllocatorAddon, hookAddonsMissing } from './helpers/hook-addons.mjs';
+import { buildNoHeapAddon, buildOwnAllocatorAddon, hookAddonsMissing } from './helpers/hook-addons.mjs';
 import { guardRun, ROOT } from './helpers/run.mjs';
 
 const FIX = path.join(ROOT, 'test', 'fixtures', 'native-heap');
 const skip = hookAddonsMissing() || false;
 
-test('a chosen module that made no allocation call mate-guard can see is named at the end; one that did is not', { skip }, async () => {
+test('a chosen module that made no allocation call mate-guard can see is named at the end, saying which case it is; one that did is not', { skip }, async () => {
   const own = buildOwnAllocatorAddon();
-  const script = `const o = require(${JSON.stringify(own)}); const a = require(${JSON.stringify(path.join(ROOT, 'examples', 'addon'))});
-    console.log(o.hash('hello'), a.nativeHeap.everyForm());`;
-  const r = await guardRun(['--native', '*own_alloc.node', '--native', '*buggy_addon.node'], ['-e', script]);
+  const none = buildNoHeapAddon();
+  const script = `const o = require(${JSON.stringify(own)}); const n = require(${JSON.stringify(none)}); const a = require(${JSON.stringify(path.join(ROOT, 'examples', 'addon'))});
+    console.log(o.hash('hello'), n.add(1, 2), a.nativeHeap.everyForm());`;
+  const r = await guardRun(['--native', '*own_alloc.node', '--native', '*no_heap.node', '--native', '*buggy_addon.node'], ['-e', script]);
   assert.equal(r.code, 0, r.output);
   const lines = r.stderr.split('\n').filter((l) => l.includes('made no allocation calls'));
-  assert.deepEqual(lines, [`[mate-guard] native heap: ${own} matched but made no allocation calls mate-guard can see: it may carry its own allocator (statically linked, as Rust and Go addons often do), whose memory is not guarded`]);
+  // Only the module that maps memory itself and imports no allocation function is said to carry its own allocator.
+  assert.deepEqual(lines, [
+    `[mate-guard] native heap: ${none} matched but made no allocation calls mate-guard can see: it imports no allocation function and maps no memory: it has no heap of its own to guard`,
+    `[mate-guard] native heap: ${own} matched but made no allocation calls mate-guard can see: it imports no allocation function yet maps memory itself (mmap): it carries its own allocator (statically linked, as Rust and Go addons often do), whose memory is not guarded`,
+  ]);
   assert.match(r.stderr, /\[mate-guard\] native heap: \d+ of \d+ allocations of the chosen modules guarded/);
 });
 

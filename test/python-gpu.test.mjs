@@ -81,3 +81,46 @@ describe('pytest-xdist --guard-alloc on a GPU: a worker that lost its CUDA conte
     assert.match(r.stdout, /1 failed, 2 passed/);
   });
 });
+
+// The issue's acceptance run on a GPU: a suite with three planted kernel
+// bugs (test/fixtures/python/gpu/test_three_bugs.py) reports all three in
+// one pytest run and in one pytest -n 4 run, each failure naming its test.
+const THREE = path.join(ROOT, 'test', 'fixtures', 'python', 'gpu', 'test_three_bugs.py');
+
+function assertThreeBugs(r) {
+  assert.equal(r.code, 1, r.output);
+  assert.match(r.stdout, /3 failed, 2 passed/, r.output);
+  for (const [name, kind] of [['test_b_overrun', 'canary-corruption'], ['test_c_lost_context', 'illegal-address'], ['test_d_underrun', 'canary-corruption']]) {
+    assert.match(r.stdout, new RegExp(`^FAILED test_three_bugs\\.py::${name}\\b`, 'm'), `${name}\n${r.output}`);
+    // Its failure section (up to the next one, or the summary) names the kind and the test.
+    const failure = r.stdout.split(new RegExp(`_+ ${name} _+`))[1]?.split(/\n_{3,} test_|\n=+ short test summary/)[0];
+    assert.ok(failure, r.output);
+    assert.match(failure, new RegExp(`^==mate-guard== ERROR: ${kind}`, 'm'), `${name}\n${r.output}`);
+    assert.match(failure, new RegExp(`^==mate-guard== test: test_three_bugs\\.py::${name}$`, 'm'), `${name}\n${r.output}`);
+  }
+  const violations = Number(/^\[mate-guard\] summary: .*, (\d+) violations?,/m.exec(r.stdout)?.[1]);
+  assert.ok(violations >= 3, r.output);
+}
+
+describe('three planted kernel bugs on a GPU: one pytest run and one pytest -n 4 run report all three', { skip: gpuSkip() }, () => {
+  let python;
+  before(() => {
+    python = freshVenv('mate-py-three-', ['--no-index', buildWheel(os.tmpdir())]);
+  });
+  const pytest = (args) => run(python, ['-m', 'pytest', '-p', 'no:cacheprovider', '-rfs', ...args, '--guard-alloc', 'test_three_bugs.py'],
+    { cwd: project('mate-py-three-project-', { 'test_three_bugs.py': THREE }), env: { COLUMNS: '400' }, timeout: 500_000 });
+
+  test('pytest: the tests after the lost context run in a fresh process; the fault is rerun with launch blocking', { timeout: 520_000 }, async () => {
+    const r = await pytest([]);
+    assertThreeBugs(r);
+    assert.match(r.stdout, /^\[mate-guard\] the CUDA context was lost in test_three_bugs\.py::test_c_lost_context: the 2 tests left run in a fresh process$/m);
+    assert.match(r.stdout, /^\[mate-guard\] 2 processes: /m);
+    assert.match(r.stdout, /^\[mate-guard\] launch-blocking rerun: 1 test \(test_three_bugs\.py::test_c_lost_context\), [\d.]+ s$/m);
+  });
+
+  test('pytest -n 4: the controller sums the workers; the worker that lost its context is named', { skip: xdistSkip(), timeout: 520_000 }, async () => {
+    const r = await pytest(['-n', '4']);
+    assertThreeBugs(r);
+    assert.match(r.stdout, /^\[mate-guard\] worker gw\d lost its CUDA context in test_three_bugs\.py::test_c_lost_context( \(replaced by a fresh worker\))?$/m);
+  });
+});

@@ -89,48 +89,63 @@ describe('pytest --guard-alloc and the Python API over the simulated driver', { 
     assert.doesNotMatch(no.output, /\[mate-guard\] summary/, '--no-guard-alloc beats the environment');
   });
 
-  test('a misspelled flag, variable or ini key, or a bad value, stops the session before collection, naming it and what is allowed', async () => {
+  test('a misspelled flag, variable or ini key, or a bad value, stops the session before collection in one line, exit 2 (as every mate-guard entry point)', async () => {
     const cases = [
-      [['--guard-alloc', '--guard-mdoe', 'head'], {}, {}, /mate-guard: unknown option "--guard-mdoe"; did you mean --guard-mode\?/],
-      [['--guard-alloc'], { MATE_PYTEST_GUARD_MDOE: 'head' }, {}, /mate-guard: unknown environment variable "MATE_PYTEST_GUARD_MDOE"; did you mean MATE_PYTEST_GUARD_MODE\?/],
-      [['--guard-alloc'], {}, { 'pytest.ini': '[pytest]\nguard_mdoe = head\n' }, /mate-guard: unknown ini option "guard_mdoe"; did you mean guard_mode\?/],
-      [['--guard-alloc', '--guard-mode', 'diagonal'], {}, {}, /mate-guard: --guard-mode: "diagonal" is not a guard mode; use tail or head/],
-      [['--guard-alloc'], { MATE_PYTEST_GUARD_ALIGNMENT: '3' }, {}, /mate-guard: MATE_PYTEST_GUARD_ALIGNMENT: "3" is not allowed; use a power of two from 1 to 4096/],
+      [['--guard-alloc', '--guard-mdoe', 'head'], {}, {}, 'mate-guard: unknown option "--guard-mdoe"; did you mean --guard-mode?'],
+      [['--guard-alloc'], { MATE_PYTEST_GUARD_MDOE: 'head' }, {}, 'mate-guard: unknown environment variable "MATE_PYTEST_GUARD_MDOE"; did you mean MATE_PYTEST_GUARD_MODE?'],
+      [['--guard-alloc'], {}, { 'pytest.ini': '[pytest]\nguard_mdoe = head\n' }, 'mate-guard: unknown ini option "guard_mdoe"; did you mean guard_mode?'],
+      [['--guard-alloc', '--guard-mode', 'diagonal'], {}, {}, 'mate-guard: --guard-mode: "diagonal" is not a guard mode; use tail or head'],
+      [['--guard-alloc'], { MATE_PYTEST_GUARD_ALIGNMENT: '3' }, {}, 'mate-guard: MATE_PYTEST_GUARD_ALIGNMENT: "3" is not allowed; use a power of two from 1 to 4096'],
     ];
-    for (const [args, env, extra, message] of cases) {
+    for (const [args, env, extra, line] of cases) {
       const r = await pytest(args, { env, extra });
-      assert.equal(r.code, 4, r.output);
-      assert.match(r.stderr, message);
+      assert.equal(r.code, 2, r.output);
+      assert.equal(r.stderr, `${line}\n`);
       assert.doesNotMatch(r.output, /collected|passed|failed/, 'nothing was collected');
     }
   });
 
-  test('a fault that loses the CUDA context fails its test with the report; later tests are not run, said in one line; exit non-zero', async () => {
-    const r = await pytest(['--guard-alloc', 'test_context_loss.py'], { extra: { 'test_context_loss.py': path.join(FIX, 'project', 'test_context_loss.py') } });
-    assert.equal(r.code, 2, r.output); // pytest's "interrupted": tests were left unrun
+  test('a fault that loses the CUDA context fails its test with the report and a launch-blocking rerun of it; the tests after it run in a fresh process; the summary counts both processes', async () => {
+    const extra = { 'test_context_loss.py': path.join(FIX, 'project', 'test_context_loss.py') };
+    const r = await pytest(['--guard-alloc', 'test_context_loss.py'], { extra });
+    assert.equal(r.code, 1, r.output);
     const failure = r.stdout.split(/_+ test_faults _+/)[1];
     assert.ok(failure, r.output);
     assert.match(failure, /==mate-guard== ERROR: illegal-address/);
     assert.match(failure, /==mate-guard== test: test_context_loss\.py::test_faults/);
-    assert.match(r.stdout, /Interrupted: mate-guard: the CUDA context was lost in test_context_loss\.py::test_faults; the 2 tests after it in this process were not run/);
-    assert.doesNotMatch(r.stdout, /test_later_(one|two) (PASSED|FAILED)|2 passed/);
-    assert.match(r.stdout, /1 failed, 1 passed/);
+    assert.match(failure, /-+ mate-guard: launch-blocking rerun -+\n\[mate-guard\] rerun of test_context_loss\.py::test_faults alone with launch blocking \([\d.]+ s\):\n==mate-guard== ERROR: /);
+    assert.match(r.stdout, /^\[mate-guard\] the CUDA context was lost in test_context_loss\.py::test_faults: the 2 tests left run in a fresh process$/m);
+    assert.match(r.stdout, /1 failed, 3 passed/);
+    assert.match(r.stdout, /^\[mate-guard\] 2 processes: the CUDA context was lost in test_context_loss\.py::test_faults; the tests after each ran in a fresh process$/m);
+    assert.match(r.stdout, /^\[mate-guard\] launch-blocking rerun: 1 test \(test_context_loss\.py::test_faults\), [\d.]+ s$/m);
+    const off = await pytest(['--guard-alloc', '--no-guard-rerun', 'test_context_loss.py'], { extra });
+    assert.equal(off.code, 1, off.output);
+    assert.match(off.stdout, /1 failed, 3 passed/);
+    assert.doesNotMatch(off.stdout, /launch-blocking rerun/);
   });
 
-  test('the API: bad config values are named; installing twice with the same config is a no-op, with another it raises; stats and check_canaries', async () => {
+  test('the API: bad config values are named; installing twice with the same config is a no-op, with another it raises; check_canaries raises on damage; the process exits 1', async () => {
     const r = await run(python, [path.join(FIX, 'api_rules.py')], { cwd: FIX, env: { ...simEnv, MATE_GUARD_REPORT_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-api-')) } });
-    assert.equal(r.code, 0, r.output);
+    assert.equal(r.code, 1, r.output); // the process had a violation: exit_code (default 1)
+    assert.match(r.stderr, /^==mate-guard== 1 violation in this process: exit status 1 \(exit_code; 0 leaves the status alone\)$/m);
     assert.match(r.stdout, /^active before: False None$/m);
     assert.match(r.stdout, /^bad mode: mode: "diagonal" is not a guard mode; use tail or head$/m);
     assert.match(r.stdout, /^same config again: no-op$/m);
     assert.match(r.stdout, /^different config: Guard allocator is already active with a different configuration$/m);
-    assert.match(r.stdout, /^reports: \[\('canary-corruption', None\)\]$/m);
+    assert.match(r.stdout, /^reports: \[\('canary-corruption', None\)\]$/m); // check_canaries raised GuardViolationError
+    assert.match(r.stdout, /^checked again: \[\]$/m);
     assert.match(r.stdout, /^active: True allocations 1 violations 1$/m);
   });
 
-  test('python -m mate_guard script.py args: the script runs guarded, with its arguments; an overrun is reported', async () => {
-    const r = await run(python, ['-m', 'mate_guard', '--mode', 'tail', '--sync-on-free', path.join(FIX, 'script_overrun.py'), 'a', '--b'], { cwd: os.tmpdir(), env: { ...simEnv, MATE_GUARD_REPORT_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-main-')) } });
-    assert.equal(r.code, 0, r.output);
+  test('python -m mate_guard script.py args: the script runs guarded, with its arguments; an overrun is reported and the exit status is --exit-code (default 1, 0: left alone)', async () => {
+    const main = (...flags) => run(python, ['-m', 'mate_guard', '--mode', 'tail', '--sync-on-free', ...flags, path.join(FIX, 'script_overrun.py'), 'a', '--b'], { cwd: os.tmpdir(), env: { ...simEnv, MATE_GUARD_REPORT_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-main-')) } });
+    const r = await main();
+    assert.equal(r.code, 1, r.output); // a run with a violation fails, as under a sanitizer
+    assert.match(r.stderr, /^==mate-guard== 1 violation in this process: exit status 1 /m);
+    assert.equal((await main('--exit-code', '7')).code, 7);
+    const off = await main('--exit-code', '0');
+    assert.equal(off.code, 0, off.output);
+    assert.doesNotMatch(off.stderr, /violation in this process/);
     assert.match(r.stdout, /^argv: \['a', '--b'\] active: True$/m);
     // Printed by the native printer (no Node here): the full report, not the "printer could not run" line.
     assert.match(r.stderr, /==mate-guard== ERROR: canary-corruption: 1 byte past the end of allocation #1 \(100 bytes, tail mode\) damaged\n/);
@@ -159,7 +174,7 @@ describe('the Python package builds without Node', { skip: noPython() || noGxx()
     const lib = await run(path.join(tools, 'cmake'), ['--build', build, '--target', 'mate_guard_cuda', '-j', '2'], { env, timeout: 600_000 });
     assert.equal(lib.code, 0, lib.output);
     const wheelDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-no-node-wheel-'));
-    const wheel = await run('python3', [path.join(ROOT, 'packages', 'python', 'build_wheel.py'), '--library', path.join(build, 'libmate_guard_cuda.so'), '--out', wheelDir], { env, timeout: 120_000 });
+    const wheel = await run('python3', [path.join(ROOT, 'packages', 'python', 'backend', 'mate_guard_backend.py'), '--library', path.join(build, 'libmate_guard_cuda.so'), '--out', wheelDir], { env, timeout: 120_000 });
     assert.equal(wheel.code, 0, wheel.output);
     const [file] = fs.readdirSync(wheelDir).filter((f) => f.endsWith('.whl'));
     assert.match(file, /^mate_guard-[\d.]+-py3-none-manylinux_2_\d+_x86_64\.whl$/);

@@ -97,3 +97,55 @@ test('mocha --watch: the root hooks guard every rerun, a summary per rerun', asy
   const w = startWatch(process.execPath, args, { cwd: dir });
   await watchTwoRounds(w, dir, 'b.spec.cjs', `${BUG_JS}it('underflow', () => { addon.reverseFill(Buffer.alloc(64)); });`, 'b.spec.cjs > underflow');
 });
+
+// Vitest's watch mode carries every failed file it did not rerun into the
+// rerun's listing and its "Test Files" count (its reporters'
+// failedUnwatchedFiles), whatever failed it: a file a guard fault killed is
+// carried exactly like a file whose assertion failed, no more. Our own
+// summary counts that rerun only, and a crashed file passes once it is
+// fixed and rerun.
+test('vitest --watch: a crashed file is carried into later reruns as Vitest carries any failed file; each rerun has its own summary', async () => {
+  const plugin = pathToFileURL(path.join(ROOT, 'packages', 'vitest-plugin', 'dist', 'index.mjs')).href;
+  const head = `import { createRequire } from 'node:module';\nimport { expect, test } from 'vitest';\nconst addon = createRequire(import.meta.url)(${JSON.stringify(ADDON)});\n`;
+  const dir = fixture({
+    'vitest.config.mjs': `import guardAlloc from ${JSON.stringify(plugin)};\nexport default { plugins: [guardAlloc()], test: { include: ['*.test.mjs'] } };\n`,
+    'crash.test.mjs': `${head}test('overflows', () => { addon.fillInclusive(Buffer.alloc(64)); });\n`,
+    'clean.test.mjs': `${head}test('clean', () => { Buffer.alloc(16); });\n`,
+    'assert.test.mjs': `${head}test('fails', () => { expect(1).toBe(2); });\n`,
+  });
+  const ROUND_END = /^ (PASS|FAIL) .*(Waiting|Watching) for file changes/m;
+  const w = startWatch(process.execPath, [path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), '--watch', '--', '--guard-alloc'], { cwd: dir });
+  /** Changes `file` until round `n` has ended (its summary and Vitest's watch line); that round's output. */
+  const round = async (n, file, text) => {
+    for (let attempt = 0; ; attempt++) {
+      fs.writeFileSync(path.join(dir, file), `${text}// change ${attempt}\n`);
+      try {
+        await w.waitFor(SUMMARY, n, 15_000);
+        break;
+      } catch (err) {
+        if (attempt >= 5) throw err;
+      }
+    }
+    const out = await w.waitFor(ROUND_END, n, 15_000);
+    return out.slice(out.lastIndexOf(' RERUN '));
+  };
+  try {
+    const first = await w.waitFor(SUMMARY, 1, 90_000);
+    assert.match(first, /, 1 violation, 1 process died, /);
+    await w.waitFor(ROUND_END, 1, 15_000);
+    const touched = await round(2, 'clean.test.mjs', `${head}test('clean', () => { Buffer.alloc(16); });\n`);
+    // The crashed file is listed and counted as the assertion's file is: Vitest's carry, nothing of ours.
+    assert.match(touched, /❯ crash\.test\.mjs \(1 test \| 1 failed\)/, touched);
+    assert.match(touched, /❯ assert\.test\.mjs \(1 test \| 1 failed\)/, touched);
+    assert.match(touched, /Test Files +2 failed \| 1 passed \(3\)/, touched);
+    assert.doesNotMatch(touched, /==mate-guard==|killed by a guard fault/, touched);
+    assert.match(touched, /^\[mate-guard\] summary: [1-9]\d* allocations? guarded, .*, 0 violations, 0 tests skipped by tag$/m, touched);
+    const fixed = await round(3, 'crash.test.mjs', `${head}test('overflows', () => { addon.sum(Buffer.alloc(64, 1)); });\n`);
+    assert.match(fixed, /✓ crash\.test\.mjs \(1 test\)/, fixed);
+    assert.match(fixed, /Test Files +1 failed \| 1 passed \(2\)/, fixed); // the assertion's file, carried
+    assert.match(fixed, /^\[mate-guard\] summary: .*, 0 violations, 0 tests skipped by tag$/m, fixed);
+  } finally {
+    await w.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

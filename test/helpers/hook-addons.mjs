@@ -69,6 +69,12 @@ export function buildOwnAllocatorAddon() {
   return build(findCc(), path.join(ROOT, 'test', 'fixtures', 'native-heap', 'own-allocator.c'), 'own_alloc');
 }
 
+/** An addon with no heap (no allocation import, no memory mapping), as no_heap.node; returns its path. */
+export function buildNoHeapAddon() {
+  fs.mkdirSync(HOOK_DIR, { recursive: true });
+  return build(findCc(), path.join(ROOT, 'test', 'fixtures', 'native-heap', 'no-heap.c'), 'no_heap');
+}
+
 const LIBXML2_HEADERS = '/usr/include/libxml2';
 
 /** Why the real-libxml2 addon can't be built ('' when it can): the system's libxml2 and its headers. */

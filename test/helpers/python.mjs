@@ -1,5 +1,5 @@
 // The Python package under test: its wheel built from the checkout
-// (packages/python/build_wheel.py, no Node involved) and installed into a
+// (packages/python/backend/mate_guard_backend.py, the in-tree build backend: no Node involved) and installed into a
 // fresh virtual environment, as a user would have it.
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -23,7 +23,7 @@ export function noPython() {
 
 /** The wheel, built into `dir`; its path. */
 export function buildWheel(dir) {
-  return execFileSync('python3', [path.join(PYTHON_PKG, 'build_wheel.py'), '--out', dir], { encoding: 'utf8' }).trim();
+  return execFileSync('python3', [path.join(PYTHON_PKG, 'backend', 'mate_guard_backend.py'), '--out', dir], { encoding: 'utf8' }).trim();
 }
 
 /**

@@ -10,11 +10,27 @@ import { test } from 'node:test';
 
 import { ROOT } from '../helpers/run.mjs';
 
-const { judgeArgs, assemble, replayDir, SURFACES } = await import(path.join(ROOT, 'packages/core-native/dist/run/replay-trust.js'));
+const { judgeArgs, assemble, trustContext } = await import(path.join(ROOT, 'packages/core-native/dist/run/replay-trust.js'));
+const { NODE_OPTIONS, NODE_TEST_OPTIONS } = await import(path.join(ROOT, 'packages/core-native/dist/run/node-options.js'));
+// Each runner's options, as its own package describes them.
+const SURFACES = {
+  node: NODE_OPTIONS,
+  'node-test': NODE_TEST_OPTIONS,
+  mocha: (await import(path.join(ROOT, 'packages/mocha-plugin/dist/runner/options.js'))).options,
+  jest: (await import(path.join(ROOT, 'packages/jest-env/dist/runner/options.js'))).options,
+  vitest: (await import(path.join(ROOT, 'packages/vitest-plugin/dist/runner/options.mjs'))).options,
+};
+const replayDir = (recorded, here, reportDir) => {
+  const { cwd, note } = trustContext(recorded, here, reportDir, false);
+  return note ? { cwd, note } : { cwd };
+};
 
 const project = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mate-trust-project-')));
 fs.writeFileSync(path.join(project, 'jest.config.js'), 'module.exports = {};\n');
 fs.mkdirSync(path.join(project, 'reports'));
+fs.mkdirSync(path.join(project, 'test'));
+fs.writeFileSync(path.join(project, 'test', 'a.spec.js'), '');
+fs.writeFileSync(path.join(project, 'a.test.mjs'), '');
 /** A package installed in the project: `files` under its directory, `pkg` its package.json. */
 function install(name, pkg, files) {
   const dir = path.join(project, 'node_modules', name);
@@ -28,7 +44,7 @@ install('tsx', { exports: { '.': './index.cjs', './esm': { import: './esm.mjs' }
 install('jest-junit', { main: 'index.js' }, { 'index.js': '', 'lib/util.js': '' });
 // A package whose entry point is its program (pnpm's main is bin/pnpm.cjs): loaded, it reads the runner's arguments as its own.
 install('a-cli', { main: 'bin/cli.cjs', bin: { 'a-cli': 'bin/cli.cjs' } }, { 'bin/cli.cjs': '' });
-const ctx = { cwd: project, reportDir: path.join(project, 'reports'), trust: false };
+const ctx = { cwd: project, root: project, reportDir: path.join(project, 'reports'), artifact: path.join(project, 'reports'), trust: false };
 const judge = (args, surface, trust = false) => judgeArgs(args, SURFACES[surface], { ...ctx, trust });
 
 test('harmless node options are taken; -e, --print, an --import of data:, a --require from elsewhere and --inspect never are', () => {
@@ -94,7 +110,8 @@ test('mocha: a node option handed on is judged as node\'s; `inspect` starts no d
 test('positionals (files, globs) stay inside the directory; they come before options, where no array option can swallow one', () => {
   const j = judge(['test/a.spec.js', 'test/**/*.spec.js', '../other/a.spec.js', '/etc/passwd', '{../../x,test}/*.js', '--require', './a.js'], 'mocha');
   assert.deepEqual(j.positionals, ['test/a.spec.js', 'test/**/*.spec.js']);
-  assert.deepEqual(j.leftOut.map((l) => l.replace(/ \(.*/, '')), ['../other/a.spec.js', '/etc/passwd', "'{../../x,test}/*.js'"]);
+  // mocha splits a spec on commas: each part is judged alone.
+  assert.deepEqual(j.leftOut.map((l) => l.replace(/ \(.*/, '')), ['../other/a.spec.js', '/etc/passwd', "'{../../x'", "'test}/*.js'"]);
   assert.deepEqual(assemble(j, SURFACES.mocha), ['test/a.spec.js', 'test/**/*.spec.js', '--require', './a.js']);
   // node reads options before the first file.
   const n = judge(['a.test.mjs', '--test-reporter=spec'], 'node-test');

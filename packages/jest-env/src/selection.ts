@@ -1,16 +1,19 @@
 // How Jest selects tests, for mate-jest's canary reruns and `mate replay`:
 // the files as paths (--runTestsByPath: the user's patterns do not widen
 // it), the tests by their full names (-t), the projects by name
-// (--selectProjects) where the test paths name them.
+// (--selectProjects=<name>, one each: a name is only ever an option's
+// value) where the test paths name them.
 import * as path from 'node:path';
 
 import { runAsGiven, testNamePattern, testProjects, type RunnerSelection } from '@mate-guard/core/internal';
+import { options } from './runner/options';
 
 /** Options that pick tests or projects: the selection replaces them. */
 const SELECTING = /^(-t|--testNamePattern|--selectProjects)(=|$)/;
 
 export const selection: RunnerSelection = {
   runner: 'jest',
+  options,
   // -w is --maxWorkers in Jest, not watch mode.
   args: { watch: ['--watch', '--watchAll', '--watch-all'], watchWithValue: [], shard: ['--shard'] },
   select({ positionals, options, tail, files, tests, cwd }) {
@@ -19,7 +22,7 @@ export const selection: RunnerSelection = {
     const kept = options.filter((o) => !SELECTING.test(o[0])).flat();
     return [
       ...positionals, ...files.map((f) => path.resolve(cwd, f)), ...kept, '--runTestsByPath',
-      ...(names ? ['-t', names] : []), ...(projects.length ? ['--selectProjects', ...projects] : []), ...tail,
+      ...(names ? ['-t', names] : []), ...projects.map((p) => `--selectProjects=${p}`), ...tail,
     ];
   },
   whole: runAsGiven,

@@ -2,12 +2,14 @@
 // replay`: by their full titles (--grep). Spec files from the rc file add
 // to positional ones, so files cannot narrow a run; a title can.
 import { runAsGiven, testNamePattern, type RunnerSelection } from '@mate-guard/core/internal';
+import { options } from './runner/options';
 
 /** The user's own selection by title: the rerun's replaces it. */
 const GREP = /^(-g|--grep|-f|--fgrep|-i|--invert)(=|$)/;
 
 export const selection: RunnerSelection = {
   runner: 'mocha',
+  options,
   // --watch-files/--watch-ignore only configure watch mode.
   args: { watch: ['-w', '--watch'], watchWithValue: [], shard: [] },
   select({ positionals, options, tail, tests }) {

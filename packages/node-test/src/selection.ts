@@ -3,11 +3,13 @@
 // the tests by their own names (--test-name-pattern). node reads its
 // options before the first file.
 import { NODE_ARGS, testNamePattern, type RunnerSelection } from '@mate-guard/core/internal';
+import { options } from './runner/options';
 
 const NAME_PATTERN = /^--test-name-pattern(=|$)/;
 
 export const selection: RunnerSelection = {
   runner: 'node-test',
+  options,
   args: NODE_ARGS,
   select({ options, files, tests }) {
     const names = testNamePattern(tests, (titles) => titles[titles.length - 1] ?? '');

@@ -10,7 +10,9 @@ the guard when torch is importable (now, or at its import); processes
 that allocate through the C ABI (mate_guard.h) are guarded either way.
 `pytest --guard-alloc` and `python -m mate_guard script.py` do this for you.
 """
+import atexit
 import importlib.util
+import os
 import sys
 
 from . import _library
@@ -18,13 +20,24 @@ from ._config import GuardAllocatorConfig
 from ._format import Report, render
 from ._settings import GuardConfigError
 
-__all__ = ['GuardAllocatorConfig', 'GuardConfigError', 'Report', 'check_canaries', 'install_guard_allocator',
-           'is_guard_allocator_active', 'stats']
+__all__ = ['GuardAllocatorConfig', 'GuardConfigError', 'GuardViolationError', 'Report', 'check_canaries',
+           'install_guard_allocator', 'is_guard_allocator_active', 'stats']
 
 ALREADY_ACTIVE = 'Guard allocator is already active with a different configuration'
 TOO_LATE = 'Guard allocator must be installed before the first CUDA allocation in the process'
 
 _active = None  # the GuardAllocatorConfig installed
+# Whether this process's exit status tells of violations (exit_code). The
+# pytest plugin turns it off: pytest's own status is the run's there.
+_exit_status_owned = True
+
+
+class GuardViolationError(AssertionError):
+    """check_canaries() found violations: `reports` holds them (their text is the message)."""
+
+    def __init__(self, reports):
+        self.reports = list(reports)
+        super().__init__('\n'.join(r.text for r in self.reports))
 
 
 def _cuda_used():
@@ -85,13 +98,59 @@ def stats():
 
 
 def check_canaries(where=None):
-    """Waits for the device, looks for a lost context, and returns the
-    reports filed since the last check (empty when clean)."""
+    """Waits for the device and looks for a lost context and for canary
+    damage found since the last check. Clean (or the guard off): returns [].
+    Otherwise raises GuardViolationError holding the reports."""
+    reports = _new_reports(where)
+    if reports:
+        raise GuardViolationError(reports)
+    return []
+
+
+def _new_reports(where=None):
+    """The reports filed since the last check (the pytest plugin's per-test check)."""
     if _active is None:
         return []
     lib = _library.load()
     lost = lib.check(where)
     reports = [render(path, event) for path, event in lib.new_events()]
     if lost > 0 and not any(r.context_lost for r in reports):
+        # The library's report of the loss may be still being written by the
+        # thread that saw it first: wait for it a moment (once: the context is gone).
+        import time
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline and not any(r.context_lost for r in reports):
+            time.sleep(0.05)
+            reports += [render(path, event) for path, event in lib.new_events()]
+    if lost > 0 and not any(r.context_lost for r in reports):
         reports.append(Report(kind='device-fault', text=f'==mate-guard== ERROR: the CUDA context is lost (CUDA error {lost})', file=None, test=None, context_lost=True))
     return reports
+
+
+def _exit_status():
+    """At exit: a process that had violations exits with the config's
+    exit_code, as sanitizers do, so CI does not pass it. Registered when the
+    package is imported, so it runs after the library's own shutdown
+    (atexit runs in reverse), which finishes the pending checks."""
+    if _active is None or not _exit_status_owned or not _active.exit_code:
+        return
+    lib = _library.load()
+    lib.lib.mate_guard_shutdown()  # idempotent: the pending checks are done before the count
+    n = (lib.stats() or {}).get('violations', 0)
+    if not n:
+        return
+    code = _active.exit_code
+    sys.stderr.write(f'==mate-guard== {n} violation{"" if n == 1 else "s"} in this process: exit status {code} '
+                     f'(exit_code; 0 leaves the status alone)\n')
+    # The status can only be set by ending here: what Python would still do is flushing.
+    if 'logging' in sys.modules:
+        sys.modules['logging'].shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    os._exit(code)
+
+
+atexit.register(_exit_status)

@@ -1,7 +1,9 @@
 """python -m mate_guard [--<setting> <value> ...] script.py args...: runs the
 script with the guard installed, as `mate guard-run --device cuda` does for
-one process. `python -m mate_guard report <dir>...` prints filed reports. Settings: `--mode head`, `--log-allocations`, ... (the
-settings table's names), or MATE_GUARD_SETTINGS-free defaults."""
+one process. `python -m mate_guard report <dir>...` prints filed reports.
+Settings: `--mode head`, `--log-allocations`, ... (the
+settings table's names), or MATE_GUARD_SETTINGS-free defaults. A run
+with violations exits with `--exit-code` (default 1), as sanitizers do."""
 import os
 import runpy
 import sys
@@ -63,7 +65,14 @@ def main(argv):
     sys.argv = rest
     # As `python script.py` would: the script's folder first on the path.
     sys.path[0] = os.path.dirname(os.path.abspath(rest[0]))
-    runpy.run_path(rest[0], run_name='__main__')
+    try:
+        runpy.run_path(rest[0], run_name='__main__')
+    except SystemExit as done:
+        if done.code not in (None, 0):
+            # Already failing: the script's own status stands (exit_code is for a run that would pass).
+            import mate_guard
+            mate_guard._exit_status_owned = False
+        raise
     return 0
 
 

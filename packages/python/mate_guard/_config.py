@@ -2,7 +2,7 @@
 (snake_case), made from settings.json rather than written out again."""
 import dataclasses
 
-from ._settings import CONFIG_ROWS, HANDOFF_VERSION, parse
+from ._settings import CONFIG_ROWS, HANDOFF_VERSION, PROCESS_KEYS, parse
 
 
 def _field(row):
@@ -27,6 +27,8 @@ def _to_handoff(self, report_dir=None):
     settings = {'device': 'cuda'}
     explicit = []
     for row in CONFIG_ROWS:
+        if row['key'] in PROCESS_KEYS:
+            continue
         value = getattr(self, row['spellings']['pythonKey'])
         if value is not None:
             settings[row['key']] = value

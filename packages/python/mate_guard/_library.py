@@ -5,7 +5,6 @@ import ctypes
 import glob
 import json
 import os
-import tempfile
 
 from ._resources import library_path
 from ._settings import HANDOFF_ENV
@@ -19,6 +18,7 @@ class Library:
         self.lib = ctypes.CDLL(path)
         self.lib.mate_guard_install_error.restype = ctypes.c_char_p
         self.lib.mate_guard_stats_json.restype = ctypes.c_char_p
+        self.lib.mate_guard_report_dir.restype = ctypes.c_char_p
         self.lib.mate_guard_check_device.argtypes = [ctypes.c_char_p]
         self.lib.mate_guard_set_current_test.argtypes = [ctypes.c_char_p]
         # The one report formatter: malloc'd strings, freed by the library.
@@ -33,13 +33,15 @@ class Library:
     def install(self, handoff):
         """Starts the guard with `handoff`'s settings; raises with the library's reason when it cannot."""
         os.environ[HANDOFF_ENV] = json.dumps(handoff)
-        # The PyTorch hook (mate_guard_cuda.py) loads the library by this path.
+        # The PyTorch hook (_torch_hook.py) loads the library by this path.
         os.environ['MATE_GUARD_CUDA_LIBRARY'] = self.path
         if self.lib.mate_guard_install_from_env() != 0:
             why = self.lib.mate_guard_install_error().decode(errors='replace')
             raise RuntimeError(f'mate-guard: CUDA guarding could not start: {why}')
-        self.report_dir = handoff['settings'].get('reportDir') or os.path.join(
-            os.environ.get('TMPDIR') or tempfile.gettempdir(), 'mate-guard-reports')
+        # The folder the library files into: the one given, else its own fresh
+        # one under <tmp>/mate-guard-<uid>/ (made private, checked; removed at
+        # exit when clean): never a shared fixed folder.
+        self.report_dir = handoff['settings'].get('reportDir') or self.lib.mate_guard_report_dir().decode()
         self._seen = set(self._event_files())
         # Before the interpreter tears down: stop the background thread,
         # finish pending checks, write the counters.

@@ -33,7 +33,7 @@ def _read(path):
     try:
         size = os.path.getsize(path)
         if size > _MAX_EVENT_BYTES:
-            return None, f'{size} bytes, more than the {_MAX_EVENT_BYTES} an event may have'
+            return None, f'{size} bytes, more than any report ({_MAX_EVENT_BYTES} at most)'
         with open(path, encoding='utf-8', errors='surrogateescape') as f:
             text = f.read()
     except OSError as err:

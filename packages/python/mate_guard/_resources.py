@@ -1,6 +1,7 @@
 """Where the files mate-guard ships sit: inside the installed package
-(`_shipped/`, put there by build_wheel.py), else in the source checkout
-(packages/core-native), so the package also runs from the repository."""
+(`_shipped/`, put there by the build backend), else in the source checkout
+(packages/core-native: an editable install, or the package run from the
+repository)."""
 import os
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -10,7 +11,6 @@ _CORE = os.path.normpath(os.path.join(_HERE, '..', '..', 'core-native'))
 _CHECKOUT = {
     'libmate_guard_cuda.so': os.path.join(_CORE, 'build', 'Release', 'libmate_guard_cuda.so'),
     'settings.json': os.path.join(_CORE, 'src', 'native', 'options', 'settings.json'),
-    'mate_guard_cuda.py': os.path.join(_CORE, 'python', 'mate_guard_cuda.py'),
 }
 
 SHIPPED = os.path.join(_HERE, '_shipped')

@@ -13,17 +13,26 @@ class GuardConfigError(ValueError):
 
 
 def _load():
-    with open(resource('settings.json'), encoding='utf-8') as f:
-        return json.load(f)
+    path = resource('settings.json')
+    try:
+        with open(path, encoding='utf-8') as f:
+            return json.load(f)
+    except (OSError, ValueError) as err:
+        # Said at import, in one line, rather than a traceback in every pytest start-up.
+        raise ImportError(f'mate-guard: its settings table {path} cannot be read ({err}): a broken install? reinstall mate-guard') from None
 
 
 DOC = _load()
 HANDOFF_ENV = DOC['handoffEnv']
 HANDOFF_VERSION = DOC['handoffVersion']
-# The rows the Python package takes (the `python` surface): the device guard's.
-ROWS = [r for r in DOC['settings'] if 'python' in r['surfaces']]
-# GuardAllocatorConfig's fields: every Python row but `alloc` (installing is the switch).
-CONFIG_ROWS = [r for r in ROWS if r['key'] != 'enabled']
+# The rows pytest takes (`python`: the device guard's; `pytest`: the plugin's own, e.g. rerun).
+ROWS = [r for r in DOC['settings'] if {'python', 'pytest'} & set(r['surfaces'])]
+# GuardAllocatorConfig's fields (and `python -m mate_guard`'s flags): every
+# `python` row but `alloc` (installing is the switch), and the API's own
+# (`pythonApi`: exit_code).
+CONFIG_ROWS = [r for r in DOC['settings'] if r['key'] != 'enabled' and {'python', 'pythonApi'} & set(r['surfaces'])]
+# Rows of this process's Python side only: not handed to the library.
+PROCESS_KEYS = {r['key'] for r in CONFIG_ROWS if 'python' not in r['surfaces']}
 
 _TRUE = {'1', 'true', 'yes', 'on'}
 _FALSE = {'0', 'false', 'no', 'off'}

@@ -2,14 +2,24 @@
 the CUDA device memory of the test process. Inactive unless asked: by a
 flag (also through addopts / PYTEST_ADDOPTS), MATE_PYTEST_GUARD_ALLOC or
 the ini key guard_alloc; flag > environment > ini > off, per setting. The
-flags, variables and ini keys come from the settings table (settings.json)."""
+flags, variables and ini keys come from the settings table (settings.json).
+
+One run reports every bug of a suite: after a fault that loses the CUDA
+context the tests left run in a fresh process (_subrun.py), and a kernel
+exception found without launch blocking reruns its test with it; under
+pytest-xdist each worker's counts reach the controller, whose summary is
+the run's."""
 import gc
+import glob
+import json
 import os
+import shutil
+import sys
 
 import pytest
 
-from . import _library
-from ._settings import ROWS, GuardConfigError, parse, suggestion
+from . import _library, _subrun
+from ._settings import CONFIG_ROWS, ROWS, GuardConfigError, parse, suggestion
 
 GRAPH_REASON = 'guard allocator debug mode does not support graph capture'
 MARKERS = {
@@ -17,6 +27,12 @@ MARKERS = {
     'graph_capture': 'skipped under --guard-alloc (mate-guard): the test captures CUDA graphs, which the guard refuses',
 }
 ENV_PREFIX = 'MATE_PYTEST_GUARD_'
+# What a setting does under pytest where it differs from the table's (Node runners') description.
+PYTEST_HELP = {
+    'rerun': 'A kernel exception (a fault that loses the CUDA context) found without launch blocking reruns that '
+             'one test alone in a fresh process with launch blocking, and its failure shows the rerun\'s report, '
+             'which names the exact launch; the summary says what the reruns cost.',
+}
 
 
 def _sp(row, what):
@@ -31,7 +47,7 @@ def pytest_addoption(parser):
     group = parser.getgroup('mate-guard', 'mate-guard: CUDA device memory guard')
     for row in ROWS:
         flag = _sp(row, 'pytestFlag')
-        help = f'{row["description"]} (env {_sp(row, "pytestEnv")}, ini {_sp(row, "pytestIni")}, default {row["defaultText"]})'
+        help = f'{PYTEST_HELP.get(row["key"], row["description"])} (env {_sp(row, "pytestEnv")}, ini {_sp(row, "pytestIni")}, default {row["defaultText"]})'
         help = help.replace('%', '%%')
         if row['value']['type'] == 'boolean':
             group.addoption(flag, action='store_true', dest=_dest(row), default=None, help=help)
@@ -52,26 +68,46 @@ def _known_flags():
     return out
 
 
-def _refuse_misspellings(args, inicfg):
+def _bad_setting(message):
+    """A bad setting ends the session as in every mate-guard entry point: one line, exit 2.
+
+    pytest's UsageError would print `ERROR: ...` and exit 4. Raised where pytest
+    lets SystemExit through (initial conftests, cmdline_main), before collection.
+    """
+    sys.stderr.write(f'mate-guard: {message}\n')
+    sys.stderr.flush()
+    raise SystemExit(2)
+
+
+def _refuse_misspellings(args, ini_keys):
     """A misspelled guard setting stops the session before collection, with the nearest spelling."""
     flags = _known_flags()
     for arg in args:
         name = arg.split('=', 1)[0]
         if (name.startswith('--guard-') or name.startswith('--no-guard-')) and name not in flags:
-            raise pytest.UsageError(f'mate-guard: unknown option "{name}"{suggestion(name, flags)}')
+            _bad_setting(f'unknown option "{name}"{suggestion(name, flags)}')
     envs = [_sp(r, 'pytestEnv') for r in ROWS]
     for name in sorted(os.environ):
         if name.startswith(ENV_PREFIX) and name not in envs:
-            raise pytest.UsageError(f'mate-guard: unknown environment variable "{name}"{suggestion(name, envs)}')
+            _bad_setting(f'unknown environment variable "{name}"{suggestion(name, envs)}')
     inis = [_sp(r, 'pytestIni') for r in ROWS]
-    for name in sorted(inicfg or {}):
+    for name in sorted(ini_keys):
         if name.startswith('guard_') and name not in inis:
-            raise pytest.UsageError(f'mate-guard: unknown ini option "{name}"{suggestion(name, inis)}')
+            _bad_setting(f'unknown ini option "{name}"{suggestion(name, inis)}')
+
+
+def _ini_keys(config):
+    """The ini file's keys. pytest 9 keeps them in _inicfg (its `inicfg`
+    warns PytestRemovedIn10Warning from 9.1); older pytest has `inicfg` only."""
+    keys = getattr(config, '_inicfg', None)
+    if keys is None:
+        keys = getattr(config, 'inicfg', None)
+    return list(keys or ())
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config, parser, args):
-    _refuse_misspellings(args, getattr(early_config, 'inicfg', None))
+    _refuse_misspellings(args, _ini_keys(early_config))
 
 
 def _ini(config, row):
@@ -85,7 +121,7 @@ def _ini(config, row):
 
 
 def resolve(config):
-    """Every Python setting: flag > MATE_PYTEST_GUARD_* > ini > the table's default."""
+    """Every pytest setting: flag > MATE_PYTEST_GUARD_* > ini > the table's default."""
     out = {}
     for row in ROWS:
         key = _sp(row, 'pythonKey')
@@ -108,40 +144,109 @@ def resolve(config):
     return out
 
 
+def _zero_summary():
+    return {'stats': {'allocations': 0, 'peakLive': 0, 'fallbacks': 0, 'violations': 0, 'fallbackReason': None},
+            'processes': 0, 'lost': [], 'late': [], 'reruns': [], 'reportDirs': []}
+
+
+def _add(total, part):
+    """Adds one process's (or process tree's) summary to `total`."""
+    t, s = total['stats'], part.get('stats') or {}
+    for k in ('allocations', 'fallbacks', 'violations'):
+        t[k] += s.get(k, 0) or 0
+    t['peakLive'] = max(t['peakLive'], s.get('peakLive', 0) or 0)
+    if s.get('fallbacks') and not t.get('fallbackReason'):
+        t['fallbackReason'] = s.get('fallbackReason')
+    total['processes'] += part.get('processes', 1)
+    for k in ('lost', 'late', 'reruns'):
+        total[k] += part.get(k) or []
+    for d in part.get('reportDirs') or []:
+        if d not in total['reportDirs']:
+            total['reportDirs'].append(d)
+
+
 class _Guard:
     """The guard of one pytest process: brackets tests, turns findings into failures."""
 
     def __init__(self, config, settings):
+        import mate_guard
         from . import GuardAllocatorConfig, install_guard_allocator
         self.config = config
-        fields = {k: v for k, v in settings.items() if k != 'enabled'}
+        self.settings = settings
+        keys = {_sp(r, 'pythonKey') for r in CONFIG_ROWS}
+        fields = {k: v for k, v in settings.items() if k in keys}
         # A test to fail: a free checks its canary at once (the Node runners' default).
         if fields.get('sync_on_free') is None:
             fields['sync_on_free'] = True
         install_guard_allocator(GuardAllocatorConfig(**fields))
+        mate_guard._exit_status_owned = False  # pytest's own exit status is the run's
         self.lib = _library.load()
         self.lost_in = None  # node id of the test whose fault lost the CUDA context
         self.reports = []  # every report of the session
         self.late = []  # reports made outside any test (collection, the session's end)
-        self.skipped = 0
+        self.skipped = 0  # tests skipped by tag, counted from the reports this process shows
+        self.recorder = _subrun.Recorder(config, _role.results)
+        self.continued = None  # the summary of the fresh process that ran the tests after a lost context
+        self.reruns = []  # [node id, seconds] of this process's launch-blocking reruns
+        self.worker_lost = []  # xdist's controller: (worker, node id) of each worker that lost its context
+        self.end_worker = False
 
     def check(self, item, when):
-        from . import check_canaries
+        from . import _new_reports
         if self.lost_in is not None:  # nothing more can be asked of a lost context
             return []
         gc.collect()  # frees the test's dropped objects now: their checks belong to it
-        reports = check_canaries(f'the end of test {item.nodeid}' if when != 'setup' else f'the setup of {item.nodeid}')
+        reports = _new_reports(f'the end of test {item.nodeid}' if when != 'setup' else f'the setup of {item.nodeid}')
         self.reports += reports
         if any(r.context_lost for r in reports) and self.lost_in is None:
             self.lost_in = item.nodeid
         return reports
 
+    def own_summary(self):
+        """This process's counts, with those of the fresh process it continued in."""
+        from . import stats
+        total = _zero_summary()
+        _add(total, {'stats': stats() or {}, 'processes': 1, 'lost': [self.lost_in] if self.lost_in else [],
+                     'late': [r.text for r in self.late], 'reruns': list(self.reruns),
+                     'reportDirs': [self.lib.report_dir] if self.lib.report_dir else []})
+        if self.continued:
+            _add(total, self.continued)
+        return total
+
 
 _guard = None
+_role = None  # why this process runs: all of the run, or some of its tests for a parent (_subrun.Role)
+# pytest-xdist: the folder where workers leave their counts (and a worker
+# that lost its CUDA context says so), made by the controller and
+# inherited by the workers through the environment.
+XDIST_DIR = 'MATE_PYTEST_XDIST_DIR'
+
+
+def _xdist_worker(config):
+    inp = getattr(config, 'workerinput', None)
+    return inp.get('workerid') if inp else None
+
+
+def _xdist_controller(config):
+    return _xdist_worker(config) is None and bool(getattr(config.option, 'numprocesses', None)) \
+        and not _role.child
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """Bad values stop the session here (before pytest_configure, where SystemExit would be an internal error)."""
+    if getattr(config.option, 'help', False) or getattr(config.option, 'version', False):
+        return None
+    try:
+        resolve(config)
+    except GuardConfigError as err:
+        _bad_setting(str(err))
+    return None
 
 
 def pytest_configure(config):
-    global _guard
+    global _guard, _role
+    _role = _subrun.Role()
     for name, text in MARKERS.items():
         config.addinivalue_line('markers', f'{name}: {text}')
     try:
@@ -150,10 +255,10 @@ def pytest_configure(config):
         raise pytest.UsageError(f'mate-guard: {err}') from None
     if not settings.get('enabled'):
         return
-    if _xdist_worker(config) is None and getattr(config.option, 'numprocesses', None) and not os.environ.get(XDIST_DIR):
-        # xdist's controller: where workers that lost their CUDA context say so (inherited by the workers).
+    if _xdist_controller(config) and not os.environ.get(XDIST_DIR):
         import tempfile
         os.environ[XDIST_DIR] = tempfile.mkdtemp(prefix='mate-guard-xdist-')
+        config._mate_guard_xdist_dir = os.environ[XDIST_DIR]
     try:
         _guard = _Guard(config, settings)
     except (RuntimeError, GuardConfigError) as err:
@@ -167,36 +272,92 @@ def _graph_case(item):
     return callspec is not None and callspec.params.get('use_graph') is True
 
 
-@pytest.hookimpl(trylast=True)  # after -k / -m deselection: the count is of tests that would have run
+@pytest.hookimpl(trylast=True)  # after -k / -m deselection
 def pytest_collection_modifyitems(config, items):
     if _guard is None:
         return
+    only = _role.only()
+    if only is not None:  # a process started for some of a run's tests: those only
+        dropped = [i for i in items if i.nodeid not in only]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = [i for i in items if i.nodeid in only]
     for item in items:
         if _graph_case(item):
             item.add_marker(pytest.mark.skip(reason=GRAPH_REASON))
-            _guard.skipped += 1
 
 
-# pytest-xdist: a worker whose CUDA context was lost ends itself before its
-# next test, leaving a marker for the controller, which replaces the worker
-# (as for any crash) and runs that next test again on the fresh one.
-XDIST_DIR = 'MATE_PYTEST_XDIST_DIR'
+def _tests(n):
+    return f'{n} test{"" if n == 1 else "s"}'
 
 
-def _xdist_worker(config):
-    inp = getattr(config, 'workerinput', None)
-    return inp.get('workerid') if inp else None
+def _write_worker_counts(config):
+    """An xdist worker's counts, for the controller's summary (also from a worker about to end itself)."""
+    wid = _xdist_worker(config)
+    folder = os.environ.get(XDIST_DIR)
+    if _guard is None or not wid or not folder or not os.path.isdir(folder):
+        return
+    with open(os.path.join(folder, f'counts-{wid}-{os.getpid()}.json'), 'w', encoding='utf-8') as f:
+        json.dump(dict(_guard.own_summary(), lost=[[wid, n] for n in ([_guard.lost_in] if _guard.lost_in else [])]), f)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item, nextitem):
-    if _guard is not None:
-        if getattr(_guard, 'end_worker', False):
-            import sys
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(3)
-        _guard.lib.set_current_test(item.nodeid)
+    if _guard is None:
+        return None
+    if _guard.end_worker:
+        # xdist: this worker's CUDA context is lost; xdist replaces it.
+        _write_worker_counts(item.config)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(3)
+    if _guard.lost_in is not None:
+        if _guard.continued is None:
+            _continue(item)
+        return True  # run by the fresh process
+    _guard.lib.set_current_test(item.nodeid)
+    return None
+
+
+def _continue(item):
+    """After a lost CUDA context: the tests left run in a fresh process, whose
+    reports are this run's (it continues the same way after its own loss)."""
+    session = item.session
+    rest = session.items[session.items.index(item):]
+    tr = item.config.pluginmanager.get_plugin('terminalreporter')
+    if tr is not None:
+        tr.write_line(f'[mate-guard] the CUDA context was lost in {_guard.lost_in}: the {_tests(len(rest))} left '
+                      'run in a fresh process')
+    result = _subrun.run(item.config, [i.nodeid for i in rest])
+    _subrun.replay(item.config, result.reports)
+    _guard.continued = result.summary or dict(_zero_summary(), processes=1)
+    ran = {r.nodeid for r in result.reports}
+    missing = [i.nodeid for i in rest if i.nodeid not in ran]
+    if missing:
+        # Never silent: the fresh process ended before these (it crashed, or could not start).
+        session.testsfailed += 1
+        if tr is not None:
+            tr.write_line(f'[mate-guard] error: the fresh process (exit {result.code}) did not run {_tests(len(missing))}: '
+                          f'{", ".join(missing[:5])}{" ..." if len(missing) > 5 else ""}; its output:\n'
+                          f'{result.log[-3000:]}', red=True)
+
+
+def _rerun_blocking(item):
+    """A kernel exception without launch blocking: the test again, alone, in a
+    fresh process with launch blocking, so its report names the exact launch.
+    The rerun's failure text, or why there is none."""
+    import time
+    start = time.monotonic()
+    result = _subrun.run(item.config, [item.nodeid], ['--guard-launch-blocking', '--no-guard-rerun'],
+                         env={_subrun.RERUN_ENV: '1'})
+    seconds = time.monotonic() - start
+    _guard.reruns.append([item.nodeid, round(seconds, 2)])
+    failed = [r for r in result.reports if r.failed]
+    if not failed:
+        return (f'[mate-guard] the rerun of {item.nodeid} with launch blocking ({seconds:.1f} s) did not fault '
+                f'(exit {result.code}): the fault depends on timing or on earlier tests')
+    text = '\n'.join(str(r.longrepr) for r in failed)
+    return f'[mate-guard] rerun of {item.nodeid} alone with launch blocking ({seconds:.1f} s):\n{text}'
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -210,6 +371,8 @@ def pytest_handlecrashitem(crashitem, report, sched):
     with open(marker) as f:
         lost_in = f.read()
     os.remove(marker)
+    if _guard is not None:
+        _guard.worker_lost.append((wid, lost_in))
     # The test it was given next never started: run it again elsewhere, and
     # count this report as nothing (a passed setup).
     if hasattr(sched, 'mark_test_pending'):
@@ -225,8 +388,13 @@ def pytest_handlecrashitem(crashitem, report, sched):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item):
     yield
-    if _guard is not None:
-        item._mate_guard_call = _guard.check(item, 'call')
+    if _guard is None:
+        return
+    reports = _guard.check(item, 'call')
+    item._mate_guard_call = reports
+    if (_guard.lost_in == item.nodeid and _guard.settings.get('rerun') and not _guard.settings.get('launch_blocking')
+            and not _role.rerun):
+        item._mate_guard_rerun = _rerun_blocking(item)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -240,13 +408,6 @@ def pytest_runtest_teardown(item, nextitem):
         with open(os.path.join(os.environ[XDIST_DIR], f'lost-{_xdist_worker(item.config)}'), 'w') as f:
             f.write(_guard.lost_in)
         _guard.end_worker = True
-    elif _guard.lost_in is not None:
-        rest = item.session.items
-        after = len(rest) - rest.index(item) - 1 if item in rest else 0
-        if after:
-            item.session.shouldstop = (
-                f'mate-guard: the CUDA context was lost in {_guard.lost_in}; the {after} test'
-                f'{"" if after == 1 else "s"} after it in this process were not run (a process cannot recover its CUDA context)')
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -262,34 +423,82 @@ def pytest_runtest_makereport(item, call):
     else:
         rep.outcome = 'failed'
         rep.longrepr = text
+    rerun = getattr(item, '_mate_guard_rerun', None) if rep.when == 'call' else None
+    if rerun:
+        rep.sections.append(('mate-guard: launch-blocking rerun', rerun))
+
+
+def pytest_runtest_logreport(report):
+    if _guard is None:
+        return
+    if report.skipped and GRAPH_REASON in str(report.longrepr):
+        _guard.skipped += 1
+    if _guard.recorder:  # a fresh process's reports, its own and those it replayed, go to its parent
+        _guard.recorder.report(report)
+
+
+def _run_summary(config):
+    """The run's counts: this process and the fresh ones it continued in, or
+    under xdist's controller every worker's, replaced ones included."""
+    total = _guard.own_summary()
+    folder = getattr(config, '_mate_guard_xdist_dir', None)
+    if folder:
+        total = _zero_summary()
+        for path in sorted(glob.glob(os.path.join(folder, 'counts-*.json'))):
+            with open(path, encoding='utf-8') as f:
+                _add(total, json.load(f))
+    return total
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if _guard is None:
         return
-    from . import stats
-    for r in _guard.late:
-        terminalreporter.write_line(r.text)
-    s = stats() or {}
-    n = lambda k: s.get(k, 0)  # noqa: E731
+    tr = terminalreporter
+    total = _run_summary(config)
+    for text in total['late']:
+        tr.write_line(text)
+    s = total['stats']
     pl = lambda v, w: f'{v} {w}{"" if v == 1 else "s"}'  # noqa: E731
-    terminalreporter.write_line(
-        f'[mate-guard] summary: {pl(n("allocations"), "allocation")} guarded, peak live {n("peakLive")}, '
-        f'{pl(n("fallbacks"), "unguarded fallback")}, {pl(n("violations"), "violation")}, '
+    tr.write_line(
+        f'[mate-guard] summary: {pl(s["allocations"], "allocation")} guarded, peak live {s["peakLive"]}, '
+        f'{pl(s["fallbacks"], "unguarded fallback")}, {pl(s["violations"], "violation")}, '
         f'{pl(_guard.skipped, "test")} skipped by tag')
-    if n('fallbacks'):
-        terminalreporter.write_line(f'[mate-guard] warning: {pl(n("fallbacks"), "allocation")} ran unguarded: {s.get("fallbackReason")}')
-    if _guard.lost_in is not None:
-        terminalreporter.write_line(f'[mate-guard] the CUDA context was lost in {_guard.lost_in}: later tests in this process were not run')
+    if s['violations'] and total['reportDirs']:
+        tr.write_line(f'[mate-guard] report files (JSON, every process\'s): {", ".join(total["reportDirs"])}')
+    if s['fallbacks']:
+        tr.write_line(f'[mate-guard] warning: {pl(s["fallbacks"], "allocation")} ran unguarded: {s.get("fallbackReason")}')
+    if getattr(config, '_mate_guard_xdist_dir', None):
+        # Said by every worker that lost its context, whether or not it had tests left (and so was replaced).
+        replaced = {tuple(w) for w in _guard.worker_lost}
+        for wid, lost_in in total['lost']:
+            tr.write_line(f'[mate-guard] worker {wid} lost its CUDA context in {lost_in}'
+                          + (' (replaced by a fresh worker)' if (wid, lost_in) in replaced else ''))
+        tr.write_line(f'[mate-guard] {total["processes"]} worker process{"" if total["processes"] == 1 else "es"}, replaced ones included')
+    elif total['lost']:
+        tr.write_line(f'[mate-guard] {total["processes"]} processes: the CUDA context was lost in '
+                      f'{", ".join(total["lost"])}; the tests after each ran in a fresh process')
+    if total['reruns']:
+        secs = sum(r[1] for r in total['reruns'])
+        tr.write_line(f'[mate-guard] launch-blocking rerun: {pl(len(total["reruns"]), "test")} '
+                      f'({", ".join(r[0] for r in total["reruns"])}), {secs:.1f} s')
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session, exitstatus):
     if _guard is None:
         return
-    from . import check_canaries
-    _guard.late = [] if _guard.lost_in else check_canaries('the end of the session')
+    from . import _new_reports
+    _guard.late = [] if _guard.lost_in else _new_reports('the end of the session')
     _guard.reports += _guard.late
-    # A violation the tests' results do not show yet still fails the run.
-    if _guard.reports and session.exitstatus == 0:
+    # A violation the tests' results do not show yet (one at the session's end, here or in a fresh process) still fails the run.
+    if (_guard.reports or _guard.own_summary()['stats']['violations']) and session.exitstatus == 0:
         session.exitstatus = 1
+    if _guard.recorder:
+        _guard.recorder.summary(_guard.own_summary())
+    _write_worker_counts(session.config)
+
+
+def pytest_unconfigure(config):
+    folder = getattr(config, '_mate_guard_xdist_dir', None)
+    if folder:
+        shutil.rmtree(folder, ignore_errors=True)

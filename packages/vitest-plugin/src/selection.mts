@@ -1,8 +1,9 @@
 // How Vitest selects tests, for mate-vitest's canary reruns and `mate
 // replay`: one run (`vitest run`, never watch mode) of the files, the
 // tests by their full names (-t), and only the projects the test paths
-// name (--project): a file shared by projects reruns where it was damaged.
+// name (--project=<name>, only ever an option's value): a file shared by projects reruns where it was damaged.
 import { testNamePattern, testProjects, type RunnerSelection } from '@mate-guard/core/internal';
+import { options } from './runner/options.mjs';
 
 /** Vitest's commands among the positionals: the selection runs `run`. */
 const COMMANDS = ['run', 'watch', 'dev'];
@@ -12,12 +13,13 @@ const PROJECT = /^--project(=|$)/;
 
 export const selection: RunnerSelection = {
   runner: 'vitest',
+  options,
   args: { watch: ['-w', '--watch'], watchWithValue: [], shard: ['--shard'] },
   select({ options, tail, files, tests }) {
     const names = testNamePattern(tests, (titles) => titles.join(' '));
     const projects = testProjects(tests);
     const kept = options.filter((o) => !(names && NAMES.test(o[0])) && !(projects.length && PROJECT.test(o[0]))).flat();
-    return ['run', ...files, ...kept, ...(names ? ['-t', names] : []), ...projects.flatMap((p) => ['--project', p]), ...tail];
+    return ['run', ...files, ...kept, ...(names ? ['-t', names] : []), ...projects.map((p) => `--project=${p}`), ...tail];
   },
   whole: ({ positionals, options, tail }) => ['run', ...positionals.filter((a) => !COMMANDS.includes(a)), ...options.flat(), ...tail],
 };

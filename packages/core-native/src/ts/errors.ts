@@ -1,3 +1,5 @@
+import { visible } from './text/escape';
+
 /** Thrown for a bad flag, environment variable or option value. */
 export class GuardConfigError extends Error {
   readonly code = 'MATE_GUARD_CONFIG';
@@ -22,14 +24,24 @@ export class NativeUnavailableError extends GuardConfigError {}
 export const CONFIG_ERROR_EXIT = 2;
 
 /**
- * Prints a bad setting's one line (`<program>: <message>`) and exits with
- * CONFIG_ERROR_EXIT, before any test. For code inside a runner's process
- * (a plugin, a reporter), where a thrown error would come out in the
- * runner's own format (a boxed "Startup Error", a stack) and status.
+ * The one way a bad setting leaves, for every entry point: its one line
+ * (`<program>: <message>`) on stderr; returns the exit status to end with
+ * (CONFIG_ERROR_EXIT). The Python plugin mirrors it (pytest_plugin.py).
+ */
+export function reportConfigError(program: string, err: GuardConfigError): number {
+  // One line whatever it quotes (a record's, a file's text): control characters shown, never obeyed.
+  process.stderr.write(`${program}: ${visible(err.message)}\n`);
+  return CONFIG_ERROR_EXIT;
+}
+
+/**
+ * Reports a bad setting (reportConfigError) and exits at once, before any
+ * test. For code inside a runner's process (a plugin, a reporter), where a
+ * thrown error would come out in the runner's own format (a boxed "Startup
+ * Error", a stack) and status.
  */
 export function exitOnConfigError(program: string, err: GuardConfigError): never {
-  process.stderr.write(`${program}: ${err.message}\n`);
-  process.exit(CONFIG_ERROR_EXIT);
+  process.exit(reportConfigError(program, err));
 }
 
 /**
@@ -65,8 +77,7 @@ export function runCli(program: string, main: (argv: string[]) => Promise<number
     (err: unknown) => {
       // A bad setting or no usable native binary found on the way: its one line.
       if (err instanceof GuardConfigError) {
-        process.stderr.write(`${program}: ${err.message}\n`);
-        process.exitCode = CONFIG_ERROR_EXIT;
+        process.exitCode = reportConfigError(program, err);
         return;
       }
       process.stderr.write(`${program}: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);

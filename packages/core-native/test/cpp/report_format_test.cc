@@ -144,12 +144,12 @@ TEST(a_bad_event_is_one_error_line_naming_the_field_never_a_crash) {
   CHECK_STR(mate::FormatTextJson("[1,2", Options()), "==mate-guard== ERROR: unreadable report event: not JSON (cut short at byte 4)\n");
   CHECK_STR(mate::FormatTextJson("42", Options()), "==mate-guard== ERROR: unreadable report event: not a mate-guard report (a number, not an object)\n");
   CHECK_STR(mate::EventTextProblem("{\"tool\":\"mate-guard\",\"kind\":\"double-free\",\"allocation\":{\"id\":1,\"size\":\"x\"}}"),
-            "field allocation.size: a string, where a number belongs");
+            "allocation.size is a string, not a number");
   CHECK_STR(mate::EventTextProblem("{\"tool\":\"mate-guard\",\"kind\":\"deadly-signal\",\"accessStack\":{\"frames\":[{\"offset\":1},7]}}"),
-            "field accessStack.frames[1]: a number, where an object belongs");
-  CHECK_STR(mate::EventTextProblem("{\"tool\":\"mate-guard\",\"kind\":\"heap-oops\"}"), "field kind: \"heap-oops\" is no report kind this version knows");
+            "accessStack.frames[1] is a number, not an object");
+  CHECK_STR(mate::EventTextProblem("{\"tool\":\"mate-guard\",\"kind\":\"heap-oops\"}"), "kind \"heap-oops\" is no report kind this version knows");
   CHECK_STR(mate::EventTextProblem("{\"tool\":\"mate-guard\",\"kind\":\"illegal-address\",\"launches\":{\"list\":[{\"args\":[{\"allocation\":3}]}]}}"),
-            "field launches.list[0].args[0].allocation: a number, where an object belongs");
+            "launches.list[0].args[0].allocation is a number, not an object");
   CHECK_STR(mate::EventTextProblem("{\"tool\":\"mate-guard\",\"kind\":\"out-of-memory\",\"memory\":{\"requested\":1}}"), "");
   // Mistyped fields the schema does not reach still give a report, not a crash.
   std::string text = mate::FormatText(

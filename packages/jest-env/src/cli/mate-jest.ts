@@ -9,7 +9,6 @@ import {
   runChild,
   RUNNER_FLAGS,
   superviseRun,
-  SURFACES,
   type ChildExit,
   type RerunLauncher,
   type RunnerResolution,
@@ -22,6 +21,7 @@ import { mateJestHelp } from './help';
 import { readJestConfig } from './jest-config';
 import { resolveJestBin } from './jest-bin';
 import { withGuardReporter } from './reporters';
+import { checkJestVersion, jestVersionAbove } from '../jest-version';
 import { selection } from '../selection';
 
 /** Flags and MATE_JEST_GUARD_*, resolved before Jest starts: a bad value stops the run before any test (runCli prints it). */
@@ -36,7 +36,7 @@ export const NOTHING_GUARDED_FIX =
 
 /** The same Jest command, narrowed to the damaged tests as Jest selects them (selection.ts, shared with `mate replay`). */
 function rerunJest(bin: string, rest: readonly string[]): RerunLauncher {
-  const narrowed = narrowedReruns(selection, rest, SURFACES.jest);
+  const narrowed = narrowedReruns(selection, rest);
   return (group) => ({ command: process.execPath, args: [...nodeFlagsToPassOn(), bin, ...narrowed(group)] });
 }
 
@@ -50,6 +50,8 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     return;
   }
   const { settings, explicit, rest } = resolve(argv);
+  // A Jest outside the supported range is refused (runCli's one line, exit 2), never half guarded.
+  if (settings.enabled) checkJestVersion(jestVersionAbove(bin));
   // The reporter names crashed tests in Jest's results (JUnit, --json) and, in watch mode, owns the run.
   const withReporter = await withGuardReporter(rest, bin);
   const { note } = withReporter;
@@ -97,6 +99,10 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
       // Jest passed, yet a process found damage (e.g. at exit): show it, fail.
       showReportsIfPassed: true,
       nothingGuardedFix: NOTHING_GUARDED_FIX,
+      // Our reporter marks a run in which Jest found test files: without
+      // the mark Jest ran none (no match, --shard past the files, an
+      // argument Jest refused) and its own words and status stand.
+      testsMarked: note === undefined,
     }),
   });
 }

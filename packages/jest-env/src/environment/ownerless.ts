@@ -3,9 +3,9 @@
 // so. The first guarded file of the run says it once instead: guarding is
 // on, and the summary (and crashed tests' names) come from the reporter.
 import * as fs from 'node:fs';
-import * as path from 'node:path';
+import * as net from 'node:net';
 
-import { guardAllocatorConfig, runsAlone } from '@mate-guard/core/internal';
+import { runsAlone } from '@mate-guard/core/internal';
 
 export const OWNERLESS_NOTE =
   "[mate-guard] guarding is on (@mate-guard/jest-env); the summary line and the names of tests whose worker a guard fault killed come from the reporter: add reporters: ['default', '@mate-guard/jest-env/reporter'] to your Jest config, or run mate-jest\n";
@@ -18,10 +18,13 @@ function jestMainPid(): number {
 }
 
 /**
- * One marker per Jest run (its main process: pid and start time), made by
- * whichever worker gets there first; the others stay quiet.
+ * One claim per Jest run (its main process: pid and start time), made by
+ * whichever worker gets there first; the others stay quiet. The claim is
+ * an abstract socket name (Linux), held while the claiming process lives:
+ * it leaves no file behind. Where there are no abstract sockets each
+ * process says it.
  */
-function firstInRun(): boolean {
+function claimRun(said: () => void): void {
   const pid = jestMainPid();
   let started = '';
   try {
@@ -31,16 +34,14 @@ function firstInRun(): boolean {
   } catch {
     // no /proc: the pid alone
   }
-  // Next to the counters this ownerless run leaves in the allocator's report directory.
-  const dir = guardAllocatorConfig()?.reportDir;
-  if (!dir) return false;
-  const marker = path.join(dir, `jest-run-${pid}-${started}.note`);
-  try {
-    fs.closeSync(fs.openSync(marker, 'wx'));
-  } catch {
-    return false; // another worker of this run said it
-  }
-  return true;
+  const claim = net.createServer();
+  claim.once('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EADDRINUSE') said(); // no abstract sockets here: say it
+  });
+  claim.listen({ path: `\0mate-guard-${process.getuid?.() ?? ''}-jest-run-${pid}-${started}` }, () => {
+    claim.unref();
+    said();
+  });
 }
 
 /** Says once per run that the run has no owner, when that is so. */
@@ -53,5 +54,5 @@ export function announceOwnerless(): void {
   } catch {
     return; // a broken handoff is reported where it is read for settings
   }
-  if (alone && firstInRun()) process.stderr.write(OWNERLESS_NOTE);
+  if (alone) claimRun(() => process.stderr.write(OWNERLESS_NOTE));
 }

@@ -15,6 +15,7 @@ import {
   exitOnConfigError,
   flushGuardStats,
   markResultsShown,
+  markTestsStarted,
   GuardConfigError,
   GuardedRun,
   processState,
@@ -22,6 +23,7 @@ import {
   runOwnership,
   resolveRunnerSettings,
   rowsOn,
+  workerCrash,
   spell,
   readReportDir,
   type RunnerResolution,
@@ -30,6 +32,7 @@ import type { AggregatedResult, TestResult } from '@jest/test-result';
 import type { Config } from '@jest/types';
 
 import { projectName } from '../environment/project';
+import { checkJestVersion, jestVersionAbove } from '../jest-version';
 import { addCrashedTests } from './crash-results';
 import { checkFileSettings } from './file-settings';
 
@@ -82,6 +85,8 @@ function startSession(options: unknown): Session {
       ? { settings: handoff.settings, explicit: handoff.explicit }
       : resolveRunnerSettings({ runner: 'jest', env: process.env, options: { values: reporterOptions(options), naming: 'jestOption', source: SOURCE } });
     if (handoff) readOptions(reporterOptions(options), 'jestOption', SOURCE); // still checked
+    // Plain jest: the Jest running this process (its bin is the main module), checked before anything is guarded.
+    if (resolved.settings.enabled) checkJestVersion(jestVersionAbove(process.argv[1]));
     const run = GuardedRun.start({ runner: 'jest', settings: resolved.settings, explicit: resolved.explicit });
     session = { run, dir: run.dir, announced: new Set() };
   }
@@ -105,6 +110,11 @@ export default class GuardReporter {
     this.watching = Boolean(globalConfig.watch || globalConfig.watchAll);
   }
 
+  /** Jest is about to run its test files: a run with any is marked as one that ran tests (none: no match, a shard past the files). */
+  onRunStart(results: AggregatedResult): void {
+    if (this.session.dir && results.numTotalTestSuites > 0) markTestsStarted(this.session.dir);
+  }
+
   /** Before the file runs (and before a worker gets it): its project's testEnvironmentOptions. */
   onTestFileStart(test: { context: { config: Config.ProjectConfig } }): void {
     checkFileSettings(test.context.config);
@@ -114,7 +124,7 @@ export default class GuardReporter {
   onTestFileResult(test: { context: { config: Config.ProjectConfig } }, testResult: TestResult, aggregated: AggregatedResult): void {
     if (!testResult.testExecError || !this.session.dir) return;
     const { announced } = this.session;
-    const fatal = readReportDir(this.session.dir).violations.filter((v) => v.fatal && v.file && !announced.has(v.file));
+    const fatal = readReportDir(this.session.dir).violations.filter((v) => workerCrash(v) && v.file && !announced.has(v.file));
     const project = projectName(test.context.config.displayName);
     for (const e of addCrashedTests(testResult, aggregated, fatal, WORKER, project)) announced.add(e.file!);
   }
@@ -135,6 +145,7 @@ export default class GuardReporter {
       showReportsIfPassed: true,
       more: this.watching,
       nothingGuardedFix: NOTHING_GUARDED_FIX,
+      testsMarked: true,
     });
     if (!verdict.quiet) process.stderr.write(verdict.text);
     // Jest's idiom for failing a run it thinks passed: the reporter's error.

@@ -13,11 +13,11 @@ import {
   type RerunLauncher,
   runCli,
   wantsHelp,
-  SURFACES,
   watchRequested,
 } from '@mate-guard/core/internal';
 
 import { loadMochaOptions, runsInWorkers } from '../hooks/mocha-options';
+import { checkProjectMocha } from '../hooks/mocha-version';
 import { resolveMochaConfig } from '../hooks/settings';
 import { selection } from '../selection';
 import { findMochaBin, PLUGIN_ENTRY } from './mocha-bin';
@@ -54,11 +54,13 @@ const watching = (args: readonly string[], options: Record<string, unknown>) =>
 
 /** The same mocha command, narrowed to the damaged tests as mocha selects them (selection.ts, shared with `mate replay`). */
 function rerunMocha(mochaBin: string, rest: readonly string[]): RerunLauncher {
-  const narrowed = narrowedReruns(selection, rest, SURFACES.mocha);
+  const narrowed = narrowedReruns(selection, rest);
   return (group) => ({ command: process.execPath, args: [...nodeFlagsToPassOn(), mochaBin, '--require', PLUGIN_ENTRY, ...narrowed(group)] });
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
+  // The plugin checks the running Mocha; this names an old one before its missing executable sends us to another.
+  if (!wantsHelp(argv)) checkProjectMocha();
   const mochaBin = findMochaBin();
   if (!mochaBin) {
     throw new GuardConfigError('mocha is not installed here (npm install --save-dev mocha)');

@@ -16,6 +16,7 @@ import { reportCrashedTests } from '../reporter/crashed-tests';
 import { endEachRun, endRunAtExit } from '../reporter/run-end';
 import { onEveryRun } from '../reporter/runner-hook';
 import { loadMochaOptions, runsInWorkers } from './mocha-options';
+import { checkMochaVersion } from './mocha-version';
 import { mainIsMochaFile, userMochaArgv } from './running-mocha';
 import { resolveMochaConfig } from './settings';
 import { getState, setState, type MochaRole, type PluginState } from './state';
@@ -65,6 +66,8 @@ export function start(): PluginState {
   const { role, settings, explicit, owner, watch } = decide();
   const state: PluginState = { role, settings, guarding: false, hooksHandedOut: false };
   if (settings.enabled) {
+    // Once, where the run starts (a worker's Mocha is its main process's): a Mocha outside the range is refused, never half guarded.
+    if (role !== 'worker') checkMochaVersion();
     // Before install and before any fork: workers inherit the handoff.
     const run = owner ? GuardedRun.start({ runner: 'mocha', settings, explicit }) : undefined;
     if (role !== 'parallel-main') {

@@ -6,7 +6,7 @@
 // report as its error message.
 import * as path from 'node:path';
 
-import { crashErrorName, crashOutsideTestTitle, crashTitles, formatCrashAttribution, readReportDir, reportText, type ViolationEvent } from '@mate-guard/core/internal';
+import { crashErrorName, crashOutsideTestTitle, crashTitles, formatCrashAttribution, readReportDir, reportText, workerCrash, type ViolationEvent } from '@mate-guard/core/internal';
 
 import type { MochaModule, MochaRunner } from './runner-hook';
 
@@ -41,7 +41,7 @@ export function reportCrashedTests(runner: MochaRunner, Mocha: MochaModule, repo
   const announce = (): number => {
     let n = 0;
     for (const e of readReportDir(reportDir).violations) {
-      if (!e.fatal || !e.file || announced.has(e.file)) continue;
+      if (!workerCrash(e) || !e.file || announced.has(e.file)) continue;
       announced.add(e.file);
       emitCrash(runner, Mocha, e, 'mocha worker');
       n++;

@@ -10,14 +10,14 @@ import {
   narrowedReruns,
   nodeFlagsToPassOn,
   superviseRun,
-  SURFACES,
   type RerunLauncher,
   runCli,
   wantsHelp,
   watchRequested,
 } from '@mate-guard/core/internal';
 
-import { NOTHING_GUARDED_FIX, resolveNodeTestConfig } from '../hooks/settings';
+import { checkNodeVersion } from '../hooks/node-version';
+import { NOTHING_GUARDED_UNDER_CLI, resolveNodeTestConfig } from '../hooks/settings';
 import { PROCESS_LABEL } from '../reporter/run-end';
 import { selection } from '../selection';
 
@@ -41,7 +41,7 @@ function nodeArgs(rest: readonly string[]): string[] {
 
 /** The same node --test command, narrowed to the damaged tests as node selects them (selection.ts, shared with `mate replay`). */
 function rerunNode(rest: readonly string[]): RerunLauncher {
-  const narrowed = narrowedReruns(selection, rest.filter((a) => a !== '--test'), SURFACES['node-test']);
+  const narrowed = narrowedReruns(selection, rest.filter((a) => a !== '--test'));
   return (group) => ({ command: process.execPath, args: nodeArgs(narrowed(group)) });
 }
 
@@ -52,6 +52,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   // A bad setting throws: runCli prints its one line, status 2.
   const { settings, explicit, rest } = resolveNodeTestConfig(argv);
+  if (settings.enabled) checkNodeVersion();
   return superviseRun({
     runner: 'node-test',
     program: 'mate-node-test',
@@ -66,7 +67,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     // Told to guard, it guarded nothing: the run fails (exit 2), with the line that says why.
     nothingGuardedFails: true,
     rerun: rerunNode(rest),
-    end: () => ({ attribution: { label: () => PROCESS_LABEL, earlier: true }, nothingGuardedFix: NOTHING_GUARDED_FIX }),
+    // node --test's main process (the plugin preloaded) marks a run that started a test file.
+    end: () => ({ attribution: { label: () => PROCESS_LABEL, earlier: true }, nothingGuardedFix: NOTHING_GUARDED_UNDER_CLI, testsMarked: true }),
   });
 }
 

@@ -15,3 +15,7 @@ export function resolveNodeTestConfig(argv: readonly string[], env: NodeJS.Proce
 /** The one line a run that guarded nothing ends with: how to load the guard. */
 export const NOTHING_GUARDED_FIX =
   'preload it with `node --test --require @mate-guard/node-test` (or run mate-node-test)';
+
+/** The same under mate-node-test, which preloads it already: what can still keep a test file unguarded. */
+export const NOTHING_GUARDED_UNDER_CLI =
+  "node --test started test files, but none of their processes loaded @mate-guard/node-test (mate-node-test passes it with --require: a NODE_OPTIONS or execArgv that the files' processes do not inherit drops it)";

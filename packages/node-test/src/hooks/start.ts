@@ -6,6 +6,7 @@
 import {
   GuardedRun,
   installFromSettings,
+  markTestsStarted,
   outsideTestsError,
   readHandoff,
   runOwnership,
@@ -20,6 +21,7 @@ import { crashedTestsOfFile } from '../reporter/crashed-tests';
 import { endRunAtExit, PROCESS_LABEL } from '../reporter/run-end';
 import { endEachWatchRound } from '../reporter/watch-rounds';
 import { aroundTest } from './bracket';
+import { checkNodeVersion } from './node-version';
 import { nodeTestRole, runsTests, type NodeTestRole } from './role';
 import { resolveNodeTestConfig } from './settings';
 import { getState, setState, type PluginState } from './state';
@@ -69,6 +71,8 @@ export function start(): PluginState {
   const state: PluginState = { role, settings, guarding: false };
   setState(state);
   if (!settings.enabled) return state;
+  // Once, where the run starts (a file's process runs the same node).
+  if (owner) checkNodeVersion();
   // Before install and before any child starts: children inherit the handoff.
   const run = owner ? GuardedRun.start({ runner: 'node-test', settings, explicit }) : undefined;
   const reportDir = run?.dir ?? settings.reportDir;
@@ -80,7 +84,14 @@ export function start(): PluginState {
   } else if (reportDir) {
     const announced = new Set<string>();
     const onFile = crashedTestsOfFile(reportDir, announced, PROCESS_LABEL);
-    aroundEveryTestFunction((test, call, args) => (kindOf(test) === 'file' ? onFile(test, call, args) : call(args)));
+    let marked = false;
+    aroundEveryTestFunction((test, call, args) => {
+      if (kindOf(test) !== 'file') return call(args);
+      // A run that starts no file (an empty folder) guarded nothing by no mistake: node's own result stands.
+      if (!marked) markTestsStarted(reportDir);
+      marked = true;
+      return onFile(test, call, args);
+    });
   }
   // Watch mode: a summary per round. Else at exit, after install, so core's exit check and counters come first.
   if (run && role === 'main' && watchRequested(NODE_ARGS, process.execArgv)) onRootTest((root) => endEachWatchRound(root, run));

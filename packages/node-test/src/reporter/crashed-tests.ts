@@ -7,7 +7,7 @@
 import * as path from 'node:path';
 import { serialize } from 'node:v8';
 
-import { crashErrorName, crashInFile, crashOutsideTestTitle, crashTest, formatCrashAttribution, readReportDir, reportText, type ViolationEvent } from '@mate-guard/core/internal';
+import { crashErrorName, crashInFile, crashOutsideTestTitle, crashTest, formatCrashAttribution, readReportDir, reportText, workerCrash, type ViolationEvent } from '@mate-guard/core/internal';
 
 import type { CallTest, NodeTest } from '../hooks/test-class';
 
@@ -112,6 +112,21 @@ function closeSuite(emit: Emit, o: Open): void {
 }
 
 /**
+ * Ends the open suites deeper than `depth`, innermost first, one at a
+ * time: each stays open until its own failure goes out, so that failure
+ * counts in its parent's plan (trackOpen then closes it). Taken off all at
+ * once, a suite's failure found no parent: every enclosing suite's plan was
+ * missing after a crash two suites deep.
+ */
+function closeDeeperThan(emit: Emit, open: Open[], depth: number): void {
+  while (open.length > depth) {
+    const o = open[open.length - 1];
+    closeSuite(emit, o);
+    if (open[open.length - 1] === o) open.pop(); // trackOpen did not see it: never loop
+  }
+}
+
+/**
  * Reports the test at `where` (file > suites > test) failed with `message`,
  * inside its suites: those open in the report that are not its own are
  * closed, its own missing ones started (left open: closeOpen ends them).
@@ -120,7 +135,7 @@ function emitFailure(emit: Emit, open: Open[], where: string, message: string, n
   const titles = where.split(' > ').slice(1);
   let shared = 0;
   while (shared < open.length && shared < titles.length - 1 && open[shared].name === titles[shared]) shared++;
-  for (const o of open.splice(shared).reverse()) closeSuite(emit, o);
+  closeDeeperThan(emit, open, shared);
   for (let i = shared; i < titles.length - 1; i++) emit('test:start', titles[i], i); // trackOpen records it open
   const nesting = titles.length - 1;
   emit('test:start', titles[nesting], nesting);
@@ -129,7 +144,7 @@ function emitFailure(emit: Emit, open: Open[], where: string, message: string, n
 
 /** Ends the suites the dead process left open, innermost first. */
 function closeOpen(emit: Emit, open: Open[]): void {
-  for (const o of open.splice(0).reverse()) closeSuite(emit, o);
+  closeDeeperThan(emit, open, 0);
 }
 
 function emitCrash(emit: Emit, open: Open[], e: ViolationEvent, rel: string, label: string): void {
@@ -159,7 +174,7 @@ export function crashedTestsOfFile(reportDir: string, announced: Set<string>, la
       const { violations } = readReportDir(reportDir);
       let crashed = false;
       for (const e of violations) {
-        if (!e.fatal || !e.file || announced.has(e.file)) continue;
+        if (!workerCrash(e) || !e.file || announced.has(e.file)) continue;
         if (!crashInFile(e, rel)) continue;
         announced.add(e.file);
         // What the process reported to its tests before it died, where node never got the result.

@@ -23,10 +23,12 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
   const flags: ParsedFlags = parseFlags(argv, RUNNER_FLAGS);
   const { rest, taken } = flags;
   handOverFlags(flags);
+  // Vitest refused its arguments (an unknown option): its own error stands alone, no config was read.
+  let refused = false;
   if (taken.length > 0) {
     process.on('exit', () => {
-      // Vitest ran (or failed to start) without a guardAlloc() plugin: the flags did nothing, and a run told to guard fails.
-      if (!flagsWereRead() && !rest.includes('--help') && !rest.includes('-h')) {
+      // Vitest ran without a guardAlloc() plugin: the flags did nothing, and a run told to guard fails.
+      if (!flagsWereRead() && !refused && !rest.includes('--help') && !rest.includes('-h')) {
         process.stderr.write(`[mate-guard] warning: ${taken.join(' ')} had no effect: the vitest config has no guardAlloc() plugin (import guardAlloc from '@mate-guard/vitest')\n`);
         if (flags.values.enabled && !process.exitCode) process.exitCode = CONFIG_ERROR_EXIT;
       }
@@ -36,7 +38,12 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
   if (createCLI) {
     const cli = createCLI();
     addGuardOptions(cli);
-    cli.parse([process.argv[0], process.argv[1], ...rest]);
+    try {
+      cli.parse([process.argv[0], process.argv[1], ...rest]);
+    } catch (err) {
+      refused = true;
+      throw err;
+    }
     return;
   }
   // No CLI builder found: run vitest's bin on the remaining arguments.

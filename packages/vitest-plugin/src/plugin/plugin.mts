@@ -15,6 +15,7 @@ import type { GuardAllocOptions } from './options.mjs';
 import { PLUGIN_NAME, rootProjectReporters } from './root-projects.mjs';
 import { resolveVitestSettings } from './settings.mjs';
 import { guardTagDefinitions } from './tags.mjs';
+import { checkVitestVersion } from './vitest-version.mjs';
 
 const SETUP_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'setup.mjs');
 
@@ -90,6 +91,11 @@ export function guardAlloc(options?: GuardAllocOptions): Plugin {
       const test = (config.test ??= {});
       declareTags(test);
       if (!resolved.settings.enabled) return;
+      try {
+        checkVitestVersion();
+      } catch (err) {
+        exitOnSettingError(err);
+      }
       injectSetup(test);
       // Projects: their configs do not load this plugin; guard them from here.
       if (test.projects) {

@@ -144,10 +144,17 @@ void CollectNearCap(GuardedAllocator* a) {
 }
 
 // A guarded ArrayBuffer of `size` bytes (zero-filled) whose allocation
-// stack is `stack` (an interned id, 0 = none).
-Napi::Value AllocWith(Napi::Env env, GuardedAllocator* a, size_t size, uint32_t stack) {
+// stack is `stack` (an interned id, 0 = none). `one_byte`: its elements
+// are bytes (a Buffer, a Uint8Array): with exactPlacement it is placed
+// byte-exact, so a read past its end faults instead of landing in the
+// alignment gap (which only a write would show, as canary damage).
+Napi::Value AllocWith(Napi::Env env, GuardedAllocator* a, size_t size, uint32_t stack, bool one_byte) {
   if (a->CollectionWanted()) CollectNearCap(a);
-  AllocResult r = a->Allocate(size, stack);
+  AllocRequest req;
+  req.size = size;
+  req.stack_id = stack;
+  if (one_byte && a->options().exact_placement) req.alignment = 1;
+  AllocResult r = a->Allocate(req);
   void* ptr = r.ptr;
   if (ptr == nullptr) {
     ptr = calloc(size ? size : 1, 1);
@@ -169,7 +176,12 @@ size_t SizeArg(const Napi::CallbackInfo& info) {
   return static_cast<size_t>(info[0].As<Napi::Number>().DoubleValue());
 }
 
-// alloc(size, stackId?, token?) -> ArrayBuffer over guarded memory. `token`
+// Whether the call's argument `i` says the buffer has 1-byte elements.
+bool OneByte(const Napi::CallbackInfo& info, size_t i) {
+  return info.Length() > i && info[i].IsBoolean() && info[i].As<Napi::Boolean>().Value();
+}
+
+// alloc(size, stackId?, token?, oneByte?) -> ArrayBuffer over guarded memory. `token`
 // (from allocKeyed) names the stack key that `stackId` is the text of.
 Napi::Value Alloc(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -181,10 +193,10 @@ Napi::Value Alloc(const Napi::CallbackInfo& info) {
     if (engine::StackKeys* keys = engine::StackKeys::ForThisThread())
       keys->Bind(info[2].As<Napi::Number>().Int32Value(), stack);
   }
-  return AllocWith(env, a, SizeArg(info), stack);
+  return AllocWith(env, a, SizeArg(info), stack, OneByte(info, 3));
 }
 
-// allocKeyed(size) -> ArrayBuffer when the caller's JS stack was seen before
+// allocKeyed(size, oneByte?) -> ArrayBuffer when the caller's JS stack was seen before
 // (its text is known), else a number: capture the stack text, intern it and
 // call alloc(size, stackId, thatNumber). Nothing is allocated on a miss.
 Napi::Value AllocKeyed(const Napi::CallbackInfo& info) {
@@ -195,7 +207,7 @@ Napi::Value AllocKeyed(const Napi::CallbackInfo& info) {
   int32_t token = -1;
   uint32_t stack = keys ? keys->Lookup(&token) : 0;
   if (stack == 0) return Napi::Number::New(env, token);
-  return AllocWith(env, a, SizeArg(info), stack);
+  return AllocWith(env, a, SizeArg(info), stack, OneByte(info, 1));
 }
 
 Napi::Value SetCurrentTest(const Napi::CallbackInfo& info) {

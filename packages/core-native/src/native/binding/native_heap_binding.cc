@@ -81,7 +81,7 @@ Napi::Array Variables(Napi::Env env, const std::vector<platform::RedirectedVaria
   return arr;
 }
 
-// nativeHeap() -> { globs, unmatched, modules: [{ path, slots, symbols, own, error, variables, allocationCalls }] }
+// nativeHeap() -> { globs, unmatched, modules: [{ path, slots, symbols, own, error, variables, allocationCalls, rebound, memoryImports }] }
 Napi::Value NativeHeap(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Napi::Object o = Napi::Object::New(env);
@@ -98,6 +98,8 @@ Napi::Value NativeHeap(const Napi::CallbackInfo& info) {
     m.Set("error", mods[i].error.empty() ? env.Null() : Napi::Value(Napi::String::New(env, mods[i].error)));
     m.Set("variables", Variables(env, mods[i].variables));
     m.Set("allocationCalls", Napi::Boolean::New(env, native_heap::MadeAllocationCalls(mods[i].base)));
+    m.Set("rebound", Strings(env, mods[i].rebound));
+    m.Set("memoryImports", Strings(env, mods[i].noted_imports));
     arr.Set(i, m);
   }
   o.Set("modules", arr);

@@ -23,6 +23,9 @@ struct AbortMsg {
   char msg[1];
 };
 AbortMsg** g_abort_msg = nullptr;
+// The guarded process's pid at install: a death in another pid is a fork
+// that did not exec (exec starts over with a fresh install).
+pid_t g_install_pid = 0;
 
 // The free functions a stack may die in: [start, end) of each, as loaded.
 struct FreeFunction {
@@ -65,6 +68,7 @@ const SlotRecord* Owner(const GuardedAllocator& a, uintptr_t word) {
 
 void PrepareDeathReports() {
   g_abort_msg = static_cast<AbortMsg**>(dlsym(RTLD_DEFAULT, "__abort_msg"));
+  g_install_pid = getpid();
   void* libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
   for (FreeFunction& f : g_free_functions) RangeOf(libc, &f);
 }
@@ -75,6 +79,7 @@ void DescribeDeath(const GuardedAllocator* a, int sig, const siginfo_t* info, co
   d->signal = sig;
   d->code = info ? info->si_code : 0;
   d->sender = (info && info->si_code <= 0) ? info->si_pid : 0;
+  d->forked = g_install_pid != 0 && getpid() != g_install_pid;
   bool synchronous = info && info->si_code > 0;
   if (synchronous && (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGTRAP)) {
     d->has_address = true;

@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 
+#include "platform/private_files.h"
 #include "report/report_file.h"
 
 namespace mate {
@@ -103,19 +104,27 @@ void HexField(std::string* out, const char* name, uint64_t v) {
   *out += buf;
 }
 
+// Both never through a link (platform/private_files.h): the report folder may be one others can read.
 bool WriteAll(const std::string& file, const void* data, size_t n) {
-  FILE* f = fopen(file.c_str(), "wb");
-  if (f == nullptr) return false;
-  bool ok = fwrite(data, 1, n, f) == n;
-  return fclose(f) == 0 && ok;
+  int fd = platform::OpenNewFile(file.c_str());
+  if (fd < 0) return false;
+  const char* p = static_cast<const char*>(data);
+  size_t done = 0;
+  while (done < n) {
+    ssize_t w = write(fd, p + done, n - done);
+    if (w <= 0) break;
+    done += static_cast<size_t>(w);
+  }
+  return close(fd) == 0 && done == n;
 }
 
 void AppendLine(const std::string& file, const std::string& line) {
-  FILE* f = fopen(file.c_str(), "a");
-  if (f == nullptr) return;
-  fwrite(line.data(), 1, line.size(), f);
-  fputc('\n', f);
-  fclose(f);
+  int fd = platform::OpenAppendFile(file.c_str());
+  if (fd < 0) return;
+  std::string whole = line + '\n';
+  ssize_t w = write(fd, whole.data(), whole.size());
+  (void)w;
+  close(fd);
 }
 
 }  // namespace

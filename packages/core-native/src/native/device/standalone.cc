@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 
 #include "core/process_state.h"
 #include "core/stack_store.h"
+#include "platform/private_files.h"
 #include "report/printer.h"
 #include "report/report_file.h"
 #include "device/c_api.h"
@@ -57,6 +59,8 @@ std::string g_error;
 bool g_finished = false;
 bool g_owned = false;
 std::string g_report_dir;
+// The report folder is this process's own (none was given): it goes at exit when it holds no report.
+bool g_own_dir = false;
 
 // dist/cli/print-report.js of the package this library belongs to
 // (build/Release/ or prebuilds/<platform>/, two levels below the root).
@@ -109,11 +113,28 @@ void WriteStats(const DeviceStats& s, bool exited) {
   char path[4200], tmp[4210];
   snprintf(path, sizeof(path), "%s/stats-%d-0.json", g_report_dir.c_str(), static_cast<int>(getpid()));
   snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-  FILE* f = fopen(tmp, "w");
-  if (f == nullptr) return;
-  fprintf(f, "%s\n", StatsJson(s, exited).c_str());
-  fclose(f);
+  int fd = mate::platform::OpenNewFile(tmp);
+  if (fd < 0) return;
+  dprintf(fd, "%s\n", StatsJson(s, exited).c_str());
+  close(fd);
   rename(tmp, path);
+}
+
+// This process's own folder, at exit: removed when it holds only its counters (a clean run leaves nothing).
+void RemoveOwnDirIfClean() {
+  if (!g_own_dir) return;
+  std::string stats = "stats-" + std::to_string(getpid()) + "-0.json";
+  DIR* d = opendir(g_report_dir.c_str());
+  if (d == nullptr) return;
+  bool clean = true;
+  while (dirent* e = readdir(d)) {
+    std::string name = e->d_name;
+    if (name != "." && name != ".." && name != stats) clean = false;
+  }
+  closedir(d);
+  if (!clean) return;
+  unlink((g_report_dir + "/" + stats).c_str());
+  rmdir(g_report_dir.c_str());
 }
 
 void InstallOnce() {
@@ -133,9 +154,19 @@ void InstallOnce() {
   // stream's work is done (same finding, a moment later).
   DeviceConfig config = DeviceConfigFrom(h.options, false);
   g_owned = h.owned;
-  std::string dir = h.report_dir.empty() ? std::string(getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp") + "/mate-guard-reports"
-                                         : h.report_dir;
-  mkdir(dir.c_str(), 0755);
+  // No folder given (the Python library alone): a fresh one of this process's own, under <tmp>/mate-guard-<uid>/.
+  std::string dir = h.report_dir;
+  if (dir.empty()) {
+    std::string why;
+    if (!mate::platform::FreshPrivateDir(("pid-" + std::to_string(getpid()) + "-").c_str(), &dir, &why)) {
+      g_error = "no report folder: " + why;
+      g_status = 1;
+      return;
+    }
+    g_own_dir = true;
+  } else {
+    mkdir(dir.c_str(), 0755);
+  }
   SetReportDir(dir.c_str());
   g_report_dir = dir;
   const char* node = getenv(kNodeEnv);
@@ -167,6 +198,7 @@ void Finish() {
   ShutdownAll();
   DeviceStats s = TotalStats();
   WriteStats(s, true);
+  RemoveOwnDirIfClean();
   if (getenv("MATE_GUARD_CUDA_STATS") != nullptr)  // diagnostics for tuning (bench/)
     dprintf(2,
             "[mate-guard] cuda stats: allocations=%llu peakLive=%llu readyHits=%llu readyMisses=%llu recycled=%llu "
@@ -204,6 +236,9 @@ MATE_EXPORT int mate_guard_install_from_env() {
 }
 
 MATE_EXPORT const char* mate_guard_install_error() { return g_error.c_str(); }
+
+// The folder this process files its reports in (the one given, or its own under <tmp>/mate-guard-<uid>/).
+MATE_EXPORT const char* mate_guard_report_dir() { return g_report_dir.c_str(); }
 
 // Why launch tracking is off ("" when on): the Python hook warns once.
 MATE_EXPORT const char* mate_guard_tracking_off() { return TrackingOff(); }

@@ -34,6 +34,10 @@ void RegisterRange(const platform::LoadedObject& obj) {
   if (lo < hi) RegisterChosenModule(obj.base, lo, hi);
 }
 
+// Calls that map memory directly: a module that makes them and imports no
+// allocation function carries an allocator of its own (Rust's, Go's).
+const char* const kMemoryImports[] = {"mmap", "mmap64", "mremap", "sbrk", "brk"};
+
 platform::ImportRedirector& Chosen() {
   static platform::ImportRedirector* r = [] {
     size_t n;
@@ -42,6 +46,11 @@ platform::ImportRedirector& Chosen() {
                                  platform::kNeverLoader | platform::kNeverRuntime | platform::kNeverNode,
                                  [] { RefreshModuleMap(); }};
     c.patched = RegisterRange;
+    // Its own C++ template code (weak definitions node exports too) runs
+    // from the module, so its containers allocate through the guard.
+    c.bind_own_weak = true;
+    c.noted_imports = kMemoryImports;
+    c.noted_count = sizeof(kMemoryImports) / sizeof(kMemoryImports[0]);
     return new platform::ImportRedirector(c);
   }();
   return *r;  // never destroyed: frees may come during exit

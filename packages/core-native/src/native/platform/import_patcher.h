@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "platform/loaded_modules.h"
@@ -64,6 +65,33 @@ struct RedirectResult {
 // most 64 table entries. x86-64 and aarch64.
 RedirectResult RedirectImports(const LoadedObject& obj, const ImportRedirect* table, size_t n,
                                const std::vector<uintptr_t>* owned = nullptr);
+
+// What BindOwnWeakFunctions did to one object.
+struct OwnBindResult {
+  uint32_t slots = 0;               // import slots now pointing at the object's own definition (written now or before)
+  uint32_t written = 0;             // of them, changed by this call
+  // The symbols (mangled, each once) whose slots were bound, or would have
+  // been bound lazily, to another object's copy: the ones re-bound.
+  std::vector<std::string> names;
+  const char* error = nullptr;
+};
+
+// For every import slot (JUMP_SLOT, GLOB_DAT) of `obj` whose symbol `obj`
+// itself defines as a weak function (the template instantiations C++
+// emits in every object that uses them): points the slot at `obj`'s own
+// definition, as RTLD_DEEPBIND would for that object alone. Without it the
+// dynamic linker binds them to the first definition in the global scope
+// (the executable's: node exports ~2,100 weak std:: functions), so a
+// container's out-of-line code runs in another module, with its
+// allocator. Functions only (a variable must stay one variable), never
+// IFUNCs nor `skip`'s symbols (the redirection table's own). Only this
+// object's slots change. Asks the loader (dlsym, for slots not bound yet):
+// never call it inside ForEachLoadedObject.
+OwnBindResult BindOwnWeakFunctions(const LoadedObject& obj, const ImportRedirect* skip, size_t n);
+
+// Which of `names` the object imports (bit i: names[i]; at most 64): it
+// calls them through an import slot and does not define them.
+uint64_t ImportedNames(const LoadedObject& obj, const char* const* names, size_t n);
 
 // The function calls to `symbol` reach: where the executable's own call
 // is bound, else the default lookup. Not `&symbol`: a non-PIE executable

@@ -39,6 +39,13 @@ struct RedirectorConfig {
   // Runs for each module after it was patched (inside the pass: the loader's
   // list is held, so it must not load, unload or ask the loader).
   void (*patched)(const LoadedObject& obj) = nullptr;
+  // Each module's own weak functions win for its calls (BindOwnWeakFunctions,
+  // once per load, after the pass): the native heap's chosen modules.
+  bool bind_own_weak = false;
+  // Imports recorded per module, once per load (not redirected): the
+  // native heap's memory-mapping calls, the sign of an allocator of its own.
+  const char* const* noted_imports = nullptr;
+  size_t noted_count = 0;
 };
 
 class ImportRedirector {

@@ -56,6 +56,11 @@ struct RedirectedModule {
   std::vector<std::string> own;      // table symbols the module defines itself (not redirected)
   std::string error;                 // why it could not be patched, if so
   std::vector<RedirectedVariable> variables;
+  // Its own weak functions whose calls bound to another module's copy, now
+  // bound to its own (RedirectorConfig::bind_own_weak): slots and symbols.
+  uint32_t own_bound_slots = 0;
+  std::vector<std::string> rebound;
+  std::vector<std::string> noted_imports;  // which of RedirectorConfig::noted_imports it imports
 };
 
 // The modules one redirection table was applied to, each once per load
@@ -105,6 +110,11 @@ class RedirectedModuleList {
   }
 
   const std::vector<RedirectedModule>& modules() const { return modules_; }
+  RedirectedModule* Find(uintptr_t base, const std::string& path) {
+    for (size_t i = 0; i < modules_.size(); i++)
+      if (bases_[i] == base && modules_[i].path == path) return &modules_[i];
+    return nullptr;
+  }
 
  private:
   static std::string Names(uint64_t mask, const ImportRedirect* table, size_t n, std::vector<std::string>* out) {

@@ -32,6 +32,10 @@ struct DeathDetail {
   const char* misaligned_instruction = nullptr;
   uintptr_t misaligned_address = 0;
   uint32_t misaligned_alignment = 0;
+  // The dying process is a fork() of the guarded one that did not exec
+  // (a test that forks a child to watch it die): its parent, the program,
+  // sees the death; no runner worker died.
+  bool forked = false;
 };
 
 }  // namespace mate

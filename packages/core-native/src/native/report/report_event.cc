@@ -350,6 +350,8 @@ void Death(const DeathDetail& d, Writer* w) {
   } else {
     w->Str("null");
   }
+  w->Str(",\"forked\":");
+  w->Str(d.forked ? "true" : "false");
   w->Char('}');
 }
 

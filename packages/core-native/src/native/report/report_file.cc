@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "platform/private_files.h"
 #include "report/writer.h"
 
 namespace mate {
@@ -28,9 +29,10 @@ const char* ReportDir() { return g_report_dir; }
 namespace {
 
 // Writes `json` to `tmp`, then renames it over `path`: readers only ever see
-// whole files.
+// whole files. `tmp` is a new file (never through a link, never someone
+// else's); rename replaces a link at `path` itself, not what it points to.
 bool WriteWhole(const char* tmp, const char* path, const char* json, size_t len) {
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = platform::OpenNewFile(tmp);
   if (fd < 0) return false;
   size_t done = 0;
   while (done < len) {

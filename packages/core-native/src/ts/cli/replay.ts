@@ -12,13 +12,14 @@ import { readRunRecord, RECORD_FILE, type RunRecord } from '../run/record';
 import { rebaser, replayTarget, runnerCommand, settingsEnv, type ReplayTarget } from '../run/replay-plan';
 import { isRunner, REPLAY_RUNNERS } from '../run/replay-entry';
 import { loadSelection } from '../run/selection';
-import { placeOf, replayDir, shellLine, shellWord, type TrustContext } from '../run/replay-trust';
+import { inside, placeOf, realOf, shellLine, shellWord, trustContext, type TrustContext } from '../run/replay-trust';
 import { readReportDir } from '../run/report-dir';
 import { SETTINGS, type GuardSettings, type SettingRow } from '../settings/table';
 import { show } from '../settings/values';
+import { visible } from '../text/escape';
 import { guardRun } from './guard-run';
 
-export const REPLAY_USAGE = `Usage: mate replay <report-dir> [--guard-mode tail|head] [--alignment <n>] [--[no-]launch-blocking] [--dump-inputs <kernel-glob>] [--trust-record]
+export const REPLAY_USAGE = `Usage: mate replay <report-dir> [--guard-mode tail|head] [--alignment <n>] [--[no-]launch-blocking] [--dump-inputs <kernel-glob>] [--trust-record] [--dry-run]
 
 Reruns what the run that wrote <report-dir> ran (its replay.json): the
 tests its violations name, under the same runner and entry point (a mate-*
@@ -48,6 +49,7 @@ Options:
                              command, a script other than the runner's, options replay does not know,
                              packages it cannot vouch for (printed first; code, debuggers and paths
                              from elsewhere stay out)
+  --dry-run                  print what would run (and what is left out), run nothing; exit 0
   -h, --help                 show this help
 
 Exits with the replayed command's status (2 for a bad argument, or a record it does not replay).
@@ -60,9 +62,10 @@ interface ReplayArgs {
   launchBlocking?: boolean;
   dumpInputs?: string;
   trustRecord: boolean;
+  dryRun: boolean;
 }
 
-const KNOWN = '--guard-mode, --alignment, --launch-blocking, --no-launch-blocking, --dump-inputs, --trust-record, --help';
+const KNOWN = '--guard-mode, --alignment, --launch-blocking, --no-launch-blocking, --dump-inputs, --trust-record, --dry-run, --help';
 const row = (key: string) => (SETTINGS as readonly SettingRow[]).find((r) => r.key === key)!;
 
 export function parseReplayArgs(argv: readonly string[]): ReplayArgs {
@@ -88,10 +91,11 @@ export function parseReplayArgs(argv: readonly string[]): ReplayArgs {
     else if (flag === '--no-launch-blocking' || flag === '--no-guard-launch-blocking') out.launchBlocking = false;
     else if (flag === '--dump-inputs' || flag === '--guard-dump-inputs') out.dumpInputs = row('dumpInputs').value.parse(value(), flag) as string;
     else if (flag === '--trust-record' && inline === undefined) out.trustRecord = true;
+    else if (flag === '--dry-run' && inline === undefined) out.dryRun = true;
     else throw new GuardConfigError(`replay: unknown option ${show(flag)}; known: ${KNOWN}`);
   }
   if (dirs.length !== 1) throw new GuardConfigError(`replay: ${dirs.length ? `one report directory, got ${dirs.length}` : 'no report directory given'}: mate replay <report-dir>`);
-  return { trustRecord: false, ...out, dir: dirs[0] };
+  return { trustRecord: false, dryRun: false, ...out, dir: dirs[0] };
 }
 
 /**
@@ -136,7 +140,7 @@ function describe(target: ReplayTarget): string {
 }
 
 // What a record says is shown, never obeyed by the terminal: control characters (escape sequences that could hide part of a line) are spelled out.
-const say = (line: string) => process.stderr.write(`[mate-guard] ${line.replace(/[\x00-\x1f\x7f-\x9f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`)}\n`);
+const say = (line: string) => process.stderr.write(`[mate-guard] ${visible(line)}\n`);
 
 export async function mateReplay(argv: readonly string[]): Promise<number> {
   const args = parseReplayArgs(argv);
@@ -147,14 +151,13 @@ export async function mateReplay(argv: readonly string[]): Promise<number> {
   }
   const target = replayTarget(readReportDir(dir).violations);
   // Nothing in what the user named (a run's directory, or the one holding it) runs.
-  const place = replayDir(record.cwd, process.cwd(), path.resolve(args.dir));
-  const cwd = place.cwd;
-  const ctx: TrustContext = { cwd, reportDir: path.resolve(args.dir), trust: args.trustRecord };
+  const { note, ...ctx } = trustContext(record.cwd, process.cwd(), path.resolve(args.dir), args.trustRecord) as TrustContext & { note?: string };
+  const cwd = ctx.cwd;
   const rebase = rebaser(record.cwd, cwd);
   const settingsLeftOut: string[] = [];
   const settings = replaySettings(record, args, target, file, ctx, settingsLeftOut);
   const how = `${settings.mode} mode, alignment ${settings.alignment}${settings.launchBlocking ? ', launch blocking' : ''}${settings.dumpInputs ? `, saving the inputs of ${show(settings.dumpInputs)}` : ''}`;
-  const where = place.note ? ` (${place.note})` : '';
+  const where = note ? ` (${note})` : '';
   const replaying = `replaying ${describe(target)} (${record.runner === 'run' ? 'mate guard-run' : record.runner}) in ${how}${where}`;
 
   if (record.runner === 'run') {
@@ -170,20 +173,24 @@ export async function mateReplay(argv: readonly string[]): Promise<number> {
     if (settingsLeftOut.length) say(`left out of the replay: ${settingsLeftOut.join(', ')}`);
     say(`taken as recorded (--trust-record): the guard-run command`);
     say(`replay runs in ${cwd}: mate guard-run -- ${shellLine(command)}`);
+    if (args.dryRun) return 0;
     process.chdir(cwd);
     return guardRun({ settings, command });
   }
   const runner = record.runner;
-  // How the runner selects tests: its package's word, as installed in the checkout.
-  const selection = await loadSelection(runner, cwd);
+  say(replaying);
+  // How the runner reads its options and selects tests: its package's word, as installed in the checkout (named before it loads).
+  const selection = await loadSelection(runner, cwd, ctx.root, (f) => {
+    if (!inside(ctx.root, realOf(f))) say(`${runner}'s options and test selection from ${f} (outside the checkout)`);
+  });
   const plan = runnerCommand({ ...record, runner }, selection, ctx, target, file);
   const { args: command, trusted } = plan;
   const leftOut = [...settingsLeftOut, ...plan.leftOut];
   const env = settingsEnv(runner, settings, process.env);
-  say(replaying);
   if (leftOut.length) say(`left out of the replay: ${leftOut.join(', ')}`);
   if (trusted.length) say(`taken as recorded (--trust-record): ${trusted.join(', ')}`);
   say(`replay runs in ${cwd}: ${shellLine([process.execPath, ...command])}`);
+  if (args.dryRun) return 0;
   try {
     return (await runChild(process.execPath, command, env, cwd)).status;
   } catch (err) {

@@ -17,6 +17,7 @@ import { repoRoot, SourcePaths, type RunPlace } from '../report/source-paths';
 import { readReportDir, readRunInfo, type RunReport } from '../run/report-dir';
 import { formatSummary, formatUnreadable } from '../run/summary';
 import { verdictOf } from '../run/verdict';
+import { visible } from '../text/escape';
 
 export const REPORT_USAGE = `Usage: mate report <dir>... [--format text|sarif|github]
 
@@ -117,7 +118,8 @@ export function mateReport(args: readonly string[]): number {
   }));
   // No runner's result covers these violations: each one not suppressed fails.
   const verdict = verdictOf(unique, undefined);
-  const labels = runs.map((r) => readRunInfo(r.dir)?.runner ?? 'run');
+  // run.json is the artifact's word: shown, never obeyed.
+  const labels = runs.map((r) => visible(String(readRunInfo(r.dir)?.runner ?? 'run')));
   const kinds = [...new Set(labels)].map((l) => `${labels.filter((x) => x === l).length} ${l}`).join(', ');
   const closing = `[mate-guard] merged ${runs.length} report director${runs.length === 1 ? 'y' : 'ies'} (${kinds})\n${formatSummary(verdict.summary)}`;
   const unreadable = unique.flatMap((r) => r.unreadable);

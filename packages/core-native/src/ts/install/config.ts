@@ -1,19 +1,23 @@
 // installGuardAllocator's config: the settings table's API rows, checked by
 // name, each value parsed by its row.
-import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { GuardConfigError } from '../errors';
 import { defaultSettings, rowsOn, type AllocatorSettingKey, type GuardSettings } from '../settings/table';
 import { show } from '../settings/values';
+import { ownReportDir } from '../run/private-files';
 
 /** What installGuardAllocator takes: any of the allocator settings (`mate options` lists them). */
 export type GuardAllocatorConfig = Partial<Pick<GuardSettings, AllocatorSettingKey>>;
 /** The config in force: every allocator setting, defaults filled in. */
 export type ResolvedGuardConfig = Pick<GuardSettings, AllocatorSettingKey> & { reportDir: string };
 
-/** Where an allocator outside any run writes its events ($MATE_GUARD_REPORT_DIR is read by the table). */
-const reportDirOf = (dir: string | undefined): string => path.resolve(dir ?? path.join(os.tmpdir(), 'mate-guard-reports'));
+/**
+ * Where an allocator writes its events: the directory given (a run's, or
+ * $MATE_GUARD_REPORT_DIR, read by the table), else, outside any run, a
+ * fresh folder of this process's own under `<tmp>/mate-guard-<uid>/`.
+ */
+const reportDirOf = (dir: string | undefined): string => (dir === undefined ? ownReportDir() : path.resolve(dir));
 
 export function resolveAllocatorConfig(config: GuardAllocatorConfig = {}, env: NodeJS.ProcessEnv = process.env): ResolvedGuardConfig {
   if (config === null || typeof config !== 'object') {

@@ -1,7 +1,7 @@
 // The CUDA device guard's glue (device: 'cuda'): turning it on in a Node
 // process, its counters, and what `mate guard-run --device cuda` sets up for
 // child processes that are not Node (Python: PyTorch's allocator through
-// python/sitecustomize.py and libmate_guard_cuda.so). The guard itself is
+// python/sitecustomize.py, copied from packages/python at build time, and libmate_guard_cuda.so). The guard itself is
 // native (src/native/device); addons reach it with no code change (their
 // CUDA allocation calls are redirected) or through include/mate_guard.h.
 import * as path from 'node:path';

@@ -4,8 +4,8 @@ import * as path from 'node:path';
 
 import type * as Render from '../report/render';
 import { parseEvent, type ViolationEvent } from '../report/event';
+import { EVENT_FILE, UNFINISHED_EVENT_FILE, writeEventFile } from '../report/files';
 import { defaultDropDirs } from '../report/js-stack';
-import { writeEventFile } from '../report/files';
 import type * as Suppressions from '../report/suppressions';
 import type { ReportKind } from '../report/kinds';
 import { formatTrackingOffWarning, formatUnguardedWarning } from '../run/summary';
@@ -20,6 +20,7 @@ import { loadNative, type NativeAllocation, type NativeBinding } from './native'
 import { flushNativeHeapState, formatSilentModules, formatUnmatchedGlobs, startNativeHeap } from './native-heap';
 import { patchRealm, type GuardedAlloc } from './realm';
 import { makeJsStacks, makeNativeStackCapture, makeStackedAlloc, type JsStacks } from './stack';
+import { isOwnReportDir } from '../run/private-files';
 
 /** A memory-safety violation found by a canary check. */
 export interface GuardViolation {
@@ -57,7 +58,7 @@ const suppressionRules = (): typeof Suppressions => require('../report/suppressi
 const bufferView = Buffer.from.bind(Buffer) as (ab: ArrayBuffer, offset: number, length: number) => Buffer;
 
 function makeAlloc(native: NativeBinding, stacks: JsStacks | undefined): GuardedAlloc {
-  if (!stacks) return (size) => native.alloc(size);
+  if (!stacks) return (size, _entry, oneByte) => native.alloc(size, undefined, undefined, oneByte === true);
   return makeStackedAlloc(native, stacks);
 }
 
@@ -139,6 +140,7 @@ function onExit(): void {
   if (s.device && process.env.MATE_GUARD_CUDA_STATS) process.stderr.write(`[mate-guard] cuda stats: ${JSON.stringify(s.device)}\n`);
   const native = active.config.nativeModules.length > 0;
   if (native) flushNativeHeapState(active.native, active.config.reportDir);
+  removeOwnDirIfClean(active.config.reportDir);
   // Alone (no run owner to summarize), say it here, once.
   let alone = true;
   try {
@@ -154,8 +156,23 @@ function onExit(): void {
     if (native) {
       const heap = active.native.nativeHeap();
       process.stderr.write(formatUnmatchedGlobs(heap.unmatched));
-      process.stderr.write(formatSilentModules(heap.modules.filter((m) => !m.error && !m.allocationCalls).map((m) => m.path)));
+      process.stderr.write(formatSilentModules(heap.modules.filter((m) => !m.error && !m.allocationCalls).map((m) => ({ path: m.path, symbols: m.symbols, memoryImports: m.memoryImports }))));
     }
+  }
+}
+
+/**
+ * This process's own report folder (no run, no directory given) goes at
+ * exit when it holds no report: nobody reads its counters, and a clean
+ * run leaves nothing behind. One with a report stays (`mate report <dir>`).
+ */
+function removeOwnDirIfClean(dir: string): void {
+  if (!isOwnReportDir(dir)) return;
+  try {
+    if (fs.readdirSync(dir).some((n) => EVENT_FILE.test(n) || UNFINISHED_EVENT_FILE.test(n) || n === 'inputs')) return;
+    fs.rmSync(dir, { recursive: true, force: true });
+  } catch {
+    // gone already, or unreadable: nothing to tidy
   }
 }
 
@@ -186,7 +203,7 @@ export function guardedBuffer(size: number): Buffer {
   if (!Number.isInteger(size) || size < 0) {
     throw new RangeError(`guardedBuffer: size ${String(size)} is not allowed; use a non-negative integer`);
   }
-  return bufferView(need().alloc(size, guardedBuffer), 0, size);
+  return bufferView(need().alloc(size, guardedBuffer, true), 0, size);
 }
 
 /**

@@ -8,6 +8,7 @@ import * as path from 'node:path';
 
 import { afterAddonLoads } from './addon-loads';
 import type { NativeBinding } from './native';
+import { writeWholeFile } from '../run/private-files';
 
 const STATE_FILE = /^native-heap-\d+\.json$/;
 
@@ -24,8 +25,7 @@ function writeState(native: NativeBinding, reportDir: string, final = false): vo
   lastWritten = text;
   try {
     const file = path.join(reportDir, `native-heap-${process.pid}.json`);
-    fs.writeFileSync(file + '.tmp', text);
-    fs.renameSync(file + '.tmp', file);
+    writeWholeFile(file, text);
   } catch {
     // best effort, like the stats
   }
@@ -57,7 +57,7 @@ interface StateFile {
   globs: string[];
   unmatched: string[];
   final?: boolean;
-  modules?: Array<{ path: string; slots: number; error: string | null; allocationCalls?: boolean }>;
+  modules?: Array<{ path: string; slots: number; symbols?: string[]; error: string | null; allocationCalls?: boolean; memoryImports?: string[] }>;
 }
 
 function readStates(reportDir: string): StateFile[] {
@@ -78,29 +78,46 @@ function readStates(reportDir: string): StateFile[] {
   return out;
 }
 
+/** A chosen module that made no allocation call mate-guard saw, and what it imports. */
+export interface SilentModule {
+  path: string;
+  /** The allocation functions it imports (redirected). */
+  symbols: string[];
+  /** The memory-mapping calls it imports (mmap, brk, ...). */
+  memoryImports: string[];
+}
+
 /**
  * Chosen modules that made no allocation call mate-guard saw in any process
  * that ran to its end (a process that died said nothing final), and none in
  * any other: their allocations never came through their imports.
  */
-export function silentNativeModules(reportDir: string): string[] {
-  const silent = new Set<string>();
+export function silentNativeModules(reportDir: string): SilentModule[] {
+  const silent = new Map<string, SilentModule>();
   const called = new Set<string>();
   for (const s of readStates(reportDir)) {
     for (const m of s.modules ?? []) {
       if (m.error) continue;  // not patched: said by its own line
       if (m.allocationCalls) called.add(m.path);
-      else if (s.final) silent.add(m.path);
+      else if (s.final) silent.set(m.path, { path: m.path, symbols: m.symbols ?? [], memoryImports: m.memoryImports ?? [] });
     }
   }
-  return [...silent].filter((p) => !called.has(p)).sort();
+  return [...silent.values()].filter((m) => !called.has(m.path)).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+/** Why a chosen module made no allocation call mate-guard saw, by what it imports. */
+function silentLine(m: SilentModule): string {
+  const lead = `[mate-guard] native heap: ${m.path} matched but made no allocation calls mate-guard can see`;
+  // Only a module that maps memory itself and imports no allocation function carries an allocator of its own.
+  if (m.symbols.length === 0 && m.memoryImports.length > 0)
+    return `${lead}: it imports no allocation function yet maps memory itself (${m.memoryImports.join(', ')}): it carries its own allocator (statically linked, as Rust and Go addons often do), whose memory is not guarded\n`;
+  if (m.symbols.length === 0) return `${lead}: it imports no allocation function and maps no memory: it has no heap of its own to guard\n`;
+  return `${lead}: it imports ${m.symbols.join(', ')} but made none of those calls in this run\n`;
 }
 
 /** One line per chosen module that made no allocation call mate-guard saw ('' when none). */
-export function formatSilentModules(paths: readonly string[]): string {
-  return paths
-    .map((p) => `[mate-guard] native heap: ${p} matched but made no allocation calls mate-guard can see: it may carry its own allocator (statically linked, as Rust and Go addons often do), whose memory is not guarded\n`)
-    .join('');
+export function formatSilentModules(modules: readonly SilentModule[]): string {
+  return modules.map(silentLine).join('');
 }
 
 /** The globs and chosen modules of one process of the run, from its state file (undefined: it guarded no native heap). */

@@ -154,6 +154,10 @@ export interface NativeHeapState {
     path: string; slots: number; symbols: string[]; own: string[]; error: string | null; variables: NativeHeapVariable[];
     /** Whether it made an allocation call mate-guard saw (through a redirected import or variable). */
     allocationCalls: boolean;
+    /** Its own weak functions (mangled) whose calls went to another module's copy, bound to its own now. */
+    rebound: string[];
+    /** Memory-mapping calls it imports (mmap, brk, ...): with no allocation import, an allocator of its own. */
+    memoryImports: string[];
   }>;
 }
 
@@ -213,9 +217,10 @@ export interface NativeBinding {
   /** `options`: the allocator settings; each key with a native side is read (options.inc). */
   configure(options: object, reportDir: string, printer: PrinterPaths): { guardMethod: NativeStats['guardMethod']; pageSize: number };
   /** `stack`: an id from internString; `token`: from allocKeyed, the key `stack` is the text of. */
-  alloc(size: number, stack?: number, token?: number): ArrayBuffer;
+  /** `oneByte`: the buffer's elements are bytes (placed byte-exact under exactPlacement). */
+  alloc(size: number, stack?: number, token?: number, oneByte?: boolean): ArrayBuffer;
   /** The buffer when the caller's stack is known, else a token for alloc (nothing allocated). */
-  allocKeyed(size: number): ArrayBuffer | number;
+  allocKeyed(size: number, oneByte?: boolean): ArrayBuffer | number;
   /** Whether allocKeyed can key stacks here; sets the frames a key covers. */
   stackKeys(frames: number): boolean;
   resetStackKeys(): void;

@@ -8,8 +8,10 @@ import type { EntryPoint } from './stack';
 /**
  * Allocates guarded memory. `entry` is the public function the user called
  * (Buffer.alloc, a constructor trap): the allocation stack starts below it.
+ * `oneByte`: its elements are bytes (Buffer, Uint8Array): exactPlacement
+ * puts its last byte against the guard page.
  */
-export type GuardedAlloc = (size: number, entry?: EntryPoint) => ArrayBuffer;
+export type GuardedAlloc = (size: number, entry?: EntryPoint, oneByte?: boolean) => ArrayBuffer;
 
 /** Allocations that could not be guarded and went to the engine as before. */
 export interface PassThroughCounts {
@@ -78,7 +80,7 @@ function patchBuffer(alloc: GuardedAlloc): void {
     from: Buffer.from,
     concat: Buffer.concat,
   };
-    const guarded = (n: number, entry: EntryPoint): Buffer => orig.from(alloc(n, entry), 0, n);
+    const guarded = (n: number, entry: EntryPoint): Buffer => orig.from(alloc(n, entry, true), 0, n);
     const copy = (src: Buffer, entry: EntryPoint): Buffer => {
     const out = guarded(src.length, entry);
     src.copy(out);
@@ -139,7 +141,7 @@ export function patchRealm(realm: typeof globalThis, alloc: GuardedAlloc): () =>
   const foreign = RealmArrayBuffer.prototype !== ArrayBuffer.prototype;
   // Memory comes from the main realm; a vm context (Jest) sees it as its own.
   const allocHere: GuardedAlloc = foreign
-    ? (n, entry) => Object.setPrototypeOf(alloc(n, entry), RealmArrayBuffer.prototype) as ArrayBuffer
+    ? (n, entry, oneByte) => Object.setPrototypeOf(alloc(n, entry, oneByte), RealmArrayBuffer.prototype) as ArrayBuffer
     : alloc;
 
   const abHandler: ProxyHandler<ArrayBufferConstructor> = {
@@ -191,14 +193,14 @@ export function patchRealm(realm: typeof globalThis, alloc: GuardedAlloc): () =>
         if (first === null || typeof first !== 'object') {
           const n = toLength(first);
           if (n === undefined || n * bpe > MAX_GUARDED) return Reflect.construct(target, args) as object;
-          return Reflect.construct(target, [allocHere(n * bpe, handler.construct)]) as object;
+          return Reflect.construct(target, [allocHere(n * bpe, handler.construct, bpe === 1)]) as object;
         }
         if (types.isAnyArrayBuffer(first)) return Reflect.construct(target, args) as object; // a view
         // A source to copy (typed array, array-like, iterable): the engine
         // converts it, then the values move into guarded memory.
         const made = Reflect.construct(target, args) as { byteLength: number; length: number };
         if (made.byteLength > MAX_GUARDED) return made;
-        const out = Reflect.construct(target, [allocHere(made.byteLength, handler.construct)]) as { set(src: unknown): void };
+        const out = Reflect.construct(target, [allocHere(made.byteLength, handler.construct, bpe === 1)]) as { set(src: unknown): void };
         out.set(made);
         return out;
       },

@@ -21,7 +21,7 @@ export type EntryPoint = (...args: never[]) => unknown;
 type StackCapture = (entry?: EntryPoint) => number;
 
 /** Allocates `size` guarded bytes whose stack starts below `entry`. */
-export type StackedAlloc = (size: number, entry?: EntryPoint) => ArrayBuffer;
+export type StackedAlloc = (size: number, entry?: EntryPoint, oneByte?: boolean) => ArrayBuffer;
 
 /**
  * The stack below `entry`. The realm's Error.prepareStackTrace (a runner's
@@ -152,14 +152,14 @@ export function makeNativeStackCapture(native: NativeBinding, { capture, keepKey
  */
 export function makeStackedAlloc(native: NativeBinding, { capture, keepKeysFresh }: JsStacks): StackedAlloc {
   if (!native.stackKeys(OWN_FRAMES + FRAMES)) {
-    return function alloc(size, entry) {
-      return native.alloc(size, capture(entry ?? alloc));
+    return function alloc(size, entry, oneByte) {
+      return native.alloc(size, capture(entry ?? alloc), undefined, oneByte === true);
     };
   }
-  return function alloc(size, entry) {
+  return function alloc(size, entry, oneByte) {
     keepKeysFresh();
-    const made = native.allocKeyed(size);
+    const made = native.allocKeyed(size, oneByte === true);
     if (typeof made !== 'number') return made;
-    return native.alloc(size, capture(entry ?? alloc), made);
+    return native.alloc(size, capture(entry ?? alloc), made, oneByte === true);
   };
 }

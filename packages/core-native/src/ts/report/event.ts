@@ -115,6 +115,12 @@ export interface DeathInfo {
    * misaligned address; the event's allocation is the guarded one it lies in, if any.
    */
   misaligned?: { instruction: string; address: Hex; alignment: number } | null;
+  /**
+   * The process that died is a fork() of a guarded one that did not exec (a
+   * test forking a child to watch it die): the program, its parent, sees the
+   * death; no runner worker died. Absent in reports of older versions.
+   */
+  forked?: boolean;
 }
 
 /** out-of-memory: the request that failed and what the device guard held then (bytes). */

@@ -7,7 +7,9 @@ import * as path from 'node:path';
 
 import { loadNative } from '../install/native';
 import { parseEvent, type ViolationEvent } from './event';
+import { eventShapeWhy, jsonDepth, MAX_EVENT_BYTES, MAX_EVENT_DEPTH } from './event-shape';
 import { unreadableWhy } from './unreadable';
+import { writeWholeFile } from '../run/private-files';
 
 export const EVENT_FILE = /^mate-guard-\d+-\d+\.json$/;
 /** An event being written (or whose writing never finished): renamed to its name once whole. */
@@ -22,10 +24,8 @@ export function eventBody(event: ViolationEvent): Omit<ViolationEvent, 'file'> {
   return body as Omit<ViolationEvent, 'file'>;
 }
 
-function writeWhole(file: string, text: string): void {
-  fs.writeFileSync(`${file}.tmp`, text);
-  fs.renameSync(`${file}.tmp`, file);
-}
+// Never through a link, never over a file someone else put there (run/private-files.ts).
+const writeWhole = writeWholeFile;
 
 /**
  * Files a new event; returns its path. The TS side numbers its files from
@@ -43,23 +43,45 @@ export function rewriteEventFile(file: string, event: ViolationEvent): void {
   writeWhole(file, JSON.stringify(eventBody(event)) + '\n');
 }
 
-/** The native reader's cap (report/format/json_value.h): no writer makes an event this big. */
-const MAX_EVENT_BYTES = 16 * 1024 * 1024;
+/**
+ * The text of a report file no bigger than `max` bytes, or why not (read
+ * through one descriptor: the size checked is the size read).
+ */
+export function readCapped(file: string, max: number): string {
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0));
+  try {
+    const size = fs.fstatSync(fd).size;
+    if (size > max) throw new ShapeError(`${size} bytes, more than any report (${max} at most)`);
+    return fs.readFileSync(fd, 'utf8');
+  } finally {
+    fs.closeSync(fd);
+  }
+}
 
-/** The event filed in `file`, or why it cannot be read (the reader names the file and counts it). */
+/** A file whose content is not what it should be: the message names the field. */
+export class ShapeError extends Error {}
+
+/** JSON text checked for depth, parsed, then checked by `shapeWhy`; throws a ShapeError naming what is wrong. */
+export function parseChecked<T>(text: string, shapeWhy: (v: unknown) => string | undefined): T {
+  const depth = jsonDepth(text);
+  if (depth > MAX_EVENT_DEPTH) throw new ShapeError(`nested more than ${MAX_EVENT_DEPTH} levels deep`);
+  const value = parseEvent(text) as unknown;
+  const why = shapeWhy(value);
+  if (why) throw new ShapeError(why);
+  return value as T;
+}
+
+/** The event filed in `file`, or why it cannot be read (the reader names the file and the field, and counts it). */
 export function readEventFile(file: string): ViolationEvent | string {
   let text: string | undefined;
   try {
-    const size = fs.statSync(file).size;
-    if (size > MAX_EVENT_BYTES) return `${size} bytes, more than the ${MAX_EVENT_BYTES} an event may have`;
-    text = fs.readFileSync(file, 'utf8');
-    const event = parseEvent(text);
-    if (typeof event !== 'object' || event === null || event.tool !== 'mate-guard' || typeof event.kind !== 'string') return 'not a mate-guard report (no tool and kind)';
-    // The schema the formatter relies on (types, nesting depth), checked by the native reader: the field is named.
+    text = readCapped(file, MAX_EVENT_BYTES);
+    const event = parseChecked<ViolationEvent>(text, eventShapeWhy);
+    // And the schema the native formatter relies on (every field it reads), checked by its own reader.
     const problem = loadNative().validateEvent(text);
     if (problem) return problem;
     return { ...event, file };
   } catch (err) {
-    return unreadableWhy(err, text);
+    return err instanceof ShapeError ? err.message : unreadableWhy(err, text);
   }
 }

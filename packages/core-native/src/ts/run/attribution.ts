@@ -7,6 +7,15 @@ import type { ViolationEvent } from '../report/event';
 import { signalName } from '../report/format';
 
 /**
+ * Whether a fatal event is a crash of a process the runner started (a
+ * worker, the runner itself), not of a child the program forked without
+ * exec to watch it die: only those are put on a test as crashes.
+ */
+export function workerCrash(event: ViolationEvent): boolean {
+  return event.fatal && event.death?.forked !== true;
+}
+
+/**
  * The test path a crash is put on: the test that was running, else (a
  * fault outside any test: an afterAll hook, a timer) the test that made the
  * damaged allocation; null: neither is known.

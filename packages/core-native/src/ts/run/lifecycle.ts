@@ -14,7 +14,7 @@ import { writeHandoff } from '../settings/handoff';
 import type { GuardSettings, SettingKey } from '../settings/table';
 import { formatSilentModules, formatUnmatchedGlobs, silentNativeModules, unmatchedNativeGlobs } from '../install/native-heap';
 import { loadNative } from '../install/native';
-import { formatCrashAttribution } from './attribution';
+import { formatCrashAttribution, workerCrash } from './attribution';
 import { earlierReportsText } from './earlier';
 import { closeReportDir, type ProcessGuardStats } from './process-stats';
 import { writeRunRecord } from './record';
@@ -79,6 +79,14 @@ export interface RunEnd {
    * replaces the summary, so a run that guarded nothing never looks guarded.
    */
   nothingGuardedFix?: string;
+  /**
+   * The runner's adapter marks each run that starts a test file
+   * (markTestsStarted). Without the mark the run ran no test (a filter that
+   * matched nothing, an empty folder, a shard with no file, an argument the
+   * runner refused): guarding nothing is then no mistake, and the runner's
+   * own words and exit status stand alone.
+   */
+  testsMarked?: boolean;
 }
 
 const statsKey = (p: ProcessGuardStats) => `${p.pid}/${p.threadId}`;
@@ -154,6 +162,7 @@ export class GuardedRun {
         processes: all.processes.map((p) => since(p, this.baseline.get(statsKey(p)))),
         unreadable: all.unreadable.filter((u) => !this.seen.has(u.file)),
         resultsShown: all.resultsShown,
+        testsStarted: all.testsStarted,
       };
       this.markSuppressed(this.report.violations);
     }
@@ -183,7 +192,7 @@ export class GuardedRun {
 
   /** Events of processes a guard fault killed. */
   crashed(): ViolationEvent[] {
-    return this.read().violations.filter((v) => v.fatal);
+    return this.read().violations.filter(workerCrash);
   }
 
   /**
@@ -198,7 +207,7 @@ export class GuardedRun {
     const printed = new Set<ViolationEvent>();
     const at = end.attribution;
     if (at) {
-      for (const e of report.violations.filter((v) => v.fatal)) {
+      for (const e of report.violations.filter(workerCrash)) {
         text += formatCrashAttribution(e, at.label(e));
         if (at.earlier) text += earlierReportsText(report.dir, e, `${at.label(e)} ${e.pid}`);
         if (at.reprint?.(e)) {
@@ -219,15 +228,17 @@ export class GuardedRun {
     for (const e of report.violations) if (e.delivered === undefined && !printed.has(e)) text += reportText(e);
     // Named, never skipped: a report cut short or never finished counts as a violation.
     text += formatUnreadable(report.unreadable);
-    const nothing = end.nothingGuardedFix !== undefined && !verdict.guarded;
-    text += nothing ? formatNothingGuarded(end.nothingGuardedFix!) : formatSummary(verdict.summary);
+    // No test ran and nothing guarded: the runner's own words (no tests found, a refused argument) stand alone.
+    const idle = end.testsMarked === true && !report.testsStarted && !verdict.guarded;
+    const nothing = end.nothingGuardedFix !== undefined && !verdict.guarded && !idle;
+    if (!idle) text += nothing ? formatNothingGuarded(end.nothingGuardedFix!) : formatSummary(verdict.summary);
     if (this.settings.nativeModules.length) text += formatUnmatchedGlobs(unmatchedNativeGlobs(report.dir)) + formatSilentModules(silentNativeModules(report.dir));
     const any = report.violations.length > 0 || report.unreadable.length > 0;
     if (any) this.held = true;
     if (any || this.keep) text += `[mate-guard] reports: ${report.dir}\n`;
     if (end.more) this.nextRound(report);
     else if (!this.held && !this.keep) this.remove();
-    return { ...verdict, text, quiet: !this.settings.enabled && !verdict.guarded, nothingGuarded: nothing && this.settings.enabled, report };
+    return { ...verdict, text, quiet: idle || (!this.settings.enabled && !verdict.guarded), nothingGuarded: nothing && this.settings.enabled, report };
   }
 
   /** The clean temporary directory goes, for good: nothing of this process writes into it again. */

@@ -5,6 +5,7 @@ import { threadId } from 'node:worker_threads';
 
 import type { NativeStats } from '../install/native';
 import { passThrough, type PassThroughCounts } from '../install/realm';
+import { writeWholeFile } from './private-files';
 
 export interface ProcessGuardStats extends NativeStats {
   pid: number;
@@ -51,8 +52,7 @@ export function writeProcessStats(dir: string, stats: ProcessGuardStats): void {
   try {
     fs.mkdirSync(dir, { recursive: true });
     const file = path.join(dir, `stats-${process.pid}-${threadId}.json`);
-    fs.writeFileSync(file + '.tmp', JSON.stringify(stats));
-    fs.renameSync(file + '.tmp', file);
+    writeWholeFile(file, JSON.stringify(stats));
   } catch {
     // The summary is best effort; violations have files of their own.
   }

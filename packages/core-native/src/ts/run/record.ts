@@ -7,8 +7,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { GuardConfigError } from '../errors';
+import { visible } from '../text/escape';
 import type { Handoff } from '../settings/handoff';
 import type { GuardSettings, SettingKey } from '../settings/table';
+import { writeNewFile } from './private-files';
 
 export const RECORD_FILE = 'replay.json';
 const VERSION = 1;
@@ -39,7 +41,7 @@ export function writeRunRecord(dir: string, runner: string, handoff: Pick<Handof
     settings: handoff.settings,
     explicit: handoff.explicit,
   };
-  fs.writeFileSync(path.join(dir, RECORD_FILE), JSON.stringify(record, null, 2) + '\n');
+  writeNewFile(path.join(dir, RECORD_FILE), JSON.stringify(record, null, 2) + '\n');
 }
 
 const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((s) => typeof s === 'string');
@@ -62,7 +64,8 @@ export function readRunRecord(dir: string): { dir: string; record: RunRecord } {
   try {
     raw = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<RunRecord>;
   } catch (err) {
-    throw new GuardConfigError(`${file} is not a run record: ${(err as Error).message}`);
+    // JSON's message quotes the file's text: shown, never obeyed.
+    throw new GuardConfigError(`${file} is not a run record: ${visible((err as Error).message)}`);
   }
   if (raw.tool !== 'mate-guard' || raw.version !== VERSION || typeof raw.runner !== 'string' || typeof raw.cwd !== 'string'
     || !isStrings(raw.execArgv) || !isStrings(raw.argv) || typeof raw.settings !== 'object' || raw.settings === null) {

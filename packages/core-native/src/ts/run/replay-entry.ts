@@ -38,12 +38,16 @@ function programOf(runner: RunnerName, script: string): Program | undefined {
   return PROGRAMS[runner]?.find((p) => p.bin === name || p.also?.test(script));
 }
 
-/** `pkg`'s directory as node finds it from `from`: node_modules of `from` and each directory above. */
-export function packageDir(pkg: string, from: string): string | undefined {
+/**
+ * `pkg`'s directory as node finds it from `from`: node_modules of `from`
+ * and each directory above, up to `stop` (the checkout: a node_modules
+ * above it is not the project's) or the root.
+ */
+export function packageDir(pkg: string, from: string, stop?: string): string | undefined {
   for (let dir = path.resolve(from); ; dir = path.dirname(dir)) {
     const candidate = path.join(dir, 'node_modules', pkg);
     if (fs.existsSync(path.join(candidate, 'package.json'))) return candidate;
-    if (path.dirname(dir) === dir) return undefined;
+    if (path.dirname(dir) === dir || (stop !== undefined && dir === path.resolve(stop))) return undefined;
   }
 }
 
@@ -59,6 +63,17 @@ function binFile(dir: string, program: Program): string | undefined {
   }
 }
 
+/**
+ * Where this mate is installed: the project or npx folder whose
+ * node_modules holds it (this repository's root when run from its source).
+ * Packages found next to this mate are looked for there, never above.
+ */
+export function ownInstall(): string {
+  const parts = __dirname.split(path.sep);
+  const at = parts.lastIndexOf('node_modules');
+  return at > 0 ? parts.slice(0, at).join(path.sep) || path.sep : path.resolve(__dirname, '..', '..', '..', '..');
+}
+
 export type LocalEntry =
   | { script: string }
   /** `script` is no entry point replay knows for the runner. */
@@ -66,14 +81,14 @@ export type LocalEntry =
   /** The program is not installed here. */
   | { missing: string };
 
-/** The local entry point of the program the record's `script` started, resolved from `cwd`. */
-export function localEntry(runner: RunnerName, script: string, cwd: string): LocalEntry {
+/** The local entry point of the program the record's `script` started, resolved from `cwd` up to the checkout `root`. */
+export function localEntry(runner: RunnerName, script: string, cwd: string, root: string): LocalEntry {
   const program = programOf(runner, script);
   if (!program) return { unknown: `${runner}'s entry point is ${(PROGRAMS[runner] ?? []).map((p) => p.bin).join(' or ')}` };
-  // A mate-* CLI may come with this mate rather than the project (npx).
-  const from = program.pkg.startsWith('@mate-guard/') ? [cwd, __dirname] : [cwd];
-  for (const f of from) {
-    const dir = packageDir(program.pkg, f);
+  // A mate-* CLI may come with this mate rather than the project (npx): this mate's own install, never a folder above the checkout.
+  const from: [string, string][] = program.pkg.startsWith('@mate-guard/') ? [[cwd, root], [__dirname, ownInstall()]] : [[cwd, root]];
+  for (const [f, stop] of from) {
+    const dir = packageDir(program.pkg, f, stop);
     const file = dir && binFile(dir, program);
     if (file) return { script: file };
   }

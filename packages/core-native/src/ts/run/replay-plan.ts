@@ -21,7 +21,10 @@ import type { RunRecord } from './record';
 import { localEntry } from './replay-entry';
 import { NODE_ARGS, withoutWatchAndShards } from './runner-args';
 import type { RunnerSelection } from './selection';
-import { assemble, judgeArgs, placeOf, shellWord, SURFACES, type Judged, type Surface, type TrustContext } from './replay-trust';
+import { NODE_OPTIONS, NODE_TEST_OPTIONS } from './node-options';
+import { assemble, judgeArgs, placeOf, shellWord, type Judged, type TrustContext } from './replay-trust';
+import type { RunnerOptions } from './runner-options';
+import { PROJECT_PREFIX } from '../report/test-path';
 
 /** The tests a run's violations name; `whole` when one names none (the whole command reruns). */
 export interface ReplayTarget {
@@ -110,29 +113,33 @@ export function runnerCommand(record: RunRecord & { runner: RunnerName }, select
   // Narrowed, a shard would hold other files, or none; a replay never watches.
   const narrow = !target.whole && target.files.length > 0;
   const out: ReplayCommand = { args: [], leftOut: [], trusted: [] };
-  const judge = (args: readonly string[], surface: Surface): Judged => {
+  const judge = (args: readonly string[], surface: RunnerOptions): Judged => {
     const j = judgeArgs(args, surface, ctx);
     out.leftOut.push(...j.leftOut);
     out.trusted.push(...j.trusted);
     return j;
   };
-  const node = judge(withoutWatchAndShards(NODE_ARGS, record.execArgv.map(rebase), !narrow), SURFACES.node);
+  const node = judge(withoutWatchAndShards(NODE_ARGS, record.execArgv.map(rebase), !narrow), NODE_OPTIONS);
   // `node --test --require @mate-guard/node-test files...`: the arguments are all test files.
   const plainNodeTest = record.runner === 'node-test' && record.execArgv.includes('--test');
-  const head = assemble(node, SURFACES.node);
+  const head = assemble(node, NODE_OPTIONS);
   if (!plainNodeTest) {
     const script = record.argv[0];
     if (script === undefined) throw new GuardConfigError(`replay: ${file} names no script that started the run`);
-    const entry = localEntry(record.runner, script, ctx.cwd);
+    const entry = localEntry(record.runner, script, ctx.cwd, ctx.root);
     if ('script' in entry) head.push(entry.script);
-    else if ('unknown' in entry && ctx.trust) {
+    else if ('unknown' in entry && ctx.trust && placeOf(rebase(script), ctx) === undefined) {
+      // Trusted, a script of the checkout's own runs as recorded; one from elsewhere never does.
       head.push(rebase(script));
       out.trusted.push(shellWord(script));
+    } else if ('unknown' in entry && ctx.trust) {
+      throw new GuardConfigError(`replay: ${file} says the run started ${show(script)}, which is not a file of this checkout (${placeOf(rebase(script), ctx)}): replay does not run it, even with --trust-record`);
     } else if ('unknown' in entry) {
       throw new GuardConfigError(`replay: ${file} says the run started ${show(script)}, which replay does not run from a record (${entry.unknown}); read it, then give --trust-record to run it as recorded`);
     } else throw new GuardConfigError(`replay: ${file} is a ${record.runner} run, and ${entry.missing}`);
   }
-  const surface: Surface = plainNodeTest ? SURFACES['node-test'] : SURFACES[record.runner as keyof typeof SURFACES];
+  // The runner's own description of its options (its package's runner/options), or node's for a plain node --test.
+  const surface: RunnerOptions = plainNodeTest ? NODE_TEST_OPTIONS : selection.options;
   const given = withoutWatchAndShards(selection.args, withoutGuardFlags((plainNodeTest ? record.argv : record.argv.slice(1)).map(rebase)), !narrow);
   const end = given.indexOf('--');
   const args = judge(end < 0 ? given : given.slice(0, end), surface);
@@ -150,7 +157,17 @@ export function runnerCommand(record: RunRecord & { runner: RunnerName }, select
   if (narrow && files.length === 0) {
     throw new GuardConfigError(`replay: ${file} names no failing test's file that replay runs here: ${out.leftOut.join(', ')}`);
   }
+  // A test or project name reaches the runner only as an option's value; one that reads as an option is not taken.
+  const tests = target.tests.filter((t) => {
+    const project = PROJECT_PREFIX.exec(t)?.[1];
+    if (project === undefined || !/^-|[\x00-\x1f\x7f]/.test(project)) return true;
+    out.leftOut.push(`${shellWord(t)} (a test whose project name reads as an option)`);
+    return false;
+  });
+  if (narrow && tests.length === 0 && target.tests.length > 0) {
+    throw new GuardConfigError(`replay: ${file} names no failing test that replay runs here: ${out.leftOut.join(', ')}`);
+  }
   const judged = { positionals: args.positionals, options: args.options, tail, cwd: ctx.cwd };
-  out.args = [...head, ...(narrow ? selection.select({ ...judged, files, tests: target.tests }) : selection.whole(judged))];
+  out.args = [...head, ...(narrow ? selection.select({ ...judged, files, tests }) : selection.whole(judged))];
   return out;
 }

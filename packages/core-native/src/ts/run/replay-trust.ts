@@ -1,40 +1,37 @@
-// What `mate replay` takes from a record. A report directory is data from
-// wherever the run happened (a fork's pull request included), so only the
-// Node options and runner arguments known to load nothing from elsewhere
-// are taken (test selection, reporters, timeouts, --expose-gc-style
-// flags), and every path among them must stay inside the replay's
-// directory and out of the report directory; a package is loaded as a
-// module, never as a program. Code from the record (-e, a --require or
-// loader from elsewhere, an inspector) is never taken; an option not
-// listed here, or a package replay can't vouch for, only under
-// --trust-record. What is left out is named, with why.
+// What `mate replay` takes from a record: the one place its rule is
+// enforced. A report directory is data from wherever the run happened (a
+// fork's pull request included), so every argument is judged, and passed,
+// as the runner's own description of its options says it parses
+// (run/runner-options.ts; each runner package owns its description, core
+// owns node's): only options known to load nothing from elsewhere are
+// taken (test selection, reporters, timeouts, --expose-gc-style flags),
+// every path among them must, after links, stay inside the replay's
+// directory and the checkout and out of the artifact's tree; a package is
+// resolved from the checkout's node_modules and loaded as a module, never
+// as a program. Code from the record (-e, a --require or loader from
+// elsewhere, an inspector) is never taken; an option no description lists,
+// or a package replay can't vouch for, only under --trust-record, and then
+// still never code, a debugger or a path from elsewhere. What is left out
+// is named, with why.
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { GuardConfigError } from '../errors';
+import { shellLine, visible } from '../text/escape';
+import { NODE_OPTIONS } from './node-options';
 import { packageDir } from './replay-entry';
-
-/** How an option's value is judged. */
-type Kind =
-  | 'flag' // no value (an inline `=true` at most)
-  | 'value' // a number, a name, a pattern: nothing is loaded from it
-  | 'path' // a file or directory, maybe not there yet: inside the directory
-  | 'spec' // files the runner loads, maybe a glob or a directory (mocha --spec): inside, never reaching node_modules
-  | 'file' // a file that is read (a config): inside the directory, and there
-  | 'module' // loaded and run: a built-in name, a package of the project, or a file inside
-  | 'node' // a Node option handed on (mocha -n, vitest --execArgv)
-  | 'output' // a file the run writes (a report): the replay prints to the terminal, it writes nothing a record names
-  | 'code' // code from the record: never
-  | 'debugger'; // an inspector or a REPL: never
+import type { OptionKind, RunnerOptions } from './runner-options';
 
 interface Rule {
-  kind: Kind;
+  kind: OptionKind;
   /** Names the runner knows without loading anything (`spec`, `stdout`). */
   builtins?: readonly string[];
   /** A debugger option that takes a value (`--inspect-port <n>`). */
   takesValue?: boolean;
+  /** The runner splits the value on commas: each element is judged, and passed, alone. */
+  commas?: boolean;
 }
 
 type Options = ReadonlyMap<string, Rule>;
@@ -42,111 +39,60 @@ type Options = ReadonlyMap<string, Rule>;
 /** `--test-name-pattern`, `--testNamePattern` and `--test_name_pattern` alike; short options as they are. */
 const keyOf = (name: string): string => (/^-[^-]/.test(name) ? name : name.replace(/^--/, '').toLowerCase().replace(/[-_]/g, ''));
 
-/** A table from lines `[kind, 'names...', 'builtins...']`; a name ending in `=` takes a value, one ending in `.*` covers its dotted forms. */
-function options(rows: readonly (readonly [Kind, string, string?])[]): Options {
+/** A description's rows as a table by name. */
+function options(desc: RunnerOptions): Options {
+  const commas = new Set((desc.commaLists ?? '').split(/\s+/).filter(Boolean).map(keyOf));
   const out = new Map<string, Rule>();
-  for (const [kind, names, builtins] of rows) {
+  for (const [kind, names, builtins] of desc.rows) {
     for (const n of names.split(/\s+/).filter(Boolean)) {
       const takesValue = n.endsWith('=');
-      out.set(keyOf(takesValue ? n.slice(0, -1) : n), { kind, ...(builtins ? { builtins: builtins.split(' ') } : {}), ...(takesValue ? { takesValue } : {}) });
+      const key = keyOf(takesValue ? n.slice(0, -1) : n);
+      out.set(key, { kind, ...(builtins ? { builtins: builtins.split(' ') } : {}), ...(takesValue ? { takesValue } : {}), ...(commas.has(key) ? { commas: true } : {}) });
     }
   }
   return out;
 }
 
-export const NODE_OPTIONS = options([
-  ['flag', `--expose-gc --enable-source-maps --no-warnings --trace-warnings --no-deprecation --trace-deprecation --throw-deprecation
-    --pending-deprecation --trace-uncaught --trace-exit --abort-on-uncaught-exception --experimental-vm-modules
-    --experimental-strip-types --experimental-transform-types --experimental-require-module --experimental-detect-module
-    --experimental-import-meta-resolve --experimental-wasm-modules --experimental-test-coverage --experimental-test-module-mocks
-    --experimental-test-snapshots --preserve-symlinks --preserve-symlinks-main --zero-fill-buffers --frozen-intrinsics --jitless
-    --allow-natives-syntax --use-strict --gc-global --test --test-only --test-force-exit --experimental-fetch
-    --experimental-global-navigator --experimental-websocket`],
-  ['value', `--max-old-space-size --max-semi-space-size --stack-size --stack-trace-limit --unhandled-rejections --conditions -C
-    --experimental-default-type --disable-warning --title --dns-result-order --test-name-pattern --test-skip-pattern --test-timeout
-    --test-concurrency --test-isolation --test-shard --test-coverage-include --test-coverage-exclude --test-coverage-branches
-    --test-coverage-functions --test-coverage-lines`],
-  ['module', '--require -r --import --loader --experimental-loader'],
-  ['module', '--test-reporter', 'spec tap dot junit lcov'],
-  ['output', '--test-reporter-destination', 'stdout stderr'],
-  ['file', '--env-file --env-file-if-exists'],
-  ['code', '-e --eval -p --print --run --snapshot-blob'],
-  ['debugger', '-i --interactive --inspect --inspect-brk --inspect-wait --debug --debug-brk --inspect-port= --debug-port= --inspect-publish-uid='],
-]);
-
-const MOCHA_OPTIONS = options([
-  ['flag', `--allow-uncaught -A --async-only -b --bail --check-leaks -c --color --colors -C --no-colors --delay --diff --dry-run --exit
-    --fail-zero --fail-hook-affected-tests --forbid-only --forbid-pending --full-trace --inline-diffs -i --invert -p --parallel
-    --recursive -S --sort --posix-exit-codes --pass-on-failing-test-suite --clear-screen --no-config --no-package --no-opts`],
-  ['value', `-g --grep -f --fgrep -t --timeout --timeouts -s --slow -j --jobs --retries --extension --ignore --exclude --global
-    --globals --watch-files --watch-ignore`],
-  ['module', '-r --require'],
-  ['module', '-u --ui', 'bdd tdd qunit exports'],
-  ['module', '-R --reporter', 'spec dot nyan tap landing list progress json json-stream min doc markdown xunit base'],
-  ['file', '--config --package --file'],
-  ['spec', '--spec'],
-  ['node', '-n --node-option'],
-]);
-
-const JEST_OPTIONS = options([
-  ['flag', `--ci -i --runInBand -b --bail --cache --color --colors --detectOpenHandles --detectLeaks --errorOnDeprecated -e --expand
-    --forceExit --injectGlobals --logHeapUsage --noStackTrace --passWithNoTests --randomize --resetMocks --resetModules
-    --restoreMocks --clearMocks --runTestsByPath --showSeed --silent --testLocationInResults --useStderr --verbose --watchman
-    --workerThreads --coverage --collectCoverage --json`],
-  ['value', `-t --testNamePattern --testPathPatterns --testPathPattern --testPathIgnorePatterns -w --maxWorkers --maxConcurrency
-    --testTimeout --seed --shard --selectProjects --ignoreProjects --testMatch --testRegex --openHandlesTimeout
-    --testFailureExitCode --collectCoverageFrom --coverageProvider`],
-  ['module', '--reporters', 'default summary github-actions'],
-  ['module', '--testEnvironment --env', 'node jsdom'],
-  ['file', '-c --config'],
-  ['path', '--rootDir --roots'],
-  ['output', '--outputFile --coverageDirectory --cacheDirectory'],
-]);
-
-const VITEST_OPTIONS = options([
-  ['flag', `--run --passWithNoTests --allowOnly --globals --dom --isolate --fileParallelism --coverage --coverage.enabled --silent
-    --hideSkippedTests --printConsoleTrace --logHeapUsage --clearScreen --expandSnapshotDiff --includeTaskLocation --standalone
-    --color --typecheck --sequence.shuffle --sequence.concurrent --dangerouslyIgnoreUnhandledErrors`],
-  ['value', `-t --testNamePattern --bail --retry --testTimeout --hookTimeout --teardownTimeout --maxWorkers --minWorkers
-    --maxConcurrency --shard --project --exclude --mode --sequence.seed --sequence.hooks --sequence.setupFiles --configLoader
-    --slowTestThreshold`],
-  ['module', '--reporter', 'default basic verbose dot json junit tap tap-flat hanging-process github-actions blob tree'],
-  ['module', '--environment', 'node jsdom happy-dom edge-runtime'],
-  ['module', '--pool', 'threads forks vmThreads vmForks'],
-  ['path', '--dir -r --root'],
-  ['output', '--outputFile --outputFile.*'],
-  ['file', '-c --config'],
-  ['node', '--execArgv'],
-  ['debugger', '--inspect --inspectBrk --inspect-brk'],
-]);
-
-/** How one command line is read: its options, and what its positional arguments are. */
-export interface Surface {
+/** How one command line is read: a runner's description, as tables. */
+interface Surface {
   name: string;
   options: Options;
-  /** Options that the command hands on to node (mocha takes node's flags too). */
+  /** node's options, for a runner that hands them on (mocha). */
   fallback?: Options;
-  /** Positional arguments: files and globs it loads, patterns or filters over the files its config includes, or none at all (node's own options). */
-  positional: 'spec' | 'path' | 'none';
-  /** Positional words that start a debugger (`mocha inspect`). */
+  positional: RunnerOptions['positional'];
+  /** The runner splits positionals on commas too (mocha's spec). */
+  commaPositionals: boolean;
   debuggerWords?: readonly string[];
-  /** The runner reads options before its first positional only (node): options go first. */
   optionsFirst?: boolean;
+  /** The runner reads node's short options (`-pe` is `-p -e` to node). */
+  readsNode: boolean;
 }
 
-export const SURFACES = {
-  node: { name: 'Node option', options: NODE_OPTIONS, positional: 'none', optionsFirst: true },
-  'node-test': { name: 'node --test argument', options: NODE_OPTIONS, positional: 'spec', optionsFirst: true },
-  mocha: { name: 'mocha argument', options: MOCHA_OPTIONS, fallback: NODE_OPTIONS, positional: 'spec', debuggerWords: ['inspect'] },
-  jest: { name: 'jest argument', options: JEST_OPTIONS, positional: 'path' },
-  vitest: { name: 'vitest argument', options: VITEST_OPTIONS, positional: 'path' },
-} satisfies Record<string, Surface>;
+const surfaces = new WeakMap<RunnerOptions, Surface>();
+
+function surfaceOf(desc: RunnerOptions): Surface {
+  let s = surfaces.get(desc);
+  if (!s) {
+    s = {
+      name: desc.name, options: options(desc), positional: desc.positional, debuggerWords: desc.debuggerWords, optionsFirst: desc.optionsFirst,
+      ...(desc.nodeOptions ? { fallback: options(NODE_OPTIONS) } : {}),
+      commaPositionals: (desc.commaLists ?? '').split(/\s+/).includes('spec') && desc.positional === 'spec',
+      readsNode: desc.nodeOptions === true || desc.rows === NODE_OPTIONS.rows,
+    };
+    surfaces.set(desc, s);
+  }
+  return s;
+}
 
 export interface TrustContext {
   /** The replay's working directory: every path stays inside it. */
   cwd: string;
-  /** The report directory the record came from (the artifact): nothing in it runs. */
+  /** The checkout (where replay was started): packages and links resolve inside it. */
+  root: string;
+  /** The report directory the record came from. */
   reportDir: string;
+  /** The artifact's own tree: the report directory, or the checkout's top-level folder holding it (nothing in it runs). */
+  artifact: string;
   /** --trust-record: options not listed here, and packages replay can't vouch for, are taken as recorded. */
   trust: boolean;
 }
@@ -158,7 +104,7 @@ export function inside(dir: string, p: string): boolean {
 }
 
 /** The real path of `p`, through its nearest existing ancestor (symbolic links followed). */
-function realOf(p: string): string {
+export function realOf(p: string): string {
   const rest: string[] = [];
   let at = p;
   for (;;) {
@@ -174,29 +120,49 @@ function realOf(p: string): string {
 }
 
 /**
- * The replay's working directory, "the checkout" every path must stay in:
- * the recorded one where it is `here` or a directory under it, else `here`
- * (a record can't send the replay to a directory of its choosing, where
- * node_modules would be someone else's). `note` says why it is not the recorded one.
+ * The artifact's own tree: an artifact unpacked inside the checkout is
+ * its whole top-level folder there (another shard's files, a `cwd` or
+ * `node_modules` it carries are not the checkout's); elsewhere, the report
+ * directory.
  */
-export function replayDir(recorded: string, here: string, reportDir: string): { cwd: string; note?: string } {
-  const realReport = realOf(reportDir);
-  if (inside(realReport, realOf(here))) {
+export function artifactTree(reportDir: string, root: string): string {
+  const real = realOf(path.resolve(reportDir));
+  const realRoot = realOf(root);
+  if (!inside(realRoot, real) || real === realRoot) return real;
+  return path.join(realRoot, path.relative(realRoot, real).split(path.sep)[0]);
+}
+
+/**
+ * How replay judges a record replayed from `here` (the checkout): the
+ * working directory is the recorded one where that is, after links, a
+ * directory of the checkout (its own, not the artifact's, not inside
+ * node_modules), else the checkout itself; `note` says why it is not the
+ * recorded one.
+ */
+export function trustContext(recorded: string, here: string, reportDir: string, trust: boolean): TrustContext & { note?: string } {
+  const root = realOf(path.resolve(here));
+  const artifact = artifactTree(reportDir, root);
+  if (inside(artifact, root) || inside(realOf(path.resolve(reportDir)), root)) {
     throw new GuardConfigError(`replay: run it from the project's checkout, not from inside the report directory ${reportDir}`);
   }
+  const ctx = { root, reportDir: path.resolve(reportDir), artifact, trust };
   if (!path.isAbsolute(recorded) || !fs.statSync(recorded, { throwIfNoEntry: false })?.isDirectory()) {
-    return { cwd: here, note: `recorded in ${recorded}, which is not here: replaying in ${here}` };
+    return { ...ctx, cwd: here, note: `recorded in ${recorded}, which is not here: replaying in ${here}` };
   }
   const real = realOf(recorded);
-  const realHere = realOf(here);
-  if (inside(realHere, real) && !inside(realReport, real) && !path.relative(realHere, real).split(path.sep).includes('node_modules')) return { cwd: recorded };
-  return { cwd: here, note: `recorded in ${recorded}, which is not in ${here}: replaying here` };
+  if (inside(root, real) && !inside(artifact, real) && !path.relative(root, real).split(path.sep).includes('node_modules')) return { ...ctx, cwd: real === root ? here : real };
+  return { ...ctx, cwd: here, note: `recorded in ${recorded}, which is not in ${here}: replaying here` };
 }
 
 const MAGIC = /[*?[\]{}]|[!+@]\(/;
 
-/** Whether `dir` holds a node_modules directory, links not followed (a tree too large to look through counts as holding one). */
-function holdsNodeModules(dir: string): boolean {
+/**
+ * What a directory a runner would walk (a spec directory, a glob's
+ * wildcard part) reaches that it must not: a node_modules directory, or a
+ * link out of the checkout or into the artifact. A tree too large to look
+ * through counts as reaching one.
+ */
+function reachesOut(dir: string, ctx: TrustContext): string | undefined {
   let budget = 20000;
   const queue = [dir];
   for (let d = queue.pop(); d !== undefined; d = queue.pop()) {
@@ -207,36 +173,54 @@ function holdsNodeModules(dir: string): boolean {
       continue;
     }
     for (const e of entries) {
-      if (--budget < 0) return true;
+      if (--budget < 0) return 'reaches too many files to look through';
+      if (e.isSymbolicLink()) {
+        const real = realOf(path.join(d, e.name));
+        if (!inside(ctx.root, real) || inside(ctx.artifact, real)) return `reaches ${path.join(d, e.name)}, a link out of the checkout`;
+        continue;
+      }
       if (!e.isDirectory()) continue;
-      if (e.name === 'node_modules') return true;
+      if (e.name === 'node_modules') return 'reaches into node_modules';
       if (e.name !== '.git') queue.push(path.join(d, e.name));
     }
   }
-  return false;
+  return undefined;
 }
 
 /**
  * Why `value`, a path, may not be taken; undefined when it may: inside the
- * directory, out of the report directory and out of node_modules (whose
- * programs, loaded, read the runner's arguments as their own). `loads`:
- * the runner loads every file the path names (mocha's specs, node --test's
- * files), so a glob's wildcard directories or a directory must not reach
- * node_modules either.
+ * directory, after links inside the checkout, out of the artifact's tree
+ * and out of node_modules (whose programs, loaded, read the runner's
+ * arguments as their own). `loads`: the runner loads every file the path
+ * names (mocha's specs, node --test's files), so a glob's wildcard
+ * directories or a directory must reach no node_modules and no link out either.
  */
 export function placeOf(value: string, ctx: TrustContext, loads = false): string | undefined {
   // A leading dash would be read as an option; `{`/`[`, as JSON (jest -c) or a glob's brace list; `..`, anywhere, climbs out of a glob.
   if (value === '' || value.startsWith('-') || /^[{[]/.test(value)) return 'not a path';
   if (value.split(/[\\/{},]/).includes('..')) return `outside ${ctx.cwd}`;
+  // An absolute path inside the value (after a quote, `(`, `=`, a list's comma): whoever takes it apart finds a path from elsewhere.
+  if (/["'(=,:;\s](\/|~\/)/.test(value)) return `names a path outside ${ctx.cwd}`;
+  // `a=./x`, `a,b`: a runner that takes the value apart (an rc file's list, a reporter's option) finds each part a path.
+  for (const part of value.split(/[=,]/)) {
+    if (part !== value && /^[./~]|\//.test(part)) {
+      const why = placeOf(part, ctx, loads);
+      if (why) return `${part}: ${why}`;
+    }
+  }
   const abs = path.resolve(ctx.cwd, value);
   if (!inside(ctx.cwd, abs)) return `outside ${ctx.cwd}`;
-  if (inside(ctx.reportDir, abs) || inside(realOf(ctx.reportDir), realOf(abs))) return 'in the report directory';
-  const segments = path.relative(ctx.cwd, abs).split(path.sep);
-  if (segments.includes('node_modules')) return 'inside node_modules';
+  const real = realOf(abs);
+  if (inside(ctx.reportDir, abs) || inside(ctx.artifact, abs) || inside(ctx.artifact, real)) return 'in the report directory';
+  if (!inside(ctx.root, real)) return `a link to ${real}, outside ${ctx.root}`;
+  if (path.relative(ctx.cwd, abs).split(path.sep).includes('node_modules') || path.relative(ctx.root, real).split(path.sep).includes('node_modules')) return 'inside node_modules';
   if (loads) {
+    const segments = path.relative(ctx.cwd, abs).split(path.sep);
     const magic = segments.findIndex((seg) => MAGIC.test(seg));
-    const reaches = magic >= 0 ? magic < segments.length - 1 : !!fs.statSync(abs, { throwIfNoEntry: false })?.isDirectory();
-    if (reaches && holdsNodeModules(path.join(ctx.cwd, ...segments.slice(0, magic < 0 ? segments.length : magic)))) return 'reaches into node_modules';
+    // A file the runner loads that is no glob must be there: a name that only looks like a path is nobody's file.
+    if (magic < 0 && !fs.existsSync(abs)) return 'not a file of the checkout';
+    const walks = magic >= 0 ? magic < segments.length - 1 : !!fs.statSync(abs, { throwIfNoEntry: false })?.isDirectory();
+    if (walks) return reachesOut(path.join(ctx.cwd, ...segments.slice(0, magic < 0 ? segments.length : magic)), ctx);
   }
   return undefined;
 }
@@ -265,12 +249,14 @@ function exportsHas(exp: unknown, sub: string): boolean {
  * as what it offers to be loaded (its main entry, what it exports), never
  * as one of its programs: a bin loaded into the runner reads the runner's
  * command line as its own (`--require pnpm` would run `pnpm <arguments>`).
+ * Only the checkout's own node_modules count (node would look above it too).
  */
 function packageDoubt(spec: string, ctx: TrustContext): Refusal | undefined {
   const name = spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/');
   const sub = `.${spec.slice(name.length)}`;
-  const dir = packageDir(name, ctx.cwd);
-  if (!dir) return { why: `not installed in ${ctx.cwd}`, doubt: true };
+  const dir = packageDir(name, ctx.cwd, ctx.root);
+  if (!dir) return { why: `not installed in ${ctx.root}`, doubt: true };
+  if (inside(ctx.artifact, realOf(dir))) return { why: `${name} is installed in the report directory` };
   let pkg: { exports?: unknown; bin?: string | Record<string, string> };
   try {
     pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as typeof pkg;
@@ -284,6 +270,7 @@ function packageDoubt(spec: string, ctx: TrustContext): Refusal | undefined {
   } catch {
     return undefined; // exported for import only: node resolves it as it would have in the run
   }
+  if (!inside(realOf(dir), realOf(file))) return { why: `${name} resolves to ${file}, not the package in ${dir}`, doubt: true };
   const bins = typeof pkg.bin === 'string' ? [pkg.bin] : Object.values(pkg.bin ?? {});
   if (bins.some((b) => realOf(path.join(dir, b)) === realOf(file))) return { why: `${name}'s program (its bin), not a module`, doubt: true };
   return undefined;
@@ -307,9 +294,35 @@ function moduleWhy(value: string, rule: Rule, ctx: TrustContext): Refusal | unde
   return { why: 'not a package name or a path' };
 }
 
+/** Names that start a debugger or run code in node or any runner (`--inspect-brk-node`, `--evaluate`): never taken, whatever the record says. */
+const NEVER = /^(inspect|debug|eval|print|interactive|repl|execargv|nodeoption|loader|import|require|envfile|run$)/;
+
+/**
+ * Why an option no description lists may not be taken: a name that starts
+ * a debugger or runs code, a short option where node reads options (`-pe`
+ * is `-p -e`), or a value naming a path from elsewhere, never; anything
+ * else, only under --trust-record.
+ */
+function unknownWhy(name: string, value: string | undefined, ctx: TrustContext, surface: Surface): Refusal {
+  if (!/^--?[A-Za-z0-9][\w.-]*$/.test(name)) return { why: 'not an option name' };
+  if (!name.startsWith('--') && surface.readsNode) return { why: `a short option replay does not know, where node reads -pe as -p -e` };
+  // Spelled like node's code and REPL flags (-e, -p, -i, -pe): not taken from a record, whichever runner reads it.
+  if (!name.startsWith('--') && /[epi]/.test(name.slice(1))) return { why: 'a short option replay does not know, spelled like node\'s -e, -p or -i' };
+  if (NEVER.test(keyOf(name).replace(/^no/, ''))) return { why: 'a debugger or code' };
+  // An absolute path or a climb anywhere in the value (inside code, JSON, a list): from elsewhere.
+  const away = /(?:^|[^\w.-])((?:\/[^/\s]|~\/|\.\.[\\/])[^\s"',;)\]]*)/.exec(value ?? '');
+  if (away) return { why: `${away[1]} is outside the checkout` };
+  for (const piece of (value ?? '').split(/[,=;:]/)) {
+    if (!/^(\.|\/|~|file:)|[\\/]/.test(piece)) continue;
+    const place = piece.startsWith('~') ? 'outside the checkout' : piece.startsWith('file:') ? 'a file URL' : placeOf(piece, ctx);
+    if (place) return { why: `${piece} is ${place.startsWith('outside') || place.startsWith('a ') ? place : `not to be taken (${place})`}` };
+  }
+  return { why: `not a ${surface.name} replay knows`, doubt: true };
+}
+
 /** Why a recorded option and its value may not be taken; undefined when they may. */
-function why(rule: Rule | undefined, value: string | undefined, ctx: TrustContext, surface: string): Refusal | undefined {
-  if (!rule) return { why: `not a ${surface} replay knows`, doubt: true };
+function why(rule: Rule | undefined, name: string, value: string | undefined, ctx: TrustContext, surface: Surface): Refusal | undefined {
+  if (!rule) return unknownWhy(name, value, ctx, surface);
   switch (rule.kind) {
     case 'flag':
       return value === undefined || /^[\w.-]*$/.test(value) ? undefined : { why: 'a flag with a value' };
@@ -317,27 +330,32 @@ function why(rule: Rule | undefined, value: string | undefined, ctx: TrustContex
       return { why: 'code from the record' };
     case 'debugger':
       return { why: 'a debugger' };
+    case 'output':
+      return value !== undefined && rule.builtins?.includes(value) ? undefined : { why: 'a file the run would write' };
   }
   if (value === undefined) return { why: 'no value' };
   switch (rule.kind) {
     case 'value':
-      return undefined;
+      // A value that reads as an option would be one to a runner that takes it apart again.
+      if (value.startsWith('-')) return { why: 'a value that reads as an option' };
+      // A number or a pattern holds no path after a quote, `(`, `=` or a comma: code that names one does.
+      return /["'(=,:;\s](\/|~\/)/.test(value) ? { why: 'a value that names a path from elsewhere' } : undefined;
     case 'path':
     case 'spec':
       return refuse(placeOf(value, ctx, rule.kind === 'spec'));
-    case 'output':
-      return rule.builtins?.includes(value) ? undefined : { why: 'a file the run would write' };
     case 'file': {
       const place = placeOf(value, ctx);
       if (place) return { why: place };
-      return fs.statSync(path.resolve(ctx.cwd, value), { throwIfNoEntry: false })?.isFile() ? undefined : { why: 'not a file here' };
+      // A file the runner runs or reads settings from: a real file of the checkout, not a link (to one that may change).
+      return fs.lstatSync(path.resolve(ctx.cwd, value), { throwIfNoEntry: false })?.isFile() ? undefined : { why: 'not a file of the checkout' };
     }
     case 'module':
       return moduleWhy(value, rule, ctx);
     case 'node': {
       const option = value.startsWith('-') ? value : `--${value}`;
-      const [name, inline] = splitInline(option);
-      return why(lookup(NODE_OPTIONS, name), inline, ctx, 'Node option');
+      const [n, inline] = splitInline(option);
+      const node = surfaceOf(NODE_OPTIONS);
+      return why(lookup(node.options, n), n, inline, ctx, node);
     }
   }
 }
@@ -365,7 +383,7 @@ const takesValue = (rule: Rule | undefined): boolean => (rule ? rule.kind !== 'f
 /** A recorded command line, judged: what is taken (positionals apart from options), what is not. */
 export interface Judged {
   positionals: string[];
-  /** Each option with its value, as recorded (one or two arguments). */
+  /** Each option with its value (one or two arguments), built from the runner's description: one element of a comma list each. */
   options: string[][];
   /** What was left out, each with why: `--eval "..." (code from the record)`. */
   leftOut: string[];
@@ -373,48 +391,53 @@ export interface Judged {
   trusted: string[];
 }
 
-const SAFE_WORD = /^[\w@%+=:,./-]+$/;
-/** An argument as a shell would need it. */
-export const shellWord = (arg: string): string => (SAFE_WORD.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`);
-export const shellLine = (args: readonly string[]): string => args.map(shellWord).join(' ');
+export { shellLine, shellWord } from '../text/escape';
 
-/** Judges `args` (a command line without `--`) as `surface` reads it. */
-export function judgeArgs(args: readonly string[], surface: Surface, ctx: TrustContext): Judged {
+/** The elements of a value the runner splits on commas (mocha: `a, b` is two). */
+const commaElements = (value: string): string[] => value.split(/ *, */).filter((v) => v !== '');
+
+/** Judges `args` (a command line without `--`) as the runner `desc` describes reads it. */
+export function judgeArgs(args: readonly string[], desc: RunnerOptions, ctx: TrustContext): Judged {
+  const surface = surfaceOf(desc);
   const out: Judged = { positionals: [], options: [], leftOut: [], trusted: [] };
-  const leave = (tokens: string[], reason: string) => out.leftOut.push(`${shellLine(tokens)} (${reason})`);
+  const leave = (tokens: string[], reason: string) => out.leftOut.push(`${shellLine(tokens)} (${visible(reason)})`);
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     if (!arg.startsWith('-') || arg === '-') {
-      const reason = surface.positional === 'none' ? `not a ${surface.name}` : surface.debuggerWords?.includes(arg) ? 'a debugger' : placeOf(arg, ctx, surface.positional === 'spec');
-      if (reason) leave([arg], reason);
-      else out.positionals.push(arg);
+      for (const p of surface.commaPositionals ? commaElements(arg) : [arg]) {
+        const reason = surface.positional === 'none' ? `not a ${surface.name}` : surface.debuggerWords?.includes(p) ? 'a debugger' : placeOf(p, ctx, surface.positional === 'spec');
+        if (reason) leave([p], reason);
+        else out.positionals.push(p);
+      }
       continue;
     }
     const [name, inline] = splitInline(arg);
     const rule = lookup(surface.options, name) ?? (surface.fallback && lookup(surface.fallback, name));
     // The value: inline, else the next argument unless it is an option (which a runner would read as one).
-    const tokens = [arg];
     let value = inline;
-    if (inline === undefined && takesValue(rule) && i + 1 < args.length && !args[i + 1].startsWith('-')) {
-      value = args[++i];
-      tokens.push(value);
+    if (inline === undefined && takesValue(rule) && i + 1 < args.length && !args[i + 1].startsWith('-')) value = args[++i];
+    // Each element of a comma list is its own option occurrence: judged, and passed, alone.
+    const values = rule?.commas && value !== undefined ? commaElements(value) : [value];
+    for (const v of values) {
+      const tokens = v === undefined ? [name] : inline !== undefined ? [`${name}=${v}`] : [name, v];
+      const refusal = why(rule, name, v, ctx, surface);
+      if (refusal === undefined) out.options.push(tokens);
+      else if (refusal.doubt && ctx.trust) {
+        out.options.push(tokens);
+        out.trusted.push(shellLine(tokens));
+      } else leave(tokens, refusal.doubt ? `${refusal.why}: --trust-record takes it` : refusal.why);
     }
-    const refusal = why(rule, value, ctx, surface.name);
-    if (refusal === undefined) out.options.push(tokens);
-    else if (refusal.doubt && ctx.trust) {
-      out.options.push(tokens);
-      out.trusted.push(shellLine(tokens));
-    } else leave(tokens, refusal.doubt ? `${refusal.why}: --trust-record takes it` : refusal.why);
   }
   return out;
 }
 
 /**
- * A command line as `surface` reads it, positionals apart from options
- * (each with its value), nothing judged: a rerun of the run's own command
- * (a mate-* CLI's), which replay's trust has no say in.
+ * A command line as the runner `desc` describes reads it, positionals
+ * apart from options (each with its value), nothing judged: a rerun of the
+ * run's own command (a mate-* CLI's), which replay's trust has no say in.
  */
-export function splitArgs(args: readonly string[], surface: Surface): Pick<Judged, 'positionals' | 'options'> & { tail: string[] } {
+export function splitArgs(args: readonly string[], desc: RunnerOptions): Pick<Judged, 'positionals' | 'options'> & { tail: string[] } {
+  const surface = surfaceOf(desc);
   const out: Pick<Judged, 'positionals' | 'options'> & { tail: string[] } = { positionals: [], options: [], tail: [] };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
@@ -436,7 +459,7 @@ export function splitArgs(args: readonly string[], surface: Surface): Pick<Judge
 }
 
 /** The judged arguments in the order the runner reads them safely: positionals first (an array option can't swallow one), or node's options first. */
-export function assemble(judged: Pick<Judged, 'positionals' | 'options'>, surface: Surface): string[] {
+export function assemble(judged: Pick<Judged, 'positionals' | 'options'>, desc: RunnerOptions): string[] {
   const opts = judged.options.flat();
-  return surface.optionsFirst ? [...opts, ...judged.positionals] : [...judged.positionals, ...opts];
+  return desc.optionsFirst ? [...opts, ...judged.positionals] : [...judged.positionals, ...opts];
 }

@@ -5,9 +5,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 import type { ViolationEvent } from '../report/event';
-import { EVENT_FILE, readEventFile, UNFINISHED_EVENT_FILE } from '../report/files';
+import { countersShapeWhy, MAX_EVENT_BYTES } from '../report/event-shape';
+import { EVENT_FILE, parseChecked, readCapped, readEventFile, ShapeError, UNFINISHED_EVENT_FILE } from '../report/files';
 import { unreadableWhy } from '../report/unreadable';
 import type { ProcessGuardStats } from './process-stats';
+import { writeNewFile } from './private-files';
 
 /** A file of the run that could not be read: named, never skipped. */
 export interface UnreadableFile {
@@ -24,9 +26,24 @@ export interface RunReport {
   unreadable: UnreadableFile[];
   /** Processes whose runner had shown the run's results (markResultsShown) before they ended. */
   resultsShown: number[];
+  /** The runner started a test file (markTestsStarted); false: it ran none (nothing matched, or it stopped on its own error). */
+  testsStarted: boolean;
 }
 
 const RESULTS_SHOWN = /^results-shown-(\d+)$/;
+const TESTS_STARTED = /^tests-started-\d+$/;
+
+/**
+ * The runner's main process started a test file (its adapter marks it): a
+ * run without the mark ran no test, so guarding nothing was no mistake there.
+ */
+export function markTestsStarted(dir: string): void {
+  try {
+    fs.writeFileSync(path.join(dir, `tests-started-${process.pid}`), '');
+  } catch {
+    // the directory went: nobody will ask
+  }
+}
 
 /**
  * The runner in this process has shown the run's results (Jest's
@@ -35,7 +52,7 @@ const RESULTS_SHOWN = /^results-shown-(\d+)$/;
  */
 export function markResultsShown(dir: string): void {
   try {
-    fs.writeFileSync(path.join(dir, `results-shown-${process.pid}`), '');
+    writeNewFile(path.join(dir, `results-shown-${process.pid}`), '');
   } catch {
     // the directory went: nobody will ask
   }
@@ -67,7 +84,7 @@ export interface RunInfo {
 const RUN_INFO = 'run.json';
 
 export function writeRunInfo(dir: string, info: Omit<RunInfo, 'tool'>): void {
-  fs.writeFileSync(path.join(dir, RUN_INFO), JSON.stringify({ tool: 'mate-guard', ...info }) + '\n');
+  writeNewFile(path.join(dir, RUN_INFO), JSON.stringify({ tool: 'mate-guard', ...info }) + '\n');
 }
 
 export function readRunInfo(dir: string): RunInfo | undefined {
@@ -86,11 +103,10 @@ function readJson<T>(file: string): T | undefined {
 function readCounters(file: string): ProcessGuardStats | string {
   let text: string | undefined;
   try {
-    text = fs.readFileSync(file, 'utf8');
-    const s = JSON.parse(text) as ProcessGuardStats;
-    return typeof s === 'object' && s !== null && typeof s.pid === 'number' ? s : 'not a counters file (no pid)';
+    text = readCapped(file, MAX_EVENT_BYTES);
+    return parseChecked<ProcessGuardStats>(text, countersShapeWhy);
   } catch (err) {
-    return unreadableWhy(err, text);
+    return err instanceof ShapeError ? err.message : unreadableWhy(err, text);
   }
 }
 
@@ -101,7 +117,7 @@ function readCounters(file: string): ProcessGuardStats | string {
  * never filed), a file copied without its permissions.
  */
 export function readReportDir(dir: string): RunReport {
-  const report: RunReport = { dir, violations: [], processes: [], unreadable: [], resultsShown: [] };
+  const report: RunReport = { dir, violations: [], processes: [], unreadable: [], resultsShown: [], testsStarted: false };
   let names: string[] = [];
   try {
     names = fs.readdirSync(dir).sort();
@@ -124,6 +140,8 @@ export function readReportDir(dir: string): RunReport {
       else report.processes.push(s);
     } else if (RESULTS_SHOWN.test(name)) {
       report.resultsShown.push(Number(RESULTS_SHOWN.exec(name)![1]));
+    } else if (TESTS_STARTED.test(name)) {
+      report.testsStarted = true;
     }
   }
   return report;

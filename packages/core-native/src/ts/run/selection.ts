@@ -10,8 +10,9 @@ import * as fs from 'node:fs';
 import { GuardConfigError } from '../errors';
 import { PROJECT_PREFIX } from '../report/test-path';
 import type { RunnerName } from '../settings/table';
-import { packageDir, runnerPackage } from './replay-entry';
-import { splitArgs, type Surface } from './replay-trust';
+import { ownInstall, packageDir, runnerPackage } from './replay-entry';
+import { splitArgs } from './replay-trust';
+import type { RunnerOptions } from './runner-options';
 import { withoutWatchAndShards } from './runner-args';
 
 /** The runner's words that say how a run runs, not which tests run: a narrowed run drops them. */
@@ -43,6 +44,8 @@ export interface SelectionInput {
 export interface RunnerSelection {
   runner: RunnerName;
   args: RunnerArgs;
+  /** How the runner reads its command line (the package's runner/options): every argument `mate replay` passes is built from it. */
+  options: RunnerOptions;
   /** The runner's arguments (after its entry point) that run just the input's files and tests, never watching or sharded. */
   select(input: SelectionInput): string[];
   /** The runner's arguments that run the whole command again (replay of a run whose reports named no test). */
@@ -54,15 +57,14 @@ export const runAsGiven: RunnerSelection['whole'] = ({ positionals, options, tai
 
 /**
  * A mate-* CLI's canary reruns: the runner arguments it was given (read as
- * `surface` says, without watch and shard flags), narrowed to each group of
+ * the runner's options say, without watch and shard flags), narrowed to each group of
  * damaged tests by the runner's selection, as `mate replay` narrows them.
  */
 export function narrowedReruns(
   selection: RunnerSelection,
   given: readonly string[],
-  surface: Surface,
 ): (group: { files: readonly string[]; tests: readonly string[] }) => string[] {
-  const split = splitArgs(withoutWatchAndShards(selection.args, given), surface);
+  const split = splitArgs(withoutWatchAndShards(selection.args, given), selection.options);
   return (group) => selection.select({ ...split, files: group.files, tests: group.tests, cwd: process.cwd() });
 }
 
@@ -74,7 +76,7 @@ export function testNamePattern(tests: readonly string[], name: (titles: string[
   return names.length ? `^(?:${names.map(escapeRegExp).join('|')})$` : undefined;
 }
 
-/** The projects the tests' paths name (`[b] x.test.ts > t` -> `b`), each once. */
+/** The projects the tests' paths name (`[b] x.test.ts > t` -> `b`), each once: a selection passes each as an option's value (`--project=b`). */
 export function testProjects(tests: readonly string[]): string[] {
   return [...new Set(tests.map((t) => PROJECT_PREFIX.exec(t)?.[1]).filter((p): p is string => p !== undefined))];
 }
@@ -93,15 +95,17 @@ function selectionFile(dir: string): string | undefined {
 
 /**
  * The runner's selection for `mate replay`, from its package as installed
- * in the checkout (whose runner and mate-* CLI the replay runs: the same
- * trust), else next to this mate.
+ * in the checkout's own node_modules (whose runner and mate-* CLI the
+ * replay runs: the same trust; never a folder above the checkout), else
+ * next to this mate. `before` is told the file before it is loaded.
  */
-export async function loadSelection(runner: RunnerName, cwd: string): Promise<RunnerSelection> {
+export async function loadSelection(runner: RunnerName, cwd: string, root: string, before: (file: string) => void = () => {}): Promise<RunnerSelection> {
   const pkg = runnerPackage(runner);
-  for (const from of [cwd, __dirname]) {
-    const dir = packageDir(pkg, from);
+  for (const [from, stop] of [[cwd, root], [__dirname, ownInstall()]]) {
+    const dir = packageDir(pkg, from, stop);
     const file = dir && selectionFile(dir);
     if (!file) continue;
+    before(file);
     const mod = (await import(pathToFileURL(file).href)) as { selection?: RunnerSelection; default?: { selection?: RunnerSelection } };
     const selection = mod.selection ?? mod.default?.selection;
     if (selection?.runner === runner) return selection;

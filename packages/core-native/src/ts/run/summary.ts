@@ -1,11 +1,12 @@
 // The run's closing lines: one summary line and, when anything ran
 // unguarded, one warning.
 import type { ViolationEvent } from '../report/event';
-import { isNotice } from '../report/notices';
+import { isDeathOutsideGuardedMemory, notCountedAsViolation } from '../report/notices';
 import type { RunReport, UnreadableFile } from './report-dir';
 import type { ProcessGuardStats } from './process-stats';
 import type { NativeUnguardedBy } from '../install/native';
 import { addNativeSites, formatNativeSites, type NativeSiteSummary } from './native-sites';
+import { visible } from '../text/escape';
 
 const noNativeUnguarded = (): NativeUnguardedBy => ({ sampledOut: 0, reentrant: 0, noSlot: 0, libcBlocks: 0 });
 
@@ -49,6 +50,8 @@ export interface SummaryCounts {
   unfinished: number;
   /** Device allocations that failed for want of GPU memory (out-of-memory reports: not violations). */
   outOfMemory: number;
+  /** Deaths outside guarded memory (reported, not violations: the program's own exit status tells). */
+  deathsOutside: number;
   /** Guarded device allocations shared with another process (CUDA IPC). */
   sharedIpc: number;
   skippedByTag: number;
@@ -70,12 +73,13 @@ export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCoun
   const unreadable = report.unreadable.filter((u) => u.holds === 'report').length;
   const s: SummaryCounts = {
     allocations: 0, peakLive: 0, fallbacks: 0,
-    violations: report.violations.filter((v) => !v.suppressed && !isNotice(v)).length + unreadable,
+    violations: report.violations.filter((v) => !v.suppressed && !notCountedAsViolation(v)).length + unreadable,
     unreadable,
     suppressed: report.violations.filter((v) => v.suppressed).length,
     died: new Set(report.violations.filter((v) => v.fatal).map((v) => v.pid)).size,
     unfinished: 0,
     outOfMemory: 0,
+    deathsOutside: report.violations.filter((v) => !v.suppressed && isDeathOutsideGuardedMemory(v)).length,
     sharedIpc: 0,
     skippedByTag: extraSkippedByTag, passThrough: 0, nativeGuarded: 0, nativeUnguarded: 0, nativeUnguardedBy: noNativeUnguarded(),
     unguardedBy: {}, trackingOff: [],
@@ -91,7 +95,8 @@ export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCoun
   // flushed after a test file): its death's report has the last word.
   const dead = new Map<number, ViolationEvent['process']>();
   for (const v of report.violations) {
-    if (!v.fatal) continue;
+    // A forked child's counters are its parent's copy: counted once, there.
+    if (!v.fatal || v.death?.forked) continue;
     const seen = dead.get(v.pid);
     if (!seen || v.process.allocations > seen.allocations) dead.set(v.pid, v.process);
   }
@@ -141,7 +146,7 @@ export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCoun
 /** Several runs' counts as one (`mate report`: shards, workers, runs). */
 export function mergeSummaries(list: readonly SummaryCounts[]): SummaryCounts {
   const out: SummaryCounts = {
-    allocations: 0, peakLive: 0, fallbacks: 0, violations: 0, unreadable: 0, suppressed: 0, died: 0, unfinished: 0, outOfMemory: 0, sharedIpc: 0,
+    allocations: 0, peakLive: 0, fallbacks: 0, violations: 0, unreadable: 0, suppressed: 0, died: 0, unfinished: 0, outOfMemory: 0, deathsOutside: 0, sharedIpc: 0,
     skippedByTag: 0, passThrough: 0, nativeGuarded: 0, nativeUnguarded: 0, nativeUnguardedBy: noNativeUnguarded(), unguardedBy: {}, trackingOff: [],
   };
   for (const s of list) {
@@ -154,6 +159,7 @@ export function mergeSummaries(list: readonly SummaryCounts[]): SummaryCounts {
     out.died += s.died;
     out.unfinished += s.unfinished;
     out.outOfMemory += s.outOfMemory;
+    out.deathsOutside += s.deathsOutside ?? 0;
     out.sharedIpc += s.sharedIpc ?? 0;
     out.skippedByTag += s.skippedByTag;
     out.passThrough += s.passThrough;
@@ -177,13 +183,20 @@ export function formatSummary(s: SummaryCounts): string {
     // A process that died was counted up to its death: the line says how many died.
     (s.died ? `${plural(s.died, 'process', 'processes')} died, ` : '') +
     `${plural(s.skippedByTag, 'test')} skipped by tag\n`;
-  return out + formatOutOfMemoryLine(s.outOfMemory) + formatSharedIpcLine(s.sharedIpc) + formatUnfinished(s.unfinished) + formatNativeCoverage(s) + formatNativeSites(s.nativeSites) + formatUnguardedWarning(s.fallbacks + s.passThrough, s.unguardedBy) + formatTrackingOffWarning(s.trackingOff);
+  return out + formatOutOfMemoryLine(s.outOfMemory) + formatDeathsOutsideLine(s.deathsOutside) + formatSharedIpcLine(s.sharedIpc) + formatUnfinished(s.unfinished) + formatNativeCoverage(s) + formatNativeSites(s.nativeSites) + formatUnguardedWarning(s.fallbacks + s.passThrough, s.unguardedBy) + formatTrackingOffWarning(s.trackingOff);
 }
 
 /** Out-of-memory failures ('' when none): they are the program's failures, not memory bugs. */
 function formatOutOfMemoryLine(n: number): string {
   return n > 0
     ? `[mate-guard] out of memory: ${plural(n, 'device allocation')} failed for want of GPU memory (the caller got the error; the first in each process is reported: not a memory bug)\n`
+    : '';
+}
+
+/** Deaths outside guarded memory ('' when none): the program's, not memory bugs mate-guard found. */
+function formatDeathsOutsideLine(n: number): string {
+  return n > 0
+    ? `[mate-guard] ${plural(n, 'death')} that ${n === 1 ? 'names' : 'name'} no guarded allocation (reported above): not counted as ${n === 1 ? 'a violation' : 'violations'}; the program's own exit status tells whether ${n === 1 ? 'it' : 'they'} failed the run\n`
     : '';
 }
 
@@ -208,8 +221,8 @@ function formatUnfinished(n: number): string {
  */
 export function formatUnreadable(files: readonly UnreadableFile[]): string {
   return files.map((u) => u.holds === 'report'
-    ? `[mate-guard] error: cannot read report file ${u.file}: ${u.why}; counted as a violation that could not be read\n`
-    : `[mate-guard] warning: cannot read counters file ${u.file}: ${u.why}; that process's counts are missing from the summary\n`).join('');
+    ? `[mate-guard] error: cannot read report file ${visible(u.file)}: ${visible(u.why)}; counted as a violation that could not be read\n`
+    : `[mate-guard] warning: cannot read counters file ${visible(u.file)}: ${visible(u.why)}; that process's counts are missing from the summary\n`).join('');
 }
 
 /**
@@ -245,14 +258,14 @@ export function formatTrackingOffWarning(reasons: readonly string[]): string {
   // '' stands for "turned off on purpose" (trackLaunches: false): no warning.
   const why = reasons.filter((r) => r !== '');
   return why.length > 0
-    ? `[mate-guard] warning: CUDA launch tracking was off: ${why.join('; ')}; illegal-address reports name no kernel and cross-stream frees go unchecked\n`
+    ? `[mate-guard] warning: CUDA launch tracking was off: ${why.map(visible).join('; ')}; illegal-address reports name no kernel and cross-stream frees go unchecked\n`
     : '';
 }
 
 /** The one warning about allocations that ran unguarded, each reason with its count ('' when none did). */
 export function formatUnguardedWarning(total: number, by: Readonly<Record<string, number>>): string {
   if (total <= 0) return '';
-  const parts = Object.entries(by).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]).map(([why, n]) => `${n} ${why}`);
+  const parts = Object.entries(by).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]).map(([why, n]) => `${n} ${visible(why)}`);
   return `[mate-guard] warning: ${plural(total, 'allocation')} ran unguarded: ${parts.length ? parts.join('; ') : 'for reasons not recorded'}\n`;
 }
 

@@ -3,7 +3,7 @@
 // guarded on its own at its exit, and `mate report` after the fact. Runner
 // adapters only translate it into their runner's idiom.
 import type { ViolationEvent } from '../report/event';
-import { isNotice } from '../report/notices';
+import { notCountedAsViolation } from '../report/notices';
 import type { RunReport } from './report-dir';
 import { mergeSummaries, summarize, type SummaryCounts } from './summary';
 
@@ -18,7 +18,7 @@ import { mergeSummaries, summarize, type SummaryCounts } from './summary';
  */
 export function runExitCode(status: number | undefined, violations: readonly ViolationEvent[], unreadableReports = 0): number {
   // A report no one could read may hold anything: it fails like one no caller had.
-  const failing = unreadableReports > 0 || violations.some((v) => !v.suppressed && !isNotice(v) && (status === undefined || v.delivered !== 'caller'));
+  const failing = unreadableReports > 0 || violations.some((v) => !v.suppressed && !notCountedAsViolation(v) && (status === undefined || v.delivered !== 'caller'));
   const own = status ?? 0;
   return own === 0 && failing ? 1 : own;
 }

@@ -39,6 +39,10 @@ interface Surfaces {
    * `GuardAllocatorConfig(<snake_key>=...)`. Read from settings.json.
    */
   python?: true;
+  /** pytest only: `--guard-<name>`, `MATE_PYTEST_GUARD_<NAME>`, ini `guard_<name>` (no config field). */
+  pytest?: true;
+  /** The Python API only: `GuardAllocatorConfig(<snake_key>=...)` and `python -m mate_guard --<name>` (not pytest). */
+  pythonApi?: true;
 }
 
 /**
@@ -104,9 +108,21 @@ export const SETTINGS = [
     native: { field: 'alignment', ctype: 'uint32_t' },
   }),
   row({
+    key: 'exactPlacement', name: 'exact-placement', value: booleanValue, default: false,
+    description: "Tail mode: place JS buffers with 1-byte elements (Buffer, Uint8Array, Int8Array, Uint8ClampedArray) and CUDA device allocations byte-exact, their last byte against the guard whatever `alignment` says, so code reading past the end (a truncated UTF-8 lead byte at a buffer's end, a kernel reading one element past a tensor) faults at once: a read damages no canary, so the alignment gap alone never shows it. Other JS buffers (ArrayBuffer, wider typed arrays) keep `alignment`; device code that needs aligned pointers (vectorized loads) may fail with it.",
+    surfaces: { runner: true, guardRun: true, api: true },
+    native: { field: 'exact_placement', ctype: 'bool' },
+  }),
+  row({
     key: 'rerun', name: 'rerun', value: booleanValue, default: true,
     description: 'When a run of a runner\'s mate-* command (mate-vitest, mate-jest, ...) or of mate guard-run ends with canary damage, rerun the affected test files once in the configuration that makes the bad access fault (the other mode; alignment 1 for the alignment gap of a JS buffer; for the gap of a native allocation only its size placed byte-exact, nativeExactSize), and show that fault with its access site under the report. Plain runners never rerun.',
-    surfaces: { runner: true, guardRun: true },
+    // pytest's rerun is its own (the plugin's help says what it does there).
+    surfaces: { runner: true, guardRun: true, pytest: true },
+  }),
+  row({
+    key: 'exitCode', name: 'exit-code', value: integerValue(0, 255), default: 1,
+    description: 'Python API and `python -m mate_guard`: the exit status of a process that had violations (as sanitizers\' exitcode), so CI fails; 0 leaves the status alone. pytest sets its own (1: the tests with violations failed).',
+    surfaces: { pythonApi: true },
   }),
   row({
     key: 'captureStacks', name: 'capture-stacks', value: booleanValue, default: true,
@@ -131,7 +147,7 @@ export const SETTINGS = [
   row({
     key: 'reportDir', name: 'report-dir', value: pathValue('directory'), default: undefined as string | undefined,
     defaultText: `$${REPORT_DIR_ENV}, else a fresh temporary directory per run`,
-    description: 'Where violations are written as JSON, with each process\'s counters. A run given one makes a directory of its own inside it and keeps it, clean or not, for `mate report` (CI: shards, merged summary); without one a run uses a temporary directory, kept only when it holds a violation. installGuardAllocator writes straight into it (default <tmp>/mate-guard-reports).',
+    description: 'Where violations are written as JSON, with each process\'s counters. A run given one makes a directory of its own inside it and keeps it, clean or not, for `mate report` (CI: shards, merged summary); without one a run uses a temporary directory, kept only when it holds a violation. installGuardAllocator writes straight into it (default: a fresh folder of its own under <tmp>/mate-guard-<uid>/, private to you, removed at exit when it holds no report).',
     surfaces: { runner: true, guardRun: true, api: true, python: true },
     processEnv: REPORT_DIR_ENV,
     runWide: true,

@@ -4,19 +4,21 @@
 import * as path from 'node:path';
 
 import { GuardConfigError } from '../errors';
+import { visible } from '../text/escape';
 
 const TRUE = new Set(['1', 'true', 'yes', 'on']);
 const FALSE = new Set(['0', 'false', 'no', 'off']);
 
 const BOOLEAN_WORDS = '1/true/yes/on or 0/false/no/off';
 
+/** A value as an error quotes it: JSON, with what a terminal would obey spelled out (JSON leaves C1 controls and bidi marks raw). */
 export function show(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'string') return visible(JSON.stringify(value));
   if (value === undefined) return 'undefined';
   try {
-    return JSON.stringify(value) ?? String(value);
+    return visible(JSON.stringify(value) ?? String(value));
   } catch {
-    return String(value);
+    return visible(String(value));
   }
 }
 

@@ -248,6 +248,120 @@ RedirectResult RedirectImports(const LoadedObject& obj, const ImportRedirect* ta
 #endif
 }
 
+namespace {
+
+// Writes `target` into each slot (page by page, RELRO pages opened and
+// closed again); false when a page could not be opened.
+bool WriteSlots(const LoadedObject& obj, std::vector<std::pair<uintptr_t, void*>>* writes, uint32_t* written) {
+  std::sort(writes->begin(), writes->end());
+  const uintptr_t page = PageSize();
+  bool ok = true;
+  for (size_t i = 0; i < writes->size();) {
+    uintptr_t pg = (*writes)[i].first & ~(page - 1);
+    size_t j = i;
+    while (j < writes->size() && ((*writes)[j].first & ~(page - 1)) == pg) j++;
+    int prot = ProtectionOf(obj, (*writes)[i].first);
+    bool open = prot >= 0 && !(prot & PROT_WRITE);
+    if (open && mprotect(reinterpret_cast<void*>(pg), page, prot | PROT_READ | PROT_WRITE) != 0) {
+      ok = false;
+      i = j;
+      continue;
+    }
+    for (size_t k = i; k < j; k++) {
+      auto** slot = reinterpret_cast<void**>((*writes)[k].first);
+      if (*slot == (*writes)[k].second) continue;
+      __atomic_store_n(slot, (*writes)[k].second, __ATOMIC_RELEASE);
+      (*written)++;
+    }
+    if (open) mprotect(reinterpret_cast<void*>(pg), page, prot);
+    i = j;
+  }
+  return ok;
+}
+
+}  // namespace
+
+OwnBindResult BindOwnWeakFunctions(const LoadedObject& obj, const ImportRedirect* skip, size_t n) {
+  OwnBindResult res;
+#ifdef MATE_NO_IMPORT_PATCHING
+  (void)obj; (void)skip; (void)n;
+  res.error = "import redirection is not implemented for this CPU architecture";
+  return res;
+#else
+  Dynamic d;
+  if (!ReadDynamic(obj, &d)) { res.error = "no dynamic symbol table (a static object?)"; return res; }
+  if (d.jmprel != nullptr && d.pltrel != DT_RELA) { res.error = "REL-style PLT relocations are not supported"; return res; }
+  std::vector<std::pair<uintptr_t, void*>> writes;
+  std::vector<uint32_t> seen;  // symbol indexes named already
+  uintptr_t self_lo = 0, self_hi = 0;  // mate-guard's own object
+  ObjectRange(reinterpret_cast<const void*>(&BindOwnWeakFunctions), &self_lo, &self_hi);
+  auto collect = [&](const ElfW(Rela)* rel, size_t bytes) {
+    if (rel == nullptr) return;
+    for (size_t i = 0; i < bytes / sizeof(ElfW(Rela)); i++) {
+      uint32_t type = static_cast<uint32_t>(ELF64_R_TYPE(rel[i].r_info));
+      uint32_t index = static_cast<uint32_t>(ELF64_R_SYM(rel[i].r_info));
+      if (index == 0 || (type != kJumpSlot && type != kGlobDat)) continue;
+      const ElfW(Sym)& sym = d.symtab[index];
+      if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0 || ELF64_ST_BIND(sym.st_info) != STB_WEAK ||
+          ELF64_ST_TYPE(sym.st_info) != STT_FUNC)
+        continue;
+      if (d.strsz && sym.st_name >= d.strsz) continue;
+      const char* name = d.strtab + sym.st_name;
+      bool table = false;
+      for (size_t t = 0; t < n && !table; t++) table = strcmp(name, skip[t].symbol) == 0;
+      if (table) continue;
+      uintptr_t slot = obj.base + rel[i].r_offset;
+      void* own = reinterpret_cast<void*>(obj.base + sym.st_value);
+      writes.emplace_back(slot, own);
+      if (std::find(seen.begin(), seen.end(), index) != seen.end()) continue;
+      // Bound elsewhere already, or (a lazy slot, still in the object's
+      // PLT) the global scope, searched before the object's own, defines it.
+      // dlsym searches our own object's local scope too: a copy found in
+      // mate-guard itself is none the object would have bound to.
+      void* bound = *reinterpret_cast<void* const*>(slot);
+      bool elsewhere = bound != own && (!InObject(obj, reinterpret_cast<uintptr_t>(bound)) || [&] {
+        auto global = reinterpret_cast<uintptr_t>(dlsym(RTLD_DEFAULT, name));
+        return global != 0 && !InObject(obj, global) && !(global >= self_lo && global < self_hi);
+      }());
+      if (!elsewhere) continue;
+      seen.push_back(index);
+      res.names.push_back(name);
+    }
+  };
+  collect(d.rela, d.rela_bytes);
+  collect(d.jmprel, d.jmprel_bytes);
+  writes.erase(std::unique(writes.begin(), writes.end()), writes.end());
+  res.slots = static_cast<uint32_t>(writes.size());
+  if (!WriteSlots(obj, &writes, &res.written)) res.error = "mprotect of a read-only import page failed";
+  return res;
+#endif
+}
+
+uint64_t ImportedNames(const LoadedObject& obj, const char* const* names, size_t n) {
+  uint64_t found = 0;
+#ifndef MATE_NO_IMPORT_PATCHING
+  Dynamic d;
+  if (n > 64 || !ReadDynamic(obj, &d)) return 0;
+  auto scan = [&](const ElfW(Rela)* rel, size_t bytes) {
+    if (rel == nullptr) return;
+    for (size_t i = 0; i < bytes / sizeof(ElfW(Rela)); i++) {
+      uint32_t type = static_cast<uint32_t>(ELF64_R_TYPE(rel[i].r_info));
+      uint32_t index = static_cast<uint32_t>(ELF64_R_SYM(rel[i].r_info));
+      if (index == 0 || (type != kJumpSlot && type != kGlobDat)) continue;
+      const ElfW(Sym)& sym = d.symtab[index];
+      if (sym.st_shndx != SHN_UNDEF || (d.strsz && sym.st_name >= d.strsz)) continue;
+      for (size_t t = 0; t < n; t++)
+        if (strcmp(d.strtab + sym.st_name, names[t]) == 0) found |= 1ull << t;
+    }
+  };
+  scan(d.rela, d.rela_bytes);
+  scan(d.jmprel, d.jmprel_bytes);
+#else
+  (void)obj; (void)names; (void)n;
+#endif
+  return found;
+}
+
 void* CallTarget(const char* symbol) {
   struct Ctx {
     const char* symbol;

@@ -1,8 +1,10 @@
 #include "platform/import_redirector.h"
 
+#include <cxxabi.h>
 #include <dlfcn.h>
 #include <link.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -39,6 +41,26 @@ std::string Describe(const void* addr) {
   auto start = reinterpret_cast<uintptr_t>(info.dli_saddr);
   bool inside = info.dli_sname != nullptr && sym != nullptr && a >= start && (a == start || a < start + sym->st_size);
   return inside ? Format("%s (%s)", info.dli_sname, where.c_str()) : where;
+}
+
+// A symbol as a user reads it (demangled), cut short when long.
+std::string Readable(const std::string& mangled) {
+  int status = -1;
+  char* d = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
+  std::string out = status == 0 && d != nullptr ? d : mangled;
+  free(d);
+  constexpr size_t kMax = 160;
+  if (out.size() > kMax) out = out.substr(0, kMax - 3) + "...";
+  return out;
+}
+
+std::string ReboundLine(const char* name, const std::string& path, const OwnBindResult& b) {
+  std::string first;
+  constexpr size_t kShown = 3;
+  for (size_t i = 0; i < b.names.size() && i < kShown; i++) first += (i ? "; " : "") + Readable(b.names[i]);
+  if (b.names.size() > kShown) first += Format("; and %zu more", b.names.size() - kShown);
+  return Format("[mate-guard] %s: %s: %zu of its own weak functions re-bound to its own definitions (another module's copy, e.g. node's C++ templates, served its calls; as RTLD_DEEPBIND would): %s\n",
+                name, path.c_str(), b.names.size(), first.c_str());
 }
 
 }  // namespace
@@ -111,7 +133,8 @@ void ImportRedirector::PatchLoaded() {
     ImportRedirector* self;
     std::string log;  // written after the pass: naming a variable asks the loader (dladdr)
     std::vector<std::pair<std::string, RedirectedVariable>> variables;
-  } pass{this, {}, {}};
+    std::vector<std::pair<LoadedObject, std::string>> bind;  // fresh loads whose own weak functions win (after the pass: dlsym)
+  } pass{this, {}, {}, {}};
   ForEachLoadedObject(
       [](const LoadedObject& obj, void* p) {
         auto& pass = *static_cast<Pass*>(p);
@@ -123,6 +146,12 @@ void ImportRedirector::PatchLoaded() {
         std::vector<uintptr_t> owned = self.modules_.OwnedSlots(obj);
         RedirectResult r = RedirectImports(obj, c.table, c.n, &owned);
         RedirectedModuleList::Recorded rec = self.modules_.Record(obj, r, c.table, c.n);
+        if (rec.fresh && c.bind_own_weak) pass.bind.emplace_back(obj, obj.path);
+        if (rec.fresh && c.noted_imports != nullptr) {
+          uint64_t mask = ImportedNames(obj, c.noted_imports, c.noted_count);
+          for (size_t i = 0; i < c.noted_count; i++)
+            if (mask & (1ull << i)) rec.module->noted_imports.push_back(c.noted_imports[i]);
+        }
         if (c.patched) c.patched(obj);
         if (!self.log_) return true;
         if ((rec.fresh || r.slots_written) && (r.slots_redirected > 0 || r.error || c.choose != Choose::kEveryModule)) {
@@ -135,6 +164,17 @@ void ImportRedirector::PatchLoaded() {
         return true;
       },
       &pass);
+  for (auto& [obj, path] : pass.bind) {
+    obj.path = path.c_str();
+    OwnBindResult b = BindOwnWeakFunctions(obj, c_.table, c_.n);
+    if (RedirectedModule* m = modules_.Find(obj.base, path)) {
+      m->own_bound_slots = b.slots;
+      m->rebound = b.names;
+    }
+    if (!log_) continue;
+    if (b.error) pass.log += Format("[mate-guard] %s: %s: could not bind its own weak functions to itself: %s\n", c_.name, path.c_str(), b.error);
+    if (!b.names.empty()) pass.log += ReboundLine(c_.name, path, b);
+  }
   if (!log_) return;
   for (const auto& [path, v] : pass.variables) pass.log += VariableLine(c_.name, path.c_str(), v);
   if (!pass.log.empty()) (void)!write(2, pass.log.data(), pass.log.size());

@@ -66,7 +66,8 @@ class Checker {
     return true;
   }
   bool Fail(const std::string& field, const JsonValue& v, unsigned want) {
-    if (problem.empty()) problem = "field " + field + ": " + KindName(v) + ", where " + Wanted(want) + " belongs";
+    // As the TS reader words it (report/event-shape.ts): `allocation.size is a string, not a number`.
+    if (problem.empty()) problem = field + " is " + KindName(v) + ", not " + Wanted(want);
     return false;
   }
   static const JsonValue* Find(const JsonValue& obj, const char* key) {
@@ -136,7 +137,7 @@ bool KnownKind(const std::string& kind) {
 std::string EventProblem(const JsonValue& e) {
   if (!e.IsObject()) return std::string("not a mate-guard report (") + KindName(e) + ", not an object)";
   if (e["tool"].Str() != "mate-guard" || !e["kind"].IsString()) return "not a mate-guard report (no tool and kind)";
-  if (!KnownKind(e["kind"].Str())) return "field kind: \"" + e["kind"].Str().substr(0, 64) + "\" is no report kind this version knows";
+  if (!KnownKind(e["kind"].Str())) return "kind \"" + e["kind"].Str().substr(0, 64) + "\" is no report kind this version knows";
   Checker c;
   bool ok = c.Fields(e, "", {{"version", kNum}, {"access", kStr | kNull}, {"address", kStr | kNull}, {"relation", kStr | kNull},
                              {"distance", kNum | kNull}, {"fatal", kBool}, {"signal", kNum | kNull}, {"pid", kNum}, {"test", kStr | kNull},
@@ -197,7 +198,12 @@ std::string EventProblem(const JsonValue& e) {
 std::string EventTextProblem(const std::string& json) {
   JsonValue e;
   std::string error;
-  if (!ParseJson(json, &e, &error)) return "not JSON (" + error + ")";
+  JsonLimits limits;
+  if (json.size() > limits.max_bytes) return std::to_string(json.size()) + " bytes, more than any report (" + std::to_string(limits.max_bytes) + " at most)";
+  if (!ParseJson(json, &e, &error, limits)) {
+    if (error.rfind("nesting deeper than", 0) == 0) return "nested more than " + std::to_string(limits.max_depth) + " levels deep";
+    return "not JSON (" + error + ")";
+  }
   return EventProblem(e);
 }
 

@@ -12,7 +12,7 @@
 namespace mate {
 
 // "" when `e` is an event this version reads, else why not, naming the
-// field: `field allocation.size: a string, where a number belongs`.
+// field: `allocation.size is a string, not a number`.
 std::string EventProblem(const JsonValue& e);
 // The same from the file's text (its size and nesting bounded): "" or why.
 std::string EventTextProblem(const std::string& json);

@@ -1,4 +1,6 @@
-# Put on PYTHONPATH by `mate guard-run --device cuda`: when (and only when)
+# The npm core's python/sitecustomize.py (copied there at build time by
+# packages/core-native/scripts/copy-python.js, beside the hook as
+# mate_guard_cuda.py). Put on PYTHONPATH by `mate guard-run --device cuda`: when (and only when)
 # the program imports torch, its CUDA allocations go to mate-guard's device
 # guard. Then the sitecustomize this file shadows runs, as it would have.
 import os

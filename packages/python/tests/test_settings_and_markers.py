@@ -1,0 +1,85 @@
+"""Settings, markers and skips of `pytest --guard-alloc`, and the plugin's start-up rules."""
+import re
+
+SUITE = '''
+import pytest
+import cabi
+
+
+def test_clean():
+    cabi.free(cabi.alloc(100))
+
+
+@pytest.mark.graph_capture
+def test_captures_a_graph():
+    pass
+
+
+@pytest.mark.guard_incompatible
+def test_incompatible():
+    pass
+
+
+@pytest.mark.parametrize('use_graph', [False, True])
+def test_maybe_graph(use_graph):
+    cabi.free(cabi.alloc(8))
+'''
+REASON = 'guard allocator debug mode does not support graph capture'
+
+
+def test_tagged_tests_are_skipped_with_the_reason_and_counted_in_the_summary(project):
+    project.write('test_tags.py', SUITE)
+    r = project.pytest(['--guard-alloc', '--strict-markers'])
+    assert r.code == 0, r
+    assert len(re.findall(rf'^SKIPPED \[1\] test_tags\.py:\d+: {REASON}$', r.stdout, re.M)) == 3, r
+    assert '2 passed, 3 skipped' in r.stdout, r
+    assert re.search(r'^\[mate-guard\] summary: 2 allocations guarded, .*0 violations, 3 tests skipped by tag$', r.stdout, re.M), r
+
+
+def test_without_guard_alloc_tagged_tests_run_and_nothing_is_guarded(project):
+    project.write('test_tags.py', SUITE)
+    r = project.pytest(['--strict-markers'])
+    assert r.code == 0, r
+    assert '5 passed' in r.stdout, r
+    assert '[mate-guard]' not in r.output, r
+
+
+def test_a_bad_value_stops_the_session_before_collection_naming_it(project):
+    project.write('test_tags.py', SUITE)
+    r = project.pytest(['--guard-alloc', '--guard-mode', 'diagonal'])
+    # One line and exit 2, as every mate-guard entry point.
+    assert r.code == 2, r
+    assert r.stderr == 'mate-guard: --guard-mode: "diagonal" is not a guard mode; use tail or head\n', r
+    assert 'collected' not in r.output, r
+
+
+def test_a_misspelled_variable_or_ini_key_stops_the_session_with_the_nearest_spelling(project):
+    project.write('test_tags.py', SUITE)
+    r = project.pytest(['--guard-alloc'], env={'MATE_PYTEST_GUARD_RERUNN': '0'})
+    assert r.code == 2, r
+    assert 'unknown environment variable "MATE_PYTEST_GUARD_RERUNN"; did you mean MATE_PYTEST_GUARD_RERUN?' in r.stderr, r
+    project.write('pytest.ini', '[pytest]\nguard_mdoe = head\n')
+    r = project.pytest(['--guard-alloc'])
+    assert r.code == 2, r
+    assert 'unknown ini option "guard_mdoe"; did you mean guard_mode?' in r.stderr, r
+
+
+def test_help_lists_the_rerun_setting_for_pytest_and_not_the_api_only_exit_code(project):
+    r = project.pytest(['--help'])
+    assert r.code == 0, r
+    assert '--guard-rerun' in r.stdout and '--no-guard-rerun' in r.stdout, r
+    assert 'launch blocking' in r.stdout, r
+    assert '--guard-exit-code' not in r.stdout, r
+
+
+def test_a_missing_library_never_breaks_pytest_and_guard_alloc_says_so_before_collection(project):
+    # A pytest usage error (exit 4): the install is broken, not a setting.
+    project.write('test_plain.py', 'def test_plain():\n    assert 1 + 1 == 2\n')
+    missing = {'MATE_GUARD_CUDA_LIBRARY': str(project.dir / 'nowhere' / 'libmate_guard_cuda.so')}
+    plain = project.pytest([], env=missing)
+    assert plain.code == 0, plain
+    assert '1 passed' in plain.stdout, plain
+    r = project.pytest(['--guard-alloc'], env=missing)
+    assert r.code == 4, r
+    assert 'mate-guard: the CUDA guard library is missing: ' in r.stderr, r
+    assert 'collected' not in r.output, r
