@@ -1,11 +1,14 @@
-"""mate-guard's CUDA device guard for Python: every guarded device
-allocation sits against an unmapped guard page with canary slack on the
-other side, so an overrun faults or is caught at free.
+"""mate-guard for Python: every guarded allocation sits against an
+inaccessible guard page with canary slack on the other side, so an overrun
+faults or is caught at free. Host memory everywhere (numpy arrays through
+numpy's allocation handler, the native heap of chosen extension modules
+with `native_modules`), CUDA device memory where there is a GPU.
 
     from mate_guard import GuardAllocatorConfig, install_guard_allocator
     install_guard_allocator(GuardAllocatorConfig(mode='tail', sync_on_free=True))
 
-Install before the first CUDA allocation. PyTorch's tensors are routed to
+Install before the first CUDA allocation. numpy arrays made from then on
+are guarded (numpy imported now or later). PyTorch's tensors are routed to
 the guard when torch is importable (now, or at its import); processes
 that allocate through the C ABI (mate_guard.h) are guarded either way.
 `pytest --guard-alloc` and `python -m mate_guard script.py` do this for you.
@@ -15,18 +18,19 @@ import importlib.util
 import os
 import sys
 
-from . import _library
+from . import _host, _library, _numpy
 from ._config import GuardAllocatorConfig
 from ._format import Report, render
 from ._settings import GuardConfigError
 
 __all__ = ['GuardAllocatorConfig', 'GuardConfigError', 'GuardViolationError', 'Report', 'check_canaries',
-           'install_guard_allocator', 'is_guard_allocator_active', 'stats']
+           'guard_native_modules', 'install_guard_allocator', 'is_guard_allocator_active', 'stats']
 
 ALREADY_ACTIVE = 'Guard allocator is already active with a different configuration'
 TOO_LATE = 'Guard allocator must be installed before the first CUDA allocation in the process'
 
 _active = None  # the GuardAllocatorConfig installed
+_device_off = None  # why device memory is not guarded (no CUDA driver here), or None
 # Whether this process's exit status tells of violations (exit_code). The
 # pytest plugin turns it off: pytest's own status is the run's there.
 _exit_status_owned = True
@@ -63,7 +67,7 @@ def install_guard_allocator(config=None):
     (the allocator of a process is chosen once). After a CUDA allocation:
     RuntimeError. A bad setting: GuardConfigError naming it.
     """
-    global _active
+    global _active, _device_off
     if config is None:
         config = GuardAllocatorConfig()
     if not isinstance(config, GuardAllocatorConfig):
@@ -75,11 +79,60 @@ def install_guard_allocator(config=None):
     if _cuda_used():
         raise RuntimeError(TOO_LATE)
     lib = _library.load()
-    lib.install(config.to_handoff())
+    handoff = config.to_handoff()
+    # Device memory where a CUDA driver is, host memory everywhere. The
+    # device guard first: the report folder it picks is the host guard's too.
+    missing = _host.cuda_missing(lib)
+    if missing:
+        _device_off = missing
+    else:
+        lib.install(handoff)
+    _host.install(lib, handoff)
+    _numpy.install()
+    if missing:
+        lib.watch_reports(handoff)  # the folder the host guard picked
+    atexit.register(_host_exit_check)  # registered after the device's shutdown: runs before it
     _active = config
+    if missing:
+        return
     # PyTorch's allocations, when torch is there: now if imported, else at its import.
     if 'torch' in sys.modules or importlib.util.find_spec('torch') is not None:
         _load_torch_hook().install_import_hook()
+
+
+def _host_exit_check():
+    """At exit, damage still unreported (blocks freed since the last check, live ones): filed and printed."""
+    _host.check(all_live=True)
+
+
+def device_guarded():
+    """True when CUDA device memory is guarded in this process."""
+    return _active is not None and _device_off is None
+
+
+def guard_native_modules(globs):
+    """Guards the native heap of loaded and later-loaded modules whose path or file name matches `globs`
+    (e.g. '*_myext*.so'); needs install_guard_allocator first."""
+    _host.guard_native(globs)
+
+
+def guarding():
+    """What is guarded, as one line for summaries."""
+    h = _host.stats() or {}
+    parts = []
+    if _host.active():
+        numpy_state = _numpy.status()
+        parts.append(f'host memory (numpy arrays: {numpy_state}'
+                     + (f', {h.get("numpy", {}).get("allocations", 0)} allocations' if numpy_state == 'guarded' else '')
+                     + (f'; native heap of {", ".join(_active.native_modules)}: {h.get("nativeAllocations", 0)} allocations'
+                        if _active is not None and getattr(_active, 'native_modules', None) else '')
+                     + ')')
+    if _device_off:
+        parts.append(f'CUDA device memory: not guarded ({_device_off})')
+    elif _active is not None:
+        d = _library.load().stats() or {}
+        parts.append(f'CUDA device memory ({d.get("allocations", 0)} allocations)')
+    return 'guarded: ' + '; '.join(parts)
 
 
 def is_guard_allocator_active():
@@ -90,11 +143,23 @@ def active_config():
     return _active
 
 
+_SUMMED = ('allocations', 'frees', 'live', 'peakLive', 'liveBytes', 'fallbacks', 'quarantined', 'violations')
+
+
 def stats():
-    """The guard's counters (allocations, frees, live, violations, device: ...); None when it is off."""
+    """The guard's counters, host and device summed (allocations, frees, live, violations, ...), with
+    `host` (numpy, native heap) and `device` (None without a GPU) apart; None when it is off."""
     if _active is None:
         return None
-    return _library.load().stats()
+    host = _host.stats() or {}
+    out = dict(_library.load().stats() or {}) if _device_off is None else {'device': None}
+    for key in _SUMMED:
+        out[key] = out.get(key, 0) + host.get(key, 0)
+    if not out.get('fallbackReason'):
+        out['fallbackReason'] = host.get('fallbackReason')
+    out['host'] = host
+    out['deviceOff'] = _device_off
+    return out
 
 
 def check_canaries(where=None):
@@ -112,7 +177,8 @@ def _new_reports(where=None):
     if _active is None:
         return []
     lib = _library.load()
-    lost = lib.check(where)
+    _host.check()
+    lost = lib.check(where) if _device_off is None else 0
     reports = [render(path, event) for path, event in lib.new_events()]
     if lost > 0 and not any(r.context_lost for r in reports):
         # The library's report of the loss may be still being written by the
@@ -134,9 +200,9 @@ def _exit_status():
     (atexit runs in reverse), which finishes the pending checks."""
     if _active is None or not _exit_status_owned or not _active.exit_code:
         return
-    lib = _library.load()
-    lib.lib.mate_guard_shutdown()  # idempotent: the pending checks are done before the count
-    n = (lib.stats() or {}).get('violations', 0)
+    if _device_off is None:
+        _library.load().lib.mate_guard_shutdown()  # idempotent: the pending checks are done before the count
+    n = (stats() or {}).get('violations', 0)  # host and device
     if not n:
         return
     code = _active.exit_code

@@ -38,17 +38,22 @@ class Library:
         if self.lib.mate_guard_install_from_env() != 0:
             why = self.lib.mate_guard_install_error().decode(errors='replace')
             raise RuntimeError(f'mate-guard: CUDA guarding could not start: {why}')
-        # The folder the library files into: the one given, else its own fresh
-        # one under <tmp>/mate-guard-<uid>/ (made private, checked; removed at
-        # exit when clean): never a shared fixed folder.
-        self.report_dir = handoff['settings'].get('reportDir') or self.lib.mate_guard_report_dir().decode()
-        self._seen = set(self._event_files())
+        self.watch_reports(handoff)
         # Before the interpreter tears down: stop the background thread,
         # finish pending checks, write the counters.
         atexit.register(self.lib.mate_guard_shutdown)
 
+    def watch_reports(self, handoff):
+        """Reads the reports filed from now on in the report folder (host and device): the one given, else
+        the library's own fresh one under <tmp>/mate-guard-<uid>/ (made private, checked; removed at exit
+        when clean): never a shared fixed folder."""
+        self.report_dir = handoff['settings'].get('reportDir') or self.lib.mate_guard_report_dir().decode()
+        self._seen = set(self._event_files())
+
     def set_current_test(self, name):
         self.lib.mate_guard_set_current_test((name or '').encode())
+        from . import _host
+        _host.set_current_test(name)  # also the host's: its fault handler kept first, new modules mapped
 
     def check(self, where=None):
         """Synchronizes and looks for a sticky error: 0, or the CUDA error that lost the context."""

@@ -1,5 +1,7 @@
 """pytest plugin (entry point `mate_guard`): `pytest --guard-alloc` guards
-the CUDA device memory of the test process. Inactive unless asked: by a
+the test process's host memory (numpy arrays; with --guard-native, the
+native heap of chosen extension modules) and its CUDA device memory where
+there is a GPU. Inactive unless asked: by a
 flag (also through addopts / PYTEST_ADDOPTS), MATE_PYTEST_GUARD_ALLOC or
 the ini key guard_alloc; flag > environment > ini > off, per setting. The
 flags, variables and ini keys come from the settings table (settings.json).
@@ -44,7 +46,7 @@ def _dest(row):
 
 
 def pytest_addoption(parser):
-    group = parser.getgroup('mate-guard', 'mate-guard: CUDA device memory guard')
+    group = parser.getgroup('mate-guard', 'mate-guard: host and CUDA device memory guard')
     for row in ROWS:
         flag = _sp(row, 'pytestFlag')
         help = f'{PYTEST_HELP.get(row["key"], row["description"])} (env {_sp(row, "pytestEnv")}, ini {_sp(row, "pytestIni")}, default {row["defaultText"]})'
@@ -178,6 +180,8 @@ class _Guard:
         # A test to fail: a free checks its canary at once (the Node runners' default).
         if fields.get('sync_on_free') is None:
             fields['sync_on_free'] = True
+        from . import _host
+        _host.report_fd = os.dup(2)  # the terminal's stderr (pytest captures fd 2 during tests)
         install_guard_allocator(GuardAllocatorConfig(**fields))
         mate_guard._exit_status_owned = False  # pytest's own exit status is the run's
         self.lib = _library.load()
@@ -190,12 +194,38 @@ class _Guard:
         self.reruns = []  # [node id, seconds] of this process's launch-blocking reruns
         self.worker_lost = []  # xdist's controller: (worker, node id) of each worker that lost its context
         self.end_worker = False
+        self.live_at = {}  # phase -> device allocations live as it began (mark)
+
+    def mark(self, phase):
+        """Notes how many device allocations are live as `phase` ('test': its
+        setup, 'call': its body) begins, for _collect."""
+        from . import device_guarded
+        if device_guarded():
+            self.live_at[phase] = (self.lib.stats() or {}).get('live', 0)
+
+    def _collect(self, when):
+        """Frees the tensors the test dropped now, so that their checks (at
+        free) fail this test. Most are freed by their reference count; those
+        in reference cycles are young, and a young-generation collection
+        (microseconds) frees them. A full one costs tens of milliseconds with
+        torch loaded (two a test made suites of small tests 15x slower): it
+        runs only when device allocations made since the phase began are
+        still live after the young one (garbage that grew old while the test
+        held it, or memory the test keeps)."""
+        gc.collect(1)
+        since = self.live_at.get('call' if when == 'call' else 'test')
+        if since is None or (self.lib.stats() or {}).get('live', 0) > since:
+            gc.collect()
 
     def check(self, item, when):
-        from . import _new_reports
+        # Host blocks made in the test are checked whether or not they were
+        # freed: a collection is needed only for device memory, whose check
+        # runs at its free.
+        from . import _new_reports, device_guarded
         if self.lost_in is not None:  # nothing more can be asked of a lost context
             return []
-        gc.collect()  # frees the test's dropped objects now: their checks belong to it
+        if device_guarded():
+            self._collect(when)
         reports = _new_reports(f'the end of test {item.nodeid}' if when != 'setup' else f'the setup of {item.nodeid}')
         self.reports += reports
         if any(r.context_lost for r in reports) and self.lost_in is None:
@@ -315,6 +345,7 @@ def pytest_runtest_protocol(item, nextitem):
         if _guard.continued is None:
             _continue(item)
         return True  # run by the fresh process
+    _guard.mark('test')
     _guard.lib.set_current_test(item.nodeid)
     return None
 
@@ -387,6 +418,8 @@ def pytest_handlecrashitem(crashitem, report, sched):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item):
+    if _guard is not None:
+        _guard.mark('call')
     yield
     if _guard is None:
         return
@@ -463,6 +496,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         f'[mate-guard] summary: {pl(s["allocations"], "allocation")} guarded, peak live {s["peakLive"]}, '
         f'{pl(s["fallbacks"], "unguarded fallback")}, {pl(s["violations"], "violation")}, '
         f'{pl(_guard.skipped, "test")} skipped by tag')
+    from . import guarding
+    tr.write_line(f'[mate-guard] {guarding()}')
     if s['violations'] and total['reportDirs']:
         tr.write_line(f'[mate-guard] report files (JSON, every process\'s): {", ".join(total["reportDirs"])}')
     if s['fallbacks']:
@@ -481,6 +516,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         secs = sum(r[1] for r in total['reruns'])
         tr.write_line(f'[mate-guard] launch-blocking rerun: {pl(len(total["reruns"]), "test")} '
                       f'({", ".join(r[0] for r in total["reruns"])}), {secs:.1f} s')
+    if _guard.settings.get('rerun'):
+        from ._rerun import rerun
+        rerun(config, _guard.reports, tr.write_line)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -98,20 +98,23 @@ void Add(uint64_t* field, uint64_t n) {
 }
 uint64_t Clock() { return g_counting ? NowNs() : 0; }
 
-uint32_t Capture(const PyApi* py);
+uint32_t Capture(const PyApi* py, int max_frames);
 
 }  // namespace
 
 void SetPythonStacks(bool on) { __atomic_store_n(&g_enabled, on, __ATOMIC_RELEASE); }
 
-uint32_t CapturePythonStack() {
+uint32_t CapturePythonStack() { return CapturePythonStackUpTo(kFrames); }
+
+uint32_t CapturePythonStackUpTo(int max_frames) {
+  if (max_frames > kFrames) max_frames = kFrames;
   if (!__atomic_load_n(&g_enabled, __ATOMIC_ACQUIRE)) return 0;
   const PyApi* py = Api();
   if (py == nullptr || !py->IsInitialized()) return 0;
   uint64_t t0 = Clock();
   uint32_t id = 0;
   if (py->GILState_Check() == 1) {
-    id = Capture(py);
+    id = Capture(py, max_frames);
   } else {
     // PyTorch's ops and Triton's launcher release the GIL around the C++ call
     // that allocates or launches: take it back for the walk (this thread's
@@ -121,7 +124,7 @@ uint32_t CapturePythonStack() {
     int state = py->GILState_Ensure();
     Add(&g_stats.ensure_ns, Clock() - t0);
     Add(&g_stats.gil_taken, 1);
-    id = Capture(py);
+    id = Capture(py, max_frames);
     py->GILState_Release(state);
   }
   Add(&g_stats.captures, 1);
@@ -144,7 +147,7 @@ namespace {
 // and the line numbers, a scan of each code object's line table, are
 // worked out only for a stack not seen before (a capture per allocation,
 // free and launch: the lookup is the common path). Before 3.11, the line.
-uint32_t Capture(const PyApi* py) {
+uint32_t Capture(const PyApi* py, int max_frames) {
   void* frame = py->Eval_GetFrame();  // borrowed
   if (frame == nullptr) return 0;
   void* codes[kFrames];
@@ -153,7 +156,7 @@ uint32_t Capture(const PyApi* py) {
   int n = 0;
   const bool lasti = py->Frame_GetLasti != nullptr;
   py->IncRef(frame);
-  while (frame != nullptr && n < kFrames) {
+  while (frame != nullptr && n < max_frames) {
     codes[n] = py->Frame_GetCode(frame);  // new reference
     pos[n] = lasti ? py->Frame_GetLasti(frame) : py->Frame_GetLineNumber(frame);
     frames[n] = frame;

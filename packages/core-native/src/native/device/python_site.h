@@ -20,6 +20,10 @@ namespace device {
 
 // An interned StackStore id, 0 when no Python stack is available.
 uint32_t CapturePythonStack();
+// The same, at most `max_frames` (<= 40) innermost frames: host blocks
+// (numpy arrays, an extension's heap) are made far more often than
+// tensors, and their reports need the user's frames, not pytest's below.
+uint32_t CapturePythonStackUpTo(int max_frames);
 void SetPythonStacks(bool on);  // off at shutdown, and with captureStacks off
 
 // What call sites cost, for tuning (MATE_GUARD_CUDA_STATS, bench/cuda).

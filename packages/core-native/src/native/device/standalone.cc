@@ -238,7 +238,8 @@ MATE_EXPORT int mate_guard_install_from_env() {
 MATE_EXPORT const char* mate_guard_install_error() { return g_error.c_str(); }
 
 // The folder this process files its reports in (the one given, or its own under <tmp>/mate-guard-<uid>/).
-MATE_EXPORT const char* mate_guard_report_dir() { return g_report_dir.c_str(); }
+// The folder reports are filed in: the device guard's, else (no GPU) the host guard's.
+MATE_EXPORT const char* mate_guard_report_dir() { return g_report_dir.empty() ? mate::ReportDir() : g_report_dir.c_str(); }
 
 // Why launch tracking is off ("" when on): the Python hook warns once.
 MATE_EXPORT const char* mate_guard_tracking_off() { return TrackingOff(); }

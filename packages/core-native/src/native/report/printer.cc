@@ -29,6 +29,7 @@ char g_native[4096];  // mate-guard-print beside this library ("" when absent)
 // directories whose JS frames are machinery (Node's), its own executable.
 char g_drop_env[16384];
 char g_runtime_env[4200];
+int g_fd = 2;  // where reports go (SetReportFd)
 
 bool Copy(char* dst, size_t cap, const char* prefix, const char* src) {
   size_t p = strlen(prefix), n = strlen(src);
@@ -40,7 +41,7 @@ bool Copy(char* dst, size_t cap, const char* prefix, const char* src) {
 
 void WriteAll(const char* s, size_t n) {
   while (n > 0) {
-    ssize_t w = write(2, s, n);
+    ssize_t w = write(g_fd, s, n);
     if (w <= 0) return;
     s += w;
     n -= static_cast<size_t>(w);
@@ -79,6 +80,8 @@ void ConfigureNativePrinter() {
   if (g_path_env[0] == '\0' && path != nullptr) Copy(g_path_env, sizeof(g_path_env), "PATH=", path);
 }
 
+void SetReportFd(int fd) { g_fd = fd >= 0 ? fd : 2; }
+
 void SetPrinterDropDirs(const char* dirs) {
   if (!Copy(g_drop_env, sizeof(g_drop_env), "MATE_GUARD_DROP_DIRS=", dirs)) g_drop_env[0] = '\0';
 }
@@ -105,6 +108,7 @@ bool Spawn(char* const argv[], int timeout_ms) {
     sigprocmask(SIG_SETMASK, &none, nullptr);
     // Node marks its standard streams close-on-exec: the printer's stderr
     // must be this process's (the child has its own descriptor table).
+    if (g_fd != 2) dup2(g_fd, 2);
     int flags = fcntl(2, F_GETFD);
     if (flags >= 0) fcntl(2, F_SETFD, flags & ~FD_CLOEXEC);
     execve(argv[0], argv, envp);

@@ -26,6 +26,12 @@ void ConfigureNativePrinter();
 // native printer's formatter, as to Node's.
 void SetPrinterDropDirs(const char* dirs);
 
+// Where reports are printed: stderr (2) unless a host redirects its own
+// stderr while the program runs (pytest captures fd 2 during each test and
+// a dying process would take the report with it): then a copy of the real
+// stderr made before. Set at install.
+void SetReportFd(int fd);
+
 // Runs the printer on `event_file` and waits at most `timeout_ms`; true when
 // it printed the report. Async-signal-safe (vfork + execve + waitpid).
 bool RunPrinter(const char* event_file, int timeout_ms);

@@ -34,7 +34,7 @@ interface Surfaces {
   /** `installGuardAllocator({ <key> })`. */
   api?: true;
   /**
-   * The Python package (device guard): pytest `--guard-<name>`,
+   * The Python package (host and device guard): pytest `--guard-<name>`,
    * `MATE_PYTEST_GUARD_<NAME>`, ini `guard_<name>`, and (but `alloc`)
    * `GuardAllocatorConfig(<snake_key>=...)`. Read from settings.json.
    */
@@ -171,18 +171,18 @@ export const SETTINGS = [
   row({
     key: 'nativeModules', name: 'native', value: listValue('glob'), default: [] as string[],
     description: "Guard the native heap (malloc, calloc, realloc, free, aligned forms, strdup, C++ new/delete) of the loaded modules whose absolute path or file name matches, e.g. `'*my_addon.node'`; a library the addon pulls in matches too. Other modules' allocations are untouched. A glob that matches no loaded module gets one warning.",
-    surfaces: { runner: true, guardRun: true, api: true },
+    surfaces: { runner: true, guardRun: true, api: true, python: true },
   }),
   row({
     key: 'nativeSampleRate', name: 'native-sample-rate', value: integerValue(1, 2 ** 31), default: 1,
     description: 'Native heap: guard one allocation in N (random gaps of mean N, per thread); the rest go to libc. 1 guards every one.',
-    surfaces: { runner: true, guardRun: true, api: true },
+    surfaces: { runner: true, guardRun: true, api: true, python: true },
     native: { field: 'native_sample_rate', ctype: 'uint32_t' },
   }),
   row({
     key: 'nativeSiteFirst', name: 'native-site-first', value: integerValue(0, 2 ** 16), default: 8,
     description: 'Native heap, with nativeSampleRate above 1: guard the first N allocations of every call site (the return address of the module\'s malloc/calloc/realloc/new call), then sample. A bug that happens on every call of a site is caught whatever the rate; the summary says how many sites were seen and that each was covered. 0: plain sampling.',
-    surfaces: { runner: true, guardRun: true, api: true },
+    surfaces: { runner: true, guardRun: true, api: true, python: true },
     native: { field: 'native_site_first', ctype: 'uint32_t' },
   }),
   row({

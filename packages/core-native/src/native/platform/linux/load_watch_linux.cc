@@ -57,7 +57,12 @@ bool WatchLoads(LoadListener listener) {
   if (!g_watched) {
     ForEachLoadedObject(
         [](const LoadedObject& obj, void*) {
-          if (!obj.main_program && strncmp(BaseName(obj.path), "libnode.so", 10) != 0) return true;
+          // The program's loader: the executable's, libnode.so's (distribution
+          // builds of Node) or libpython's (a Python built --enable-shared
+          // imports extension modules from there).
+          if (!obj.main_program && strncmp(BaseName(obj.path), "libnode.so", 10) != 0 &&
+              strncmp(BaseName(obj.path), "libpython", 9) != 0)
+            return true;
           const ImportRedirect watch[] = {{"dlopen", reinterpret_cast<void*>(&WatchedDlopen)}};
           RedirectResult r = RedirectImports(obj, watch, 1);
           if (r.slots_redirected > 0 && r.error == nullptr) g_watched = true;

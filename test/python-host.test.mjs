@@ -1,0 +1,138 @@
+// Host memory in Python processes (packages/python over the host C ABI of
+// libmate_guard_cuda.so): numpy arrays through the guard's NEP 49 handler
+// and the native heap of a chosen extension module, under pytest and plain
+// python. The extension (test/fixtures/python-host/badext.c, planted bugs)
+// is built here with the system compiler; the package runs from the
+// checkout (PYTHONPATH). The CUDA driver is pointed at a missing file, so
+// the runs are CPU-only on a GPU machine too.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { before, describe, test } from 'node:test';
+
+import { LIB } from './helpers/python.mjs';
+import { ROOT, run } from './helpers/run.mjs';
+
+const FIX = path.join(ROOT, 'test', 'fixtures', 'python-host');
+const NO_DRIVER = 'the CUDA driver (libcuda.so.1) could not be loaded: no NVIDIA driver on this machine';
+
+function why() {
+  try {
+    execFileSync('python3', ['-c', 'import sys, pytest, numpy; assert sys.version_info >= (3, 9) and tuple(map(int, numpy.__version__.split(".")[:2])) >= (1, 22)'], { stdio: 'ignore' });
+  } catch {
+    return 'no python3 with pytest and numpy >= 1.22';
+  }
+  try {
+    execFileSync('cc', ['--version'], { stdio: 'ignore' });
+    execFileSync('python3-config', ['--includes'], { stdio: 'ignore' });
+  } catch {
+    return 'no cc or python3-config to build the test extension';
+  }
+  return fs.existsSync(LIB) ? false : 'libmate_guard_cuda.so is not built';
+}
+
+function noXdist() {
+  try {
+    execFileSync('python3', ['-c', 'import xdist'], { stdio: 'ignore' });
+    return false;
+  } catch {
+    return 'pytest-xdist is not installed here';
+  }
+}
+
+describe('Python host memory: numpy arrays and an extension heap', { skip: why() }, () => {
+  let dir;
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-'));
+    const includes = execFileSync('python3-config', ['--includes'], { encoding: 'utf8' }).trim().split(/\s+/);
+    const suffix = execFileSync('python3-config', ['--extension-suffix'], { encoding: 'utf8' }).trim();
+    execFileSync('cc', ['-shared', '-fPIC', '-O0', '-g', ...includes, path.join(FIX, 'badext.c'), '-o', path.join(dir, `_badext${suffix}`)]);
+    for (const f of ['test_arrays.py', 'script_bugs.py']) fs.copyFileSync(path.join(FIX, f), path.join(dir, f));
+  });
+
+  const env = () => ({
+    PYTHONPATH: `${path.join(ROOT, 'packages', 'python')}:${dir}`,
+    MATE_GUARD_CUDA_DRIVER: path.join(dir, 'no-such-libcuda.so.1'),
+    MATE_PYTEST_GUARD_REPORT_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-reports-')),
+    MATE_GUARD_REPORT_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-reports-')),
+  });
+  const pytest = (args, extraEnv = {}) => run('python3', ['-m', 'pytest', '-p', 'mate_guard.pytest_plugin', '-p', 'no:cacheprovider', '-rfs', ...args],
+    { cwd: dir, env: { ...env(), ...extraEnv }, timeout: 120_000 });
+  const python = (args) => run('python3', args, { cwd: dir, env: env(), timeout: 60_000 });
+  const section = (out, name) => out.split(new RegExp(`_+ ${name} _+`))[1]?.split(/\n_{5,} /)[0] ?? '';
+
+  test('pytest --guard-alloc without a GPU guards host memory and says so; clean array and heap tests pass; each planted bug fails the test that made it (heap chosen by MATE_PYTEST_GUARD_NATIVE); canary damage is rerun where it faults', async () => {
+    const r = await pytest(['--guard-alloc', '-k', 'not fault'], { MATE_PYTEST_GUARD_NATIVE: '*_badext*.so' });
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.stdout, /^test_arrays\.py \.\.\.\.F\.FFF/m, r.output);
+    const failed = [...r.stdout.matchAll(/^FAILED test_arrays\.py::(\w+) - ==mate-guard== ERROR: ([\w-]+)/gm)].map((m) => `${m[1]} ${m[2]}`);
+    assert.deepEqual(failed, ['test_canary_before_start canary-corruption', 'test_heap_double_free double-free',
+      'test_heap_tail_slack canary-corruption', 'test_free_array_data invalid-free'], r.output);
+    const canary = section(r.stdout, 'test_canary_before_start');
+    assert.match(canary, /==mate-guard== ERROR: canary-corruption: 1 byte before the start of allocation #\d+ \(100 bytes, tail mode\) damaged/);
+    assert.match(canary, /==mate-guard== test: test_arrays\.py::test_canary_before_start\n/);
+    assert.match(canary, /backend host/);
+    assert.match(canary, /at test_canary_before_start \(.*test_arrays\.py:73\)/, 'the allocation\'s Python stack');
+    assert.match(canary, /#0 PyDataMem_UserNEW/, 'the allocation\'s native stack');
+    const dbl = section(r.stdout, 'test_heap_double_free');
+    assert.match(dbl, /freed again at:\n==mate-guard== {3}#0 heap_double_free .*badext\.c:88/);
+    assert.match(dbl, /first freed at:\n==mate-guard== {3}#0 heap_double_free .*badext\.c:87/);
+    assert.match(section(r.stdout, 'test_free_array_data'), /#0 free_data .*badext\.c:50/);
+    assert.match(r.stdout, /^\[mate-guard\] summary: \d+ allocations guarded, peak live \d+, 0 unguarded fallbacks, 4 violations, 0 tests skipped by tag$/m);
+    assert.match(r.stdout, new RegExp(`^\\[mate-guard\\] guarded: host memory \\(numpy arrays: guarded, \\d+ allocations; native heap of \\*_badext\\*\\.so: [1-9]\\d* allocations\\); CUDA device memory: not guarded \\(${NO_DRIVER.replace(/[()]/g, '\\$&')}\\)$`, 'm'));
+    assert.doesNotMatch(r.output, /could not start/);
+    // The canary damage is rerun once in head mode, where the write faults at its site.
+    const rerun = r.stdout.split('[mate-guard] rerun of test_arrays.py::test_canary_before_start with --guard-mode head, to fault at the first bad access:\n')[1];
+    assert.ok(rerun, r.output);
+    assert.match(rerun, /^==mate-guard== ERROR: heap-buffer-underflow on WRITE at 0x[0-9a-f]+: 1 byte before the start of allocation #\d+ \(100 bytes, head mode\)\n==mate-guard== test: test_arrays\.py::test_canary_before_start\n==mate-guard== access:\n==mate-guard== {3}#0 write_at .*badext\.c:25/);
+    assert.doesNotMatch(r.stdout, /rerun of test_arrays\.py::test_(heap|free)/, 'no placement makes a native tail gap or a bad free fault: not rerun');
+  });
+
+  const faults = [
+    ['test_fault_overflow', [], /heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(80 bytes, tail mode\)/, /#0 write_at .*badext\.c:25/],
+    ['test_fault_underflow', ['--guard-mode', 'head'], /heap-buffer-underflow on WRITE at 0x[0-9a-f]+: 1 byte before the start of allocation #\d+ \(80 bytes, head mode\)/, /#0 write_at .*badext\.c:25/],
+    ['test_fault_use_after_free', [], /heap-use-after-free on READ at 0x[0-9a-f]+: offset 0 inside freed allocation #\d+ \(80 bytes, tail mode\)/, /#0 read_kept .*badext\.c:41/],
+    ['test_fault_heap_overflow', [], /heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(16 bytes, tail mode\)/, /#0 heap_overflow .*badext\.c:67/],
+    // Sampling one allocation in 1000: a call site's first allocations are guarded all the same.
+    ['test_fault_heap_overflow', ['--guard-native-sample-rate', '1000'], /heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(16 bytes, tail mode\)/, /#0 heap_overflow .*badext\.c:67/],
+    ['test_fault_heap_use_after_free', [], /heap-use-after-free on READ at 0x[0-9a-f]+: offset 0 inside freed allocation #\d+ \(32 bytes, tail mode\)/, /#0 heap_use_after_free .*badext\.c:82/],
+  ];
+  test('an overflow, underflow or use-after-free of a numpy array or of the extension\'s heap (also sampled) faults at the access: the report names the kind, the test\'s node id and the access site file:line; pytest dies by SIGSEGV', async () => {
+    for (const [name, flags, headline, site] of faults) {
+      const r = await pytest(['--guard-alloc', '--guard-native', '*_badext*.so', ...flags, `test_arrays.py::${name}`]);
+      assert.equal(r.signal, 'SIGSEGV', `${name} ${flags.join(' ')}: ${r.output}`);
+      assert.match(r.stderr, new RegExp(`==mate-guard== ERROR: ${headline.source}`), `${name}: ${r.output}`);
+      assert.match(r.stderr, new RegExp(`==mate-guard== test: test_arrays\\.py::${name}\\n`), `${name}: ${r.output}`);
+      assert.match(r.stderr, site, `${name}: ${r.output}`);
+    }
+  });
+
+  test('views, slices, resize, pickling, fork and shared memory work on guarded arrays; arrays made before install keep numpy\'s handler; plain python reports damage at exit and a fault at the access', async () => {
+    // (The exit status after a violation is the Python API's exit-status work, not pinned here.)
+    const r = await python(['script_bugs.py', 'canary']);
+    assert.match(r.stdout, /^handlers: mate_guard default_allocator$/m);
+    assert.match(r.stdout, /^arrays work: True$/m);
+    assert.match(r.stdout, /^numpy allocations guarded: [1-9]\d*, foreign frees 0$/m);
+    assert.match(r.stderr, /==mate-guard== ERROR: canary-corruption: 2 bytes before the start of allocation #\d+ \(64 bytes, tail mode\) damaged/);
+    assert.match(r.stderr, /at <module> \(.*script_bugs\.py:\d+\)/);
+    const f = await python(['script_bugs.py', 'fault']);
+    assert.equal(f.signal, 'SIGSEGV', f.output);
+    assert.match(f.stderr, /==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(64 bytes, tail mode\)/);
+    assert.match(f.stderr, /#0 write_at .*badext\.c:25/);
+  });
+
+  test('without --guard-alloc nothing is guarded: numpy keeps its handler, no summary', async () => {
+    const r = await pytest(['-s', '-k', 'clean']);
+    assert.equal(r.code, 0, r.output);
+    assert.match(r.stdout, /handler: default_allocator default_allocator/);
+    assert.doesNotMatch(r.stdout, /\[mate-guard\]/);
+  });
+
+  test('under pytest-xdist each worker guards its arrays', { skip: noXdist() }, async () => {
+    const r = await pytest(['--guard-alloc', '-n', '2', '-k', 'canary']);
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.stdout, /FAILED test_arrays\.py::test_canary_before_start/);
+  });
+});
