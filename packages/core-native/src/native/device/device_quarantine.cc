@@ -199,8 +199,6 @@ bool DeviceAllocator::ProcessPending(bool wait) {
 }
 
 void DeviceAllocator::Run() {
-  // Named, so that top -H, perf and gdb tell it from the program's threads.
-  pthread_setname_np(pthread_self(), "mate-guard-cuda");
   InternalCalls internal;  // this thread's driver calls are all the guard's own
   drv_->cuCtxSetCurrent(ctx_);
   auto last_health = std::chrono::steady_clock::now();
