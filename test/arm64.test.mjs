@@ -110,7 +110,7 @@ if (missing.length) {
       const manifest = JSON.parse(fs.readFileSync(path.join(pkg, 'prebuilds', 'linux-arm64', 'manifest.json'), 'utf8'));
       assert.equal(manifest.target, 'linux-arm64');
       assert.match(manifest.glibc, /^2\.\d+$/);
-      assert.deepEqual(manifest.files, ['mate_guard.node', 'libmate_guard_cuda.so']);
+      assert.deepEqual(manifest.files, ['mate_guard.node', 'libmate_guard_cuda.so', 'mate-guard-print']);
       const r = await node(['-e', `
         const c = require(${JSON.stringify(pkg)});
         c.installGuardAllocator({});

@@ -44,9 +44,12 @@ describe('pytest --guard-alloc and the Python API over the simulated driver', { 
     assert.match(r.stdout, /^test_device\.py \.F\.ss\.s/m);
     const failure = r.stdout.split(/_+ test_overrun _+/)[1];
     assert.ok(failure, r.output);
-    assert.match(failure, /==mate-guard== ERROR: canary-corruption: allocation #2 \(100 bytes, tail mode\)/);
+    // The full report (the one formatter's, through the library's C ABI), never a pointer to a Node CLI.
+    assert.match(failure, /==mate-guard== ERROR: canary-corruption: 1 byte past the end of allocation #2 \(100 bytes, tail mode\) damaged\n/);
     assert.match(failure, /==mate-guard== test: test_device\.py::test_overrun\n/);
-    assert.match(failure, /==mate-guard== 1 byte written after the end/);
+    assert.match(failure, /==mate-guard== damaged: 1 byte, 1 byte past the end\n/);
+    assert.match(failure, /==mate-guard== hint: the write landed in the alignment gap/);
+    assert.doesNotMatch(r.output, /printer could not run|render it with `mate report/);
     assert.match(failure, /allocated at:\n==mate-guard== {3}at alloc \(.*cabi\.py:\d+\)\n==mate-guard== {3}at test_overrun \(.*test_device\.py:13\)\n/);
     assert.match(r.stdout, /^FAILED test_device\.py::test_overrun - ==mate-guard== ERROR: canary-corruption/m);
     assert.doesNotMatch(r.stdout, /FAILED test_device\.py::test_(clean|after_overrun)/);
@@ -144,7 +147,10 @@ describe('pytest --guard-alloc and the Python API over the simulated driver', { 
     assert.equal(off.code, 0, off.output);
     assert.doesNotMatch(off.stderr, /violation in this process/);
     assert.match(r.stdout, /^argv: \['a', '--b'\] active: True$/m);
-    assert.match(r.stderr, /==mate-guard== ERROR: canary-corruption: allocation #1 \(100 bytes, tail mode\)/);
+    // Printed by the native printer (no Node here): the full report, not the "printer could not run" line.
+    assert.match(r.stderr, /==mate-guard== ERROR: canary-corruption: 1 byte past the end of allocation #1 \(100 bytes, tail mode\) damaged\n/);
+    assert.match(r.stderr, /==mate-guard== allocated at:\n==mate-guard== {3}at /);
+    assert.doesNotMatch(r.stderr, /printer could not run/);
     const bad = await run(python, ['-m', 'mate_guard', '--mdoe', 'head', 'x.py'], { env: simEnv });
     assert.equal(bad.code, 2, bad.output);
     assert.match(bad.stderr, /^mate_guard: unknown option "--mdoe"; did you mean --mode\?$/m);

@@ -1,45 +1,16 @@
 // Pure logic of native frame symbolization: what the tools print, turned
-// into locations, names and the sanitizer-style lines of a report.
+// into locations and names (the report's frame lines are the native
+// formatter's: packages/core-native/test/cpp/report_format_test.cc).
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { test } from 'node:test';
 
 const require = createRequire(import.meta.url);
-const { formatNativeFrames, shortFunctionName } = require('../../packages/core-native/dist/symbolize/index.js');
+const { shortFunctionName } = require('../../packages/core-native/dist/symbolize/index.js');
 const { parseAddr2line, parseLlvmSymbolizer, locationOf } = require('../../packages/core-native/dist/symbolize/tool-output.js');
 const { demangleName } = require('../../packages/core-native/dist/symbolize/demangle.js');
 
 const ADDON = '/repo/examples/addon/build/Release/buggy_addon.node';
-
-test('frames print sanitizer style, with source paths relative to the working directory', () => {
-  const lines = formatNativeFrames([
-    { module: ADDON, offset: 0x62a8, returnAddress: false, source: 'llvm-symbolizer', function: '(anonymous namespace)::FillInclusive(Napi::CallbackInfo const&)', file: '/repo/examples/addon/src/buggy.cc', line: 36, column: 37 },
-    { module: '/usr/bin/node', offset: 0xc45d95, returnAddress: true, source: 'llvm-symbolizer', function: 'v8impl::(anonymous namespace)::FunctionCallbackWrapper::Invoke(v8::FunctionCallbackInfo<v8::Value> const&)', file: 'js_native_api_v8.cc' },
-    { module: '/lib/x86_64-linux-gnu/libc.so.6', offset: 0x891f5, returnAddress: true, source: 'addr2line', function: 'start_thread', file: '/build/nptl/pthread_create.c', line: 442 },
-    { module: '/usr/lib/libfoo.so', offset: 0x1a2b, returnAddress: true, source: 'none' },
-    { module: null, offset: 0x7f0011223344, pc: '0x7f0011223344', returnAddress: true, source: 'none' },
-  ], { cwd: '/repo' });
-  assert.deepEqual(lines, [
-    '#0 FillInclusive examples/addon/src/buggy.cc:36 (buggy_addon.node+0x62a8)',
-    '#1 v8impl::FunctionCallbackWrapper::Invoke js_native_api_v8.cc (node+0xc45d95)',
-    '#2 start_thread /build/nptl/pthread_create.c:442 (libc.so.6+0x891f5)',
-    '#3 (libfoo.so+0x1a2b)',
-    '#4 (0x7f0011223344, no module)',
-  ]);
-});
-
-test('inlined code prints innermost first as #N, #N.1, ... so #N stays the event\'s frame N', () => {
-  const lines = formatNativeFrames([
-    { module: '/m/a.node', offset: 0x10, returnAddress: false, source: 'llvm-symbolizer', function: 'Poke(unsigned char*)', file: '/m/a.cc', line: 5,
-      inlined: [{ function: 'Fill(Napi::CallbackInfo const&)', file: '/m/a.cc', line: 9 }] },
-    { module: '/m/a.node', offset: 0x20, returnAddress: true, source: 'elf-symbols', function: 'Caller' },
-  ], { cwd: '/m' });
-  assert.deepEqual(lines, [
-    '#0 Poke a.cc:5 (a.node+0x10)',
-    '#0.1 Fill a.cc:9 (a.node+0x10)',
-    '#1 Caller (a.node+0x20)',
-  ]);
-});
 
 test('short function names keep namespaces, classes and short template arguments, drop parameters and return types, elide long templates', () => {
   const cases = {

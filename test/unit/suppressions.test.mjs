@@ -10,12 +10,14 @@ import { test } from 'node:test';
 import { ROOT } from '../helpers/run.mjs';
 
 const core = path.join(ROOT, 'packages/core-native/dist');
-const { parseSuppressions, matchSuppression, suppressionLine, loadSuppressions } = await import(path.join(core, 'report/suppressions.js'));
+const { parseSuppressions, matchSuppression, loadSuppressions } = await import(path.join(core, 'report/suppressions.js'));
 const { formatReport } = await import(path.join(core, 'report/format.js'));
 const { GuardedRun, runExitCode } = await import(path.join(core, 'run/lifecycle.js'));
 const { defaultSettings } = await import(path.join(core, 'settings/table.js'));
 
 const event = (name, extra = {}) => ({ ...JSON.parse(fs.readFileSync(path.join(ROOT, 'test/fixtures/events', `${name}.json`), 'utf8')), ...extra });
+// The line a report ends with (the native formatter writes it).
+const suppressionLine = (e) => formatReport(e).split('\n').at(-2).replace(/^==mate-guard== suppression: /, '');
 const throwsConfig = (fn, message) => assert.throws(fn, (e) => e.name === 'GuardConfigError' && message.test(e.message), String(message));
 
 const FRAMES = [

@@ -16,7 +16,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
-const BINARIES = ['mate_guard.node', 'libmate_guard_cuda.so'];
+const BINARIES = ['mate_guard.node', 'libmate_guard_cuda.so', 'mate-guard-print'];
 /** Cross targets: the toolchain file and the binutils prefix they build with. */
 const CROSS = {
   'linux-arm64': { toolchain: path.join(root, 'cmake', 'aarch64-linux-gnu.cmake'), prefix: 'aarch64-linux-gnu-' },

@@ -37,6 +37,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PKG_ROOT = os.path.dirname(HERE)  # packages/python (or the unpacked sdist)
 CORE = os.path.normpath(os.path.join(PKG_ROOT, '..', 'core-native'))
 LIB = 'libmate_guard_cuda.so'
+# The crash printer, built beside the library: a reporting or dying process's full report without Node.
+PRINTER = 'mate-guard-print'
 SHIPPED_DIR = os.path.join(PKG_ROOT, 'mate_guard', '_shipped')
 LIBRARY_ENV = 'MATE_GUARD_BUILD_LIBRARY'
 ARCHES = {62: ('x86_64', 'x64'), 183: ('aarch64', 'arm64')}  # ELF e_machine -> (wheel arch, npm arch)
@@ -179,7 +181,8 @@ def _write_wheel(out_dir, proj, tag, files):
     with zipfile.ZipFile(os.path.join(out_dir, name), 'w', zipfile.ZIP_DEFLATED) as z:
         for n, d in files.items():
             zi = zipfile.ZipInfo(n, date_time=ZIP_TIME)
-            zi.external_attr = (0o755 if n.endswith('.so') else 0o644) << 16
+            # A regular file's type bits too: pip keeps the executable bit only for S_IFREG entries.
+            zi.external_attr = (0o100755 if n.endswith(('.so', PRINTER)) else 0o100644) << 16
             zi.compress_type = zipfile.ZIP_DEFLATED
             z.writestr(zi, d)
     return name
@@ -206,12 +209,30 @@ def _library_bytes(library):
     return data, tag, platform_line
 
 
+def _printer_bytes(library):
+    """mate-guard-print from beside the library, stripped; None (said on stderr) when it was not built there."""
+    printer = os.path.join(os.path.dirname(library), PRINTER)
+    if not os.path.isfile(printer):
+        sys.stderr.write(f'mate-guard: {printer} does not exist (it is built with the library): '
+                         'without it a process without Node prints only a report\'s first line\n')
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = os.path.join(tmp, PRINTER)
+        shutil.copyfile(printer, copy)
+        subprocess.run(['strip', '--strip-unneeded', copy], check=False, capture_output=True)
+        with open(copy, 'rb') as f:
+            return f.read()
+
+
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     proj = project()
     library = find_library(config_settings)
     data, tag, platform_line = _library_bytes(library)
     files = _package_sources()
     files[f'mate_guard/_shipped/{LIB}'] = data
+    printer = _printer_bytes(library)
+    if printer is not None:
+        files[f'mate_guard/_shipped/{PRINTER}'] = printer
     with open(settings_json(), 'rb') as f:
         files['mate_guard/_shipped/settings.json'] = f.read()
     _dist_info(proj, files, tag, platform_line)
@@ -247,6 +268,10 @@ def build_sdist(sdist_directory, config_settings=None):
             files[rel] = f.read()
     with open(library, 'rb') as f:
         files[f'mate_guard/_shipped/{LIB}'] = f.read()
+    printer = os.path.join(os.path.dirname(library), PRINTER)
+    if os.path.isfile(printer):
+        with open(printer, 'rb') as f:
+            files[f'mate_guard/_shipped/{PRINTER}'] = f.read()
     with open(settings_json(), 'rb') as f:
         files['mate_guard/_shipped/settings.json'] = f.read()
     files['PKG-INFO'] = metadata(proj).encode()
@@ -256,7 +281,7 @@ def build_sdist(sdist_directory, config_settings=None):
         for n, d in sorted(files.items()):
             info = tarfile.TarInfo(f'{base}/{n}')
             info.size = len(d)
-            info.mode = 0o755 if n.endswith('.so') else 0o644
+            info.mode = 0o755 if n.endswith(('.so', PRINTER)) else 0o644
             tar.addfile(info, io.BytesIO(d))
     return name
 

@@ -20,7 +20,7 @@ import sys
 
 from . import _host, _library, _numpy
 from ._config import GuardAllocatorConfig
-from ._report import Report, render
+from ._format import Report, render
 from ._settings import GuardConfigError
 
 __all__ = ['GuardAllocatorConfig', 'GuardConfigError', 'GuardViolationError', 'Report', 'check_canaries',

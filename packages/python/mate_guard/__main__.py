@@ -1,6 +1,7 @@
 """python -m mate_guard [--<setting> <value> ...] script.py args...: runs the
 script with the guard installed, as `mate guard-run --device cuda` does for
-one process. Settings: `--mode head`, `--log-allocations`, ... (the
+one process. `python -m mate_guard report <dir>...` prints filed reports.
+Settings: `--mode head`, `--log-allocations`, ... (the
 settings table's names), or MATE_GUARD_SETTINGS-free defaults. A run
 with violations exits with `--exit-code` (default 1), as sanitizers do."""
 import os
@@ -10,7 +11,8 @@ import sys
 from . import GuardAllocatorConfig, GuardConfigError, install_guard_allocator
 from ._settings import CONFIG_ROWS, parse, suggestion
 
-USAGE = 'usage: python -m mate_guard [--<setting> <value> | --[no-]<boolean-setting>] ... script.py [args...]'
+USAGE = ('usage: python -m mate_guard [--<setting> <value> | --[no-]<boolean-setting>] ... script.py [args...]\n'
+         '       python -m mate_guard report <report dir or event file>...')
 
 
 def _flags(argv):
@@ -48,6 +50,9 @@ def _flags(argv):
 
 
 def main(argv):
+    if argv[:1] == ['report']:
+        from ._report_cli import main as report
+        return report(argv[1:])
     try:
         fields, rest = _flags(argv)
     except GuardConfigError as err:

@@ -21,6 +21,12 @@ class Library:
         self.lib.mate_guard_report_dir.restype = ctypes.c_char_p
         self.lib.mate_guard_check_device.argtypes = [ctypes.c_char_p]
         self.lib.mate_guard_set_current_test.argtypes = [ctypes.c_char_p]
+        # The one report formatter: malloc'd strings, freed by the library.
+        self.lib.mate_guard_format_report.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p]
+        self.lib.mate_guard_format_report.restype = ctypes.c_void_p
+        self.lib.mate_guard_event_problem.argtypes = [ctypes.c_char_p]
+        self.lib.mate_guard_event_problem.restype = ctypes.c_void_p
+        self.lib.mate_guard_free_report.argtypes = [ctypes.c_void_p]
         self.report_dir = None
         self._seen = set()
 
@@ -52,6 +58,21 @@ class Library:
     def check(self, where=None):
         """Synchronizes and looks for a sticky error: 0, or the CUDA error that lost the context."""
         return self.lib.mate_guard_check_device((where or '').encode())
+
+    def _owned_text(self, ptr):
+        try:
+            return ctypes.string_at(ptr).decode('utf-8', errors='replace')
+        finally:
+            self.lib.mate_guard_free_report(ptr)
+
+    def format_report(self, event_json, fmt, options_json):
+        ptr = self.lib.mate_guard_format_report(event_json.encode('utf-8', errors='surrogateescape'), fmt.encode(), options_json.encode())
+        if not ptr:
+            raise ValueError(f'mate-guard: unknown report format "{fmt}" (text)')
+        return self._owned_text(ptr)
+
+    def event_problem(self, event_json):
+        return self._owned_text(self.lib.mate_guard_event_problem(event_json.encode('utf-8', errors='surrogateescape')))
 
     def stats(self):
         raw = self.lib.mate_guard_stats_json().decode()

@@ -15,6 +15,7 @@
 #include "binding/device_binding.h"
 #include "binding/event_json.h"
 #include "binding/external_buffer.h"
+#include "binding/format_binding.h"
 #include "binding/js_stack_capture.h"
 #include "binding/native_heap_binding.h"
 #include "binding/native_stack_binding.h"
@@ -95,6 +96,17 @@ Napi::Value Configure(const Napi::CallbackInfo& info) {
   if (!ConfigurePrinter(StringProp(printer, "node").c_str(), StringProp(printer, "script").c_str(),
                         StringProp(printer, "path").c_str(), printer.Get("withEarlier").ToBoolean().Value()))
     return Throw(env, "mate-guard: the report printer's paths are too long");
+  ConfigureNativePrinter();
+  Napi::Value drop = printer.Get("dropDirs");
+  if (drop.IsArray()) {
+    std::string dirs;
+    Napi::Array arr = drop.As<Napi::Array>();
+    for (uint32_t i = 0; i < arr.Length(); i++) {
+      Napi::Value d = arr.Get(i);
+      if (d.IsString()) dirs += (dirs.empty() ? "" : "\n") + d.As<Napi::String>().Utf8Value();
+    }
+    SetPrinterDropDirs(dirs.c_str());
+  }
   GuardedAllocator* a = GuardedAllocator::Create(options, &error);
   if (a == nullptr) return Throw(env, "mate-guard: " + error);
   if (!InstallFaultHandler()) return Throw(env, "mate-guard: could not install the SIGSEGV/SIGBUS handler");
@@ -313,6 +325,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   AddJsStackCaptureExports(env, exports);
   AddNativeHeapExports(env, exports);
   AddDeviceExports(env, exports);
+  AddFormatExports(env, exports);
   return exports;
 }
 

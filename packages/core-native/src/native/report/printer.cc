@@ -1,7 +1,9 @@
 #include "report/printer.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,6 +24,11 @@ const char g_marker_env[] = "MATE_GUARD_PRINTER=1";
 char g_with_earlier[] = "--with-earlier";
 bool g_earlier = false;
 bool g_configured = false;
+char g_native[4096];  // mate-guard-print beside this library ("" when absent)
+// What only the process knows, for the native printer's formatter: the
+// directories whose JS frames are machinery (Node's), its own executable.
+char g_drop_env[16384];
+char g_runtime_env[4200];
 int g_fd = 2;  // where reports go (SetReportFd)
 
 bool Copy(char* dst, size_t cap, const char* prefix, const char* src) {
@@ -50,14 +57,48 @@ bool ConfigurePrinter(const char* node, const char* script, const char* path_env
   return g_configured;
 }
 
+void ConfigureNativePrinter() {
+  g_native[0] = '\0';
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&ConfigureNativePrinter), &info) == 0 || info.dli_fname == nullptr) return;
+  const char* slash = strrchr(info.dli_fname, '/');
+  if (slash == nullptr) return;
+  size_t dir = static_cast<size_t>(slash - info.dli_fname) + 1;
+  const char name[] = "mate-guard-print";
+  if (dir + sizeof(name) > sizeof(g_native)) return;
+  memcpy(g_native, info.dli_fname, dir);
+  memcpy(g_native + dir, name, sizeof(name));
+  if (access(g_native, X_OK) != 0) g_native[0] = '\0';
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n > 0) {
+    exe[n] = '\0';
+    Copy(g_runtime_env, sizeof(g_runtime_env), "MATE_GUARD_RUNTIME=", exe);
+  }
+  // Its symbolizers are found on PATH: this process's, where Node's printer set none.
+  const char* path = getenv("PATH");
+  if (g_path_env[0] == '\0' && path != nullptr) Copy(g_path_env, sizeof(g_path_env), "PATH=", path);
+}
+
 void SetReportFd(int fd) { g_fd = fd >= 0 ? fd : 2; }
 
-bool RunPrinter(const char* event_file, int timeout_ms) {
-  if (!g_configured) return false;
-  char* argv[] = {g_node, g_script, const_cast<char*>(event_file), g_earlier ? g_with_earlier : nullptr, nullptr};
-  // Our own small environment: no NODE_OPTIONS preload, no inspector, no
-  // runner's IPC channel; PATH for the symbolizers.
-  char* envp[] = {g_path_env, const_cast<char*>(g_marker_env), nullptr};
+void SetPrinterDropDirs(const char* dirs) {
+  if (!Copy(g_drop_env, sizeof(g_drop_env), "MATE_GUARD_DROP_DIRS=", dirs)) g_drop_env[0] = '\0';
+}
+
+namespace {
+
+// Starts `argv` with our own small environment (no NODE_OPTIONS preload, no
+// inspector, no runner's IPC channel; PATH for the symbolizers) and waits
+// at most `timeout_ms`; true when it exited 0.
+bool Spawn(char* const argv[], int timeout_ms) {
+  char* envp[5];
+  int k = 0;
+  if (g_path_env[0]) envp[k++] = g_path_env;
+  envp[k++] = const_cast<char*>(g_marker_env);
+  if (g_drop_env[0]) envp[k++] = g_drop_env;
+  if (g_runtime_env[0]) envp[k++] = g_runtime_env;
+  envp[k] = nullptr;
   pid_t pid = vfork();
   if (pid < 0) return false;
   if (pid == 0) {
@@ -70,7 +111,7 @@ bool RunPrinter(const char* event_file, int timeout_ms) {
     if (g_fd != 2) dup2(g_fd, 2);
     int flags = fcntl(2, F_GETFD);
     if (flags >= 0) fcntl(2, F_SETFD, flags & ~FD_CLOEXEC);
-    execve(g_node, argv, envp);
+    execve(argv[0], argv, envp);
     _exit(127);
   }
   int status = 0;
@@ -84,6 +125,27 @@ bool RunPrinter(const char* event_file, int timeout_ms) {
   kill(pid, SIGKILL);
   waitpid(pid, &status, 0);
   return false;
+}
+
+}  // namespace
+
+bool RunPrinter(const char* event_file, int timeout_ms) {
+  // `--only`: no Node printer to defer to (a Python process): print whatever the run holds.
+  char only[] = "--only";
+  char* native_argv[] = {g_native, const_cast<char*>(event_file), g_configured ? nullptr : only, nullptr};
+  bool native_tried = false;
+  // The native printer first (no Node start-up) unless earlier reports are
+  // to be shown; it declines a run with suppressions (exit 3), for Node's.
+  if (g_native[0] != '\0' && !g_earlier) {
+    native_tried = true;
+    if (Spawn(native_argv, timeout_ms)) return true;
+  }
+  if (g_configured) {
+    char* argv[] = {g_node, g_script, const_cast<char*>(event_file), g_earlier ? g_with_earlier : nullptr, nullptr};
+    if (Spawn(argv, timeout_ms)) return true;
+  }
+  // Node's printer could not run: the native one, whatever it would show less.
+  return g_native[0] != '\0' && !native_tried && Spawn(native_argv, timeout_ms);
 }
 
 void PrintFallback(const Violation& v, const char* event_file) {

@@ -9,9 +9,10 @@ import * as path from 'node:path';
 import { GuardConfigError } from '../errors';
 import type { ViolationEvent } from '../report/event';
 import { EVENT_FILE, UNFINISHED_EVENT_FILE } from '../report/files';
-import { annotation, unreadableAnnotation } from '../report/github-annotations';
+import { githubAnnotation, githubUnreadable } from '../report/plain-report';
 import { reportText } from '../report/render';
-import { sarifLog } from '../report/sarif';
+import { sarifText } from '../report/sarif-input';
+import { eventSites } from '../report/sites';
 import { repoRoot, SourcePaths, type RunPlace } from '../report/source-paths';
 import { readReportDir, readRunInfo, type RunReport } from '../run/report-dir';
 import { formatSummary, formatUnreadable } from '../run/summary';
@@ -130,12 +131,13 @@ export function mateReport(args: readonly string[]): number {
   });
   const paths = new SourcePaths(repoRoot(process.cwd()));
   if (format === 'sarif') {
-    process.stdout.write(JSON.stringify(sarifLog({ events, unreadable, paths }), null, 2) + '\n');
+    process.stdout.write(sarifText({ events, unreadable, paths }) + '\n');
     process.stderr.write(closing);
   } else if (format === 'github') {
     let out = '';
-    for (const { event, run } of events) if (!event.suppressed) out += annotation(event, paths, run);
-    for (const u of unreadable) out += unreadableAnnotation(u);
+    // At its access site (JS-only stacks: the test's file); a file that could not be read gets one without a place.
+    for (const { event, run } of events) if (!event.suppressed) out += githubAnnotation(event, eventSites(event, paths, run).primary);
+    for (const u of unreadable) if (u.holds === 'report') out += githubUnreadable(u.file, u.why);
     process.stdout.write(out + closing);
   } else {
     let text = '';

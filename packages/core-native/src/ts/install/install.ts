@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import type * as Render from '../report/render';
 import { parseEvent, type ViolationEvent } from '../report/event';
 import { EVENT_FILE, UNFINISHED_EVENT_FILE, writeEventFile } from '../report/files';
+import { defaultDropDirs } from '../report/js-stack';
 import type * as Suppressions from '../report/suppressions';
 import type { ReportKind } from '../report/kinds';
 import { formatTrackingOffWarning, formatUnguardedWarning } from '../run/summary';
@@ -87,6 +88,7 @@ function installResolved(config: ResolvedGuardConfig): void {
     script: path.join(__dirname, '..', 'cli', 'print-report.js'),
     path: process.env.PATH ?? '',
     withEarlier: !ownedElsewhere(),
+    dropDirs: defaultDropDirs(),
   });
   // Every addon loaded from now on is in the module map the fault handler reads.
   afterAddonLoads(() => native.refreshModuleMap());

@@ -179,6 +179,8 @@ interface PrinterPaths {
   path: string;
   /** No process outlives this one to show what it reported before dying: the printer shows those too. */
   withEarlier: boolean;
+  /** JS frames under these directories are machinery (mate-guard's, the runners'): for the native printer's formatter. */
+  dropDirs: string[];
 }
 
 /** A native frame as the binding returns it (see symbolize/types for offset). */
@@ -255,6 +257,17 @@ export interface NativeBinding {
   /** Stops the device guard's background work and finishes pending checks. */
   shutdownDevice(): void;
   nativeStackTesting: NativeStackTesting;
+  /** The one report formatter (report/format/): an event's JSON to its text report. */
+  formatReport(
+    eventJson: string,
+    options: { cwd: string; dropDirs: string[]; runtime: string; format?: 'text' | 'plain' | 'github'; site?: { path: string; line?: number; column?: number } },
+  ): string;
+  /** The SARIF log from the events and what Node resolved about them (report/sarif-input.ts). */
+  sarifLog(inputJson: string, options: { cwd: string; dropDirs: string[]; runtime: string }): string;
+  /** The GitHub annotation of a report file that could not be read. */
+  githubUnreadable(file: string, why: string): string;
+  /** '' when the event's JSON is one this version reads, else why not (the field named). */
+  validateEvent(eventJson: string): string;
 }
 
 const packageRoot = path.resolve(__dirname, '..', '..');

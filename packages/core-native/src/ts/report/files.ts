@@ -5,6 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+import { loadNative } from '../install/native';
 import { parseEvent, type ViolationEvent } from './event';
 import { eventShapeWhy, jsonDepth, MAX_EVENT_BYTES, MAX_EVENT_DEPTH } from './event-shape';
 import { unreadableWhy } from './unreadable';
@@ -75,7 +76,11 @@ export function readEventFile(file: string): ViolationEvent | string {
   let text: string | undefined;
   try {
     text = readCapped(file, MAX_EVENT_BYTES);
-    return { ...parseChecked<ViolationEvent>(text, eventShapeWhy), file };
+    const event = parseChecked<ViolationEvent>(text, eventShapeWhy);
+    // And the schema the native formatter relies on (every field it reads), checked by its own reader.
+    const problem = loadNative().validateEvent(text);
+    if (problem) return problem;
+    return { ...event, file };
   } catch (err) {
     return err instanceof ShapeError ? err.message : unreadableWhy(err, text);
   }

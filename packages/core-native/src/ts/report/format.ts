@@ -1,38 +1,29 @@
-// The one report formatter: renders an event as the text a user reads.
-// Every line starts with `==mate-guard== `.
-import { isKernelException, type ViolationEvent } from './event';
-import { isNotice } from './notices';
-import { formatOutOfMemory } from './out-of-memory';
-import { suppressionLine } from './suppressions';
-import { isBadFree, formatBadFree, formatAccess } from './format-host';
-import { formatKernelException, formatCrossStreamFree } from './format-cuda';
-import { formatDeath } from './format-death';
+// The report text of an event: rendered by the one formatter, in the
+// native core (src/native/report/format/), as Python and a dying process
+// render it. What only Node knows is passed in: which directories hold
+// runner and mate-guard frames, and node's own executable.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 
-export { framesToRuntime } from './format-shared';
-export { signalName } from './format-death';
+import { loadNative } from '../install/native';
+import type { ViolationEvent } from './event';
+import { defaultDropDirs } from './js-stack';
 
-const REPORT_PREFIX = '==mate-guard== ';
-
-/** Last: the suppression that matched it, or the line that would suppress it (ready to paste). */
-function suppressionLines(e: ViolationEvent): string[] {
-  const s = e.suppressed;
-  if (s) {
-    const outcome = e.fatal ? 'counted, not failed; a fault still ends its process' : 'counted, not failed';
-    return [`suppressed by ${s.file}:${s.line} (${s.rule}): ${outcome}`];
-  }
-  // An out-of-memory is not a bug to suppress.
-  const line = isNotice(e) ? undefined : suppressionLine(e);
-  return line ? [`suppression: ${line}`] : [];
+/** `SIGABRT` for 6 (this platform's numbering, as the dying process's). */
+export function signalName(n: number): string {
+  const found = Object.entries(os.constants.signals).find(([, v]) => v === n);
+  return found ? found[0] : `signal ${n}`;
 }
 
-/** The report of one event. */
+let runtime: string | undefined;
+
+/** What the formatter needs to know about this machine (its options, as Python and the crash printer fill them). */
+export function formatOptions(): { cwd: string; dropDirs: string[]; runtime: string } {
+  runtime ??= fs.realpathSync(process.execPath);
+  return { cwd: process.cwd(), dropDirs: defaultDropDirs(), runtime };
+}
+
+/** The report of one event: every line starts with `==mate-guard== `. */
 export function formatReport(e: ViolationEvent): string {
-  let lines: string[];
-  if (e.death) lines = formatDeath(e, e.death);
-  else if (isKernelException(e)) lines = formatKernelException(e);
-  else if (e.kind === 'out-of-memory' && e.memory) lines = formatOutOfMemory(e, e.memory);
-  else if (e.kind === 'cross-stream-free' && e.allocation && e.streams) lines = formatCrossStreamFree(e, e.allocation);
-  else lines = isBadFree(e) || !e.allocation ? formatBadFree(e) : formatAccess(e, e.allocation);
-  lines.push(...suppressionLines(e));
-  return lines.map((l) => REPORT_PREFIX + l + '\n').join('');
+  return loadNative().formatReport(JSON.stringify(e), formatOptions());
 }

@@ -3,10 +3,10 @@
 // ones as symbolized, inlined calls unfolded; JS ones cut to the user's
 // frames), and the sites those tools point at: the bad access, the
 // allocation, the free, the test.
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import type { DeviceLaunch, NativeStack, ViolationEvent } from './event';
-import { framesToRuntime } from './format';
 import { parseJsFrame, trimJsStack } from './js-stack';
 import { symbolizeEvent } from './render';
 import type { RunPlace, SourcePaths } from './source-paths';
@@ -56,6 +56,14 @@ export interface EventSites {
   /** Where CI tools show it: the access, else the test's file (JS-only stacks), else the allocation. */
   primary?: Site;
   stacks: EventStack[];
+}
+
+/** Native frames down to the first frame in the Node runtime (where it called into the addon). */
+function framesToRuntime<T extends { module?: string | null }>(frames: readonly T[]): T[] {
+  const runtime = fs.realpathSync(process.execPath);
+  const isRuntime = (m: string | null | undefined) => !!m && (m === runtime || path.basename(m) === 'node');
+  const firstRuntime = frames.findIndex((f, i) => i > 0 && isRuntime(f.module));
+  return firstRuntime < 0 ? [...frames] : frames.slice(0, firstRuntime + 1);
 }
 
 const inNodeModules = (p: string) => /(^|\/)node_modules\//.test(p);

@@ -21,7 +21,6 @@ import * as path from 'node:path';
 import { GuardConfigError } from '../errors';
 import { shortFunctionName } from '../symbolize/frame-lines';
 import type { NativeStack, ViolationEvent } from './event';
-import { trimJsStack } from './js-stack';
 import { REPORT_KINDS } from './kinds';
 
 const FIELDS = ['function', 'module', 'access', 'allocation', 'test'] as const;
@@ -199,34 +198,9 @@ export function matchSuppression(e: ViolationEvent, rules: readonly SuppressionR
   return rule ? { file: rule.file, line: rule.line, rule: rule.text } : undefined;
 }
 
-const quote = (v: string) => (/^[^\s"]+$/.test(v) ? v : JSON.stringify(v));
-const escapeGlob = (v: string) => v.replace(/[*?]/g, '?');
-
 // System libraries, the runtime and mate-guard itself (its terminate hook
 // is on an uncaught exception's stack): a fault inside memcpy is the caller's doing.
 const SYSTEM_MODULE = /^(libc|libm|libstdc\+\+|libgcc_s|libpthread|ld-linux[^/]*)([.-][^/]*)?\.so(\.[\d.]+)?$|^node$|^mate_guard\.node$/;
 
 /** A system library's, the runtime's or mate-guard's own frame: never where a report points. */
 export const isSystemModule = (module: string): boolean => SYSTEM_MODULE.test(path.basename(module));
-
-/**
- * The line that suppresses this one report: its kind, the first frame of
- * the bad access in your code (else the user's line that allocated), and
- * its test (drop `test=` to suppress it everywhere). Undefined when the
- * report names nothing to match.
- */
-export function suppressionLine(e: ViolationEvent): string | undefined {
-  const fields: string[] = [];
-  const frames = (e.accessStack?.frames ?? []).filter((f) => f.function || f.module);
-  const frame = frames.find((f) => !f.module || !isSystemModule(f.module)) ?? frames[0];
-  if (frame?.function) fields.push(`function=${quote(escapeGlob(shortFunctionName(frame.function)))}`);
-  else if (frame?.module) fields.push(`module=${quote(`*/${escapeGlob(path.basename(frame.module))}`)}`);
-  else {
-    const first = trimJsStack(e.allocation?.allocStack ?? '').frames[0];
-    const f = first ? jsFrameParts(first) : undefined;
-    if (f?.file && f.line) fields.push(`allocation=${quote(`*${escapeGlob(path.basename(f.file))}:${f.line}:*`)}`);
-  }
-  const test = e.test ?? e.allocation?.allocTest;
-  if (test) fields.push(`test=${quote(escapeGlob(test))}`);
-  return fields.length ? `${e.kind} ${fields.join(' ')}` : undefined;
-}

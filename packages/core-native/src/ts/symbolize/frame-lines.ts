@@ -1,17 +1,7 @@
-// Symbolized native frames printed the way sanitizers print them:
-//   #0 FillInclusive examples/addon/src/buggy.cc:36 (buggy_addon.node+0x62a8)
-// One line per machine frame, numbered from the access (#0) outwards. Code
-// inlined into a frame gets one line per inlined function, innermost first,
-// numbered #N, #N.1, #N.2 ... so that #N always matches frames[N] of the
-// event: #0 is the exact statement, #0.1 the function it was inlined into.
-import * as path from 'node:path';
-
-import type { SourceLocation, SymbolizedFrame } from './types';
-
-export interface FrameLineOptions {
-  /** Source paths under this directory print relative to it (default: process.cwd()). */
-  cwd?: string;
-}
+// Function names cut the way the native formatter prints them
+// (src/native/report/format/native_frames.cc), for what matches reports
+// by name: suppression rules and fingerprints. The report's frame lines
+// themselves are the native formatter's.
 
 // `napi_value__* Napi::details::WrapCallback<...>` (a template's return
 // type) -> `Napi::details::WrapCallback<...>`. Stops at `operator`, whose
@@ -91,40 +81,4 @@ export function shortFunctionName(name: string): string {
     }
   }
   return collapseNested(withoutReturnType(s)) + suffix;
-}
-
-function sourceText(loc: SourceLocation, cwd: string): string | undefined {
-  if (!loc.file) return undefined;
-  let file = loc.file;
-  if (path.isAbsolute(file)) {
-    const rel = path.relative(cwd, file);
-    if (rel && !rel.startsWith('..') && !path.isAbsolute(rel)) file = rel;
-  }
-  return loc.line ? `${file}:${loc.line}` : file;
-}
-
-function where(frame: SymbolizedFrame): string {
-  if (!frame.module) {
-    const pc = typeof frame.pc === 'number' ? `0x${frame.pc.toString(16)}` : frame.pc ?? `0x${frame.offset.toString(16)}`;
-    return `(${pc}, no module)`;
-  }
-  return `(${path.basename(frame.module)}+0x${frame.offset.toString(16)})`;
-}
-
-/** The lines of a symbolized stack, without any report prefix. */
-export function formatNativeFrames(frames: readonly SymbolizedFrame[], options: FrameLineOptions = {}): string[] {
-  const cwd = options.cwd ?? process.cwd();
-  const lines: string[] = [];
-  frames.forEach((frame, i) => {
-    const at = where(frame);
-    [frame, ...(frame.inlined ?? [])].forEach((loc, j) => {
-      const parts = [j === 0 ? `#${i}` : `#${i}.${j}`];
-      if (loc.function) parts.push(shortFunctionName(loc.function));
-      const src = sourceText(loc, cwd);
-      if (src) parts.push(src);
-      parts.push(at);
-      lines.push(parts.join(' '));
-    });
-  });
-  return lines;
 }

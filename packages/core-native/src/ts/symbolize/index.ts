@@ -253,4 +253,4 @@ function unsymbolized(frames: readonly NativeFrameRef[]): SymbolizedFrame[] {
     ...(f.pc !== undefined ? { pc: f.pc } : {}),
   }));
 }
-export { formatNativeFrames, shortFunctionName, type FrameLineOptions } from './frame-lines';
+export { shortFunctionName } from './frame-lines';

@@ -100,8 +100,8 @@ bool DeviceAllocator::Init(std::string* error) {
     if (drv_->cuEventCreate(&ev, cuda::kEventDisableTiming) == cuda::kSuccess) events_.push_back(ev);
   }
   thread_ = std::thread([this] { Run(); });
-  // Named here, before the first allocation returns, so that top -H, perf
-  // and gdb tell it from the program's threads even before it first runs.
+  // Named by its creator, before any caller can look (top -H, perf, gdb
+  // tell it from the program's threads): naming itself raced a reader.
   pthread_setname_np(thread_.native_handle(), "mate-guard-cuda");
   return true;
 }

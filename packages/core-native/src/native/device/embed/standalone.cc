@@ -172,6 +172,7 @@ void InstallOnce() {
   const char* node = getenv(kNodeEnv);
   const char* path = getenv("PATH");
   if (node && *node) ConfigurePrinter(node, PrinterScript().c_str(), path ? path : "", false);
+  ConfigureNativePrinter();
   SetPythonStacks(h.options.capture_stacks);
   // Python stacks of allocations, launches and frees (`del x`, a tensor
   // dropped at scope exit): where the GIL is held or can be taken back;

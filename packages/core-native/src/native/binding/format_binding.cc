@@ -1,0 +1,117 @@
+#include "binding/format_binding.h"
+
+#include <string>
+
+#include "report/format/event_schema.h"
+#include "report/format/format_ci.h"
+#include "report/format/format_sarif.h"
+#include "report/format/format_options.h"
+#include "report/format/format_text.h"
+#include "report/format/json_value.h"
+
+namespace mate {
+
+namespace {
+
+Napi::Value Fail(Napi::Env env, const char* msg) {
+  Napi::TypeError::New(env, msg).ThrowAsJavaScriptException();
+  return env.Undefined();
+}
+
+bool ReadOptions(const Napi::Value& v, FormatOptions* o) {
+  if (v.IsUndefined()) return true;
+  if (!v.IsObject()) return false;
+  Napi::Object obj = v.As<Napi::Object>();
+  Napi::Value cwd = obj.Get("cwd");
+  if (cwd.IsString()) o->cwd = cwd.As<Napi::String>().Utf8Value();
+  Napi::Value runtime = obj.Get("runtime");
+  if (runtime.IsString()) o->runtime = runtime.As<Napi::String>().Utf8Value();
+  Napi::Value dirs = obj.Get("dropDirs");
+  if (dirs.IsArray()) {
+    Napi::Array arr = dirs.As<Napi::Array>();
+    for (uint32_t i = 0; i < arr.Length(); i++) {
+      Napi::Value d = arr.Get(i);
+      if (d.IsString()) o->drop_dirs.push_back(d.As<Napi::String>().Utf8Value());
+    }
+  }
+  return true;
+}
+
+std::string StringOf(const Napi::Object& obj, const char* key) {
+  Napi::Value v = obj.Get(key);
+  if (v.IsString()) return v.As<Napi::String>().Utf8Value();
+  if (v.IsNumber()) return std::to_string(v.As<Napi::Number>().Int64Value());
+  return "";
+}
+
+// formatReport(eventJson, options): options.format is `text` (default),
+// `plain` (the unprefixed lines, joined by newlines: SARIF's message) or
+// `github` (one workflow command at options.site {path, line, column}).
+Napi::Value FormatReport(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsString()) return Fail(env, "formatReport: the event must be a JSON string");
+  FormatOptions o;
+  if (!ReadOptions(info[1], &o)) return Fail(env, "formatReport: the options must be an object");
+  std::string format = info[1].IsObject() ? StringOf(info[1].As<Napi::Object>(), "format") : "";
+  std::string json = info[0].As<Napi::String>().Utf8Value();
+  if (format.empty() || format == "text") return Napi::String::New(env, FormatTextJson(json, o));
+  if (format != "plain" && format != "github") return Fail(env, "formatReport: format must be text, plain or github");
+  JsonValue e;
+  std::string error;
+  if (!ParseJson(json, &e, &error) || !EventProblem(e).empty()) return Fail(env, "formatReport: not an event this version reads");
+  if (format == "plain") {
+    std::string out;
+    for (const std::string& l : PlainLines(e, o)) out += (out.empty() ? "" : "\n") + l;
+    return Napi::String::New(env, out);
+  }
+  SourcePlace at;
+  Napi::Value site = info[1].As<Napi::Object>().Get("site");
+  if (site.IsObject()) {
+    Napi::Object s = site.As<Napi::Object>();
+    at.path = StringOf(s, "path");
+    at.line = StringOf(s, "line");
+    at.column = StringOf(s, "column");
+  }
+  return Napi::String::New(env, GithubAnnotation(e, o, at));
+}
+
+// githubUnreadable(file, why): the annotation of a report file that could not be read.
+Napi::Value GithubUnreadableJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsString() || !info[1].IsString()) return Fail(env, "githubUnreadable(file, why) needs two strings");
+  return Napi::String::New(env, GithubUnreadable(info[0].As<Napi::String>().Utf8Value(), info[1].As<Napi::String>().Utf8Value()));
+}
+
+// validateEvent(text) -> "" or why the event cannot be read (naming the field).
+Napi::Value ValidateEvent(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsString()) return Fail(env, "validateEvent: the event must be a string");
+  return Napi::String::New(env, EventTextProblem(info[0].As<Napi::String>().Utf8Value()));
+}
+
+// sarifLog(inputJson, options): the SARIF log (format_sarif.h says what the input holds).
+Napi::Value SarifLogJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsString()) return Fail(env, "sarifLog: the input must be a JSON string");
+  FormatOptions o;
+  if (!ReadOptions(info[1], &o)) return Fail(env, "sarifLog: the options must be an object");
+  JsonValue input;
+  std::string error;
+  // Every event of the merged runs at once: the per-event cap does not apply.
+  JsonLimits limits;
+  limits.max_bytes = size_t{1} << 31;
+  limits.max_depth = 64;
+  if (!ParseJson(info[0].As<Napi::String>().Utf8Value(), &input, &error, limits)) return Fail(env, ("sarifLog: " + error).c_str());
+  return Napi::String::New(env, SarifLog(input, o));
+}
+
+}  // namespace
+
+void AddFormatExports(Napi::Env env, Napi::Object exports) {
+  exports.Set("formatReport", Napi::Function::New(env, FormatReport));
+  exports.Set("validateEvent", Napi::Function::New(env, ValidateEvent));
+  exports.Set("githubUnreadable", Napi::Function::New(env, GithubUnreadableJs));
+  exports.Set("sarifLog", Napi::Function::New(env, SarifLogJs));
+}
+
+}  // namespace mate

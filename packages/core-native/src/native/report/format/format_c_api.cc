@@ -1,0 +1,64 @@
+#include "report/format/format_c_api.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report/format/event_schema.h"
+#include "report/format/format_text.h"
+#include "report/format/json_value.h"
+#include "report/symbolizer.h"
+
+namespace mate {
+
+namespace {
+
+char* Dup(const std::string& s) {
+  char* out = static_cast<char*>(malloc(s.size() + 1));
+  if (out != nullptr) memcpy(out, s.c_str(), s.size() + 1);
+  return out;
+}
+
+}  // namespace
+
+FormatOptions FormatOptionsFromJson(const char* options_json) {
+  FormatOptions o;
+  JsonValue v;
+  std::string error;
+  if (options_json != nullptr && ParseJson(options_json, &v, &error) && v.IsObject()) {
+    o.cwd = v["cwd"].Str();
+    o.runtime = v["runtime"].Str();
+    o.event_file = v["file"].Str();
+    for (const JsonValue& d : v["dropDirs"].items) {
+      if (d.IsString()) o.drop_dirs.push_back(d.text);
+    }
+  }
+  if (o.cwd.empty()) {
+    char buf[4096];
+    if (getcwd(buf, sizeof(buf)) != nullptr) o.cwd = buf;
+  }
+  return o;
+}
+
+}  // namespace mate
+
+char* mate_guard_format_report(const char* event_json, const char* format, const char* options_json) {
+  if (event_json == nullptr || format == nullptr || strcmp(format, "text") != 0) return nullptr;
+  mate::FormatOptions o = mate::FormatOptionsFromJson(options_json);
+  mate::JsonValue options;
+  std::string error;
+  bool symbolize = options_json != nullptr && mate::ParseJson(options_json, &options, &error) && options["symbolize"].Truthy();
+  mate::JsonValue event;
+  if (!symbolize || !mate::ParseJson(event_json, &event, &error) || !mate::EventProblem(event).empty()) {
+    return mate::Dup(mate::FormatTextJson(event_json, o));
+  }
+  const char* path = getenv("PATH");
+  mate::SymbolizeEvent(&event, path != nullptr ? path : "/usr/bin:/bin", 5000);
+  return mate::Dup(mate::FormatText(event, o));
+}
+
+void mate_guard_free_report(char* text) { free(text); }
+
+char* mate_guard_event_problem(const char* event_json) {
+  return mate::Dup(event_json == nullptr ? std::string("no event") : mate::EventTextProblem(event_json));
+}

@@ -1,0 +1,31 @@
+#ifndef MATE_REPORT_FORMAT_FORMAT_C_API_H_
+#define MATE_REPORT_FORMAT_FORMAT_C_API_H_
+
+// The one formatter for processes without Node (Python through ctypes, the
+// crash printer): C strings in, a malloc'd string out.
+#include <string>
+
+#include "report/format/format_options.h"
+
+extern "C" {
+
+// The report of `event_json` in `format` ("text"); `options_json`
+// (may be NULL): {"cwd", "dropDirs": [...], "runtime", "file",
+// "symbolize": native frames not yet symbolized are, with llvm-symbolizer
+// or addr2line from PATH, within 5 s}. A bad
+// event gives its one-line error report. NULL for an unknown format or a
+// NULL event. Free the result with mate_guard_free_report.
+__attribute__((visibility("default"))) char* mate_guard_format_report(const char* event_json, const char* format, const char* options_json);
+__attribute__((visibility("default"))) void mate_guard_free_report(char* text);
+// "" when the event is one this version reads, else why not (malloc'd; free with mate_guard_free_report).
+__attribute__((visibility("default"))) char* mate_guard_event_problem(const char* event_json);
+}
+
+namespace mate {
+
+// Options from their JSON form (unknown or mistyped keys are left at their defaults).
+FormatOptions FormatOptionsFromJson(const char* options_json);
+
+}  // namespace mate
+
+#endif  // MATE_REPORT_FORMAT_FORMAT_C_API_H_

@@ -1,0 +1,33 @@
+#ifndef MATE_REPORT_FORMAT_JS_FRAMES_H_
+#define MATE_REPORT_FORMAT_JS_FRAMES_H_
+
+// JS and Python stacks (V8-style `    at fn (file:line:col)` lines) cut to
+// the user's own frames: the runners', node's, the interpreter's,
+// installed Python packages' and mate-guard's are counted, not shown.
+#include <stddef.h>
+
+#include <string>
+#include <vector>
+
+#include "report/format/format_options.h"
+
+namespace mate {
+
+struct TrimmedStack {
+  std::vector<std::string> frames;  // the kept lines, as written
+  size_t dropped = 0;
+};
+
+// Where a stack line points (a path, `node:...`, `<anonymous>`); false for a line that is no frame.
+bool JsFrameLocation(const std::string& line, std::string* location);
+bool IsMachineryFrame(const std::string& line, const FormatOptions& o);
+// With no user frame left nothing is dropped: the runner's frames are the only clue.
+TrimmedStack TrimJsStack(const std::string& stack, const FormatOptions& o);
+// `… 7 runner frames`.
+std::string DroppedFramesLine(size_t dropped);
+// A line trimmed of surrounding whitespace.
+std::string Trim(const std::string& s);
+
+}  // namespace mate
+
+#endif  // MATE_REPORT_FORMAT_JS_FRAMES_H_

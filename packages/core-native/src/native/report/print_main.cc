@@ -1,0 +1,145 @@
+// mate-guard-print <event file>: the report printer a dying process starts
+// (printer.cc) unless it must show earlier reports too; it exits 3, having
+// printed nothing, for a run with suppressions (the Node printer matches
+// them) unless given --only, and is the only printer where no Node is
+// (Python processes, which pass --only): reads the event the process filed,
+// renders it with the one formatter, prints it on the inherited stderr and
+// writes the text back into the event (`text`, `delivered`), so a reader
+// later shows exactly what was printed. Exit 0 only when it printed. No
+// Node, no Python: native frames are symbolized with llvm-symbolizer or
+// addr2line where one is on PATH (else they print as module+offset).
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "report/format/escape.h"
+#include "report/format/event_schema.h"
+#include "report/format/format_options.h"
+#include "report/format/format_text.h"
+#include "report/format/json_value.h"
+#include "report/symbolizer.h"
+
+namespace {
+
+constexpr size_t kMaxEventBytes = 16u << 20;  // the reader's cap (json_value.h)
+constexpr int kSymbolizeMs = 5000;            // as the Node printer's symbolizer bound
+constexpr int kDeferToNode = 3;               // exit status: the Node printer is needed (printer.cc runs it)
+
+bool ReadFile(const char* path, std::string* out) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[65536];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof(buf))) > 0 && out->size() <= kMaxEventBytes) out->append(buf, static_cast<size_t>(n));
+  close(fd);
+  return n == 0;
+}
+
+void WriteAll(int fd, const std::string& s) {
+  size_t at = 0;
+  while (at < s.size()) {
+    ssize_t w = write(fd, s.data() + at, s.size() - at);
+    if (w <= 0) return;
+    at += static_cast<size_t>(w);
+  }
+}
+
+// The event with its symbolized frames and the printed text in it, written
+// beside and renamed over it (readers never see half a file).
+void RecordPrinted(const char* path, mate::JsonValue* event, const std::string& text) {
+  event->Field("text") = mate::JsonValue::String(text);
+  event->Field("delivered") = mate::JsonValue::String("stderr");
+  std::string tmp = std::string(path) + ".printing";
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  WriteAll(fd, mate::WriteJson(*event) + "\n");
+  close(fd);
+  if (rename(tmp.c_str(), path) != 0) unlink(tmp.c_str());
+}
+
+// A small JSON file of the report directory (run.json, native-heap-<pid>.json); null when absent or bad.
+mate::JsonValue ReadJsonFile(const std::string& path) {
+  std::string text;
+  mate::JsonValue v;
+  std::string error;
+  if (!ReadFile(path.c_str(), &text) || !mate::ParseJson(text, &v, &error)) return mate::JsonValue();
+  return v;
+}
+
+std::string DirOf(const std::string& file) {
+  size_t slash = file.rfind('/');
+  return slash == std::string::npos ? "." : slash == 0 ? "/" : file.substr(0, slash);
+}
+
+// Deaths: whose native heap the dying process guarded, so a hint never asks for a setting that was on.
+void AddNativeHeap(mate::JsonValue* event, const std::string& dir) {
+  if (!(*event)["death"].IsObject() || !(*event)["nativeHeap"].IsNull()) return;
+  mate::JsonValue state = ReadJsonFile(dir + "/native-heap-" + (*event)["pid"].Str() + ".json");
+  if (state["globs"].items.empty()) return;
+  mate::JsonValue heap;
+  heap.kind = mate::JsonValue::kObject;
+  heap.Field("globs") = state["globs"];
+  mate::JsonValue& modules = heap.Field("modules");
+  modules.kind = mate::JsonValue::kArray;
+  for (const mate::JsonValue& m : state["modules"].items) modules.items.push_back(mate::JsonValue::String(m["path"].Str()));
+  event->Field("nativeHeap") = heap;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool only = argc == 3 && strcmp(argv[2], "--only") == 0;
+  if (argc != 2 && !only) {
+    fprintf(stderr, "usage: mate-guard-print <event file> [--only]  (started by a dying process: prints its report on stderr)\n");
+    return 2;
+  }
+  std::string json;
+  if (!ReadFile(argv[1], &json) || json.size() > kMaxEventBytes) return 1;
+  mate::JsonValue event;
+  std::string error;
+  if (!mate::ParseJson(json, &event, &error) || !mate::EventProblem(event).empty()) return 1;
+  const std::string dir = DirOf(argv[1]);
+  mate::JsonValue run = ReadJsonFile(dir + "/run.json");
+  const bool run_here = run["tool"].Str() == "mate-guard";
+  // The run's suppressions are matched by the Node printer (src/ts/report/suppressions.ts).
+  // With --only (no Node printer here) the report is printed unmatched rather than not at all.
+  if (run_here && run["suppressions"].IsString() && !run["suppressions"].text.empty() && !only) return kDeferToNode;
+  AddNativeHeap(&event, dir);
+  // A symbolizer that exits early must not end the printer.
+  signal(SIGPIPE, SIG_IGN);
+  const char* search_path = getenv("PATH");
+  mate::SymbolizeEvent(&event, search_path != nullptr ? search_path : "/usr/bin:/bin", kSymbolizeMs);
+  mate::FormatOptions o;
+  char cwd[4096];
+  if (getcwd(cwd, sizeof(cwd)) != nullptr) o.cwd = cwd;
+  // From the dying process (printer.cc): its machinery directories and its executable.
+  if (const char* dirs = getenv("MATE_GUARD_DROP_DIRS")) {
+    std::string all = dirs;
+    for (size_t start = 0; start < all.size();) {
+      size_t nl = all.find('\n', start);
+      std::string d = all.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+      if (!d.empty()) o.drop_dirs.push_back(d);
+      if (nl == std::string::npos) break;
+      start = nl + 1;
+    }
+  }
+  if (const char* runtime = getenv("MATE_GUARD_RUNTIME")) o.runtime = runtime;
+  o.event_file = argv[1];
+  std::string text = mate::FormatText(event, o);
+  // The dying process owns the run: nothing will print the summary; say where the reports stay.
+  std::string owner_gone;
+  if (event["fatal"].Truthy() && run_here && run["pid"].Str() == event["pid"].Str()) {
+    owner_gone = "[mate-guard] the process that owned this run dies with it, so no summary follows; the reports stay in " + dir +
+                 " (mate report " + dir + " sums them up)\n";
+  }
+  WriteAll(2, text + owner_gone);
+  // A second printing (the Node printer already wrote it) leaves the event alone.
+  if (event["text"].IsNull()) RecordPrinted(argv[1], &event, text);
+  return 0;
+}

@@ -1,0 +1,41 @@
+"""Filed events as the text a user reads: rendered by mate-guard's one
+report formatter (the native core's, through libmate_guard_cuda.so's C
+ABI), byte for byte as `mate report` and a dying process render them."""
+import collections
+import json
+import os
+import sys
+
+from . import _library
+
+Report = collections.namedtuple('Report', 'kind text file test context_lost')
+
+# Kinds after which the process's CUDA context is gone (a kernel exception).
+CONTEXT_LOST = {'illegal-address', 'device-assert', 'device-fault'}
+
+
+def _options(path):
+    # Native frames the process left unsymbolized get file:line from llvm-symbolizer or addr2line, as in Node.
+    return json.dumps({'cwd': os.getcwd(), 'runtime': os.path.realpath(sys.executable), 'file': path or '', 'symbolize': True})
+
+
+def format_text(event_json, path=None):
+    """The text report of one event (its JSON text); a bad event gives one line naming why."""
+    return _library.load().format_report(event_json, 'text', _options(path))
+
+
+def event_problem(event_json):
+    """'' when the event is one this version reads, else why not (naming the field)."""
+    return _library.load().event_problem(event_json)
+
+
+def unreadable_line(path, why):
+    """The line that names a report file no reader could read (as `mate report` prints it)."""
+    return f'[mate-guard] error: cannot read report file {path}: {why}; counted as a violation that could not be read\n'
+
+
+def render(path, event):
+    """A filed event (parsed) as a Report: the text its printer wrote into it, or rendered now."""
+    text = event.get('text') if isinstance(event.get('text'), str) and event.get('text') else format_text(json.dumps(event), path)
+    return Report(kind=event.get('kind') or 'unknown', text=text.rstrip('\n'), file=path, test=event.get('test'),
+                  context_lost=event.get('kind') in CONTEXT_LOST)

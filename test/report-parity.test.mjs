@@ -1,0 +1,130 @@
+// One formatter, three ways in: the same recorded events (test/fixtures/events:
+// host, native heap, device, death, out-of-memory; test/fixtures/unreadable-events: an unreadable file)
+// rendered by Node (`mate report`), by Python (`python -m mate_guard report`,
+// through libmate_guard_cuda.so's C ABI) and by the crash printer a dying
+// process starts (mate-guard-print) give the same text, byte for byte; and
+// `mate report` names an event of the wrong shape by its file and field.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { describe, test } from 'node:test';
+
+import { noPython } from './helpers/python.mjs';
+import { guardRun, MATE, ROOT, run } from './helpers/run.mjs';
+
+const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'events');
+const PRINTER = path.join(ROOT, 'packages', 'core-native', 'build', 'Release', 'mate-guard-print');
+const pythonEnv = { PYTHONPATH: path.join(ROOT, 'packages', 'python') };
+
+/** A report directory holding the fixture `name` as the event file of process 4242. */
+function reportDir(name) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-parity-'));
+  const file = path.join(dir, 'mate-guard-4242-1.json');
+  fs.copyFileSync(path.join(FIXTURES, `${name}.json`), file);
+  return { dir, file };
+}
+
+const onPath = (tool) => (process.env.PATH ?? '').split(path.delimiter).some((d) => d && fs.existsSync(path.join(d, tool)));
+const NO_SYMBOLIZER = !onPath('llvm-symbolizer') && !onPath('addr2line') && 'neither llvm-symbolizer nor addr2line is on PATH';
+
+const reportText = (output) => output.split('\n').filter((l) => l.startsWith('==mate-guard== ')).join('\n');
+
+describe('the same event renders the same text through Node, Python and the crash printer', { skip: noPython() }, () => {
+  const NAMES = ['overflow', 'native-heap-overflow', 'cuda-illegal-address', 'cuda-cross-stream-free', 'death-free-bypassing-router', 'death-uncaught-exception', 'cuda-out-of-memory'];
+  // The report blocks of an output, each from its ERROR line, in a stable order.
+  const blocks = (output) => reportText(output).split(/\n(?===mate-guard== ERROR: )/).filter((b) => b).sort();
+
+  test(`${NAMES.join(', ')}: one report directory, read by Node and by Python, each event printed by the crash printer`, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-parity-'));
+    const files = NAMES.map((name, i) => {
+      const file = path.join(dir, `mate-guard-${4000 + i}-1.json`);
+      fs.copyFileSync(path.join(FIXTURES, `${name}.json`), file);
+      return file;
+    });
+    const node = await run(process.execPath, [MATE, 'report', dir], { cwd: ROOT });
+    const py = await run('python3', ['-m', 'mate_guard', 'report', dir], { cwd: ROOT, env: pythonEnv });
+    const nodeBlocks = blocks(node.stdout);
+    assert.equal(nodeBlocks.length, NAMES.length, node.output);
+    assert.deepEqual(blocks(py.stdout), nodeBlocks, 'Python');
+    assert.equal(py.code, 1, py.output);
+    assert.equal(node.code, 1, node.output);
+    for (const file of files) {
+      const printer = await run(PRINTER, [file], { cwd: ROOT });
+      assert.equal(printer.code, 0, printer.output);
+      const [text] = blocks(printer.stderr);
+      assert.ok(nodeBlocks.includes(text), `the crash printer's ${path.basename(file)}:\n${printer.stderr}`);
+      assert.equal(printer.stderr, `${text}\n`);
+      // The printer writes what it printed into the event, for later readers.
+      const filed = JSON.parse(fs.readFileSync(file, 'utf8'));
+      assert.equal(filed.text, `${text}\n`);
+      assert.equal(filed.delivered, 'stderr');
+    }
+  });
+
+  test('an out-of-memory alone fails neither reader (a notice, not a memory bug)', async () => {
+    const { dir } = reportDir('cuda-out-of-memory');
+    const node = await run(process.execPath, [MATE, 'report', dir], { cwd: ROOT });
+    const py = await run('python3', ['-m', 'mate_guard', 'report', dir], { cwd: ROOT, env: pythonEnv });
+    assert.equal(node.code, 0, node.output);
+    assert.equal(py.code, 0, py.output);
+    assert.equal(reportText(py.stdout), reportText(node.stdout));
+  });
+
+  test('a real run\'s event as its dying process filed it (native frames unsymbolized): all three symbolize to the same file:line', { skip: NO_SYMBOLIZER }, async () => {
+    const reports = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-parity-run-'));
+    const r = await guardRun(['--native', '*buggy_addon.node', '--report-dir', reports], [path.join(ROOT, 'examples', 'scripts', 'native-heap.js'), 'mallocOverflow'], { cwd: ROOT });
+    assert.notEqual(r.code, 0, r.output);
+    const find = (dir) => fs.readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? find(path.join(dir, d.name)) : /^mate-guard-\d+-\d+\.json$/.test(d.name) ? [path.join(dir, d.name)] : []));
+    const [filed] = find(reports);
+    const event = JSON.parse(fs.readFileSync(filed, 'utf8'));
+    // Back to what the signal handler wrote: module + offset only.
+    for (const stack of [event.accessStack, event.allocation.allocFrames]) {
+      for (const f of stack.frames) for (const k of ['function', 'file', 'line', 'column', 'inlined', 'source']) delete f[k];
+    }
+    delete event.text;
+    delete event.delivered;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-parity-raw-'));
+    const file = path.join(dir, 'mate-guard-4242-1.json');
+    fs.writeFileSync(file, JSON.stringify(event));
+    const node = reportText((await run(process.execPath, [MATE, 'report', dir], { cwd: ROOT })).stdout);
+    const py = reportText((await run('python3', ['-m', 'mate_guard', 'report', dir], { cwd: ROOT, env: pythonEnv })).stdout);
+    const printer = await run(PRINTER, [file], { cwd: ROOT });
+    assert.match(node, /^==mate-guard== {3}#0 StoreByte examples\/addon\/src\/native_heap\.cc:\d+ \(buggy_addon\.node\+0x[0-9a-f]+\)$/m, node);
+    assert.equal(py, node, 'Python');
+    assert.equal(printer.stderr, `${node}\n`, 'the crash printer');
+    // The printer files the frames it symbolized, as Node's printer does.
+    const rewritten = JSON.parse(fs.readFileSync(file, 'utf8'));
+    assert.match(rewritten.accessStack.frames[0].function, /^(\(anonymous namespace\)::)?StoreByte\(/);
+    assert.ok(['llvm-symbolizer', 'addr2line'].includes(rewritten.accessStack.frames[0].source), rewritten.accessStack.frames[0].source);
+  });
+
+  test('an event of the wrong shape is unreadable, named by its file and field, and the good one beside it still reported', async () => {
+    const { dir } = reportDir('overflow');
+    const bad = path.join(dir, 'mate-guard-4242-2.json');
+    fs.copyFileSync(path.join(ROOT, 'test', 'fixtures', 'unreadable-events', 'wrong-type.json'), bad);
+    const line = `[mate-guard] error: cannot read report file ${bad}: allocation.size is a string, not a number; counted as a violation that could not be read`;
+    const node = await run(process.execPath, [MATE, 'report', dir], { cwd: ROOT });
+    assert.equal(node.code, 1, node.output);
+    assert.ok(node.stderr.split('\n').includes(line), node.stderr);
+    assert.match(node.stdout, /^==mate-guard== ERROR: heap-buffer-overflow/m, 'the good event is still reported');
+    const py = await run('python3', ['-m', 'mate_guard', 'report', dir], { cwd: ROOT, env: pythonEnv });
+    assert.equal(py.code, 1, py.output);
+    assert.equal(py.stderr, `${line}\n`);
+    assert.equal(reportText(py.stdout), reportText(node.stdout));
+    // The crash printer refuses it (the dying process then prints its own headline).
+    assert.equal((await run(PRINTER, [bad])).code, 1);
+  });
+
+  test('nesting past the reader\'s depth is unreadable, not a crash', async () => {
+    const { dir } = reportDir('overflow');
+    const deep = path.join(dir, 'mate-guard-4242-3.json');
+    fs.writeFileSync(deep, `{"tool":"mate-guard","kind":"double-free","test":${'['.repeat(100)}${']'.repeat(100)}}`);
+    const node = await run(process.execPath, [MATE, 'report', dir], { cwd: ROOT });
+    assert.equal(node.code, 1, node.output);
+    assert.match(node.stderr, /cannot read report file \S+mate-guard-4242-3\.json: nested more than 32 levels deep; /);
+    const py = await run('python3', ['-m', 'mate_guard', 'report', deep], { cwd: ROOT, env: pythonEnv });
+    assert.equal(py.code, 1, py.output);
+    assert.match(py.stderr, /cannot read report file \S+mate-guard-4242-3\.json: nested more than 32 levels deep; /);
+  });
+});
