@@ -1,5 +1,5 @@
 // A device out-of-memory under the guard is an error with the numbers,
-// never a hang: over the simulated driver (bench/cuda/sim/, device memory
+// never a hang: over the simulated driver (packages/core-native/test/sim/, device memory
 // bounded by FAKE_CUDA_MEMORY_BYTES), a loop of 1 GiB allocations through
 // the C ABI gets the out-of-memory code at once, one out-of-memory report
 // with the guard's accounting, and the run is not failed for it; a

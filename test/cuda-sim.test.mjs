@@ -1,5 +1,5 @@
 // The settings table reaches the device guard: without a GPU, over the
-// simulated CUDA driver (bench/cuda/sim/fake_cuda.cc, built here), the
+// simulated CUDA driver (packages/core-native/test/sim/fake_cuda.cc, built here), the
 // example addon's cudaMalloc lands where mode and alignment say, and the
 // quarantine bounds apply, given as guard-run flags (the handoff the CUDA
 // library and Python processes read) and to installGuardAllocator (the
@@ -20,7 +20,7 @@ const SCRIPT = path.join(ROOT, 'test', 'fixtures', 'cuda', 'sim-settings.js');
 
 const LIB = path.join(ROOT, 'packages', 'core-native', 'build', 'Release', 'libmate_guard_cuda.so');
 
-/** The simulated driver and bench/cuda/sim/matrix.cc built for a describe block (before its tests). */
+/** The simulated driver and packages/core-native/test/sim/matrix.cc built for a describe block (before its tests). */
 function simMatrix(prefix) {
   const sim = { env: null, matrix: null };
   before(() => {
@@ -99,7 +99,7 @@ describe('device settings over the simulated driver', { skip: skipReason() }, ()
   });
 });
 
-// --guard-dump-inputs over the simulated driver and CUPTI: bench/cuda/sim/
+// --guard-dump-inputs over the simulated driver and CUPTI: packages/core-native/test/sim/
 // matrix.cc launches fake kernels through the fake CUPTI's callbacks, the
 // way the driver reports a real launch (entry, then exit).
 describe('--dump-inputs over the simulated driver', { skip: noGxx() }, () => {

@@ -1,6 +1,6 @@
 // The Python package (packages/python): its pytest plugin and API on the
 // real library, without a GPU, over the simulated CUDA driver
-// (bench/cuda/sim/fake_cuda.cc: device memory is host memory, so a test can
+// (packages/core-native/test/sim/fake_cuda.cc: device memory is host memory, so a test can
 // write past an allocation from Python). The wheel is built and installed
 // into a fresh virtual environment first; tests allocate through the C ABI
 // (test/fixtures/python/cabi.py), as there is no torch here.

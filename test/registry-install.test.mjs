@@ -216,7 +216,7 @@ test('npm install -D of each plugin resolves from the registry, with no peer war
     assert.ok(entry.resolved.startsWith(registry.url), `${name} came from ${entry.resolved}, not the test registry`);
   }
   // What a source build and `mate guard-run --device cuda` need is in the package.
-  for (const rel of ['prebuilds/linux-x64/mate_guard.node', 'prebuilds/linux-x64/libmate_guard_cuda.so', 'prebuilds/linux-x64/mate-guard-print', 'prebuilds/linux-x64/manifest.json', 'include/mate_guard.h', 'python/sitecustomize.py', 'python/mate_guard_cuda.py', 'CMakeLists.txt', 'src/native/device/standalone.cc'])
+  for (const rel of ['prebuilds/linux-x64/mate_guard.node', 'prebuilds/linux-x64/libmate_guard_cuda.so', 'prebuilds/linux-x64/mate-guard-print', 'prebuilds/linux-x64/manifest.json', 'include/mate_guard.h', 'python/sitecustomize.py', 'python/mate_guard_cuda.py', 'CMakeLists.txt', 'src/native/device/embed/standalone.cc'])
     assert.ok(fs.existsSync(path.join(core, rel)), `@mate-guard/core lacks ${rel}`);
   assert.ok(!fs.existsSync(path.join(core, 'build')), 'the core was built from source although its prebuilt binary fits');
   const check = await runUser(bin('mate'), ['build-native']);

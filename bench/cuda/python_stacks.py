@@ -1,10 +1,10 @@
 """What a Python call site costs the device guard, on the CPU: guarded
 alloc+free through the C ABI PyTorch's pluggable allocator calls
 (mate_guard_torch_alloc/free), from a Python stack `depth` frames deep,
-with Python stacks on and off, on the simulated driver (bench/cuda/sim:
+with Python stacks on and off, on the simulated driver (packages/core-native/test/sim:
 no GPU needed). ctypes releases the GIL around the call, as PyTorch does,
 so the guard takes it back for the walk, as it does under PyTorch.
-  g++ -O2 -shared -fPIC -o /tmp/libfakecuda.so bench/cuda/sim/fake_cuda.cc
+  g++ -O2 -shared -fPIC -o /tmp/libfakecuda.so packages/core-native/test/sim/fake_cuda.cc
   python3 bench/cuda/python_stacks.py /tmp/libfakecuda.so [depth] [n] [rounds]
 """
 import ctypes

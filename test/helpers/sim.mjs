@@ -1,4 +1,4 @@
-// The simulated CUDA driver and CUPTI (bench/cuda/sim/): device features
+// The simulated CUDA driver and CUPTI (packages/core-native/test/sim/): device features
 // tested on a machine with no GPU.
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -6,6 +6,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { ROOT } from './run.mjs';
+
+/** The simulator's sources, beside the C++ unit tests that also use it. */
+const SIM = path.join(ROOT, 'packages', 'core-native', 'test', 'sim');
 
 /** Why the simulator cannot be built here, or false. */
 export function noGxx() {
@@ -20,7 +23,7 @@ export function noGxx() {
 /** The fake driver library (fake_cuda.cc), built into a fresh temporary folder. */
 export function buildFakeDriver(prefix = 'mate-sim-') {
   const lib = path.join(fs.mkdtempSync(path.join(os.tmpdir(), prefix)), 'libfakecuda.so');
-  execFileSync('g++', ['-O2', '-shared', '-fPIC', '-o', lib, path.join(ROOT, 'bench', 'cuda', 'sim', 'fake_cuda.cc')]);
+  execFileSync('g++', ['-O2', '-shared', '-fPIC', '-o', lib, path.join(SIM, 'fake_cuda.cc')]);
   return lib;
 }
 
@@ -28,6 +31,6 @@ export function buildFakeDriver(prefix = 'mate-sim-') {
 export function buildMatrix(lib) {
   const matrix = path.join(path.dirname(lib), 'matrix');
   execFileSync('g++', ['-O2', '-std=c++17', `-I${path.join(ROOT, 'packages', 'core-native', 'include')}`, '-o', matrix,
-    path.join(ROOT, 'bench', 'cuda', 'sim', 'matrix.cc'), '-ldl']);
+    path.join(SIM, 'matrix.cc'), '-ldl']);
   return matrix;
 }

@@ -1,7 +1,7 @@
 // The one report formatter on CUDA device events. The fixtures
 // (test/fixtures/events/cuda-*.json) were written by the device guard's
 // event writer (report/report_event.cc through device/device_report.cc),
-// running over bench/cuda/sim's simulated driver and CUPTI: the GPU tests
+// running over packages/core-native/test/sim's simulated driver and CUPTI: the GPU tests
 // (test/cuda.test.mjs) check the same text from real kernels.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';

@@ -1,5 +1,5 @@
 """The package's own suite: real pytest and python processes over the real
-libmate_guard_cuda.so and the simulated CUDA driver (bench/cuda/sim:
+libmate_guard_cuda.so and the simulated CUDA driver (packages/core-native/test/sim:
 device memory is host memory, so a test writes past an allocation from
 Python). Tests allocate through the C ABI (test/fixtures/python/cabi.py),
 as there is no torch here.
@@ -33,7 +33,7 @@ def _fake_driver():
     if shutil.which('g++') is None:
         return None
     out = os.path.join(tempfile.mkdtemp(prefix='mate-sim-'), 'libfakecuda.so')
-    subprocess.run(['g++', '-O2', '-shared', '-fPIC', '-o', out, os.path.join(ROOT, 'bench', 'cuda', 'sim', 'fake_cuda.cc')],
+    subprocess.run(['g++', '-O2', '-shared', '-fPIC', '-o', out, os.path.join(CORE, 'test', 'sim', 'fake_cuda.cc')],
                    check=True)
     return out
 

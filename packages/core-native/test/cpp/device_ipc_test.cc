@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "check.h"
-#include "device/device_allocator.h"
-#include "device/device_ipc.h"
+#include "device/allocator/device_allocator.h"
+#include "device/allocator/device_ipc.h"
 #include "fake_device.h"
 
 using namespace fake_device;  // NOLINT: the tests' vocabulary

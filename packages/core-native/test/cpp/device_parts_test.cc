@@ -5,8 +5,8 @@
 #include <cstring>
 
 #include "check.h"
-#include "device/kernel_params.h"
-#include "device/stream_clocks.h"
+#include "device/launch/kernel_params.h"
+#include "device/launch/stream_clocks.h"
 
 namespace {
 

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "check.h"
-#include "device/cuda_driver.h"
-#include "device/device_allocator.h"
+#include "device/driver/cuda_driver.h"
+#include "device/allocator/device_allocator.h"
 #include "fake_device.h"
 
 using namespace fake_device;  // NOLINT: the tests' vocabulary

@@ -2,7 +2,7 @@
 #define MATE_TEST_CPP_FAKE_DEVICE_H_
 
 // Device allocators over the simulated CUDA driver
-// (bench/cuda/sim/fake_cuda.cc, built beside the test binary): host memory
+// (packages/core-native/test/sim/fake_cuda.cc, built beside the test binary): host memory
 // stands in for device memory, FAKE_CUDA_MEMORY_BYTES bounds it, and the
 // "device" bytes of an allocation are written with the driver's memset.
 // Shared by the device allocator's tests.
@@ -16,8 +16,8 @@
 #include <thread>
 #include <vector>
 
-#include "device/cuda_driver.h"
-#include "device/device_allocator.h"
+#include "device/driver/cuda_driver.h"
+#include "device/allocator/device_allocator.h"
 
 namespace fake_device {
 
@@ -93,7 +93,8 @@ struct Device {
   explicit Device(const DeviceConfig& config) {
     const mate::cuda::Driver* drv = FakeDriver();
     std::string error;
-    if (drv != nullptr) a = DeviceAllocator::Create(drv, 0, config, &events, &error);
+    // No hooks: the allocator alone, none of the layers above it.
+    if (drv != nullptr) a = DeviceAllocator::Create(drv, 0, config, &events, mate::device::AllocatorHooks{}, &error);
     if (drv != nullptr && a == nullptr) fprintf(stderr, "  DeviceAllocator::Create: %s\n", error.c_str());
   }
   ~Device() {

@@ -10,10 +10,10 @@
 #include "binding/counters.h"
 #include "binding/js_stack_capture.h"
 #include "device/device_guard.h"
-#include "device/device_options.h"
+#include "device/allocator/device_options.h"
 #include "device/device_report.h"
-#include "device/launch_tracker.h"
-#include "device/redirect.h"
+#include "device/launch/launch_tracker.h"
+#include "device/embed/redirect.h"
 
 namespace mate {
 namespace {

@@ -5,6 +5,8 @@
 #include <mutex>
 #include <vector>
 
+#include "device/allocator/guarded_span.h"
+
 namespace mate {
 namespace device {
 
@@ -18,7 +20,6 @@ std::mutex g_mu;
 const cuda::Driver* g_drv = nullptr;
 DeviceConfig g_config;
 bool g_installed = false;
-uintptr_t g_lo = ~uintptr_t{0}, g_hi = 0;  // the guard's address space, all devices
 DeviceAllocator* g_devices[kMaxDevices];  // written under g_mu, read without it
 StackProvider g_stack = nullptr;
 StackProvider g_free_stack = nullptr;
@@ -68,7 +69,13 @@ DeviceAllocator* ForDevice(int ordinal, cuda::CUresult* err) {
   std::lock_guard<std::mutex> lock(g_mu);
   if (g_devices[ordinal] == nullptr) {
     std::string error;
-    DeviceAllocator* made = DeviceAllocator::Create(g_drv, ordinal, g_config, &g_sink, &error);
+    // What the allocator needs from launch tracking and from here.
+    AllocatorHooks hooks;
+    hooks.launch_blocking = &LaunchBlocking;
+    hooks.ordered = &Ordered;
+    hooks.stream_handle = &StreamHandle;
+    hooks.set_last_error = &SetLastError;
+    DeviceAllocator* made = DeviceAllocator::Create(g_drv, ordinal, g_config, &g_sink, hooks, &error);
     if (made == nullptr) {
       SetLastError(error.c_str());
       *err = cuda::kErrorNotSupported;
@@ -120,7 +127,13 @@ bool Install(const DeviceConfig& config, EventSink* sink, std::string* error) {
   g_sink.next = sink;
   if (config.settings.track_launches) {
     std::string why;
-    StartTracking(drv, g_config.settings, &why);  // off: TrackingOff() says why
+    // What the tracker asks of the guard (this file).
+    TrackerHooks hooks;
+    hooks.note_launch_args = &NoteLaunchArgs;
+    hooks.find_launch_arg = &FindLaunchArg;
+    hooks.resolve_arg = &ResolveArg;
+    hooks.on_sticky_error = &OnStickyError;
+    StartTracking(drv, g_config.settings, hooks, &why);  // off: TrackingOff() says why
   } else {
     TrackingNotWanted();
   }
@@ -187,19 +200,7 @@ bool Export(cuda::CUdeviceptr ptr, ExportedRange* out, std::string* why) {
   return a->Export(ptr, out, why);
 }
 
-void WidenGuardedRange(uintptr_t lo, uintptr_t hi) {
-  // Lock-free: called under an allocator's lock, maybe while g_mu is held.
-  uintptr_t cur = __atomic_load_n(&g_lo, __ATOMIC_ACQUIRE);
-  while (lo < cur && !__atomic_compare_exchange_n(&g_lo, &cur, lo, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-  }
-  cur = __atomic_load_n(&g_hi, __ATOMIC_ACQUIRE);
-  while (hi > cur && !__atomic_compare_exchange_n(&g_hi, &cur, hi, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-  }
-}
-
-bool MaybeGuarded(uint64_t value) {
-  return value >= __atomic_load_n(&g_lo, __ATOMIC_ACQUIRE) && value < __atomic_load_n(&g_hi, __ATOMIC_ACQUIRE);
-}
+bool MaybeGuarded(uint64_t value) { return InGuardedSpan(value); }
 
 void NoteLaunchArgs(const uint64_t* values, uint32_t n, const StreamUse& use, ArgRef* out, bool* found) {
   if (n > kMaxLaunchWords) n = kMaxLaunchWords;  // a batch at most (the callers' arrays are that long)

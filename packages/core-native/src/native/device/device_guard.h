@@ -5,10 +5,10 @@
 #include <cstdint>
 #include <string>
 
-#include "device/cuda_driver.h"
-#include "device/device_allocator.h"
-#include "device/device_event.h"
-#include "device/launch_tracker.h"
+#include "device/driver/cuda_driver.h"
+#include "device/allocator/device_allocator.h"
+#include "device/allocator/device_event.h"
+#include "device/launch/launch_tracker.h"
 
 namespace mate {
 namespace device {
@@ -57,8 +57,6 @@ void ResolveArg(const ArgRef& ref, DeviceLaunchArg* out);
 // A kernel's fault seen by a tracked call (`where`: the call), or by the
 // synchronize after `exact_launch` (launch blocking): reported once.
 void OnStickyError(cuda::CUresult err, const char* where, uint64_t exact_launch);
-// Called by the allocators as they reserve address space.
-void WidenGuardedRange(uintptr_t lo, uintptr_t hi);
 
 // Looks for a sticky error now (a check at the end of a test).
 void CheckHealthAll(const char* where);

@@ -8,7 +8,7 @@
 #include "report/report_event.h"
 #include "report/report_file.h"
 #include "report/violation.h"
-#include "device/cuda_driver.h"
+#include "device/driver/cuda_driver.h"
 
 namespace mate {
 namespace device {

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "device/device_event.h"
+#include "device/allocator/device_event.h"
 
 namespace mate {
 namespace device {

@@ -10,7 +10,7 @@
 
 #include "host/host_guard.h"
 #include "host/numpy_handler.h"
-#include "device/cuda_driver.h"
+#include "device/driver/cuda_driver.h"
 
 #define MATE_EXPORT extern "C" __attribute__((visibility("default")))
 

@@ -18,7 +18,7 @@
 #include "crash/backtrace.h"
 #include "crash/describe.h"
 #include "crash/signal_handler.h"
-#include "device/python_site.h"
+#include "device/embed/python_site.h"
 #include "native_heap/native_heap.h"
 #include "options/handoff_reader.h"
 #include "platform/linux/module_map.h"

@@ -24,7 +24,7 @@ struct DeviceLaunchArg {
 
 constexpr size_t kMaxDeviceLaunchArgs = 8;
 
-// An input saved before the launch (dumpInputs: device/input_dump.h), in
+// An input saved before the launch (dumpInputs: device/launch/input_dump.h), in
 // inputs/<pid>-<launch>-<index>.bin of the report directory.
 struct DeviceLaunchInput {
   uint32_t param = 0;     // the first parameter that pointed into it

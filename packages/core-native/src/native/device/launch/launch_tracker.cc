@@ -1,0 +1,218 @@
+#include "device/launch/launch_tracker_state.h"
+
+#include <dlfcn.h>
+#include <link.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+#include "core/process_state.h"
+#include "core/stack_store.h"
+#include "device/driver/cupti.h"
+#include "device/launch/input_dump.h"
+#include "device/launch/kernel_params.h"
+#include "device/launch/stream_clocks.h"
+
+namespace mate {
+namespace device {
+
+using tracker::Launch;
+using tracker::Record;
+using tracker::BeforeLaunch;
+using tracker::S;
+using tracker::State;
+using tracker::t_pending;
+using cuda::CUfunction;
+using cuda::CUstream;
+
+namespace {
+
+thread_local int t_inside = 0;          // inside our callback (CUDA calls we make from it)
+
+// Ordering calls, under the lock.
+template <typename Fn>
+void Clocks(Fn fn) {
+  State& st = S();
+  std::lock_guard<std::mutex> lock(st.mu);
+  fn(st.clocks);
+}
+
+template <typename T>
+const T* P(const cupti::CallbackData* cb) {
+  return static_cast<const T*>(cb->functionParams);
+}
+
+bool IsLaunch(cupti::CallbackId id) {
+  namespace dr = cupti::driver;
+  return id == dr::kLaunchKernel || id == dr::kLaunchKernelPtsz || id == dr::kLaunchKernelEx ||
+         id == dr::kLaunchKernelExPtsz || id == dr::kLaunchCooperativeKernel;
+}
+
+Launch LaunchOf(cupti::CallbackId id, const cupti::CallbackData* cb) {
+  namespace dr = cupti::driver;
+  Launch l;
+  l.symbol = cb->symbolName;
+  if (id == dr::kLaunchKernelEx || id == dr::kLaunchKernelExPtsz) {
+    const auto* p = P<cupti::cuLaunchKernelEx_params>(cb);
+    l.f = p->f;
+    l.stream = p->config ? p->config->hStream : nullptr;
+    l.params = p->kernelParams;
+    l.extra = p->extra;
+    l.ptsz = id == dr::kLaunchKernelExPtsz;
+  } else {
+    const auto* p = P<cupti::cuLaunchKernel_params>(cb);
+    l.f = p->f;
+    l.stream = p->hStream;
+    l.params = p->kernelParams;
+    l.extra = id == dr::kLaunchCooperativeKernel ? nullptr : p->extra;
+    l.ptsz = id == dr::kLaunchKernelPtsz;
+  }
+  return l;
+}
+
+// Ordering calls. The CUDA runtime's calls reach the driver's, which
+// CUPTI reports as such (launches too): the driver domain sees everything.
+void Ordering(cupti::CallbackId id, const cupti::CallbackData* cb) {
+  namespace dr = cupti::driver;
+  if (id == dr::kEventRecord || id == dr::kEventRecordPtsz || id == dr::kEventRecordWithFlags ||
+      id == dr::kEventRecordWithFlagsPtsz) {
+    const auto* p = P<cupti::EventStream_params>(cb);
+    Clocks([&](StreamClocks& c) { c.EventRecorded(p->event, p->stream, id == dr::kEventRecordPtsz || id == dr::kEventRecordWithFlagsPtsz); });
+  } else if (id == dr::kStreamWaitEvent || id == dr::kStreamWaitEventPtsz) {
+    const auto* p = P<cupti::StreamEvent_params>(cb);
+    Clocks([&](StreamClocks& c) { c.StreamWaited(p->stream, p->event, id == dr::kStreamWaitEventPtsz); });
+  } else if (id == dr::kCtxSynchronize || id == dr::kCtxSynchronizeV2) {
+    Clocks([](StreamClocks& c) { c.ContextDone(); });
+  } else if (id == dr::kStreamSynchronize || id == dr::kStreamSynchronizePtsz || id == dr::kStreamQuery ||
+             id == dr::kStreamQueryPtsz) {
+    CUstream stream = P<cupti::Stream_params>(cb)->stream;
+    Clocks([&](StreamClocks& c) { c.StreamDone(stream, id == dr::kStreamSynchronizePtsz || id == dr::kStreamQueryPtsz); });
+  } else if (id == dr::kEventSynchronize || id == dr::kEventQuery) {
+    cuda::CUevent ev = P<cupti::Event_params>(cb)->event;
+    Clocks([&](StreamClocks& c) { c.EventDone(ev); });
+  } else if (id == dr::kEventDestroy || id == dr::kEventDestroyV2) {
+    cuda::CUevent ev = P<cupti::Event_params>(cb)->event;
+    Clocks([&](StreamClocks& c) { c.EventDestroyed(ev); });
+  } else if (id == dr::kStreamCreate || id == dr::kStreamCreateWithPriority) {
+    const auto* p = P<cupti::StreamCreate_params>(cb);
+    if (p->stream) Clocks([&](StreamClocks& c) { c.StreamCreated(*p->stream, p->flags); });
+  }
+}
+
+// MATE_GUARD_CUPTI_EMPTY (tuning, bench/cuda): callbacks that return at
+// once, so a run measures what CUPTI's callback mechanism costs by itself.
+bool g_empty_callbacks = false;
+
+void Callback(void*, cupti::Domain domain, cupti::CallbackId id, const void* data) {
+  if (g_empty_callbacks || InInternalCalls() || t_inside || domain != cupti::kDomainDriver) return;
+  const auto* cb = static_cast<const cupti::CallbackData*>(data);
+  if (cb->callbackSite != cupti::kExit) {
+    if (IsLaunch(id) && DumpingInputs()) {
+      t_inside++;
+      BeforeLaunch(LaunchOf(id, cb));
+      t_inside--;
+    }
+    return;
+  }
+  int result = cb->functionReturnValue ? *static_cast<const int*>(cb->functionReturnValue) : 0;
+  t_inside++;
+  if (IsLaunch(id)) {
+    if (result == 0) Record(LaunchOf(id, cb));
+    t_pending.number = 0;  // taken (a failed launch leaves its number unused)
+  } else if (result == 0) {
+    Ordering(id, cb);
+  }
+  // The program just saw a kernel's fault (at a synchronize, a copy, a launch).
+  if (cuda::IsSticky(result)) S().hooks.OnStickyError(result, cb->functionName ? cb->functionName : "a CUDA call", 0);
+  t_inside--;
+}
+
+const cupti::CallbackId kDriverIds[] = {
+    cupti::driver::kCtxSynchronize, cupti::driver::kCtxSynchronizeV2, cupti::driver::kEventRecord,
+    cupti::driver::kEventQuery, cupti::driver::kEventSynchronize, cupti::driver::kEventDestroy,
+    cupti::driver::kEventDestroyV2, cupti::driver::kStreamCreate, cupti::driver::kStreamCreateWithPriority,
+    cupti::driver::kStreamQuery, cupti::driver::kStreamQueryPtsz, cupti::driver::kStreamSynchronize,
+    cupti::driver::kStreamSynchronizePtsz, cupti::driver::kStreamWaitEvent, cupti::driver::kStreamWaitEventPtsz,
+    cupti::driver::kEventRecordPtsz, cupti::driver::kEventRecordWithFlags, cupti::driver::kEventRecordWithFlagsPtsz,
+    cupti::driver::kLaunchKernel, cupti::driver::kLaunchKernelPtsz, cupti::driver::kLaunchKernelEx,
+    cupti::driver::kLaunchKernelExPtsz, cupti::driver::kLaunchCooperativeKernel,
+};
+}  // namespace
+
+bool StartTracking(const cuda::Driver* drv, const Options& options, const TrackerHooks& hooks, std::string* why) {
+  State& st = S();
+  std::lock_guard<std::mutex> lock(st.mu);
+  if (st.on) return true;
+  st.hooks = hooks;
+  st.drv = drv;
+  st.clocks.SetDriver(drv);
+  st.blocking = options.launch_blocking;
+  g_empty_callbacks = getenv("MATE_GUARD_CUPTI_EMPTY") != nullptr;
+  ConfigureDump(&options);
+  const char* load_why = nullptr;
+  st.api = cupti::Load(&load_why);
+  if (st.api == nullptr) {
+    st.off = load_why;
+    *why = st.off;
+    return false;
+  }
+  int r = st.api->cuptiSubscribe(&st.sub, &Callback, nullptr);
+  if (r != cupti::kSuccess) {
+    const char* text = nullptr;
+    if (st.api->cuptiGetResultString) st.api->cuptiGetResultString(r, &text);
+    st.off = std::string("CUPTI refused the subscription (") + (text ? text : "error " + std::to_string(r)) +
+             "): another CUPTI client, such as a profiler, is attached";
+    *why = st.off;
+    return false;
+  }
+  for (cupti::CallbackId id : kDriverIds) st.api->cuptiEnableCallback(1, st.sub, cupti::kDomainDriver, id);
+  // Without cuFuncGetParamInfo (a driver older than CUDA 12.4) kernels
+  // are named but their parameters not read (counted: no_layout).
+  st.off = "";
+  __atomic_store_n(&st.on, true, __ATOMIC_RELEASE);
+  return true;
+}
+
+void TrackingNotWanted() {
+  State& st = S();
+  std::lock_guard<std::mutex> lock(st.mu);
+  if (!st.on) st.off = "";
+}
+
+bool TrackingOn() { return __atomic_load_n(&S().on, __ATOMIC_ACQUIRE); }
+
+const char* TrackingOff() { return S().off.c_str(); }
+
+bool LaunchBlocking() { return S().on && S().blocking; }
+
+void StopTracking() {
+  State& st = S();
+  std::lock_guard<std::mutex> lock(st.mu);
+  // Unsubscribed before the driver's teardown; what was tracked stays for
+  // the reports still to come.
+  if (!st.on || st.stopped) return;
+  st.api->cuptiUnsubscribe(st.sub);
+  st.stopped = true;
+}
+
+void SetSiteProvider(SiteProvider provider) { __atomic_store_n(&S().site, provider, __ATOMIC_RELEASE); }
+
+bool Ordered(CUstream stream, const StreamUse& use) {
+  State& st = S();
+  std::lock_guard<std::mutex> lock(st.mu);
+  return !st.on || st.clocks.Ordered(stream, use);
+}
+
+CUstream StreamHandle(uint16_t index) {
+  State& st = S();
+  std::lock_guard<std::mutex> lock(st.mu);
+  return st.clocks.Handle(index);
+}
+
+}  // namespace device
+}  // namespace mate
