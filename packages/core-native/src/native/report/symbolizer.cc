@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "platform/linux/run_tool.h"
+#include "report/elf_symbols.h"
 
 namespace mate {
 
@@ -180,6 +181,20 @@ void SymbolizeEvent(JsonValue* event, const std::string& search_path, int timeou
         if (it != found.end() && !Empty(it->second)) q->found = it->second, q->source = "addr2line";
       }
     }
+  }
+  // What no tool could name (or there were none): the objects' own ELF symbols, names only.
+  std::map<std::string, ElfFunctions> tables;
+  for (auto& kv : queries) {
+    Query& q = kv.second;
+    if (!q.found.empty() || NowMs() >= deadline) continue;
+    auto t = tables.find(q.module);
+    if (t == tables.end()) t = tables.emplace(q.module, ElfFunctions(q.module)).first;
+    std::string name = t->second.At(q.address);
+    if (name.empty()) continue;
+    Location l;
+    l.function = name;
+    q.found.push_back(l);
+    q.source = "elf-symbols";
   }
   for (auto& kv : queries) {
     Query& q = kv.second;
