@@ -123,7 +123,7 @@ describe('the Python library with no report directory (simulated CUDA driver)', 
     const tmp = sharedTmp();
     const FIX = path.join(ROOT, 'test', 'fixtures', 'python');
     const r = await run(python, ['-m', 'mate_guard', '--mode', 'tail', '--sync-on-free', path.join(FIX, 'script_overrun.py')], { cwd: tmp, env: { ...simEnv, TMPDIR: tmp } });
-    assert.match(r.stderr, /==mate-guard== ERROR: canary-corruption: allocation #1 \(100 bytes, tail mode\)/, r.output);
+    assert.match(r.stderr, /==mate-guard== ERROR: canary-corruption: 1 byte past the end of allocation #1 \(100 bytes, tail mode\) damaged/, r.output);
     const parent = path.join(tmp, `mate-guard-${UID}`);
     assert.equal(fs.statSync(parent).mode & 0o777, 0o700);
     const [own] = fs.readdirSync(parent);

@@ -1,6 +1,7 @@
 // The install contract: installGuardAllocator and the calls that go with it.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { isMainThread } from 'node:worker_threads';
 
 import type * as Render from '../report/render';
 import { parseEvent, type ViolationEvent } from '../report/event';
@@ -167,7 +168,8 @@ function onExit(): void {
  * run leaves nothing behind. One with a report stays (`mate report <dir>`).
  */
 function removeOwnDirIfClean(dir: string): void {
-  if (!isOwnReportDir(dir)) return;
+  // A worker_threads Worker's exit is not the process's: the folder stays for the threads still running.
+  if (!isOwnReportDir(dir) || !isMainThread) return;
   try {
     if (fs.readdirSync(dir).some((n) => EVENT_FILE.test(n) || UNFINISHED_EVENT_FILE.test(n) || n === 'inputs')) return;
     fs.rmSync(dir, { recursive: true, force: true });

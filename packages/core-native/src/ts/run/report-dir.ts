@@ -1,7 +1,6 @@
 // A run's report directory: every process of the run writes its violation
 // events and its counters there; the run's owner reads it once at the end.
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 
 import type { ViolationEvent } from '../report/event';
@@ -9,7 +8,7 @@ import { countersShapeWhy, MAX_EVENT_BYTES } from '../report/event-shape';
 import { EVENT_FILE, parseChecked, readCapped, readEventFile, ShapeError, UNFINISHED_EVENT_FILE } from '../report/files';
 import { unreadableWhy } from '../report/unreadable';
 import type { ProcessGuardStats } from './process-stats';
-import { writeNewFile } from './private-files';
+import { perUserParent, writeNewFile } from './private-files';
 
 /** A file of the run that could not be read: named, never skipped. */
 export interface UnreadableFile {
@@ -60,10 +59,11 @@ export function markResultsShown(dir: string): void {
 
 /**
  * A fresh directory for one run: inside `parent` when one was given (kept
- * for `mate report`), else a temporary one.
+ * for `mate report`), else a temporary one under this user's private
+ * `<tmp>/mate-guard-<uid>/` (perUserParent).
  */
 export function createReportDir(runner: string, parent?: string): string {
-  if (parent === undefined) return fs.mkdtempSync(path.join(os.tmpdir(), `mate-guard-${runner}-`));
+  if (parent === undefined) return fs.mkdtempSync(path.join(perUserParent(), `${runner}-`));
   fs.mkdirSync(parent, { recursive: true });
   return fs.mkdtempSync(path.join(path.resolve(parent), `${runner}-${new Date().toISOString().replace(/[:.]/g, '-')}-`));
 }
