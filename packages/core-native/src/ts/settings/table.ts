@@ -147,7 +147,7 @@ export const SETTINGS = [
   row({
     key: 'reportDir', name: 'report-dir', value: pathValue('directory'), default: undefined as string | undefined,
     defaultText: `$${REPORT_DIR_ENV}, else a fresh temporary directory per run`,
-    description: 'Where violations are written as JSON, with each process\'s counters. A run given one makes a directory of its own inside it and keeps it, clean or not, for `mate report` (CI: shards, merged summary); without one a run uses a temporary directory, kept only when it holds a violation. installGuardAllocator writes straight into it (default: a fresh folder of its own under <tmp>/mate-guard-<uid>/, private to you, removed at exit when it holds no report).',
+    description: 'Where violations are written as JSON, with each process\'s counters. A run given one makes a directory of its own inside it and keeps it, clean or not, for `mate report` (CI: shards, merged summary); without one a run uses a fresh folder of its own under <tmp>/mate-guard-<uid>/, kept only when it holds a violation. installGuardAllocator writes straight into it (default: a fresh folder of its own under <tmp>/mate-guard-<uid>/, private to you, removed at exit when it holds no report).',
     surfaces: { runner: true, guardRun: true, api: true, python: true },
     processEnv: REPORT_DIR_ENV,
     runWide: true,
