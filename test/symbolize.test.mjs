@@ -14,7 +14,9 @@ import { ROOT, run } from './helpers/run.mjs';
 
 const require = createRequire(import.meta.url);
 const SYMBOLIZE = path.join(ROOT, 'packages', 'core-native', 'dist', 'symbolize', 'index.js');
-const { symbolizeFrames, symbolizeFramesSync, formatNativeFrames, clearSymbolCache } = require(SYMBOLIZE);
+const { symbolizeFrames, symbolizeFramesSync, clearSymbolCache } = require(SYMBOLIZE);
+// The report's frame lines are the native formatter's (src/native/report/format/).
+const { formatReport } = require(path.join(ROOT, 'packages', 'core-native', 'dist', 'report', 'format.js'));
 const { findOnPath } = require('../packages/core-native/dist/symbolize/tools.js');
 
 const LLVM = findOnPath('llvm-symbolizer', process.env.PATH);
@@ -24,6 +26,7 @@ const STRIP = findOnPath('objcopy', process.env.PATH) ?? findOnPath('strip', pro
 const FILL_LINE = buggyLine('POKE(p + i, 0x41)');
 
 let frames; // a real fault's frames in FillInclusive, as the handler captures them
+let event; // that fault's event, whose access frames fmt() replaces
 let tmp;
 
 before(async () => {
@@ -31,7 +34,8 @@ before(async () => {
   const r = await run(process.execPath, [path.join(ROOT, 'test', 'fixtures', 'native-stack', 'fault.js'), 'main'], { env: { MATE_GUARD_REPORT_DIR: tmp } });
   const [file] = fs.readdirSync(tmp).filter((f) => f.endsWith('.json'));
   // The frames as the handler wrote them, before the printer symbolized them.
-  frames = JSON.parse(fs.readFileSync(path.join(tmp, file), 'utf8')).accessStack.frames
+  event = JSON.parse(fs.readFileSync(path.join(tmp, file), 'utf8'));
+  frames = event.accessStack.frames
     .map(({ pc, module, offset, returnAddress }) => ({ pc, module, offset, returnAddress }));
   fs.rmSync(path.join(tmp, file));
   assert.equal(frames[0]?.module, ADDON, r.output);
@@ -39,7 +43,11 @@ before(async () => {
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
 const first = (lines) => lines[0];
-const fmt = (symbolized) => formatNativeFrames(symbolized, { cwd: ROOT });
+/** The access block's frame lines of the fault's report, its frames replaced by `symbolized` (fold lines left out). */
+const fmt = (symbolized) => formatReport({ ...event, accessStack: { ...event.accessStack, frames: symbolized } })
+  .split('\n')
+  .filter((l) => /^==mate-guard== {3}#/.test(l))
+  .map((l) => l.replace(/^==mate-guard== {3}/, ''));
 
 /** Symbolizes `frames` in a fresh node whose PATH is `dir` alone. */
 async function symbolizeWithPath(dir, input) {
