@@ -279,6 +279,22 @@ bool WriteSlots(const LoadedObject& obj, std::vector<std::pair<uintptr_t, void*>
   return ok;
 }
 
+#ifndef MATE_NO_IMPORT_PATCHING
+// Calls visit(rela, symbol index) for every JUMP_SLOT and GLOB_DAT import
+// slot of `d` (the object's RELA and PLT relocations alike).
+template <typename Visit>
+void ForEachImportSlot(const Dynamic& d, Visit visit) {
+  for (auto [rel, bytes] : {std::pair{d.rela, d.rela_bytes}, std::pair{d.jmprel, d.jmprel_bytes}}) {
+    if (rel == nullptr) continue;
+    for (size_t i = 0; i < bytes / sizeof(ElfW(Rela)); i++) {
+      uint32_t type = static_cast<uint32_t>(ELF64_R_TYPE(rel[i].r_info));
+      uint32_t index = static_cast<uint32_t>(ELF64_R_SYM(rel[i].r_info));
+      if (index != 0 && (type == kJumpSlot || type == kGlobDat)) visit(rel[i], index);
+    }
+  }
+}
+#endif
+
 }  // namespace
 
 OwnBindResult BindOwnWeakFunctions(const LoadedObject& obj, const ImportRedirect* skip, size_t n) {
@@ -295,41 +311,33 @@ OwnBindResult BindOwnWeakFunctions(const LoadedObject& obj, const ImportRedirect
   std::vector<uint32_t> seen;  // symbol indexes named already
   uintptr_t self_lo = 0, self_hi = 0;  // mate-guard's own object
   ObjectRange(reinterpret_cast<const void*>(&BindOwnWeakFunctions), &self_lo, &self_hi);
-  auto collect = [&](const ElfW(Rela)* rel, size_t bytes) {
-    if (rel == nullptr) return;
-    for (size_t i = 0; i < bytes / sizeof(ElfW(Rela)); i++) {
-      uint32_t type = static_cast<uint32_t>(ELF64_R_TYPE(rel[i].r_info));
-      uint32_t index = static_cast<uint32_t>(ELF64_R_SYM(rel[i].r_info));
-      if (index == 0 || (type != kJumpSlot && type != kGlobDat)) continue;
-      const ElfW(Sym)& sym = d.symtab[index];
-      if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0 || ELF64_ST_BIND(sym.st_info) != STB_WEAK ||
-          ELF64_ST_TYPE(sym.st_info) != STT_FUNC)
-        continue;
-      if (d.strsz && sym.st_name >= d.strsz) continue;
-      const char* name = d.strtab + sym.st_name;
-      bool table = false;
-      for (size_t t = 0; t < n && !table; t++) table = strcmp(name, skip[t].symbol) == 0;
-      if (table) continue;
-      uintptr_t slot = obj.base + rel[i].r_offset;
-      void* own = reinterpret_cast<void*>(obj.base + sym.st_value);
-      writes.emplace_back(slot, own);
-      if (std::find(seen.begin(), seen.end(), index) != seen.end()) continue;
-      // Bound elsewhere already, or (a lazy slot, still in the object's
-      // PLT) the global scope, searched before the object's own, defines it.
-      // dlsym searches our own object's local scope too: a copy found in
-      // mate-guard itself is none the object would have bound to.
-      void* bound = *reinterpret_cast<void* const*>(slot);
-      bool elsewhere = bound != own && (!InObject(obj, reinterpret_cast<uintptr_t>(bound)) || [&] {
-        auto global = reinterpret_cast<uintptr_t>(dlsym(RTLD_DEFAULT, name));
-        return global != 0 && !InObject(obj, global) && !(global >= self_lo && global < self_hi);
-      }());
-      if (!elsewhere) continue;
-      seen.push_back(index);
-      res.names.push_back(name);
-    }
-  };
-  collect(d.rela, d.rela_bytes);
-  collect(d.jmprel, d.jmprel_bytes);
+  ForEachImportSlot(d, [&](const ElfW(Rela)& rel, uint32_t index) {
+    const ElfW(Sym)& sym = d.symtab[index];
+    if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0 || ELF64_ST_BIND(sym.st_info) != STB_WEAK ||
+        ELF64_ST_TYPE(sym.st_info) != STT_FUNC)
+      return;
+    if (d.strsz && sym.st_name >= d.strsz) return;
+    const char* name = d.strtab + sym.st_name;
+    bool table = false;
+    for (size_t t = 0; t < n && !table; t++) table = strcmp(name, skip[t].symbol) == 0;
+    if (table) return;
+    uintptr_t slot = obj.base + rel.r_offset;
+    void* own = reinterpret_cast<void*>(obj.base + sym.st_value);
+    writes.emplace_back(slot, own);
+    if (std::find(seen.begin(), seen.end(), index) != seen.end()) return;
+    // Bound elsewhere already, or (a lazy slot, still in the object's
+    // PLT) the global scope, searched before the object's own, defines it.
+    // dlsym searches our own object's local scope too: a copy found in
+    // mate-guard itself is none the object would have bound to.
+    void* bound = *reinterpret_cast<void* const*>(slot);
+    bool elsewhere = bound != own && (!InObject(obj, reinterpret_cast<uintptr_t>(bound)) || [&] {
+      auto global = reinterpret_cast<uintptr_t>(dlsym(RTLD_DEFAULT, name));
+      return global != 0 && !InObject(obj, global) && !(global >= self_lo && global < self_hi);
+    }());
+    if (!elsewhere) return;
+    seen.push_back(index);
+    res.names.push_back(name);
+  });
   writes.erase(std::unique(writes.begin(), writes.end()), writes.end());
   res.slots = static_cast<uint32_t>(writes.size());
   if (!WriteSlots(obj, &writes, &res.written)) res.error = "mprotect of a read-only import page failed";
@@ -342,20 +350,12 @@ uint64_t ImportedNames(const LoadedObject& obj, const char* const* names, size_t
 #ifndef MATE_NO_IMPORT_PATCHING
   Dynamic d;
   if (n > 64 || !ReadDynamic(obj, &d)) return 0;
-  auto scan = [&](const ElfW(Rela)* rel, size_t bytes) {
-    if (rel == nullptr) return;
-    for (size_t i = 0; i < bytes / sizeof(ElfW(Rela)); i++) {
-      uint32_t type = static_cast<uint32_t>(ELF64_R_TYPE(rel[i].r_info));
-      uint32_t index = static_cast<uint32_t>(ELF64_R_SYM(rel[i].r_info));
-      if (index == 0 || (type != kJumpSlot && type != kGlobDat)) continue;
-      const ElfW(Sym)& sym = d.symtab[index];
-      if (sym.st_shndx != SHN_UNDEF || (d.strsz && sym.st_name >= d.strsz)) continue;
-      for (size_t t = 0; t < n; t++)
-        if (strcmp(d.strtab + sym.st_name, names[t]) == 0) found |= 1ull << t;
-    }
-  };
-  scan(d.rela, d.rela_bytes);
-  scan(d.jmprel, d.jmprel_bytes);
+  ForEachImportSlot(d, [&](const ElfW(Rela)&, uint32_t index) {
+    const ElfW(Sym)& sym = d.symtab[index];
+    if (sym.st_shndx != SHN_UNDEF || (d.strsz && sym.st_name >= d.strsz)) return;
+    for (size_t t = 0; t < n; t++)
+      if (strcmp(d.strtab + sym.st_name, names[t]) == 0) found |= 1ull << t;
+  });
 #else
   (void)obj; (void)names; (void)n;
 #endif
