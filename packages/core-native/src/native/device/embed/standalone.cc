@@ -255,8 +255,10 @@ MATE_EXPORT void mate_guard_set_current_test(const char* name) {
 
 // The end of a test where no Node binding does it (the pytest plugin):
 // waits for the work queued in this thread's context, so kernels' last
-// writes have reached the canaries and a faulting kernel has faulted, then
-// looks for a sticky error (reported once, naming `where`). 0, or the
+// writes have reached the canaries and a faulting kernel has faulted,
+// checks the canaries of frees still pending (so a free need not wait for
+// the GPU to fail its test), then looks for a sticky error (reported once,
+// naming `where`). 0, or the
 // sticky CUresult after which the process's CUDA context is lost;
 // MATE_GUARD_NOT_INSTALLED (-1) when the guard is off.
 MATE_EXPORT int mate_guard_check_device(const char* where) {
@@ -265,6 +267,7 @@ MATE_EXPORT int mate_guard_check_device(const char* where) {
   int r = Driver()->cuCtxSynchronize();
   bool lost = mate::cuda::IsSticky(r);
   if (lost) OnStickyError(r, at, 0);
+  else CheckPendingAll();
   CheckHealthAll(at);
   return lost ? r : 0;
 }
