@@ -47,7 +47,7 @@ for mode, variant in sorted(k for k in runs if k[1] != 'plain'):
     plain, guard = runs[(mode, 'plain')], runs[(mode, variant)]
     names = sorted(plain[0])
     print(f'\n{mode}, {variant}: {len(guard)} rounds, median of per-round ratios (summed test seconds, {variant} / plain)')
-    print('| file | tests | plain s | guard s | ratio | ratio without each process\'s first test | guard end-of-test s |')
+    print('| file | tests | plain s | guard s | ratio (each round\'s) | ratio without each process\'s first test | guard end-of-test s |')
     print('|---|---|---|---|---|---|---|')
     for name in names + ['TOTAL']:
         pick = (lambda run: sum(e['seconds'] for e in run.values())) if name == 'TOTAL' else (lambda run: run[name]['seconds'])
@@ -59,8 +59,8 @@ for mode, variant in sorted(k for k in runs if k[1] != 'plain'):
         lr = [later(g) / later(p) for p, g in zip(plain, guard) if later(p) > 0]
         tests = sum(e['tests'] for e in plain[0].values()) if name == 'TOTAL' else plain[0][name]['tests']
         print(f'| {name} | {tests} | {statistics.median(ps):.2f} | {statistics.median(gs):.2f} | '
-              f'{statistics.median(ratios):.2f}x | {(f"{statistics.median(lr):.2f}x" if lr else "-")} | '
-              f'{statistics.median([tear(x) for x in guard]):.2f} |')
+              f'{statistics.median(ratios):.2f}x ({" ".join(f"{r:.2f}" for r in ratios)}) | '
+              f'{(f"{statistics.median(lr):.2f}x" if lr else "-")} | {statistics.median([tear(x) for x in guard]):.2f} |')
     pt, gt = per_test.get((mode, 'plain'), {}), per_test.get((mode, variant), {})
     excess = []
     for nodeid, g in gt.items():

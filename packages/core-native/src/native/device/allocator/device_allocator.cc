@@ -368,6 +368,7 @@ void DeviceAllocator::Shutdown() {
   {
     InContext in_ctx(drv_, ctx_);
     if (!__atomic_load_n(&broken_, __ATOMIC_ACQUIRE)) {
+      std::lock_guard<std::mutex> pass(pass_mu_);  // a test's end check still running on another thread
       ProcessPending(true);  // damage found late is still reported
       CUresult r = drv_->cuCtxSynchronize();
       if (cuda::IsSticky(r)) NoteBroken(r, "the check at exit");
