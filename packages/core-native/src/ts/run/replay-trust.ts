@@ -365,6 +365,19 @@ function splitInline(arg: string): [string, string | undefined] {
   return arg.startsWith('--') && eq > 2 ? [arg.slice(0, eq), arg.slice(eq + 1)] : [arg, undefined];
 }
 
+/**
+ * An argument as `surface` reads it: `--name=value`, and `-w=2` where the
+ * runner's own parser (yargs, cac) reads a short option's inline value and
+ * its description lists that option; node reads `-r=x` as no option at all.
+ */
+function splitFor(arg: string, surface: Surface): [string, string | undefined] {
+  const eq = arg.indexOf('=');
+  if (!surface.readsNode || surface.fallback) {
+    if (/^-[A-Za-z]=/.test(arg) && surface.options.has(keyOf(arg.slice(0, eq)))) return [arg.slice(0, eq), arg.slice(eq + 1)];
+  }
+  return splitInline(arg);
+}
+
 function lookup(table: Options, name: string): Rule | undefined {
   const key = keyOf(name);
   const hit = table.get(key) ?? (key.includes('.') ? table.get(`${key.slice(0, key.indexOf('.'))}.*`) : undefined);
@@ -411,7 +424,7 @@ export function judgeArgs(args: readonly string[], desc: RunnerOptions, ctx: Tru
       }
       continue;
     }
-    const [name, inline] = splitInline(arg);
+    const [name, inline] = splitFor(arg, surface);
     const rule = lookup(surface.options, name) ?? (surface.fallback && lookup(surface.fallback, name));
     // The value: inline, else the next argument unless it is an option (which a runner would read as one).
     let value = inline;
@@ -449,7 +462,7 @@ export function splitArgs(args: readonly string[], desc: RunnerOptions): Pick<Ju
       out.positionals.push(arg);
       continue;
     }
-    const [name, inline] = splitInline(arg);
+    const [name, inline] = splitFor(arg, surface);
     const rule = lookup(surface.options, name) ?? (surface.fallback && lookup(surface.fallback, name));
     const tokens = [arg];
     if (inline === undefined && takesValue(rule) && i + 1 < args.length && !args[i + 1].startsWith('-')) tokens.push(args[++i]);
