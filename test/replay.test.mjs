@@ -402,4 +402,21 @@ describe('mate replay runs only what this checkout would run', () => {
     assert.equal(r.code, 2, r.output);
     assert.equal(r.stderr, `mate: replay: run it from the project's checkout, not from inside the report directory ${mocha.dir}\n`);
   });
+
+  test('from a subfolder of the checkout: the replay runs as from its top (the git work tree), in the recorded directory', async () => {
+    const r = await replay([mocha.dir], { cwd: path.join(ROOT, 'examples', 'mocha') });
+    assert.equal(r.code, 139, r.output);
+    assert.doesNotMatch(r.stderr, /left out of the replay|which is not/);
+    assert.match(r.stderr, new RegExp(`^\\[mate-guard\\] replay runs in ${escape(ROOT)}: .* examples/mocha/overflow\\.spec\\.cjs `, 'm'));
+    assert.match(reportOf(r.output, 'ERROR: heap-buffer-overflow'), new RegExp(`test: ${escape(OVERFLOW)}`));
+  });
+
+  test('from a folder below the recorded directory, with no git checkout around it: stops (exit 2), saying in one line where to run it', async () => {
+    const project = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mate-replay-nogit-')));
+    fs.mkdirSync(path.join(project, 'test'));
+    const dir = forged(mocha.dir, (r) => ({ ...r, cwd: project }));
+    const r = await replay([dir], { cwd: path.join(project, 'test') });
+    assert.equal(r.code, 2, r.output);
+    assert.equal(r.stderr, `mate: replay: the run was made in ${project}, above ${path.join(project, 'test')}, which is no git checkout: run mate replay from ${project}\n`);
+  });
 });

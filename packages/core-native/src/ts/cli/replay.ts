@@ -24,8 +24,10 @@ export const REPLAY_USAGE = `Usage: mate replay <report-dir> [--guard-mode tail|
 Reruns what the run that wrote <report-dir> ran (its replay.json): the
 tests its violations name, under the same runner and entry point (a mate-*
 CLI, the runner with the plugin) as installed here, with the recorded
-settings, in the recorded working directory where that is this directory
-or one under it (else here). A run's directory is printed as
+settings, in the recorded working directory where that is in this
+checkout (the git work tree holding this directory, which may be any
+folder of it; without git, this directory), else at the checkout's top.
+A run's directory is printed as
 "[mate-guard] reports: <dir>"; a --guard-report-dir holding one run will do.
 
 A report directory is data from wherever the run happened: of its

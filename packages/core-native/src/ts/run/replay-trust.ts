@@ -133,25 +133,44 @@ export function artifactTree(reportDir: string, root: string): string {
 }
 
 /**
- * How replay judges a record replayed from `here` (the checkout): the
- * working directory is the recorded one where that is, after links, a
- * directory of the checkout (its own, not the artifact's, not inside
- * node_modules), else the checkout itself; `note` says why it is not the
- * recorded one.
+ * The checkout replay runs in, from the directory it was started in: the
+ * git work tree holding it (its nearest folder with a `.git`), so a replay
+ * started in a subfolder runs as one started at the top; without git,
+ * `here` itself. Found on this machine's disk, never taken from a record.
+ */
+export function checkoutOf(here: string): string {
+  for (let dir = path.resolve(here); ; dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, '.git'))) return dir;
+    if (path.dirname(dir) === dir) return path.resolve(here);
+  }
+}
+
+/**
+ * How replay judges a record replayed from `here` (the checkout, or a
+ * folder of it: checkoutOf): the working directory is the recorded one
+ * where that is, after links, a directory of the checkout (its own, not the
+ * artifact's, not inside node_modules), else the checkout itself; `note`
+ * says why it is not the recorded one. A recorded directory above `here`
+ * outside any git work tree is no checkout replay can vouch for: it says to
+ * start from there.
  */
 export function trustContext(recorded: string, here: string, reportDir: string, trust: boolean): TrustContext & { note?: string } {
-  const root = realOf(path.resolve(here));
+  const top = checkoutOf(here);
+  const root = realOf(top);
   const artifact = artifactTree(reportDir, root);
-  if (inside(artifact, root) || inside(realOf(path.resolve(reportDir)), root)) {
+  if (inside(artifact, root) || inside(realOf(path.resolve(reportDir)), root) || inside(artifact, realOf(path.resolve(here)))) {
     throw new GuardConfigError(`replay: run it from the project's checkout, not from inside the report directory ${reportDir}`);
   }
   const ctx = { root, reportDir: path.resolve(reportDir), artifact, trust };
   if (!path.isAbsolute(recorded) || !fs.statSync(recorded, { throwIfNoEntry: false })?.isDirectory()) {
-    return { ...ctx, cwd: here, note: `recorded in ${recorded}, which is not here: replaying in ${here}` };
+    return { ...ctx, cwd: top, note: `recorded in ${recorded}, which is not here: replaying in ${top}` };
   }
   const real = realOf(recorded);
-  if (inside(root, real) && !inside(artifact, real) && !path.relative(root, real).split(path.sep).includes('node_modules')) return { ...ctx, cwd: real === root ? here : real };
-  return { ...ctx, cwd: here, note: `recorded in ${recorded}, which is not in ${here}: replaying here` };
+  if (inside(root, real) && !inside(artifact, real) && !path.relative(root, real).split(path.sep).includes('node_modules')) return { ...ctx, cwd: real === root ? top : real };
+  if (inside(real, root) && !fs.existsSync(path.join(top, '.git'))) {
+    throw new GuardConfigError(`replay: the run was made in ${recorded}, above ${top}, which is no git checkout: run mate replay from ${recorded}`);
+  }
+  return { ...ctx, cwd: top, note: `recorded in ${recorded}, which is not in ${top}: replaying here` };
 }
 
 const MAGIC = /[*?[\]{}]|[!+@]\(/;
