@@ -204,7 +204,7 @@ describe('mate replay', () => {
     fs.writeFileSync(path.join(dir, 'replay.json'), JSON.stringify(record));
     const unknown = await replay([dir]);
     assert.equal(unknown.code, 2, unknown.output);
-    assert.equal(unknown.stderr, `mate: replay: ${dir}/replay.json names an unknown runner "karma"; known: vitest, jest, mocha, node-test, run\n`);
+    assert.equal(unknown.stderr, `mate: replay: ${dir}/replay.json names the runner "karma", which no installed @mate-guard package adapts; known here: jest, mocha, node-test, vitest, run\n`);
 
     const mode = await replay([dir, '--guard-mode', 'sideways']);
     assert.equal(mode.code, 2, mode.output);

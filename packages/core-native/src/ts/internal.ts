@@ -31,6 +31,7 @@ export { reportText } from './report/render';
 export { rerunCanaryReports, type RerunGroup, type RerunLauncher } from './run/rerun';
 export { NODE_ARGS, watchRequested, withoutWatchAndShards } from './run/runner-args';
 export { narrowedReruns, runAsGiven, testNamePattern, testProjects, type RunnerArgs, type RunnerSelection, type SelectionInput } from './run/selection';
+export type { RunnerAdapter, RunnerProgram } from './run/runner-adapter';
 export { NODE_OPTIONS, NODE_TEST_OPTIONS } from './run/node-options';
 export type { OptionKind, OptionRow, RunnerOptions } from './run/runner-options';
 export { crashErrorName, crashInFile, workerCrash, crashOutsideTestTitle, crashTest, crashTitles, formatCrashAttribution } from './run/attribution';

@@ -10,8 +10,7 @@ import { GuardConfigError } from '../errors';
 import { runChild } from '../run/child';
 import { readRunRecord, RECORD_FILE, type RunRecord } from '../run/record';
 import { rebaser, replayTarget, runnerCommand, settingsEnv, type ReplayTarget } from '../run/replay-plan';
-import { isRunner, REPLAY_RUNNERS } from '../run/replay-entry';
-import { loadSelection } from '../run/selection';
+import { findAdapter, installedRunners, loadAdapter } from '../run/runner-adapter';
 import { inside, placeOf, realOf, shellLine, shellWord, trustContext, type TrustContext } from '../run/replay-trust';
 import { readReportDir } from '../run/report-dir';
 import { SETTINGS, type GuardSettings, type SettingRow } from '../settings/table';
@@ -148,9 +147,6 @@ export async function mateReplay(argv: readonly string[]): Promise<number> {
   const args = parseReplayArgs(argv);
   const { dir, record } = readRunRecord(args.dir);
   const file = path.join(dir, RECORD_FILE);
-  if (record.runner !== 'run' && !isRunner(record.runner)) {
-    throw new GuardConfigError(`replay: ${file} names an unknown runner ${show(record.runner)}; known: ${[...REPLAY_RUNNERS, 'run'].join(', ')}`);
-  }
   const target = replayTarget(readReportDir(dir).violations);
   // Nothing in what the user named (a run's directory, or the one holding it) runs.
   const { note, ...ctx } = trustContext(record.cwd, process.cwd(), path.resolve(args.dir), args.trustRecord) as TrustContext & { note?: string };
@@ -180,11 +176,15 @@ export async function mateReplay(argv: readonly string[]): Promise<number> {
     return guardRun({ settings, command });
   }
   const runner = record.runner;
+  // The runner's adapter: its package's, as installed in the checkout (else next to this mate); core knows no runner by name.
+  const adapterFile = findAdapter(runner, cwd, ctx.root);
+  if (!adapterFile) {
+    throw new GuardConfigError(`replay: ${file} names the runner ${show(runner)}, which no installed @mate-guard package adapts; known here: ${[...installedRunners(cwd, ctx.root), 'run'].join(', ')}`);
+  }
   say(replaying);
   // How the runner reads its options and selects tests: its package's word, as installed in the checkout (named before it loads).
-  const selection = await loadSelection(runner, cwd, ctx.root, (f) => {
-    if (!inside(ctx.root, realOf(f))) say(`${runner}'s options and test selection from ${f} (outside the checkout)`);
-  });
+  if (!inside(ctx.root, realOf(adapterFile))) say(`${runner}'s options and test selection from ${adapterFile} (outside the checkout)`);
+  const selection = await loadAdapter(runner, adapterFile);
   const plan = runnerCommand({ ...record, runner }, selection, ctx, target, file);
   const { args: command, trusted } = plan;
   const leftOut = [...settingsLeftOut, ...plan.leftOut];

@@ -20,7 +20,7 @@ import { show } from '../settings/values';
 import type { RunRecord } from './record';
 import { localEntry } from './replay-entry';
 import { NODE_ARGS, withoutWatchAndShards } from './runner-args';
-import type { RunnerSelection } from './selection';
+import type { RunnerAdapter } from './runner-adapter';
 import { NODE_OPTIONS, NODE_TEST_OPTIONS } from './node-options';
 import { assemble, judgeArgs, placeOf, shellWord, type Judged, type TrustContext } from './replay-trust';
 import type { RunnerOptions } from './runner-options';
@@ -106,9 +106,9 @@ export interface ReplayCommand {
  * recorded Node options and arguments replay trusts (replay-trust.ts)
  * without guard flags or watch mode, narrowed to the target's files (those
  * inside the directory) and tests the way the runner selects them (its
- * package's `selection`, loadSelection). `file` names the record in errors.
+ * package's adapter, run/runner-adapter.ts). `file` names the record in errors.
  */
-export function runnerCommand(record: RunRecord & { runner: RunnerName }, selection: RunnerSelection, ctx: TrustContext, target: ReplayTarget, file: string): ReplayCommand {
+export function runnerCommand(record: RunRecord & { runner: RunnerName }, selection: RunnerAdapter, ctx: TrustContext, target: ReplayTarget, file: string): ReplayCommand {
   const rebase = rebaser(record.cwd, ctx.cwd);
   // Narrowed, a shard would hold other files, or none; a replay never watches.
   const narrow = !target.whole && target.files.length > 0;
@@ -126,7 +126,7 @@ export function runnerCommand(record: RunRecord & { runner: RunnerName }, select
   if (!plainNodeTest) {
     const script = record.argv[0];
     if (script === undefined) throw new GuardConfigError(`replay: ${file} names no script that started the run`);
-    const entry = localEntry(record.runner, script, ctx.cwd, ctx.root);
+    const entry = localEntry(selection, script, ctx.cwd, ctx.root);
     if ('script' in entry) head.push(entry.script);
     else if ('unknown' in entry && ctx.trust && placeOf(rebase(script), ctx) === undefined) {
       // Trusted, a script of the checkout's own runs as recorded; one from elsewhere never does.
