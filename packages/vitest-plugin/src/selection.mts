@@ -16,6 +16,8 @@ export const selection: RunnerAdapter = {
   package: '@mate-guard/vitest',
   // What a recorded run may have started: this package's CLI, or the runner with the plugin.
   programs: [{ pkg: '@mate-guard/vitest', bin: 'mate-vitest' }, { pkg: 'vitest', bin: 'vitest' }],
+  // Its README's settings table: where its config names each setting (`mate options --runner`).
+  configColumn: { heading: '`guardAlloc()` option', name: (r) => `\`${r.key}\`` },
   options,
   args: { watch: ['-w', '--watch'], watchWithValue: [], shard: ['--shard'] },
   select({ options, tail, files, tests }) {

@@ -21,7 +21,7 @@ import type { RunRecord } from './record';
 import { localEntry } from './replay-entry';
 import { NODE_ARGS, withoutWatchAndShards } from './runner-args';
 import type { RunnerAdapter } from './runner-adapter';
-import { NODE_OPTIONS, NODE_TEST_OPTIONS } from './node-options';
+import { NODE_OPTIONS } from './node-options';
 import { assemble, judgeArgs, placeOf, shellWord, type Judged, type TrustContext } from './replay-trust';
 import type { RunnerOptions } from './runner-options';
 import { PROJECT_PREFIX } from '../report/test-path';
@@ -120,10 +120,11 @@ export function runnerCommand(record: RunRecord & { runner: RunnerName }, select
     return j;
   };
   const node = judge(withoutWatchAndShards(NODE_ARGS, record.execArgv.map(rebase), !narrow), NODE_OPTIONS);
-  // `node --test --require @mate-guard/node-test files...`: the arguments are all test files.
-  const plainNodeTest = record.runner === 'node-test' && record.execArgv.includes('--test');
+  // A run node itself started (`node --test --require @mate-guard/node-test files...`, the adapter's nodeEntry): its arguments are node's.
+  const nodeEntry = selection.nodeEntry;
+  const startedByNode = nodeEntry !== undefined && record.execArgv.includes(nodeEntry.flag);
   const head = assemble(node, NODE_OPTIONS);
-  if (!plainNodeTest) {
+  if (!startedByNode) {
     const script = record.argv[0];
     if (script === undefined) throw new GuardConfigError(`replay: ${file} names no script that started the run`);
     const entry = localEntry(selection, script, ctx.cwd, ctx.root);
@@ -139,8 +140,8 @@ export function runnerCommand(record: RunRecord & { runner: RunnerName }, select
     } else throw new GuardConfigError(`replay: ${file} is a ${record.runner} run, and ${entry.missing}`);
   }
   // The runner's own description of its options (its package's runner/options), or node's for a plain node --test.
-  const surface: RunnerOptions = plainNodeTest ? NODE_TEST_OPTIONS : selection.options;
-  const given = withoutWatchAndShards(selection.args, withoutGuardFlags((plainNodeTest ? record.argv : record.argv.slice(1)).map(rebase)), !narrow);
+  const surface: RunnerOptions = startedByNode ? nodeEntry.options : selection.options;
+  const given = withoutWatchAndShards(selection.args, withoutGuardFlags((startedByNode ? record.argv : record.argv.slice(1)).map(rebase)), !narrow);
   const end = given.indexOf('--');
   const args = judge(end < 0 ? given : given.slice(0, end), surface);
   const after = end < 0 ? undefined : judge(given.slice(end + 1), surface);

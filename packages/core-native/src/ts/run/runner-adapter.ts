@@ -3,15 +3,18 @@
 // declaring `"mateGuard": { "runner": "<name>" }` in its package.json and
 // exporting, as `./adapter`, an `adapter` object of this interface: how it
 // selects tests (reruns, replay), how its command line reads (the option
-// description replay's trust check judges by), and the programs a run of it
-// starts in. Core finds adapters among the installed @mate-guard packages
+// description replay's trust check judges by), the programs a run of it
+// starts in, the column its README's settings table has for its config.
+// Core finds adapters among the installed @mate-guard packages
 // and keeps no list of runners: adding a runner touches no core file.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 import { GuardConfigError } from '../errors';
+import type { ConfigColumn } from '../settings/docs';
 import { ownInstall } from './replay-entry';
+import type { RunnerOptions } from './runner-options';
 import type { RunnerSelection } from './selection';
 
 /** A program a run of the runner may start in: a mate-* CLI, the runner's own bin. */
@@ -30,6 +33,14 @@ export interface RunnerAdapter extends RunnerSelection {
   package: string;
   /** The programs a recorded run may name as its script, the package's mate-* CLI first. */
   programs: readonly RunnerProgram[];
+  /**
+   * A run node itself starts (`node --test --require <package> files...`):
+   * when the recorded node options hold `flag`, the run has no script of
+   * its own and its arguments read as `options` say (node's).
+   */
+  nodeEntry?: { flag: string; options: RunnerOptions };
+  /** Where the runner's config names a setting: the column of its package README's settings table (`mate options --runner`); none without a config of its own. */
+  configColumn?: ConfigColumn;
 }
 
 const SCOPE = '@mate-guard';
@@ -104,7 +115,7 @@ export async function loadAdapter(runner: string, file: string): Promise<RunnerA
   const mod = (await import(pathToFileURL(file).href)) as { adapter?: RunnerAdapter; default?: { adapter?: RunnerAdapter } };
   const adapter = mod.adapter ?? mod.default?.adapter;
   if (adapter?.runner !== runner || !Array.isArray(adapter.programs) || typeof adapter.select !== 'function') {
-    throw new GuardConfigError(`replay: ${file} declares the ${runner} runner's adapter but exports none (an adapter with runner "${runner}", its programs and select)`);
+    throw new GuardConfigError(`${file} declares the ${runner} runner's adapter but exports none (an adapter with runner "${runner}", its programs and select)`);
   }
   return adapter;
 }
