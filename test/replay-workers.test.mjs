@@ -71,7 +71,7 @@ describe('mate replay keeps worker-count and memory-limit flags', () => {
     const cwd = path.join(ROOT, 'test', 'fixtures', 'vitest', 'bugs');
     const rec = await recorded((dir) => [MATE_VITEST, 'run', '--maxWorkers=2', 'overflow', '--guard-alloc', '--guard-report-dir', dir, '--no-guard-rerun'], { cwd });
     assert.equal(rec.code, 1, rec.output);
-    const r = await run(process.execPath, [MATE, 'replay', rec.dir], { cwd: ROOT, timeout: 90_000 });
+    const r = await replay(rec.dir);
     assert.equal(r.code, 1, r.output);
     assert.match(command(r.stderr), / --maxWorkers=2( |$)/);
     assert.doesNotMatch(r.stderr, /left out of the replay/);
