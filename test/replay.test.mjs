@@ -214,7 +214,14 @@ describe('mate replay', () => {
     assert.equal(alignment.stderr, 'mate: --alignment: "3" is not allowed; use a power of two from 1 to 4096\n');
     const option = await replay([dir, '--fast']);
     assert.equal(option.code, 2, option.output);
-    assert.match(option.stderr, /^mate: replay: unknown option "--fast"; known: --guard-mode, --alignment, --launch-blocking, --no-launch-blocking, --dump-inputs, --trust-record, --dry-run, --help\n$/);
+    // Its settings flags are the settings table's replay rows: their list comes from the table.
+    assert.equal(option.stderr, 'mate: replay: unknown option "--fast"; known: --mode, --alignment, --launch-blocking, --no-launch-blocking, --dump-inputs (each also as --guard-<name>), --trust-record, --dry-run, --help\n');
+    const both = await replay([dir, '--mode=head', '--guard-alignment', '3']);
+    assert.equal(both.code, 2, both.output);
+    assert.equal(both.stderr, 'mate: --guard-alignment: "3" is not allowed; use a power of two from 1 to 4096\n');
+    const negated = await replay([dir, '--no-alignment']);
+    assert.equal(negated.code, 2, negated.output);
+    assert.equal(negated.stderr, 'mate: --no-alignment: there is no negative form of --alignment\n');
   });
 });
 

@@ -13,7 +13,8 @@ import { rebaser, replayTarget, runnerCommand, settingsEnv, type ReplayTarget } 
 import { findAdapter, installedRunners, loadAdapter } from '../run/runner-adapter';
 import { inside, placeOf, realOf, shellLine, shellWord, trustContext, type TrustContext } from '../run/replay-trust';
 import { readReportDir } from '../run/report-dir';
-import { SETTINGS, type GuardSettings, type SettingRow } from '../settings/table';
+import { parseFlags, type FlagSyntax } from '../settings/flags';
+import { rowsOn, SETTINGS, spell, type GuardSettings, type SettingRow } from '../settings/table';
 import { show } from '../settings/values';
 import { visible } from '../text/escape';
 import { guardRun } from './guard-run';
@@ -66,37 +67,45 @@ interface ReplayArgs {
   dryRun: boolean;
 }
 
-const KNOWN = '--guard-mode, --alignment, --launch-blocking, --no-launch-blocking, --dump-inputs, --trust-record, --dry-run, --help';
-const row = (key: string) => (SETTINGS as readonly SettingRow[]).find((r) => r.key === key)!;
+// Its settings flags are the settings table's rows on the replay surface, spelled as guard-run spells
+// them (`--mode`) or as the runners do (`--guard-mode`); the rest are replay's own.
+const ROWS = rowsOn('replay');
+const OWN = ['--trust-record', '--dry-run', '--help'];
+const SPELLINGS: FlagSyntax[] = [
+  { rows: ROWS, flagOf: spell.runnerFlag, spaceValues: true, ours: /^$/ },
+  { rows: ROWS, flagOf: spell.guardRunFlag, spaceValues: true, ours: /^$/ },
+];
+const known = (): string => {
+  const flags = ROWS.flatMap((r) => [spell.guardRunFlag(r), ...(r.value.placeholder === undefined ? [`--no-${r.name}`] : [])]);
+  return `${flags.join(', ')} (each also as --guard-<name>), ${OWN.join(', ')}`;
+};
 
 export function parseReplayArgs(argv: readonly string[]): ReplayArgs {
-  const out: Partial<ReplayArgs> = {};
+  let values: Partial<GuardSettings> = {};
+  let rest = [...argv];
+  for (const syntax of SPELLINGS) {
+    const parsed = parseFlags(rest, syntax);
+    values = { ...values, ...parsed.values };
+    rest = parsed.rest;
+  }
+  const out: Pick<ReplayArgs, 'trustRecord' | 'dryRun'> = { trustRecord: false, dryRun: false };
   const dirs: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const m = /^(--[a-z-]+)(?:=(.*))?$/s.exec(argv[i]);
-    if (!m) {
-      if (argv[i].startsWith('-')) throw new GuardConfigError(`replay: unknown option ${show(argv[i])}; known: ${KNOWN}`);
-      dirs.push(argv[i]);
-      continue;
-    }
-    const [, flag, inline] = m;
-    const value = () => {
-      if (inline !== undefined) return inline;
-      const next = argv[++i];
-      if (next === undefined || next.startsWith('-')) throw new GuardConfigError(`replay: ${flag} needs a value`);
-      return next;
-    };
-    if (flag === '--guard-mode' || flag === '--mode') out.mode = row('mode').value.parse(value(), flag) as GuardSettings['mode'];
-    else if (flag === '--alignment' || flag === '--guard-alignment') out.alignment = row('alignment').value.parse(value(), flag) as number;
-    else if (flag === '--launch-blocking' || flag === '--guard-launch-blocking') out.launchBlocking = inline === undefined ? true : row('launchBlocking').value.parse(inline, flag) as boolean;
-    else if (flag === '--no-launch-blocking' || flag === '--no-guard-launch-blocking') out.launchBlocking = false;
-    else if (flag === '--dump-inputs' || flag === '--guard-dump-inputs') out.dumpInputs = row('dumpInputs').value.parse(value(), flag) as string;
-    else if (flag === '--trust-record' && inline === undefined) out.trustRecord = true;
-    else if (flag === '--dry-run' && inline === undefined) out.dryRun = true;
-    else throw new GuardConfigError(`replay: unknown option ${show(flag)}; known: ${KNOWN}`);
+  for (const arg of rest) {
+    if (arg === '--trust-record') out.trustRecord = true;
+    else if (arg === '--dry-run') out.dryRun = true;
+    else if (arg.startsWith('-')) throw new GuardConfigError(`replay: unknown option ${show(arg.replace(/=.*$/s, ''))}; known: ${known()}`);
+    else dirs.push(arg);
   }
   if (dirs.length !== 1) throw new GuardConfigError(`replay: ${dirs.length ? `one report directory, got ${dirs.length}` : 'no report directory given'}: mate replay <report-dir>`);
-  return { trustRecord: false, dryRun: false, ...out, dir: dirs[0] };
+  const { mode, alignment, launchBlocking, dumpInputs } = values;
+  return {
+    ...out,
+    dir: dirs[0],
+    ...(mode !== undefined ? { mode } : {}),
+    ...(alignment !== undefined ? { alignment } : {}),
+    ...(launchBlocking !== undefined ? { launchBlocking } : {}),
+    ...(dumpInputs !== undefined ? { dumpInputs } : {}),
+  };
 }
 
 /**
