@@ -29,6 +29,7 @@ const cache = openCache(
     version('@astral-sh/ruff-wasm-nodejs'),
     ...['.clang-format', 'ruff.toml'].map((f) => fs.readFileSync(path.join(ROOT, f), 'utf8')),
   ].join('\0'),
+  given.length === 0,
 );
 
 /** Formats one file in-process; whether it was not formatted. */
@@ -53,8 +54,14 @@ unformatted.push(...js);
 cache.save();
 
 if (write) {
-  console.log(unformatted.length ? `formatted ${unformatted.length} file(s):\n  ${unformatted.join('\n  ')}` : 'all files were formatted already');
+  console.log(
+    unformatted.length
+      ? `formatted ${unformatted.length} file(s):\n  ${unformatted.join('\n  ')}`
+      : 'all files were formatted already',
+  );
 } else if (unformatted.length) {
-  console.error(`error: ${unformatted.length} file(s) not formatted (npm run format writes them):\n  ${unformatted.join('\n  ')}`);
+  console.error(
+    `error: ${unformatted.length} file(s) not formatted (npm run format writes them):\n  ${unformatted.join('\n  ')}`,
+  );
   process.exit(1);
 }
