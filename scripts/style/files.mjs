@@ -5,9 +5,11 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseToml } from './toml.mjs';
 
-export const ROOT = path.resolve(import.meta.dirname, '..', '..');
+// (import.meta.dirname needs Node 20.11; the engines floor is 20.)
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 const LANGUAGES = {
   cpp: ['.cc', '.h', '.c', '.cpp', '.hpp', '.cu', '.cuh'],
@@ -73,7 +75,13 @@ export function matchesGlob(file, pattern) {
   const re = pattern
     .replace(/\/+$/, '')
     .split(/(\*\*\/?|\*)/)
-    .map((part) => (part.startsWith('**') ? '(?:.*/)?' + (part === '**' ? '.*' : '') : part === '*' ? '[^/]*' : part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')))
+    .map((part) =>
+      part.startsWith('**')
+        ? '(?:.*/)?' + (part === '**' ? '.*' : '')
+        : part === '*'
+          ? '[^/]*'
+          : part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'),
+    )
     .join('');
   return new RegExp(`^${re}(?:/.*)?$`).test(file);
 }
