@@ -98,3 +98,8 @@ test('the repository is linted clean (npm run lint)', async () => {
   const r = await run(process.execPath, [LINT]);
   assert.equal(r.code, 0, r.output);
 });
+
+test('every C++, TypeScript/JavaScript and Python file of the repository is formatted (npm run format:check)', async () => {
+  const r = await run(process.execPath, [FORMAT, '--check']);
+  assert.equal(r.code, 0, r.output);
+});
