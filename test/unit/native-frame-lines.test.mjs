@@ -10,8 +10,6 @@ const { shortFunctionName } = require('../../packages/core-native/dist/symbolize
 const { parseAddr2line, parseLlvmSymbolizer, locationOf } = require('../../packages/core-native/dist/symbolize/tool-output.js');
 const { demangleName } = require('../../packages/core-native/dist/symbolize/demangle.js');
 
-const ADDON = '/repo/examples/addon/build/Release/buggy_addon.node';
-
 test('short function names keep namespaces, classes and short template arguments, drop parameters and return types, elide long templates', () => {
   const cases = {
     '(anonymous namespace)::FillInclusive(Napi::CallbackInfo const&)': 'FillInclusive',
