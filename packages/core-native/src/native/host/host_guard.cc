@@ -35,8 +35,11 @@ namespace {
 constexpr int kPrinterTimeoutMs = 20000;
 constexpr size_t kFrames = 32;
 // Python frames of a host block: the innermost ones (the user's code and a
-// few of the runner's); a stack 40 deep costs as much as the slot itself.
-constexpr int kPythonFrames = 16;
+// few of the runner's). Each frame walked costs at every allocation and
+// free (and a stack not seen before, its line lookups): 16 frames cost
+// numpy's own suite 0.3-0.5 s of CPU more than 8 (bench/README.md), and
+// past 8 they are pytest's own.
+constexpr int kPythonFrames = 8;
 
 // Set once at install (under g_mu), read on every numpy allocation and free.
 std::atomic<GuardedAllocator*> g_allocator{nullptr};
