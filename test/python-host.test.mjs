@@ -43,13 +43,15 @@ function noXdist() {
 }
 
 describe('Python host memory: numpy arrays and an extension heap', { skip: why() }, () => {
-  let dir;
+  let dir, beforeDir;
   before(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-'));
     const includes = execFileSync('python3-config', ['--includes'], { encoding: 'utf8' }).trim().split(/\s+/);
     const suffix = execFileSync('python3-config', ['--extension-suffix'], { encoding: 'utf8' }).trim();
     execFileSync('cc', ['-shared', '-fPIC', '-O0', '-g', ...includes, path.join(FIX, 'badext.c'), '-o', path.join(dir, `_badext${suffix}`)]);
     for (const f of ['test_arrays.py', 'script_bugs.py']) fs.copyFileSync(path.join(FIX, f), path.join(dir, f));
+    beforeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-before-'));  // its own: its conftest makes arrays
+    fs.cpSync(path.join(FIX, 'before'), beforeDir, { recursive: true });
   });
 
   const env = () => ({
@@ -74,7 +76,7 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
     assert.match(canary, /==mate-guard== ERROR: canary-corruption: 1 byte before the start of allocation #\d+ \(100 bytes, tail mode\) damaged/);
     assert.match(canary, /==mate-guard== test: test_arrays\.py::test_canary_before_start\n/);
     assert.match(canary, /backend host/);
-    assert.match(canary, /at test_canary_before_start \(.*test_arrays\.py:73\)/, 'the allocation\'s Python stack');
+    assert.match(canary, /at test_canary_before_start \(.*test_arrays\.py:74\)/, 'the allocation\'s Python stack');
     assert.match(canary, /#0 PyDataMem_UserNEW/, 'the allocation\'s native stack');
     const dbl = section(r.stdout, 'test_heap_double_free');
     assert.match(dbl, /freed again at:\n==mate-guard== {3}#0 heap_double_free .*badext\.c:88/);
@@ -98,8 +100,10 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
     // Sampling one allocation in 1000: a call site's first allocations are guarded all the same.
     ['test_fault_heap_overflow', ['--guard-native-sample-rate', '1000'], /heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(16 bytes, tail mode\)/, /#0 heap_overflow .*badext\.c:67/],
     ['test_fault_heap_use_after_free', [], /heap-use-after-free on READ at 0x[0-9a-f]+: offset 0 inside freed allocation #\d+ \(32 bytes, tail mode\)/, /#0 heap_use_after_free .*badext\.c:82/],
+    // A threading.Thread started after install: numpy's handler is per context, set in the thread before it runs.
+    ['test_fault_thread_overflow', [], /heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(96 bytes, tail mode\)/, /#0 write_at .*badext\.c:25/],
   ];
-  test('an overflow, underflow or use-after-free of a numpy array or of the extension\'s heap (also sampled) faults at the access: the report names the kind, the test\'s node id and the access site file:line; pytest dies by SIGSEGV', async () => {
+  test('an overflow, underflow or use-after-free of a numpy array (also one made in a thread) or of the extension\'s heap (also sampled) faults at the access: the report names the kind, the test\'s node id and the access site file:line; pytest dies by SIGSEGV', async () => {
     for (const [name, flags, headline, site] of faults) {
       const r = await pytest(['--guard-alloc', '--guard-native', '*_badext*.so', ...flags, `test_arrays.py::${name}`]);
       assert.equal(r.signal, 'SIGSEGV', `${name} ${flags.join(' ')}: ${r.output}`);
@@ -115,12 +119,25 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
     assert.match(r.stdout, /^handlers: mate_guard default_allocator$/m);
     assert.match(r.stdout, /^arrays work: True$/m);
     assert.match(r.stdout, /^numpy allocations guarded: [1-9]\d*, foreign frees 0$/m);
+    assert.match(r.stdout, /^made before install, freed now: 1; guarded: host memory \(numpy arrays: guarded, \d+ allocations, not guarded: [1-9]\d* made before install \(counted when freed\)\)/m);
     assert.match(r.stderr, /==mate-guard== ERROR: canary-corruption: 2 bytes before the start of allocation #\d+ \(64 bytes, tail mode\) damaged/);
     assert.match(r.stderr, /at <module> \(.*script_bugs\.py:\d+\)/);
     const f = await python(['script_bugs.py', 'fault']);
     assert.equal(f.signal, 'SIGSEGV', f.output);
     assert.match(f.stderr, /==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(64 bytes, tail mode\)/);
     assert.match(f.stderr, /#0 write_at .*badext\.c:25/);
+  });
+
+  test('arrays made before install (a conftest\'s) keep numpy\'s allocator, are freed by it, and the summary counts them; threads started after install make guarded arrays', async () => {
+    const r = await run('python3', ['-m', 'pytest', '-p', 'mate_guard.pytest_plugin', '-p', 'no:cacheprovider', '-rfs', '--guard-alloc'],
+      { cwd: beforeDir, env: env(), timeout: 120_000 });
+    assert.equal(r.code, 0, r.output);
+    assert.match(r.stdout, /1 passed/, r.output);
+    assert.match(r.stdout, /^\[mate-guard\] guarded: host memory \(numpy arrays: guarded, \d+ allocations, not guarded: 3 made before install \(counted when freed\)\);/m, r.output);
+    const t = await pytest(['--guard-alloc', 'test_arrays.py::test_clean_threads_guarded']);
+    assert.equal(t.code, 0, t.output);
+    assert.match(t.stdout, /1 passed/, t.output);
+    assert.doesNotMatch(t.stdout, /not guarded: /, 'no array was made outside the guard\'s handler');
   });
 
   test('without --guard-alloc nothing is guarded: numpy keeps its handler, no summary', async () => {

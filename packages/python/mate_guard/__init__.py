@@ -122,8 +122,14 @@ def guarding():
     parts = []
     if _host.active():
         numpy_state = _numpy.status()
+        n = h.get('numpy', {})
+        # What numpy made that is not guarded (the counting default handler's counts, _numpy.py).
+        left = [f'{n[k]} {what}' for k, what in (('beforeInstallFreed', 'made before install (counted when freed)'),
+                                                 ('unguarded', 'made where the handler was not set (a thread started '
+                                                               'before install or from C)')) if n.get(k)]
         parts.append(f'host memory (numpy arrays: {numpy_state}'
-                     + (f', {h.get("numpy", {}).get("allocations", 0)} allocations' if numpy_state == 'guarded' else '')
+                     + (f', {n.get("allocations", 0)} allocations' if numpy_state == 'guarded' else '')
+                     + (f', not guarded: {", ".join(left)}' if left else '')
                      + (f'; native heap of {", ".join(_active.native_modules)}: {h.get("nativeAllocations", 0)} allocations'
                         if _active is not None and getattr(_active, 'native_modules', None) else '')
                      + ')')
