@@ -33,14 +33,33 @@ function why() {
   return fs.existsSync(LIB) ? false : 'libmate_guard_cuda.so is not built';
 }
 
-function noXdist() {
+// pytest-xdist for python3 (the Python with numpy): its own, else Debian's
+// python3-pytest-xdist (scripts/install-python-xdist.sh, /usr/bin/python3's),
+// whose pure-Python packages are lent through a folder of links on
+// PYTHONPATH. { path } ('' when python3 has it), or { skip } saying why not.
+function findXdist() {
+  const has = (extra) => {
+    try {
+      execFileSync('python3', ['-c', 'import xdist, pytest'], { stdio: 'ignore', env: { ...process.env, PYTHONPATH: extra } });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (has('')) return { path: '' };
+  let where;
   try {
-    execFileSync('python3', ['-c', 'import xdist'], { stdio: 'ignore' });
-    return false;
+    where = execFileSync('/usr/bin/python3', ['-c', 'import os, xdist, execnet; print(os.path.dirname(os.path.dirname(xdist.__file__)))'], { encoding: 'utf8' }).trim();
   } catch {
-    return 'pytest-xdist is not installed here';
+    return { skip: 'pytest-xdist is not installed here (scripts/install-python-xdist.sh installs it)' };
   }
+  const lent = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-xdist-'));
+  for (const name of fs.readdirSync(where).filter((n) => /^(xdist|execnet|pytest_xdist-.+\.dist-info|execnet-.+\.(egg|dist)-info)$/.test(n))) {
+    fs.symlinkSync(path.join(where, name), path.join(lent, name));
+  }
+  return has(lent) ? { path: lent } : { skip: `pytest-xdist of /usr/bin/python3 (${where}) does not import in python3` };
 }
+const XDIST = findXdist();
 
 describe('Python host memory: numpy arrays and an extension heap', { skip: why() }, () => {
   let dir, beforeDir;
@@ -147,9 +166,16 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
     assert.doesNotMatch(r.stdout, /\[mate-guard\]/);
   });
 
-  test('under pytest-xdist each worker guards its arrays', { skip: noXdist() }, async () => {
-    const r = await pytest(['--guard-alloc', '-n', '2', '-k', 'canary']);
+  test('under pytest-xdist a worker\'s violations reach the controller: canary damage fails its test, a fault kills its worker (the report names the test), and the summary counts both with every worker\'s arrays', { skip: XDIST.skip ?? false }, async () => {
+    const r = await pytest(['--guard-alloc', '-n', '2', '-k', 'canary or clean or fault_overflow'],
+      { PYTHONPATH: [env().PYTHONPATH, XDIST.path].filter(Boolean).join(':') });
     assert.equal(r.code, 1, r.output);
-    assert.match(r.stdout, /FAILED test_arrays\.py::test_canary_before_start/);
+    assert.match(r.stdout, /^FAILED test_arrays\.py::test_canary_before_start - ==mate-guard== ERROR: canary-corruption/m, r.output);
+    assert.match(r.stdout, /^FAILED test_arrays\.py::test_fault_overflow - worker 'gw\d+' crashed/m, r.output);
+    assert.match(r.output, /==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(80 bytes, tail mode\)\n==mate-guard== test: test_arrays\.py::test_fault_overflow\n/, r.output);
+    assert.match(r.stdout, /^\[mate-guard\] summary: [1-9]\d* allocations guarded, peak live \d+, 0 unguarded fallbacks, 2 violations, 0 tests skipped by tag$/m, r.output);
+    // The workers' arrays, not the controller's (which made none).
+    assert.match(r.stdout, /^\[mate-guard\] guarded: host memory \(numpy arrays: guarded, [1-9]\d* allocations\);/m, r.output);
+    assert.match(r.stdout, /^\[mate-guard\] [2-9] worker processes, replaced ones included$/m, r.output);
   });
 });

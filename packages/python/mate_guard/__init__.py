@@ -116,12 +116,14 @@ def guard_native_modules(globs):
     _host.guard_native(globs)
 
 
-def guarding():
-    """What is guarded, as one line for summaries."""
-    h = _host.stats() or {}
+def guarding(host=None, numpy_state=None):
+    """What is guarded, as one line for summaries: this process's host
+    counts, or `host` and `numpy_state` given (a run's, summed over
+    pytest-xdist's workers)."""
+    h = host if host is not None else (_host.stats() or {})
     parts = []
     if _host.active():
-        numpy_state = _numpy.status()
+        numpy_state = numpy_state or _numpy.status()
         n = h.get('numpy', {})
         # What numpy made that is not guarded (the counting default handler's counts, _numpy.py).
         left = [f'{n[k]} {what}' for k, what in (('beforeInstallFreed', 'made before install (counted when freed)'),
