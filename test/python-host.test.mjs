@@ -166,7 +166,7 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
     assert.doesNotMatch(r.stdout, /\[mate-guard\]/);
   });
 
-  test('under pytest-xdist a worker\'s violations reach the controller: canary damage fails its test, a fault kills its worker (the report names the test), and the summary counts both with every worker\'s arrays', { skip: XDIST.skip ?? false }, async () => {
+  test('under pytest-xdist a worker\'s violations reach the controller: canary damage fails its test and is rerun where it faults, a fault kills its worker (the report names the test), and the summary counts both with every worker\'s arrays', { skip: XDIST.skip ?? false }, async () => {
     const r = await pytest(['--guard-alloc', '-n', '2', '-k', 'canary or clean or fault_overflow'],
       { PYTHONPATH: [env().PYTHONPATH, XDIST.path].filter(Boolean).join(':') });
     assert.equal(r.code, 1, r.output);
@@ -177,5 +177,9 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
     // The workers' arrays, not the controller's (which made none).
     assert.match(r.stdout, /^\[mate-guard\] guarded: host memory \(numpy arrays: guarded, [1-9]\d* allocations[,)]/m, r.output);
     assert.match(r.stdout, /^\[mate-guard\] [2-9] worker processes, replaced ones included$/m, r.output);
+    // The workers' canary damage is rerun once by the controller, in one process, where the write faults.
+    const rerun = r.stdout.split('[mate-guard] rerun of test_arrays.py::test_canary_before_start with --guard-mode head, to fault at the first bad access:\n')[1];
+    assert.ok(rerun, r.output);
+    assert.match(rerun, /^==mate-guard== ERROR: heap-buffer-underflow on WRITE at 0x[0-9a-f]+: 1 byte before the start of allocation #\d+ \(100 bytes, head mode\)\n==mate-guard== test: test_arrays\.py::test_canary_before_start\n/);
   });
 });

@@ -149,7 +149,7 @@ def resolve(config):
 def _zero_summary():
     return {'stats': {'allocations': 0, 'peakLive': 0, 'fallbacks': 0, 'violations': 0, 'fallbackReason': None},
             'processes': 0, 'lost': [], 'late': [], 'reruns': [], 'reportDirs': [],
-            'host': {'numpy': {}, 'nativeAllocations': 0}, 'numpyState': None}
+            'host': {'numpy': {}, 'nativeAllocations': 0}, 'numpyState': None, 'reports': []}
 
 
 def _add(total, part):
@@ -161,7 +161,7 @@ def _add(total, part):
     if s.get('fallbacks') and not t.get('fallbackReason'):
         t['fallbackReason'] = s.get('fallbackReason')
     total['processes'] += part.get('processes', 1)
-    for k in ('lost', 'late', 'reruns'):
+    for k in ('lost', 'late', 'reruns', 'reports'):
         total[k] += part.get(k) or []
     for d in part.get('reportDirs') or []:
         if d not in total['reportDirs']:
@@ -371,7 +371,9 @@ def _write_worker_counts(config):
     if _guard is None or not wid or not folder or not os.path.isdir(folder):
         return
     with open(os.path.join(folder, f'counts-{wid}-{os.getpid()}.json'), 'w', encoding='utf-8') as f:
-        json.dump(dict(_guard.own_summary(), lost=[[wid, n] for n in ([_guard.lost_in] if _guard.lost_in else [])]), f)
+        json.dump(dict(_guard.own_summary(), lost=[[wid, n] for n in ([_guard.lost_in] if _guard.lost_in else [])],
+                       # (event file, node id) of each report, for the controller's one-step reruns
+                       reports=[[r.file, r.test] for r in _guard.reports if r.file and r.test]), f)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -564,8 +566,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         tr.write_line(f'[mate-guard] launch-blocking rerun: {pl(len(total["reruns"]), "test")} '
                       f'({", ".join(r[0] for r in total["reruns"])}), {secs:.1f} s')
     if _guard.settings.get('rerun'):
+        from ._format import Report
         from ._rerun import rerun
-        rerun(config, _guard.reports, tr.write_line)
+        # Under xdist the reports are the workers' (their event files).
+        reports = [Report(None, None, f, t, False) for f, t in total['reports']] \
+            if getattr(config, '_mate_guard_xdist_dir', None) else _guard.reports
+        rerun(config, reports, tr.write_line)
 
 
 @pytest.hookimpl(tryfirst=True)
