@@ -83,7 +83,10 @@ def _wrap_thread_starts(set_handler, ours):
 
         def start_guarded(function, *args, **kwargs):
             def run(*a, **kw):
-                set_handler(ours)
+                try:
+                    set_handler(ours)
+                except Exception:  # numpy being torn down: the thread runs unguarded, never broken
+                    pass
                 return function(*a, **kw)
             return start(run, *args, **kwargs)
         start_guarded._mate_guard_numpy = True
