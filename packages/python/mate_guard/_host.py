@@ -27,6 +27,8 @@ def _bind(lib):
     lib.mate_guard_cuda_missing.restype = ctypes.c_char_p
     lib.mate_guard_numpy_handler.argtypes = [ctypes.c_void_p]
     lib.mate_guard_numpy_handler.restype = ctypes.c_void_p
+    lib.mate_guard_numpy_counting_default.argtypes = [ctypes.c_void_p]
+    lib.mate_guard_numpy_counting_default.restype = ctypes.c_void_p
 
 
 def cuda_missing(lib):
@@ -88,3 +90,8 @@ def stats():
 def numpy_handler(previous):
     """The guard's PyDataMem_Handler (its address), remembering numpy's `previous` one for blocks not guarded."""
     return _lib.mate_guard_numpy_handler(previous)
+
+
+def numpy_counting_default(numpy_default):
+    """What numpy's default handler capsule is to point at: a copy of `numpy_default` that counts (None: it is the guard's already)."""
+    return _lib.mate_guard_numpy_counting_default(numpy_default)

@@ -81,6 +81,14 @@ MATE_EXPORT void* mate_guard_numpy_handler(const void* previous) {
   return mate::host::GuardNumpyHandler(static_cast<const mate::host::NumpyHandler*>(previous));
 }
 
+// numpy's default handler, counted (host/numpy_handler.h): `numpy_default`
+// is the pointer of the capsule numpy's new contexts start with; the
+// answer is what that capsule is to point at (PyCapsule_SetPointer), null
+// when it points at one of the guard's already.
+MATE_EXPORT void* mate_guard_numpy_counting_default(const void* numpy_default) {
+  return mate::host::CountingDefaultHandler(static_cast<const mate::host::NumpyHandler*>(numpy_default));
+}
+
 // Why this machine has no CUDA driver to guard device memory with ("" when
 // it has one): the Python package then guards host memory only, and says so.
 MATE_EXPORT const char* mate_guard_cuda_missing() {

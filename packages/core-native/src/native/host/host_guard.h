@@ -55,6 +55,9 @@ std::string StatsJson();
 // numpy's handler counts what it let through (numpy_handler.cc).
 void CountNumpyForeign();
 void CountNumpyFallback();
+// numpy's default handler (CountingDefaultHandler) counts what it sees after install.
+void CountNumpyBeforeInstallFreed();
+void CountNumpyUnguarded();
 
 }  // namespace host
 }  // namespace mate
