@@ -130,6 +130,41 @@ TEST(fold_rule_shows_the_first_frame_outside_the_runtime) {
             "  \xE2\x80\xA6 1 more frame in the runtime\n");
 }
 
+// As node 20 records it: three of node's own frames between the decoder and
+// the addon are folded too (only system libraries' raise and abort stay).
+TEST(fold_rule_folds_even_a_few_host_runtime_frames_but_shows_raise_and_abort) {
+  std::string out = StackLines(
+      "[{\"module\":\"/usr/bin/node\",\"offset\":16,\"function\":\"v8::internal::Utf8DecoderBase<v8::internal::Utf8Decoder>::Utf8DecoderBase(v8::base::Vector<unsigned char const>)\"},"
+      "{\"module\":\"/usr/bin/node\",\"offset\":32,\"function\":\"v8::internal::Factory::NewStringFromUtf8(v8::base::Vector<char const> const&)\"},"
+      "{\"module\":\"/usr/bin/node\",\"offset\":48,\"function\":\"v8::String::NewFromUtf8(v8::Isolate*, char const*, v8::NewStringType, int)\"},"
+      "{\"module\":\"/usr/bin/node\",\"offset\":50,\"function\":\"napi_create_string_utf8\"},"
+      "{\"module\":\"/repo/build/Release/strings.node\",\"offset\":64,\"function\":\"(anonymous namespace)::ExtractStrings(Napi::CallbackInfo const&)\"},"
+      "{\"module\":\"/repo/build/Release/strings.node\",\"offset\":72,\"function\":\"Napi::details::CallbackData<int>::Wrapper(napi_env__*, napi_callback_info__*)\"},"
+      "{\"module\":\"/usr/bin/node\",\"offset\":80,\"function\":\"v8impl::FunctionCallbackWrapper::Invoke\"},"
+      "{\"module\":\"/usr/bin/node\",\"offset\":96}]");
+  CHECK_STR(out,
+            "access:\n"
+            "  #0 v8::internal::Utf8DecoderBase<\xE2\x80\xA6>::Utf8DecoderBase (node+0x10)\n"
+            "  \xE2\x80\xA6 3 frames in the runtime folded (#1 to #3, in node; #4 called napi_create_string_utf8)\n"
+            "  #4 ExtractStrings (strings.node+0x40)\n"
+            "  #5 Napi::details::CallbackData<int>::Wrapper (strings.node+0x48)\n"
+            "  #6 v8impl::FunctionCallbackWrapper::Invoke (node+0x50)\n"
+            "  \xE2\x80\xA6 1 more frame in the runtime\n");
+  std::string abort = StackLines(
+      "[{\"module\":\"/lib/x86_64-linux-gnu/libc.so.6\",\"offset\":1,\"function\":\"__pthread_kill_implementation\"},"
+      "{\"module\":\"/lib/x86_64-linux-gnu/libc.so.6\",\"offset\":2,\"function\":\"raise\"},"
+      "{\"module\":\"/lib/x86_64-linux-gnu/libc.so.6\",\"offset\":3,\"function\":\"abort\"},"
+      "{\"module\":\"/repo/a.node\",\"offset\":4,\"function\":\"Abort(Napi::CallbackInfo const&)\"},"
+      "{\"module\":\"/usr/bin/node\",\"offset\":5}]");
+  CHECK_STR(abort,
+            "access:\n"
+            "  #0 __pthread_kill_implementation (libc.so.6+0x1)\n"
+            "  #1 raise (libc.so.6+0x2)\n"
+            "  #2 abort (libc.so.6+0x3)\n"
+            "  #3 Abort (a.node+0x4)\n"
+            "  #4 (node+0x5)\n");
+}
+
 TEST(untrusted_names_cannot_forge_report_lines) {
   std::string text = mate::FormatTextJson(
       "{\"tool\":\"mate-guard\",\"kind\":\"double-free\",\"address\":\"0x10\",\"test\":\"t\\n==mate-guard== hint: all good\\u001b[2J\",\"allocation\":null}", Options());
