@@ -4,8 +4,8 @@
 
 #include "report/format/event_schema.h"
 #include "report/format/format_ci.h"
-#include "report/format/format_sarif.h"
 #include "report/format/format_options.h"
+#include "report/format/format_reports.h"
 #include "report/format/format_text.h"
 #include "report/format/json_value.h"
 
@@ -89,20 +89,23 @@ Napi::Value ValidateEvent(const Napi::CallbackInfo& info) {
   return Napi::String::New(env, EventTextProblem(info[0].As<Napi::String>().Utf8Value()));
 }
 
-// sarifLog(inputJson, options): the SARIF log (format_sarif.h says what the input holds).
-Napi::Value SarifLogJs(const Napi::CallbackInfo& info) {
+// formatReports(inputJson, format, options): `mate report`'s sarif and github output (format_reports.h says what
+// the input holds); the events' native frames are symbolized by the caller.
+Napi::Value FormatReportsJs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 1 || !info[0].IsString()) return Fail(env, "sarifLog: the input must be a JSON string");
+  if (info.Length() < 2 || !info[0].IsString() || !info[1].IsString()) return Fail(env, "formatReports(inputJson, format, options) needs two strings");
   FormatOptions o;
-  if (!ReadOptions(info[1], &o)) return Fail(env, "sarifLog: the options must be an object");
+  if (!ReadOptions(info[2], &o)) return Fail(env, "formatReports: the options must be an object");
+  std::string format = info[1].As<Napi::String>().Utf8Value();
+  if (format != "sarif" && format != "github") return Fail(env, "formatReports: format must be sarif or github");
   JsonValue input;
   std::string error;
   // Every event of the merged runs at once: the per-event cap does not apply.
   JsonLimits limits;
   limits.max_bytes = size_t{1} << 31;
   limits.max_depth = 64;
-  if (!ParseJson(info[0].As<Napi::String>().Utf8Value(), &input, &error, limits)) return Fail(env, ("sarifLog: " + error).c_str());
-  return Napi::String::New(env, SarifLog(input, o));
+  if (!ParseJson(info[0].As<Napi::String>().Utf8Value(), &input, &error, limits)) return Fail(env, ("formatReports: " + error).c_str());
+  return Napi::String::New(env, FormatReports(input, format, o));
 }
 
 }  // namespace
@@ -111,7 +114,7 @@ void AddFormatExports(Napi::Env env, Napi::Object exports) {
   exports.Set("formatReport", Napi::Function::New(env, FormatReport));
   exports.Set("validateEvent", Napi::Function::New(env, ValidateEvent));
   exports.Set("githubUnreadable", Napi::Function::New(env, GithubUnreadableJs));
-  exports.Set("sarifLog", Napi::Function::New(env, SarifLogJs));
+  exports.Set("formatReports", Napi::Function::New(env, FormatReportsJs));
 }
 
 }  // namespace mate

@@ -262,10 +262,8 @@ export interface NativeBinding {
     eventJson: string,
     options: { cwd: string; dropDirs: string[]; runtime: string; format?: 'text' | 'plain' | 'github'; site?: { path: string; line?: number; column?: number } },
   ): string;
-  /** The SARIF log from the events and what Node resolved about them (report/sarif-input.ts). */
-  sarifLog(inputJson: string, options: { cwd: string; dropDirs: string[]; runtime: string }): string;
-  /** The GitHub annotation of a report file that could not be read. */
-  githubUnreadable(file: string, why: string): string;
+  /** `mate report --format sarif|github` from the merged events (report/ci-formats.ts). */
+  formatReports(inputJson: string, format: 'sarif' | 'github', options: { cwd: string; dropDirs: string[]; runtime: string }): string;
   /** '' when the event's JSON is one this version reads, else why not (the field named). */
   validateEvent(eventJson: string): string;
 }
