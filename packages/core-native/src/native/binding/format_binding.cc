@@ -1,11 +1,13 @@
 #include "binding/format_binding.h"
 
 #include <string>
+#include <vector>
 
 #include "report/format/event_schema.h"
 #include "report/format/format_ci.h"
 #include "report/format/format_options.h"
 #include "report/format/format_reports.h"
+#include "report/format/suppressions.h"
 #include "report/format/format_text.h"
 #include "report/format/json_value.h"
 
@@ -108,6 +110,33 @@ Napi::Value FormatReportsJs(const Napi::CallbackInfo& info) {
   return Napi::String::New(env, FormatReports(input, format, o));
 }
 
+// suppressionsProblem(text, file): "" when the suppressions file's text is good, else the error naming file:line.
+Napi::Value SuppressionsProblem(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsString() || !info[1].IsString()) return Fail(env, "suppressionsProblem(text, file) needs two strings");
+  std::vector<SuppressionRule> rules;
+  std::string error;
+  ParseSuppressions(info[0].As<Napi::String>().Utf8Value(), info[1].As<Napi::String>().Utf8Value(), &rules, &error);
+  return Napi::String::New(env, error);
+}
+
+// matchSuppression(eventJson, text, file): the first rule of the file's text that matches the event, as the
+// event records it ({file, line, rule} as JSON), or "".
+Napi::Value MatchSuppressionJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 3 || !info[0].IsString() || !info[1].IsString() || !info[2].IsString())
+    return Fail(env, "matchSuppression(eventJson, text, file) needs three strings");
+  std::vector<SuppressionRule> rules;
+  std::string error;
+  JsonValue e;
+  if (!ParseSuppressions(info[1].As<Napi::String>().Utf8Value(), info[2].As<Napi::String>().Utf8Value(), &rules, &error) ||
+      !ParseJson(info[0].As<Napi::String>().Utf8Value(), &e, &error)) {
+    return Napi::String::New(env, "");
+  }
+  JsonValue verdict = MatchSuppression(e, rules);
+  return Napi::String::New(env, verdict.IsObject() ? WriteJson(verdict) : "");
+}
+
 }  // namespace
 
 void AddFormatExports(Napi::Env env, Napi::Object exports) {
@@ -115,6 +144,8 @@ void AddFormatExports(Napi::Env env, Napi::Object exports) {
   exports.Set("validateEvent", Napi::Function::New(env, ValidateEvent));
   exports.Set("githubUnreadable", Napi::Function::New(env, GithubUnreadableJs));
   exports.Set("formatReports", Napi::Function::New(env, FormatReportsJs));
+  exports.Set("suppressionsProblem", Napi::Function::New(env, SuppressionsProblem));
+  exports.Set("matchSuppression", Napi::Function::New(env, MatchSuppressionJs));
 }
 
 }  // namespace mate

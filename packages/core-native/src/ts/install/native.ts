@@ -173,8 +173,6 @@ export interface NativeAllocation {
 
 /** Where the dying process finds the report printer (report/printer.h). */
 interface PrinterPaths {
-  node: string;
-  script: string;
   /** PATH for the printer's symbolizers. */
   path: string;
   /** No process outlives this one to show what it reported before dying: the printer shows those too. */
@@ -262,6 +260,10 @@ export interface NativeBinding {
     eventJson: string,
     options: { cwd: string; dropDirs: string[]; runtime: string; format?: 'text' | 'plain' | 'github'; site?: { path: string; line?: number; column?: number } },
   ): string;
+  /** '' when a suppressions file's text is good, else why not (naming file:line). */
+  suppressionsProblem(text: string, file: string): string;
+  /** The first rule of a suppressions file's text matching the event, as JSON ({file, line, rule}), or ''. */
+  matchSuppression(eventJson: string, text: string, file: string): string;
   /** `mate report --format sarif|github` from the merged events (report/ci-formats.ts). */
   formatReports(inputJson: string, format: 'sarif' | 'github', options: { cwd: string; dropDirs: string[]; runtime: string }): string;
   /** '' when the event's JSON is one this version reads, else why not (the field named). */
