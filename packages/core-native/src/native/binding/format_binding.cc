@@ -1,5 +1,8 @@
 #include "binding/format_binding.h"
 
+#include <cxxabi.h>
+#include <stdlib.h>
+
 #include <string>
 #include <vector>
 
@@ -8,6 +11,7 @@
 #include "report/format/format_options.h"
 #include "report/format/format_reports.h"
 #include "report/format/suppressions.h"
+#include "report/symbolizer.h"
 #include "report/format/format_text.h"
 #include "report/format/json_value.h"
 
@@ -137,6 +141,58 @@ Napi::Value MatchSuppressionJs(const Napi::CallbackInfo& info) {
   return Napi::String::New(env, verdict.IsObject() ? WriteJson(verdict) : "");
 }
 
+// symbolizeFrames(framesJson, options): the frames symbolized by the one symbolizer (report/symbolizer.h), as JSON.
+// options: {path, timeoutMs, llvmSymbolizer, addr2line (a path, or false: not used), cache}.
+Napi::Value SymbolizeFramesJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsString()) return Fail(env, "symbolizeFrames: the frames must be a JSON string");
+  SymbolizeOptions o;
+  const char* path = getenv("PATH");
+  o.search_path = path != nullptr ? path : "";
+  if (info.Length() > 1 && info[1].IsObject()) {
+    Napi::Object opt = info[1].As<Napi::Object>();
+    if (opt.Get("path").IsString()) o.search_path = opt.Get("path").As<Napi::String>().Utf8Value();
+    if (opt.Get("timeoutMs").IsNumber()) o.timeout_ms = opt.Get("timeoutMs").As<Napi::Number>().Int32Value();
+    Napi::Value llvm = opt.Get("llvmSymbolizer");
+    if (llvm.IsString()) o.llvm_symbolizer = llvm.As<Napi::String>().Utf8Value();
+    o.no_llvm_symbolizer = llvm.IsBoolean() && !llvm.As<Napi::Boolean>().Value();
+    Napi::Value a2l = opt.Get("addr2line");
+    if (a2l.IsString()) o.addr2line = a2l.As<Napi::String>().Utf8Value();
+    o.no_addr2line = a2l.IsBoolean() && !a2l.As<Napi::Boolean>().Value();
+    o.cache = !opt.Get("cache").IsBoolean() || opt.Get("cache").As<Napi::Boolean>().Value();
+  }
+  JsonValue frames;
+  std::string error;
+  JsonLimits limits;
+  limits.max_bytes = size_t{1} << 30;
+  if (!ParseJson(info[0].As<Napi::String>().Utf8Value(), &frames, &error, limits) || !frames.IsArray()) {
+    return Fail(env, "symbolizeFrames: the frames must be a JSON array");
+  }
+  SymbolizeFrames(&frames, o);
+  return Napi::String::New(env, WriteJson(frames));
+}
+
+// demangleNames(names): each C++ name demangled (libstdc++'s demangler, as c++filt's), "" where it is none.
+Napi::Value DemangleNamesJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsArray()) return Fail(env, "demangleNames(names) needs an array of strings");
+  Napi::Array names = info[0].As<Napi::Array>();
+  Napi::Array out = Napi::Array::New(env, names.Length());
+  for (uint32_t i = 0; i < names.Length(); i++) {
+    std::string name = names.Get(i).IsString() ? names.Get(i).As<Napi::String>().Utf8Value() : "";
+    int status = -1;
+    char* d = name.compare(0, 2, "_Z") == 0 ? abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status) : nullptr;
+    out.Set(i, Napi::String::New(env, status == 0 && d != nullptr ? d : ""));
+    free(d);
+  }
+  return out;
+}
+
+Napi::Value ClearSymbolCacheJs(const Napi::CallbackInfo& info) {
+  ClearSymbolCache();
+  return info.Env().Undefined();
+}
+
 }  // namespace
 
 void AddFormatExports(Napi::Env env, Napi::Object exports) {
@@ -145,6 +201,9 @@ void AddFormatExports(Napi::Env env, Napi::Object exports) {
   exports.Set("githubUnreadable", Napi::Function::New(env, GithubUnreadableJs));
   exports.Set("formatReports", Napi::Function::New(env, FormatReportsJs));
   exports.Set("suppressionsProblem", Napi::Function::New(env, SuppressionsProblem));
+  exports.Set("symbolizeFrames", Napi::Function::New(env, SymbolizeFramesJs));
+  exports.Set("clearSymbolCache", Napi::Function::New(env, ClearSymbolCacheJs));
+  exports.Set("demangleNames", Napi::Function::New(env, DemangleNamesJs));
   exports.Set("matchSuppression", Napi::Function::New(env, MatchSuppressionJs));
 }
 

@@ -264,6 +264,11 @@ export interface NativeBinding {
   suppressionsProblem(text: string, file: string): string;
   /** The first rule of a suppressions file's text matching the event, as JSON ({file, line, rule}), or ''. */
   matchSuppression(eventJson: string, text: string, file: string): string;
+  /** The one symbolizer (report/symbolizer.h): frames (JSON) symbolized, as JSON. */
+  symbolizeFrames(framesJson: string, options?: { path?: string; timeoutMs?: number; llvmSymbolizer?: string | false; addr2line?: string | false; cache?: boolean }): string;
+  clearSymbolCache(): void;
+  /** C++ names demangled ('' where a name is none). */
+  demangleNames(names: string[]): string[];
   /** `mate report --format sarif|github` from the merged events (report/ci-formats.ts). */
   formatReports(inputJson: string, format: 'sarif' | 'github', options: { cwd: string; dropDirs: string[]; runtime: string }): string;
   /** '' when the event's JSON is one this version reads, else why not (the field named). */
