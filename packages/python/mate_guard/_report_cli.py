@@ -86,7 +86,10 @@ def _read(path):
     return (None, problem) if problem else (text, '')
 
 
-def _run_place(folder, cache={}):
+_places = {}
+
+
+def _run_place(folder, cache=_places):
     """Where the run in `folder` ran, as its run.json recorded it (data: shown, never obeyed); None when it did not."""
     if folder not in cache:
         place = None
