@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "report/format/event_schema.h"
-#include "report/format/format_ci.h"
 #include "report/format/format_options.h"
 #include "report/format/format_reports.h"
 #include "report/format/suppressions.h"
@@ -43,49 +42,13 @@ bool ReadOptions(const Napi::Value& v, FormatOptions* o) {
   return true;
 }
 
-std::string StringOf(const Napi::Object& obj, const char* key) {
-  Napi::Value v = obj.Get(key);
-  if (v.IsString()) return v.As<Napi::String>().Utf8Value();
-  if (v.IsNumber()) return std::to_string(v.As<Napi::Number>().Int64Value());
-  return "";
-}
-
-// formatReport(eventJson, options): options.format is `text` (default),
-// `plain` (the unprefixed lines, joined by newlines: SARIF's message) or
-// `github` (one workflow command at options.site {path, line, column}).
+// formatReport(eventJson, options): the text report (the CI forms are formatReports').
 Napi::Value FormatReport(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsString()) return Fail(env, "formatReport: the event must be a JSON string");
   FormatOptions o;
   if (!ReadOptions(info[1], &o)) return Fail(env, "formatReport: the options must be an object");
-  std::string format = info[1].IsObject() ? StringOf(info[1].As<Napi::Object>(), "format") : "";
-  std::string json = info[0].As<Napi::String>().Utf8Value();
-  if (format.empty() || format == "text") return Napi::String::New(env, FormatTextJson(json, o));
-  if (format != "plain" && format != "github") return Fail(env, "formatReport: format must be text, plain or github");
-  JsonValue e;
-  std::string error;
-  if (!ParseJson(json, &e, &error) || !EventProblem(e).empty()) return Fail(env, "formatReport: not an event this version reads");
-  if (format == "plain") {
-    std::string out;
-    for (const std::string& l : PlainLines(e, o)) out += (out.empty() ? "" : "\n") + l;
-    return Napi::String::New(env, out);
-  }
-  SourcePlace at;
-  Napi::Value site = info[1].As<Napi::Object>().Get("site");
-  if (site.IsObject()) {
-    Napi::Object s = site.As<Napi::Object>();
-    at.path = StringOf(s, "path");
-    at.line = StringOf(s, "line");
-    at.column = StringOf(s, "column");
-  }
-  return Napi::String::New(env, GithubAnnotation(e, o, at));
-}
-
-// githubUnreadable(file, why): the annotation of a report file that could not be read.
-Napi::Value GithubUnreadableJs(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  if (info.Length() < 2 || !info[0].IsString() || !info[1].IsString()) return Fail(env, "githubUnreadable(file, why) needs two strings");
-  return Napi::String::New(env, GithubUnreadable(info[0].As<Napi::String>().Utf8Value(), info[1].As<Napi::String>().Utf8Value()));
+  return Napi::String::New(env, FormatTextJson(info[0].As<Napi::String>().Utf8Value(), o));
 }
 
 // validateEvent(text) -> "" or why the event cannot be read (naming the field).
@@ -198,7 +161,6 @@ Napi::Value ClearSymbolCacheJs(const Napi::CallbackInfo& info) {
 void AddFormatExports(Napi::Env env, Napi::Object exports) {
   exports.Set("formatReport", Napi::Function::New(env, FormatReport));
   exports.Set("validateEvent", Napi::Function::New(env, ValidateEvent));
-  exports.Set("githubUnreadable", Napi::Function::New(env, GithubUnreadableJs));
   exports.Set("formatReports", Napi::Function::New(env, FormatReportsJs));
   exports.Set("suppressionsProblem", Napi::Function::New(env, SuppressionsProblem));
   exports.Set("symbolizeFrames", Napi::Function::New(env, SymbolizeFramesJs));

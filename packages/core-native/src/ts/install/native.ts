@@ -258,7 +258,7 @@ export interface NativeBinding {
   /** The one report formatter (report/format/): an event's JSON to its text report. */
   formatReport(
     eventJson: string,
-    options: { cwd: string; dropDirs: string[]; runtime: string; format?: 'text' | 'plain' | 'github'; site?: { path: string; line?: number; column?: number } },
+    options: { cwd: string; dropDirs: string[]; runtime: string },
   ): string;
   /** '' when a suppressions file's text is good, else why not (naming file:line). */
   suppressionsProblem(text: string, file: string): string;
