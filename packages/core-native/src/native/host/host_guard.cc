@@ -128,10 +128,9 @@ bool Install(const char* handoff_json, const InstallPaths& paths, std::string* e
   }
   if (*ReportDir() == '\0') SetReportDir(dir.c_str());
   SetReportFd(paths.report_fd);
-  if (paths.node && *paths.node && paths.printer && *paths.printer) {
-    const char* path_env = getenv("PATH");
-    ConfigurePrinter(paths.node, paths.printer, path_env ? path_env : "", false);
-  }
+  const char* path_env = getenv("PATH");
+  ConfigurePrinter(path_env ? path_env : "", false);
+  ConfigureNativePrinter();  // mate-guard-print, beside this library
   GuardedAllocator* a = GuardedAllocator::Create(options, error);
   if (a == nullptr) return false;
   if (!InstallFaultHandler()) {

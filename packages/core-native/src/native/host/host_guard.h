@@ -15,8 +15,6 @@ namespace mate {
 namespace host {
 
 struct InstallPaths {
-  const char* node = nullptr;     // node, for the report printer ("" or null: the fallback headline)
-  const char* printer = nullptr;  // dist/cli/print-report.js
   int report_fd = -1;             // where reports are printed (-1: stderr; report/printer.h SetReportFd)
 };
 
