@@ -97,6 +97,8 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
     assert.match(canary, /backend host/);
     assert.match(canary, /at test_canary_before_start \(.*test_arrays\.py:74\)/, 'the allocation\'s Python stack');
     assert.match(canary, /#0 PyDataMem_UserNEW/, 'the allocation\'s native stack');
+    assert.match(canary, /called from Python at:\n==mate-guard== {3}at test_canary_before_start /, 'the Python caller is named as Python');
+    assert.doesNotMatch(r.stdout, /called from JS at:|JS buffer|buffer\.length/, 'no Node wording in a Python report');
     const dbl = section(r.stdout, 'test_heap_double_free');
     assert.match(dbl, /freed again at:\n==mate-guard== {3}#0 heap_double_free .*badext\.c:88/);
     assert.match(dbl, /first freed at:\n==mate-guard== {3}#0 heap_double_free .*badext\.c:87/);
@@ -132,9 +134,10 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
     }
   });
 
-  test('views, slices, resize, pickling, fork and shared memory work on guarded arrays; arrays made before install keep numpy\'s handler; plain python reports damage at exit and a fault at the access', async () => {
-    // (The exit status after a violation is the Python API's exit-status work, not pinned here.)
+  test('views, slices, resize, pickling, fork and shared memory work on guarded arrays; arrays made before install keep numpy\'s handler; plain python reports damage at exit (exit status 1) and a fault at the access', async () => {
     const r = await python(['script_bugs.py', 'canary']);
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.stderr, /==mate-guard== 1 violation in this process: exit status 1 \(exit_code; 0 leaves the status alone\)/);
     assert.match(r.stdout, /^handlers: mate_guard default_allocator$/m);
     assert.match(r.stdout, /^thread started before install: default_allocator 1 unguarded$/m);
     assert.match(r.stdout, /^arrays work: True$/m);
