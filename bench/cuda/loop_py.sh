@@ -3,7 +3,8 @@
 # the Python package alone (`python -m mate_guard`, no node): caching
 # against the guard with launch tracking on (default), off, with CUPTI
 # subscribed and every callback returning at once (its mechanism's floor),
-# and tracking without Python call sites. Variants alternate in each round;
+# and tracking without Python call sites; VARIANTS may add guard-exact
+# (device allocations placed byte-exact against the guard). Variants alternate in each round;
 # prints the in-loop seconds of each round and medians.
 #   bench/cuda/loop_py.sh [rounds] [steps] [transformer_steps.py]
 # PY: a python with torch and the mate_guard package. Needs a GPU.
@@ -23,6 +24,7 @@ for ((r = 1; r <= rounds; r++)); do
       guard-notrack) g+=(--no-track-launches) ;;
       guard-emptycb) e=(MATE_GUARD_CUPTI_EMPTY=1) ;;
       guard-nostacks) g+=(--no-capture-stacks) ;;
+      guard-exact) g+=(--exact-placement) ;;
       *) echo "unknown variant $v" >&2; exit 2 ;;
     esac
     out=$(env "${e[@]}" MATE_GUARD_CUDA_STATS=1 "$PY" "${g[@]}" "$STEPS" "$steps" 2>&1)
