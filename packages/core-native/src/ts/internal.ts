@@ -15,7 +15,7 @@ export { GuardConfigError, CONFIG_ERROR_EXIT, exitOnConfigError, orExitOnConfigE
 export { processState } from './run/process-state';
 export { rowsOn, spell, type GuardSettings, type GuardMode, type RunnerSettingKey, type SettingRow } from './settings/table';
 export { parseFlags, RUNNER_FLAGS, type ParsedFlags } from './settings/flags';
-export { resolveRunnerSettings, readOptions, checkOptionNames, type Layer, type RunnerResolution } from './settings/resolve';
+export { resolveRunnerSettings, readOptions, checkOptionNames, BY_KEY, type Layer, type OptionSpelling, type RunnerResolution } from './settings/resolve';
 export { readHandoff, HANDOFF_ENV } from './settings/handoff';
 export { describeRunnerFlags, flagUsage, type ConfigColumn } from './settings/docs';
 export { GUARD_TAGS, GUARD_SKIP_REASONS, GUARD_TAG_DESCRIPTIONS, guardSkipReason, isGuardTag } from './tags';
