@@ -24,6 +24,7 @@ export { noteTagSkip } from './run/process-stats';
 export { formatTestPath } from './report/test-path';
 export { beginGuardedTest, checkGuardedTest, endGuardedTest, takeOutsideDamage, violationError, outsideTestsError } from './run/test-bracket';
 export { GuardedRun, runExitCode } from './run/lifecycle';
+export { replayedProjectSettings } from './run/record';
 export { runOwnership, runsAlone } from './run/owner';
 export { endRunAtExit, endRound } from './run/end';
 export { superviseRun } from './run/supervise';
