@@ -70,7 +70,7 @@ def main(argv):
     if not rest:
         sys.stderr.write(USAGE + '\n')
         return 2
-    if not os.path.isfile(rest[0]):
+    if not os.path.exists(rest[0]):  # a file, or a folder or zip with __main__.py, as runpy takes
         return _refuse(f"can't open file {rest[0]!r}: no such file")
     try:
         install_guard_allocator(GuardAllocatorConfig(**fields))
