@@ -4,7 +4,8 @@
 // with no change to core, is installed in a checkout of its own: `mate
 // replay` of a run recorded under it finds its adapter, runs its CLI as
 // installed there, narrowed to the failing test as the adapter selects it,
-// with the recorded settings, judged by the adapter's option description.
+// with the recorded settings, judged by the adapter's option description;
+// `mate options` there prints its config column among the others.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -55,5 +56,18 @@ describe('a runner adapted by its own package, unknown to core', () => {
     const r = await run(process.execPath, [MATE, 'replay', dir], { cwd: co });
     assert.equal(r.code, 2, r.output);
     assert.equal(r.stderr, `mate: replay: ${dir}/replay.json names the runner "tap", which no installed @mate-guard package adapts; known here: ava-stub, jest, mocha, node-test, vitest, run\n`);
+  });
+
+  test("mate options in a checkout with the stub runner: the combined table has its config column, the columns in runner-name order; --runner prints its package table", async () => {
+    const co = checkout();
+    const all = await run(process.execPath, [MATE, 'options'], { cwd: co });
+    assert.equal(all.code, 0, all.output);
+    const heading = all.stdout.split('\n').find((l) => l.startsWith('| flag | environment (`<RUNNER>`'));
+    assert.equal(heading, "| flag | environment (`<RUNNER>`: the runner's name, e.g. VITEST, NODE_TEST) | AVA `ava.guard` key | Jest `testEnvironmentOptions` | Mocha rc key | Vitest `guardAlloc()` option | default | meaning |");
+    assert.match(all.stdout, /^\| `--guard-mode <tail\\\|head>` \| `MATE_<RUNNER>_GUARD_MODE` \| `guard\.mode` \| `guardMode` \| `guard-mode` \| `mode` \| `'tail'` \|/m);
+    const own = await run(process.execPath, [MATE, 'options', '--runner', 'ava-stub'], { cwd: co });
+    assert.equal(own.code, 0, own.output);
+    assert.match(own.stdout, /^\| flag \| environment \| `ava\.guard` key \| default \| meaning \|\n/);
+    assert.match(own.stdout, /^\| `--guard-mode <tail\\\|head>` \| `MATE_AVA_STUB_GUARD_MODE` \| `guard\.mode` \| `'tail'` \|/m);
   });
 });

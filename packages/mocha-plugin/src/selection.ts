@@ -1,8 +1,9 @@
 // How Mocha selects tests, for mate-mocha's canary reruns and `mate
 // replay`: by their full titles (--grep). Spec files from the rc file add
 // to positional ones, so files cannot narrow a run; a title can.
-import { runAsGiven, testNamePattern, spell, type RunnerAdapter } from '@mate-guard/core/internal';
+import { runAsGiven, testNamePattern, type RunnerAdapter } from '@mate-guard/core/internal';
 import { options } from './runner/options';
+import { mochaSpelling, rcKey } from './spelling';
 
 /** The user's own selection by title: the rerun's replaces it. */
 const GREP = /^(-g|--grep|-f|--fgrep|-i|--invert)(=|$)/;
@@ -17,7 +18,8 @@ export const selection: RunnerAdapter = {
     { pkg: 'mocha', bin: 'mocha', also: /(^|[\\/])(_mocha|mocha[\\/]lib[\\/]cli[\\/]cli\.js)$/ },
   ],
   // Its README's settings table: where its config names each setting (`mate options --runner`).
-  configColumn: { heading: 'rc key (`.mocharc.*`, package.json `mocha`)', name: (r) => `\`${spell.rcKey(r)}\`` },
+  spelling: mochaSpelling,
+  configColumn: { heading: 'rc key (`.mocharc.*`, package.json `mocha`)', title: 'Mocha rc key', name: (r) => `\`${rcKey(r)}\`` },
   options,
   // --watch-files/--watch-ignore only configure watch mode.
   args: { watch: ['-w', '--watch'], watchWithValue: [], shard: [] },

@@ -21,6 +21,7 @@ import sys
 import pytest
 
 from . import _library, _subrun
+from ._resources import library_path
 from ._settings import CONFIG_ROWS, ROWS, GuardConfigError, parse, suggestion
 
 GRAPH_REASON = 'guard allocator debug mode does not support graph capture'
@@ -278,9 +279,12 @@ def pytest_cmdline_main(config):
     if getattr(config.option, 'help', False) or getattr(config.option, 'version', False):
         return None
     try:
-        resolve(config)
+        settings = resolve(config)
     except GuardConfigError as err:
         _bad_setting(str(err))
+    # No guard library: one line and exit 2 here, as a Node runner with no usable native binary (pytest_configure's UsageError would exit 4).
+    if settings.get('enabled') and not os.path.exists(library_path()):
+        _bad_setting(f'the CUDA guard library is missing: {library_path()} (a broken install? reinstall mate-guard)')
     return None
 
 

@@ -2,7 +2,7 @@
 // replay`: one run (`vitest run`, never watch mode) of the files, the
 // tests by their full names (-t), and only the projects the test paths
 // name (--project=<name>, only ever an option's value): a file shared by projects reruns where it was damaged.
-import { testNamePattern, testProjects, type RunnerAdapter } from '@mate-guard/core/internal';
+import { BY_KEY, testNamePattern, testProjects, type RunnerAdapter } from '@mate-guard/core/internal';
 import { options } from './runner/options.mjs';
 
 /** Vitest's commands among the positionals: the selection runs `run`. */
@@ -17,7 +17,8 @@ export const selection: RunnerAdapter = {
   // What a recorded run may have started: this package's CLI, or the runner with the plugin.
   programs: [{ pkg: '@mate-guard/vitest', bin: 'mate-vitest' }, { pkg: 'vitest', bin: 'vitest' }],
   // Its README's settings table: where its config names each setting (`mate options --runner`).
-  configColumn: { heading: '`guardAlloc()` option', name: (r) => `\`${r.key}\`` },
+  spelling: BY_KEY,
+  configColumn: { heading: '`guardAlloc()` option', title: 'Vitest `guardAlloc()` option', name: (r) => `\`${r.key}\`` },
   options,
   args: { watch: ['-w', '--watch'], watchWithValue: [], shard: ['--shard'] },
   select({ options, tail, files, tests }) {

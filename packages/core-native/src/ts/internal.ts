@@ -15,7 +15,7 @@ export { GuardConfigError, CONFIG_ERROR_EXIT, exitOnConfigError, orExitOnConfigE
 export { processState } from './run/process-state';
 export { rowsOn, spell, type GuardSettings, type GuardMode, type RunnerSettingKey, type SettingRow } from './settings/table';
 export { parseFlags, RUNNER_FLAGS, type ParsedFlags } from './settings/flags';
-export { resolveRunnerSettings, readOptions, checkOptionNames, type Layer, type RunnerResolution } from './settings/resolve';
+export { resolveRunnerSettings, readOptions, checkOptionNames, BY_KEY, type Layer, type OptionSpelling, type RunnerResolution } from './settings/resolve';
 export { readHandoff, HANDOFF_ENV } from './settings/handoff';
 export { describeRunnerFlags, flagUsage, type ConfigColumn } from './settings/docs';
 export { GUARD_TAGS, GUARD_SKIP_REASONS, GUARD_TAG_DESCRIPTIONS, guardSkipReason, isGuardTag } from './tags';
@@ -24,6 +24,7 @@ export { noteTagSkip } from './run/process-stats';
 export { formatTestPath } from './report/test-path';
 export { beginGuardedTest, checkGuardedTest, endGuardedTest, takeOutsideDamage, violationError, outsideTestsError } from './run/test-bracket';
 export { GuardedRun, runExitCode } from './run/lifecycle';
+export { replayedProjectSettings } from './run/record';
 export { runOwnership, runsAlone } from './run/owner';
 export { endRunAtExit, endRound } from './run/end';
 export { superviseRun } from './run/supervise';

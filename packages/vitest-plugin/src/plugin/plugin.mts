@@ -5,7 +5,7 @@
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { exitOnConfigError, GuardConfigError, runOwnership, type RunnerResolution } from '@mate-guard/core/internal';
+import { exitOnConfigError, GuardConfigError, replayedProjectSettings, runOwnership, type RunnerResolution } from '@mate-guard/core/internal';
 import type { Plugin } from 'vitest/config';
 import type { TestProject, Vitest } from 'vitest/node';
 
@@ -122,7 +122,12 @@ export function guardAlloc(options?: GuardAllocOptions): Plugin {
     configureVitest({ vitest, project }) {
       if (!resolved?.settings.enabled || !owner) return;
       // This project's options, for its workers alone (setup.mts): another project's plugin started the run.
-      project.provide(PROJECT_SETTINGS, resolved.settings);
+      // `mate replay` hands over each project's recorded settings: they stand for the project's options then.
+      try {
+        project.provide(PROJECT_SETTINGS, replayedProjectSettings(project.name) ?? resolved.settings);
+      } catch (err) {
+        exitOnSettingError(err);
+      }
       warnThreads(vitest, project);
       // The run starts here (a machine with no usable native binary stops it).
       try {

@@ -61,6 +61,7 @@ class VitestRun {
    * configuration); each rerun ends with what happened since the last one.
    */
   private readonly run: GuardedRun;
+  private projectsRecorded = false;
 
   constructor(private readonly vitest: Vitest, private readonly resolved: RunnerResolution) {
     // Now, before any worker starts: workers inherit the handoff.
@@ -70,6 +71,11 @@ class VitestRun {
   attributionReporter(): Reporter {
     return {
       onTestRunStart: () => {
+        // Every project is configured by now: the record keeps each one's settings for `mate replay` (once: watch mode starts many runs).
+        if (!this.projectsRecorded) {
+          this.projectsRecorded = true;
+          this.run.recordProjects(Object.fromEntries(this.vitest.projects.map((p) => [p.name, p.getProvidedContext()[PROJECT_SETTINGS] ?? this.run.settings])));
+        }
         const { logAllocations } = this.resolved.settings;
         this.say(`[mate-guard] guarding on: mode ${this.modes()}${logAllocations ? ', logging allocations' : ''}`);
       },

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 
 import { CONFIG_ERROR_EXIT, GuardConfigError, wantsHelp } from '../errors';
 import { ownPackages } from '../own-packages';
-import { allocatorOptionsMarkdown, runnerPackageSettingsMarkdown, runnerSettingsMarkdown } from '../settings/docs';
+import { allocatorOptionsMarkdown, runnerPackageSettingsMarkdown, runnerSettingsMarkdown, type ConfigColumn } from '../settings/docs';
 import { findAdapter, installedRunners, loadAdapter } from '../run/runner-adapter';
 import { checkoutOf } from '../run/replay-trust';
 import { BUILD_NATIVE_USAGE, buildNative } from './build-native';
@@ -33,6 +33,18 @@ function pluginsLine(): string {
   return `\nRunner plugins${plugins.length ? `: ${plugins.join(', ')}` : ': none installed here (the README lists them)'}.\n`;
 }
 
+/** The config columns of the installed runners' adapters, by runner name (the combined table's column order does not depend on where mate runs). */
+async function configColumns(): Promise<ConfigColumn[]> {
+  const cwd = process.cwd();
+  const root = checkoutOf(cwd);
+  const columns: ConfigColumn[] = [];
+  for (const runner of installedRunners(cwd, root).sort()) {
+    const column = (await loadAdapter(runner, findAdapter(runner, cwd, root)!)).configColumn;
+    if (column) columns.push(column);
+  }
+  return columns;
+}
+
 async function listOptions(args: readonly string[]): Promise<string> {
   if (args.length > 0) {
     const runner = args[0] === '--runner' ? args[1] : /^--runner=(.*)$/.exec(args[0])?.[1];
@@ -45,7 +57,7 @@ async function listOptions(args: readonly string[]): Promise<string> {
     if (!file) throw new GuardConfigError(`--runner: ${JSON.stringify(runner)} is not a runner; use ${installedRunners(cwd, checkoutOf(cwd)).join(', ')}`);
     return runnerPackageSettingsMarkdown(runner, (await loadAdapter(runner, file)).configColumn);
   }
-  return `Allocator options (installGuardAllocator):\n\n${allocatorOptionsMarkdown()}\nRunner settings:\n\n${runnerSettingsMarkdown()}`;
+  return `Allocator options (installGuardAllocator):\n\n${allocatorOptionsMarkdown()}\nRunner settings:\n\n${runnerSettingsMarkdown(await configColumns())}`;
 }
 
 export async function main(argv: readonly string[]): Promise<number> {

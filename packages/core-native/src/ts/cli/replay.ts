@@ -8,7 +8,7 @@ import * as path from 'node:path';
 
 import { GuardConfigError } from '../errors';
 import { runChild } from '../run/child';
-import { readRunRecord, RECORD_FILE, type RunRecord } from '../run/record';
+import { PROJECT_SETTINGS_ENV, readRunRecord, RECORD_FILE, type RunRecord } from '../run/record';
 import { rebaser, replayTarget, runnerCommand, settingsEnv, type ReplayTarget } from '../run/replay-plan';
 import { findAdapter, installedRunners, loadAdapter } from '../run/runner-adapter';
 import { inside, placeOf, realOf, shellLine, shellWord, trustContext, type TrustContext } from '../run/replay-trust';
@@ -116,9 +116,9 @@ export function parseReplayArgs(argv: readonly string[]): ReplayArgs {
  * run's directory is looked for under this one, and read only from inside
  * it (else left out, named in `leftOut`).
  */
-function replaySettings(record: RunRecord, args: ReplayArgs, target: ReplayTarget, file: string, ctx: TrustContext, leftOut: string[]): GuardSettings {
+function replaySettings(record: RunRecord, own: GuardSettings, args: ReplayArgs, target: ReplayTarget, file: string, ctx: TrustContext, leftOut: string[]): GuardSettings {
   const rebase = rebaser(record.cwd, ctx.cwd);
-  const recorded = record.settings as unknown as Record<string, unknown>;
+  const recorded = own as unknown as Record<string, unknown>;
   const s: Record<string, unknown> = {};
   for (const r of SETTINGS as readonly SettingRow[]) {
     let v = recorded[r.key];
@@ -126,7 +126,9 @@ function replaySettings(record: RunRecord, args: ReplayArgs, target: ReplayTarge
       v = rebase(v);
       const reason = placeOf(v as string, ctx);
       if (reason) {
-        leftOut.push(`the suppressions file ${shellWord(v as string)} (${reason})`);
+        const line = `the suppressions file ${shellWord(v as string)} (${reason})`;
+        // Once, however many projects recorded it.
+        if (!leftOut.includes(line)) leftOut.push(line);
         v = undefined;
       }
     }
@@ -162,8 +164,11 @@ export async function mateReplay(argv: readonly string[]): Promise<number> {
   const cwd = ctx.cwd;
   const rebase = rebaser(record.cwd, cwd);
   const settingsLeftOut: string[] = [];
-  const settings = replaySettings(record, args, target, file, ctx, settingsLeftOut);
-  const how = `${settings.mode} mode, alignment ${settings.alignment}${settings.launchBlocking ? ', launch blocking' : ''}${settings.dumpInputs ? `, saving the inputs of ${show(settings.dumpInputs)}` : ''}`;
+  const settings = replaySettings(record, record.settings, args, target, file, ctx, settingsLeftOut);
+  // Each project's own recorded settings (Vitest projects with plugin options of their own), replayed as the run's are.
+  const projects = Object.entries(record.projects ?? {}).map(([name, own]) => [name, replaySettings(record, own, args, target, file, ctx, settingsLeftOut)] as const);
+  const modes = projects.some(([, s]) => s.mode !== settings.mode) ? `mode ${projects.map(([name, s]) => `${s.mode} (project ${name})`).join(', ')}` : `${settings.mode} mode`;
+  const how = `${modes}, alignment ${settings.alignment}${settings.launchBlocking ? ', launch blocking' : ''}${settings.dumpInputs ? `, saving the inputs of ${show(settings.dumpInputs)}` : ''}`;
   const where = note ? ` (${note})` : '';
   const replaying = `replaying ${describe(target)} (${record.runner === 'run' ? 'mate guard-run' : record.runner}) in ${how}${where}`;
 
@@ -198,6 +203,8 @@ export async function mateReplay(argv: readonly string[]): Promise<number> {
   const { args: command, trusted } = plan;
   const leftOut = [...settingsLeftOut, ...plan.leftOut];
   const env = settingsEnv(runner, settings, process.env);
+  delete env[PROJECT_SETTINGS_ENV];
+  if (projects.length) env[PROJECT_SETTINGS_ENV] = JSON.stringify(Object.fromEntries(projects));
   if (leftOut.length) say(`left out of the replay: ${leftOut.join(', ')}`);
   if (trusted.length) say(`taken as recorded (--trust-record): ${trusted.join(', ')}`);
   say(`replay runs in ${cwd}: ${shellLine([process.execPath, ...command])}`);

@@ -13,6 +13,7 @@ import { pathToFileURL } from 'node:url';
 
 import { GuardConfigError } from '../errors';
 import type { ConfigColumn } from '../settings/docs';
+import type { OptionSpelling } from '../settings/resolve';
 import { ownInstall } from './replay-entry';
 import type { RunnerOptions } from './runner-options';
 import type { RunnerSelection } from './selection';
@@ -39,7 +40,9 @@ export interface RunnerAdapter extends RunnerSelection {
    * its own and its arguments read as `options` say (node's).
    */
   nodeEntry?: { flag: string; options: RunnerOptions };
-  /** Where the runner's config names a setting: the column of its package README's settings table (`mate options --runner`); none without a config of its own. */
+  /** How the runner's config (its options object) spells a setting; none without a config of its own. */
+  spelling?: OptionSpelling;
+  /** Where the runner's config names a setting: the column of its package README's settings table (`mate options --runner`) and of the main README's combined table (`mate options`); none without a config of its own. */
   configColumn?: ConfigColumn;
 }
 

@@ -1,7 +1,7 @@
 // Every setting of mate-guard, declared once. A row yields its TS type
-// (GuardSettings below), its parser, every spelling (runner flag, runner
-// environment variable, Jest option, Mocha rc key, Vitest option,
-// `mate guard-run` flag, installGuardAllocator key, process-wide
+// (GuardSettings below), its parser, the spellings every runner shares
+// (runner flag, runner environment variable, config key; a runner's own
+// config spelling is its adapter's), `mate guard-run` flag, installGuardAllocator key, process-wide
 // environment default), the native options struct (options.inc is
 // generated from the rows with `native`) and the docs (`mate options`,
 // README tables, --help).
@@ -27,7 +27,7 @@ export const KEPT_CLOSES: readonly KeptClose[] = ['auto', 'mprotect', 'markers']
 
 /** Where a setting can be given. */
 interface Surfaces {
-  /** `--guard-<name>`, `MATE_<RUNNER>_GUARD_<NAME>`, Jest `guard<Name>`, Mocha rc `guard-<name>`, Vitest option `<key>`. */
+  /** `--guard-<name>`, `MATE_<RUNNER>_GUARD_<NAME>`, and the runner's config (as its adapter spells it: Vitest `<key>`, Jest `guard<Name>`, Mocha `guard-<name>`). */
   runner?: true;
   /** `mate guard-run --<name>`. */
   guardRun?: true;
@@ -278,16 +278,12 @@ export function defaultSettings(env: NodeJS.ProcessEnv = process.env): GuardSett
   return out as GuardSettings;
 }
 
-// The spellings of a row, derived from its name.
-const pascal = (name: string) => name.replace(/(^|-)([a-z])/g, (_, __, c: string) => c.toUpperCase());
+// The spellings of a row every runner shares, derived from its name; how a
+// runner's own config spells a setting is its adapter's (`spelling`).
 
 export const spell = {
   /** `--guard-mode` */
   runnerFlag: (r: SettingRow) => `--guard-${r.name}`,
-  /** `guard-mode` */
-  rcKey: (r: SettingRow) => `guard-${r.name}`,
-  /** `guardMode` */
-  jestOption: (r: SettingRow) => `guard${pascal(r.name)}`,
   /** `GUARD_MODE`, after `MATE_<RUNNER>_` */
   envSuffix: (r: SettingRow) => `GUARD_${r.name.toUpperCase().replace(/-/g, '_')}`,
   /** `MATE_VITEST_`, `MATE_NODE_TEST_`: a runner's prefix of its environment variables. */
