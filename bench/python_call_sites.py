@@ -13,8 +13,11 @@ Two measures per shape, each minus the same run with no capture:
           allocation loop inside one test);
   fresh:  the whole stack called anew for each capture (a new test, a new
           step: the frames are new, and Python 3.11+ makes their frame
-          objects on the walk).
-Captures are made holding the GIL (ctypes.PyDLL), as a Python extension's;
+          objects on the walk);
+  released: as repeat, with the GIL released around the call (ctypes.CDLL),
+          as PyTorch's ops and Triton's launcher do: the capture takes it
+          back for the walk.
+Otherwise captures are made holding the GIL (ctypes.PyDLL), as an extension's;
 times are the thread's CPU time (the machine may be shared).
   python3 bench/python_call_sites.py [rounds] [name=python_site.cc ...]
 Each python_site.cc given (default: this checkout's) is built and measured,
@@ -67,7 +70,9 @@ def child(lib_path, shape, measure, depth, d):
     import fakelib
     import fakerunner
 
-    capture = ctypes.PyDLL(lib_path).mate_bench_capture
+    # PyDLL keeps the GIL (an extension's call); CDLL releases it around the
+    # call, as PyTorch's ops and Triton's launcher do: the capture takes it back.
+    capture = (ctypes.CDLL if measure == 'released' else ctypes.PyDLL)(lib_path).mate_bench_capture
     capture.restype = ctypes.c_uint
     capture.argtypes = [ctypes.c_int, ctypes.c_int]
 
@@ -81,12 +86,12 @@ def child(lib_path, shape, measure, depth, d):
     call(1)  # the stack's first capture: names and lines worked out
     # This thread's CPU time, not the clock: the machine may be shared.
     t0 = time.thread_time_ns()
-    if measure == 'repeat':
-        call(REPEAT)
-    else:
+    if measure == 'fresh':
         for _ in range(FRESH):
             call(1)
-    print((time.thread_time_ns() - t0) / (REPEAT if measure == 'repeat' else FRESH))
+    else:
+        call(REPEAT)
+    print((time.thread_time_ns() - t0) / (FRESH if measure == 'fresh' else REPEAT))
 
 
 def run(lib, shape, measure, depth, d):
@@ -108,7 +113,7 @@ if __name__ == '__main__':
     print(f'Python {sys.version.split()[0]}; ns per capture, minus no capture; median of {rounds} rounds '
           f'(repeat: {REPEAT} captures, fresh: {FRESH})')
     for shape in ('pytest', 'loop'):
-        for measure in ('repeat', 'fresh'):
+        for measure in ('repeat', 'fresh', 'released'):
             got = {name: [] for name, _ in libs}
             for _ in range(rounds):  # alternating
                 for name, lib in libs:
