@@ -23,10 +23,10 @@ namespace {
 constexpr int kFrames = 40;
 // The walk stops this many library frames past the user's outermost frame
 // seen so far: enough to cross torch's frames between a compiled function
-// and its caller (nn.Module's call, dynamo's wrapper: ~6), and little of
-// the runner's below (pytest's ~35 frames under every test), which reports
-// trim anyway.
-constexpr int kPastUser = 8;
+// or module and its caller (nn.Module's call, dynamo's wrappers: up to ~8)
+// with room to spare, and little of the runner's below (pytest's ~35
+// frames under every test), which reports trim anyway.
+constexpr int kPastUser = 10;
 constexpr size_t kCacheLimit = 1 << 16;
 
 struct PyApi {
