@@ -12,7 +12,7 @@ from . import GuardAllocatorConfig, GuardConfigError, install_guard_allocator
 from ._settings import CONFIG_ROWS, parse, suggestion
 
 USAGE = ('usage: python -m mate_guard [--<setting> <value> | --[no-]<boolean-setting>] ... script.py [args...]\n'
-         '       python -m mate_guard report <report dir or event file>...')
+         '       python -m mate_guard report <report dir or event file>... [--format text|sarif|github]')
 
 
 def _flags(argv):

@@ -12,6 +12,7 @@ import type { TestProject, Vitest } from 'vitest/node';
 import { flagsWereHandedOver } from '../cli/flag-handover.mjs';
 import { attachReporters } from '../reporter/reporter.mjs';
 import type { GuardAllocOptions } from './options.mjs';
+import { PROJECT_SETTINGS } from './project-settings.mjs';
 import { PLUGIN_NAME, rootProjectReporters } from './root-projects.mjs';
 import { resolveVitestSettings } from './settings.mjs';
 import { guardTagDefinitions } from './tags.mjs';
@@ -120,6 +121,8 @@ export function guardAlloc(options?: GuardAllocOptions): Plugin {
     },
     configureVitest({ vitest, project }) {
       if (!resolved?.settings.enabled || !owner) return;
+      // This project's options, for its workers alone (setup.mts): another project's plugin started the run.
+      project.provide(PROJECT_SETTINGS, resolved.settings);
       warnThreads(vitest, project);
       // The run starts here (a machine with no usable native binary stops it).
       try {

@@ -7,6 +7,7 @@ import { VerboseReporter, type Reporter, type TestModule, type Vitest } from 'vi
 import { flagsWereHandedOver, handedOverArgs } from '../cli/flag-handover.mjs';
 import { vitestBin } from '../cli/vitest-cli.mjs';
 import { attribute, attributeEarlier, crashLine, markFailed, markLost } from './attribution.mjs';
+import { PROJECT_SETTINGS } from '../plugin/project-settings.mjs';
 import { selection } from '../selection.mjs';
 import { tagSkipLines } from './skips.mjs';
 
@@ -69,8 +70,8 @@ class VitestRun {
   attributionReporter(): Reporter {
     return {
       onTestRunStart: () => {
-        const { mode, logAllocations } = this.resolved.settings;
-        this.say(`[mate-guard] guarding on: mode ${mode}${logAllocations ? ', logging allocations' : ''}`);
+        const { logAllocations } = this.resolved.settings;
+        this.say(`[mate-guard] guarding on: mode ${this.modes()}${logAllocations ? ', logging allocations' : ''}`);
       },
       onTestRunEnd: (testModules: ReadonlyArray<TestModule>) => {
         const crashed = this.run.crashed();
@@ -140,6 +141,14 @@ class VitestRun {
       command: process.execPath,
       args: [...nodeFlagsToPassOn(), vitestBin(import.meta.url), ...selection.select({ positionals: [], options, tail: [], files: group.files, tests: group.tests, cwd: process.cwd() })],
     });
+  }
+
+  /** The mode, or each project's where their plugins' options differ: `head (project a), tail (project b)`. */
+  private modes(): string {
+    const own = this.resolved.settings.mode;
+    const of = this.vitest.projects.map((p) => [p.name, p.getProvidedContext()[PROJECT_SETTINGS]?.mode ?? own] as const);
+    if (of.every(([, mode]) => mode === own)) return own;
+    return of.map(([name, mode]) => `${mode} (project ${name})`).join(', ');
   }
 
   private verbose(): boolean {

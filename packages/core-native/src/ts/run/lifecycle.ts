@@ -175,7 +175,7 @@ export class GuardedRun {
    */
   private markSuppressed(events: ViolationEvent[]): void {
     if (!this.settings.suppressions) return;
-    let rules;
+    let rules: ReturnType<typeof loadSuppressions>;
     try {
       rules = loadSuppressions(this.settings.suppressions);
     } catch {

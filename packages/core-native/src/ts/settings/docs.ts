@@ -25,19 +25,14 @@ export function runnerSettingsMarkdown(): string {
   return lines.join('\n') + '\n';
 }
 
-/** Where each runner's config names a setting (its column in its package README), or none (node:test). */
-const CONFIG_COLUMN: Record<string, { heading: string; name: (r: SettingRow) => string } | undefined> = {
-  vitest: { heading: '`guardAlloc()` option', name: (r) => `\`${r.key}\`` },
-  jest: { heading: '`testEnvironmentOptions`', name: (r) => `\`${spell.jestOption(r)}\`${r.runWide ? ' (reporter option)' : ''}` },
-  mocha: { heading: 'rc key (`.mocharc.*`, package.json `mocha`)', name: (r) => `\`${spell.rcKey(r)}\`` },
-};
+/** Where a runner's config names a setting: its column in its package README's table (its adapter's `configColumn`). */
+export interface ConfigColumn {
+  heading: string;
+  name: (r: SettingRow) => string;
+}
 
-/** The runners whose package README has a settings table (`mate options --runner <name>`). */
-export const DOCUMENTED_RUNNERS = ['vitest', 'jest', 'mocha', 'node-test'] as const;
-
-/** A runner package README's settings table, in that runner's spellings (`mate options --runner <name>`). */
-export function runnerPackageSettingsMarkdown(runner: RunnerName): string {
-  const config = CONFIG_COLUMN[runner];
+/** A runner package README's settings table, in that runner's spellings (`mate options --runner <name>`); `config`: the adapter's column, none for a runner with no config of its own (node:test). */
+export function runnerPackageSettingsMarkdown(runner: RunnerName, config?: ConfigColumn): string {
   const lines = [
     `| flag | environment | ${config ? `${config.heading} | ` : ''}default | meaning |`,
     `|---|---|${config ? '---|' : ''}---|---|`,

@@ -33,6 +33,8 @@ interface Surfaces {
   guardRun?: true;
   /** `installGuardAllocator({ <key> })`. */
   api?: true;
+  /** `mate replay --<name>` (or `--guard-<name>`): what a replay may change of the recorded settings. */
+  replay?: true;
   /**
    * The Python package (host and device guard): pytest `--guard-<name>`,
    * `MATE_PYTEST_GUARD_<NAME>`, ini `guard_<name>`, and (but `alloc`)
@@ -92,7 +94,7 @@ export const SETTINGS = [
   row({
     key: 'mode', name: 'mode', value: choiceValue(GUARD_MODES, 'guard mode'), default: 'tail' as GuardMode,
     description: 'tail: guard page right after the end (overruns fault), canary before the start. head: guard page right before the start (underruns fault), canary after the end.',
-    surfaces: { runner: true, guardRun: true, api: true, python: true },
+    surfaces: { runner: true, guardRun: true, api: true, python: true, replay: true },
     native: { field: 'mode', ctype: 'Mode' },
   }),
   row({
@@ -104,7 +106,7 @@ export const SETTINGS = [
   row({
     key: 'alignment', name: 'alignment', value: integerValue(1, 4096, true), default: 16,
     description: 'Alignment of the pointer. In tail mode the gap between the end and the guard page (< alignment bytes) is canary too; 1 is byte-exact.',
-    surfaces: { runner: true, guardRun: true, api: true, python: true },
+    surfaces: { runner: true, guardRun: true, api: true, python: true, replay: true },
     native: { field: 'alignment', ctype: 'uint32_t' },
   }),
   row({
@@ -215,14 +217,14 @@ export const SETTINGS = [
   row({
     key: 'launchBlocking', name: 'launch-blocking', value: booleanValue, default: false,
     description: 'CUDA: synchronize after every kernel launch, so an illegal address names exactly the launch that faulted (slower). The cross-stream check still judges the program\'s own ordering.',
-    surfaces: { runner: true, guardRun: true, api: true, python: true },
+    surfaces: { runner: true, guardRun: true, api: true, python: true, replay: true },
     native: { field: 'launch_blocking', ctype: 'bool' },
   }),
   row({
     key: 'dumpInputs', name: 'dump-inputs', value: textValue('kernel glob') as ValueKind<string | undefined>,
     default: undefined as string | undefined, defaultText: 'unset',
     description: "CUDA: before each launch of a kernel whose name matches the glob (`'*FillInclusive*'`: the name as the driver has it, or demangled as reports show it), save the guarded allocations its pointer arguments point into, as the GPU has them then, to `inputs/` in the run's report directory, with an index (`inputs/index-<pid>.jsonl`: kernel, launch number, call site, test, argument, allocation, file); an illegal-address report lists the saved inputs of its suspect launches. Bounded: the first 16 MiB of each allocation (a larger one is saved truncated, marked so), at most 1 GiB per process (later launches are listed in the index as not saved). Needs launch tracking.",
-    surfaces: { runner: true, guardRun: true, api: true, python: true },
+    surfaces: { runner: true, guardRun: true, api: true, python: true, replay: true },
     native: { field: 'dump_inputs', ctype: 'std::string' },
   }),
   row({

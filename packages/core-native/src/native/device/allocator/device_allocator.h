@@ -232,6 +232,14 @@ class DeviceAllocator {
   uint64_t GiveBack();
   cuda::CUresult OutOfMemory(size_t size, uint64_t given_back);
   cuda::CUresult Fallback(size_t size, const char* reason, cuda::CUdeviceptr* out);
+  // Allocate's steps: a range made ready ahead (0: none; counts the hit or
+  // miss, wakes the background thread when short of this size); else one
+  // made now (0 in *index: unguarded, the plain allocation's or the
+  // failure's result returned); then its start of life as `size` bytes.
+  uint32_t TakeReady(uint32_t data_granules, uint64_t now);
+  cuda::CUresult RangeOnDemand(uint32_t data_granules, size_t size, cuda::CUstream stream, uint32_t* index,
+                               cuda::CUdeviceptr* out);
+  void BeginLife(Slot* s, size_t size, uint32_t data_granules, uint32_t stack_id, cuda::CUstream stream, uint64_t t0);
 
   void PlaceUser(Slot* s, size_t size) const;
   SlotGeometry Geometry(const SlotRecord& r) const;  // canary ranges clipped to what is checked
