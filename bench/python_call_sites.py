@@ -24,6 +24,7 @@ Each python_site.cc given (default: this checkout's) is built and measured,
 rounds alternating; medians side by side. The previous version:
   git show main:packages/core-native/src/native/device/embed/python_site.cc > /tmp/old_site.cc
 """
+
 import ctypes
 import os
 import statistics
@@ -41,10 +42,16 @@ FRESH = 5000
 
 
 def build(site, out):
-    srcs = [site, os.path.join(NATIVE, 'device', 'embed', 'python_user_code.cc'),
-            os.path.join(NATIVE, 'core', 'stack_store.cc'), os.path.join(ROOT, 'bench', 'python_call_sites_shim.cc')]
-    subprocess.run(['g++', '-O2', '-std=c++17', '-shared', '-fPIC', '-fno-exceptions', f'-I{NATIVE}', '-o', out, *srcs, '-ldl'],
-                   check=True)
+    srcs = [
+        site,
+        os.path.join(NATIVE, 'device', 'embed', 'python_user_code.cc'),
+        os.path.join(NATIVE, 'core', 'stack_store.cc'),
+        os.path.join(ROOT, 'bench', 'python_call_sites_shim.cc'),
+    ]
+    subprocess.run(
+        ['g++', '-O2', '-std=c++17', '-shared', '-fPIC', '-fno-exceptions', f'-I{NATIVE}', '-o', out, *srcs, '-ldl'],
+        check=True,
+    )
     return out
 
 
@@ -57,11 +64,13 @@ def write_packages(d):
             nxt = f'call_{i + 1}(fn)' if i + 1 < RUNNER_FRAMES else 'fn()'
             f.write(f'def call_{i}(fn):\n    return {nxt}\n\n')
     with open(os.path.join(sp, 'fakelib.py'), 'w') as f:
-        f.write('def empty(capture, *a):\n    return _check(capture, *a)\n\n'
-                'def _check(capture, *a):\n    return _impl(capture, *a)\n\n'
-                'def _impl(capture, *a):\n    return capture(*a)\n\n'
-                'def module_call(fn, *a):\n    return _call_impl(fn, *a)\n\n'
-                'def _call_impl(fn, *a):\n    return fn(*a)\n')
+        f.write(
+            'def empty(capture, *a):\n    return _check(capture, *a)\n\n'
+            'def _check(capture, *a):\n    return _impl(capture, *a)\n\n'
+            'def _impl(capture, *a):\n    return capture(*a)\n\n'
+            'def module_call(fn, *a):\n    return _call_impl(fn, *a)\n\n'
+            'def _call_impl(fn, *a):\n    return fn(*a)\n'
+        )
     return sp
 
 
@@ -95,8 +104,9 @@ def child(lib_path, shape, measure, depth, d):
 
 
 def run(lib, shape, measure, depth, d):
-    out = subprocess.run([sys.executable, __file__, '--child', lib, shape, measure, str(depth), d], capture_output=True,
-                         text=True)
+    out = subprocess.run(
+        [sys.executable, __file__, '--child', lib, shape, measure, str(depth), d], capture_output=True, text=True
+    )
     if out.returncode != 0:
         sys.exit(out.stdout + out.stderr)
     return float(out.stdout.strip().splitlines()[-1])
@@ -110,8 +120,10 @@ if __name__ == '__main__':
     sites = [a.split('=', 1) for a in sys.argv[2:]] or [['this checkout', SITE]]
     d = tempfile.mkdtemp(prefix='mate-bench-sites-')
     libs = [(name, build(site, os.path.join(d, f'lib{i}.so'))) for i, (name, site) in enumerate(sites)]
-    print(f'Python {sys.version.split()[0]}; ns per capture, minus no capture; median of {rounds} rounds '
-          f'(repeat: {REPEAT} captures, fresh: {FRESH})')
+    print(
+        f'Python {sys.version.split()[0]}; ns per capture, minus no capture; median of {rounds} rounds '
+        f'(repeat: {REPEAT} captures, fresh: {FRESH})'
+    )
     for shape in ('pytest', 'loop'):
         for measure in ('repeat', 'fresh', 'released'):
             got = {name: [] for name, _ in libs}

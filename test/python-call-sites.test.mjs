@@ -20,7 +20,14 @@ const FIX = path.join(ROOT, 'test', 'fixtures', 'python-sites');
 
 function why() {
   try {
-    execFileSync('python3', ['-c', 'import sys, pytest, numpy; assert sys.version_info >= (3, 9) and tuple(map(int, numpy.__version__.split(".")[:2])) >= (1, 22)'], { stdio: 'ignore' });
+    execFileSync(
+      'python3',
+      [
+        '-c',
+        'import sys, pytest, numpy; assert sys.version_info >= (3, 9) and tuple(map(int, numpy.__version__.split(".")[:2])) >= (1, 22)',
+      ],
+      { stdio: 'ignore' },
+    );
   } catch {
     return 'no python3 with pytest and numpy >= 1.22';
   }
@@ -33,33 +40,70 @@ describe('Python call sites under a deep library stack', { skip: why() }, () => 
   before(async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-sites-'));
     fs.cpSync(FIX, dir, { recursive: true });
-    fs.copyFileSync(path.join(ROOT, 'test', 'fixtures', 'python', 'cabi.py'), path.join(dir, 'site-packages', 'cabi.py'));
+    fs.copyFileSync(
+      path.join(ROOT, 'test', 'fixtures', 'python', 'cabi.py'),
+      path.join(dir, 'site-packages', 'cabi.py'),
+    );
     const fake = buildFakeDriver('mate-sim-sites-');
-    r = await run('python3', ['-m', 'pytest', '-p', 'mate_guard.pytest_plugin', '-p', 'no:cacheprovider', '-rfs', '--guard-alloc', 'test_sites.py'], {
-      cwd: dir,
-      timeout: 120_000,
-      env: {
-        PYTHONPATH: [path.join(ROOT, 'packages', 'python'), dir, path.join(dir, 'site-packages')].join(':'),
-        MATE_GUARD_CUDA_DRIVER: fake,
-        MATE_GUARD_CUPTI: fake,
-        MATE_PYTEST_GUARD_REPORT_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-sites-reports-')),
+    r = await run(
+      'python3',
+      [
+        '-m',
+        'pytest',
+        '-p',
+        'mate_guard.pytest_plugin',
+        '-p',
+        'no:cacheprovider',
+        '-rfs',
+        '--guard-alloc',
+        'test_sites.py',
+      ],
+      {
+        cwd: dir,
+        timeout: 120_000,
+        env: {
+          PYTHONPATH: [path.join(ROOT, 'packages', 'python'), dir, path.join(dir, 'site-packages')].join(':'),
+          MATE_GUARD_CUDA_DRIVER: fake,
+          MATE_GUARD_CUPTI: fake,
+          MATE_PYTEST_GUARD_REPORT_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-sites-reports-')),
+        },
       },
-    });
+    );
   });
 
-  test('a tensor allocated 22 library frames above the test\'s line: the report shows that line, and the walk stopped 10 frames below it (32 runner frames, not the 39 of a fixed 40-frame walk)', () => {
+  test("a tensor allocated 22 library frames above the test's line: the report shows that line, and the walk stopped 10 frames below it (32 runner frames, not the 39 of a fixed 40-frame walk)", () => {
     assert.equal(r.code, 1, r.output);
-    assert.match(r.stdout, /^FAILED test_sites\.py::test_device_deep_in_a_library - ==mate-guard== ERROR: canary-corruption/m, r.output);
+    assert.match(
+      r.stdout,
+      /^FAILED test_sites\.py::test_device_deep_in_a_library - ==mate-guard== ERROR: canary-corruption/m,
+      r.output,
+    );
     const s = section('test_device_deep_in_a_library');
-    assert.match(s, /allocated at:\n==mate-guard== {3}at test_device_deep_in_a_library \(.*test_sites\.py:10\)\n==mate-guard== {3}… 32 runner frames\n/, r.output);
+    assert.match(
+      s,
+      /allocated at:\n==mate-guard== {3}at test_device_deep_in_a_library \(.*test_sites\.py:10\)\n==mate-guard== {3}… 32 runner frames\n/,
+      r.output,
+    );
     // The free: cabi.free, the test's line, 10 below it.
-    assert.match(s, /freed at:\n==mate-guard== {3}at test_device_deep_in_a_library \(.*test_sites\.py:12\)\n==mate-guard== {3}… 11 runner frames\n/, r.output);
+    assert.match(
+      s,
+      /freed at:\n==mate-guard== {3}at test_device_deep_in_a_library \(.*test_sites\.py:12\)\n==mate-guard== {3}… 11 runner frames\n/,
+      r.output,
+    );
   });
 
-  test('a numpy array made 22 library frames above the test\'s line, deeper than the host guard\'s 16: the walk goes on to that line and stops there', () => {
-    assert.match(r.stdout, /^FAILED test_sites\.py::test_host_deeper_than_sixteen_frames - ==mate-guard== ERROR: canary-corruption/m, r.output);
+  test("a numpy array made 22 library frames above the test's line, deeper than the host guard's 16: the walk goes on to that line and stops there", () => {
+    assert.match(
+      r.stdout,
+      /^FAILED test_sites\.py::test_host_deeper_than_sixteen_frames - ==mate-guard== ERROR: canary-corruption/m,
+      r.output,
+    );
     const s = section('test_host_deeper_than_sixteen_frames');
     assert.match(s, /backend host/, r.output);
-    assert.match(s, /at test_host_deeper_than_sixteen_frames \(.*test_sites\.py:16\)\n==mate-guard== {3}… 22 runner frames\n/, r.output);
+    assert.match(
+      s,
+      /at test_host_deeper_than_sixteen_frames \(.*test_sites\.py:16\)\n==mate-guard== {3}… 22 runner frames\n/,
+      r.output,
+    );
   });
 });

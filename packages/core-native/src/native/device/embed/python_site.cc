@@ -51,7 +51,7 @@ struct PyApi {
 
 const PyApi* Api() {
   static PyApi api;
-  static const PyApi* found = [] () -> const PyApi* {
+  static const PyApi* found = []() -> const PyApi* {
     void* self = dlopen(nullptr, RTLD_LAZY);
     auto sym = [&](const char* name) { return dlsym(self ? self : RTLD_DEFAULT, name); };
     api.IsInitialized = reinterpret_cast<int (*)()>(sym("Py_IsInitialized"));
@@ -122,7 +122,7 @@ struct Identity {
 // Hash of (code, position)... -> the interned stack, under g_mu.
 std::unordered_map<uint64_t, Stack, Identity> g_stacks;
 
-std::string g_stdlib;        // under g_mu: StdlibDir, worked out once
+std::string g_stdlib;         // under g_mu: StdlibDir, worked out once
 bool g_stdlib_known = false;  // set under g_mu
 
 size_t RecentSlot(void* code) {
@@ -221,8 +221,11 @@ uint32_t CapturePythonStackUpTo(int max_frames) {
 
 PythonSiteStats GetPythonSiteStats() {
   PythonSiteStats s;
-  for (auto [to, from] : {std::pair{&s.captures, &g_stats.captures}, {&s.gil_taken, &g_stats.gil_taken},
-                          {&s.new_stacks, &g_stats.new_stacks}, {&s.ns, &g_stats.ns}, {&s.ensure_ns, &g_stats.ensure_ns}})
+  for (auto [to, from] : {std::pair{&s.captures, &g_stats.captures},
+                          {&s.gil_taken, &g_stats.gil_taken},
+                          {&s.new_stacks, &g_stats.new_stacks},
+                          {&s.ns, &g_stats.ns},
+                          {&s.ensure_ns, &g_stats.ensure_ns}})
     *to = __atomic_load_n(from, __ATOMIC_RELAXED);
   return s;
 }

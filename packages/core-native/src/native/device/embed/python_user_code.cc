@@ -13,7 +13,8 @@ bool IsUserPythonFile(const std::string& file, const std::string& stdlib_dir) {
   if (file.empty() || file == "?") return false;
   if (file[0] == '<') return file == "<stdin>" || file.compare(0, 15, "<ipython-input-") == 0;
   if (!stdlib_dir.empty() && file.compare(0, stdlib_dir.size(), stdlib_dir) == 0) return false;
-  for (const char* dir : {"/site-packages/", "/dist-packages/", "/torch/", "/triton/", "/torchinductor_", "/.triton/"}) {
+  for (const char* dir :
+       {"/site-packages/", "/dist-packages/", "/torch/", "/triton/", "/torchinductor_", "/.triton/"}) {
     if (Has(file, dir)) return false;
   }
   return true;
