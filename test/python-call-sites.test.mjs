@@ -92,17 +92,17 @@ describe('Python call sites under a deep library stack', { skip: why() }, () => 
     );
   });
 
-  test("a numpy array made 22 library frames above the test's line, deeper than the host guard's 16: the walk goes on to that line and stops there", () => {
+  test("a numpy array made 22 library frames above the test's line, deeper than the host guard's limit (8 frames): the walk goes on to that line and stops there", () => {
     assert.match(
       r.stdout,
-      /^FAILED test_sites\.py::test_host_deeper_than_sixteen_frames - ==mate-guard== ERROR: canary-corruption/m,
+      /^FAILED test_sites\.py::test_host_deeper_than_the_host_limit - ==mate-guard== ERROR: canary-corruption/m,
       r.output,
     );
-    const s = section('test_host_deeper_than_sixteen_frames');
+    const s = section('test_host_deeper_than_the_host_limit');
     assert.match(s, /backend host/, r.output);
     assert.match(
       s,
-      /at test_host_deeper_than_sixteen_frames \(.*test_sites\.py:16\)\n==mate-guard== {3}… 22 runner frames\n/,
+      /at test_host_deeper_than_the_host_limit \(.*test_sites\.py:16\)\n==mate-guard== {3}… 22 runner frames\n/,
       r.output,
     );
   });
