@@ -107,3 +107,32 @@ describe('Python call sites under a deep library stack', { skip: why() }, () => 
     );
   });
 });
+
+describe('Python call sites of a torch.compile-shaped launch', { skip: why() }, () => {
+  test('a kernel launched from generated code, 7 torch frames below the compiled function and 7 more below its caller: the report names the function, the generated code and the caller', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-sites-compiled-'));
+    fs.cpSync(FIX, dir, { recursive: true });
+    fs.copyFileSync(
+      path.join(ROOT, 'test', 'fixtures', 'python', 'cabi.py'),
+      path.join(dir, 'site-packages', 'cabi.py'),
+    );
+    const fake = buildFakeDriver('mate-sim-sites-compiled-');
+    const r = await run('python3', ['-m', 'mate_guard', 'script_compiled.py'], {
+      cwd: dir,
+      timeout: 60_000,
+      env: {
+        PYTHONPATH: [path.join(ROOT, 'packages', 'python'), path.join(dir, 'site-packages')].join(':'),
+        MATE_GUARD_CUDA_DRIVER: fake,
+        MATE_GUARD_CUPTI: fake,
+        MATE_GUARD_REPORT_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-sites-reports-')),
+      },
+    });
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.stderr, /ERROR: illegal-address: /, r.output);
+    assert.match(
+      r.stderr,
+      /triton_poi_fused_index_0 \(launch 1 on the default stream\)\n==mate-guard== {5}launched at gather \(\S*script_compiled\.py:16\)\n==mate-guard== {5}through torch\.compile's generated code at call \(\S*torchinductor_u\/ab\/cabcdef\.py:3\), called from main \(\S*script_compiled\.py:21\)\n/,
+      r.output,
+    );
+  });
+});
