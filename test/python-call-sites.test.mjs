@@ -4,7 +4,9 @@
 // to reach the user's line. Real pytest, the package from the checkout,
 // device memory over the simulated driver and numpy arrays through the host
 // guard: memory made 21 frames deep inside an installed-style library
-// (test/fixtures/python-sites/site-packages/deeplib.py), damaged by the test.
+// (test/fixtures/python-sites/site-packages/deeplib.py), damaged by the test;
+// and a kernel launched through a torch.compile-shaped stack (faketorch.py,
+// generated code under torchinductor_u/) that faults, under python -m mate_guard.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
