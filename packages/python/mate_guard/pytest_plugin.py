@@ -360,12 +360,14 @@ def _dead_worker(folder, started):
     for path in sorted(glob.glob(os.path.join(report_dir or '', f'mate-guard-{pid}-*.json'))):
         try:
             with open(path, encoding='utf-8') as f:
-                events.append(json.load(f))
+                events.append((path, json.load(f)))
         except (OSError, ValueError):
             continue
-    allocations = max([(e.get('process') or {}).get('allocations', 0) or 0 for e in events] or [0])
+    allocations = max([(e.get('process') or {}).get('allocations', 0) or 0 for _, e in events] or [0])
     return {'stats': {'allocations': allocations, 'violations': len(events)}, 'processes': 1,
-            'reportDirs': [report_dir] if events and report_dir else []}
+            'reportDirs': [report_dir] if events and report_dir else [],
+            # Its canary damage is rerun by the controller as a live worker's is.
+            'reports': [[path, e['test']] for path, e in events if isinstance(e.get('test'), str)]}
 
 
 def _write_worker_counts(config):
@@ -537,7 +539,10 @@ def _run_summary(config):
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    if _guard is None:
+    # An xdist worker runs this hook too, into output nobody sees: the summary
+    # and the one-step reruns are the controller's (a worker's rerun would
+    # start its own workers and count as violations and processes of the run).
+    if _guard is None or hasattr(config, 'workerinput'):
         return
     tr = terminalreporter
     total = _run_summary(config)
