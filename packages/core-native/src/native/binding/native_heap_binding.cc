@@ -111,10 +111,7 @@ Napi::Value NativeHeap(const Napi::CallbackInfo& info) {
 void TakeNativeHeapEvents(const GuardedAllocator& a, std::vector<std::string>* out) {
   if (!native_heap::Active()) return;
   native_heap::Refresh();
-  for (const native_heap::Finding& f : native_heap::TakeFindings()) {
-    out->push_back(EventJson(DescribeBadFree(a, f.kind == native_heap::FindingKind::kDoubleFree,
-                                             f.has_record ? &f.record : nullptr, f.address, f.frames, f.test)));
-  }
+  for (const native_heap::Finding& f : native_heap::TakeFindings()) out->push_back(EventJson(DescribeFinding(a, f)));
 }
 
 void AddNativeHeapStats(Napi::Env env, Napi::Object o, const AllocatorStats& s) {
