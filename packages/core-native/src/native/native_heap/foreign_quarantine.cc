@@ -22,7 +22,8 @@ constexpr uint64_t kFillWord = 0xfbfbfbfbfbfbfbfbull;
 // chosen module must not re-enter malloc).
 constexpr uint64_t kDefaultBytes = 4ull << 20;
 constexpr uint32_t kDefaultCount = 1024;
-constexpr uint32_t kCapacity = kDefaultCount;
+// One more than the count bound: a hold stores before it evicts.
+constexpr uint32_t kCapacity = kDefaultCount + 1;
 
 struct Held {
   void* ptr;

@@ -88,8 +88,12 @@ bool Start(GuardedAllocator* allocator, const StartOptions& options, std::string
   bool first = !Chosen().Started();
   if (first) {
     ConfigureOps(allocator, options);
-    ConfigureForeignQuarantine(allocator->options().quarantine_max_bytes, allocator->options().quarantine_max_count,
-                               NewTakesFromMalloc());
+    // Sampling sends most of the module's own blocks to libc: their frees
+    // would pay the hold (a stack capture, a fill) on every call, the cost
+    // sampling is there to avoid; the foreign quarantine is off then.
+    bool all = options.sample_rate <= 1;
+    ConfigureForeignQuarantine(all ? allocator->options().quarantine_max_bytes : 0,
+                               allocator->options().quarantine_max_count, NewTakesFromMalloc());
   }
   // The router first: a chosen module's own free slots then go to its
   // replacements, which the router leaves alone.
