@@ -56,6 +56,8 @@ if (process.argv[2] === '--child') {
     out[size] = perOp(addon, size >= 16384 ? 20000 : 100000, size);
   }
   if (core && core.checkCanaries({ all: true }).length) throw new Error('a clean churn was reported');
+  // The variant is what it says: held frees only with the quarantine on.
+  if (core && (core.stats().nativeForeignHeld > 0) !== (variant === 'held')) throw new Error(`${variant}: nativeForeignHeld ${core.stats().nativeForeignHeld}`);
   process.stdout.write(JSON.stringify(out));
   process.exit(0);
 }

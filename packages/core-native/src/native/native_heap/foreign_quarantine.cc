@@ -45,8 +45,14 @@ bool g_deletes = false;
 
 std::atomic<uint64_t> g_held{0}, g_at_once{0}, g_written{0};
 
-void Lock() {
-  while (g_lock.test_and_set(std::memory_order_acquire)) sched_yield();
+// Bounded: a child forked while another thread held the lock inherits it
+// held forever; its checks then skip rather than hang.
+bool Lock() {
+  for (int i = 0; i < 100000; i++) {
+    if (!g_lock.test_and_set(std::memory_order_acquire)) return true;
+    sched_yield();
+  }
+  return false;
 }
 void Unlock() { g_lock.clear(std::memory_order_release); }
 
@@ -128,14 +134,12 @@ void HoldForeign(void* ptr, ReleaseFn release, size_t size_arg, size_t alignment
     }
     Unlock();
     for (uint32_t i = 0; i < n; i++) CheckAndRelease(out[i]);
-    if (n < 32) return;
-    Lock();
+    if (n < 32 || !Lock()) return;  // not locked: the rest leave at the next hold
   }
 }
 
 void CheckForeignQuarantine() {
-  if (g_max_bytes == 0) return;
-  Lock();
+  if (g_max_bytes == 0 || !Lock()) return;
   // Damaged blocks are reported once and leave; the others stay, in order.
   uint32_t kept = 0;
   for (uint32_t i = 0; i < g_count; i++) {
@@ -157,7 +161,7 @@ ForeignCounters GetForeignCounters() {
   c.held = g_held.load(std::memory_order_relaxed);
   c.released_at_once = g_at_once.load(std::memory_order_relaxed);
   c.written = g_written.load(std::memory_order_relaxed);
-  Lock();
+  if (!Lock()) return c;
   c.held_now = g_count;
   c.bytes_now = g_bytes;
   Unlock();
