@@ -43,7 +43,7 @@ struct ForeignCounters {
   uint64_t held = 0;          // blocks held since the start
   uint64_t held_now = 0;      // blocks held now
   uint64_t bytes_now = 0;     // their bytes
-  uint64_t released_at_once = 0;  // frees the quarantine could not hold (too large, busy, off)
+  uint64_t released_at_once = 0;  // frees it could not hold: too large, unmeasurable, lock busy (not counted while off: no shared write on that path)
   uint64_t written = 0;       // held blocks found written after their free
 };
 ForeignCounters GetForeignCounters();

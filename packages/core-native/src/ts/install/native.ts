@@ -77,7 +77,7 @@ export interface NativeStats extends AllocationCounts {
   nativeBadFrees: number;
   /** Native heap: guarded pointers freed or reallocated by other modules (node, libstdc++, libc), brought home by the free router. */
   nativeRoutedFrees: number;
-  /** Native heap, the foreign quarantine: frees of memory the guard did not allocate that were held (filled, checked at release), released at once (too large, busy, off), and found written after their free. */
+  /** Native heap, the foreign quarantine: frees of memory the guard did not allocate that were held (filled, checked at release), released at once while it is on (too large, lock busy), and found written after their free. */
   nativeForeignHeld: number;
   nativeForeignReleasedAtOnce: number;
   nativeForeignWritten: number;
