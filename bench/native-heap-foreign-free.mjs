@@ -24,7 +24,12 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.join(here, '..');
 const FIX = path.join(ROOT, 'test', 'fixtures', 'foreign-free');
 const CORE = path.join(ROOT, 'packages', 'core-native');
-const SIZES = [[16, '16 B'], [64, '64 B'], [1024, '1 KiB'], [16384, '16 KiB']];
+const SIZES = [
+  [16, '16 B'],
+  [64, '64 B'],
+  [1024, '1 KiB'],
+  [16384, '16 KiB'],
+];
 const self = fileURLToPath(import.meta.url);
 const arg = (name, def) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -47,7 +52,10 @@ if (process.argv[2] === '--child') {
   let core;
   if (variant !== 'plain') {
     core = require(CORE);
-    core.installGuardAllocator({ nativeModules: ['*foreign_addon.node'], ...(variant === 'at-once' ? { quarantineMaxCount: 0 } : {}) });
+    core.installGuardAllocator({
+      nativeModules: ['*foreign_addon.node'],
+      ...(variant === 'at-once' ? { quarantineMaxCount: 0 } : {}),
+    });
   }
   const addon = require(file);
   const out = {};
@@ -57,7 +65,8 @@ if (process.argv[2] === '--child') {
   }
   if (core && core.checkCanaries({ all: true }).length) throw new Error('a clean churn was reported');
   // The variant is what it says: held frees only with the quarantine on.
-  if (core && (core.stats().nativeForeignHeld > 0) !== (variant === 'held')) throw new Error(`${variant}: nativeForeignHeld ${core.stats().nativeForeignHeld}`);
+  if (core && core.stats().nativeForeignHeld > 0 !== (variant === 'held'))
+    throw new Error(`${variant}: nativeForeignHeld ${core.stats().nativeForeignHeld}`);
   process.stdout.write(JSON.stringify(out));
   process.exit(0);
 }
@@ -66,15 +75,36 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-foreign-bench-'));
 const lib = path.join(dir, 'libforeign_lib.so');
 const addonFile = path.join(dir, 'foreign_addon.node');
 execFileSync('c++', ['-shared', '-fPIC', '-O1', '-g', path.join(FIX, 'foreign_lib.cc'), '-o', lib]);
-execFileSync('c++', ['-shared', '-fPIC', '-O1', '-g', '-DNODE_GYP_MODULE_NAME=foreign_addon', '-I', path.join(ROOT, 'node_modules', 'node-api-headers', 'include'),
-  path.join(FIX, 'foreign_addon.cc'), '-L', dir, '-lforeign_lib', '-Wl,-rpath,$ORIGIN', '-o', addonFile]);
+execFileSync('c++', [
+  '-shared',
+  '-fPIC',
+  '-O1',
+  '-g',
+  '-DNODE_GYP_MODULE_NAME=foreign_addon',
+  '-I',
+  path.join(ROOT, 'node_modules', 'node-api-headers', 'include'),
+  path.join(FIX, 'foreign_addon.cc'),
+  '-L',
+  dir,
+  '-lforeign_lib',
+  '-Wl,-rpath,$ORIGIN',
+  '-o',
+  addonFile,
+]);
 
 const reps = Number(arg('reps', 7));
 const variants = ['plain', 'at-once', 'held'];
-console.log(`foreign-free benchmark: node ${process.version}, ${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log(
+  `foreign-free benchmark: node ${process.version}, ${os.cpus().length} CPUs, load average ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
 console.log(`${reps} repetitions (alternating processes), median ns per make+free`);
 console.log('');
-const r = await sideBySide(variants, reps, (v) => JSON.parse(execFileSync(process.execPath, [self, '--child', v, addonFile], { encoding: 'utf8' })));
+const r = await sideBySide(variants, reps, (v) =>
+  JSON.parse(execFileSync(process.execPath, [self, '--child', v, addonFile], { encoding: 'utf8' })),
+);
 const med = (vi, size) => median(r.times[vi].map((x) => x[size]));
 console.log('| size | plain | chosen, quarantine off (at once) | chosen, held (default) | held / at once |');
 console.log('|---|---|---|---|---|');

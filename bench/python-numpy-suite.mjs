@@ -1,7 +1,10 @@
 // numpy's own tests under pytest, plain and with numpy arrays guarded
 // (`pytest --guard-alloc`: the guard's NEP 49 handler), the package from
 // this checkout: wall time of the whole command, variants alternating,
-// medians; passed/failed counts and guarded array allocations.
+// medians; CPU time too (user + system of the whole command, through
+// /usr/bin/time where it is installed): on a machine loaded by others the
+// wall time carries their load, the CPU time far less of it. Also
+// passed/failed counts and guarded array allocations.
 //   node bench/python-numpy-suite.mjs [--reps 3] [--tests 'numpy._core.tests.test_indexing ...'] [--k 'not huge_list']
 //     [--native '<glob>']   (adds a variant with that extension's native heap guarded too)
 // e.g. scipy.ndimage's filters with its C extension's heap:
@@ -40,11 +43,15 @@ const outFile = path.join(cwd, 'out.txt');
 const env = { ...process.env, PYTHONPATH: PKG, MATE_PYTEST_GUARD_REPORT_DIR: path.join(cwd, 'reports') };
 for (const key of Object.keys(env)) if (key.startsWith('MATE_PYTEST_GUARD_') && key !== 'MATE_PYTEST_GUARD_REPORT_DIR') delete env[key];
 
+const TIME = fs.existsSync('/usr/bin/time') ? '/usr/bin/time' : null;
+const cpuFile = path.join(cwd, 'cpu.txt');
+
 function once(cmd) {
-  const { status, ms, out } = runToFile(cmd, { cwd, env, outFile });
+  const { status, ms, out } = runToFile(TIME ? [TIME, '-f', '%U %S', '-o', cpuFile, ...cmd] : cmd, { cwd, env, outFile });
   const count = (re) => Number(re.exec(out)?.[1] ?? 0);
+  const [user, sys] = TIME ? fs.readFileSync(cpuFile, 'utf8').trim().split('\n').pop().split(' ').map(Number) : [NaN, NaN];
   return {
-    ms, status, passed: count(/(\d+) passed/), failed: count(/(\d+) failed/), guarded: count(/numpy arrays: guarded, (\d+) allocations/),
+    ms, cpuMs: (user + sys) * 1000, status, passed: count(/(\d+) passed/), failed: count(/(\d+) failed/), guarded: count(/numpy arrays: guarded, (\d+) allocations/),
     native: count(/native heap of [^:]+: (\d+) allocations/), violations: count(/(\d+) violations?,/),
   };
 }
@@ -58,11 +65,13 @@ for (let i = 0; i < reps; i++) {
   }
 }
 const plain = median(runs.plain.map((r) => r.ms));
+const plainCpu = median(runs.plain.map((r) => r.cpuMs));
 console.log(`pytest${k ? ` -k '${k}'` : ''} --pyargs ${tests.join(' ')}, ${reps} repetitions, median wall time`);
-console.log('| variant | wall | ratio | passed (each run) | failed (each run) | guarded array allocations | guarded native allocations | violations |');
-console.log('|---|---|---|---|---|---|---|---|');
+console.log('| variant | wall | ratio | CPU | CPU ratio | passed (each run) | failed (each run) | guarded array allocations | guarded native allocations | violations |');
+console.log('|---|---|---|---|---|---|---|---|---|---|');
 for (const name of names) {
   const rs = runs[name];
   const ms = median(rs.map((r) => r.ms));
-  console.log(`| ${name} | ${(ms / 1000).toFixed(2)} s | ${(ms / plain).toFixed(2)}x | ${rs.map((r) => r.passed).join('/')} | ${rs.map((r) => r.failed).join('/')} | ${name === 'plain' ? '-' : median(rs.map((r) => r.guarded))} | ${name.includes('native') ? median(rs.map((r) => r.native)) : '-'} | ${name === 'plain' ? '-' : median(rs.map((r) => r.violations))} |`);
+  const cpu = median(rs.map((r) => r.cpuMs));
+  console.log(`| ${name} | ${(ms / 1000).toFixed(2)} s | ${(ms / plain).toFixed(2)}x | ${(cpu / 1000).toFixed(2)} s | ${(cpu / plainCpu).toFixed(2)}x | ${rs.map((r) => r.passed).join('/')} | ${rs.map((r) => r.failed).join('/')} | ${name === 'plain' ? '-' : median(rs.map((r) => r.guarded))} | ${name.includes('native') ? median(rs.map((r) => r.native)) : '-'} | ${name === 'plain' ? '-' : median(rs.map((r) => r.violations))} |`);
 }

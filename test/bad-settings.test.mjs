@@ -33,7 +33,7 @@ const cases = [
   // mate and mate guard-run
   ['mate guard-run --mode sideways', () => node(MATE, ['guard-run', '--mode', 'sideways', '--', process.execPath, '-e', '0']), `mate: ${MODE('--mode', 'sideways')}`],
   ['mate frobnicate', () => node(MATE, ['frobnicate']), 'mate: unknown command "frobnicate"; known: guard-run, report, replay, options, build-native'],
-  ['mate options --runner karma', () => node(MATE, ['options', '--runner', 'karma']), 'mate: --runner: "karma" is not a runner; use vitest, jest, mocha, node-test'],
+  ['mate options --runner karma', () => node(MATE, ['options', '--runner', 'karma']), 'mate: --runner: "karma" is not a runner; use jest, mocha, node-test, vitest'],
   // Vitest: the drop-in CLI, and plain vitest with the plugin (its config hook)
   ['mate-vitest --guard-mode sideways', () => node(MATE_VITEST, ['run', '--guard-mode', 'sideways'], VITEST_OPTIONS), `mate-vitest: ${MODE('--guard-mode', 'sideways')}`],
   ['MATE_VITEST_GUARD_ALLOC=maybe mate-vitest', () => node(MATE_VITEST, ['run'], VITEST_OPTIONS, { MATE_VITEST_GUARD_ALLOC: 'maybe' }), `mate-vitest: ${BOOL('MATE_VITEST_GUARD_ALLOC', 'maybe')}`],

@@ -201,7 +201,7 @@ describe('mate report --format sarif and --format github, over real guarded runs
 
     test('a truncated mate-guard-<pid>-<n>.json beside a good one (a CI artifact cut short)', async () => {
       let cut;
-      const dir = copyOf('cut-short', dirs.overflow, (d, good) => {
+      const dir = copyOf('cut-short', dirs.overflow, (_dir, good) => {
         const text = fs.readFileSync(good, 'utf8');
         cut = good.replace(/-(\d+)\.json$/, (_, n) => `-${Number(n) + 1}.json`);
         fs.writeFileSync(cut, text.slice(0, Math.floor(text.length / 2)));

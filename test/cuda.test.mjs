@@ -19,7 +19,6 @@ import { MATE, reportLines, run, ROOT } from './helpers/run.mjs';
 
 const require = createRequire(import.meta.url);
 const EXAMPLE = path.join(ROOT, 'examples', 'cuda');
-const cuda = require(EXAMPLE);
 // '' where the GPU suites can run (node:test takes an empty string for a skip).
 const noGpu = require(path.join(EXAMPLE, 'gpu.js'));
 const script = (name) => path.join(EXAMPLE, 'scripts', name);

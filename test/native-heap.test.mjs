@@ -3,7 +3,6 @@
 // memory is guarded, bad frees are reported, Node's own allocations and
 // everything else keep working untouched.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';

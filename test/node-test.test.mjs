@@ -25,7 +25,6 @@ const mateNodeTest = (args, opts = {}) => run(process.execPath, [MATE_NODE_TEST,
 
 const SKIP_INCOMPATIBLE = '﹣ needs unguarded memory';
 const REASON_INCOMPATIBLE = '# guard allocator debug mode does not support this test (tagged guard_incompatible)';
-const REASON_GRAPH = '﹣ graph capture';
 
 function summaries(output) {
   return output.split('\n').filter((l) => l.startsWith('[mate-guard] summary:')).map((line) => {

@@ -32,18 +32,28 @@ describe('pytest: a write after an extension frees memory libc allocated', { ski
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-foreign-'));
     const includes = execFileSync('python3-config', ['--includes'], { encoding: 'utf8' }).trim().split(/\s+/);
     const suffix = execFileSync('python3-config', ['--extension-suffix'], { encoding: 'utf8' }).trim();
-    execFileSync('cc', ['-shared', '-fPIC', '-O0', '-g', ...includes, path.join(FIX, '_fext.c'), '-o', path.join(dir, `_fext${suffix}`)]);
+    execFileSync('cc', [
+      '-shared',
+      '-fPIC',
+      '-O0',
+      '-g',
+      ...includes,
+      path.join(FIX, '_fext.c'),
+      '-o',
+      path.join(dir, `_fext${suffix}`),
+    ]);
     fs.copyFileSync(path.join(FIX, 'test_foreign.py'), path.join(dir, 'test_foreign.py'));
   });
-  const pytest = (args) => run('python3', ['-m', 'pytest', '-p', 'no:cacheprovider', '-rfs', ...args], {
-    cwd: dir,
-    timeout: 120_000,
-    env: {
-      PYTHONPATH: `${path.join(ROOT, 'packages', 'python')}:${dir}`,
-      MATE_GUARD_CUDA_DRIVER: path.join(dir, 'no-such-libcuda.so.1'),
-      MATE_PYTEST_GUARD_REPORT_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-foreign-reports-')),
-    },
-  });
+  const pytest = (args) =>
+    run('python3', ['-m', 'pytest', '-p', 'no:cacheprovider', '-rfs', ...args], {
+      cwd: dir,
+      timeout: 120_000,
+      env: {
+        PYTHONPATH: `${path.join(ROOT, 'packages', 'python')}:${dir}`,
+        MATE_GUARD_CUDA_DRIVER: path.join(dir, 'no-such-libcuda.so.1'),
+        MATE_PYTEST_GUARD_REPORT_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-foreign-reports-')),
+      },
+    });
 
   test('plain pytest: the write after free is silent, both tests pass', async () => {
     const r = await pytest([]);
@@ -56,7 +66,10 @@ describe('pytest: a write after an extension frees memory libc allocated', { ski
     const r = await pytest(['-p', 'mate_guard.pytest_plugin', '--guard-alloc', '--guard-native', '*_fext*.so']);
     assert.equal(r.code, 1, r.output);
     assert.match(r.stdout, /1 failed, 1 passed/);
-    assert.match(r.output, /^(?:.*)==mate-guard== ERROR: heap-use-after-free on WRITE at 0x[0-9a-f]+: offset \d+ inside a freed block of \d+ bytes that mate-guard did not allocate\n==mate-guard== test: test_foreign\.py::test_free_then_write\n/m);
+    assert.match(
+      r.output,
+      /^(?:.*)==mate-guard== ERROR: heap-use-after-free on WRITE at 0x[0-9a-f]+: offset \d+ inside a freed block of \d+ bytes that mate-guard did not allocate\n==mate-guard== test: test_foreign\.py::test_free_then_write\n/m,
+    );
     const src = fs.readFileSync(path.join(FIX, '_fext.c'), 'utf8').split('\n');
     const m = /^==mate-guard== freed at:\n==mate-guard== {3}#0 free_then_write \S*_fext\.c:(\d+) /m.exec(r.output);
     assert.ok(m, r.output);

@@ -186,7 +186,7 @@ describe('mate replay of a forged artifact: paths are the checkout\'s, after lin
     const parent = tmp('mate-parent-');
     const evil = path.join(parent, 'node_modules', '@mate-guard', 'mocha');
     fs.mkdirSync(evil, { recursive: true });
-    fs.writeFileSync(path.join(evil, 'package.json'), JSON.stringify({ name: '@mate-guard/mocha', exports: { './selection': './sel.cjs' }, bin: { 'mate-mocha': './sel.cjs' } }));
+    fs.writeFileSync(path.join(evil, 'package.json'), JSON.stringify({ name: '@mate-guard/mocha', mateGuard: { runner: 'mocha' }, exports: { './adapter': './sel.cjs' }, bin: { 'mate-mocha': './sel.cjs' } }));
     fs.copyFileSync(a.script, path.join(evil, 'sel.cjs'));
     const co = path.join(parent, 'checkout');
     fs.mkdirSync(path.join(co, 'test'), { recursive: true });

@@ -204,7 +204,7 @@ describe('mate replay', () => {
     fs.writeFileSync(path.join(dir, 'replay.json'), JSON.stringify(record));
     const unknown = await replay([dir]);
     assert.equal(unknown.code, 2, unknown.output);
-    assert.equal(unknown.stderr, `mate: replay: ${dir}/replay.json names an unknown runner "karma"; known: vitest, jest, mocha, node-test, run\n`);
+    assert.equal(unknown.stderr, `mate: replay: ${dir}/replay.json names the runner "karma", which no installed @mate-guard package adapts; known here: jest, mocha, node-test, vitest, run\n`);
 
     const mode = await replay([dir, '--guard-mode', 'sideways']);
     assert.equal(mode.code, 2, mode.output);
@@ -214,7 +214,14 @@ describe('mate replay', () => {
     assert.equal(alignment.stderr, 'mate: --alignment: "3" is not allowed; use a power of two from 1 to 4096\n');
     const option = await replay([dir, '--fast']);
     assert.equal(option.code, 2, option.output);
-    assert.match(option.stderr, /^mate: replay: unknown option "--fast"; known: --guard-mode, --alignment, --launch-blocking, --no-launch-blocking, --dump-inputs, --trust-record, --dry-run, --help\n$/);
+    // Its settings flags are the settings table's replay rows: their list comes from the table.
+    assert.equal(option.stderr, 'mate: replay: unknown option "--fast"; known: --mode, --alignment, --launch-blocking, --no-launch-blocking, --dump-inputs (each also as --guard-<name>), --trust-record, --dry-run, --help\n');
+    const both = await replay([dir, '--mode=head', '--guard-alignment', '3']);
+    assert.equal(both.code, 2, both.output);
+    assert.equal(both.stderr, 'mate: --guard-alignment: "3" is not allowed; use a power of two from 1 to 4096\n');
+    const negated = await replay([dir, '--no-alignment']);
+    assert.equal(negated.code, 2, negated.output);
+    assert.equal(negated.stderr, 'mate: --no-alignment: there is no negative form of --alignment\n');
   });
 });
 
@@ -401,5 +408,22 @@ describe('mate replay runs only what this checkout would run', () => {
     const r = await replay(['.'], { cwd: mocha.dir });
     assert.equal(r.code, 2, r.output);
     assert.equal(r.stderr, `mate: replay: run it from the project's checkout, not from inside the report directory ${mocha.dir}\n`);
+  });
+
+  test('from a subfolder of the checkout: the replay runs as from its top (the git work tree), in the recorded directory', async () => {
+    const r = await replay([mocha.dir], { cwd: path.join(ROOT, 'examples', 'mocha') });
+    assert.equal(r.code, 139, r.output);
+    assert.doesNotMatch(r.stderr, /left out of the replay|which is not/);
+    assert.match(r.stderr, new RegExp(`^\\[mate-guard\\] replay runs in ${escape(ROOT)}: .* examples/mocha/overflow\\.spec\\.cjs `, 'm'));
+    assert.match(reportOf(r.output, 'ERROR: heap-buffer-overflow'), new RegExp(`test: ${escape(OVERFLOW)}`));
+  });
+
+  test('from a folder below the recorded directory, with no git checkout around it: stops (exit 2), saying in one line where to run it', async () => {
+    const project = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mate-replay-nogit-')));
+    fs.mkdirSync(path.join(project, 'test'));
+    const dir = forged(mocha.dir, (r) => ({ ...r, cwd: project }));
+    const r = await replay([dir], { cwd: path.join(project, 'test') });
+    assert.equal(r.code, 2, r.output);
+    assert.equal(r.stderr, `mate: replay: the run was made in ${project}, above ${path.join(project, 'test')}, which is no git checkout: run mate replay from ${project}\n`);
   });
 });

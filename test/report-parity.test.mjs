@@ -2,8 +2,9 @@
 // host, native heap, device, death, out-of-memory; test/fixtures/unreadable-events: an unreadable file)
 // rendered by Node (`mate report`), by Python (`python -m mate_guard report`,
 // through libmate_guard_cuda.so's C ABI) and by the crash printer a dying
-// process starts (mate-guard-print) give the same text, byte for byte; and
-// `mate report` names an event of the wrong shape by its file and field.
+// process starts (mate-guard-print) give the same text, byte for byte; both
+// readers give the same SARIF log and GitHub annotations; and `mate report`
+// names an event of the wrong shape by its file and field.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -97,6 +98,56 @@ describe('the same event renders the same text through Node, Python and the cras
     const rewritten = JSON.parse(fs.readFileSync(file, 'utf8'));
     assert.match(rewritten.accessStack.frames[0].function, /^(\(anonymous namespace\)::)?StoreByte\(/);
     assert.ok(['llvm-symbolizer', 'addr2line'].includes(rewritten.accessStack.frames[0].source), rewritten.accessStack.frames[0].source);
+  });
+
+  // SARIF's sites, fingerprints and file URIs and the annotations' places are resolved by the native formatter for
+  // both readers: a real run's native frames in this repository, and every fixture, byte for byte.
+  test('every format (text, sarif, github): python -m mate_guard report prints what mate report prints, with the same exit code', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-parity-formats-'));
+    const fixtures = path.join(dir, 'fixtures');
+    fs.mkdirSync(fixtures);
+    NAMES.forEach((name, i) => fs.copyFileSync(path.join(FIXTURES, `${name}.json`), path.join(fixtures, `mate-guard-${4000 + i}-1.json`)));
+    fs.copyFileSync(path.join(ROOT, 'test', 'fixtures', 'unreadable-events', 'wrong-type.json'), path.join(fixtures, 'mate-guard-4999-1.json'));
+    const real = path.join(dir, 'real');
+    const r = await guardRun(['--native', '*buggy_addon.node', '--report-dir', real], [path.join(ROOT, 'examples', 'scripts', 'native-heap.js'), 'mallocOverflow'], { cwd: ROOT });
+    assert.notEqual(r.code, 0, r.output);
+    for (const format of ['text', 'sarif', 'github']) {
+      const node = await run(process.execPath, [MATE, 'report', fixtures, real, '--format', format], { cwd: ROOT });
+      const py = await run('python3', ['-m', 'mate_guard', 'report', fixtures, real, '--format', format], { cwd: ROOT, env: pythonEnv });
+      assert.equal(node.code, 1, node.output);
+      assert.equal(py.code, 1, `${format}: ${py.output}`);
+      const unreadable = (out) => out.split('\n').filter((l) => l.includes('cannot read report file'));
+      assert.deepEqual(unreadable(py.stderr), unreadable(node.stderr), `${format}: the unreadable file named alike`);
+      if (format === 'sarif') {
+        assert.equal(py.stdout, node.stdout, 'the SARIF log, byte for byte');
+        const results = JSON.parse(py.stdout).runs[0].results;
+        assert.equal(results.length, NAMES.length + 1);
+        const heap = results.find((x) => x.locations?.[0].physicalLocation.artifactLocation.uri === 'examples/addon/src/native_heap.cc');
+        assert.ok(heap, 'the real run\'s result is at its access site in the repository');
+        assert.match(heap.partialFingerprints['mateGuardBug/v1'], /^[0-9a-f]{32}$/);
+      } else if (format === 'github') {
+        const annotations = (out) => out.split('\n').filter((l) => l.startsWith('::'));
+        assert.equal(annotations(py.stdout).length, NAMES.length + 2, py.stdout);
+        assert.deepEqual(annotations(py.stdout), annotations(node.stdout));
+        assert.ok(annotations(py.stdout).some((l) => l.startsWith('::error file=examples/addon/src/native_heap.cc,line=')), py.stdout);
+      } else {
+        assert.equal(reportText(py.stdout), reportText(node.stdout));
+      }
+    }
+  });
+
+  test('python -m mate_guard report refuses a bad --format naming it and the formats (exit 2), as mate report does', async () => {
+    const { dir } = reportDir('overflow');
+    const py = await run('python3', ['-m', 'mate_guard', 'report', dir, '--format', 'xml'], { cwd: ROOT, env: pythonEnv });
+    assert.equal(py.code, 2, py.output);
+    assert.equal(py.stderr, 'mate_guard report: --format "xml" is not a format; known: text, sarif, github\n');
+    const node = await run(process.execPath, [MATE, 'report', dir, '--format', 'xml'], { cwd: ROOT });
+    assert.equal(node.code, 2, node.output);
+    for (const format of ['sarif', 'github']) {
+      const oom = reportDir('cuda-out-of-memory');
+      const alone = await run('python3', ['-m', 'mate_guard', 'report', oom.dir, `--format=${format}`], { cwd: ROOT, env: pythonEnv });
+      assert.equal(alone.code, 0, `${format}: an out-of-memory alone fails nothing\n${alone.output}`);
+    }
   });
 
   test('an event of the wrong shape is unreadable, named by its file and field, and the good one beside it still reported', async () => {

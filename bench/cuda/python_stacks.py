@@ -6,6 +6,8 @@ no GPU needed). ctypes releases the GIL around the call, as PyTorch does,
 so the guard takes it back for the walk, as it does under PyTorch.
   g++ -O2 -shared -fPIC -o /tmp/libfakecuda.so packages/core-native/test/sim/fake_cuda.cc
   python3 bench/cuda/python_stacks.py /tmp/libfakecuda.so [depth] [n] [rounds]
+With depth 0 and stacks off (`--child 0 <n> 0`, the environment as run() sets it)
+a child measures the guarded alloc+free itself.
 """
 import ctypes
 import json
@@ -17,7 +19,10 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LIB = os.path.join(ROOT, 'packages', 'core-native', 'build', 'Release', 'libmate_guard_cuda.so')
+# MATE_GUARD_CUDA_LIB: another build of the library (a before/after comparison).
+LIB = os.environ.get('MATE_GUARD_CUDA_LIB') or os.path.join(
+    ROOT, 'packages', 'core-native', 'build', 'Release', 'libmate_guard_cuda.so'
+)
 
 
 def child(depth, n, stacks):

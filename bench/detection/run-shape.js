@@ -37,4 +37,8 @@ async function main() {
   console.log(`done ${shape}`);
 }
 
-main();
+// A rejection is the shape's failure: printed, and the exit status says so.
+main().catch((e) => {
+  console.error(e);
+  process.exitCode = 1;
+});

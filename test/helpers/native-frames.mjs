@@ -32,3 +32,18 @@ export function accessSite(bug) {
   const [fn, text] = SITES[bug];
   return new RegExp(`^==mate-guard==   #0 ${fn} (?:\\S*/)?examples/addon/src/buggy\\.cc:${buggyLine(text)} \\(buggy_addon\\.node\\+0x[0-9a-f]+\\)$`, 'm');
 }
+
+/** An executable named `name` in a directory of `searchPath` (PATH's syntax), or undefined. */
+export function findOnPath(name, searchPath = process.env.PATH ?? '') {
+  for (const dir of searchPath.split(path.delimiter)) {
+    if (!dir) continue;
+    const candidate = path.join(dir, name);
+    try {
+      fs.accessSync(candidate, fs.constants.X_OK);
+      if (fs.statSync(candidate).isFile()) return candidate;
+    } catch {
+      // not there
+    }
+  }
+  return undefined;
+}

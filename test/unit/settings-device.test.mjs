@@ -8,6 +8,8 @@ import { ROOT } from '../helpers/run.mjs';
 
 const core = path.join(ROOT, 'packages/core-native/dist');
 const { parseFlags, RUNNER_FLAGS, GUARD_RUN_FLAGS } = await import(path.join(core, 'settings/flags.js'));
+// Jest's spelling of a setting is its package's (the adapter's), not core's.
+const { jestSpelling } = await import(path.join(ROOT, 'packages/jest-env/dist/spelling.js'));
 const { resolveRunnerSettings } = await import(path.join(core, 'settings/resolve.js'));
 const { writeHandoff, readHandoff } = await import(path.join(core, 'settings/handoff.js'));
 const { defaultSettings } = await import(path.join(core, 'settings/table.js'));
@@ -18,7 +20,7 @@ test('--guard-device cuda (flag, env, Jest option) turns guarding on; --no-guard
   const { values } = parseFlags(['--guard-device', 'cuda'], RUNNER_FLAGS);
   assert.equal(resolveRunnerSettings({ runner: 'vitest', flags: values, env: {} }).settings.enabled, true);
   assert.equal(resolveRunnerSettings({ runner: 'mocha', env: { MATE_MOCHA_GUARD_DEVICE: 'cuda' } }).settings.enabled, true);
-  const options = { values: { guardDevice: 'cuda' }, naming: 'jestOption', source: 'testEnvironmentOptions' };
+  const options = { values: { guardDevice: 'cuda' }, spelling: jestSpelling, source: 'testEnvironmentOptions' };
   assert.equal(resolveRunnerSettings({ runner: 'jest', env: {}, options }).settings.enabled, true);
   const off = parseFlags(['--guard-device', 'cuda', '--no-guard-alloc'], RUNNER_FLAGS).values;
   assert.equal(resolveRunnerSettings({ runner: 'vitest', flags: off, env: {} }).settings.enabled, false);

@@ -9,7 +9,9 @@ import { ROOT } from '../helpers/run.mjs';
 
 const core = path.join(ROOT, 'packages/core-native/dist');
 const { parseFlags, RUNNER_FLAGS, GUARD_RUN_FLAGS } = await import(path.join(core, 'settings/flags.js'));
-const { resolveRunnerSettings, readOptions } = await import(path.join(core, 'settings/resolve.js'));
+// Jest's spelling of a setting is its package's (the adapter's), not core's.
+const { jestSpelling } = await import(path.join(ROOT, 'packages/jest-env/dist/spelling.js'));
+const { resolveRunnerSettings, readOptions, BY_KEY } = await import(path.join(core, 'settings/resolve.js'));
 const { writeHandoff, readHandoff, HANDOFF_ENV } = await import(path.join(core, 'settings/handoff.js'));
 const { nativeOptionsInc, settingsJson, describeRunnerFlags } = await import(path.join(core, 'settings/docs.js'));
 const { defaultSettings } = await import(path.join(core, 'settings/table.js'));
@@ -20,7 +22,7 @@ const { kindsTs, HEADER, OUT } = await import(path.join(ROOT, 'packages/core-nat
 const throwsConfig = (fn, message) => assert.throws(fn, (e) => e.name === 'GuardConfigError' && message.test(e.message), String(message));
 
 test('flag > MATE_<RUNNER>_GUARD_* > options > default, and which keys were explicit', () => {
-  const options = { values: { guardAlloc: true, guardMode: 'head', guardLogAllocations: true }, naming: 'jestOption', source: 'testEnvironmentOptions' };
+  const options = { values: { guardAlloc: true, guardMode: 'head', guardLogAllocations: true }, spelling: jestSpelling, source: 'testEnvironmentOptions' };
   const fromOptions = resolveRunnerSettings({ runner: 'jest', env: {}, options });
   assert.equal(fromOptions.settings.mode, 'head');
   assert.deepEqual(fromOptions.explicit, []);
@@ -53,7 +55,7 @@ test('bad input names the source and the value, and says what is allowed', () =>
   throwsConfig(() => parseFlags(['--guard-mode', 'tail'], { ...RUNNER_FLAGS, spaceValues: false }), /plain mocha takes "tail" for a spec file; write --guard-mode=tail/);
   throwsConfig(() => parseFlags(['--alignment', '6'], GUARD_RUN_FLAGS), /^--alignment: "6" is not allowed; use a power of two from 1 to 4096$/);
   throwsConfig(() => resolveRunnerSettings({ runner: 'mocha', env: { MATE_MOCHA_GUARD_ALLOC: 'maybe' } }), /^MATE_MOCHA_GUARD_ALLOC: "maybe" is not a boolean; use 1\/true\/yes\/on or 0\/false\/no\/off$/);
-  throwsConfig(() => readOptions({ mode: 'middle' }, 'key', 'guardAlloc() options'), /^guardAlloc\(\) options mode: "middle" is not a guard mode/);
+  throwsConfig(() => readOptions({ mode: 'middle' }, BY_KEY, 'guardAlloc() options'), /^guardAlloc\(\) options mode: "middle" is not a guard mode/);
 });
 
 test('the handoff carries resolved settings to workers unchanged; a foreign value is refused', () => {

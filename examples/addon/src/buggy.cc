@@ -77,6 +77,16 @@ Napi::Value TouchRetained(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+// Bug: hands Node-API a string length past the end of the buffer; node's
+// UTF-8 decoder over-reads it, several runtime frames below this function.
+Napi::Value ExtractStrings(const Napi::CallbackInfo& info) {
+  size_t len;
+  uint8_t* p = Data(info[0], &len);
+  napi_value s;
+  napi_create_string_utf8(info.Env(), reinterpret_cast<const char*>(p), len + 4096, &s);
+  return Napi::Value(info.Env(), s);
+}
+
 // Correct code: sums the bytes.
 Napi::Value Sum(const Napi::CallbackInfo& info) {
   size_t len;
@@ -137,6 +147,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("readAt", Napi::Function::New(env, ReadAt));
   exports.Set("retain", Napi::Function::New(env, Retain));
   exports.Set("touchRetained", Napi::Function::New(env, TouchRetained));
+  exports.Set("extractStrings", Napi::Function::New(env, ExtractStrings));
   exports.Set("sum", Napi::Function::New(env, Sum));
   exports.Set("nullWrite", Napi::Function::New(env, NullWrite));
   exports.Set("fillInclusiveAsync", Napi::Function::New(env, FillInclusiveAsync));

@@ -5,14 +5,26 @@
 // value) where the test paths name them.
 import * as path from 'node:path';
 
-import { runAsGiven, testNamePattern, testProjects, type RunnerSelection } from '@mate-guard/core/internal';
+import { runAsGiven, testNamePattern, testProjects, type RunnerAdapter } from '@mate-guard/core/internal';
 import { options } from './runner/options';
+import { jestOptionName, jestSpelling } from './spelling';
 
 /** Options that pick tests or projects: the selection replaces them. */
 const SELECTING = /^(-t|--testNamePattern|--selectProjects)(=|$)/;
 
-export const selection: RunnerSelection = {
+export const selection: RunnerAdapter = {
   runner: 'jest',
+  package: '@mate-guard/jest-env',
+  // What a recorded run may have started: this package's CLI, or the runner with the plugin.
+  programs: [{ pkg: '@mate-guard/jest-env', bin: 'mate-jest' }, { pkg: 'jest', bin: 'jest' }],
+  // Its README's settings table: where its config names each setting (`mate options --runner`).
+  spelling: jestSpelling,
+  // Run-wide settings are set before any file starts: Jest takes them as the reporter's options.
+  configColumn: {
+    heading: '`testEnvironmentOptions`',
+    title: 'Jest `testEnvironmentOptions`',
+    name: (r) => `\`${jestOptionName(r)}\`${r.runWide ? ' (reporter option)' : ''}`,
+  },
   options,
   // -w is --maxWorkers in Jest, not watch mode.
   args: { watch: ['--watch', '--watchAll', '--watch-all'], watchWithValue: [], shard: ['--shard'] },
@@ -27,3 +39,6 @@ export const selection: RunnerSelection = {
   },
   whole: runAsGiven,
 };
+
+/** The runner contract this package implements for core (`mate replay` finds it by package.json's `mateGuard.runner`). */
+export const adapter = selection;

@@ -2,13 +2,18 @@
 // `mate replay`: the files themselves (the user's file arguments dropped),
 // the tests by their own names (--test-name-pattern). node reads its
 // options before the first file.
-import { NODE_ARGS, testNamePattern, type RunnerSelection } from '@mate-guard/core/internal';
+import { NODE_ARGS, NODE_TEST_OPTIONS, testNamePattern, type RunnerAdapter } from '@mate-guard/core/internal';
 import { options } from './runner/options';
 
 const NAME_PATTERN = /^--test-name-pattern(=|$)/;
 
-export const selection: RunnerSelection = {
+export const selection: RunnerAdapter = {
   runner: 'node-test',
+  package: '@mate-guard/node-test',
+  // What a recorded run may have started: this package's CLI, or the runner with the plugin.
+  programs: [{ pkg: '@mate-guard/node-test', bin: 'mate-node-test' }],
+  // `node --test --require @mate-guard/node-test files...`: node starts the run; its arguments are node's.
+  nodeEntry: { flag: '--test', options: NODE_TEST_OPTIONS },
   options,
   args: NODE_ARGS,
   select({ options, files, tests }) {
@@ -18,3 +23,6 @@ export const selection: RunnerSelection = {
   },
   whole: ({ positionals, options, tail }) => [...options.flat(), ...positionals, ...tail],
 };
+
+/** The runner contract this package implements for core (`mate replay` finds it by package.json's `mateGuard.runner`). */
+export const adapter = selection;

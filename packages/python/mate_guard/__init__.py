@@ -116,14 +116,22 @@ def guard_native_modules(globs):
     _host.guard_native(globs)
 
 
-def guarding():
-    """What is guarded, as one line for summaries."""
-    h = _host.stats() or {}
+def guarding(host=None, numpy_state=None):
+    """What is guarded, as one line for summaries: this process's host
+    counts, or `host` and `numpy_state` given (a run's, summed over
+    pytest-xdist's workers)."""
+    h = host if host is not None else (_host.stats() or {})
     parts = []
     if _host.active():
-        numpy_state = _numpy.status()
+        numpy_state = numpy_state or _numpy.status()
+        n = h.get('numpy', {})
+        # What numpy made that is not guarded (the counting default handler's counts, _numpy.py).
+        left = [f'{n[k]} {what}' for k, what in (('beforeInstallFreed', 'made before install (counted when freed)'),
+                                                 ('unguarded', 'made where the handler was not set (a thread started '
+                                                               'before install or from C)')) if n.get(k)]
         parts.append(f'host memory (numpy arrays: {numpy_state}'
-                     + (f', {h.get("numpy", {}).get("allocations", 0)} allocations' if numpy_state == 'guarded' else '')
+                     + (f', {n.get("allocations", 0)} allocations' if numpy_state == 'guarded' else '')
+                     + (f', not guarded: {", ".join(left)}' if left else '')
                      + (f'; native heap of {", ".join(_active.native_modules)}: {h.get("nativeAllocations", 0)} allocations'
                         if _active is not None and getattr(_active, 'native_modules', None) else '')
                      + ')')

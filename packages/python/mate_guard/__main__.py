@@ -1,8 +1,8 @@
 """python -m mate_guard [--<setting> <value> ...] script.py args...: runs the
 script with the guard installed, as `mate guard-run --device cuda` does for
 one process. `python -m mate_guard report <dir>...` prints filed reports.
-Settings: `--mode head`, `--log-allocations`, ... (the
-settings table's names), or MATE_GUARD_SETTINGS-free defaults. A run
+`run` may name the first form. Settings: `--mode head` (or `--guard-mode
+head`, as pytest spells it), `--log-allocations`, ... (the settings table's names), or MATE_GUARD_SETTINGS-free defaults. A run
 with violations exits with `--exit-code` (default 1), as sanitizers do."""
 import os
 import runpy
@@ -11,13 +11,14 @@ import sys
 from . import GuardAllocatorConfig, GuardConfigError, install_guard_allocator
 from ._settings import CONFIG_ROWS, parse, suggestion
 
-USAGE = ('usage: python -m mate_guard [--<setting> <value> | --[no-]<boolean-setting>] ... script.py [args...]\n'
-         '       python -m mate_guard report <report dir or event file>...')
+USAGE = ('usage: python -m mate_guard [run] [--<setting> <value> | --[no-]<boolean-setting>] ... script.py [args...]\n'
+         '       python -m mate_guard report <report dir or event file>... [--format text|sarif|github]')
 
 
 def _flags(argv):
-    by_flag = {f'--{r["name"]}': r for r in CONFIG_ROWS}
-    known = sorted(by_flag) + sorted(f'--no-{r["name"]}' for r in CONFIG_ROWS if r['value']['type'] == 'boolean')
+    # `--mode` as mate guard-run spells it, `--guard-mode` as pytest and the runner CLIs do.
+    by_flag = {f'--{p}{r["name"]}': r for r in CONFIG_ROWS for p in ('', 'guard-')}
+    known = sorted(by_flag) + sorted(f'--no-{f[2:]}' for f, r in by_flag.items() if r['value']['type'] == 'boolean')
     fields = {}
     i = 0
     while i < len(argv) and argv[i].startswith('-'):
@@ -49,19 +50,32 @@ def _flags(argv):
     return fields, argv[i:]
 
 
+def _refuse(why):
+    """A bad setting or a run that cannot start: one line, status 2, as every mate-guard CLI."""
+    text = str(why)
+    sys.stderr.write(f'mate_guard: {text.removeprefix("mate-guard: ")}\n')
+    return 2
+
+
 def main(argv):
     if argv[:1] == ['report']:
         from ._report_cli import main as report
         return report(argv[1:])
+    if argv[:1] == ['run']:  # names the default command, as `report` names the other
+        argv = argv[1:]
     try:
         fields, rest = _flags(argv)
     except GuardConfigError as err:
-        sys.stderr.write(f'mate_guard: {err}\n')
-        return 2
+        return _refuse(err)
     if not rest:
         sys.stderr.write(USAGE + '\n')
         return 2
-    install_guard_allocator(GuardAllocatorConfig(**fields))
+    if not os.path.exists(rest[0]):  # a file, or a folder or zip with __main__.py, as runpy takes
+        return _refuse(f"can't open file {rest[0]!r}: no such file")
+    try:
+        install_guard_allocator(GuardAllocatorConfig(**fields))
+    except RuntimeError as err:  # no usable guard library: stopped as a bad setting is
+        return _refuse(err)
     sys.argv = rest
     # As `python script.py` would: the script's folder first on the path.
     sys.path[0] = os.path.dirname(os.path.abspath(rest[0]))

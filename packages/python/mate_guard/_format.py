@@ -24,6 +24,15 @@ def format_text(event_json, path=None):
     return _library.load().format_report(event_json, 'text', _options(path))
 
 
+def format_reports(fmt, events, unreadable, tool_version):
+    """`mate report --format sarif|github`'s output: `events` as (event JSON text, run place or None) pairs,
+    `unreadable` as (file, why) pairs; sites and fingerprints resolved by the native formatter, here."""
+    items = ','.join('{"event":%s,"run":%s}' % (text, json.dumps(run)) for text, run in events)
+    notes = json.dumps([{'holds': 'report', 'why': why, 'file': path} for path, why in unreadable])
+    input_json = '{"toolVersion":%s,"events":[%s],"unreadable":%s}' % (json.dumps(tool_version), items, notes)
+    return _library.load().format_reports(input_json, fmt, _options(None))
+
+
 def event_problem(event_json):
     """'' when the event is one this version reads, else why not (naming the field)."""
     return _library.load().event_problem(event_json)

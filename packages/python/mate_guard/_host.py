@@ -5,10 +5,7 @@ Reports are filed in the report directory like the device guard's, so one
 reader (_library.Library.new_events) collects both."""
 import ctypes
 import json
-import os
-import shutil
 
-from ._resources import printer_script
 
 _lib = None  # the CDLL, once the host guard is on
 # Where reports are printed (None: stderr). pytest captures fd 2 while a
@@ -18,7 +15,7 @@ report_fd = None
 
 
 def _bind(lib):
-    lib.mate_guard_host_install.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]
+    lib.mate_guard_host_install.argtypes = [ctypes.c_char_p, ctypes.c_int]
     lib.mate_guard_host_error.restype = ctypes.c_char_p
     lib.mate_guard_host_guard_native.argtypes = [ctypes.c_char_p]
     lib.mate_guard_host_set_current_test.argtypes = [ctypes.c_char_p]
@@ -27,6 +24,8 @@ def _bind(lib):
     lib.mate_guard_cuda_missing.restype = ctypes.c_char_p
     lib.mate_guard_numpy_handler.argtypes = [ctypes.c_void_p]
     lib.mate_guard_numpy_handler.restype = ctypes.c_void_p
+    lib.mate_guard_numpy_counting_default.argtypes = [ctypes.c_void_p]
+    lib.mate_guard_numpy_counting_default.restype = ctypes.c_void_p
 
 
 def cuda_missing(lib):
@@ -39,10 +38,8 @@ def install(lib, handoff):
     """Turns the host guard on with `handoff`'s settings; RuntimeError with the library's reason when it cannot."""
     global _lib
     _bind(lib.lib)
-    node = os.environ.get('MATE_GUARD_NODE') or shutil.which('node') or ''
-    script = printer_script() if node else ''
     fd = -1 if report_fd is None else report_fd
-    if lib.lib.mate_guard_host_install(json.dumps(handoff).encode(), node.encode(), (script or '').encode(), fd) != 0:
+    if lib.lib.mate_guard_host_install(json.dumps(handoff).encode(), fd) != 0:
         why = lib.lib.mate_guard_host_error().decode(errors='replace')
         raise RuntimeError(f'mate-guard: host memory guarding could not start: {why}')
     _lib = lib.lib
@@ -88,3 +85,8 @@ def stats():
 def numpy_handler(previous):
     """The guard's PyDataMem_Handler (its address), remembering numpy's `previous` one for blocks not guarded."""
     return _lib.mate_guard_numpy_handler(previous)
+
+
+def numpy_counting_default(numpy_default):
+    """What numpy's default handler capsule is to point at: a copy of `numpy_default` that counts (None: it is the guard's already)."""
+    return _lib.mate_guard_numpy_counting_default(numpy_default)

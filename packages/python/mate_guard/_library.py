@@ -26,6 +26,8 @@ class Library:
         self.lib.mate_guard_format_report.restype = ctypes.c_void_p
         self.lib.mate_guard_event_problem.argtypes = [ctypes.c_char_p]
         self.lib.mate_guard_event_problem.restype = ctypes.c_void_p
+        self.lib.mate_guard_format_reports.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p]
+        self.lib.mate_guard_format_reports.restype = ctypes.c_void_p
         self.lib.mate_guard_free_report.argtypes = [ctypes.c_void_p]
         self.report_dir = None
         self._seen = set()
@@ -69,6 +71,13 @@ class Library:
         ptr = self.lib.mate_guard_format_report(event_json.encode('utf-8', errors='surrogateescape'), fmt.encode(), options_json.encode())
         if not ptr:
             raise ValueError(f'mate-guard: unknown report format "{fmt}" (text)')
+        return self._owned_text(ptr)
+
+    def format_reports(self, input_json, fmt, options_json):
+        """`mate report`'s sarif or github output of merged events (format_reports.h says what the input holds)."""
+        ptr = self.lib.mate_guard_format_reports(input_json.encode('utf-8', errors='surrogateescape'), fmt.encode(), options_json.encode())
+        if not ptr:
+            raise ValueError(f'mate-guard: cannot format reports as "{fmt}" (sarif, github)')
         return self._owned_text(ptr)
 
     def event_problem(self, event_json):

@@ -2,12 +2,17 @@
 numpy >= 1.22) set to the guard's ("mate_guard"), through numpy's C-API
 table (the `_ARRAY_API` capsule), so nothing is compiled against numpy.
 
-Arrays made before the handler is set keep numpy's own handler (each
-array frees through the handler it was made with): they are left alone.
-numpy keeps its handler in a context variable: the handler is set in the
-context that installs it (the main thread's, for pytest and scripts);
-threads started later begin with numpy's default handler and are not
-guarded."""
+Arrays made before the handler is set keep numpy's own memory: each
+array frees through the handler capsule it was made with. numpy keeps its
+handler in a context variable, and a new thread starts from the default
+(the capsule numpy made at import): the handler is set in the installing
+context, and Python's thread starts are wrapped so that every thread
+started after install sets it first. The default capsule itself is pointed
+at a counting copy of numpy's default handler (same name, numpy's own
+functions): the arrays made before install are counted as they are freed,
+and so are arrays made where the guard's handler is not set (a thread
+started before install or from C), which stay numpy's."""
+import contextvars
 import ctypes
 import importlib.abc
 import sys
@@ -50,10 +55,50 @@ def install_now():
     previous = get_handler()
     handler = _host.numpy_handler(api.PyCapsule_GetPointer(previous, _CAPSULE_NAME))
     ours = api.PyCapsule_New(handler, _CAPSULE_NAME, None)
+    # The capsule a fresh context gets (numpy's PyDataMem_DefaultHandler),
+    # pointed at the counting copy only after the guard's handler copied
+    # what it pointed at.
+    default = contextvars.Context().run(get_handler)
+    counting = _host.numpy_counting_default(api.PyCapsule_GetPointer(default, _CAPSULE_NAME))
+    if counting:
+        api.PyCapsule_SetPointer.restype = ctypes.c_int
+        api.PyCapsule_SetPointer.argtypes = [ctypes.py_object, ctypes.c_void_p]
+        api.PyCapsule_SetPointer(default, counting)
     set_handler(ours)
-    # Both kept alive for the process: arrays hold references to them too.
-    _state.update(installed=True, previous=previous, ours=ours)
+    _wrap_thread_starts(set_handler, ours)
+    # Kept alive for the process: arrays hold references to them too.
+    _state.update(installed=True, previous=previous, ours=ours, default=default)
     return True
+
+
+def _wrap_thread_starts(set_handler, ours):
+    """Every thread started through Python (threading, concurrent.futures,
+    _thread) sets the guard's handler in its own context before it runs."""
+    import _thread
+    import threading
+
+    def wrap(start):
+        if getattr(start, '_mate_guard_numpy', False):
+            return start
+
+        def start_guarded(function, *args, **kwargs):
+            def run(*a, **kw):
+                try:
+                    set_handler(ours)
+                except Exception:  # numpy being torn down: the thread runs unguarded, never broken
+                    pass
+                return function(*a, **kw)
+            return start(run, *args, **kwargs)
+        start_guarded._mate_guard_numpy = True
+        return start_guarded
+
+    # Where each Python version starts threads (3.13+: the joinable ones).
+    for module, names in ((_thread, ('start_new_thread', 'start_new', 'start_joinable_thread')),
+                          (threading, ('_start_new_thread', '_start_joinable_thread'))):
+        for name in names:
+            start = getattr(module, name, None)
+            if start is not None:
+                setattr(module, name, wrap(start))
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):

@@ -1,35 +1,77 @@
-"""`python -m mate_guard report <dir or file>...`: the filed reports of runs
-as text, rendered by the one formatter (as `mate report` renders them),
-for Python users without Node. Exit status as `mate report`'s: 1 when a
-violation is not suppressed or a report file cannot be read (named and
-counted), 0 when none, 2 when a path is missing or holds no report."""
+"""`python -m mate_guard report <dir or file>... [--format text|sarif|github]`:
+the filed reports of runs, for Python users without Node, as `mate report`
+prints them: the same formats, rendered by the one formatter in the native
+core (text, SARIF 2.1.0, GitHub annotations: sites and fingerprints are
+resolved there too). Exit status as `mate report`'s: 1 when a violation
+is not suppressed or a report file cannot be read (named and counted), 0
+when none, 2 for a bad option or a path that is missing or holds no report."""
+import json
 import os
 import re
 import sys
 
-from ._format import event_problem, format_text, unreadable_line
+from ._format import event_problem, format_reports, format_text, unreadable_line
 
-USAGE = 'usage: python -m mate_guard report <report dir or event file>...'
+FORMATS = ('text', 'sarif', 'github')
+USAGE = 'usage: python -m mate_guard report <report dir or event file>... [--format text|sarif|github]'
 _EVENT = re.compile(r'^mate-guard-\d+-\d+\.json$')
+_UNFINISHED = re.compile(r'^mate-guard-\d+-\d+\.json\.tmp$')
+_UNFINISHED_WHY = 'its writing never finished (the disk filled up, or the process died while writing it)'
 # Notices (an out-of-memory) explain a failure; by themselves they fail nothing.
 _NOTICES = {'out-of-memory'}
 # No writer makes an event this big (the native reader's cap).
 _MAX_EVENT_BYTES = 16 * 1024 * 1024
 
 
-def _event_files(path):
+class _UsageError(Exception):
+    pass
+
+
+def _parse(argv):
+    paths, fmt = [], 'text'
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == '--format' or arg.startswith('--format='):
+            if arg == '--format':
+                i += 1
+                if i == len(argv):
+                    raise _UsageError(f'--format needs a value: {", ".join(FORMATS)}')
+                value = argv[i]
+            else:
+                value = arg[len('--format='):]
+            if value not in FORMATS:
+                raise _UsageError(f'--format {json.dumps(value)} is not a format; known: {", ".join(FORMATS)}')
+            fmt = value
+        elif arg.startswith('-'):
+            raise _UsageError(f'unknown option {json.dumps(arg)}; report takes report directories or event files and --format {"|".join(FORMATS)}')
+        else:
+            paths.append(arg)
+        i += 1
+    if not paths:
+        raise _UsageError(f'no report directory given\n{USAGE}')
+    return paths, fmt
+
+
+def _files(path):
+    """(event or unfinished file, its folder) in `mate report`'s order: folders depth first, names sorted."""
     if os.path.isfile(path):
-        return [path]
+        return [(path, os.path.dirname(path) or '.')]
     found = []
     for root, dirs, files in os.walk(path):
         dirs.sort()
-        found += [os.path.join(root, f) for f in files if _EVENT.match(f)]
-    key = lambda p: (os.path.dirname(p), [int(n) for n in re.findall(r'\d+', os.path.basename(p))])
-    return sorted(found, key=key)
+        names = set(files)
+        for f in sorted(files):
+            # Beside its report a .tmp is a rewrite that did not finish (the report stands); alone, a report never filed.
+            if _EVENT.match(f) or (_UNFINISHED.match(f) and f[:-len('.tmp')] not in names):
+                found.append((os.path.join(root, f), root))
+    return found
 
 
 def _read(path):
     """(event JSON text, '') or (None, why it cannot be read)."""
+    if _UNFINISHED.match(os.path.basename(path)):
+        return None, _UNFINISHED_WHY
     try:
         size = os.path.getsize(path)
         if size > _MAX_EVENT_BYTES:
@@ -44,34 +86,91 @@ def _read(path):
     return (None, problem) if problem else (text, '')
 
 
+_places = {}
+
+
+def _run_place(folder, cache=_places):
+    """Where the run in `folder` ran, as its run.json recorded it (data: shown, never obeyed); None when it did not."""
+    if folder not in cache:
+        place = None
+        try:
+            with open(os.path.join(folder, 'run.json'), encoding='utf-8') as f:
+                info = json.load(f)
+            if isinstance(info, dict) and info.get('tool') == 'mate-guard' and info.get('cwd') and info.get('root'):
+                place = {'cwd': str(info['cwd']), 'root': str(info['root'])}
+        except (OSError, ValueError):
+            pass
+        cache[folder] = place
+    return cache[folder]
+
+
+def _identity(e):
+    """The same violation filed twice (a folder named twice, or copied into two artifacts) is one."""
+    a = e.get('allocation') if isinstance(e.get('allocation'), dict) else {}
+    return json.dumps([e.get('kind'), e.get('pid'), a.get('id'), a.get('start'), e.get('address'), e.get('test'), e.get('damage')], sort_keys=True)
+
+
+def _tool_version():
+    try:
+        from importlib.metadata import version
+        return version('mate-guard')
+    except Exception:
+        pass
+    try:
+        import tomllib
+        with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'pyproject.toml'), 'rb') as f:
+            return tomllib.load(f)['project']['version']
+    except (OSError, KeyError, ValueError):
+        return 'unknown'
+
+
 def main(argv):
-    if not argv or argv[0] in ('-h', '--help'):
+    if argv[:1] in (['-h'], ['--help']):
         print(USAGE)
-        return 0 if argv else 2
-    import json
+        return 0
+    try:
+        paths, fmt = _parse(argv)
+    except _UsageError as err:
+        sys.stderr.write(f'mate_guard report: {err}\n')
+        return 2
     files = []
-    for path in argv:
+    for path in paths:
         if not os.path.exists(path):
             sys.stderr.write(f'mate_guard report: {path} does not exist\n')
             return 2
-        found = _event_files(path)
+        found = _files(path)
         if not found:
             sys.stderr.write(f'mate_guard report: {path} holds no mate-guard report (mate-guard-<pid>-<n>.json)\n')
             return 2
         files += found
     failed = False
-    out = []
-    for path in files:
+    seen_files, seen = set(), set()
+    events, unreadable = [], []
+    for path, folder in files:
+        real = os.path.realpath(path)
+        if real in seen_files:
+            continue
+        seen_files.add(real)
         text, why = _read(path)
         if text is None:
+            # Named on stderr whatever the format: a file cut short is never passed over.
             sys.stderr.write(unreadable_line(path, why))
+            unreadable.append((path, why))
             failed = True
             continue
         event = json.loads(text)
-        if event.get('suppressed'):
+        if _identity(event) in seen:
             continue
-        failed = failed or event.get('kind') not in _NOTICES
-        rendered = event.get('text') if isinstance(event.get('text'), str) and event.get('text') else format_text(text, path)
-        out.append(rendered)
-    sys.stdout.write(''.join(out))
+        seen.add(_identity(event))
+        failed = failed or (not event.get('suppressed') and event.get('kind') not in _NOTICES)
+        events.append((path, text, event, _run_place(folder)))
+    if fmt == 'text':
+        out = []
+        for path, text, event, _ in events:
+            if not event.get('suppressed'):
+                out.append(event['text'] if isinstance(event.get('text'), str) and event['text'] else format_text(text, path))
+        sys.stdout.write(''.join(out))
+    else:
+        rendered = format_reports(fmt, [(text, run) for _, text, _, run in events], unreadable, _tool_version())
+        sys.stdout.write(rendered + ('\n' if fmt == 'sarif' else ''))
     return 1 if failed else 0

@@ -57,7 +57,9 @@ def rerun(config, reports, write_line):
         if flags is None:
             continue
         done.add(r.test)
-        cmd = [sys.executable, '-m', 'pytest', *_base_args(config), *flags, r.test]
+        # One test, in the child itself: under pytest-xdist a fault would end a worker, not the child.
+        serial = ['-n', '0'] if getattr(config.option, 'numprocesses', None) else []
+        cmd = [sys.executable, '-m', 'pytest', *_base_args(config), *serial, *flags, r.test]
         write_line(f'[mate-guard] rerun of {r.test} with {" ".join(flags)}, to fault at the first bad access:')
         try:
             out = subprocess.run(cmd, cwd=str(config.invocation_params.dir), env={**os.environ, CHILD_ENV: '1'},

@@ -28,9 +28,3 @@ def library_path():
     return os.environ.get('MATE_GUARD_CUDA_LIBRARY') or resource('libmate_guard_cuda.so')
 
 
-def printer_script():
-    """The report printer (node on it renders a full report: symbolized
-    frames, file:line), where the checkout has it built; '' otherwise (the
-    library prints its headline and names the event file)."""
-    path = os.path.join(_CORE, 'dist', 'cli', 'print-report.js')
-    return path if os.path.exists(path) else ''

@@ -109,7 +109,7 @@ def run(config, nodeids, extra_args=(), env=None):
 
 def replay(config, reports):
     """The child's reports through this process's hooks, as if its own tests had made them."""
-    current = None
+    current = location = None
     for rep in reports:
         if rep.nodeid != current:
             if current is not None:

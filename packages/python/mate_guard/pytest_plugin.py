@@ -21,6 +21,7 @@ import sys
 import pytest
 
 from . import _library, _subrun
+from ._resources import library_path
 from ._settings import CONFIG_ROWS, ROWS, GuardConfigError, parse, suggestion
 
 GRAPH_REASON = 'guard allocator debug mode does not support graph capture'
@@ -148,7 +149,8 @@ def resolve(config):
 
 def _zero_summary():
     return {'stats': {'allocations': 0, 'peakLive': 0, 'fallbacks': 0, 'violations': 0, 'fallbackReason': None},
-            'processes': 0, 'lost': [], 'late': [], 'reruns': [], 'reportDirs': []}
+            'processes': 0, 'lost': [], 'late': [], 'reruns': [], 'reportDirs': [],
+            'host': {'numpy': {}, 'nativeAllocations': 0}, 'numpyState': None, 'reports': []}
 
 
 def _add(total, part):
@@ -160,11 +162,19 @@ def _add(total, part):
     if s.get('fallbacks') and not t.get('fallbackReason'):
         t['fallbackReason'] = s.get('fallbackReason')
     total['processes'] += part.get('processes', 1)
-    for k in ('lost', 'late', 'reruns'):
+    for k in ('lost', 'late', 'reruns', 'reports'):
         total[k] += part.get(k) or []
     for d in part.get('reportDirs') or []:
         if d not in total['reportDirs']:
             total['reportDirs'].append(d)
+    # Host memory's own counts (numpy arrays, native heap), for the "guarded:"
+    # line: a process's stats carry them, a summed summary (an xdist worker's) too.
+    host, th = part.get('host') or s.get('host') or {}, total['host']
+    th['nativeAllocations'] += host.get('nativeAllocations', 0) or 0
+    for k, v in (host.get('numpy') or {}).items():
+        th['numpy'][k] = th['numpy'].get(k, 0) + (v or 0)
+    if part.get('numpyState') and total.get('numpyState') != 'guarded':
+        total['numpyState'] = part['numpyState']
 
 
 class _Guard:
@@ -234,9 +244,10 @@ class _Guard:
 
     def own_summary(self):
         """This process's counts, with those of the fresh process it continued in."""
-        from . import stats
+        from . import _numpy, stats
         total = _zero_summary()
-        _add(total, {'stats': stats() or {}, 'processes': 1, 'lost': [self.lost_in] if self.lost_in else [],
+        _add(total, {'stats': stats() or {}, 'numpyState': _numpy.status(), 'processes': 1,
+                     'lost': [self.lost_in] if self.lost_in else [],
                      'late': [r.text for r in self.late], 'reruns': list(self.reruns),
                      'reportDirs': [self.lib.report_dir] if self.lib.report_dir else []})
         if self.continued:
@@ -268,9 +279,12 @@ def pytest_cmdline_main(config):
     if getattr(config.option, 'help', False) or getattr(config.option, 'version', False):
         return None
     try:
-        resolve(config)
+        settings = resolve(config)
     except GuardConfigError as err:
         _bad_setting(str(err))
+    # No guard library: one line and exit 2 here, as a Node runner with no usable native binary (pytest_configure's UsageError would exit 4).
+    if settings.get('enabled') and not os.path.exists(library_path()):
+        _bad_setting(f'the CUDA guard library is missing: {library_path()} (a broken install? reinstall mate-guard)')
     return None
 
 
@@ -293,6 +307,7 @@ def pytest_configure(config):
         _guard = _Guard(config, settings)
     except (RuntimeError, GuardConfigError) as err:
         raise pytest.UsageError(str(err)) from None
+    _note_worker_start(config)
 
 
 def _graph_case(item):
@@ -321,6 +336,38 @@ def _tests(n):
     return f'{n} test{"" if n == 1 else "s"}'
 
 
+def _note_worker_start(config):
+    """An xdist worker says where it files reports, so that the controller
+    can count them should it die (a fault) before writing its counts."""
+    wid = _xdist_worker(config)
+    folder = os.environ.get(XDIST_DIR)
+    if _guard is None or not wid or not folder or not os.path.isdir(folder):
+        return
+    with open(os.path.join(folder, f'started-{wid}-{os.getpid()}.json'), 'w', encoding='utf-8') as f:
+        json.dump({'reportDir': _guard.lib.report_dir}, f)
+
+
+def _dead_worker(folder, started):
+    """The summary of a worker that started and wrote no counts (it died at
+    a fault): its reports, filed before it died, and the allocation count the
+    last of them carries."""
+    wid, pid = os.path.basename(started)[len('started-'):-len('.json')].rsplit('-', 1)
+    if os.path.exists(os.path.join(folder, f'counts-{wid}-{pid}.json')):
+        return None
+    with open(started, encoding='utf-8') as f:
+        report_dir = json.load(f).get('reportDir')
+    events = []
+    for path in sorted(glob.glob(os.path.join(report_dir or '', f'mate-guard-{pid}-*.json'))):
+        try:
+            with open(path, encoding='utf-8') as f:
+                events.append(json.load(f))
+        except (OSError, ValueError):
+            continue
+    allocations = max([(e.get('process') or {}).get('allocations', 0) or 0 for e in events] or [0])
+    return {'stats': {'allocations': allocations, 'violations': len(events)}, 'processes': 1,
+            'reportDirs': [report_dir] if events and report_dir else []}
+
+
 def _write_worker_counts(config):
     """An xdist worker's counts, for the controller's summary (also from a worker about to end itself)."""
     wid = _xdist_worker(config)
@@ -328,7 +375,9 @@ def _write_worker_counts(config):
     if _guard is None or not wid or not folder or not os.path.isdir(folder):
         return
     with open(os.path.join(folder, f'counts-{wid}-{os.getpid()}.json'), 'w', encoding='utf-8') as f:
-        json.dump(dict(_guard.own_summary(), lost=[[wid, n] for n in ([_guard.lost_in] if _guard.lost_in else [])]), f)
+        json.dump(dict(_guard.own_summary(), lost=[[wid, n] for n in ([_guard.lost_in] if _guard.lost_in else [])],
+                       # (event file, node id) of each report, for the controller's one-step reruns
+                       reports=[[r.file, r.test] for r in _guard.reports if r.file and r.test]), f)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -480,6 +529,10 @@ def _run_summary(config):
         for path in sorted(glob.glob(os.path.join(folder, 'counts-*.json'))):
             with open(path, encoding='utf-8') as f:
                 _add(total, json.load(f))
+        for path in sorted(glob.glob(os.path.join(folder, 'started-*.json'))):
+            dead = _dead_worker(folder, path)
+            if dead:
+                _add(total, dead)
     return total
 
 
@@ -497,7 +550,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         f'{pl(s["fallbacks"], "unguarded fallback")}, {pl(s["violations"], "violation")}, '
         f'{pl(_guard.skipped, "test")} skipped by tag')
     from . import guarding
-    tr.write_line(f'[mate-guard] {guarding()}')
+    tr.write_line(f'[mate-guard] {guarding(total["host"], total["numpyState"])}')  # under xdist: the workers'
     if s['violations'] and total['reportDirs']:
         tr.write_line(f'[mate-guard] report files (JSON, every process\'s): {", ".join(total["reportDirs"])}')
     if s['fallbacks']:
@@ -517,8 +570,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         tr.write_line(f'[mate-guard] launch-blocking rerun: {pl(len(total["reruns"]), "test")} '
                       f'({", ".join(r[0] for r in total["reruns"])}), {secs:.1f} s')
     if _guard.settings.get('rerun'):
+        from ._format import Report
         from ._rerun import rerun
-        rerun(config, _guard.reports, tr.write_line)
+        # Under xdist the reports are the workers' (their event files).
+        reports = [Report(None, None, f, t, False) for f, t in total['reports']] \
+            if getattr(config, '_mate_guard_xdist_dir', None) else _guard.reports
+        rerun(config, reports, tr.write_line)
 
 
 @pytest.hookimpl(tryfirst=True)

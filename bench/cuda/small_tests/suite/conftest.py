@@ -2,7 +2,9 @@
 # guard's end-of-test work included) and the teardown share, per process,
 # into $SMALL_TESTS_OUT/times-<pid>.json for bench/cuda/small_tests/run.sh;
 # under the guard also the time its end-of-test steps take (the full
-# gc.collect() and check_canaries(): synchronize, canary checks, reports).
+# gc.collect() and check_canaries(): synchronize, canary checks, reports),
+# and each test's own time in the order this process ran them (a process's
+# first test pays its one-off start: CUDA context, kernels loaded).
 import gc
 import json
 import os
@@ -11,6 +13,7 @@ import time
 import pytest
 
 _files = {}
+_tests = []  # [node id, seconds] in the order this process ran them
 _spent = {'gc.collect': 0.0, 'gc.collects': 0, 'check_canaries': 0.0, 'checks': 0}
 
 
@@ -46,9 +49,11 @@ def _entry(nodeid):
 def pytest_runtest_protocol(item, nextitem):
     t = time.perf_counter()
     yield
+    spent = time.perf_counter() - t
     e = _entry(item.nodeid)
     e['tests'] += 1
-    e['seconds'] += time.perf_counter() - t
+    e['seconds'] += spent
+    _tests.append([item.nodeid, spent])
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -62,4 +67,4 @@ def pytest_sessionfinish(session):
     out = os.environ.get('SMALL_TESTS_OUT')
     if out and _files:
         with open(os.path.join(out, f'times-{os.getpid()}.json'), 'w') as f:
-            json.dump({**_files, '_guard': _spent} if _spent['checks'] else _files, f)
+            json.dump({**_files, '_tests': _tests, **({'_guard': _spent} if _spent['checks'] else {})}, f)

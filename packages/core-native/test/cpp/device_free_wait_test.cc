@@ -71,3 +71,31 @@ TEST(frees_pend_without_waiting_up_to_the_bound_then_the_next_one_waits_for_the_
   CHECK(WaitFor([&] { return FreesSettled(d.a); }));
   CHECK_EQ(d.events.Count(), 0u);  // no report: a correct program's frees
 }
+
+// The end of a test (CheckPendingNow, what mate_guard_check_device runs):
+// frees still pending, whose fences the background thread cannot see
+// complete while the GPU runs behind, are checked after one synchronize
+// before it returns, once (the background thread later only unmaps them).
+TEST(a_test_end_check_finds_the_damage_of_frees_still_pending_while_the_gpu_runs_behind) {
+  DeviceConfig c = SmallConfig();
+  c.sync_on_free = false;
+  Device d(c);
+  CHECK(d.a != nullptr);
+  if (d.a == nullptr) return;
+  CUdeviceptr clean = d.Alloc(64), bad = d.Alloc(100);
+  CHECK(clean != 0 && bad != 0);
+  d.Write(bad + 100, 0x41, 1);  // one byte past the end: canary slack
+  CHECK(HoldEvents(1));
+  CHECK(d.Free(clean));
+  CHECK(d.Free(bad));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK_EQ(d.events.Of(ReportKind::kCanaryCorruption).size(), 0u);  // the background thread's fences are not done
+  d.a->CheckPendingNow();
+  std::vector<DeviceEvent> found = d.events.Of(ReportKind::kCanaryCorruption);
+  CHECK_EQ(found.size(), 1u);
+  if (found.size() == 1) CHECK_EQ(found[0].record.user, bad);
+  CHECK(HoldEvents(0));
+  CHECK(WaitFor([&] { return FreesSettled(d.a); }));
+  CHECK_EQ(d.events.Of(ReportKind::kCanaryCorruption).size(), 1u);
+  CHECK_EQ(d.events.Count(), 1u);
+}

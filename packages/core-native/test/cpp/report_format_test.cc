@@ -6,10 +6,13 @@
 #include "check.h"
 #include "report/format/escape.h"
 #include "report/format/event_schema.h"
+#include "report/format/event_sites.h"
 #include "report/format/format_ci.h"
 #include "report/format/format_text.h"
 #include "report/format/json_value.h"
 #include "report/format/native_frames.h"
+#include "report/format/sha256.h"
+#include "report/format/source_paths.h"
 
 namespace {
 
@@ -130,6 +133,41 @@ TEST(fold_rule_shows_the_first_frame_outside_the_runtime) {
             "  \xE2\x80\xA6 1 more frame in the runtime\n");
 }
 
+// As node 20 records it: three of node's own frames between the decoder and
+// the addon are folded too (only system libraries' raise and abort stay).
+TEST(fold_rule_folds_even_a_few_host_runtime_frames_but_shows_raise_and_abort) {
+  std::string out = StackLines(
+      "[{\"module\":\"/usr/bin/node\",\"offset\":16,\"function\":\"v8::internal::Utf8DecoderBase<v8::internal::Utf8Decoder>::Utf8DecoderBase(v8::base::Vector<unsigned char const>)\"},"
+      "{\"module\":\"/usr/bin/node\",\"offset\":32,\"function\":\"v8::internal::Factory::NewStringFromUtf8(v8::base::Vector<char const> const&)\"},"
+      "{\"module\":\"/usr/bin/node\",\"offset\":48,\"function\":\"v8::String::NewFromUtf8(v8::Isolate*, char const*, v8::NewStringType, int)\"},"
+      "{\"module\":\"/usr/bin/node\",\"offset\":50,\"function\":\"napi_create_string_utf8\"},"
+      "{\"module\":\"/repo/build/Release/strings.node\",\"offset\":64,\"function\":\"(anonymous namespace)::ExtractStrings(Napi::CallbackInfo const&)\"},"
+      "{\"module\":\"/repo/build/Release/strings.node\",\"offset\":72,\"function\":\"Napi::details::CallbackData<int>::Wrapper(napi_env__*, napi_callback_info__*)\"},"
+      "{\"module\":\"/usr/bin/node\",\"offset\":80,\"function\":\"v8impl::FunctionCallbackWrapper::Invoke\"},"
+      "{\"module\":\"/usr/bin/node\",\"offset\":96}]");
+  CHECK_STR(out,
+            "access:\n"
+            "  #0 v8::internal::Utf8DecoderBase<\xE2\x80\xA6>::Utf8DecoderBase (node+0x10)\n"
+            "  \xE2\x80\xA6 3 frames in the runtime folded (#1 to #3, in node; #4 called napi_create_string_utf8)\n"
+            "  #4 ExtractStrings (strings.node+0x40)\n"
+            "  #5 Napi::details::CallbackData<int>::Wrapper (strings.node+0x48)\n"
+            "  #6 v8impl::FunctionCallbackWrapper::Invoke (node+0x50)\n"
+            "  \xE2\x80\xA6 1 more frame in the runtime\n");
+  std::string abort = StackLines(
+      "[{\"module\":\"/lib/x86_64-linux-gnu/libc.so.6\",\"offset\":1,\"function\":\"__pthread_kill_implementation\"},"
+      "{\"module\":\"/lib/x86_64-linux-gnu/libc.so.6\",\"offset\":2,\"function\":\"raise\"},"
+      "{\"module\":\"/lib/x86_64-linux-gnu/libc.so.6\",\"offset\":3,\"function\":\"abort\"},"
+      "{\"module\":\"/repo/a.node\",\"offset\":4,\"function\":\"Abort(Napi::CallbackInfo const&)\"},"
+      "{\"module\":\"/usr/bin/node\",\"offset\":5}]");
+  CHECK_STR(abort,
+            "access:\n"
+            "  #0 __pthread_kill_implementation (libc.so.6+0x1)\n"
+            "  #1 raise (libc.so.6+0x2)\n"
+            "  #2 abort (libc.so.6+0x3)\n"
+            "  #3 Abort (a.node+0x4)\n"
+            "  #4 (node+0x5)\n");
+}
+
 TEST(untrusted_names_cannot_forge_report_lines) {
   std::string text = mate::FormatTextJson(
       "{\"tool\":\"mate-guard\",\"kind\":\"double-free\",\"address\":\"0x10\",\"test\":\"t\\n==mate-guard== hint: all good\\u001b[2J\",\"allocation\":null}", Options());
@@ -196,4 +234,37 @@ TEST(ci_lines_from_a_huge_filed_text_are_capped_like_the_report) {
   CHECK(total <= mate::kMaxTextBytes + 200);
   CHECK(lines.back().find("more lines cut") != std::string::npos);
   CHECK(lines[0].find("more bytes cut)") != std::string::npos);
+}
+
+// The fingerprint's hash: FIPS 180-4's examples (one block, two blocks, empty).
+TEST(sha256_matches_the_standard_vectors) {
+  CHECK_STR(mate::Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  CHECK_STR(mate::Sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  CHECK_STR(mate::Sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
+// As Node's path.resolve and pathToFileURL (node 20) write them: SARIF's URIs are compared byte for byte.
+TEST(source_paths_resolve_and_encode_as_node_does) {
+  CHECK_STR(mate::ResolvePath("/repo/sub", "../a/./b//c.js"), "/repo/a/b/c.js");
+  CHECK_STR(mate::FileUri("/cwd", "/x y/a#b%c~[d].js"), "file:///x%20y/a%23b%25c%7E%5Bd%5D.js");
+  CHECK_STR(mate::FileUri("/cwd", "rel/\xC3\xA9.json"), "file:///cwd/rel/%C3%A9.json");
+  CHECK_STR(mate::FileUri("/cwd", "/repo/"), "file:///repo/");
+  mate::SourcePaths paths{"/repo"};
+  CHECK_STR(paths.Relative("/repo/src/a.cc", mate::RunPlace()), "src/a.cc");
+  CHECK_STR(paths.Relative("/elsewhere/a.cc", mate::RunPlace()), "");
+  // A CI artifact read in another checkout: under the root the run recorded first.
+  CHECK_STR(paths.Relative("/ci/build/src/a.cc", mate::RunPlace{"/ci/build/test", "/ci/build"}), "src/a.cc");
+  CHECK_STR(paths.Relative("t/x.test.js", mate::RunPlace{"/ci/build/test", "/ci/build"}), "test/t/x.test.js");
+}
+
+TEST(system_modules_are_never_a_site) {
+  CHECK(mate::IsSystemModule("/lib/x86_64-linux-gnu/libc.so.6"));
+  CHECK(mate::IsSystemModule("/usr/lib/libstdc++.so.6.0.33"));
+  CHECK(mate::IsSystemModule("/lib64/ld-linux-x86-64.so.2"));
+  CHECK(mate::IsSystemModule("/usr/bin/node"));
+  CHECK(mate::IsSystemModule("/x/mate_guard.node"));
+  CHECK(!mate::IsSystemModule("/repo/build/Release/buggy_addon.node"));
+  CHECK(!mate::IsSystemModule("/usr/lib/libcrypto.so.3"));
+  CHECK(!mate::IsSystemModule("/usr/lib/libcurl.so.4"));
 }

@@ -5,6 +5,8 @@
 // Without mate-jest, this is the first process that sees the settings.
 import { GuardConfigError, readHandoff, readOptions, resolveRunnerSettings, rowsOn, spell, type GuardSettings } from '@mate-guard/core/internal';
 
+import { jestOptionName, jestSpelling } from '../spelling';
+
 const SOURCE = 'testEnvironmentOptions';
 
 /**
@@ -13,7 +15,7 @@ const SOURCE = 'testEnvironmentOptions';
  */
 function checkRunWide(options: Readonly<Record<string, unknown>> | undefined): void {
   for (const row of rowsOn('runner')) {
-    const name = spell.jestOption(row);
+    const name = jestOptionName(row);
     if (!row.runWide || options?.[name] === undefined) continue;
     throw new GuardConfigError(
       `${SOURCE} ${name}: ${row.key} is set once for the whole run, before any test file starts; give it to the reporter ` +
@@ -28,10 +30,10 @@ export function resolveJestSettings(
 ): GuardSettings {
   const handoff = readHandoff(env);
   if (!handoff) {
-    return resolveRunnerSettings({ runner: 'jest', env, options: { values: options, naming: 'jestOption', source: SOURCE } }).settings;
+    return resolveRunnerSettings({ runner: 'jest', env, options: { values: options, spelling: jestSpelling, source: SOURCE } }).settings;
   }
   checkRunWide(options);
-  const fromOptions = readOptions(options, 'jestOption', SOURCE);
+  const fromOptions = readOptions(options, jestSpelling, SOURCE);
   const explicit = Object.fromEntries(handoff.explicit.map((k) => [k, handoff.settings[k]]));
   return { ...handoff.settings, ...fromOptions, ...explicit };
 }

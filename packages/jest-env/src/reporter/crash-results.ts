@@ -4,7 +4,7 @@
 // names it: it is put back as a failed test whose message is the report.
 import * as path from 'node:path';
 
-import { crashInFile, crashOutsideTestTitle, crashTitles, formatCrashAttribution, reportText, type ViolationEvent } from '@mate-guard/core/internal';
+import { crashFailure, crashInFile, type ViolationEvent } from '@mate-guard/core/internal';
 import type { AggregatedResult, AssertionResult, TestResult } from '@jest/test-result';
 
 import { testFilePrefix } from '../environment/project';
@@ -16,9 +16,7 @@ function eventsOf(testResult: TestResult, fatal: readonly ViolationEvent[], proj
 }
 
 function crashedTest(e: ViolationEvent, rel: string, label: string): AssertionResult {
-  const { titles } = crashTitles(e);
-  const title = titles.pop() ?? crashOutsideTestTitle(e);
-  const message = `${reportText(e)}${formatCrashAttribution(e, label).trimEnd()}\nThe worker died, so the rest of ${rel} did not run.`;
+  const { suites: titles, title, message } = crashFailure(e, label, rel);
   return {
     ancestorTitles: titles,
     duration: 0,

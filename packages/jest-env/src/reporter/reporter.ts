@@ -24,7 +24,6 @@ import {
   resolveRunnerSettings,
   rowsOn,
   workerCrash,
-  spell,
   readReportDir,
   type RunnerResolution,
 } from '@mate-guard/core/internal';
@@ -33,6 +32,7 @@ import type { Config } from '@jest/types';
 
 import { projectName } from '../environment/project';
 import { checkJestVersion, jestVersionAbove } from '../jest-version';
+import { jestOptionName, jestSpelling } from '../spelling';
 import { addCrashedTests } from './crash-results';
 import { checkFileSettings } from './file-settings';
 
@@ -47,7 +47,7 @@ const WORKER = 'Jest worker';
 function reporterOptions(options: unknown): Record<string, unknown> {
   if (options === undefined || options === null) return {};
   if (typeof options !== 'object' || Array.isArray(options)) throw new GuardConfigError(`${SOURCE}: ${JSON.stringify(options)} is not an options object`);
-  const known = rowsOn('runner').map(spell.jestOption);
+  const known = rowsOn('runner').map(jestOptionName);
   for (const key of Object.keys(options)) {
     if (!known.includes(key)) throw new GuardConfigError(`${SOURCE}: unknown option ${JSON.stringify(key)}; known: ${known.join(', ')}`);
   }
@@ -83,8 +83,8 @@ function startSession(options: unknown): Session {
     // Jest's own). mate-jest --watch resolved its flags and left the run to us.
     const resolved: RunnerResolution = handoff
       ? { settings: handoff.settings, explicit: handoff.explicit }
-      : resolveRunnerSettings({ runner: 'jest', env: process.env, options: { values: reporterOptions(options), naming: 'jestOption', source: SOURCE } });
-    if (handoff) readOptions(reporterOptions(options), 'jestOption', SOURCE); // still checked
+      : resolveRunnerSettings({ runner: 'jest', env: process.env, options: { values: reporterOptions(options), spelling: jestSpelling, source: SOURCE } });
+    if (handoff) readOptions(reporterOptions(options), jestSpelling, SOURCE); // still checked
     // Plain jest: the Jest running this process (its bin is the main module), checked before anything is guarded.
     if (resolved.settings.enabled) checkJestVersion(jestVersionAbove(process.argv[1]));
     const run = GuardedRun.start({ runner: 'jest', settings: resolved.settings, explicit: resolved.explicit });

@@ -14,7 +14,10 @@ export const options: RunnerOptions = {
       --forceExit --injectGlobals --logHeapUsage --noStackTrace --passWithNoTests --randomize --resetMocks --resetModules
       --restoreMocks --clearMocks --runTestsByPath --showSeed --silent --testLocationInResults --useStderr --verbose --watchman
       --workerThreads --coverage --collectCoverage --json`],
-    ['value', `-t --testNamePattern --testPathPatterns --testPathPattern --testPathIgnorePatterns -w --maxWorkers --maxConcurrency
+    // Worker count and memory limit stay as given: a failure from worker mode replays in worker mode (a worker memory limit
+    // keeps Jest's workers even for one file), dying the same way.
+    ['value', `-w --maxWorkers --workerIdleMemoryLimit`],
+    ['value', `-t --testNamePattern --testPathPatterns --testPathPattern --testPathIgnorePatterns --maxConcurrency
       --testTimeout --seed --shard --selectProjects --ignoreProjects --testMatch --testRegex --openHandlesTimeout
       --testFailureExitCode --collectCoverageFrom --coverageProvider`],
     ['module', '--reporters', 'default summary github-actions'],

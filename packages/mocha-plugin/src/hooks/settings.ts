@@ -1,6 +1,7 @@
 // Mocha's side of core's one resolver: flag > MATE_MOCHA_GUARD_* > rc key > off.
 import { parseFlags, resolveRunnerSettings, RUNNER_FLAGS, type RunnerResolution } from '@mate-guard/core/internal';
 
+import { mochaSpelling } from '../spelling';
 import { loadMochaOptions } from './mocha-options';
 
 export interface MochaGuardConfig extends RunnerResolution {
@@ -39,7 +40,7 @@ export function resolveMochaConfig(
     runner: 'mocha',
     flags: values,
     env,
-    options: { values: rcGuardOptions(mochaOptions), naming: 'rcKey', source: 'mocha config (.mocharc / package.json "mocha") key' },
+    options: { values: rcGuardOptions(mochaOptions), spelling: mochaSpelling, source: 'mocha config (.mocharc / package.json "mocha") key' },
   });
   return { ...resolution, rest, mochaOptions };
 }

@@ -6,21 +6,21 @@
 // report as its error message.
 import * as path from 'node:path';
 
-import { crashErrorName, crashOutsideTestTitle, crashTitles, formatCrashAttribution, readReportDir, reportText, workerCrash, type ViolationEvent } from '@mate-guard/core/internal';
+import { crashFailure, readReportDir, workerCrash, type ViolationEvent } from '@mate-guard/core/internal';
 
 import type { MochaModule, MochaRunner } from './runner-hook';
 
 function emitCrash(runner: MochaRunner, Mocha: MochaModule, e: ViolationEvent, label: string): void {
-  const { file = '(unknown file)', titles } = crashTitles(e);
-  const title = titles.pop() ?? crashOutsideTestTitle(e);
+  const failure = crashFailure(e, label);
+  const { file = '(unknown file)', suites: titles, title } = failure;
   const suite = new Mocha.Suite(titles.join(' ')) as InstanceType<MochaModule['Suite']> & { addTest(t: unknown): void };
   suite.parent = runner.suite;
   suite.file = path.resolve(file);
   const test = new Mocha.Test(title, () => undefined);
   suite.addTest(test);
   Object.assign(test, { file: suite.file, state: 'failed', duration: 0 });
-  const err = new Error(`${reportText(e)}${formatCrashAttribution(e, label).trimEnd()}\nThe worker died, so the rest of ${file} did not run.`);
-  err.name = crashErrorName(e);
+  const err = new Error(failure.message);
+  err.name = failure.name;
   err.stack = ''; // the report is the message
   runner.emit('suite', suite);
   runner.emit('test', test);

@@ -7,7 +7,7 @@
 import * as path from 'node:path';
 import { serialize } from 'node:v8';
 
-import { crashErrorName, crashInFile, crashOutsideTestTitle, crashTest, formatCrashAttribution, readReportDir, reportText, workerCrash, type ViolationEvent } from '@mate-guard/core/internal';
+import { crashFailure, crashInFile, readReportDir, reportText, workerCrash, type ViolationEvent } from '@mate-guard/core/internal';
 
 import type { CallTest, NodeTest } from '../hooks/test-class';
 
@@ -148,8 +148,8 @@ function closeOpen(emit: Emit, open: Open[]): void {
 }
 
 function emitCrash(emit: Emit, open: Open[], e: ViolationEvent, rel: string, label: string): void {
-  const where = crashTest(e) ?? `${rel} > ${crashOutsideTestTitle(e)}`;
-  emitFailure(emit, open, where, `${reportText(e)}${formatCrashAttribution(e, label).trimEnd()}\nThe process died, so the rest of ${rel} did not run.`, crashErrorName(e));
+  const { test, message, name } = crashFailure(e, label, rel, 'process');
+  emitFailure(emit, open, test, message, name);
 }
 
 /** A report the dead process handed to a test that node never heard of (its results died with it). */

@@ -5,13 +5,14 @@
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { exitOnConfigError, GuardConfigError, runOwnership, type RunnerResolution } from '@mate-guard/core/internal';
+import { exitOnConfigError, GuardConfigError, replayedProjectSettings, runOwnership, type RunnerResolution } from '@mate-guard/core/internal';
 import type { Plugin } from 'vitest/config';
 import type { TestProject, Vitest } from 'vitest/node';
 
 import { flagsWereHandedOver } from '../cli/flag-handover.mjs';
 import { attachReporters } from '../reporter/reporter.mjs';
 import type { GuardAllocOptions } from './options.mjs';
+import { PROJECT_SETTINGS } from './project-settings.mjs';
 import { PLUGIN_NAME, rootProjectReporters } from './root-projects.mjs';
 import { resolveVitestSettings } from './settings.mjs';
 import { guardTagDefinitions } from './tags.mjs';
@@ -120,6 +121,13 @@ export function guardAlloc(options?: GuardAllocOptions): Plugin {
     },
     configureVitest({ vitest, project }) {
       if (!resolved?.settings.enabled || !owner) return;
+      // This project's options, for its workers alone (setup.mts): another project's plugin started the run.
+      // `mate replay` hands over each project's recorded settings: they stand for the project's options then.
+      try {
+        project.provide(PROJECT_SETTINGS, replayedProjectSettings(project.name) ?? resolved.settings);
+      } catch (err) {
+        exitOnSettingError(err);
+      }
       warnThreads(vitest, project);
       // The run starts here (a machine with no usable native binary stops it).
       try {

@@ -1,6 +1,6 @@
 // The plugin's settings: core's one resolver, fed with the flags, the
 // process env and the plugin options.
-import { checkOptionNames, resolveRunnerSettings, type RunnerResolution } from '@mate-guard/core/internal';
+import { BY_KEY, checkOptionNames, resolveRunnerSettings, type RunnerResolution } from '@mate-guard/core/internal';
 
 import { commandLineFlags } from '../cli/flag-handover.mjs';
 import { OPTION_SOURCE, type GuardAllocOptions } from './options.mjs';
@@ -10,6 +10,6 @@ export function resolveVitestSettings(options: GuardAllocOptions | undefined): R
     runner: 'vitest',
     flags: commandLineFlags(),
     env: process.env,
-    options: { values: checkOptionNames(options, OPTION_SOURCE), naming: 'key', source: OPTION_SOURCE },
+    options: { values: checkOptionNames(options, OPTION_SOURCE), spelling: BY_KEY, source: OPTION_SOURCE },
   });
 }

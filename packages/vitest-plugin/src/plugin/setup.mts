@@ -5,7 +5,9 @@
 // whose allocations have damaged canaries.
 import { createRequire } from 'node:module';
 
-import { afterAll, afterEach, beforeEach } from 'vitest';
+import { afterAll, afterEach, beforeEach, inject } from 'vitest';
+
+import { PROJECT_SETTINGS, projectSettings } from './project-settings.mjs';
 
 // Node's own loader, not Vitest's module runner: one instance of the native
 // allocator per process, whatever the test files import.
@@ -14,7 +16,8 @@ const core = createRequire(import.meta.url)('@mate-guard/core/internal') as type
 const handoff = core.readHandoff();
 if (!handoff) throw new Error(`mate-guard: the worker has no settings from the main process (${core.HANDOFF_ENV} is not set)`);
 // Also in pool threads: each thread that installs gets its own signal stack.
-core.installFromSettings(handoff.settings);
+// The project's own plugin options where its config loads the plugin (project-settings.mts).
+core.installFromSettings(projectSettings(handoff.settings, inject(PROJECT_SETTINGS)));
 
 beforeEach((context) => {
   const task = context.task;

@@ -5,7 +5,7 @@
 // the failure with the report text.
 import * as path from 'node:path';
 
-import { crashErrorName, crashInFile, crashTest, earlierReports, formatCrashAttribution, formatTestPath, reportText, type ViolationEvent } from '@mate-guard/core/internal';
+import { crashFailure, crashInFile, earlierReports, formatTestPath, reportText, type ViolationEvent } from '@mate-guard/core/internal';
 import { experimental_getRunnerTask, type TestModule } from 'vitest/node';
 
 type RunnerTask = ReturnType<typeof experimental_getRunnerTask>;
@@ -76,7 +76,7 @@ function findTest(task: RunnerTask, file: string, wanted: string): RunnerTask | 
 
 /** The line shown in the main process for one crash (core's wording, shared by every runner). */
 export function crashLine(a: Attribution): string {
-  return formatCrashAttribution(a.event, 'test worker').trimEnd();
+  return crashFailure(a.event, 'test worker', 'this file').line;
 }
 
 /**
@@ -101,13 +101,10 @@ export function markLost(a: Attribution): boolean {
 export function markFailed(a: Attribution): void {
   if (!a.module) return;
   const file = experimental_getRunnerTask(a.module);
-  const error = {
-    name: crashErrorName(a.event),
-    // The report first: JUnit and other reporters show a failure's first lines.
-    message: `${a.text}${crashLine(a)}\nThe worker died, so the rest of this file did not run.`,
-    stack: '',
-  };
-  const crashed = crashTest(a.event);
+  const failure = crashFailure(a.event, 'test worker', 'this file');
+  // The report first: JUnit and other reporters show a failure's first lines (core's one message).
+  const error = { name: failure.name, message: failure.message, stack: '' };
+  const crashed = failure.file === undefined ? null : failure.test;
   const test = crashed ? findTest(file, filePath(a.module), crashed) : undefined;
   if (test) test.result = { ...test.result, state: 'fail', errors: [...(test.result?.errors ?? []), error] };
   // The file fails too; it carries the report itself only when no test could be named (shown once).

@@ -7,6 +7,7 @@ import { VerboseReporter, type Reporter, type TestModule, type Vitest } from 'vi
 import { flagsWereHandedOver, handedOverArgs } from '../cli/flag-handover.mjs';
 import { vitestBin } from '../cli/vitest-cli.mjs';
 import { attribute, attributeEarlier, crashLine, markFailed, markLost } from './attribution.mjs';
+import { PROJECT_SETTINGS } from '../plugin/project-settings.mjs';
 import { selection } from '../selection.mjs';
 import { tagSkipLines } from './skips.mjs';
 
@@ -60,6 +61,7 @@ class VitestRun {
    * configuration); each rerun ends with what happened since the last one.
    */
   private readonly run: GuardedRun;
+  private projectsRecorded = false;
 
   constructor(private readonly vitest: Vitest, private readonly resolved: RunnerResolution) {
     // Now, before any worker starts: workers inherit the handoff.
@@ -69,8 +71,13 @@ class VitestRun {
   attributionReporter(): Reporter {
     return {
       onTestRunStart: () => {
-        const { mode, logAllocations } = this.resolved.settings;
-        this.say(`[mate-guard] guarding on: mode ${mode}${logAllocations ? ', logging allocations' : ''}`);
+        // Every project is configured by now: the record keeps each one's settings for `mate replay` (once: watch mode starts many runs).
+        if (!this.projectsRecorded) {
+          this.projectsRecorded = true;
+          this.run.recordProjects(Object.fromEntries(this.vitest.projects.map((p) => [p.name, p.getProvidedContext()[PROJECT_SETTINGS] ?? this.run.settings])));
+        }
+        const { logAllocations } = this.resolved.settings;
+        this.say(`[mate-guard] guarding on: mode ${this.modes()}${logAllocations ? ', logging allocations' : ''}`);
       },
       onTestRunEnd: (testModules: ReadonlyArray<TestModule>) => {
         const crashed = this.run.crashed();
@@ -140,6 +147,14 @@ class VitestRun {
       command: process.execPath,
       args: [...nodeFlagsToPassOn(), vitestBin(import.meta.url), ...selection.select({ positionals: [], options, tail: [], files: group.files, tests: group.tests, cwd: process.cwd() })],
     });
+  }
+
+  /** The mode, or each project's where their plugins' options differ: `head (project a), tail (project b)`. */
+  private modes(): string {
+    const own = this.resolved.settings.mode;
+    const of = this.vitest.projects.map((p) => [p.name, p.getProvidedContext()[PROJECT_SETTINGS]?.mode ?? own] as const);
+    if (of.every(([, mode]) => mode === own)) return own;
+    return of.map(([name, mode]) => `${mode} (project ${name})`).join(', ');
   }
 
   private verbose(): boolean {

@@ -12,7 +12,9 @@ export const options: RunnerOptions = {
     ['flag', `--run --passWithNoTests --allowOnly --globals --dom --isolate --fileParallelism --coverage --coverage.enabled --silent
       --hideSkippedTests --printConsoleTrace --logHeapUsage --clearScreen --expandSnapshotDiff --includeTaskLocation --standalone
       --color --typecheck --sequence.shuffle --sequence.concurrent --dangerouslyIgnoreUnhandledErrors`],
-    ['value', `-t --testNamePattern --bail --retry --testTimeout --hookTimeout --teardownTimeout --maxWorkers --minWorkers
+    // Worker count, pool and memory limit stay as given: a failure from worker mode replays in worker mode.
+    ['value', `--maxWorkers --minWorkers --vmMemoryLimit`],
+    ['value', `-t --testNamePattern --bail --retry --testTimeout --hookTimeout --teardownTimeout
       --maxConcurrency --shard --project --exclude --mode --sequence.seed --sequence.hooks --sequence.setupFiles --configLoader
       --slowTestThreshold`],
     ['module', '--reporter', 'default basic verbose dot json junit tap tap-flat hanging-process github-actions blob tree'],

@@ -93,9 +93,8 @@ Napi::Value Configure(const Napi::CallbackInfo& info) {
   options.quarantine_max_bytes = QuarantineBytes(options, kHostQuarantineBytes);
   SetReportDir(info[1].As<Napi::String>().Utf8Value().c_str());
   Napi::Object printer = info[2].As<Napi::Object>();
-  if (!ConfigurePrinter(StringProp(printer, "node").c_str(), StringProp(printer, "script").c_str(),
-                        StringProp(printer, "path").c_str(), printer.Get("withEarlier").ToBoolean().Value()))
-    return Throw(env, "mate-guard: the report printer's paths are too long");
+  if (!ConfigurePrinter(StringProp(printer, "path").c_str(), printer.Get("withEarlier").ToBoolean().Value()))
+    return Throw(env, "mate-guard: PATH is too long for the report printer");
   ConfigureNativePrinter();
   Napi::Value drop = printer.Get("dropDirs");
   if (drop.IsArray()) {

@@ -260,6 +260,10 @@ void CheckHealthAll(const char* where) {
   ForEachDevice([&](DeviceAllocator* a) { return a->CheckHealth(where), true; });
 }
 
+void CheckPendingAll() {
+  ForEachDevice([](DeviceAllocator* a) { return a->CheckPendingNow(), true; });
+}
+
 DeviceStats TotalStats() {
   DeviceStats t;
   ForEachDevice([&](DeviceAllocator* a) { return t.Add(a->Stats()), true; });

@@ -60,6 +60,9 @@ void OnStickyError(cuda::CUresult err, const char* where, uint64_t exact_launch)
 
 // Looks for a sticky error now (a check at the end of a test).
 void CheckHealthAll(const char* where);
+// Checks the canaries of every device's pending frees now (a check at the
+// end of a test; see DeviceAllocator::CheckPendingNow).
+void CheckPendingAll();
 
 // Every device's counters added up; `granule` of the first device.
 DeviceStats TotalStats();

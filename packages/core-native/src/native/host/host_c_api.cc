@@ -21,13 +21,10 @@ thread_local std::string t_json;
 
 // 0 when the host guard is on (again: nothing to do); else
 // mate_guard_host_error() says why. `handoff`: MATE_GUARD_SETTINGS's JSON;
-// `node`, `printer`: the report printer (null or "": the fallback headline);
 // `report_fd`: where reports are printed, -1 for stderr (pytest gives a
 // copy of the terminal's stderr: it captures fd 2 while a test runs).
-MATE_EXPORT int mate_guard_host_install(const char* handoff, const char* node, const char* printer, int report_fd) {
+MATE_EXPORT int mate_guard_host_install(const char* handoff, int report_fd) {
   mate::host::InstallPaths paths;
-  paths.node = node;
-  paths.printer = printer;
   paths.report_fd = report_fd;
   if (!mate::host::Install(handoff, paths, &t_error)) return 1;
   return 0;
@@ -79,6 +76,14 @@ MATE_EXPORT const char* mate_guard_host_stats_json() {
 // for a capsule named "mem_handler" given to PyDataMem_SetHandler.
 MATE_EXPORT void* mate_guard_numpy_handler(const void* previous) {
   return mate::host::GuardNumpyHandler(static_cast<const mate::host::NumpyHandler*>(previous));
+}
+
+// numpy's default handler, counted (host/numpy_handler.h): `numpy_default`
+// is the pointer of the capsule numpy's new contexts start with; the
+// answer is what that capsule is to point at (PyCapsule_SetPointer), null
+// when it points at one of the guard's already.
+MATE_EXPORT void* mate_guard_numpy_counting_default(const void* numpy_default) {
+  return mate::host::CountingDefaultHandler(static_cast<const mate::host::NumpyHandler*>(numpy_default));
 }
 
 // Why this machine has no CUDA driver to guard device memory with ("" when

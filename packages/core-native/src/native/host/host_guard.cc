@@ -35,8 +35,11 @@ namespace {
 constexpr int kPrinterTimeoutMs = 20000;
 constexpr size_t kFrames = 32;
 // Python frames of a host block: the innermost ones (the user's code and a
-// few of the runner's); a stack 40 deep costs as much as the slot itself.
-constexpr int kPythonFrames = 16;
+// few of the runner's). Each frame walked costs at every allocation and
+// free (and a stack not seen before, its line lookups): 16 frames cost
+// numpy's own suite 0.3-0.5 s of CPU more than 8 (bench/README.md), and
+// past 8 they are pytest's own.
+constexpr int kPythonFrames = 8;
 
 // Set once at install (under g_mu), read on every numpy allocation and free.
 std::atomic<GuardedAllocator*> g_allocator{nullptr};
@@ -50,6 +53,8 @@ std::atomic<uint64_t> g_violations{0};
 std::atomic<uint64_t> g_numpy_allocations{0};
 std::atomic<uint64_t> g_numpy_foreign{0};
 std::atomic<uint64_t> g_numpy_fallbacks{0};
+std::atomic<uint64_t> g_numpy_before_install_freed{0};
+std::atomic<uint64_t> g_numpy_unguarded{0};
 bool g_capture = true;
 // Native frames of a numpy allocation: ours skipped, the walk stops in the
 // interpreter (libpython: its frames are the Python stack's business).
@@ -123,10 +128,9 @@ bool Install(const char* handoff_json, const InstallPaths& paths, std::string* e
   }
   if (*ReportDir() == '\0') SetReportDir(dir.c_str());
   SetReportFd(paths.report_fd);
-  if (paths.node && *paths.node && paths.printer && *paths.printer) {
-    const char* path_env = getenv("PATH");
-    ConfigurePrinter(paths.node, paths.printer, path_env ? path_env : "", false);
-  }
+  const char* path_env = getenv("PATH");
+  ConfigurePrinter(path_env ? path_env : "", false);
+  ConfigureNativePrinter();  // mate-guard-print, beside this library
   GuardedAllocator* a = GuardedAllocator::Create(options, error);
   if (a == nullptr) return false;
   if (!InstallFaultHandler()) {
@@ -258,6 +262,8 @@ size_t Check(bool all) {
 
 void CountNumpyForeign() { g_numpy_foreign.fetch_add(1, std::memory_order_relaxed); }
 void CountNumpyFallback() { g_numpy_fallbacks.fetch_add(1, std::memory_order_relaxed); }
+void CountNumpyBeforeInstallFreed() { g_numpy_before_install_freed.fetch_add(1, std::memory_order_relaxed); }
+void CountNumpyUnguarded() { g_numpy_unguarded.fetch_add(1, std::memory_order_relaxed); }
 
 std::string StatsJson() {
   GuardedAllocator* a = g_allocator.load(std::memory_order_acquire);
@@ -274,13 +280,14 @@ std::string StatsJson() {
                    "\"fallbacks\":%llu,\"fallbackReason\":%s%s%s,\"quarantined\":%llu,\"quarantinedBytes\":%llu,"
                    "\"violations\":%llu,\"guardMethod\":\"%s\",\"nativeAllocations\":%llu,\"nativeUnguarded\":%llu,"
                    "\"nativeForeignFrees\":%llu,\"nativeBadFrees\":%llu,\"nativeRoutedFrees\":%llu,"
-                   "\"numpy\":{\"allocations\":%llu,\"foreignFrees\":%llu,\"fallbacks\":%llu}}",
+                   "\"numpy\":{\"allocations\":%llu,\"foreignFrees\":%llu,\"fallbacks\":%llu,"
+                   "\"beforeInstallFreed\":%llu,\"unguarded\":%llu}}",
                    static_cast<int>(getpid()), u(s.allocations), u(s.frees), u(s.live), u(s.peak_live), u(s.live_bytes),
                    u(s.fallbacks), reason.empty() ? "" : "\"", reason.empty() ? "null" : reason.c_str(),
                    reason.empty() ? "" : "\"", u(s.quarantined), u(s.quarantined_bytes), u(g_violations.load()),
                    GuardMethodName(s.guard_method), u(s.native_allocations), u(nc.unguarded), u(nc.foreign_frees),
                    u(nc.bad_frees), u(nc.routed_frees), u(g_numpy_allocations.load()), u(g_numpy_foreign.load()),
-                   u(g_numpy_fallbacks.load()));
+                   u(g_numpy_fallbacks.load()), u(g_numpy_before_install_freed.load()), u(g_numpy_unguarded.load()));
   return std::string(buf, n > 0 && static_cast<size_t>(n) < sizeof(buf) ? n : 0);
 }
 

@@ -15,8 +15,6 @@ namespace mate {
 namespace host {
 
 struct InstallPaths {
-  const char* node = nullptr;     // node, for the report printer ("" or null: the fallback headline)
-  const char* printer = nullptr;  // dist/cli/print-report.js
   int report_fd = -1;             // where reports are printed (-1: stderr; report/printer.h SetReportFd)
 };
 
@@ -55,6 +53,9 @@ std::string StatsJson();
 // numpy's handler counts what it let through (numpy_handler.cc).
 void CountNumpyForeign();
 void CountNumpyFallback();
+// numpy's default handler (CountingDefaultHandler) counts what it sees after install.
+void CountNumpyBeforeInstallFreed();
+void CountNumpyUnguarded();
 
 }  // namespace host
 }  // namespace mate

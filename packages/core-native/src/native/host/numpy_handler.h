@@ -30,6 +30,16 @@ struct NumpyHandler {
 // out (a fallback when no slot could be had) are made and freed by it.
 NumpyHandler* GuardNumpyHandler(const NumpyHandler* previous);
 
+// numpy's default handler, counted: the capsule every new context starts
+// with (PyDataMem_DefaultHandler; arrays made before install hold it too)
+// is pointed at this copy of `numpy_default`, which keeps its name and
+// makes and frees memory with numpy's own functions, so an array holding
+// that capsule still has numpy's memory (a library may take it over on
+// that promise). It counts the arrays made before install as they are
+// freed, and the arrays made after install in a context the guard's
+// handler was not set in (a thread started before install or from C).
+NumpyHandler* CountingDefaultHandler(const NumpyHandler* numpy_default);
+
 }  // namespace host
 }  // namespace mate
 

@@ -40,11 +40,12 @@ void HoldForeign(void* ptr, ReleaseFn release, size_t size_arg, size_t alignment
 void CheckForeignQuarantine();
 
 struct ForeignCounters {
-  uint64_t held = 0;          // blocks held since the start
-  uint64_t held_now = 0;      // blocks held now
-  uint64_t bytes_now = 0;     // their bytes
-  uint64_t released_at_once = 0;  // frees it could not hold: too large, unmeasurable, lock busy (not counted while off: no shared write on that path)
-  uint64_t written = 0;       // held blocks found written after their free
+  uint64_t held = 0;              // blocks held since the start
+  uint64_t held_now = 0;          // blocks held now
+  uint64_t bytes_now = 0;         // their bytes
+  uint64_t released_at_once = 0;  // frees it could not hold: too large, unmeasurable, lock busy (not counted while off:
+                                  // no shared write on that path)
+  uint64_t written = 0;           // held blocks found written after their free
 };
 ForeignCounters GetForeignCounters();
 

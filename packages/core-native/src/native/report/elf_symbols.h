@@ -5,8 +5,7 @@
 // .dynsym), for frames no symbolizer tool could name (none installed: a
 // machine without binutils or LLVM). Names only, no lines. Addresses are
 // link-time virtual addresses, the same as a frame's offset (pc - load
-// bias), for executables, PIE and shared objects alike. Mirrors
-// src/ts/symbolize/elf.ts, which does the same for Node's symbolizer.
+// bias), for executables, PIE and shared objects alike.
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -1,13 +1,14 @@
-// mate-guard-print <event file>: the report printer a dying process starts
-// (printer.cc) unless it must show earlier reports too; it exits 3, having
-// printed nothing, for a run with suppressions (the Node printer matches
-// them) unless given --only, and is the only printer where no Node is
-// (Python processes, which pass --only): reads the event the process filed,
-// renders it with the one formatter, prints it on the inherited stderr and
-// writes the text back into the event (`text`, `delivered`), so a reader
-// later shows exactly what was printed. Exit 0 only when it printed. No
-// Node, no Python: native frames are symbolized with llvm-symbolizer or
-// addr2line where one is on PATH (else they print as module+offset).
+// mate-guard-print <event file> [--with-earlier]: the report printer a
+// dying process starts (printer.cc), in Node, Python and any other host
+// alike: reads the event the process filed, matches the run's suppressions
+// (run.json names the file), renders it with the one formatter, prints it
+// on the inherited stderr and writes the text (and the suppression) back
+// into the event (`text`, `delivered`, `suppressed`), so a reader later
+// shows exactly what was printed. With --with-earlier (no process outlives
+// the dying one) it first shows what that process reported earlier to its
+// test runner. Exit 0 only when it printed. No Node, no Python: native
+// frames are symbolized with llvm-symbolizer or addr2line where one is on
+// PATH (else they print as module+offset).
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -17,29 +18,24 @@
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
+#include "report/earlier_reports.h"
 #include "report/format/escape.h"
 #include "report/format/event_schema.h"
 #include "report/format/format_options.h"
 #include "report/format/format_text.h"
 #include "report/format/json_value.h"
+#include "report/format/suppressions.h"
 #include "report/symbolizer.h"
 
 namespace {
 
 constexpr size_t kMaxEventBytes = 16u << 20;  // the reader's cap (json_value.h)
-constexpr int kSymbolizeMs = 5000;            // as the Node printer's symbolizer bound
-constexpr int kDeferToNode = 3;               // exit status: the Node printer is needed (printer.cc runs it)
+constexpr int kSymbolizeMs = 5000;            // the symbolizers' bound: a dying process waits for its printer
+constexpr size_t kMaxSuppressionsBytes = 4u << 20;
 
-bool ReadFile(const char* path, std::string* out) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  char buf[65536];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof(buf))) > 0 && out->size() <= kMaxEventBytes) out->append(buf, static_cast<size_t>(n));
-  close(fd);
-  return n == 0;
-}
+bool ReadFile(const char* path, std::string* out) { return mate::ReadSmallFile(path, kMaxEventBytes, out); }
 
 void WriteAll(int fd, const std::string& s) {
   size_t at = 0;
@@ -91,12 +87,24 @@ void AddNativeHeap(mate::JsonValue* event, const std::string& dir) {
   event->Field("nativeHeap") = heap;
 }
 
+// The run's suppressions (the file its run.json names, as the run named it), matched against the symbolized
+// event. A file that cannot be read now matches nothing: the run checked it at start, and its owner matches again.
+void Suppress(mate::JsonValue* event, const mate::JsonValue& run) {
+  if (!run["suppressions"].IsString() || run["suppressions"].text.empty() || (*event)["suppressed"].IsObject()) return;
+  const std::string& file = run["suppressions"].text;
+  std::string text, error;
+  std::vector<mate::SuppressionRule> rules;
+  if (!mate::ReadSmallFile(file, kMaxSuppressionsBytes, &text) || !mate::ParseSuppressions(text, file, &rules, &error)) return;
+  mate::JsonValue verdict = mate::MatchSuppression(*event, rules);
+  if (verdict.IsObject()) event->Field("suppressed") = verdict;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool only = argc == 3 && strcmp(argv[2], "--only") == 0;
-  if (argc != 2 && !only) {
-    fprintf(stderr, "usage: mate-guard-print <event file> [--only]  (started by a dying process: prints its report on stderr)\n");
+  const bool with_earlier = argc == 3 && strcmp(argv[2], "--with-earlier") == 0;
+  if (argc != 2 && !with_earlier) {
+    fprintf(stderr, "usage: mate-guard-print <event file> [--with-earlier]  (started by a dying process: prints its report on stderr)\n");
     return 2;
   }
   std::string json;
@@ -107,9 +115,6 @@ int main(int argc, char** argv) {
   const std::string dir = DirOf(argv[1]);
   mate::JsonValue run = ReadJsonFile(dir + "/run.json");
   const bool run_here = run["tool"].Str() == "mate-guard";
-  // The run's suppressions are matched by the Node printer (src/ts/report/suppressions.ts).
-  // With --only (no Node printer here) the report is printed unmatched rather than not at all.
-  if (run_here && run["suppressions"].IsString() && !run["suppressions"].text.empty() && !only) return kDeferToNode;
   AddNativeHeap(&event, dir);
   // A symbolizer that exits early must not end the printer.
   signal(SIGPIPE, SIG_IGN);
@@ -131,15 +136,17 @@ int main(int argc, char** argv) {
   }
   if (const char* runtime = getenv("MATE_GUARD_RUNTIME")) o.runtime = runtime;
   o.event_file = argv[1];
+  if (run_here) Suppress(&event, run);
   std::string text = mate::FormatText(event, o);
+  std::string earlier = with_earlier ? mate::EarlierReportsText(dir, event, o) : "";
   // The dying process owns the run: nothing will print the summary; say where the reports stay.
   std::string owner_gone;
   if (event["fatal"].Truthy() && run_here && run["pid"].Str() == event["pid"].Str()) {
     owner_gone = "[mate-guard] the process that owned this run dies with it, so no summary follows; the reports stay in " + dir +
                  " (mate report " + dir + " sums them up)\n";
   }
-  WriteAll(2, text + owner_gone);
-  // A second printing (the Node printer already wrote it) leaves the event alone.
+  WriteAll(2, earlier + text + owner_gone);
+  // An event printed before (its text filed) is left as it was.
   if (event["text"].IsNull()) RecordPrinted(argv[1], &event, text);
   return 0;
 }

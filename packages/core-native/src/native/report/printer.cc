@@ -17,13 +17,10 @@ namespace mate {
 
 namespace {
 
-char g_node[4096];
-char g_script[4096];
 char g_path_env[8192];
 const char g_marker_env[] = "MATE_GUARD_PRINTER=1";
 char g_with_earlier[] = "--with-earlier";
 bool g_earlier = false;
-bool g_configured = false;
 char g_native[4096];  // mate-guard-print beside this library ("" when absent)
 // What only the process knows, for the native printer's formatter: the
 // directories whose JS frames are machinery (Node's), its own executable.
@@ -50,11 +47,9 @@ void WriteAll(const char* s, size_t n) {
 
 }  // namespace
 
-bool ConfigurePrinter(const char* node, const char* script, const char* path_env, bool with_earlier) {
+bool ConfigurePrinter(const char* path_env, bool with_earlier) {
   g_earlier = with_earlier;
-  g_configured = Copy(g_node, sizeof(g_node), "", node) && Copy(g_script, sizeof(g_script), "", script) &&
-                 Copy(g_path_env, sizeof(g_path_env), "PATH=", path_env);
-  return g_configured;
+  return Copy(g_path_env, sizeof(g_path_env), "PATH=", path_env);
 }
 
 void ConfigureNativePrinter() {
@@ -75,7 +70,7 @@ void ConfigureNativePrinter() {
     exe[n] = '\0';
     Copy(g_runtime_env, sizeof(g_runtime_env), "MATE_GUARD_RUNTIME=", exe);
   }
-  // Its symbolizers are found on PATH: this process's, where Node's printer set none.
+  // Its symbolizers are found on PATH: this process's, where the host set none.
   const char* path = getenv("PATH");
   if (g_path_env[0] == '\0' && path != nullptr) Copy(g_path_env, sizeof(g_path_env), "PATH=", path);
 }
@@ -88,8 +83,8 @@ void SetPrinterDropDirs(const char* dirs) {
 
 namespace {
 
-// Starts `argv` with our own small environment (no NODE_OPTIONS preload, no
-// inspector, no runner's IPC channel; PATH for the symbolizers) and waits
+// Starts `argv` with our own small environment (PATH for the symbolizers,
+// what the formatter needs from this process) and waits
 // at most `timeout_ms`; true when it exited 0.
 bool Spawn(char* const argv[], int timeout_ms) {
   char* envp[5];
@@ -130,22 +125,9 @@ bool Spawn(char* const argv[], int timeout_ms) {
 }  // namespace
 
 bool RunPrinter(const char* event_file, int timeout_ms) {
-  // `--only`: no Node printer to defer to (a Python process): print whatever the run holds.
-  char only[] = "--only";
-  char* native_argv[] = {g_native, const_cast<char*>(event_file), g_configured ? nullptr : only, nullptr};
-  bool native_tried = false;
-  // The native printer first (no Node start-up) unless earlier reports are
-  // to be shown; it declines a run with suppressions (exit 3), for Node's.
-  if (g_native[0] != '\0' && !g_earlier) {
-    native_tried = true;
-    if (Spawn(native_argv, timeout_ms)) return true;
-  }
-  if (g_configured) {
-    char* argv[] = {g_node, g_script, const_cast<char*>(event_file), g_earlier ? g_with_earlier : nullptr, nullptr};
-    if (Spawn(argv, timeout_ms)) return true;
-  }
-  // Node's printer could not run: the native one, whatever it would show less.
-  return g_native[0] != '\0' && !native_tried && Spawn(native_argv, timeout_ms);
+  if (g_native[0] == '\0') return false;
+  char* argv[] = {g_native, const_cast<char*>(event_file), g_earlier ? g_with_earlier : nullptr, nullptr};
+  return Spawn(argv, timeout_ms);
 }
 
 void PrintFallback(const Violation& v, const char* event_file) {

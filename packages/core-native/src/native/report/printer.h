@@ -6,24 +6,23 @@
 namespace mate {
 
 // A dying process does not format its own report: it writes the event and
-// starts the report printer, mate-guard-print beside this library (no
-// Node: it symbolizes frames with llvm-symbolizer or addr2line itself), or
-// node on dist/cli/print-report.js where earlier reports are to be shown,
-// the run has suppressions (mate-guard-print declines those) or the native
-// one could not run. Either renders it with the one formatter, writes the
-// text back into the event and prints it on this process's stderr. Configured at install (copies the
-// strings); false when a string does not fit. `with_earlier`: nobody
-// outlives this process to show what it reported earlier (it owns the run,
-// or there is no run): the printer shows those reports too.
-bool ConfigurePrinter(const char* node, const char* script, const char* path_env, bool with_earlier);
+// starts the report printer, mate-guard-print beside this library (no Node,
+// no Python: it symbolizes frames with llvm-symbolizer or addr2line, matches
+// the run's suppressions and renders the report with the one formatter),
+// which writes the text back into the event and prints it on this
+// process's stderr. Configured at install (copies the string); false when
+// it does not fit. `path_env`: PATH for the symbolizers. `with_earlier`:
+// nobody outlives this process to show what it reported earlier (it owns
+// the run, or there is no run): the printer shows those reports too.
+bool ConfigurePrinter(const char* path_env, bool with_earlier);
 
 // Finds mate-guard-print beside the library this code is in (the addon,
-// libmate_guard_cuda.so): the printer when Node's is not configured or fails.
+// libmate_guard_cuda.so).
 void ConfigureNativePrinter();
 
 // JS frames under these directories (newline-separated: mate-guard's own
 // packages and the runners', resolved by Node) are machinery to the
-// native printer's formatter, as to Node's.
+// printer's formatter.
 void SetPrinterDropDirs(const char* dirs);
 
 // Where reports are printed: stderr (2) unless a host redirects its own

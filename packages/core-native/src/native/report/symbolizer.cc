@@ -4,7 +4,11 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include <string.h>
+
+#include <algorithm>
 #include <map>
+#include <mutex>
 #include <vector>
 
 #include "platform/linux/run_tool.h"
@@ -104,7 +108,11 @@ void Collect(JsonValue* stack, std::map<std::string, Query>* queries) {
   JsonValue* frames = Find(stack, "frames");
   if (frames == nullptr) return;
   for (JsonValue& f : frames->items) {
-    if (!f.IsObject() || f.Has("source") || !f["module"].IsString() || f["module"].text.empty()) continue;
+    if (!f.IsObject() || f.Has("source")) continue;
+    if (!f["module"].IsString() || f["module"].text.empty()) {
+      f.Field("source") = JsonValue::String("none");  // an address outside any module: nothing to ask
+      continue;
+    }
     unsigned long long offset = f["offset"].U64();
     unsigned long long address = offset - (f["returnAddress"].Truthy() && offset > 0 ? 1 : 0);
     std::string key = f["module"].text + "\n" + Hex(address);
@@ -117,25 +125,51 @@ void Collect(JsonValue* stack, std::map<std::string, Query>* queries) {
 
 }  // namespace
 
-void SymbolizeEvent(JsonValue* event, const std::string& search_path, int timeout_ms) {
-  if (!event->IsObject()) return;
+namespace {
+
+struct Resolved {
+  std::vector<Location> found;
+  const char* source = nullptr;
+};
+
+// Per process: module + address -> what it resolved to (final answers only). Node renders many events of one
+// run with the same frames; the crash printer and Python ask once.
+std::mutex g_cache_mu;
+std::map<std::string, Resolved> g_cache;
+const size_t kCacheLimit = 50000;
+
+// The tool to run: pinned (tests), turned off, or found on the search path.
+std::string ToolPath(const char* name, const std::string& pinned, bool off, const std::string& search_path) {
+  if (off) return "";
+  return !pinned.empty() ? pinned : FindOnPath(name, search_path);
+}
+
+void Symbolize(const std::vector<JsonValue*>& stacks, const SymbolizeOptions& o) {
   std::map<std::string, Query> queries;
-  Collect(Find(event, "accessStack"), &queries);
-  JsonValue* allocation = Find(event, "allocation");
-  Collect(Find(allocation, "allocFrames"), &queries);
-  Collect(Find(allocation, "freeFrames"), &queries);
+  for (JsonValue* s : stacks) Collect(s, &queries);
   if (queries.empty()) return;
-  long deadline = NowMs() + timeout_ms;
+  if (o.cache) {
+    std::lock_guard<std::mutex> lock(g_cache_mu);
+    for (auto& kv : queries) {
+      auto hit = g_cache.find(kv.first);
+      if (hit != g_cache.end()) kv.second.found = hit->second.found, kv.second.source = hit->second.source;
+    }
+  }
+  long deadline = NowMs() + o.timeout_ms;
+  // A hung tool must not cost the ELF names: the tools stop a fifth early.
+  long tool_deadline = deadline - std::min(1000L, static_cast<long>(o.timeout_ms) / 5);
   std::vector<Query*> asked;
   for (auto& kv : queries) {
-    if (kv.second.module.find('"') == std::string::npos && kv.second.module.find('\n') == std::string::npos) asked.push_back(&kv.second);
+    if (kv.second.source == nullptr && kv.second.module.find('"') == std::string::npos && kv.second.module.find('\n') == std::string::npos) {
+      asked.push_back(&kv.second);
+    }
   }
-  std::string llvm = FindOnPath("llvm-symbolizer", search_path);
+  std::string llvm = ToolPath("llvm-symbolizer", o.llvm_symbolizer, o.no_llvm_symbolizer, o.search_path);
   bool answered = false;
   if (!llvm.empty() && !asked.empty()) {
     std::string input, out;
     for (Query* q : asked) input += "\"" + q->module + "\" " + Hex(q->address) + "\n";
-    if (RunTool(llvm, {"--inlining", "--demangle", "--functions=linkage", "--output-style=LLVM"}, input, static_cast<int>(deadline - NowMs()), &out)) {
+    if (RunTool(llvm, {"--inlining", "--demangle", "--functions=linkage", "--output-style=LLVM"}, input, static_cast<int>(tool_deadline - NowMs()), &out)) {
       // Per address: pairs of (function, file:line:column) lines, innermost first, then an empty line.
       std::vector<std::vector<Location>> blocks(1);
       std::vector<std::string> lines = SplitLines(out);
@@ -155,15 +189,18 @@ void SymbolizeEvent(JsonValue* event, const std::string& search_path, int timeou
       }
     }
   }
-  // addr2line when llvm-symbolizer is absent or could not run at all.
-  std::string addr2line = answered ? "" : FindOnPath("addr2line", search_path);
+  // addr2line when llvm-symbolizer is absent or could not run at all (too old for these flags, crashed);
+  // not when it answered "unknown".
+  std::string addr2line = answered ? "" : ToolPath("addr2line", o.addr2line, o.no_addr2line, o.search_path);
   if (!addr2line.empty()) {
     std::map<std::string, std::vector<Query*>> by_module;
-    for (auto& kv : queries) by_module[kv.second.module].push_back(&kv.second);
+    for (auto& kv : queries) {
+      if (kv.second.source == nullptr) by_module[kv.second.module].push_back(&kv.second);
+    }
     for (auto& m : by_module) {
       std::string input, out;
       for (Query* q : m.second) input += Hex(q->address) + "\n";
-      if (!RunTool(addr2line, {"-a", "-f", "-C", "-i", "-e", m.first}, input, static_cast<int>(deadline - NowMs()), &out)) continue;
+      if (!RunTool(addr2line, {"-a", "-f", "-C", "-i", "-e", m.first}, input, static_cast<int>(tool_deadline - NowMs()), &out)) continue;
       std::map<unsigned long long, std::vector<Location>> found;
       std::vector<Location>* current = nullptr;
       std::vector<std::string> lines = SplitLines(out);
@@ -182,22 +219,44 @@ void SymbolizeEvent(JsonValue* event, const std::string& search_path, int timeou
       }
     }
   }
-  // What no tool could name (or there were none): the objects' own ELF symbols, names only.
   std::map<std::string, ElfFunctions> tables;
+  auto table = [&tables](const std::string& module) -> const ElfFunctions& {
+    auto t = tables.find(module);
+    if (t == tables.end()) t = tables.emplace(module, ElfFunctions(module)).first;
+    return t->second;
+  };
+  // A name with no debug info behind it came from a symbol table, and llvm-symbolizer takes the nearest .dynsym
+  // symbol of a stripped module whatever its size: kept only if a symbol really covers the address.
   for (auto& kv : queries) {
     Query& q = kv.second;
-    if (!q.found.empty() || NowMs() >= deadline) continue;
-    auto t = tables.find(q.module);
-    if (t == tables.end()) t = tables.emplace(q.module, ElfFunctions(q.module)).first;
-    std::string name = t->second.At(q.address);
+    if (q.source == nullptr || strcmp(q.source, "elf-symbols") == 0 || NowMs() >= deadline) continue;
+    bool has_file = false;
+    for (const Location& l : q.found) has_file = has_file || !l.file.empty();
+    if (!has_file && table(q.module).At(q.address).empty()) q.found.clear(), q.source = nullptr;
+  }
+  // Out of time for the tools: what the fallback finds is not cached, so a later report may ask them again.
+  const bool tools_in_time = NowMs() < tool_deadline;
+  // What no tool could name (or there were none): the objects' own ELF symbols, names only.
+  for (auto& kv : queries) {
+    Query& q = kv.second;
+    if (q.source != nullptr || NowMs() >= deadline) continue;
+    std::string name = table(q.module).At(q.address);
     if (name.empty()) continue;
     Location l;
     l.function = name;
     q.found.push_back(l);
     q.source = "elf-symbols";
   }
+  const bool complete = tools_in_time && NowMs() < deadline;
+  std::lock_guard<std::mutex> lock(g_cache_mu);
   for (auto& kv : queries) {
     Query& q = kv.second;
+    // A tool's answer is final; a fallback's only when the tools had their time.
+    bool final = complete || (q.source != nullptr && strcmp(q.source, "elf-symbols") != 0);
+    if (o.cache && final) {
+      if (g_cache.size() >= kCacheLimit) g_cache.clear();
+      g_cache[kv.first] = Resolved{q.found, q.source != nullptr ? q.source : "none"};
+    }
     for (JsonValue* f : q.frames) {
       f->Field("source") = JsonValue::String(q.source != nullptr ? q.source : "none");
       if (q.found.empty()) continue;
@@ -215,6 +274,30 @@ void SymbolizeEvent(JsonValue* event, const std::string& search_path, int timeou
       }
     }
   }
+}
+
+}  // namespace
+
+void SymbolizeEvent(JsonValue* event, const std::string& search_path, int timeout_ms) {
+  if (!event->IsObject()) return;
+  SymbolizeOptions o;
+  o.search_path = search_path;
+  o.timeout_ms = timeout_ms;
+  JsonValue* allocation = Find(event, "allocation");
+  Symbolize({Find(event, "accessStack"), Find(allocation, "allocFrames"), Find(allocation, "freeFrames")}, o);
+}
+
+void SymbolizeFrames(JsonValue* frames, const SymbolizeOptions& o) {
+  JsonValue stack;
+  stack.kind = JsonValue::kObject;
+  stack.Field("frames") = *frames;
+  Symbolize({&stack}, o);
+  *frames = stack["frames"];
+}
+
+void ClearSymbolCache() {
+  std::lock_guard<std::mutex> lock(g_cache_mu);
+  g_cache.clear();
 }
 
 }  // namespace mate

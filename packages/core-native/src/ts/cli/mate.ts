@@ -3,7 +3,9 @@ import * as path from 'node:path';
 
 import { CONFIG_ERROR_EXIT, GuardConfigError, wantsHelp } from '../errors';
 import { ownPackages } from '../own-packages';
-import { allocatorOptionsMarkdown, DOCUMENTED_RUNNERS, runnerPackageSettingsMarkdown, runnerSettingsMarkdown } from '../settings/docs';
+import { allocatorOptionsMarkdown, runnerPackageSettingsMarkdown, runnerSettingsMarkdown, type ConfigColumn } from '../settings/docs';
+import { findAdapter, installedRunners, loadAdapter } from '../run/runner-adapter';
+import { checkoutOf } from '../run/replay-trust';
 import { BUILD_NATIVE_USAGE, buildNative } from './build-native';
 import { guardRun, guardRunUsage, parseGuardRunArgs } from './guard-run';
 import { mateReplay, REPLAY_USAGE } from './replay';
@@ -19,7 +21,7 @@ Commands:
                                         installed here; a guard-run command with --trust-record) with its settings, in
                                         --guard-mode/--alignment given (see mate replay --help)
   options [--runner <name>]             list the allocator options and the runner settings (the README's tables);
-                                        --runner vitest|jest|mocha|node-test: that runner's (its package README's table)
+                                        --runner <name>: an installed runner's (its package README's table)
   build-native                          build the native allocator from source where the prebuilt binary does not fit this machine
 `;
 
@@ -31,18 +33,31 @@ function pluginsLine(): string {
   return `\nRunner plugins${plugins.length ? `: ${plugins.join(', ')}` : ': none installed here (the README lists them)'}.\n`;
 }
 
-function listOptions(args: readonly string[]): string {
+/** The config columns of the installed runners' adapters, by runner name (the combined table's column order does not depend on where mate runs). */
+async function configColumns(): Promise<ConfigColumn[]> {
+  const cwd = process.cwd();
+  const root = checkoutOf(cwd);
+  const columns: ConfigColumn[] = [];
+  for (const runner of installedRunners(cwd, root).sort()) {
+    const column = (await loadAdapter(runner, findAdapter(runner, cwd, root)!)).configColumn;
+    if (column) columns.push(column);
+  }
+  return columns;
+}
+
+async function listOptions(args: readonly string[]): Promise<string> {
   if (args.length > 0) {
     const runner = args[0] === '--runner' ? args[1] : /^--runner=(.*)$/.exec(args[0])?.[1];
     if (runner === undefined || args.length > (args[0] === '--runner' ? 2 : 1)) {
       throw new GuardConfigError(`mate options takes --runner <name> or nothing, got ${JSON.stringify(args.join(' '))}`);
     }
-    if (!(DOCUMENTED_RUNNERS as readonly string[]).includes(runner)) {
-      throw new GuardConfigError(`--runner: ${JSON.stringify(runner)} is not a runner; use ${DOCUMENTED_RUNNERS.join(', ')}`);
-    }
-    return runnerPackageSettingsMarkdown(runner);
+    // The runner's package says how its config names a setting (its adapter): core lists no runner.
+    const cwd = process.cwd();
+    const file = findAdapter(runner, cwd, checkoutOf(cwd));
+    if (!file) throw new GuardConfigError(`--runner: ${JSON.stringify(runner)} is not a runner; use ${installedRunners(cwd, checkoutOf(cwd)).join(', ')}`);
+    return runnerPackageSettingsMarkdown(runner, (await loadAdapter(runner, file)).configColumn);
   }
-  return `Allocator options (installGuardAllocator):\n\n${allocatorOptionsMarkdown()}\nRunner settings:\n\n${runnerSettingsMarkdown()}`;
+  return `Allocator options (installGuardAllocator):\n\n${allocatorOptionsMarkdown()}\nRunner settings:\n\n${runnerSettingsMarkdown(await configColumns())}`;
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
@@ -76,7 +91,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       if (rest.length) throw new GuardConfigError(`mate build-native takes no arguments, got ${JSON.stringify(rest[0])}`);
       return buildNative();
     case 'options':
-      process.stdout.write(listOptions(rest));
+      process.stdout.write(await listOptions(rest));
       return 0;
     case undefined:
     case '-h':

@@ -8,13 +8,13 @@ import * as path from 'node:path';
 
 import { GuardConfigError } from '../errors';
 import { runChild } from '../run/child';
-import { readRunRecord, RECORD_FILE, type RunRecord } from '../run/record';
+import { PROJECT_SETTINGS_ENV, readRunRecord, RECORD_FILE, type RunRecord } from '../run/record';
 import { rebaser, replayTarget, runnerCommand, settingsEnv, type ReplayTarget } from '../run/replay-plan';
-import { isRunner, REPLAY_RUNNERS } from '../run/replay-entry';
-import { loadSelection } from '../run/selection';
+import { findAdapter, installedRunners, loadAdapter } from '../run/runner-adapter';
 import { inside, placeOf, realOf, shellLine, shellWord, trustContext, type TrustContext } from '../run/replay-trust';
 import { readReportDir } from '../run/report-dir';
-import { SETTINGS, type GuardSettings, type SettingRow } from '../settings/table';
+import { parseFlags, type FlagSyntax } from '../settings/flags';
+import { rowsOn, SETTINGS, spell, type GuardSettings, type SettingRow } from '../settings/table';
 import { show } from '../settings/values';
 import { visible } from '../text/escape';
 import { guardRun } from './guard-run';
@@ -24,8 +24,10 @@ export const REPLAY_USAGE = `Usage: mate replay <report-dir> [--guard-mode tail|
 Reruns what the run that wrote <report-dir> ran (its replay.json): the
 tests its violations name, under the same runner and entry point (a mate-*
 CLI, the runner with the plugin) as installed here, with the recorded
-settings, in the recorded working directory where that is this directory
-or one under it (else here). A run's directory is printed as
+settings, in the recorded working directory where that is in this
+checkout (the git work tree holding this directory, which may be any
+folder of it; without git, this directory), else at the checkout's top.
+A run's directory is printed as
 "[mate-guard] reports: <dir>"; a --guard-report-dir holding one run will do.
 
 A report directory is data from wherever the run happened: of its
@@ -65,37 +67,45 @@ interface ReplayArgs {
   dryRun: boolean;
 }
 
-const KNOWN = '--guard-mode, --alignment, --launch-blocking, --no-launch-blocking, --dump-inputs, --trust-record, --dry-run, --help';
-const row = (key: string) => (SETTINGS as readonly SettingRow[]).find((r) => r.key === key)!;
+// Its settings flags are the settings table's rows on the replay surface, spelled as guard-run spells
+// them (`--mode`) or as the runners do (`--guard-mode`); the rest are replay's own.
+const ROWS = rowsOn('replay');
+const OWN = ['--trust-record', '--dry-run', '--help'];
+const SPELLINGS: FlagSyntax[] = [
+  { rows: ROWS, flagOf: spell.runnerFlag, spaceValues: true, ours: /^$/ },
+  { rows: ROWS, flagOf: spell.guardRunFlag, spaceValues: true, ours: /^$/ },
+];
+const known = (): string => {
+  const flags = ROWS.flatMap((r) => [spell.guardRunFlag(r), ...(r.value.placeholder === undefined ? [`--no-${r.name}`] : [])]);
+  return `${flags.join(', ')} (each also as --guard-<name>), ${OWN.join(', ')}`;
+};
 
 export function parseReplayArgs(argv: readonly string[]): ReplayArgs {
-  const out: Partial<ReplayArgs> = {};
+  let values: Partial<GuardSettings> = {};
+  let rest = [...argv];
+  for (const syntax of SPELLINGS) {
+    const parsed = parseFlags(rest, syntax);
+    values = { ...values, ...parsed.values };
+    rest = parsed.rest;
+  }
+  const out: Pick<ReplayArgs, 'trustRecord' | 'dryRun'> = { trustRecord: false, dryRun: false };
   const dirs: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const m = /^(--[a-z-]+)(?:=(.*))?$/s.exec(argv[i]);
-    if (!m) {
-      if (argv[i].startsWith('-')) throw new GuardConfigError(`replay: unknown option ${show(argv[i])}; known: ${KNOWN}`);
-      dirs.push(argv[i]);
-      continue;
-    }
-    const [, flag, inline] = m;
-    const value = () => {
-      if (inline !== undefined) return inline;
-      const next = argv[++i];
-      if (next === undefined || next.startsWith('-')) throw new GuardConfigError(`replay: ${flag} needs a value`);
-      return next;
-    };
-    if (flag === '--guard-mode' || flag === '--mode') out.mode = row('mode').value.parse(value(), flag) as GuardSettings['mode'];
-    else if (flag === '--alignment' || flag === '--guard-alignment') out.alignment = row('alignment').value.parse(value(), flag) as number;
-    else if (flag === '--launch-blocking' || flag === '--guard-launch-blocking') out.launchBlocking = inline === undefined ? true : row('launchBlocking').value.parse(inline, flag) as boolean;
-    else if (flag === '--no-launch-blocking' || flag === '--no-guard-launch-blocking') out.launchBlocking = false;
-    else if (flag === '--dump-inputs' || flag === '--guard-dump-inputs') out.dumpInputs = row('dumpInputs').value.parse(value(), flag) as string;
-    else if (flag === '--trust-record' && inline === undefined) out.trustRecord = true;
-    else if (flag === '--dry-run' && inline === undefined) out.dryRun = true;
-    else throw new GuardConfigError(`replay: unknown option ${show(flag)}; known: ${KNOWN}`);
+  for (const arg of rest) {
+    if (arg === '--trust-record') out.trustRecord = true;
+    else if (arg === '--dry-run') out.dryRun = true;
+    else if (arg.startsWith('-')) throw new GuardConfigError(`replay: unknown option ${show(arg.replace(/=.*$/s, ''))}; known: ${known()}`);
+    else dirs.push(arg);
   }
   if (dirs.length !== 1) throw new GuardConfigError(`replay: ${dirs.length ? `one report directory, got ${dirs.length}` : 'no report directory given'}: mate replay <report-dir>`);
-  return { trustRecord: false, dryRun: false, ...out, dir: dirs[0] };
+  const { mode, alignment, launchBlocking, dumpInputs } = values;
+  return {
+    ...out,
+    dir: dirs[0],
+    ...(mode !== undefined ? { mode } : {}),
+    ...(alignment !== undefined ? { alignment } : {}),
+    ...(launchBlocking !== undefined ? { launchBlocking } : {}),
+    ...(dumpInputs !== undefined ? { dumpInputs } : {}),
+  };
 }
 
 /**
@@ -106,9 +116,9 @@ export function parseReplayArgs(argv: readonly string[]): ReplayArgs {
  * run's directory is looked for under this one, and read only from inside
  * it (else left out, named in `leftOut`).
  */
-function replaySettings(record: RunRecord, args: ReplayArgs, target: ReplayTarget, file: string, ctx: TrustContext, leftOut: string[]): GuardSettings {
+function replaySettings(record: RunRecord, own: GuardSettings, args: ReplayArgs, target: ReplayTarget, file: string, ctx: TrustContext, leftOut: string[]): GuardSettings {
   const rebase = rebaser(record.cwd, ctx.cwd);
-  const recorded = record.settings as unknown as Record<string, unknown>;
+  const recorded = own as unknown as Record<string, unknown>;
   const s: Record<string, unknown> = {};
   for (const r of SETTINGS as readonly SettingRow[]) {
     let v = recorded[r.key];
@@ -116,7 +126,9 @@ function replaySettings(record: RunRecord, args: ReplayArgs, target: ReplayTarge
       v = rebase(v);
       const reason = placeOf(v as string, ctx);
       if (reason) {
-        leftOut.push(`the suppressions file ${shellWord(v as string)} (${reason})`);
+        const line = `the suppressions file ${shellWord(v as string)} (${reason})`;
+        // Once, however many projects recorded it.
+        if (!leftOut.includes(line)) leftOut.push(line);
         v = undefined;
       }
     }
@@ -146,17 +158,17 @@ export async function mateReplay(argv: readonly string[]): Promise<number> {
   const args = parseReplayArgs(argv);
   const { dir, record } = readRunRecord(args.dir);
   const file = path.join(dir, RECORD_FILE);
-  if (record.runner !== 'run' && !isRunner(record.runner)) {
-    throw new GuardConfigError(`replay: ${file} names an unknown runner ${show(record.runner)}; known: ${[...REPLAY_RUNNERS, 'run'].join(', ')}`);
-  }
   const target = replayTarget(readReportDir(dir).violations);
   // Nothing in what the user named (a run's directory, or the one holding it) runs.
   const { note, ...ctx } = trustContext(record.cwd, process.cwd(), path.resolve(args.dir), args.trustRecord) as TrustContext & { note?: string };
   const cwd = ctx.cwd;
   const rebase = rebaser(record.cwd, cwd);
   const settingsLeftOut: string[] = [];
-  const settings = replaySettings(record, args, target, file, ctx, settingsLeftOut);
-  const how = `${settings.mode} mode, alignment ${settings.alignment}${settings.launchBlocking ? ', launch blocking' : ''}${settings.dumpInputs ? `, saving the inputs of ${show(settings.dumpInputs)}` : ''}`;
+  const settings = replaySettings(record, record.settings, args, target, file, ctx, settingsLeftOut);
+  // Each project's own recorded settings (Vitest projects with plugin options of their own), replayed as the run's are.
+  const projects = Object.entries(record.projects ?? {}).map(([name, own]) => [name, replaySettings(record, own, args, target, file, ctx, settingsLeftOut)] as const);
+  const modes = projects.some(([, s]) => s.mode !== settings.mode) ? `mode ${projects.map(([name, s]) => `${s.mode} (project ${name})`).join(', ')}` : `${settings.mode} mode`;
+  const how = `${modes}, alignment ${settings.alignment}${settings.launchBlocking ? ', launch blocking' : ''}${settings.dumpInputs ? `, saving the inputs of ${show(settings.dumpInputs)}` : ''}`;
   const where = note ? ` (${note})` : '';
   const replaying = `replaying ${describe(target)} (${record.runner === 'run' ? 'mate guard-run' : record.runner}) in ${how}${where}`;
 
@@ -178,15 +190,21 @@ export async function mateReplay(argv: readonly string[]): Promise<number> {
     return guardRun({ settings, command });
   }
   const runner = record.runner;
+  // The runner's adapter: its package's, as installed in the checkout (else next to this mate); core knows no runner by name.
+  const adapterFile = findAdapter(runner, cwd, ctx.root);
+  if (!adapterFile) {
+    throw new GuardConfigError(`replay: ${file} names the runner ${show(runner)}, which no installed @mate-guard package adapts; known here: ${[...installedRunners(cwd, ctx.root), 'run'].join(', ')}`);
+  }
   say(replaying);
   // How the runner reads its options and selects tests: its package's word, as installed in the checkout (named before it loads).
-  const selection = await loadSelection(runner, cwd, ctx.root, (f) => {
-    if (!inside(ctx.root, realOf(f))) say(`${runner}'s options and test selection from ${f} (outside the checkout)`);
-  });
+  if (!inside(ctx.root, realOf(adapterFile))) say(`${runner}'s options and test selection from ${adapterFile} (outside the checkout)`);
+  const selection = await loadAdapter(runner, adapterFile);
   const plan = runnerCommand({ ...record, runner }, selection, ctx, target, file);
   const { args: command, trusted } = plan;
   const leftOut = [...settingsLeftOut, ...plan.leftOut];
   const env = settingsEnv(runner, settings, process.env);
+  delete env[PROJECT_SETTINGS_ENV];
+  if (projects.length) env[PROJECT_SETTINGS_ENV] = JSON.stringify(Object.fromEntries(projects));
   if (leftOut.length) say(`left out of the replay: ${leftOut.join(', ')}`);
   if (trusted.length) say(`taken as recorded (--trust-record): ${trusted.join(', ')}`);
   say(`replay runs in ${cwd}: ${shellLine([process.execPath, ...command])}`);

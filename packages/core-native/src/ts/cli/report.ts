@@ -9,11 +9,9 @@ import * as path from 'node:path';
 import { GuardConfigError } from '../errors';
 import type { ViolationEvent } from '../report/event';
 import { EVENT_FILE, UNFINISHED_EVENT_FILE } from '../report/files';
-import { githubAnnotation, githubUnreadable } from '../report/plain-report';
+import { ciFormatText } from '../report/ci-formats';
 import { reportText } from '../report/render';
-import { sarifText } from '../report/sarif-input';
-import { eventSites } from '../report/sites';
-import { repoRoot, SourcePaths, type RunPlace } from '../report/source-paths';
+import type { RunPlace } from '../report/source-paths';
 import { readReportDir, readRunInfo, type RunReport } from '../run/report-dir';
 import { formatSummary, formatUnreadable } from '../run/summary';
 import { verdictOf } from '../run/verdict';
@@ -129,16 +127,11 @@ export function mateReport(args: readonly string[]): number {
     const run = runPlace(r.dir);
     return r.violations.map((event) => ({ event, run }));
   });
-  const paths = new SourcePaths(repoRoot(process.cwd()));
   if (format === 'sarif') {
-    process.stdout.write(sarifText({ events, unreadable, paths }) + '\n');
+    process.stdout.write(ciFormatText('sarif', { events, unreadable }) + '\n');
     process.stderr.write(closing);
   } else if (format === 'github') {
-    let out = '';
-    // At its access site (JS-only stacks: the test's file); a file that could not be read gets one without a place.
-    for (const { event, run } of events) if (!event.suppressed) out += githubAnnotation(event, eventSites(event, paths, run).primary);
-    for (const u of unreadable) if (u.holds === 'report') out += githubUnreadable(u.file, u.why);
-    process.stdout.write(out + closing);
+    process.stdout.write(ciFormatText('github', { events, unreadable }) + closing);
   } else {
     let text = '';
     for (const { event } of events) if (!event.suppressed) text += reportText(event);

@@ -14,12 +14,10 @@ import type { NativeBinding, NativeStats } from './native';
 
 /**
  * Process-level paths guard-run gives non-Node children (not settings:
- * those travel in the handoff): the plain library, and the node binary
- * that runs the report printer.
+ * those travel in the handoff): the plain library.
  */
 export const DEVICE_PROCESS_ENV = {
   library: 'MATE_GUARD_CUDA_LIBRARY',
-  node: 'MATE_GUARD_NODE',
 } as const;
 
 const packageRoot = path.resolve(__dirname, '..', '..');
@@ -73,7 +71,6 @@ export function withDeviceStats(native: NativeBinding, host: NativeStats): Nativ
 export function deviceChildEnv(env: NodeJS.ProcessEnv): void {
   const lib = cudaLibraryPath();
   if (lib) env[DEVICE_PROCESS_ENV.library] = lib;
-  env[DEVICE_PROCESS_ENV.node] = process.execPath;
   const python = path.join(packageRoot, 'python');
   env.PYTHONPATH = env.PYTHONPATH ? `${python}${path.delimiter}${env.PYTHONPATH}` : python;
 }

@@ -1,6 +1,5 @@
 // The install contract: installGuardAllocator and the calls that go with it.
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { isMainThread } from 'node:worker_threads';
 
 import type * as Render from '../report/render';
@@ -43,7 +42,7 @@ interface Active {
 
 let active: Active | undefined;
 // A run's suppressions (installFromSettings): violations they match are marked, not failed.
-let suppressions: readonly Suppressions.SuppressionRule[] = [];
+let suppressions: Suppressions.SuppressionRules | undefined;
 
 // The formatter, symbolizer and suppression matcher load with the first
 // violation (or a run's suppressions), not at install: a clean process
@@ -85,8 +84,6 @@ function installResolved(config: ResolvedGuardConfig): void {
   // First: when the device can't be guarded, nothing is installed.
   if (config.device === 'cuda') installDeviceGuard(native, config, nativeOptionsOf(config));
   native.configure(nativeOptionsOf(config), config.reportDir, {
-    node: process.execPath,
-    script: path.join(__dirname, '..', 'cli', 'print-report.js'),
     path: process.env.PATH ?? '',
     withEarlier: !ownedElsewhere(),
     dropDirs: defaultDropDirs(),
@@ -112,7 +109,7 @@ export function installGuardAllocator(config: GuardAllocatorConfig = {}): void {
 /** Installs from a run's resolved settings (runner workers, guard-run's children). */
 export function installFromSettings(settings: GuardSettings): void {
   installResolved(allocatorConfigOf(settings));
-  suppressions = settings.suppressions ? suppressionRules().loadSuppressions(settings.suppressions) : [];
+  suppressions = settings.suppressions ? suppressionRules().loadSuppressions(settings.suppressions) : undefined;
 }
 
 /** A run's owner other than this process will read the report directory after it (and print what it must). */

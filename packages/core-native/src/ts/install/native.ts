@@ -177,8 +177,6 @@ export interface NativeAllocation {
 
 /** Where the dying process finds the report printer (report/printer.h). */
 interface PrinterPaths {
-  node: string;
-  script: string;
   /** PATH for the printer's symbolizers. */
   path: string;
   /** No process outlives this one to show what it reported before dying: the printer shows those too. */
@@ -264,12 +262,19 @@ export interface NativeBinding {
   /** The one report formatter (report/format/): an event's JSON to its text report. */
   formatReport(
     eventJson: string,
-    options: { cwd: string; dropDirs: string[]; runtime: string; format?: 'text' | 'plain' | 'github'; site?: { path: string; line?: number; column?: number } },
+    options: { cwd: string; dropDirs: string[]; runtime: string },
   ): string;
-  /** The SARIF log from the events and what Node resolved about them (report/sarif-input.ts). */
-  sarifLog(inputJson: string, options: { cwd: string; dropDirs: string[]; runtime: string }): string;
-  /** The GitHub annotation of a report file that could not be read. */
-  githubUnreadable(file: string, why: string): string;
+  /** '' when a suppressions file's text is good, else why not (naming file:line). */
+  suppressionsProblem(text: string, file: string): string;
+  /** The first rule of a suppressions file's text matching the event, as JSON ({file, line, rule}), or ''. */
+  matchSuppression(eventJson: string, text: string, file: string): string;
+  /** The one symbolizer (report/symbolizer.h): frames (JSON) symbolized, as JSON. */
+  symbolizeFrames(framesJson: string, options?: { path?: string; timeoutMs?: number; llvmSymbolizer?: string | false; addr2line?: string | false; cache?: boolean }): string;
+  clearSymbolCache(): void;
+  /** C++ names demangled ('' where a name is none). */
+  demangleNames(names: string[]): string[];
+  /** `mate report --format sarif|github` from the merged events (report/ci-formats.ts). */
+  formatReports(inputJson: string, format: 'sarif' | 'github', options: { cwd: string; dropDirs: string[]; runtime: string }): string;
   /** '' when the event's JSON is one this version reads, else why not (the field named). */
   validateEvent(eventJson: string): string;
 }

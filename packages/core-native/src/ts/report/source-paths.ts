@@ -26,35 +26,3 @@ export interface RunPlace {
   root: string;
 }
 
-const inside = (root: string, file: string): string | undefined => {
-  const rel = path.relative(root, file);
-  return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : undefined;
-};
-
-const slashes = (p: string) => p.split(path.sep).join('/');
-
-export class SourcePaths {
-  /** `here`: the repository of the reader (mate report's working directory). */
-  constructor(readonly here: string) {}
-
-  /**
-   * `file` relative to the repository, or undefined when it lies outside
-   * it. A relative `file` is taken from the run's working directory (a
-   * test's file); absolute ones are tried under the run's root, then here.
-   */
-  relative(file: string, run?: RunPlace): string | undefined {
-    const abs = path.resolve(run?.cwd ?? this.here, file);
-    const rel = (run && inside(run.root, abs)) ?? inside(this.here, abs);
-    return rel === undefined ? undefined : slashes(rel);
-  }
-
-  /**
-   * A test's file (as the runner named it: relative to the run's working
-   * directory) relative to the repository. A run that did not record where
-   * it ran may have run elsewhere: its file must be here to be named.
-   */
-  testFile(file: string, run?: RunPlace): string | undefined {
-    const rel = this.relative(file, run);
-    return rel !== undefined && (run || fs.existsSync(path.join(this.here, rel))) ? rel : undefined;
-  }
-}

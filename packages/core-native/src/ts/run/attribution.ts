@@ -5,6 +5,7 @@
 // decided here, for every plugin.
 import type { ViolationEvent } from '../report/event';
 import { signalName } from '../report/format';
+import type * as Render from '../report/render';
 
 /**
  * Whether a fatal event is a crash of a process the runner started (a
@@ -35,7 +36,7 @@ export function crashInFile(event: ViolationEvent, file: string): boolean {
 }
 
 /** A crash's test path in parts: its file (as the path begins, project included) and its titles, the last the test's own. */
-export function crashTitles(event: ViolationEvent): { file: string | undefined; titles: string[] } {
+function crashTitles(event: ViolationEvent): { file: string | undefined; titles: string[] } {
   const t = crashTest(event);
   if (t === null) return { file: undefined, titles: [] };
   const [file, ...titles] = t.split(' > ');
@@ -50,13 +51,8 @@ export function deathCause(event: ViolationEvent): string {
   return signalName(d.signal);
 }
 
-/** The error name a plugin gives a crashed test's failure: a guard fault, or any other death. */
-export function crashErrorName(event: ViolationEvent): 'GuardFaultError' | 'ProcessDiedError' {
-  return event.death ? 'ProcessDiedError' : 'GuardFaultError';
-}
-
 /** The test title a plugin reports a crash outside any test under. */
-export function crashOutsideTestTitle(event: ViolationEvent): string {
+function crashOutsideTestTitle(event: ViolationEvent): string {
   return event.death ? '[mate-guard] process died outside any test' : '[mate-guard] guard fault outside any test';
 }
 
@@ -71,4 +67,48 @@ export function formatCrashAttribution(event: ViolationEvent, processLabel: stri
   const a = event.allocation;
   const what = a ? `allocation #${a.id} (${a.size} bytes, ${a.mode} mode)` : 'no allocation';
   return `[mate-guard] ${processLabel} ${event.pid} was killed by a guard fault: ${event.kind} on ${what} ${where}; full report above, JSON in ${event.file}\n`;
+}
+
+/** How a crash becomes a failed test, for every runner: where it is put, the error's name, and its message. */
+export interface CrashFailure {
+  /** The test path it is put on: the crashed test's, else `<file> > <outside title>`. */
+  test: string;
+  /** The test file as the path begins (a project's name included); undefined when no test is known. */
+  file: string | undefined;
+  /** The suites around it, outermost first. */
+  suites: string[];
+  /** The test's own title, or the outside-any-test title. */
+  title: string;
+  /** The error's name: a guard fault, or any other death. */
+  name: 'GuardFaultError' | 'ProcessDiedError';
+  /** The report first (JUnit and other reporters show a failure's first lines), then the attribution line and what did not run. */
+  message: string;
+  /** The one `[mate-guard]` line the run's owner prints for it. */
+  line: string;
+}
+
+/**
+ * The failure a runner reports for a crash (the one message builder
+ * around the one attribution decision, crashTest): `label` names the dead
+ * process (`Jest worker`), `rest` the file whose remaining tests did not
+ * run, as the runner names it (default: the crashed test's file), `died`
+ * what died (`worker`, `process`).
+ */
+export function crashFailure(event: ViolationEvent, label: string, rest?: string, died = 'worker'): CrashFailure {
+  const { file, titles } = crashTitles(event);
+  const where = rest ?? file ?? '(unknown file)';
+  const own = titles.pop();
+  const title = own ?? crashOutsideTestTitle(event);
+  const line = formatCrashAttribution(event, label).trimEnd();
+  // The renderer loads with the first report, not with the runner (install.ts says why).
+  const { reportText } = require('../report/render') as typeof Render;
+  return {
+    test: crashTest(event) ?? `${where} > ${title}`,
+    file,
+    suites: titles,
+    title,
+    name: event.death ? 'ProcessDiedError' : 'GuardFaultError',
+    message: `${reportText(event)}${line}\nThe ${died} died, so the rest of ${where} did not run.`,
+    line,
+  };
 }

@@ -4,6 +4,7 @@
 // and at the end reads the directory once, names crashed processes' tests,
 // and gives the closing text with the verdict (verdict.ts: one rule).
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 
 import { reportText } from '../report/render';
 import type { ViolationEvent } from '../report/event';
@@ -17,7 +18,7 @@ import { loadNative } from '../install/native';
 import { formatCrashAttribution, workerCrash } from './attribution';
 import { earlierReportsText } from './earlier';
 import { closeReportDir, type ProcessGuardStats } from './process-stats';
-import { writeRunRecord } from './record';
+import { RECORD_FILE, recordProjectSettings, writeRunRecord } from './record';
 import { createReportDir, readReportDir, writeRunInfo, type RunReport } from './report-dir';
 import { formatNothingGuarded, formatSummary, formatUnreadable } from './summary';
 import { verdictOf, type Verdict } from './verdict';
@@ -144,6 +145,15 @@ export class GuardedRun {
   }
 
   /**
+   * Each project's settings, kept in the run's record for `mate replay`
+   * once the runner knows its projects (none kept where none differs from
+   * the run's; a rerun keeps no record).
+   */
+  recordProjects(projects: Record<string, GuardSettings>): void {
+    if (fs.existsSync(path.join(this.dir, RECORD_FILE))) recordProjectSettings(this.dir, projects);
+  }
+
+  /**
    * A launcher whose runner ends every round itself (watch mode): the
    * settings go to the runner without an owner, and the runner's main
    * process owns the run (runOwnership).
@@ -175,7 +185,7 @@ export class GuardedRun {
    */
   private markSuppressed(events: ViolationEvent[]): void {
     if (!this.settings.suppressions) return;
-    let rules;
+    let rules: ReturnType<typeof loadSuppressions>;
     try {
       rules = loadSuppressions(this.settings.suppressions);
     } catch {

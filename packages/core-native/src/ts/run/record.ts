@@ -1,7 +1,8 @@
 // What a run ran, kept in its report directory (`replay.json`) for `mate
 // replay <dir>`: the command line of the process that started the run
 // (its Node options too), its working directory, the runner and the
-// settings it handed its processes. The failing tests are the directory's
+// settings it handed its processes (and each project's own, where projects
+// guard with settings of their own). The failing tests are the directory's
 // violation events themselves.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -9,8 +10,8 @@ import * as path from 'node:path';
 import { GuardConfigError } from '../errors';
 import { visible } from '../text/escape';
 import type { Handoff } from '../settings/handoff';
-import type { GuardSettings, SettingKey } from '../settings/table';
-import { writeNewFile } from './private-files';
+import { SETTINGS, type GuardSettings, type SettingKey, type SettingRow } from '../settings/table';
+import { writeNewFile, writeWholeFile } from './private-files';
 
 export const RECORD_FILE = 'replay.json';
 const VERSION = 1;
@@ -27,7 +28,12 @@ export interface RunRecord {
   argv: string[];
   settings: GuardSettings;
   explicit: SettingKey[];
+  /** Each project's settings, by project name, where a project's own plugin options made them differ from `settings` (Vitest projects). */
+  projects?: Record<string, GuardSettings>;
 }
+
+/** The variable `mate replay` hands each project's recorded settings over in (JSON: name -> settings); read by the runner's plugin, ranking above the project's own options. */
+export const PROJECT_SETTINGS_ENV = 'MATE_GUARD_PROJECT_SETTINGS';
 
 /** Written once by the process that starts a run (GuardedRun.start). */
 export function writeRunRecord(dir: string, runner: string, handoff: Pick<Handoff, 'settings' | 'explicit'>): void {
@@ -42,6 +48,40 @@ export function writeRunRecord(dir: string, runner: string, handoff: Pick<Handof
     explicit: handoff.explicit,
   };
   writeNewFile(path.join(dir, RECORD_FILE), JSON.stringify(record, null, 2) + '\n');
+}
+
+/**
+ * Adds each project's settings to the run's record, once the runner knows
+ * its projects (after the record was written: the run starts before the
+ * last project is configured). Nothing is added where no project differs.
+ */
+export function recordProjectSettings(dir: string, projects: Record<string, GuardSettings>): void {
+  const file = path.join(dir, RECORD_FILE);
+  const record = JSON.parse(fs.readFileSync(file, 'utf8')) as RunRecord;
+  const run = record.settings as unknown as Record<string, unknown>;
+  const same = (s: GuardSettings) => Object.entries(s).every(([k, v]) => k === 'reportDir' || JSON.stringify(v) === JSON.stringify(run[k]));
+  if (Object.values(projects).every(same)) return;
+  writeWholeFile(file, JSON.stringify({ ...record, projects }, null, 2) + '\n');
+}
+
+/** The settings `mate replay` handed over for `project` (PROJECT_SETTINGS_ENV), each parsed by its row; undefined when none are. */
+export function replayedProjectSettings(project: string, env: NodeJS.ProcessEnv = process.env): GuardSettings | undefined {
+  const raw = env[PROJECT_SETTINGS_ENV];
+  if (!raw) return undefined;
+  let all: unknown;
+  try {
+    all = JSON.parse(raw);
+  } catch {
+    throw new GuardConfigError(`${PROJECT_SETTINGS_ENV} is internal to mate replay and holds ${JSON.stringify(raw)}: not JSON`);
+  }
+  const given = (all as Record<string, unknown> | null)?.[project];
+  if (typeof given !== 'object' || given === null || !Object.prototype.hasOwnProperty.call(all, project)) return undefined;
+  const out: Record<string, unknown> = {};
+  for (const row of SETTINGS as readonly SettingRow[]) {
+    const v = (given as Record<string, unknown>)[row.key];
+    out[row.key] = v === undefined || v === null ? row.default : row.value.parse(v, `${PROJECT_SETTINGS_ENV} ${project} ${row.key}`);
+  }
+  return out as GuardSettings;
 }
 
 const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((s) => typeof s === 'string');
@@ -70,6 +110,10 @@ export function readRunRecord(dir: string): { dir: string; record: RunRecord } {
   if (raw.tool !== 'mate-guard' || raw.version !== VERSION || typeof raw.runner !== 'string' || typeof raw.cwd !== 'string'
     || !isStrings(raw.execArgv) || !isStrings(raw.argv) || typeof raw.settings !== 'object' || raw.settings === null) {
     throw new GuardConfigError(`${file} is not a version ${VERSION} run record (written by a different mate-guard?)`);
+  }
+  const projects = raw.projects;
+  if (projects !== undefined && (typeof projects !== 'object' || projects === null || Array.isArray(projects) || Object.values(projects).some((s) => typeof s !== 'object' || s === null))) {
+    throw new GuardConfigError(`${file}: projects is not an object of each project's settings`);
   }
   return { dir: runDir, record: { ...raw, explicit: isStrings(raw.explicit) ? raw.explicit as SettingKey[] : [] } as RunRecord };
 }

@@ -6,36 +6,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-import type { RunnerName } from '../settings/table';
-
-interface Program {
-  /** The package that installs it. */
-  pkg: string;
-  /** Its bin name in that package. */
-  bin: string;
-  /** Other scripts of the package a run can start in (mocha's bin forks lib/cli/cli.js for node flags). */
-  also?: RegExp;
-}
-
-/** What each replayable runner's record may name as its script. */
-const PROGRAMS: Record<RunnerName, readonly Program[]> = {
-  vitest: [{ pkg: '@mate-guard/vitest', bin: 'mate-vitest' }, { pkg: 'vitest', bin: 'vitest' }],
-  jest: [{ pkg: '@mate-guard/jest-env', bin: 'mate-jest' }, { pkg: 'jest', bin: 'jest' }],
-  mocha: [{ pkg: '@mate-guard/mocha', bin: 'mate-mocha' }, { pkg: 'mocha', bin: 'mocha', also: /(^|[\\/])(_mocha|mocha[\\/]lib[\\/]cli[\\/]cli\.js)$/ }],
-  'node-test': [{ pkg: '@mate-guard/node-test', bin: 'mate-node-test' }],
-};
-
-/** The runners replay knows the entry points of. */
-export const isRunner = (runner: string): runner is RunnerName => Object.hasOwn(PROGRAMS, runner);
-export const REPLAY_RUNNERS = Object.keys(PROGRAMS) as RunnerName[];
-
-/** The runner's own package (its mate-* CLI, its test selection). */
-export const runnerPackage = (runner: RunnerName): string => PROGRAMS[runner][0].pkg;
+import type { RunnerAdapter, RunnerProgram } from './runner-adapter';
 
 /** The program `script` (as recorded) is, by its file name: `mocha`, `.bin/mocha`, `mocha/bin/mocha.js`, `mate-mocha.js`. */
-function programOf(runner: RunnerName, script: string): Program | undefined {
+function programOf(programs: readonly RunnerProgram[], script: string): RunnerProgram | undefined {
   const name = path.basename(script).replace(/\.(c|m)?js$/, '');
-  return PROGRAMS[runner]?.find((p) => p.bin === name || p.also?.test(script));
+  return programs.find((p) => p.bin === name || p.also?.test(script));
 }
 
 /**
@@ -52,7 +28,7 @@ export function packageDir(pkg: string, from: string, stop?: string): string | u
 }
 
 /** The file of `program`'s bin in the package installed at `dir`. */
-function binFile(dir: string, program: Program): string | undefined {
+function binFile(dir: string, program: RunnerProgram): string | undefined {
   try {
     const { bin } = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { bin?: string | Record<string, string> };
     const rel = typeof bin === 'string' ? bin : bin?.[program.bin];
@@ -81,10 +57,10 @@ export type LocalEntry =
   /** The program is not installed here. */
   | { missing: string };
 
-/** The local entry point of the program the record's `script` started, resolved from `cwd` up to the checkout `root`. */
-export function localEntry(runner: RunnerName, script: string, cwd: string, root: string): LocalEntry {
-  const program = programOf(runner, script);
-  if (!program) return { unknown: `${runner}'s entry point is ${(PROGRAMS[runner] ?? []).map((p) => p.bin).join(' or ')}` };
+/** The local entry point of the program the record's `script` started (one of the runner adapter's programs), resolved from `cwd` up to the checkout `root`. */
+export function localEntry(adapter: RunnerAdapter, script: string, cwd: string, root: string): LocalEntry {
+  const program = programOf(adapter.programs, script);
+  if (!program) return { unknown: `${adapter.runner}'s entry point is ${adapter.programs.map((p) => p.bin).join(' or ')}` };
   // A mate-* CLI may come with this mate rather than the project (npx): this mate's own install, never a folder above the checkout.
   const from: [string, string][] = program.pkg.startsWith('@mate-guard/') ? [[cwd, root], [__dirname, ownInstall()]] : [[cwd, root]];
   for (const [f, stop] of from) {

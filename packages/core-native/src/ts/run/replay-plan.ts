@@ -20,8 +20,8 @@ import { show } from '../settings/values';
 import type { RunRecord } from './record';
 import { localEntry } from './replay-entry';
 import { NODE_ARGS, withoutWatchAndShards } from './runner-args';
-import type { RunnerSelection } from './selection';
-import { NODE_OPTIONS, NODE_TEST_OPTIONS } from './node-options';
+import type { RunnerAdapter } from './runner-adapter';
+import { NODE_OPTIONS } from './node-options';
 import { assemble, judgeArgs, placeOf, shellWord, type Judged, type TrustContext } from './replay-trust';
 import type { RunnerOptions } from './runner-options';
 import { PROJECT_PREFIX } from '../report/test-path';
@@ -106,9 +106,9 @@ export interface ReplayCommand {
  * recorded Node options and arguments replay trusts (replay-trust.ts)
  * without guard flags or watch mode, narrowed to the target's files (those
  * inside the directory) and tests the way the runner selects them (its
- * package's `selection`, loadSelection). `file` names the record in errors.
+ * package's adapter, run/runner-adapter.ts). `file` names the record in errors.
  */
-export function runnerCommand(record: RunRecord & { runner: RunnerName }, selection: RunnerSelection, ctx: TrustContext, target: ReplayTarget, file: string): ReplayCommand {
+export function runnerCommand(record: RunRecord & { runner: RunnerName }, selection: RunnerAdapter, ctx: TrustContext, target: ReplayTarget, file: string): ReplayCommand {
   const rebase = rebaser(record.cwd, ctx.cwd);
   // Narrowed, a shard would hold other files, or none; a replay never watches.
   const narrow = !target.whole && target.files.length > 0;
@@ -120,13 +120,14 @@ export function runnerCommand(record: RunRecord & { runner: RunnerName }, select
     return j;
   };
   const node = judge(withoutWatchAndShards(NODE_ARGS, record.execArgv.map(rebase), !narrow), NODE_OPTIONS);
-  // `node --test --require @mate-guard/node-test files...`: the arguments are all test files.
-  const plainNodeTest = record.runner === 'node-test' && record.execArgv.includes('--test');
+  // A run node itself started (`node --test --require @mate-guard/node-test files...`, the adapter's nodeEntry): its arguments are node's.
+  const nodeEntry = selection.nodeEntry;
+  const startedByNode = nodeEntry !== undefined && record.execArgv.includes(nodeEntry.flag);
   const head = assemble(node, NODE_OPTIONS);
-  if (!plainNodeTest) {
+  if (!startedByNode) {
     const script = record.argv[0];
     if (script === undefined) throw new GuardConfigError(`replay: ${file} names no script that started the run`);
-    const entry = localEntry(record.runner, script, ctx.cwd, ctx.root);
+    const entry = localEntry(selection, script, ctx.cwd, ctx.root);
     if ('script' in entry) head.push(entry.script);
     else if ('unknown' in entry && ctx.trust && placeOf(rebase(script), ctx) === undefined) {
       // Trusted, a script of the checkout's own runs as recorded; one from elsewhere never does.
@@ -139,8 +140,8 @@ export function runnerCommand(record: RunRecord & { runner: RunnerName }, select
     } else throw new GuardConfigError(`replay: ${file} is a ${record.runner} run, and ${entry.missing}`);
   }
   // The runner's own description of its options (its package's runner/options), or node's for a plain node --test.
-  const surface: RunnerOptions = plainNodeTest ? NODE_TEST_OPTIONS : selection.options;
-  const given = withoutWatchAndShards(selection.args, withoutGuardFlags((plainNodeTest ? record.argv : record.argv.slice(1)).map(rebase)), !narrow);
+  const surface: RunnerOptions = startedByNode ? nodeEntry.options : selection.options;
+  const given = withoutWatchAndShards(selection.args, withoutGuardFlags((startedByNode ? record.argv : record.argv.slice(1)).map(rebase)), !narrow);
   const end = given.indexOf('--');
   const args = judge(end < 0 ? given : given.slice(0, end), surface);
   const after = end < 0 ? undefined : judge(given.slice(end + 1), surface);

@@ -133,25 +133,44 @@ export function artifactTree(reportDir: string, root: string): string {
 }
 
 /**
- * How replay judges a record replayed from `here` (the checkout): the
- * working directory is the recorded one where that is, after links, a
- * directory of the checkout (its own, not the artifact's, not inside
- * node_modules), else the checkout itself; `note` says why it is not the
- * recorded one.
+ * The checkout replay runs in, from the directory it was started in: the
+ * git work tree holding it (its nearest folder with a `.git`), so a replay
+ * started in a subfolder runs as one started at the top; without git,
+ * `here` itself. Found on this machine's disk, never taken from a record.
+ */
+export function checkoutOf(here: string): string {
+  for (let dir = path.resolve(here); ; dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, '.git'))) return dir;
+    if (path.dirname(dir) === dir) return path.resolve(here);
+  }
+}
+
+/**
+ * How replay judges a record replayed from `here` (the checkout, or a
+ * folder of it: checkoutOf): the working directory is the recorded one
+ * where that is, after links, a directory of the checkout (its own, not the
+ * artifact's, not inside node_modules), else the checkout itself; `note`
+ * says why it is not the recorded one. A recorded directory above `here`
+ * outside any git work tree is no checkout replay can vouch for: it says to
+ * start from there.
  */
 export function trustContext(recorded: string, here: string, reportDir: string, trust: boolean): TrustContext & { note?: string } {
-  const root = realOf(path.resolve(here));
+  const top = checkoutOf(here);
+  const root = realOf(top);
   const artifact = artifactTree(reportDir, root);
-  if (inside(artifact, root) || inside(realOf(path.resolve(reportDir)), root)) {
+  if (inside(artifact, root) || inside(realOf(path.resolve(reportDir)), root) || inside(artifact, realOf(path.resolve(here)))) {
     throw new GuardConfigError(`replay: run it from the project's checkout, not from inside the report directory ${reportDir}`);
   }
   const ctx = { root, reportDir: path.resolve(reportDir), artifact, trust };
   if (!path.isAbsolute(recorded) || !fs.statSync(recorded, { throwIfNoEntry: false })?.isDirectory()) {
-    return { ...ctx, cwd: here, note: `recorded in ${recorded}, which is not here: replaying in ${here}` };
+    return { ...ctx, cwd: top, note: `recorded in ${recorded}, which is not here: replaying in ${top}` };
   }
   const real = realOf(recorded);
-  if (inside(root, real) && !inside(artifact, real) && !path.relative(root, real).split(path.sep).includes('node_modules')) return { ...ctx, cwd: real === root ? here : real };
-  return { ...ctx, cwd: here, note: `recorded in ${recorded}, which is not in ${here}: replaying here` };
+  if (inside(root, real) && !inside(artifact, real) && !path.relative(root, real).split(path.sep).includes('node_modules')) return { ...ctx, cwd: real === root ? top : real };
+  if (inside(real, root) && !fs.existsSync(path.join(top, '.git'))) {
+    throw new GuardConfigError(`replay: the run was made in ${recorded}, above ${top}, which is no git checkout: run mate replay from ${recorded}`);
+  }
+  return { ...ctx, cwd: top, note: `recorded in ${recorded}, which is not in ${top}: replaying here` };
 }
 
 const MAGIC = /[*?[\]{}]|[!+@]\(/;
@@ -365,6 +384,19 @@ function splitInline(arg: string): [string, string | undefined] {
   return arg.startsWith('--') && eq > 2 ? [arg.slice(0, eq), arg.slice(eq + 1)] : [arg, undefined];
 }
 
+/**
+ * An argument as `surface` reads it: `--name=value`, and `-w=2` where the
+ * runner's own parser (yargs, cac) reads a short option's inline value and
+ * its description lists that option; node reads `-r=x` as no option at all.
+ */
+function splitFor(arg: string, surface: Surface): [string, string | undefined] {
+  const eq = arg.indexOf('=');
+  if (!surface.readsNode || surface.fallback) {
+    if (/^-[A-Za-z]=/.test(arg) && surface.options.has(keyOf(arg.slice(0, eq)))) return [arg.slice(0, eq), arg.slice(eq + 1)];
+  }
+  return splitInline(arg);
+}
+
 function lookup(table: Options, name: string): Rule | undefined {
   const key = keyOf(name);
   const hit = table.get(key) ?? (key.includes('.') ? table.get(`${key.slice(0, key.indexOf('.'))}.*`) : undefined);
@@ -411,7 +443,7 @@ export function judgeArgs(args: readonly string[], desc: RunnerOptions, ctx: Tru
       }
       continue;
     }
-    const [name, inline] = splitInline(arg);
+    const [name, inline] = splitFor(arg, surface);
     const rule = lookup(surface.options, name) ?? (surface.fallback && lookup(surface.fallback, name));
     // The value: inline, else the next argument unless it is an option (which a runner would read as one).
     let value = inline;
@@ -449,7 +481,7 @@ export function splitArgs(args: readonly string[], desc: RunnerOptions): Pick<Ju
       out.positionals.push(arg);
       continue;
     }
-    const [name, inline] = splitInline(arg);
+    const [name, inline] = splitFor(arg, surface);
     const rule = lookup(surface.options, name) ?? (surface.fallback && lookup(surface.fallback, name));
     const tokens = [arg];
     if (inline === undefined && takesValue(rule) && i + 1 < args.length && !args[i + 1].startsWith('-')) tokens.push(args[++i]);

@@ -1,16 +1,10 @@
-// How a runner selects tests: each runner package says it (its
-// `@mate-guard/<runner>/selection` export), for its own canary reruns and
-// for `mate replay`, which finds it by the record's runner; core keeps no
-// list of runners' arguments. Core holds what is shared: the interface,
+// How a runner selects tests: each runner package says it (its adapter,
+// run/runner-adapter.ts), for its own canary reruns and for `mate replay`,
+// which finds it by the record's runner; core keeps no list of runners'
+// arguments. Core holds what is shared: the interface,
 // the name pattern, and node's own options.
-import { pathToFileURL } from 'node:url';
-import * as path from 'node:path';
-import * as fs from 'node:fs';
-
-import { GuardConfigError } from '../errors';
 import { PROJECT_PREFIX } from '../report/test-path';
 import type { RunnerName } from '../settings/table';
-import { ownInstall, packageDir, runnerPackage } from './replay-entry';
 import { splitArgs } from './replay-trust';
 import type { RunnerOptions } from './runner-options';
 import { withoutWatchAndShards } from './runner-args';
@@ -79,36 +73,4 @@ export function testNamePattern(tests: readonly string[], name: (titles: string[
 /** The projects the tests' paths name (`[b] x.test.ts > t` -> `b`), each once: a selection passes each as an option's value (`--project=b`). */
 export function testProjects(tests: readonly string[]): string[] {
   return [...new Set(tests.map((t) => PROJECT_PREFIX.exec(t)?.[1]).filter((p): p is string => p !== undefined))];
-}
-
-/** The file `pkg`'s package.json exports as `./selection`. */
-function selectionFile(dir: string): string | undefined {
-  try {
-    const { exports } = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { exports?: Record<string, unknown> };
-    const entry = exports?.['./selection'];
-    const rel = typeof entry === 'string' ? entry : (entry as { default?: unknown } | undefined)?.default;
-    return typeof rel === 'string' ? path.join(dir, rel) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * The runner's selection for `mate replay`, from its package as installed
- * in the checkout's own node_modules (whose runner and mate-* CLI the
- * replay runs: the same trust; never a folder above the checkout), else
- * next to this mate. `before` is told the file before it is loaded.
- */
-export async function loadSelection(runner: RunnerName, cwd: string, root: string, before: (file: string) => void = () => {}): Promise<RunnerSelection> {
-  const pkg = runnerPackage(runner);
-  for (const [from, stop] of [[cwd, root], [__dirname, ownInstall()]]) {
-    const dir = packageDir(pkg, from, stop);
-    const file = dir && selectionFile(dir);
-    if (!file) continue;
-    before(file);
-    const mod = (await import(pathToFileURL(file).href)) as { selection?: RunnerSelection; default?: { selection?: RunnerSelection } };
-    const selection = mod.selection ?? mod.default?.selection;
-    if (selection?.runner === runner) return selection;
-  }
-  throw new GuardConfigError(`replay: a ${runner} run is replayed through ${pkg}, which is not installed in ${cwd} (npm install --save-dev ${pkg})`);
 }

@@ -11,33 +11,35 @@ export function flagUsage(r: SettingRow, flag: string): string {
   return r.value.placeholder === undefined ? `${flag}, --no-${flag.slice(2)}` : `${flag} ${r.value.placeholder}`;
 }
 
-export function runnerSettingsMarkdown(): string {
+/** Where a runner's config names a setting: its column in its package README's table and in the main README's combined one (its adapter's `configColumn`). */
+export interface ConfigColumn {
+  /** The package README's heading: `testEnvironmentOptions`. */
+  heading: string;
+  /** The combined table's heading, naming the runner: Jest `testEnvironmentOptions`. */
+  title: string;
+  /** The cell: the setting's name in that config, as markdown. */
+  name: (r: SettingRow) => string;
+}
+
+/**
+ * The main README's combined settings table: the common spellings, then one
+ * column per runner config (`columns`: the installed adapters' configColumn,
+ * in the order given), so a new runner's package adds its own column.
+ */
+export function runnerSettingsMarkdown(columns: readonly ConfigColumn[]): string {
   const lines = [
-    '| flag | environment (`<RUNNER>`: the runner\'s name, e.g. VITEST, NODE_TEST) | Jest `testEnvironmentOptions` | Mocha rc key | default | meaning |',
-    '|---|---|---|---|---|---|',
+    `| flag | environment (\`<RUNNER>\`: the runner's name, e.g. VITEST, NODE_TEST) | ${columns.map((c) => `${c.title} | `).join('')}default | meaning |`,
+    `|---|---|${columns.map(() => '---|').join('')}---|---|`,
   ];
   for (const r of rowsOn('runner')) {
     const flag = flagUsage(r, spell.runnerFlag(r)).split(', ').map((f) => `\`${f.replace(/\|/g, '\\|')}\``).join(', ');
-    // Run-wide settings are set before any file starts: Jest takes them as the reporter's options.
-    const jest = `\`${spell.jestOption(r)}\`${r.runWide ? ' (reporter option)' : ''}`;
-    lines.push(`| ${flag} | \`MATE_<RUNNER>_${spell.envSuffix(r)}\` | ${jest} | \`${spell.rcKey(r)}\` | \`${defaultText(r)}\` | ${r.description} |`);
+    lines.push(`| ${flag} | \`MATE_<RUNNER>_${spell.envSuffix(r)}\` | ${columns.map((c) => `${c.name(r)} | `).join('')}\`${defaultText(r)}\` | ${r.description} |`);
   }
   return lines.join('\n') + '\n';
 }
 
-/** Where each runner's config names a setting (its column in its package README), or none (node:test). */
-const CONFIG_COLUMN: Record<string, { heading: string; name: (r: SettingRow) => string } | undefined> = {
-  vitest: { heading: '`guardAlloc()` option', name: (r) => `\`${r.key}\`` },
-  jest: { heading: '`testEnvironmentOptions`', name: (r) => `\`${spell.jestOption(r)}\`${r.runWide ? ' (reporter option)' : ''}` },
-  mocha: { heading: 'rc key (`.mocharc.*`, package.json `mocha`)', name: (r) => `\`${spell.rcKey(r)}\`` },
-};
-
-/** The runners whose package README has a settings table (`mate options --runner <name>`). */
-export const DOCUMENTED_RUNNERS = ['vitest', 'jest', 'mocha', 'node-test'] as const;
-
-/** A runner package README's settings table, in that runner's spellings (`mate options --runner <name>`). */
-export function runnerPackageSettingsMarkdown(runner: RunnerName): string {
-  const config = CONFIG_COLUMN[runner];
+/** A runner package README's settings table, in that runner's spellings (`mate options --runner <name>`); `config`: the adapter's column, none for a runner with no config of its own (node:test). */
+export function runnerPackageSettingsMarkdown(runner: RunnerName, config?: ConfigColumn): string {
   const lines = [
     `| flag | environment | ${config ? `${config.heading} | ` : ''}default | meaning |`,
     `|---|---|${config ? '---|' : ''}---|---|`,
@@ -135,7 +137,7 @@ export function settingsJson(): string {
       pythonKey: snake(r.key),
       pytestFlag: spell.runnerFlag(r),
       pytestEnv: spell.env('pytest', r),
-      pytestIni: spell.rcKey(r).replace(/-/g, '_'),
+      pytestIni: `guard_${r.name.replace(/-/g, '_')}`,
     },
   }));
   const doc = {

@@ -40,25 +40,32 @@ function readRunnerEnv(runner: RunnerName, env: NodeJS.ProcessEnv = process.env)
   return out as Layer;
 }
 
-/** How a runner's options object names settings. */
-type OptionNaming = 'key' | 'jestOption' | 'rcKey';
+/**
+ * How a runner's options object names settings: said by the runner's
+ * package (its adapter's `spelling`), never by core.
+ */
+export interface OptionSpelling {
+  /** The name of `row` in the options object (`guardMode`, `guard-mode`). */
+  name: (row: SettingRow) => string;
+  /** Whether a name is spelled like ours: such a name that names no setting is a typo, refused. */
+  ours: (name: string) => boolean;
+}
 
-const optionName = (naming: OptionNaming, row: SettingRow): string =>
-  naming === 'key' ? row.key : naming === 'jestOption' ? spell.jestOption(row) : spell.rcKey(row);
+/** Settings named by their keys (`mode`), in an object that is ours alone (checkOptionNames refuses the rest). */
+export const BY_KEY: OptionSpelling = { name: (row) => row.key, ours: () => false };
 
 /**
  * The runner settings an options object sets (Vitest's guardAlloc(), Jest's
  * testEnvironmentOptions, Mocha's rc keys). Other keys are left alone: they
  * belong to the runner. `source` names the object in errors.
  */
-export function readOptions(options: Readonly<Record<string, unknown>> | undefined, naming: OptionNaming, source: string): Layer {
+export function readOptions(options: Readonly<Record<string, unknown>> | undefined, spelling: OptionSpelling, source: string): Layer {
   const rows = rowsOn('runner');
   // Keys spelled like ours (guardX, guard-x) that name no setting are typos.
-  const ours = naming === 'jestOption' ? (n: string) => /^guard[A-Z]/.test(n) : naming === 'rcKey' ? (n: string) => n.startsWith('guard-') : () => false;
-  refuseUnknown(Object.keys(options ?? {}), ours, rows.map((r) => optionName(naming, r)), `${source}: unknown option`);
+  refuseUnknown(Object.keys(options ?? {}), spelling.ours, rows.map(spelling.name), `${source}: unknown option`);
   const out: Record<string, unknown> = {};
   for (const row of rows) {
-    const name = optionName(naming, row);
+    const name = spelling.name(row);
     const value = options?.[name];
     if (value !== undefined) out[row.key] = row.value.parse(value, `${source} ${name}`);
   }
@@ -97,7 +104,8 @@ interface RunnerSources {
 
 export interface RawOptions {
   values: Readonly<Record<string, unknown>> | undefined;
-  naming: OptionNaming;
+  /** How the object names settings (the runner's adapter says). */
+  spelling: OptionSpelling;
   /** Names the object in errors: `guardAlloc() options`, `testEnvironmentOptions`. */
   source: string;
 }
@@ -108,7 +116,7 @@ export function resolveRunnerSettings(sources: RunnerSources): RunnerResolution 
   const fromEnv = readRunnerEnv(sources.runner, env);
   const flags = sources.flags ?? {};
   const o = sources.options;
-  const fromOptions = o ? readOptions(o.values, o.naming, o.source) : {};
+  const fromOptions = o ? readOptions(o.values, o.spelling, o.source) : {};
   const explicit = [...new Set([...Object.keys(fromEnv), ...Object.keys(flags)])] as SettingKey[];
   const settings = resolveLayers([fromOptions, fromEnv, flags], env);
   // Asking for a device (`--guard-device cuda`) turns guarding on, unless a

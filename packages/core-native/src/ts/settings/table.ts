@@ -1,7 +1,7 @@
 // Every setting of mate-guard, declared once. A row yields its TS type
-// (GuardSettings below), its parser, every spelling (runner flag, runner
-// environment variable, Jest option, Mocha rc key, Vitest option,
-// `mate guard-run` flag, installGuardAllocator key, process-wide
+// (GuardSettings below), its parser, the spellings every runner shares
+// (runner flag, runner environment variable, config key; a runner's own
+// config spelling is its adapter's), `mate guard-run` flag, installGuardAllocator key, process-wide
 // environment default), the native options struct (options.inc is
 // generated from the rows with `native`) and the docs (`mate options`,
 // README tables, --help).
@@ -27,12 +27,14 @@ export const KEPT_CLOSES: readonly KeptClose[] = ['auto', 'mprotect', 'markers']
 
 /** Where a setting can be given. */
 interface Surfaces {
-  /** `--guard-<name>`, `MATE_<RUNNER>_GUARD_<NAME>`, Jest `guard<Name>`, Mocha rc `guard-<name>`, Vitest option `<key>`. */
+  /** `--guard-<name>`, `MATE_<RUNNER>_GUARD_<NAME>`, and the runner's config (as its adapter spells it: Vitest `<key>`, Jest `guard<Name>`, Mocha `guard-<name>`). */
   runner?: true;
   /** `mate guard-run --<name>`. */
   guardRun?: true;
   /** `installGuardAllocator({ <key> })`. */
   api?: true;
+  /** `mate replay --<name>` (or `--guard-<name>`): what a replay may change of the recorded settings. */
+  replay?: true;
   /**
    * The Python package (host and device guard): pytest `--guard-<name>`,
    * `MATE_PYTEST_GUARD_<NAME>`, ini `guard_<name>`, and (but `alloc`)
@@ -92,7 +94,7 @@ export const SETTINGS = [
   row({
     key: 'mode', name: 'mode', value: choiceValue(GUARD_MODES, 'guard mode'), default: 'tail' as GuardMode,
     description: 'tail: guard page right after the end (overruns fault), canary before the start. head: guard page right before the start (underruns fault), canary after the end.',
-    surfaces: { runner: true, guardRun: true, api: true, python: true },
+    surfaces: { runner: true, guardRun: true, api: true, python: true, replay: true },
     native: { field: 'mode', ctype: 'Mode' },
   }),
   row({
@@ -104,7 +106,7 @@ export const SETTINGS = [
   row({
     key: 'alignment', name: 'alignment', value: integerValue(1, 4096, true), default: 16,
     description: 'Alignment of the pointer. In tail mode the gap between the end and the guard page (< alignment bytes) is canary too; 1 is byte-exact.',
-    surfaces: { runner: true, guardRun: true, api: true, python: true },
+    surfaces: { runner: true, guardRun: true, api: true, python: true, replay: true },
     native: { field: 'alignment', ctype: 'uint32_t' },
   }),
   row({
@@ -215,14 +217,14 @@ export const SETTINGS = [
   row({
     key: 'launchBlocking', name: 'launch-blocking', value: booleanValue, default: false,
     description: 'CUDA: synchronize after every kernel launch, so an illegal address names exactly the launch that faulted (slower). The cross-stream check still judges the program\'s own ordering.',
-    surfaces: { runner: true, guardRun: true, api: true, python: true },
+    surfaces: { runner: true, guardRun: true, api: true, python: true, replay: true },
     native: { field: 'launch_blocking', ctype: 'bool' },
   }),
   row({
     key: 'dumpInputs', name: 'dump-inputs', value: textValue('kernel glob') as ValueKind<string | undefined>,
     default: undefined as string | undefined, defaultText: 'unset',
     description: "CUDA: before each launch of a kernel whose name matches the glob (`'*FillInclusive*'`: the name as the driver has it, or demangled as reports show it), save the guarded allocations its pointer arguments point into, as the GPU has them then, to `inputs/` in the run's report directory, with an index (`inputs/index-<pid>.jsonl`: kernel, launch number, call site, test, argument, allocation, file); an illegal-address report lists the saved inputs of its suspect launches. Bounded: the first 16 MiB of each allocation (a larger one is saved truncated, marked so), at most 1 GiB per process (later launches are listed in the index as not saved). Needs launch tracking.",
-    surfaces: { runner: true, guardRun: true, api: true, python: true },
+    surfaces: { runner: true, guardRun: true, api: true, python: true, replay: true },
     native: { field: 'dump_inputs', ctype: 'std::string' },
   }),
   row({
@@ -276,16 +278,12 @@ export function defaultSettings(env: NodeJS.ProcessEnv = process.env): GuardSett
   return out as GuardSettings;
 }
 
-// The spellings of a row, derived from its name.
-const pascal = (name: string) => name.replace(/(^|-)([a-z])/g, (_, __, c: string) => c.toUpperCase());
+// The spellings of a row every runner shares, derived from its name; how a
+// runner's own config spells a setting is its adapter's (`spelling`).
 
 export const spell = {
   /** `--guard-mode` */
   runnerFlag: (r: SettingRow) => `--guard-${r.name}`,
-  /** `guard-mode` */
-  rcKey: (r: SettingRow) => `guard-${r.name}`,
-  /** `guardMode` */
-  jestOption: (r: SettingRow) => `guard${pascal(r.name)}`,
   /** `GUARD_MODE`, after `MATE_<RUNNER>_` */
   envSuffix: (r: SettingRow) => `GUARD_${r.name.toUpperCase().replace(/-/g, '_')}`,
   /** `MATE_VITEST_`, `MATE_NODE_TEST_`: a runner's prefix of its environment variables. */

@@ -52,7 +52,7 @@ export interface SymbolizeOptions {
   /** Where tools are looked up (default: process.env.PATH). */
   path?: string;
   /** Skip or pin a tool: a path to use it from there, false to never use it. */
-  tools?: { llvmSymbolizer?: string | false; addr2line?: string | false; cxxfilt?: string | false };
+  tools?: { llvmSymbolizer?: string | false; addr2line?: string | false };
   /** Reuse and fill the per-process cache (default true). */
   cache?: boolean;
 }

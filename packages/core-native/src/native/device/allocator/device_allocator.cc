@@ -144,9 +144,23 @@ CUresult DeviceAllocator::Allocate(size_t size, CUstream stream, uint32_t stack_
   uint64_t max_data = (1ull << 31);
   if (size / granule_ >= max_data) return Fallback(size, "the allocation is larger than a guarded range can be", out);
   uint32_t n = DataGranulesFor(size);
+  uint32_t idx = TakeReady(n, t0);
+  if (idx == 0) {
+    CUresult r = RangeOnDemand(n, size, stream, &idx, out);
+    if (idx == 0) return r;  // unguarded (a plain allocation in *out) or out of memory
+  }
+  Slot* s = SlotOf(idx);
+  BeginLife(s, size, n, stack_id, stream, t0);
+  *out = s->rec.user;
+  *guarded = true;
+  return cuda::kSuccess;
+}
+
+uint32_t DeviceAllocator::TakeReady(uint32_t n, uint64_t now) {
+  if (n == 0 || n > kMaxPreparedGranules) return 0;
   uint32_t idx = 0;
   bool wake = false;
-  if (n > 0 && n <= kMaxPreparedGranules) {
+  {
     std::lock_guard<std::mutex> lock(mu_);
     ClassState& c = classes_[n];
     uint32_t cap = static_cast<uint32_t>(std::clamp<uint64_t>(
@@ -156,41 +170,45 @@ CUresult DeviceAllocator::Allocate(size_t size, CUstream stream, uint32_t stack_
       c.ready.pop_front();
       ready_bytes_ -= n * granule_;
       stats_.ready_hits++;
-      if (c.ready.empty() && c.preparing > 0) c.starved_ns = t0;
+      if (c.ready.empty() && c.preparing > 0) c.starved_ns = now;
     } else {
       // A miss: keep more of this size ready from now on. Not the first
       // request of a size: the background thread is falling behind.
-      if (c.target > 0) c.starved_ns = t0;
+      if (c.target > 0) c.starved_ns = now;
       c.target = std::min<uint32_t>(c.target ? c.target * 2 : 4, cap);
       stats_.ready_misses++;
     }
     wake = c.ready.size() + c.preparing < c.target;
   }
   if (wake) wake_.notify_one();
+  return idx;
+}
+
+CUresult DeviceAllocator::RangeOnDemand(uint32_t n, size_t size, CUstream stream, uint32_t* idx, CUdeviceptr* out) {
   const char* reason = nullptr;
-  if (idx == 0) {
-    if (n == 0) {
-      std::lock_guard<std::mutex> lock(mu_);
-      idx = AcquireRange(0);  // zero bytes: a bare guard, no memory
-      if (idx == 0) reason = "the guarded GPU address space is full";
-    } else {
-      CUresult r = cuda::kSuccess;
-      idx = PrepareInline(n, size, stream, &reason, &r);
-      uint64_t given = 0;
-      if (idx == 0 && r == cuda::kErrorOutOfMemory) {
-        // Short of memory: give back what the guard keeps for later, retry once.
-        given = GiveBack();
-        idx = PrepareInline(n, size, stream, &reason, &r);
-      }
-      if (idx == 0 && r == cuda::kErrorOutOfMemory) {
-        // A plain allocation needs no rounding: it may still fit (counted as unguarded).
-        CUresult f = Fallback(size, reason, out);
-        return f == cuda::kErrorOutOfMemory ? OutOfMemory(size, given) : f;
-      }
+  if (n == 0) {
+    std::lock_guard<std::mutex> lock(mu_);
+    *idx = AcquireRange(0);  // zero bytes: a bare guard, no memory
+    if (*idx == 0) reason = "the guarded GPU address space is full";
+  } else {
+    CUresult r = cuda::kSuccess;
+    *idx = PrepareInline(n, size, stream, &reason, &r);
+    uint64_t given = 0;
+    if (*idx == 0 && r == cuda::kErrorOutOfMemory) {
+      // Short of memory: give back what the guard keeps for later, retry once.
+      given = GiveBack();
+      *idx = PrepareInline(n, size, stream, &reason, &r);
     }
-    if (idx == 0) return Fallback(size, reason, out);
+    if (*idx == 0 && r == cuda::kErrorOutOfMemory) {
+      // A plain allocation needs no rounding: it may still fit (counted as unguarded).
+      CUresult f = Fallback(size, reason, out);
+      return f == cuda::kErrorOutOfMemory ? OutOfMemory(size, given) : f;
+    }
   }
-  Slot* s = SlotOf(idx);
+  return *idx == 0 ? Fallback(size, reason, out) : cuda::kSuccess;
+}
+
+void DeviceAllocator::BeginLife(Slot* s, size_t size, uint32_t n, uint32_t stack_id, CUstream stream, uint64_t t0) {
   PlaceUser(s, size);
   if (s->filled != kFilledWhole && s->filled != size + 1 && size != 0) {
     // A recycled range last used at another size: fill this size's windows,
@@ -226,9 +244,6 @@ CUresult DeviceAllocator::Allocate(size_t size, CUstream stream, uint32_t stack_
   }
   if (config_.settings.log_allocations)
     LogAlloc(r.alloc_id, r.user, size, static_cast<uint64_t>(s->total_granules) * granule_, r.mode, "cuda", r.alloc_test);
-  *out = r.user;
-  *guarded = true;
-  return cuda::kSuccess;
 }
 
 bool DeviceAllocator::FindArg(CUdeviceptr ptr, ArgRef* out) {
@@ -368,6 +383,7 @@ void DeviceAllocator::Shutdown() {
   {
     InContext in_ctx(drv_, ctx_);
     if (!__atomic_load_n(&broken_, __ATOMIC_ACQUIRE)) {
+      std::lock_guard<std::mutex> pass(pass_mu_);  // a test's end check still running on another thread
       ProcessPending(true);  // damage found late is still reported
       CUresult r = drv_->cuCtxSynchronize();
       if (cuda::IsSticky(r)) NoteBroken(r, "the check at exit");

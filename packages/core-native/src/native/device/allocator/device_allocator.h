@@ -159,6 +159,11 @@ class DeviceAllocator {
   void Shutdown();
   // Polls for a sticky context error now (normally the background thread does).
   void CheckHealth(const char* where);
+  // The end of a test (the pytest plugin's check): the canaries of frees
+  // still pending are read back after the device's work and checked on the
+  // caller's thread, so damage fails the test that freed without each free
+  // waiting for the GPU; their unmapping stays with the background thread.
+  void CheckPendingNow();
   // A sticky error seen elsewhere (a tracked call, launch blocking): the
   // report is made once, naming `exact_launch` when known.
   void NoteBroken(cuda::CUresult err, const char* where, uint64_t exact_launch = 0);
@@ -227,6 +232,14 @@ class DeviceAllocator {
   uint64_t GiveBack();
   cuda::CUresult OutOfMemory(size_t size, uint64_t given_back);
   cuda::CUresult Fallback(size_t size, const char* reason, cuda::CUdeviceptr* out);
+  // Allocate's steps: a range made ready ahead (0: none; counts the hit or
+  // miss, wakes the background thread when short of this size); else one
+  // made now (0 in *index: unguarded, the plain allocation's or the
+  // failure's result returned); then its start of life as `size` bytes.
+  uint32_t TakeReady(uint32_t data_granules, uint64_t now);
+  cuda::CUresult RangeOnDemand(uint32_t data_granules, size_t size, cuda::CUstream stream, uint32_t* index,
+                               cuda::CUdeviceptr* out);
+  void BeginLife(Slot* s, size_t size, uint32_t data_granules, uint32_t stack_id, cuda::CUstream stream, uint64_t t0);
 
   void PlaceUser(Slot* s, size_t size) const;
   SlotGeometry Geometry(const SlotRecord& r) const;  // canary ranges clipped to what is checked
@@ -245,7 +258,9 @@ class DeviceAllocator {
   void FenceFree(Pending* p, const SlotRecord& rec, cuda::CUstream stream, const FreeWaits& waits);
 
   void Run();  // background thread
-  bool ProcessPending(bool wait);
+  // Pending frees whose last use is done: checked, then unmapped. `pass`
+  // (pass_mu_, held) is let go once they are checked.
+  bool ProcessPending(bool wait, std::unique_lock<std::mutex>* pass = nullptr);
   bool PrepareAhead();
   void Report(DeviceEvent* e);
   uint8_t* ReadbackAt(uint32_t i) const { return readback_ + static_cast<size_t>(i) * kReadbackBytes; }
@@ -278,6 +293,7 @@ class DeviceAllocator {
   uint32_t block_count_ = 0;
 
   std::mutex mu_;
+  std::mutex pass_mu_;  // one batch of pending frees in hand at a time (CheckPendingNow waits for the background's)
   std::condition_variable wake_;      // background thread
   std::condition_variable readback_free_;
   uint32_t slot_count_ = 0;

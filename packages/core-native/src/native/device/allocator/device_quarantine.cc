@@ -99,7 +99,7 @@ void DeviceAllocator::Finish(const Pending& p, bool check) {
   readback_free_.notify_all();
 }
 
-bool DeviceAllocator::ProcessPending(bool wait) {
+bool DeviceAllocator::ProcessPending(bool wait, std::unique_lock<std::mutex>* pass) {
   std::deque<Pending*> batch;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -175,6 +175,27 @@ bool DeviceAllocator::ProcessPending(bool wait) {
     if (r != cuda::kSuccess)
       for (Pending* p : done) p->check = false;
   }
+  // Checked before any is unmapped: a test's end (CheckPendingNow) waits
+  // for these checks, not for the unmapping.
+  for (Pending* p : done) {
+    if (!p->check || __atomic_load_n(&broken_, __ATOMIC_ACQUIRE)) continue;
+    CheckCanary(p->slot, ReadbackAt(p->readback));
+    p->check = false;
+    p->checked_clean = true;  // damage found is in rec.canary_reported
+  }
+  auto put_back = [&] {  // under mu_: ahead of frees made meanwhile, free order kept
+    while (!keep.empty()) {
+      pending_.push_front(keep.back());
+      keep.pop_back();
+    }
+  };
+  if (pass != nullptr) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      put_back();  // frees not yet done are the test's end's to check
+    }
+    pass->unlock();
+  }
   for (Pending* p : done) {
     if (__atomic_load_n(&broken_, __ATOMIC_ACQUIRE)) {
       keep.push_back(p);
@@ -188,11 +209,53 @@ bool DeviceAllocator::ProcessPending(bool wait) {
   std::lock_guard<std::mutex> lock(mu_);
   stats_.fence_records += records;
   stats_.fence_queries += queries;
-  while (!keep.empty()) {
-    pending_.push_front(keep.back());
-    keep.pop_back();
-  }
+  put_back();
   return progressed;
+}
+
+void DeviceAllocator::CheckPendingNow() {
+  if (__atomic_load_n(&broken_, __ATOMIC_ACQUIRE)) return;
+  std::lock_guard<std::mutex> pass(pass_mu_);  // frees in the background's hands are back in pending_
+  std::deque<Pending*> batch;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (shut_down_) return;
+    auto unchecked = [](const Pending* p) { return p->check && !p->copied; };
+    if (std::none_of(pending_.begin(), pending_.end(), unchecked)) return;  // syncOnFree checked them
+    batch.swap(pending_);
+  }
+  InternalCalls internal;
+  {
+    InContext in_ctx(drv_, ctx_);
+    // Every use of these frees was queued before their free, so before this
+    // synchronize: one wait for all of them instead of one per free.
+    CUresult r = drv_->cuCtxSynchronize();
+    bool copies = false;
+    for (Pending* p : batch) {
+      if (r != cuda::kSuccess || !p->check || p->copied) continue;
+      p->copied = ReadWindows(SlotOf(p->slot)->rec, ReadbackAt(p->readback), order_stream_) == cuda::kSuccess;
+      p->check = p->copied;
+      copies = copies || p->copied;
+    }
+    if (r == cuda::kSuccess && copies) r = drv_->cuStreamSynchronize(order_stream_);
+    if (cuda::IsSticky(r)) NoteBroken(r, "checking freed allocations at the end of a test");
+    for (Pending* p : batch) {
+      if (!p->check || !p->copied) continue;
+      if (r == cuda::kSuccess) {
+        CheckCanary(p->slot, ReadbackAt(p->readback));
+        p->checked_clean = true;  // damage found is in rec.canary_reported
+      }
+      p->check = false;  // read back (or failed to be): the background thread only unmaps it
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    while (!batch.empty()) {  // ahead of frees made meanwhile: free order kept
+      pending_.push_front(batch.back());
+      batch.pop_back();
+    }
+  }
+  wake_.notify_one();
 }
 
 void DeviceAllocator::Run() {
@@ -215,7 +278,10 @@ void DeviceAllocator::Run() {
       // allocations empties the pool and maps ranges on the caller's
       // thread, serialized behind ours. A fence not done when first asked
       // is asked again in the next pass.
-      did |= ProcessPending(false);
+      {
+        std::unique_lock<std::mutex> pass(pass_mu_);
+        did |= ProcessPending(false, &pass);
+      }
       did |= PrepareAhead();
       auto now = std::chrono::steady_clock::now();
       if (now - last_health > std::chrono::milliseconds(5)) {

@@ -7,18 +7,26 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "core/stack_store.h"
 #include "device/driver/now.h"
+#include "device/embed/python_user_code.h"
 
 namespace mate {
 namespace device {
 
 namespace {
 
-// Deep enough to reach the user's line through torch.compile's frames
-// (dynamo, the generated wrapper, Triton's launcher).
+// The ceiling: deep enough to reach the user's line through torch.compile's
+// frames (dynamo, the generated wrapper, Triton's launcher).
 constexpr int kFrames = 40;
+// The walk stops this many library frames past the user's outermost frame
+// seen so far: enough to cross torch's frames between a compiled function
+// or module and its caller (nn.Module's call, dynamo's wrappers: up to ~8)
+// with room to spare, and little of the runner's below (pytest's ~35
+// frames under every test), which reports trim anyway.
+constexpr int kPastUser = 10;
 constexpr size_t kCacheLimit = 1 << 16;
 
 struct PyApi {
@@ -37,11 +45,13 @@ struct PyApi {
   void (*IncRef)(void*);
   void (*DecRef)(void*);
   void (*Err_Clear)();
+  void* (*Sys_GetObject)(const char*);              // optional: for the stdlib's folder
+  void* (*Dict_GetItemString)(void*, const char*);  // optional: same
 };
 
 const PyApi* Api() {
   static PyApi api;
-  static const PyApi* found = [] () -> const PyApi* {
+  static const PyApi* found = []() -> const PyApi* {
     void* self = dlopen(nullptr, RTLD_LAZY);
     auto sym = [&](const char* name) { return dlsym(self ? self : RTLD_DEFAULT, name); };
     api.IsInitialized = reinterpret_cast<int (*)()>(sym("Py_IsInitialized"));
@@ -59,6 +69,8 @@ const PyApi* Api() {
     api.IncRef = reinterpret_cast<void (*)(void*)>(sym("Py_IncRef"));
     api.DecRef = reinterpret_cast<void (*)(void*)>(sym("Py_DecRef"));
     api.Err_Clear = reinterpret_cast<void (*)()>(sym("PyErr_Clear"));
+    api.Sys_GetObject = reinterpret_cast<void* (*)(const char*)>(sym("PySys_GetObject"));
+    api.Dict_GetItemString = reinterpret_cast<void* (*)(void*, const char*)>(sym("PyDict_GetItemString"));
     bool all = api.IsInitialized && api.GILState_Check && api.GILState_GetThisThreadState && api.GILState_Ensure &&
                api.GILState_Release && api.Eval_GetFrame && api.Frame_GetCode && api.Frame_GetLineNumber &&
                api.Frame_GetBack && api.Object_GetAttrString && api.Unicode_AsUTF8 && api.IncRef && api.DecRef &&
@@ -67,11 +79,6 @@ const PyApi* Api() {
   }();
   return found;
 }
-
-// All under the GIL: one thread at a time; the lock is for form.
-std::mutex g_mu;
-std::unordered_map<void*, std::string> g_code_names;  // code object (kept alive) -> "fn (file"
-std::unordered_map<std::string, uint32_t> g_stacks;    // packed (code, position)... -> interned id
 
 std::string Attr(const PyApi& py, void* obj, const char* name) {
   void* v = py.Object_GetAttrString(obj, name);
@@ -84,6 +91,86 @@ std::string Attr(const PyApi& py, void* obj, const char* name) {
   if (s == nullptr) py.Err_Clear();
   py.DecRef(v);
   return out;
+}
+
+// One per code object seen, never freed; the code object is kept alive with
+// it (one reference held), so its address never names another.
+struct CodeInfo {
+  void* code;
+  std::string name;  // "fn (file"
+  bool user;         // IsUserPythonFile(co_filename)
+};
+
+// No lock is held across a call into Python: making a frame object can run
+// the garbage collector, whose finalizers may allocate (a nested capture on
+// this thread) or release the GIL (a capture on another thread).
+std::mutex g_mu;
+std::unordered_map<void*, CodeInfo> g_codes;  // under g_mu; nodes never move
+// The walk's one look-up per frame, lock-free: a slot holds a CodeInfo*
+// (published with a release store) whose own `code` says whose it is.
+constexpr size_t kRecent = 4096;
+const CodeInfo* g_recent[kRecent];
+
+struct Stack {
+  uint32_t id;
+  std::vector<void*> codes;
+  std::vector<int> pos;
+};
+struct Identity {
+  size_t operator()(uint64_t h) const { return static_cast<size_t>(h); }
+};
+// Hash of (code, position)... -> the interned stack, under g_mu.
+std::unordered_map<uint64_t, Stack, Identity> g_stacks;
+
+std::string g_stdlib;         // under g_mu: StdlibDir, worked out once
+bool g_stdlib_known = false;  // set under g_mu
+
+size_t RecentSlot(void* code) {
+  uintptr_t p = reinterpret_cast<uintptr_t>(code);
+  return ((p >> 4) ^ (p >> 16)) & (kRecent - 1);
+}
+
+// The standard library's folder (os.py's) with its trailing separator;
+// empty where it can't be told.
+std::string StdlibDir(const PyApi& py) {
+  if (py.Sys_GetObject == nullptr || py.Dict_GetItemString == nullptr) return "";
+  void* modules = py.Sys_GetObject("modules");                          // borrowed
+  void* os = modules ? py.Dict_GetItemString(modules, "os") : nullptr;  // borrowed
+  if (os == nullptr) return "";
+  std::string file = Attr(py, os, "__file__");
+  size_t slash = file.rfind('/');
+  return file != "?" && slash != std::string::npos ? file.substr(0, slash + 1) : "";
+}
+
+const CodeInfo* Info(const PyApi& py, void* code) {
+  const CodeInfo* seen = __atomic_load_n(&g_recent[RecentSlot(code)], __ATOMIC_ACQUIRE);
+  if (seen != nullptr && seen->code == code) return seen;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    auto it = g_codes.find(code);
+    if (it != g_codes.end()) {
+      __atomic_store_n(&g_recent[RecentSlot(code)], &it->second, __ATOMIC_RELEASE);
+      return &it->second;
+    }
+  }
+  // Not seen before: named outside the lock (calls into Python).
+  std::string stdlib = __atomic_load_n(&g_stdlib_known, __ATOMIC_ACQUIRE) ? "" : StdlibDir(py);
+  std::string file = Attr(py, code, "co_filename");
+  std::string name = Attr(py, code, "co_name") + " (" + file;
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (!g_stdlib_known) {
+    g_stdlib = stdlib;
+    __atomic_store_n(&g_stdlib_known, true, __ATOMIC_RELEASE);
+  }
+  auto [it, added] = g_codes.emplace(code, CodeInfo{code, std::move(name), IsUserPythonFile(file, g_stdlib)});
+  if (added) py.IncRef(code);
+  __atomic_store_n(&g_recent[RecentSlot(code)], &it->second, __ATOMIC_RELEASE);
+  return &it->second;
+}
+
+uint64_t Mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h * 0xff51afd7ed558ccdull;
 }
 
 bool g_enabled = true;
@@ -134,8 +221,11 @@ uint32_t CapturePythonStackUpTo(int max_frames) {
 
 PythonSiteStats GetPythonSiteStats() {
   PythonSiteStats s;
-  for (auto [to, from] : {std::pair{&s.captures, &g_stats.captures}, {&s.gil_taken, &g_stats.gil_taken},
-                          {&s.new_stacks, &g_stats.new_stacks}, {&s.ns, &g_stats.ns}, {&s.ensure_ns, &g_stats.ensure_ns}})
+  for (auto [to, from] : {std::pair{&s.captures, &g_stats.captures},
+                          {&s.gil_taken, &g_stats.gil_taken},
+                          {&s.new_stacks, &g_stats.new_stacks},
+                          {&s.ns, &g_stats.ns},
+                          {&s.ensure_ns, &g_stats.ensure_ns}})
     *to = __atomic_load_n(from, __ATOMIC_RELAXED);
   return s;
 }
@@ -144,9 +234,14 @@ namespace {
 
 // A frame's position is its last instruction where Python has
 // PyFrame_GetLasti (3.11+): the stack is looked up by (code, instruction),
-// and the line numbers, a scan of each code object's line table, are
-// worked out only for a stack not seen before (a capture per allocation,
-// free and launch: the lookup is the common path). Before 3.11, the line.
+// hashed during the walk, and the line numbers, a scan of each code
+// object's line table, are worked out only for a stack not seen before (a
+// capture per allocation, free and launch: the look-up is the common
+// path). Before 3.11, the line.
+//
+// The walk ends kPastUser frames past the user's code, or at `max_frames`
+// once the user's code is reached, or at the ceiling: a library stack
+// deeper than `max_frames` above the user's line is walked through to it.
 uint32_t Capture(const PyApi* py, int max_frames) {
   void* frame = py->Eval_GetFrame();  // borrowed
   if (frame == nullptr) return 0;
@@ -154,46 +249,59 @@ uint32_t Capture(const PyApi* py, int max_frames) {
   void* frames[kFrames];  // kept (one reference each) until the lines are known
   int pos[kFrames];
   int n = 0;
+  bool user = false;
+  int past_user = 0;
+  uint64_t hash = 0;
   const bool lasti = py->Frame_GetLasti != nullptr;
   py->IncRef(frame);
-  while (frame != nullptr && n < max_frames) {
-    codes[n] = py->Frame_GetCode(frame);  // new reference
+  while (true) {
+    void* code = py->Frame_GetCode(frame);  // new reference
+    codes[n] = code;
     pos[n] = lasti ? py->Frame_GetLasti(frame) : py->Frame_GetLineNumber(frame);
     frames[n] = frame;
+    hash = Mix(Mix(hash, reinterpret_cast<uintptr_t>(code)), static_cast<uint32_t>(pos[n]));
     n++;
+    if (Info(*py, code)->user) {
+      user = true;
+      past_user = 0;
+    } else if (user) {
+      past_user++;
+    }
+    if (n == kFrames || (user && (past_user >= kPastUser || n >= max_frames))) break;
     frame = py->Frame_GetBack(frame);  // new reference
+    if (frame == nullptr) break;
   }
-  if (frame != nullptr) py->DecRef(frame);
   auto release = [&] {
     for (int i = 0; i < n; i++) {
       py->DecRef(codes[i]);
       py->DecRef(frames[i]);
     }
   };
-  std::lock_guard<std::mutex> lock(g_mu);
-  std::string key(reinterpret_cast<const char*>(codes), n * sizeof(void*));
-  key.append(reinterpret_cast<const char*>(pos), n * sizeof(int));
-  auto hit = g_stacks.find(key);
-  if (hit != g_stacks.end()) {
-    release();
-    return hit->second;
+  auto same = [&](const Stack& s) {
+    return s.codes.size() == static_cast<size_t>(n) && memcmp(s.codes.data(), codes, n * sizeof(void*)) == 0 &&
+           memcmp(s.pos.data(), pos, n * sizeof(int)) == 0;
+  };
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    auto hit = g_stacks.find(hash);
+    if (hit != g_stacks.end() && same(hit->second)) {
+      uint32_t id = hit->second.id;
+      release();
+      return id;
+    }
   }
   Add(&g_stats.new_stacks, 1);
   std::string text;
   for (int i = 0; i < n; i++) {
-    auto it = g_code_names.find(codes[i]);
-    if (it == g_code_names.end()) {
-      // Kept alive (one reference held) so its address never names another.
-      py->IncRef(codes[i]);
-      it = g_code_names.emplace(codes[i], Attr(*py, codes[i], "co_name") + " (" + Attr(*py, codes[i], "co_filename")).first;
-    }
     int line = lasti ? py->Frame_GetLineNumber(frames[i]) : pos[i];
-    text += "    at " + it->second + ":" + std::to_string(line) + ")\n";
+    text += "    at " + Info(*py, codes[i])->name + ":" + std::to_string(line) + ")\n";
   }
-  release();
+  release();  // the codes stay valid as a key: each CodeInfo keeps its code alive
   uint32_t id = StackStore::Get().Intern(text.data(), text.size());
+  std::lock_guard<std::mutex> lock(g_mu);
   if (g_stacks.size() >= kCacheLimit) g_stacks.clear();
-  g_stacks.emplace(std::move(key), id);
+  // Two stacks with one hash: the newer takes the slot.
+  g_stacks[hash] = Stack{id, std::vector<void*>(codes, codes + n), std::vector<int>(pos, pos + n)};
   return id;
 }
 

@@ -18,10 +18,13 @@
 namespace mate {
 namespace device {
 
-// An interned StackStore id, 0 when no Python stack is available.
+// An interned StackStore id, 0 when no Python stack is available. The walk
+// ends 10 frames past the user's code (not installed packages, the stdlib,
+// torch's or Triton's files: python_user_code.h), at most 40 frames.
 uint32_t CapturePythonStack();
-// The same, at most `max_frames` (<= 40) innermost frames: host blocks
-// (numpy arrays, an extension's heap) are made far more often than
+// The same, at most `max_frames` (<= 40) frames once the user's code is
+// reached (a library stack deeper than that is walked through to it): host
+// blocks (numpy arrays, an extension's heap) are made far more often than
 // tensors, and their reports need the user's frames, not pytest's below.
 uint32_t CapturePythonStackUpTo(int max_frames);
 void SetPythonStacks(bool on);  // off at shutdown, and with captureStacks off

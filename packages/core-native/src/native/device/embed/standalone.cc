@@ -2,11 +2,9 @@
 // pluggable-allocator hooks) and any other process `mate guard-run
 // --device cuda` starts. Settings come from the run's handoff
 // (MATE_GUARD_SETTINGS); each violation is filed in the run's report
-// directory as an event and printed by the report printer (node on
-// dist/cli/print-report.js), or by guard-run at the end when the printer
-// cannot run. The counters go to the directory at exit for the summary.
-#include <dlfcn.h>
-#include <limits.h>
+// directory as an event and printed by the report printer
+// (mate-guard-print beside this library), or by guard-run at the end when
+// the printer cannot run. The counters go to the directory at exit for the summary.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,10 +34,6 @@ namespace mate {
 namespace device {
 namespace {
 
-// Process-level paths `mate guard-run` sets for its children (not settings):
-// the node binary that runs the report printer.
-constexpr const char* kNodeEnv = "MATE_GUARD_NODE";
-
 class PrintingSink : public EventSink {
  public:
   void OnEvent(const DeviceEvent& e) override {
@@ -61,18 +55,6 @@ bool g_owned = false;
 std::string g_report_dir;
 // The report folder is this process's own (none was given): it goes at exit when it holds no report.
 bool g_own_dir = false;
-
-// dist/cli/print-report.js of the package this library belongs to
-// (build/Release/ or prebuilds/<platform>/, two levels below the root).
-std::string PrinterScript() {
-  Dl_info info;
-  if (dladdr(reinterpret_cast<void*>(&PrinterScript), &info) == 0 || info.dli_fname == nullptr) return "";
-  char real[PATH_MAX];
-  if (realpath(info.dli_fname, real) == nullptr) return "";
-  std::string dir = real;
-  for (int up = 0; up < 3; up++) dir = dir.substr(0, dir.rfind('/'));
-  return dir + "/dist/cli/print-report.js";
-}
 
 // A message as the inside of a JSON string (ours are plain text).
 std::string JsonSafe(const char* s) {
@@ -169,9 +151,8 @@ void InstallOnce() {
   }
   SetReportDir(dir.c_str());
   g_report_dir = dir;
-  const char* node = getenv(kNodeEnv);
   const char* path = getenv("PATH");
-  if (node && *node) ConfigurePrinter(node, PrinterScript().c_str(), path ? path : "", false);
+  ConfigurePrinter(path ? path : "", false);
   ConfigureNativePrinter();
   SetPythonStacks(h.options.capture_stacks);
   // Python stacks of allocations, launches and frees (`del x`, a tensor
@@ -255,8 +236,10 @@ MATE_EXPORT void mate_guard_set_current_test(const char* name) {
 
 // The end of a test where no Node binding does it (the pytest plugin):
 // waits for the work queued in this thread's context, so kernels' last
-// writes have reached the canaries and a faulting kernel has faulted, then
-// looks for a sticky error (reported once, naming `where`). 0, or the
+// writes have reached the canaries and a faulting kernel has faulted,
+// checks the canaries of frees still pending (so a free need not wait for
+// the GPU to fail its test), then looks for a sticky error (reported once,
+// naming `where`). 0, or the
 // sticky CUresult after which the process's CUDA context is lost;
 // MATE_GUARD_NOT_INSTALLED (-1) when the guard is off.
 MATE_EXPORT int mate_guard_check_device(const char* where) {
@@ -265,6 +248,7 @@ MATE_EXPORT int mate_guard_check_device(const char* where) {
   int r = Driver()->cuCtxSynchronize();
   bool lost = mate::cuda::IsSticky(r);
   if (lost) OnStickyError(r, at, 0);
+  else CheckPendingAll();
   CheckHealthAll(at);
   return lost ? r : 0;
 }

@@ -19,6 +19,122 @@ State& S() {
   return *s;
 }
 
+namespace {
+
+// A launch's entry in the log, under the lock: its kernel, stream clock
+// and number (taken at its entry when dumpInputs saved its inputs).
+struct Opened {
+  // A kernel's entry is never erased or moved (a node of the table): its
+  // parameter layout is read outside the lock, not copied per launch.
+  const std::vector<KernelParam>* params = nullptr;
+  bool layout = false;
+  StreamUse use;
+  uint64_t number = 0;
+};
+
+Opened OpenEntry(State& st, const Launch& l, const Pending& pending, uint32_t site_id) {
+  Opened o;
+  std::lock_guard<std::mutex> lock(st.mu);
+  const Kernel& k = st.kernels.Of(st.drv, l.f, l.symbol);
+  o.layout = k.layout;
+  o.params = &k.params;
+  o.use = st.clocks.Launch(l.stream, l.ptsz);
+  o.number = pending.number ? pending.number : ++st.launches;
+  o.use.launch = o.number;
+  Entry& e = st.ring[o.number % kRing];  // every field a reader reads, nothing more (Entry)
+  e.number = o.number;
+  e.kernel = k.name;
+  e.stream_index = o.use.stream;
+  e.faulted = false;
+  e.stream = l.stream;
+  e.seq = o.use.seq;
+  e.site = site_id;
+  e.test = CurrentTestId();
+  e.arg_total = e.arg_count = e.input_count = 0;
+  if (pending.number) {
+    e.input_count = pending.input_count;
+    for (uint32_t i = 0; i < pending.input_count; i++) e.inputs[i] = pending.inputs[i];
+  }
+  st.stats.launches++;
+  if (!o.layout) st.stats.no_layout++;
+  return o;
+}
+
+// The parameter words that point into guarded allocations (the first
+// kArgsKept of `total` kept).
+struct ArgsFound {
+  ArgRef found[kArgsKept];
+  uint32_t kept = 0, total = 0;
+};
+
+// Each word that points into a guarded allocation is a use of it on this
+// stream, noted in batches (an allocator's lock once per batch).
+void FindGuardedArgs(State& st, const Launch& l, const std::vector<KernelParam>& params, const StreamUse& use,
+                     ArgsFound* args) {
+  uint64_t words[kMaxLaunchWords];
+  uint32_t where[kMaxLaunchWords][3];  // parameter, offset, parameter size
+  uint32_t n = 0;
+  auto flush = [&] {
+    ArgRef refs[kMaxLaunchWords];
+    bool hit[kMaxLaunchWords];
+    st.hooks.NoteLaunchArgs(words, n, use, refs, hit);
+    for (uint32_t i = 0; i < n; i++) {
+      if (!hit[i]) continue;
+      refs[i].param = static_cast<uint16_t>(where[i][0]);
+      refs[i].offset = static_cast<uint16_t>(where[i][1]);
+      refs[i].param_size = where[i][2];
+      args->total++;
+      if (args->kept < kArgsKept) args->found[args->kept++] = refs[i];
+    }
+    n = 0;
+  };
+  ScanWords(l, params, [&](uint32_t p, uint32_t off, uint32_t size, uint64_t v) {
+    words[n] = v;
+    where[n][0] = p;
+    where[n][1] = off;
+    where[n][2] = size;
+    if (++n == kMaxLaunchWords) flush();
+  });
+  if (n > 0) flush();
+}
+
+// The args found into the launch's entry (unless the ring has moved past it) and the counters.
+void CloseEntry(State& st, uint64_t number, const ArgsFound& args, uint64_t t0) {
+  std::lock_guard<std::mutex> lock(st.mu);
+  Entry& e = st.ring[number % kRing];
+  if (e.number == number) {
+    e.arg_total = args.total;
+    e.arg_count = args.kept;
+    for (uint32_t i = 0; i < args.kept; i++) e.args[i] = args.found[i];
+  }
+  st.stats.guarded_args += args.total;
+  st.stats.ns += NowNs() - t0;
+}
+
+// Launch blocking: wait for this launch (our call: not the program's
+// ordering), so a fault is pinned on it.
+void WaitForLaunch(State& st, CUstream stream, const StreamUse& use, uint64_t number) {
+  cuda::CUresult r;
+  {
+    InternalCalls internal;
+    r = st.drv->cuStreamSynchronize(stream);
+  }
+  if (cuda::IsSticky(r)) {
+    {
+      std::lock_guard<std::mutex> lock(st.mu);
+      Entry& e = st.ring[number % kRing];
+      // The first launch whose own synchronize failed; later ones fail on the lost context.
+      if (e.number == number && !st.faulted_once) e.faulted = st.faulted_once = true;
+    }
+    st.hooks.OnStickyError(r, "the synchronize after the launch (launch blocking)", number);
+  } else if (r == cuda::kSuccess) {
+    std::lock_guard<std::mutex> lock(st.mu);
+    st.clocks.LaunchDone(use);
+  }
+}
+
+}  // namespace
+
 void Record(const Launch& l) {
   State& st = S();
   uint64_t t0 = NowNs();
@@ -27,102 +143,11 @@ void Record(const Launch& l) {
   const Pending& pending = t_pending;
   SiteProvider site = __atomic_load_n(&st.site, __ATOMIC_ACQUIRE);
   uint32_t site_id = pending.number ? pending.site : site ? site() : 0;
-  // A kernel's entry is never erased or moved (a node of the table): its
-  // parameter layout is read outside the lock, not copied per launch.
-  const std::vector<KernelParam>* params = nullptr;
-  bool layout;
-  StreamUse use;
-  CUstream stream;
-  uint64_t number;
-  {
-    std::lock_guard<std::mutex> lock(st.mu);
-    const Kernel& k = st.kernels.Of(st.drv, l.f, l.symbol);
-    layout = k.layout;
-    params = &k.params;
-    use = st.clocks.Launch(l.stream, l.ptsz);
-    number = pending.number ? pending.number : ++st.launches;
-    use.launch = number;
-    Entry& e = st.ring[number % kRing];  // every field a reader reads, nothing more (Entry)
-    e.number = number;
-    e.kernel = k.name;
-    e.stream_index = use.stream;
-    e.faulted = false;
-    e.stream = l.stream;
-    e.seq = use.seq;
-    e.site = site_id;
-    e.test = CurrentTestId();
-    e.arg_total = e.arg_count = e.input_count = 0;
-    if (pending.number) {
-      e.input_count = pending.input_count;
-      for (uint32_t i = 0; i < pending.input_count; i++) e.inputs[i] = pending.inputs[i];
-    }
-    stream = l.stream;
-    st.stats.launches++;
-    if (!layout) st.stats.no_layout++;
-  }
-  // Parameter words that point into guarded allocations: each a use of it
-  // on this stream, noted in batches (an allocator's lock once per batch).
-  ArgRef found[kArgsKept];
-  uint32_t kept = 0, total = 0;
-  if (layout) {
-    uint64_t words[kMaxLaunchWords];
-    uint32_t where[kMaxLaunchWords][3];  // parameter, offset, parameter size
-    uint32_t n = 0;
-    auto flush = [&] {
-      ArgRef refs[kMaxLaunchWords];
-      bool hit[kMaxLaunchWords];
-      st.hooks.NoteLaunchArgs(words, n, use, refs, hit);
-      for (uint32_t i = 0; i < n; i++) {
-        if (!hit[i]) continue;
-        refs[i].param = static_cast<uint16_t>(where[i][0]);
-        refs[i].offset = static_cast<uint16_t>(where[i][1]);
-        refs[i].param_size = where[i][2];
-        total++;
-        if (kept < kArgsKept) found[kept++] = refs[i];
-      }
-      n = 0;
-    };
-    ScanWords(l, *params, [&](uint32_t p, uint32_t off, uint32_t size, uint64_t v) {
-      words[n] = v;
-      where[n][0] = p;
-      where[n][1] = off;
-      where[n][2] = size;
-      if (++n == kMaxLaunchWords) flush();
-    });
-    if (n > 0) flush();
-  }
-  {
-    std::lock_guard<std::mutex> lock(st.mu);
-    Entry& e = st.ring[number % kRing];
-    if (e.number == number) {
-      e.arg_total = total;
-      e.arg_count = kept;
-      for (uint32_t i = 0; i < kept; i++) e.args[i] = found[i];
-    }
-    st.stats.guarded_args += total;
-    st.stats.ns += NowNs() - t0;
-  }
-  if (st.blocking) {
-    // Launch blocking: wait for this launch (our call: not the program's
-    // ordering), so a fault is pinned on it.
-    cuda::CUresult r;
-    {
-      InternalCalls internal;
-      r = st.drv->cuStreamSynchronize(stream);
-    }
-    if (cuda::IsSticky(r)) {
-      {
-        std::lock_guard<std::mutex> lock(st.mu);
-        Entry& e = st.ring[number % kRing];
-        // The first launch whose own synchronize failed; later ones fail on the lost context.
-        if (e.number == number && !st.faulted_once) e.faulted = st.faulted_once = true;
-      }
-      st.hooks.OnStickyError(r, "the synchronize after the launch (launch blocking)", number);
-    } else if (r == cuda::kSuccess) {
-      std::lock_guard<std::mutex> lock(st.mu);
-      st.clocks.LaunchDone(use);
-    }
-  }
+  Opened o = OpenEntry(st, l, pending, site_id);
+  ArgsFound args;
+  if (o.layout) FindGuardedArgs(st, l, *o.params, o.use, &args);
+  CloseEntry(st, o.number, args, t0);
+  if (st.blocking) WaitForLaunch(st, l.stream, o.use, o.number);
 }
 
 // dumpInputs: at a matching launch's entry (nothing of it queued yet),

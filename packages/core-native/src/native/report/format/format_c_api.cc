@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "report/format/event_schema.h"
+#include "report/format/format_reports.h"
 #include "report/format/format_text.h"
 #include "report/format/json_value.h"
 #include "report/symbolizer.h"
@@ -55,6 +56,27 @@ char* mate_guard_format_report(const char* event_json, const char* format, const
   const char* path = getenv("PATH");
   mate::SymbolizeEvent(&event, path != nullptr ? path : "/usr/bin:/bin", 5000);
   return mate::Dup(mate::FormatText(event, o));
+}
+
+char* mate_guard_format_reports(const char* input_json, const char* format, const char* options_json) {
+  if (input_json == nullptr || format == nullptr || (strcmp(format, "sarif") != 0 && strcmp(format, "github") != 0)) return nullptr;
+  mate::FormatOptions o = mate::FormatOptionsFromJson(options_json);
+  mate::JsonValue options;
+  mate::JsonValue input;
+  std::string error;
+  // Every event of the merged runs at once: the per-event cap does not apply.
+  mate::JsonLimits limits;
+  limits.max_bytes = size_t{1} << 31;
+  limits.max_depth = 64;
+  if (!mate::ParseJson(input_json, &input, &error, limits)) return nullptr;
+  if (options_json != nullptr && mate::ParseJson(options_json, &options, &error) && options["symbolize"].Truthy()) {
+    const char* path = getenv("PATH");
+    for (mate::JsonValue& item : input.Field("events").items) {
+      mate::JsonValue& event = item.Field("event");
+      if (mate::EventProblem(event).empty()) mate::SymbolizeEvent(&event, path != nullptr ? path : "/usr/bin:/bin", 5000);
+    }
+  }
+  return mate::Dup(mate::FormatReports(input, format, o));
 }
 
 void mate_guard_free_report(char* text) { free(text); }

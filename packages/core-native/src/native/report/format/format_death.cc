@@ -17,11 +17,6 @@ const char* const kSignalNames[] = {nullptr,   "SIGHUP",  "SIGINT",    "SIGQUIT"
                                     "SIGSTKFLT", "SIGCHLD", "SIGCONT", "SIGSTOP", "SIGTSTP", "SIGTTIN", "SIGTTOU", "SIGURG",
                                     "SIGXCPU", "SIGXFSZ", "SIGVTALRM", "SIGPROF", "SIGWINCH", "SIGIO",  "SIGPWR",  "SIGSYS"};
 
-std::string SignalName(const JsonValue& v) {
-  double n = v.Num(-1);
-  if (n >= 1 && n < 32 && n == static_cast<int>(n)) return kSignalNames[static_cast<int>(n)];
-  return "signal " + NumText(v);
-}
 
 // What si_code says, per signal (Linux).
 const char* CodeText(const std::string& name, int code) {
@@ -207,6 +202,12 @@ std::string DeathHint(const JsonValue& e, const JsonValue& d, const FormatOption
 }
 
 }  // namespace
+
+std::string SignalName(const JsonValue& v) {
+  double n = v.Num(-1);
+  if (n >= 1 && n < 32 && n == static_cast<int>(n)) return kSignalNames[static_cast<int>(n)];
+  return "signal " + NumText(v);
+}
 
 Lines FormatDeath(const JsonValue& e, const JsonValue& d, const FormatOptions& o) {
   Lines lines{DeathHeadline(e, d)};

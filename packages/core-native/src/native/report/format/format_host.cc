@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "report/format/formatters.h"
+#include "report/format/js_frames.h"
 #include "report/format/native_frames.h"
 #include "report/format/report_parts.h"
 
@@ -127,7 +128,9 @@ std::string BadFreeHeadline(const JsonValue& e) {
   std::string freed = a["freed"].Truthy() ? "freed " : "";
   if (e["address"].Str() == a["start"].Str()) {
     bool js = a["backend"].Str() == "host";
-    return head + "the start of " + freed + (js ? "JS buffer allocation" : "allocation") + " #" + id + " " + size +
+    // A Python process's host slots are numpy arrays' data.
+    const char* what = IsPythonStack(a["allocStack"].Str()) ? "numpy array allocation" : "JS buffer allocation";
+    return head + "the start of " + freed + (js ? what : "allocation") + " #" + id + " " + size +
            (js ? ", which malloc/new never handed out" : "");
   }
   return head + Where(e) + " " + RelationText(e["relation"].Str()) + " " + freed + "allocation #" + id + " " + size + ", not its start";
@@ -158,7 +161,9 @@ std::string Hint(const JsonValue& e, const JsonValue& a) {
                : "the memory was used after it was freed: the stale pointer outlived the allocation";
   }
   if (e["relation"].Str() == "past-end") {
-    return "native code accessed past the end: check the length it was given (buffer.length / byteLength) and its loop bounds";
+    return IsPythonStack(a["allocStack"].Str())
+               ? "native code accessed past the end: check the length it was given (the array's size / nbytes) and its loop bounds"
+               : "native code accessed past the end: check the length it was given (buffer.length / byteLength) and its loop bounds";
   }
   return "native code accessed before the start: check negative indexes and pointer arithmetic";
 }

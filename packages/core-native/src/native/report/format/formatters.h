@@ -16,6 +16,8 @@ Lines FormatAccess(const JsonValue& e, const JsonValue& a, const FormatOptions& 
 Lines FormatBadFree(const JsonValue& e, const FormatOptions& o);
 // A deadly signal or an uncaught C++ exception.
 Lines FormatDeath(const JsonValue& e, const JsonValue& d, const FormatOptions& o);
+// `SIGABRT` for 6 (Linux's numbering, as the dying process's); `signal 77` past it.
+std::string SignalName(const JsonValue& signal);
 // CUDA: a kernel's exception (illegal address, device assert, others), a cross-stream free, an out-of-memory.
 bool IsKernelException(const JsonValue& e);
 Lines FormatKernelException(const JsonValue& e, const FormatOptions& o);

@@ -170,6 +170,21 @@ TrimmedStack TrimJsStack(const std::string& stack, const FormatOptions& o) {
   return out;
 }
 
+bool IsPythonStack(const std::string& stack) {
+  size_t start = 0;
+  std::string loc;
+  while (start < stack.size()) {
+    size_t nl = stack.find('\n', start);
+    std::string l = stack.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+    if (JsFrameLocation(l, &loc)) {
+      return (loc.size() > 3 && loc.compare(loc.size() - 3, 3, ".py") == 0) || StartsWith(loc, "<frozen ");
+    }
+    if (nl == std::string::npos) break;
+    start = nl + 1;
+  }
+  return false;
+}
+
 std::string DroppedFramesLine(size_t dropped) {
   return dropped > 0 ? "\xE2\x80\xA6 " + Plural(dropped, "runner frame", "runner frames") : "";
 }

@@ -23,6 +23,10 @@ bool JsFrameLocation(const std::string& line, std::string* location);
 bool IsMachineryFrame(const std::string& line, const FormatOptions& o);
 // With no user frame left nothing is dropped: the runner's frames are the only clue.
 TrimmedStack TrimJsStack(const std::string& stack, const FormatOptions& o);
+// Whether a stack was written by Python (its first frame is in a `.py` file
+// or a frozen module): the host guard of a Python process writes its stacks
+// V8-style, and the report names the language it shows.
+bool IsPythonStack(const std::string& stack);
 // `… 7 runner frames`.
 std::string DroppedFramesLine(size_t dropped);
 // A line trimmed of surrounding whitespace.

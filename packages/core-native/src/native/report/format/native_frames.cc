@@ -7,7 +7,7 @@ namespace mate {
 namespace {
 
 const size_t kLongTemplate = 20;
-// Runtime frames between #0 and the user's first frame shown as they are; more are folded into one line.
+// System-library frames between #0 and the user's first frame shown as they are; more are folded into one line.
 const size_t kShownAbove = 3;
 
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
@@ -201,8 +201,11 @@ Lines NativeLines(const std::string& title, const JsonValue& stack, const Format
   }
   size_t from = 1;
   for (const std::string& l : FrameLines(frames, 0, 1, o)) lines.push_back("  " + l);
-  // A few runtime frames (raise, abort) say what happened: shown; more are folded.
-  if (user > 1 + kShownAbove) {
+  // A few system-library frames (raise, abort) say what happened: shown; more are folded, and so are the host
+  // runtime's own (node's string decoder between a fault and the addon that passed it a bad length).
+  bool host_between = false;
+  for (size_t i = 1; i < user; i++) host_between = host_between || IsHostRuntime(frames.At(i)["module"].Str(), o);
+  if (user > 1 + kShownAbove || (user > 1 && host_between)) {
     std::string modules;
     for (size_t i = 1; i < user; i++) {
       std::string m = frames.At(i)["module"].Truthy() ? Basename(frames.At(i)["module"].Str()) : "no module";
@@ -215,7 +218,7 @@ Lines NativeLines(const std::string& title, const JsonValue& stack, const Format
   }
   // Down to the first frame in the host runtime (where it called into the user's module).
   size_t last = n;
-  for (size_t i = from > 1 ? from + 1 : 1; i < n; i++) {
+  for (size_t i = user > 0 ? user + 1 : 1; i < n; i++) {
     if (IsHostRuntime(frames.At(i)["module"].Str(), o)) {
       last = i + 1;
       break;

@@ -25,9 +25,11 @@ bool IsRuntimeModule(const std::string& module, const FormatOptions& o);
 bool IsHostRuntime(const std::string& module, const FormatOptions& o);
 
 // `title:` and the frames of `stack` ({unwind, frames}). The rule for
-// frames: #0 (where it happened) is shown; more than three runtime frames
-// between it and the first frame of a module that is not the runtime are
-// folded into one line naming what it hides (and what that frame called);
+// frames: #0 (where it happened) is shown; the runtime frames between it
+// and the first frame of a module that is not the runtime are folded into
+// one line naming what it hides (and what that frame called) when there
+// are more than three or any is the host runtime's own (up to three system
+// library frames, such as raise and abort, stay shown);
 // that frame and the frames below it are shown
 // down to the host runtime calling in, and the runtime's frames below are counted.
 Lines NativeLines(const std::string& title, const JsonValue& stack, const FormatOptions& o);

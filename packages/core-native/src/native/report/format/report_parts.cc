@@ -27,12 +27,12 @@ Lines StackLines(const std::string& title, const JsonValue& stack, const std::st
 
 namespace {
 
-// Native frames (the native heap), then the JS call into native code when there was one; else the JS stack.
+// Native frames (the native heap), then the JS or Python call into native code when there was one; else that stack.
 Lines SiteLines(const std::string& title, const JsonValue& frames, const JsonValue& stack, const std::string& backend,
                 const FormatOptions& o) {
   if (frames["frames"].items.empty()) return StackLines(title, stack, backend, o);
   Lines lines = NativeLines(title, frames, o);
-  if (stack.Truthy()) Append(&lines, StackLines("called from JS at", stack, "", o));
+  if (stack.Truthy()) Append(&lines, StackLines(IsPythonStack(stack.Str()) ? "called from Python at" : "called from JS at", stack, "", o));
   return lines;
 }
 

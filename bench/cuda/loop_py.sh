@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The reference training loop (shared/bench-cuda/transformer_steps.py) under
+# the Python package alone (`python -m mate_guard`, no node): caching
+# against the guard with launch tracking on (default), off, with CUPTI
+# subscribed and every callback returning at once (its mechanism's floor),
+# and tracking without Python call sites; VARIANTS may add guard-exact
+# (device allocations placed byte-exact against the guard). Variants alternate in each round;
+# prints the in-loop seconds of each round and medians.
+#   bench/cuda/loop_py.sh [rounds] [steps] [transformer_steps.py]
+# PY: a python with torch and the mate_guard package. Needs a GPU.
+set -u
+rounds=${1:-3}; steps=${2:-300}
+here=$(cd "$(dirname "$0")" && pwd)
+STEPS=${3:-$here/../../../shared/bench-cuda/transformer_steps.py}
+PY=${PY:-python3}
+read -r -a variants <<<"${VARIANTS:-caching guard guard-notrack guard-emptycb guard-nostacks}"
+declare -A times
+for ((r = 1; r <= rounds; r++)); do
+  for v in "${variants[@]}"; do
+    g=(-m mate_guard); e=()
+    case $v in
+      caching) g=() ;;
+      guard) ;;
+      guard-notrack) g+=(--no-track-launches) ;;
+      guard-emptycb) e=(MATE_GUARD_CUPTI_EMPTY=1) ;;
+      guard-nostacks) g+=(--no-capture-stacks) ;;
+      guard-exact) g+=(--exact-placement) ;;
+      *) echo "unknown variant $v" >&2; exit 2 ;;
+    esac
+    out=$(env "${e[@]}" MATE_GUARD_CUDA_STATS=1 "$PY" "${g[@]}" "$STEPS" "$steps" 2>&1)
+    t=$(grep -o 'in [0-9.]* s' <<<"$out" | grep -o '[0-9.]*')
+    [ -n "$t" ] || { echo "$v failed:"; tail -20 <<<"$out"; exit 1; }
+    times[$v]="${times[$v]:-} $t"
+    echo "round $r $v $t s $(grep -o 'launches=[0-9]*\|trackMs=[0-9.]*\|pyMs=[0-9.]* (GIL wait [0-9.]*)\|allocMs=[0-9.]*' <<<"$out" | tr '\n' ' ')"
+  done
+done
+med() { tr ' ' '\n' <<<"$1" | grep -E '^[0-9.]+$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+c=$(med "${times[caching]:-}")
+for v in "${variants[@]}"; do
+  m=$(med "${times[$v]}")
+  echo "| $v |${times[$v]} | $m | $(awk -v a="$m" -v b="$c" 'BEGIN { if (b > 0) printf "%.2fx", a / b }') |"
+done

@@ -1,0 +1,85 @@
+#include "report/earlier_reports.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "report/format/escape.h"
+#include "report/format/event_schema.h"
+#include "report/format/formatters.h"
+#include "report/format/format_text.h"
+
+namespace mate {
+
+namespace {
+
+// mate-guard-<pid>-<n>.json
+bool IsEventFile(const std::string& name) {
+  const char prefix[] = "mate-guard-";
+  if (name.compare(0, sizeof(prefix) - 1, prefix) != 0 || name.size() < sizeof(prefix) + 7) return false;
+  size_t i = sizeof(prefix) - 1;
+  for (int part = 0; part < 2; part++) {
+    size_t start = i;
+    while (i < name.size() && name[i] >= '0' && name[i] <= '9') i++;
+    if (i == start || i >= name.size() || name[i] != (part == 0 ? '-' : '.')) return false;
+    i++;
+  }
+  return name.compare(i, std::string::npos, "json") == 0;
+}
+
+std::string DeathCause(const JsonValue& e) {
+  const JsonValue& d = e["death"];
+  if (e["kind"].Str() == "uncaught-exception" && d["exception"].IsObject()) {
+    return "an uncaught C++ exception (" + VisibleText(d["exception"]["type"].Str()) + ")";
+  }
+  return SignalName(d["signal"]);
+}
+
+}  // namespace
+
+bool ReadSmallFile(const std::string& path, size_t cap, std::string* out) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[65536];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof(buf))) > 0 && out->size() <= cap) out->append(buf, static_cast<size_t>(n));
+  close(fd);
+  return n == 0 && out->size() <= cap;
+}
+
+std::string EarlierReportsText(const std::string& dir, const JsonValue& crash, const FormatOptions& o) {
+  const std::string pid = crash["pid"].Str();
+  struct stat st;
+  // Its runner showed the results before it died (a death at exit): they were shown.
+  if (stat((dir + "/results-shown-" + pid).c_str(), &st) == 0) return "";
+  std::vector<std::string> names;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* entry = readdir(d)) {
+      if (IsEventFile(entry->d_name)) names.push_back(entry->d_name);
+    }
+    closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  std::string reports;
+  size_t count = 0;
+  for (const std::string& name : names) {
+    std::string json;
+    JsonValue e;
+    std::string error;
+    if (!ReadSmallFile(dir + "/" + name, JsonLimits().max_bytes, &json) || !ParseJson(json, &e, &error) || !EventProblem(e).empty()) continue;
+    if (e["pid"].Str() != pid || e["fatal"].Truthy() || e["delivered"].Str() != "caller") continue;
+    reports += e["text"].IsString() && !e["text"].text.empty() ? e["text"].text : FormatText(e, o);
+    count++;
+  }
+  if (count == 0) return "";
+  std::string what = count == 1 ? "a report" : std::to_string(count) + " reports";
+  std::string cause = crash["death"].IsObject() ? DeathCause(crash) : "the guard fault";
+  return "[mate-guard] this process gave its test runner " + what + " before " + cause + " killed it; the runner never showed " +
+         (count == 1 ? "it" : "them") + ":\n" + reports;
+}
+
+}  // namespace mate

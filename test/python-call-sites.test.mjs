@@ -1,0 +1,140 @@
+// Python call sites (device/embed/python_site.cc): the walk up a Python
+// stack stops a few frames past the user's code instead of walking a fixed
+// depth, and walks through a library stack deeper than the caller's limit
+// to reach the user's line. Real pytest, the package from the checkout,
+// device memory over the simulated driver and numpy arrays through the host
+// guard: memory made 21 frames deep inside an installed-style library
+// (test/fixtures/python-sites/site-packages/deeplib.py), damaged by the test;
+// and a kernel launched through a torch.compile-shaped stack (faketorch.py,
+// generated code under torchinductor_u/) that faults, under python -m mate_guard.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { before, describe, test } from 'node:test';
+
+import { LIB } from './helpers/python.mjs';
+import { ROOT, run } from './helpers/run.mjs';
+import { buildFakeDriver, noGxx } from './helpers/sim.mjs';
+
+const FIX = path.join(ROOT, 'test', 'fixtures', 'python-sites');
+
+function why() {
+  try {
+    execFileSync(
+      'python3',
+      [
+        '-c',
+        'import sys, pytest, numpy; assert sys.version_info >= (3, 9) and tuple(map(int, numpy.__version__.split(".")[:2])) >= (1, 22)',
+      ],
+      { stdio: 'ignore' },
+    );
+  } catch {
+    return 'no python3 with pytest and numpy >= 1.22';
+  }
+  return noGxx() || (fs.existsSync(LIB) ? false : 'libmate_guard_cuda.so is not built');
+}
+
+describe('Python call sites under a deep library stack', { skip: why() }, () => {
+  let r;
+  const section = (name) => r.stdout.split(new RegExp(`_+ ${name} _+`))[1]?.split(/\n_{5,} /)[0] ?? '';
+  before(async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-sites-'));
+    fs.cpSync(FIX, dir, { recursive: true });
+    fs.copyFileSync(
+      path.join(ROOT, 'test', 'fixtures', 'python', 'cabi.py'),
+      path.join(dir, 'site-packages', 'cabi.py'),
+    );
+    const fake = buildFakeDriver('mate-sim-sites-');
+    r = await run(
+      'python3',
+      [
+        '-m',
+        'pytest',
+        '-p',
+        'mate_guard.pytest_plugin',
+        '-p',
+        'no:cacheprovider',
+        '-rfs',
+        '--guard-alloc',
+        'test_sites.py',
+      ],
+      {
+        cwd: dir,
+        timeout: 120_000,
+        env: {
+          PYTHONPATH: [path.join(ROOT, 'packages', 'python'), dir, path.join(dir, 'site-packages')].join(':'),
+          MATE_GUARD_CUDA_DRIVER: fake,
+          MATE_GUARD_CUPTI: fake,
+          MATE_PYTEST_GUARD_REPORT_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-sites-reports-')),
+        },
+      },
+    );
+  });
+
+  test("a tensor allocated 22 library frames above the test's line: the report shows that line, and the walk stopped 10 frames below it (32 runner frames, not the 39 of a fixed 40-frame walk)", () => {
+    assert.equal(r.code, 1, r.output);
+    assert.match(
+      r.stdout,
+      /^FAILED test_sites\.py::test_device_deep_in_a_library - ==mate-guard== ERROR: canary-corruption/m,
+      r.output,
+    );
+    const s = section('test_device_deep_in_a_library');
+    assert.match(
+      s,
+      /allocated at:\n==mate-guard== {3}at test_device_deep_in_a_library \(.*test_sites\.py:10\)\n==mate-guard== {3}… 32 runner frames\n/,
+      r.output,
+    );
+    // The free: cabi.free, the test's line, 10 below it.
+    assert.match(
+      s,
+      /freed at:\n==mate-guard== {3}at test_device_deep_in_a_library \(.*test_sites\.py:12\)\n==mate-guard== {3}… 11 runner frames\n/,
+      r.output,
+    );
+  });
+
+  test("a numpy array made 22 library frames above the test's line, deeper than the host guard's limit (8 frames): the walk goes on to that line and stops there", () => {
+    assert.match(
+      r.stdout,
+      /^FAILED test_sites\.py::test_host_deeper_than_the_host_limit - ==mate-guard== ERROR: canary-corruption/m,
+      r.output,
+    );
+    const s = section('test_host_deeper_than_the_host_limit');
+    assert.match(s, /backend host/, r.output);
+    assert.match(
+      s,
+      /at test_host_deeper_than_the_host_limit \(.*test_sites\.py:16\)\n==mate-guard== {3}… 22 runner frames\n/,
+      r.output,
+    );
+  });
+});
+
+describe('Python call sites of a torch.compile-shaped launch', { skip: why() }, () => {
+  test('a kernel launched from generated code, 7 torch frames below the compiled function and 7 more below its caller: the report names the function, the generated code and the caller', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-sites-compiled-'));
+    fs.cpSync(FIX, dir, { recursive: true });
+    fs.copyFileSync(
+      path.join(ROOT, 'test', 'fixtures', 'python', 'cabi.py'),
+      path.join(dir, 'site-packages', 'cabi.py'),
+    );
+    const fake = buildFakeDriver('mate-sim-sites-compiled-');
+    const r = await run('python3', ['-m', 'mate_guard', 'script_compiled.py'], {
+      cwd: dir,
+      timeout: 60_000,
+      env: {
+        PYTHONPATH: [path.join(ROOT, 'packages', 'python'), path.join(dir, 'site-packages')].join(':'),
+        MATE_GUARD_CUDA_DRIVER: fake,
+        MATE_GUARD_CUPTI: fake,
+        MATE_GUARD_REPORT_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-sites-reports-')),
+      },
+    });
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.stderr, /ERROR: illegal-address: /, r.output);
+    assert.match(
+      r.stderr,
+      /triton_poi_fused_index_0 \(launch 1 on the default stream\)\n==mate-guard== {5}launched at gather \(\S*script_compiled\.py:16\)\n==mate-guard== {5}through torch\.compile's generated code at call \(\S*torchinductor_u\/ab\/cabcdef\.py:3\), called from main \(\S*script_compiled\.py:21\)\n/,
+      r.output,
+    );
+  });
+});
