@@ -34,6 +34,7 @@ const SHAPES = {
   sizeOverflowWrap: ['16-bit width * height wraps (852432 -> 464); the first row (472 bytes) runs past the block', 'nodejs/node#7494 (overflows in src/)', 'heap-buffer-overflow'],
   reallocStalePointer: ['write through the pointer a moving realloc invalidated', 'rnpgp/rnp#588, mrubyc/mrubyc#304', 'heap-use-after-free'],
   loopBoundOffByOne: ['loop bound i <= count reads one element past an array', 'classic off-by-one (cf. sheredom/utf8.h#136)', 'heap-buffer-overflow'],
+  foreignFreeThenWrite: ['getline\'s buffer (libc allocated it: never guarded) freed on a cleanup path, then its newline stripped through the stale pointer', 'CWE-416 write after free of memory another library allocated (issue 55: the foreign quarantine)', 'heap-use-after-free'],
 };
 
 const argv = process.argv.slice(2);

@@ -5,6 +5,8 @@
 // bad access lands in memory the process owns.
 #include <node_api.h>
 
+#include <stdio.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -231,6 +233,21 @@ napi_value LoopBoundOffByOne(napi_env env, napi_callback_info) {
   return Num(env, static_cast<double>(total));
 }
 
+// A line read by getline (libc allocates the buffer: not the module's own
+// allocation, so never a guarded one) is freed on a cleanup path, then its
+// newline stripped through the stale pointer.
+napi_value ForeignFreeThenWrite(napi_env env, napi_callback_info) {
+  static char text[] = "a config line long enough to pass glibc's list words\n";
+  FILE* f = fmemopen(text, sizeof(text) - 1, "r");
+  char* line = nullptr;
+  size_t cap = 0;
+  ssize_t n = getline(&line, &cap, f);
+  fclose(f);
+  free(line);                            // the cleanup path
+  if (n > 40) line[n - 1] = '\0';        // the bug: the line was freed
+  return Num(env, static_cast<double>(n));
+}
+
 void Define(napi_env env, napi_value exports, const char* name, napi_callback cb) {
   napi_value f;
   napi_create_function(env, name, NAPI_AUTO_LENGTH, cb, nullptr, &f);
@@ -255,5 +272,6 @@ NAPI_MODULE_INIT() {
   Define(env, exports, "sizeOverflowWrap", SizeOverflowWrap);
   Define(env, exports, "reallocStalePointer", ReallocStalePointer);
   Define(env, exports, "loopBoundOffByOne", LoopBoundOffByOne);
+  Define(env, exports, "foreignFreeThenWrite", ForeignFreeThenWrite);
   return exports;
 }

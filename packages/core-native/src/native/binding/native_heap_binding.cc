@@ -6,6 +6,7 @@
 #include "binding/js_stack_capture.h"
 #include "crash/describe.h"
 #include "crash/signal_handler.h"
+#include "native_heap/foreign_quarantine.h"
 #include "native_heap/heap_ops.h"
 #include "native_heap/native_heap.h"
 #include "native_heap/site_sampler.h"
@@ -111,10 +112,7 @@ Napi::Value NativeHeap(const Napi::CallbackInfo& info) {
 void TakeNativeHeapEvents(const GuardedAllocator& a, std::vector<std::string>* out) {
   if (!native_heap::Active()) return;
   native_heap::Refresh();
-  for (const native_heap::Finding& f : native_heap::TakeFindings()) {
-    out->push_back(EventJson(DescribeBadFree(a, f.kind == native_heap::FindingKind::kDoubleFree,
-                                             f.has_record ? &f.record : nullptr, f.address, f.frames, f.test)));
-  }
+  for (const native_heap::Finding& f : native_heap::TakeFindings()) out->push_back(EventJson(DescribeFinding(a, f)));
 }
 
 void AddNativeHeapStats(Napi::Env env, Napi::Object o, const AllocatorStats& s) {
@@ -125,6 +123,11 @@ void AddNativeHeapStats(Napi::Env env, Napi::Object o, const AllocatorStats& s) 
   o.Set("nativeForeignFrees", num(nc.foreign_frees));
   o.Set("nativeBadFrees", num(nc.bad_frees));
   o.Set("nativeRoutedFrees", num(nc.routed_frees));
+  // The foreign quarantine (frees of memory the guard did not allocate).
+  native_heap::ForeignCounters fc = native_heap::GetForeignCounters();
+  o.Set("nativeForeignHeld", num(fc.held));
+  o.Set("nativeForeignReleasedAtOnce", num(fc.released_at_once));
+  o.Set("nativeForeignWritten", num(fc.written));
   o.Set("nativeKeptMarkerCloses", num(s.kept_marker_closes));
   o.Set("nativeKeptMprotectCloses", num(s.kept_mprotect_closes));
   Napi::Object by = Napi::Object::New(env);

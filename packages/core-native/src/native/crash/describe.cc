@@ -131,4 +131,25 @@ Violation DescribeBadFree(const GuardedAllocator& a, bool double_free, const Slo
   return v;
 }
 
+Violation DescribeFinding(const GuardedAllocator& a, const native_heap::Finding& f) {
+  if (f.kind != native_heap::FindingKind::kForeignWriteAfterFree)
+    return DescribeBadFree(a, f.kind == native_heap::FindingKind::kDoubleFree, f.has_record ? &f.record : nullptr,
+                           f.address, f.frames, f.test);
+  Violation v;
+  Fill(a, f.record, &v);
+  v.kind = ReportKind::kHeapUseAfterFree;
+  v.access = AccessType::kWrite;
+  v.address = f.address;
+  v.relation = Relation::kInside;
+  v.distance = f.address - f.record.user;
+  v.test_id = f.test;
+  v.guard_method = "foreign-quarantine";
+  // The block as malloc measured it: no slot, no guard page, no canary.
+  SlotGeometry g{};
+  g.data_start = g.user = f.record.user;
+  g.data_end = g.user_end = f.record.user + f.record.size;
+  v.geometry = g;
+  return v;
+}
+
 }  // namespace mate

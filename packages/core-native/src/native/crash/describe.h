@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "core/guarded_allocator.h"
+#include "native_heap/native_heap.h"
 #include "report/violation.h"
 
 namespace mate {
@@ -30,6 +31,12 @@ Violation DescribeCanary(const GuardedAllocator& a, const CanaryViolation& c);
 // `frames` the StackStore frames of the bad free, `test` the test running then.
 Violation DescribeBadFree(const GuardedAllocator& a, bool double_free, const SlotRecord* record,
                           uintptr_t address, uint32_t frames, uint32_t test);
+
+// A finding of the native heap's free paths (native_heap.h): a bad free,
+// or a write after free found in the foreign quarantine (a block the
+// guard did not allocate: heap-use-after-free on WRITE, guard method
+// "foreign-quarantine", allocation id 0, its free's site).
+Violation DescribeFinding(const GuardedAllocator& a, const native_heap::Finding& f);
 
 }  // namespace mate
 

@@ -247,8 +247,7 @@ size_t Check(bool all) {
   if (native_heap::Active()) {
     native_heap::Refresh();
     for (const native_heap::Finding& f : native_heap::TakeFindings()) {
-      Violation v = DescribeBadFree(*a, f.kind == native_heap::FindingKind::kDoubleFree,
-                                    f.has_record ? &f.record : nullptr, f.address, f.frames, f.test);
+      Violation v = DescribeFinding(*a, f);
       found.push_back({v, EventJson(v)});
     }
   }

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "core/alloc_log.h"
+#include "native_heap/foreign_quarantine.h"
 #include "native_heap/site_sampler.h"
 #include "core/stack_store.h"
 #include "platform/loaded_modules.h"
@@ -243,6 +244,21 @@ bool TryUsableSize(const void* ptr, size_t* size) {
   return true;
 }
 
+bool CaptureFreeSite(uint32_t* frames, uint32_t* test) {
+  GuardedAllocator* a = g_allocator.load(std::memory_order_acquire);
+  if (a == nullptr) return false;
+  *frames = CaptureFrames();
+  *test = a->CurrentTest();
+  return true;
+}
+
+uint32_t CurrentTestNow() {
+  GuardedAllocator* a = g_allocator.load(std::memory_order_acquire);
+  return a ? a->CurrentTest() : 0;
+}
+
+void RecordFinding(const Finding& f) { Record(f); }
+
 void RegisterChosenModule(uintptr_t base, uintptr_t lo, uintptr_t hi) {
   size_t n = g_caller_count.load(std::memory_order_relaxed);
   for (size_t i = 0; i < n; i++) {
@@ -301,6 +317,7 @@ Counters GetCounters() {
 }
 
 std::vector<Finding> TakeFindings() {
+  CheckForeignQuarantine();  // its damaged blocks join the findings
   std::vector<Finding> out;
   std::lock_guard<std::mutex> lock(g_findings_mu);
   if (g_findings) out.swap(*g_findings);

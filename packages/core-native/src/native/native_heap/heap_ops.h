@@ -61,6 +61,14 @@ bool TryRealloc(void* ptr, size_t size, void** out, From from = From::kChosen);
 // for a bad pointer in the region). False: not ours.
 bool TryUsableSize(const void* ptr, size_t* size);
 
+// A free's site for the foreign quarantine: its native frames (interned)
+// and the test running. False before the native heap starts.
+bool CaptureFreeSite(uint32_t* frames, uint32_t* test);
+// The test running now (0: none or not started).
+uint32_t CurrentTestNow();
+// Keeps a finding for the next check (any thread; not in a signal handler).
+void RecordFinding(const Finding& f);
+
 }  // namespace native_heap
 }  // namespace mate
 

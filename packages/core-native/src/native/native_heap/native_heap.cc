@@ -6,6 +6,7 @@
 
 #include <mutex>
 
+#include "native_heap/foreign_quarantine.h"
 #include "native_heap/free_router.h"
 #include "native_heap/heap_ops.h"
 #include "native_heap/replacements.h"
@@ -85,7 +86,15 @@ bool Start(GuardedAllocator* allocator, const StartOptions& options, std::string
   }
   std::lock_guard<std::mutex> lock(g_pass_mu);
   bool first = !Chosen().Started();
-  if (first) ConfigureOps(allocator, options);
+  if (first) {
+    ConfigureOps(allocator, options);
+    // Sampling sends most of the module's own blocks to libc: their frees
+    // would pay the hold (a stack capture, a fill) on every call, the cost
+    // sampling is there to avoid; the foreign quarantine is off then.
+    bool all = options.sample_rate <= 1;
+    ConfigureForeignQuarantine(all ? allocator->options().quarantine_max_bytes : 0,
+                               allocator->options().quarantine_max_count, NewTakesFromMalloc());
+  }
   // The router first: a chosen module's own free slots then go to its
   // replacements, which the router leaves alone.
   Router().Start({}, options.log, reinterpret_cast<const void*>(&Start));

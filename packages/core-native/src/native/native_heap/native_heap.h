@@ -67,8 +67,11 @@ struct Counters {
 Counters GetCounters();
 
 // A bad free found on a free path (any thread), kept until the next check.
-// (Canary damage found at free goes to the allocator's free sink.)
-enum class FindingKind : uint8_t { kDoubleFree, kInvalidFree };
+// (Canary damage found at free goes to the allocator's free sink.) And a
+// write after free found in the foreign quarantine (foreign_quarantine.h):
+// `address` the first byte written, `record` the block (user, size, its
+// free's frames and test, no allocation id), `test` the test at the check.
+enum class FindingKind : uint8_t { kDoubleFree, kInvalidFree, kForeignWriteAfterFree };
 struct Finding {
   FindingKind kind = FindingKind::kDoubleFree;
   SlotRecord record{};        // the allocation concerned (double free: as freed the first time)

@@ -13,6 +13,7 @@
 
 #include <new>
 
+#include "native_heap/foreign_quarantine.h"
 #include "native_heap/free_router.h"
 #include "native_heap/heap_ops.h"
 
@@ -78,8 +79,12 @@ void* ReallocArray(void* p, size_t n, size_t m) {
   return ReallocFrom(p, total, site);
 }
 
+// Memory the module did not get from the guard goes to the foreign
+// quarantine (held, filled, checked), which releases it with the same call.
+void ReleaseFree(void* p, size_t, size_t) { free(p); }
+
 void Free(void* p) {
-  if (p != nullptr && !TryFree(p)) free(p);
+  if (p != nullptr && !TryFree(p)) HoldForeign(p, &ReleaseFree, 0, 0, false);
 }
 
 int PosixMemalign(void** out, size_t alignment, size_t n) {
@@ -194,43 +199,39 @@ void* NewArrayAlignedNothrow(size_t n, std::align_val_t al, const std::nothrow_t
   return ::operator new[](n, al, tag);
 }
 
-// Each delete passes a pointer that is not ours to the same form of the
-// real operator, so libstdc++ sees exactly the call the module made.
-void Delete(void* p) noexcept {
-  if (p && !TryFree(p)) ::operator delete(p);
-}
-void DeleteArray(void* p) noexcept {
-  if (p && !TryFree(p)) ::operator delete[](p);
-}
-void DeleteSized(void* p, size_t n) noexcept {
-  if (p && !TryFree(p)) ::operator delete(p, n);
-}
-void DeleteArraySized(void* p, size_t n) noexcept {
-  if (p && !TryFree(p)) ::operator delete[](p, n);
-}
-void DeleteNothrow(void* p, const std::nothrow_t& tag) noexcept {
-  if (p && !TryFree(p)) ::operator delete(p, tag);
-}
-void DeleteArrayNothrow(void* p, const std::nothrow_t& tag) noexcept {
-  if (p && !TryFree(p)) ::operator delete[](p, tag);
-}
-void DeleteAligned(void* p, std::align_val_t al) noexcept {
-  if (p && !TryFree(p)) ::operator delete(p, al);
-}
-void DeleteArrayAligned(void* p, std::align_val_t al) noexcept {
-  if (p && !TryFree(p)) ::operator delete[](p, al);
-}
-void DeleteSizedAligned(void* p, size_t n, std::align_val_t al) noexcept {
-  if (p && !TryFree(p)) ::operator delete(p, n, al);
-}
+// Each delete passes a pointer that is not ours to the foreign quarantine,
+// which gives it back to the same form of the real operator, so libstdc++
+// sees exactly the call the module made.
+void RelDelete(void* p, size_t, size_t) { ::operator delete(p); }
+void RelDeleteArray(void* p, size_t, size_t) { ::operator delete[](p); }
+void RelDeleteSized(void* p, size_t n, size_t) { ::operator delete(p, n); }
+void RelDeleteArraySized(void* p, size_t n, size_t) { ::operator delete[](p, n); }
+void RelDeleteAligned(void* p, size_t, size_t al) { ::operator delete(p, std::align_val_t(al)); }
+void RelDeleteArrayAligned(void* p, size_t, size_t al) { ::operator delete[](p, std::align_val_t(al)); }
+void RelDeleteSizedAligned(void* p, size_t n, size_t al) { ::operator delete(p, n, std::align_val_t(al)); }
+void RelDeleteArraySizedAligned(void* p, size_t n, size_t al) { ::operator delete[](p, n, std::align_val_t(al)); }
+
+#define DELETE_FOREIGN(release, n, al) \
+  if (p && !TryFree(p)) HoldForeign(p, &release, n, al, true)
+
+void Delete(void* p) noexcept { DELETE_FOREIGN(RelDelete, 0, 0); }
+void DeleteArray(void* p) noexcept { DELETE_FOREIGN(RelDeleteArray, 0, 0); }
+void DeleteSized(void* p, size_t n) noexcept { DELETE_FOREIGN(RelDeleteSized, n, 0); }
+void DeleteArraySized(void* p, size_t n) noexcept { DELETE_FOREIGN(RelDeleteArraySized, n, 0); }
+// The nothrow forms are the plain ones (libstdc++'s call them).
+void DeleteNothrow(void* p, const std::nothrow_t&) noexcept { DELETE_FOREIGN(RelDelete, 0, 0); }
+void DeleteArrayNothrow(void* p, const std::nothrow_t&) noexcept { DELETE_FOREIGN(RelDeleteArray, 0, 0); }
+void DeleteAligned(void* p, std::align_val_t al) noexcept { DELETE_FOREIGN(RelDeleteAligned, 0, Align(al)); }
+void DeleteArrayAligned(void* p, std::align_val_t al) noexcept { DELETE_FOREIGN(RelDeleteArrayAligned, 0, Align(al)); }
+void DeleteSizedAligned(void* p, size_t n, std::align_val_t al) noexcept { DELETE_FOREIGN(RelDeleteSizedAligned, n, Align(al)); }
 void DeleteArraySizedAligned(void* p, size_t n, std::align_val_t al) noexcept {
-  if (p && !TryFree(p)) ::operator delete[](p, n, al);
+  DELETE_FOREIGN(RelDeleteArraySizedAligned, n, Align(al));
 }
-void DeleteAlignedNothrow(void* p, std::align_val_t al, const std::nothrow_t& tag) noexcept {
-  if (p && !TryFree(p)) ::operator delete(p, al, tag);
+void DeleteAlignedNothrow(void* p, std::align_val_t al, const std::nothrow_t&) noexcept {
+  DELETE_FOREIGN(RelDeleteAligned, 0, Align(al));
 }
-void DeleteArrayAlignedNothrow(void* p, std::align_val_t al, const std::nothrow_t& tag) noexcept {
-  if (p && !TryFree(p)) ::operator delete[](p, al, tag);
+void DeleteArrayAlignedNothrow(void* p, std::align_val_t al, const std::nothrow_t&) noexcept {
+  DELETE_FOREIGN(RelDeleteArrayAligned, 0, Align(al));
 }
 
 template <typename F>
@@ -279,6 +280,20 @@ const platform::ImportRedirect kNames[] = {
 constexpr size_t kCount = sizeof(kNames) / sizeof(kNames[0]);
 
 }  // namespace
+
+// libstdc++'s operator new takes its memory from malloc and its delete
+// gives it to free, so malloc_usable_size may measure a deleted block;
+// another operator new (a program's own, tcmalloc's) may not be malloc's.
+bool NewTakesFromMalloc() {
+  for (const char* symbol : {"_Znwm", "_ZdlPv"}) {
+    Dl_info info;
+    void* fn = dlsym(RTLD_DEFAULT, symbol);
+    if (fn == nullptr || dladdr(fn, &info) == 0 || info.dli_fname == nullptr) return false;
+    const char* base = strrchr(info.dli_fname, '/');
+    if (strncmp(base ? base + 1 : info.dli_fname, "libstdc++", 9) != 0) return false;
+  }
+  return true;
+}
 
 // Each entry with the values a variable initialised to the real function
 // holds (its canonical address, as data relocations and `&free` see it;

@@ -12,6 +12,10 @@ namespace native_heap {
 // allocation functions and every operator new/delete form (LP64 mangling).
 const platform::ImportRedirect* Replacements(size_t* count);
 
+// Whether the process's operator new/delete are libstdc++'s (malloc's
+// memory): the foreign quarantine holds deleted blocks only then.
+bool NewTakesFromMalloc();
+
 }  // namespace native_heap
 }  // namespace mate
 

@@ -77,6 +77,10 @@ export interface NativeStats extends AllocationCounts {
   nativeBadFrees: number;
   /** Native heap: guarded pointers freed or reallocated by other modules (node, libstdc++, libc), brought home by the free router. */
   nativeRoutedFrees: number;
+  /** Native heap, the foreign quarantine: frees of memory the guard did not allocate that were held (filled, checked at release), released at once while it is on (too large, lock busy), and found written after their free. */
+  nativeForeignHeld: number;
+  nativeForeignReleasedAtOnce: number;
+  nativeForeignWritten: number;
   /** Native heap: freed one-page (kept) slots closed by a guard marker / by mprotect (keptClose). */
   nativeKeptMarkerCloses: number;
   nativeKeptMprotectCloses: number;

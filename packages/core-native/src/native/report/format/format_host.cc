@@ -214,7 +214,26 @@ Lines FormatBadFree(const JsonValue& e, const FormatOptions& o) {
   return lines;
 }
 
+// A write found in a block the guard did not allocate, held after a chosen
+// module freed it (the native heap's foreign quarantine): no slot to
+// draw, no allocation site, the free's site.
+Lines FormatForeignWrite(const JsonValue& e, const JsonValue& a, const FormatOptions& o) {
+  Lines lines{"ERROR: " + e["kind"].Str() + " on " + e["access"].Str() + " at " + e["address"].Str() + ": offset " +
+              NumText(e["distance"]) + " inside a freed block of " + Bytes(a["size"]) + " that mate-guard did not allocate"};
+  if (e["test"].Truthy()) lines.push_back("test: " + e["test"].Str());
+  lines.push_back("block: " + Bytes(a["size"]) + " at [" + a["start"].Str() + ", " + a["end"].Str() +
+                  "), allocated outside the guard (not by a chosen module), freed by a chosen module and held after its free "
+                  "filled with 0xfb (foreign-quarantine); found written when the held block was checked");
+  if (a["freeTest"].Truthy()) lines.push_back("freed during test: " + a["freeTest"].Str());
+  if (a["freeFrames"].Truthy()) Append(&lines, NativeLines("freed at", a["freeFrames"], o));
+  lines.push_back(
+      "hint: the block was written after a chosen module freed it: the stale pointer outlived the block. Only a write is seen "
+      "here (the block stays readable, so a read after this free is not), and where it was allocated is unknown");
+  return lines;
+}
+
 Lines FormatAccess(const JsonValue& e, const JsonValue& a, const FormatOptions& o) {
+  if (a["guardMethod"].Str() == "foreign-quarantine") return FormatForeignWrite(e, a, o);
   Lines lines{Headline(e, a)};
   if (e["test"].Truthy()) lines.push_back("test: " + e["test"].Str());
   std::string fn, caller;
