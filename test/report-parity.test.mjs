@@ -100,6 +100,41 @@ describe('the same event renders the same text through Node, Python and the cras
     assert.ok(['llvm-symbolizer', 'addr2line'].includes(rewritten.accessStack.frames[0].source), rewritten.accessStack.frames[0].source);
   });
 
+  // The event names its writer's runtime and machinery folders, so a reader running another runtime renders it as
+  // the writer would: node linked under another name writes it, node and python read it.
+  test('an event written by a runtime not named node renders the same through Node, Python and the crash printer: the event names its runtime', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-parity-runtime-'));
+    const host = path.join(dir, 'hostrt');
+    try {
+      fs.linkSync(fs.realpathSync(process.execPath), host);
+    } catch {
+      fs.copyFileSync(fs.realpathSync(process.execPath), host);
+      fs.chmodSync(host, 0o755);
+    }
+    const reports = path.join(dir, 'reports');
+    const r = await run(host, [MATE, 'guard-run', '--native', '*buggy_addon.node', '--report-dir', reports, '--', host, path.join(ROOT, 'examples', 'scripts', 'native-heap.js'), 'mallocOverflow'], { cwd: ROOT });
+    assert.notEqual(r.code, 0, r.output);
+    const find = (d) => fs.readdirSync(d, { withFileTypes: true }).flatMap((x) => (x.isDirectory() ? find(path.join(d, x.name)) : /^mate-guard-\d+-\d+\.json$/.test(x.name) ? [path.join(d, x.name)] : []));
+    const [filed] = find(reports);
+    const event = JSON.parse(fs.readFileSync(filed, 'utf8'));
+    assert.equal(event.runtime, fs.realpathSync(host));
+    assert.ok(event.machineryDirs.includes(path.join(fs.realpathSync(ROOT), 'packages', 'core-native') + path.sep), JSON.stringify(event.machineryDirs));
+    // Rendered anew by each reader, not the text its printer filed.
+    delete event.text;
+    delete event.delivered;
+    const raw = path.join(dir, 'raw');
+    fs.mkdirSync(raw);
+    const file = path.join(raw, 'mate-guard-4242-1.json');
+    fs.writeFileSync(file, JSON.stringify(event));
+    const node = reportText((await run(process.execPath, [MATE, 'report', raw], { cwd: ROOT })).stdout);
+    const py = reportText((await run('python3', ['-m', 'mate_guard', 'report', raw], { cwd: ROOT, env: pythonEnv })).stdout);
+    const printer = await run(PRINTER, [file], { cwd: ROOT });
+    // hostrt's frames above the addon's are the runtime's, folded by every reader.
+    assert.match(node, /^==mate-guard== {3}… \d+ more frames? in the runtime$/m, node);
+    assert.equal(py, node, 'Python');
+    assert.equal(printer.stderr, `${node}\n`, 'the crash printer');
+  });
+
   // SARIF's sites, fingerprints and file URIs and the annotations' places are resolved by the native formatter for
   // both readers: a real run's native frames in this repository, and every fixture, byte for byte.
   test('every format (text, sarif, github): python -m mate_guard report prints what mate report prints, with the same exit code', async () => {

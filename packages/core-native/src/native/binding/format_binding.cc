@@ -29,16 +29,6 @@ bool ReadOptions(const Napi::Value& v, FormatOptions* o) {
   Napi::Object obj = v.As<Napi::Object>();
   Napi::Value cwd = obj.Get("cwd");
   if (cwd.IsString()) o->cwd = cwd.As<Napi::String>().Utf8Value();
-  Napi::Value runtime = obj.Get("runtime");
-  if (runtime.IsString()) o->runtime = runtime.As<Napi::String>().Utf8Value();
-  Napi::Value dirs = obj.Get("dropDirs");
-  if (dirs.IsArray()) {
-    Napi::Array arr = dirs.As<Napi::Array>();
-    for (uint32_t i = 0; i < arr.Length(); i++) {
-      Napi::Value d = arr.Get(i);
-      if (d.IsString()) o->drop_dirs.push_back(d.As<Napi::String>().Utf8Value());
-    }
-  }
   return true;
 }
 
