@@ -271,6 +271,8 @@ export interface NativeBinding {
   demangleNames(names: string[]): string[];
   /** `mate report --format sarif|github` from the merged events (report/ci-formats.ts). */
   formatReports(inputJson: string, format: 'sarif' | 'github', options: { cwd: string }): string;
+  /** The line above the reports `who` gave its test runner before `crash` (JSON) killed it (report/format/earlier_header.h). */
+  earlierReportsHeader(crashJson: string, count: number, who: string): string;
   /** '' when the event's JSON is one this version reads, else why not (the field named). */
   validateEvent(eventJson: string): string;
 }
