@@ -4,6 +4,7 @@
 #include <string>
 
 #include "check.h"
+#include "report/format/earlier_header.h"
 #include "report/format/escape.h"
 #include "report/format/event_origin_fields.h"
 #include "report/format/event_schema.h"
@@ -190,6 +191,16 @@ TEST(event_origin_names_the_writers_runtime_and_machinery_whoever_renders_it) {
   CHECK_STR(kept.origin.runtime, "/opt/host/bin/embedder");
   CHECK(kept.origin.machinery_dirs.size() == 1);
   CHECK(mate::WithOrigin(reader, Parse("{\"runtime\":null}")).origin.runtime.empty());
+}
+
+// One line for the crash printer ("this process") and a CLI that outlives the process (its label and pid).
+TEST(earlier_reports_header_names_who_how_many_and_what_killed_it) {
+  CHECK_STR(mate::EarlierReportsHeader(Parse("{\"kind\":\"heap-buffer-overflow\"}"), 1, "this process"),
+            "[mate-guard] this process gave its test runner a report before the guard fault killed it; the runner never showed it:\n");
+  CHECK_STR(mate::EarlierReportsHeader(Parse("{\"kind\":\"deadly-signal\",\"death\":{\"signal\":6}}"), 2, "mocha worker 42"),
+            "[mate-guard] mocha worker 42 gave its test runner 2 reports before SIGABRT killed it; the runner never showed them:\n");
+  CHECK_STR(mate::EarlierReportsHeader(Parse("{\"kind\":\"uncaught-exception\",\"death\":{\"signal\":6,\"exception\":{\"type\":\"bad\\nline\"}}}"), 1, "this process"),
+            "[mate-guard] this process gave its test runner a report before an uncaught C++ exception (bad\\nline) killed it; the runner never showed it:\n");
 }
 
 TEST(untrusted_names_cannot_forge_report_lines) {
