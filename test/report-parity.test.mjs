@@ -4,7 +4,9 @@
 // through libmate_guard_cuda.so's C ABI) and by the crash printer a dying
 // process starts (mate-guard-print) give the same text, byte for byte; both
 // readers give the same SARIF log and GitHub annotations; and `mate report`
-// names an event of the wrong shape by its file and field.
+// names an event of the wrong shape by its file and field. Each event says
+// who wrote it (runtime, machinery folders): a reader of another runtime
+// renders it as its writer would.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -133,6 +135,23 @@ describe('the same event renders the same text through Node, Python and the cras
     assert.match(node, /^==mate-guard== {3}… \d+ more frames? in the runtime$/m, node);
     assert.equal(py, node, 'Python');
     assert.equal(printer.stderr, `${node}\n`, 'the crash printer');
+  });
+
+  test('an event says where its JS machinery is; one written before events did is read as the reader\'s own (mate report hides mate-guard\'s frames)', async () => {
+    const event = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'overflow.json'), 'utf8'));
+    const own = path.join(fs.realpathSync(ROOT), 'packages', 'core-native', 'dist', 'install', 'alloc.js');
+    event.allocation.allocStack = `    at guardedAlloc (${own}:10:3)\n    at Object.<anonymous> (${path.join(ROOT, 'examples', 'scripts', 'overflow.js')}:5:20)`;
+    const render = async (e) => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-parity-origin-'));
+      fs.writeFileSync(path.join(dir, 'mate-guard-4242-1.json'), JSON.stringify(e));
+      return reportText((await run(process.execPath, [MATE, 'report', dir], { cwd: ROOT })).stdout);
+    };
+    const old = await render(event);
+    assert.doesNotMatch(old, /guardedAlloc/, old);
+    assert.match(old, /^==mate-guard== {3}… 1 runner frame$/m, old);
+    // A writer that named no machinery (a Python process's event): its word is kept, whoever reads it.
+    const shown = await render({ ...event, runtime: null, machineryDirs: [] });
+    assert.match(shown, /^==mate-guard== {3}at guardedAlloc \(/m, shown);
   });
 
   // SARIF's sites, fingerprints and file URIs and the annotations' places are resolved by the native formatter for
