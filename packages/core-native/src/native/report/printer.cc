@@ -76,8 +76,8 @@ void SetReportFd(int fd) { g_fd = fd >= 0 ? fd : 2; }
 
 namespace {
 
-// Starts `argv` with our own small environment (PATH for the symbolizers,
-// what the formatter needs from this process) and waits
+// Starts `argv` with our own small environment (PATH for the symbolizers;
+// what the formatter needs from this process is in the event) and waits
 // at most `timeout_ms`; true when it exited 0.
 bool Spawn(char* const argv[], int timeout_ms) {
   char* envp[3];
