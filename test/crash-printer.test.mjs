@@ -1,8 +1,9 @@
 // The crash printer (mate-guard-print) is the only printer a dying process
 // starts, whatever the run holds: it matches the run's suppressions and,
 // where the dying process owns the run, first shows what that process had
-// reported to its test runner, which dies with it. Real faults in the
-// example addon, under guard-run and plain Jest in band.
+// reported to its test runner, which dies with it (and a CLI that outlives
+// it shows them under the same line). Real faults in the example addon,
+// under guard-run, plain Jest in band and mate-jest.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -53,6 +54,23 @@ test('Jest in band killed by a guard fault: the printer shows the canary report 
     const fault = lines.findIndex((l) => l.startsWith('==mate-guard== ERROR: heap-buffer-overflow on WRITE'));
     assert.ok(fault > header + 1, 'the earlier report comes first, then the fault');
     assert.match(r.stderr, /^\[mate-guard\] the process that owned this run dies with it, so no summary follows; /m);
+    assert.equal(r.stderr.split('\n').filter((l) => l.startsWith('==mate-guard== ERROR: canary-corruption')).length, 1, 'shown once');
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('mate-jest outlives Jest in band killed by a guard fault: it shows the canary report Jest never showed, under the crash printer\'s own header line', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-crash-earlier-cli-'));
+  try {
+    const config = path.join(ROOT, 'test', 'fixtures', 'jest', 'earlier-then-fault', 'jest.config.js');
+    const r = await run(process.execPath, [path.join(ROOT, 'packages', 'jest-env', 'bin', 'mate-jest.js'), '--guard-alloc', '--no-guard-rerun', '--guard-report-dir', dir, '-i', '-c', config], { timeout: 90_000 });
+    assert.equal(r.code, SIGSEGV_EXIT, r.output);
+    const lines = r.stderr.split('\n');
+    // The line earlier_header.cc words for the printer ("this process"), naming the process mate-jest saw die.
+    const header = lines.findIndex((l) => /^\[mate-guard\] the Jest process \(in band\) \d+ gave its test runner a report before the guard fault killed it; the runner never showed it:$/.test(l));
+    assert.ok(header >= 0, r.output);
+    assert.match(lines[header + 1], /^==mate-guard== ERROR: canary-corruption: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\) damaged$/);
     assert.equal(r.stderr.split('\n').filter((l) => l.startsWith('==mate-guard== ERROR: canary-corruption')).length, 1, 'shown once');
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

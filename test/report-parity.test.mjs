@@ -4,7 +4,9 @@
 // through libmate_guard_cuda.so's C ABI) and by the crash printer a dying
 // process starts (mate-guard-print) give the same text, byte for byte; both
 // readers give the same SARIF log and GitHub annotations; and `mate report`
-// names an event of the wrong shape by its file and field.
+// names an event of the wrong shape by its file and field. Each event says
+// who wrote it (runtime, machinery folders): a reader of another runtime
+// renders it as its writer would.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -98,6 +100,58 @@ describe('the same event renders the same text through Node, Python and the cras
     const rewritten = JSON.parse(fs.readFileSync(file, 'utf8'));
     assert.match(rewritten.accessStack.frames[0].function, /^(\(anonymous namespace\)::)?StoreByte\(/);
     assert.ok(['llvm-symbolizer', 'addr2line'].includes(rewritten.accessStack.frames[0].source), rewritten.accessStack.frames[0].source);
+  });
+
+  // The event names its writer's runtime and machinery folders, so a reader running another runtime renders it as
+  // the writer would: node linked under another name writes it, node and python read it.
+  test('an event written by a runtime not named node renders the same through Node, Python and the crash printer: the event names its runtime', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-parity-runtime-'));
+    const host = path.join(dir, 'hostrt');
+    try {
+      fs.linkSync(fs.realpathSync(process.execPath), host);
+    } catch {
+      fs.copyFileSync(fs.realpathSync(process.execPath), host);
+      fs.chmodSync(host, 0o755);
+    }
+    const reports = path.join(dir, 'reports');
+    const r = await run(host, [MATE, 'guard-run', '--native', '*buggy_addon.node', '--report-dir', reports, '--', host, path.join(ROOT, 'examples', 'scripts', 'native-heap.js'), 'mallocOverflow'], { cwd: ROOT });
+    assert.notEqual(r.code, 0, r.output);
+    const find = (d) => fs.readdirSync(d, { withFileTypes: true }).flatMap((x) => (x.isDirectory() ? find(path.join(d, x.name)) : /^mate-guard-\d+-\d+\.json$/.test(x.name) ? [path.join(d, x.name)] : []));
+    const [filed] = find(reports);
+    const event = JSON.parse(fs.readFileSync(filed, 'utf8'));
+    assert.equal(event.runtime, fs.realpathSync(host));
+    assert.ok(event.machineryDirs.includes(path.join(fs.realpathSync(ROOT), 'packages', 'core-native') + path.sep), JSON.stringify(event.machineryDirs));
+    // Rendered anew by each reader, not the text its printer filed.
+    delete event.text;
+    delete event.delivered;
+    const raw = path.join(dir, 'raw');
+    fs.mkdirSync(raw);
+    const file = path.join(raw, 'mate-guard-4242-1.json');
+    fs.writeFileSync(file, JSON.stringify(event));
+    const node = reportText((await run(process.execPath, [MATE, 'report', raw], { cwd: ROOT })).stdout);
+    const py = reportText((await run('python3', ['-m', 'mate_guard', 'report', raw], { cwd: ROOT, env: pythonEnv })).stdout);
+    const printer = await run(PRINTER, [file], { cwd: ROOT });
+    // hostrt's frames above the addon's are the runtime's, folded by every reader.
+    assert.match(node, /^==mate-guard== {3}… \d+ more frames? in the runtime$/m, node);
+    assert.equal(py, node, 'Python');
+    assert.equal(printer.stderr, `${node}\n`, 'the crash printer');
+  });
+
+  test('an event says where its JS machinery is; one written before events did is read as the reader\'s own (mate report hides mate-guard\'s frames)', async () => {
+    const event = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'overflow.json'), 'utf8'));
+    const own = path.join(fs.realpathSync(ROOT), 'packages', 'core-native', 'dist', 'install', 'alloc.js');
+    event.allocation.allocStack = `    at guardedAlloc (${own}:10:3)\n    at Object.<anonymous> (${path.join(ROOT, 'examples', 'scripts', 'overflow.js')}:5:20)`;
+    const render = async (e) => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-parity-origin-'));
+      fs.writeFileSync(path.join(dir, 'mate-guard-4242-1.json'), JSON.stringify(e));
+      return reportText((await run(process.execPath, [MATE, 'report', dir], { cwd: ROOT })).stdout);
+    };
+    const old = await render(event);
+    assert.doesNotMatch(old, /guardedAlloc/, old);
+    assert.match(old, /^==mate-guard== {3}… 1 runner frame$/m, old);
+    // A writer that named no machinery (a Python process's event): its word is kept, whoever reads it.
+    const shown = await render({ ...event, runtime: null, machineryDirs: [] });
+    assert.match(shown, /^==mate-guard== {3}at guardedAlloc \(/m, shown);
   });
 
   // SARIF's sites, fingerprints and file URIs and the annotations' places are resolved by the native formatter for

@@ -16,18 +16,31 @@ CONTEXT_LOST = {'illegal-address', 'device-assert', 'device-fault'}
 
 def _options(path):
     # Native frames the process left unsymbolized get file:line from llvm-symbolizer or addr2line, as in Node.
-    return json.dumps({'cwd': os.getcwd(), 'runtime': os.path.realpath(sys.executable), 'file': path or '', 'symbolize': True})
+    return json.dumps({'cwd': os.getcwd(), 'file': path or '', 'symbolize': True})
+
+
+def _with_origin(event_json):
+    # An event records its writer's runtime (the formatter folds its frames); one written before events did is
+    # read as this process's, as it was rendered then. Spliced in, so the rest of the text stays as written.
+    try:
+        event = json.loads(event_json)
+    except ValueError:
+        return event_json
+    if not isinstance(event, dict) or not event or 'runtime' in event:
+        return event_json
+    body = event_json.lstrip()
+    return '{"runtime":%s,%s' % (json.dumps(os.path.realpath(sys.executable)), body[1:])
 
 
 def format_text(event_json, path=None):
     """The text report of one event (its JSON text); a bad event gives one line naming why."""
-    return _library.load().format_report(event_json, 'text', _options(path))
+    return _library.load().format_report(_with_origin(event_json), 'text', _options(path))
 
 
 def format_reports(fmt, events, unreadable, tool_version):
     """`mate report --format sarif|github`'s output: `events` as (event JSON text, run place or None) pairs,
     `unreadable` as (file, why) pairs; sites and fingerprints resolved by the native formatter, here."""
-    items = ','.join('{"event":%s,"run":%s}' % (text, json.dumps(run)) for text, run in events)
+    items = ','.join('{"event":%s,"run":%s}' % (_with_origin(text), json.dumps(run)) for text, run in events)
     notes = json.dumps([{'holds': 'report', 'why': why, 'file': path} for path, why in unreadable])
     input_json = '{"toolVersion":%s,"events":[%s],"unreadable":%s}' % (json.dumps(tool_version), items, notes)
     return _library.load().format_reports(input_json, fmt, _options(None))

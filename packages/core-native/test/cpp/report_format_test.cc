@@ -4,11 +4,14 @@
 #include <string>
 
 #include "check.h"
+#include "report/format/earlier_header.h"
 #include "report/format/escape.h"
+#include "report/format/event_origin_fields.h"
 #include "report/format/event_schema.h"
 #include "report/format/event_sites.h"
 #include "report/format/format_ci.h"
 #include "report/format/format_text.h"
+#include "report/format/js_frames.h"
 #include "report/format/json_value.h"
 #include "report/format/native_frames.h"
 #include "report/format/sha256.h"
@@ -35,7 +38,7 @@ mate::JsonValue Parse(const std::string& json) {
 mate::FormatOptions Options() {
   mate::FormatOptions o;
   o.cwd = "/repo";
-  o.runtime = "/usr/bin/node";
+  o.origin.runtime = "/usr/bin/node";
   return o;
 }
 
@@ -166,6 +169,38 @@ TEST(fold_rule_folds_even_a_few_host_runtime_frames_but_shows_raise_and_abort) {
             "  #2 abort (libc.so.6+0x3)\n"
             "  #3 Abort (a.node+0x4)\n"
             "  #4 (node+0x5)\n");
+}
+
+// The same event renders the same whoever renders it: the writer's runtime
+// and machinery folders come from the event, not from the reader.
+TEST(event_origin_names_the_writers_runtime_and_machinery_whoever_renders_it) {
+  mate::FormatOptions reader;
+  reader.cwd = "/repo";
+  mate::FormatOptions o = mate::WithOrigin(reader, Parse("{\"runtime\":\"/opt/host/bin/embedder\",\"machineryDirs\":[\"/opt/mg/\"]}"));
+  CHECK_STR(o.origin.runtime, "/opt/host/bin/embedder");
+  mate::Lines lines = mate::NativeLines("access", Parse("{\"frames\":[{\"module\":\"/opt/host/bin/embedder\",\"offset\":16},"
+                                                      "{\"module\":\"/opt/host/bin/embedder\",\"offset\":32},"
+                                                      "{\"module\":\"/repo/addon.node\",\"offset\":64,\"function\":\"f\"}]}"), o);
+  std::string out;
+  for (const std::string& l : lines) out += l + "\n";
+  CHECK_STR(out, "access:\n  #0 (embedder+0x10)\n  \xE2\x80\xA6 1 frame in the runtime folded (#1 to #1, in embedder)\n  #2 f (addon.node+0x40)\n");
+  mate::TrimmedStack t = mate::TrimJsStack("Error\n    at alloc (/opt/mg/dist/install.js:1:2)\n    at t (/repo/a.test.js:3:4)", o);
+  CHECK(t.dropped == 1);
+  // An event that does not say (one inside another, or written before events did) keeps what it was given.
+  mate::FormatOptions kept = mate::WithOrigin(o, Parse("{\"kind\":\"x\"}"));
+  CHECK_STR(kept.origin.runtime, "/opt/host/bin/embedder");
+  CHECK(kept.origin.machinery_dirs.size() == 1);
+  CHECK(mate::WithOrigin(reader, Parse("{\"runtime\":null}")).origin.runtime.empty());
+}
+
+// One line for the crash printer ("this process") and a CLI that outlives the process (its label and pid).
+TEST(earlier_reports_header_names_who_how_many_and_what_killed_it) {
+  CHECK_STR(mate::EarlierReportsHeader(Parse("{\"kind\":\"heap-buffer-overflow\"}"), 1, "this process"),
+            "[mate-guard] this process gave its test runner a report before the guard fault killed it; the runner never showed it:\n");
+  CHECK_STR(mate::EarlierReportsHeader(Parse("{\"kind\":\"deadly-signal\",\"death\":{\"signal\":6}}"), 2, "mocha worker 42"),
+            "[mate-guard] mocha worker 42 gave its test runner 2 reports before SIGABRT killed it; the runner never showed them:\n");
+  CHECK_STR(mate::EarlierReportsHeader(Parse("{\"kind\":\"uncaught-exception\",\"death\":{\"signal\":6,\"exception\":{\"type\":\"bad\\nline\"}}}"), 1, "this process"),
+            "[mate-guard] this process gave its test runner a report before an uncaught C++ exception (bad\\nline) killed it; the runner never showed it:\n");
 }
 
 TEST(untrusted_names_cannot_forge_report_lines) {

@@ -24,6 +24,7 @@
 #include "core/guarded_allocator.h"
 #include "core/stack_store.h"
 #include "crash/describe.h"
+#include "report/event_origin.h"
 #include "report/printer.h"
 #include "report/report_event.h"
 #include "report/report_file.h"
@@ -81,7 +82,7 @@ std::string StringProp(const Napi::Object& o, const char* key) {
   return v.IsString() ? v.As<Napi::String>().Utf8Value() : "";
 }
 
-// configure(options, reportDir, printer: { node, script, path }): creates
+// configure(options, reportDir, printer: { path, withEarlier, machineryDirs }): creates
 // the allocator once and installs the fault handler.
 Napi::Value Configure(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -96,7 +97,7 @@ Napi::Value Configure(const Napi::CallbackInfo& info) {
   if (!ConfigurePrinter(StringProp(printer, "path").c_str(), printer.Get("withEarlier").ToBoolean().Value()))
     return Throw(env, "mate-guard: PATH is too long for the report printer");
   ConfigureNativePrinter();
-  Napi::Value drop = printer.Get("dropDirs");
+  Napi::Value drop = printer.Get("machineryDirs");
   if (drop.IsArray()) {
     std::string dirs;
     Napi::Array arr = drop.As<Napi::Array>();
@@ -104,7 +105,7 @@ Napi::Value Configure(const Napi::CallbackInfo& info) {
       Napi::Value d = arr.Get(i);
       if (d.IsString()) dirs += (dirs.empty() ? "" : "\n") + d.As<Napi::String>().Utf8Value();
     }
-    SetPrinterDropDirs(dirs.c_str());
+    SetEventMachineryDirs(dirs.c_str());
   }
   GuardedAllocator* a = GuardedAllocator::Create(options, &error);
   if (a == nullptr) return Throw(env, "mate-guard: " + error);

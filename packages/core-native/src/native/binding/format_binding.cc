@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "report/format/earlier_header.h"
 #include "report/format/event_schema.h"
 #include "report/format/format_options.h"
 #include "report/format/format_reports.h"
@@ -29,16 +30,6 @@ bool ReadOptions(const Napi::Value& v, FormatOptions* o) {
   Napi::Object obj = v.As<Napi::Object>();
   Napi::Value cwd = obj.Get("cwd");
   if (cwd.IsString()) o->cwd = cwd.As<Napi::String>().Utf8Value();
-  Napi::Value runtime = obj.Get("runtime");
-  if (runtime.IsString()) o->runtime = runtime.As<Napi::String>().Utf8Value();
-  Napi::Value dirs = obj.Get("dropDirs");
-  if (dirs.IsArray()) {
-    Napi::Array arr = dirs.As<Napi::Array>();
-    for (uint32_t i = 0; i < arr.Length(); i++) {
-      Napi::Value d = arr.Get(i);
-      if (d.IsString()) o->drop_dirs.push_back(d.As<Napi::String>().Utf8Value());
-    }
-  }
   return true;
 }
 
@@ -156,6 +147,18 @@ Napi::Value ClearSymbolCacheJs(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+// earlierReportsHeader(crashJson, count, who): the line above the reports a dying process's runner never showed.
+Napi::Value EarlierReportsHeaderJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 3 || !info[0].IsString() || !info[1].IsNumber() || !info[2].IsString())
+    return Fail(env, "earlierReportsHeader(crashJson, count, who) needs a string, a number and a string");
+  JsonValue crash;
+  std::string error;
+  if (!ParseJson(info[0].As<Napi::String>().Utf8Value(), &crash, &error)) return Fail(env, ("earlierReportsHeader: " + error).c_str());
+  size_t count = static_cast<size_t>(info[1].As<Napi::Number>().Int64Value());
+  return Napi::String::New(env, EarlierReportsHeader(crash, count, info[2].As<Napi::String>().Utf8Value()));
+}
+
 }  // namespace
 
 void AddFormatExports(Napi::Env env, Napi::Object exports) {
@@ -167,6 +170,7 @@ void AddFormatExports(Napi::Env env, Napi::Object exports) {
   exports.Set("clearSymbolCache", Napi::Function::New(env, ClearSymbolCacheJs));
   exports.Set("demangleNames", Napi::Function::New(env, DemangleNamesJs));
   exports.Set("matchSuppression", Napi::Function::New(env, MatchSuppressionJs));
+  exports.Set("earlierReportsHeader", Napi::Function::New(env, EarlierReportsHeaderJs));
 }
 
 }  // namespace mate

@@ -5,7 +5,7 @@
 
 namespace mate {
 
-// formatReport(eventJson, { cwd, dropDirs, runtime }): the one formatter
+// formatReport(eventJson, { cwd }): the one formatter
 // (report/format/) for Node. A bad event gives its one-line error report.
 void AddFormatExports(Napi::Env env, Napi::Object exports);
 

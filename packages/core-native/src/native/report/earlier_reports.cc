@@ -8,9 +8,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "report/format/escape.h"
+#include "report/format/earlier_header.h"
 #include "report/format/event_schema.h"
-#include "report/format/formatters.h"
 #include "report/format/format_text.h"
 
 namespace mate {
@@ -29,14 +28,6 @@ bool IsEventFile(const std::string& name) {
     i++;
   }
   return name.compare(i, std::string::npos, "json") == 0;
-}
-
-std::string DeathCause(const JsonValue& e) {
-  const JsonValue& d = e["death"];
-  if (e["kind"].Str() == "uncaught-exception" && d["exception"].IsObject()) {
-    return "an uncaught C++ exception (" + VisibleText(d["exception"]["type"].Str()) + ")";
-  }
-  return SignalName(d["signal"]);
 }
 
 }  // namespace
@@ -76,10 +67,7 @@ std::string EarlierReportsText(const std::string& dir, const JsonValue& crash, c
     count++;
   }
   if (count == 0) return "";
-  std::string what = count == 1 ? "a report" : std::to_string(count) + " reports";
-  std::string cause = crash["death"].IsObject() ? DeathCause(crash) : "the guard fault";
-  return "[mate-guard] this process gave its test runner " + what + " before " + cause + " killed it; the runner never showed " +
-         (count == 1 ? "it" : "them") + ":\n" + reports;
+  return EarlierReportsHeader(crash, count, "this process") + reports;
 }
 
 }  // namespace mate

@@ -123,18 +123,6 @@ int main(int argc, char** argv) {
   mate::FormatOptions o;
   char cwd[4096];
   if (getcwd(cwd, sizeof(cwd)) != nullptr) o.cwd = cwd;
-  // From the dying process (printer.cc): its machinery directories and its executable.
-  if (const char* dirs = getenv("MATE_GUARD_DROP_DIRS")) {
-    std::string all = dirs;
-    for (size_t start = 0; start < all.size();) {
-      size_t nl = all.find('\n', start);
-      std::string d = all.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
-      if (!d.empty()) o.drop_dirs.push_back(d);
-      if (nl == std::string::npos) break;
-      start = nl + 1;
-    }
-  }
-  if (const char* runtime = getenv("MATE_GUARD_RUNTIME")) o.runtime = runtime;
   o.event_file = argv[1];
   if (run_here) Suppress(&event, run);
   std::string text = mate::FormatText(event, o);

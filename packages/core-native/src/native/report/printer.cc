@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "core/stack_store.h"
+#include "report/event_origin.h"
 #include "report/writer.h"
 
 namespace mate {
@@ -22,10 +23,6 @@ const char g_marker_env[] = "MATE_GUARD_PRINTER=1";
 char g_with_earlier[] = "--with-earlier";
 bool g_earlier = false;
 char g_native[4096];  // mate-guard-print beside this library ("" when absent)
-// What only the process knows, for the native printer's formatter: the
-// directories whose JS frames are machinery (Node's), its own executable.
-char g_drop_env[16384];
-char g_runtime_env[4200];
 int g_fd = 2;  // where reports go (SetReportFd)
 
 bool Copy(char* dst, size_t cap, const char* prefix, const char* src) {
@@ -68,7 +65,7 @@ void ConfigureNativePrinter() {
   ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
   if (n > 0) {
     exe[n] = '\0';
-    Copy(g_runtime_env, sizeof(g_runtime_env), "MATE_GUARD_RUNTIME=", exe);
+    SetEventRuntime(exe);
   }
   // Its symbolizers are found on PATH: this process's, where the host set none.
   const char* path = getenv("PATH");
@@ -77,22 +74,16 @@ void ConfigureNativePrinter() {
 
 void SetReportFd(int fd) { g_fd = fd >= 0 ? fd : 2; }
 
-void SetPrinterDropDirs(const char* dirs) {
-  if (!Copy(g_drop_env, sizeof(g_drop_env), "MATE_GUARD_DROP_DIRS=", dirs)) g_drop_env[0] = '\0';
-}
-
 namespace {
 
-// Starts `argv` with our own small environment (PATH for the symbolizers,
-// what the formatter needs from this process) and waits
+// Starts `argv` with our own small environment (PATH for the symbolizers;
+// what the formatter needs from this process is in the event) and waits
 // at most `timeout_ms`; true when it exited 0.
 bool Spawn(char* const argv[], int timeout_ms) {
-  char* envp[5];
+  char* envp[3];
   int k = 0;
   if (g_path_env[0]) envp[k++] = g_path_env;
   envp[k++] = const_cast<char*>(g_marker_env);
-  if (g_drop_env[0]) envp[k++] = g_drop_env;
-  if (g_runtime_env[0]) envp[k++] = g_runtime_env;
   envp[k] = nullptr;
   pid_t pid = vfork();
   if (pid < 0) return false;

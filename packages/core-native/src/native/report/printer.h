@@ -17,13 +17,9 @@ namespace mate {
 bool ConfigurePrinter(const char* path_env, bool with_earlier);
 
 // Finds mate-guard-print beside the library this code is in (the addon,
-// libmate_guard_cuda.so).
+// libmate_guard_cuda.so), and records this process's executable in its
+// events (event_origin.h).
 void ConfigureNativePrinter();
-
-// JS frames under these directories (newline-separated: mate-guard's own
-// packages and the runners', resolved by Node) are machinery to the
-// printer's formatter.
-void SetPrinterDropDirs(const char* dirs);
 
 // Where reports are printed: stderr (2) unless a host redirects its own
 // stderr while the program runs (pytest captures fd 2 during each test and

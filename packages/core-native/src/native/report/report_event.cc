@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/stack_store.h"
+#include "report/event_origin.h"
 #include "report/report_file.h"
 #include "platform/linux/module_map.h"
 
@@ -382,6 +383,7 @@ void FormatEvent(const Violation& v, Writer* w) {
   w->Dec(static_cast<uint64_t>(getpid()));
   w->Str(",\"test\":");
   Interned(w, v.test_id);
+  WriteEventOrigin(w);
   // The stack of the bad access: a fault's thread, or the bad free's call.
   w->Str(",\"accessStack\":");
   if (v.access_frame_count) Frames(w, v.access_frames, v.access_frame_count, v.unwind);

@@ -86,7 +86,7 @@ function installResolved(config: ResolvedGuardConfig): void {
   native.configure(nativeOptionsOf(config), config.reportDir, {
     path: process.env.PATH ?? '',
     withEarlier: !ownedElsewhere(),
-    dropDirs: defaultDropDirs(),
+    machineryDirs: defaultDropDirs(),
   });
   // Every addon loaded from now on is in the module map the fault handler reads.
   afterAddonLoads(() => native.refreshModuleMap());

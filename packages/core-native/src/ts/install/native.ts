@@ -181,8 +181,8 @@ interface PrinterPaths {
   path: string;
   /** No process outlives this one to show what it reported before dying: the printer shows those too. */
   withEarlier: boolean;
-  /** JS frames under these directories are machinery (mate-guard's, the runners'): for the native printer's formatter. */
-  dropDirs: string[];
+  /** JS frames under these directories are machinery (mate-guard's, the runners'): recorded in every event (report/event_origin.h). */
+  machineryDirs: string[];
 }
 
 /** A native frame as the binding returns it (see symbolize/types for offset). */
@@ -262,7 +262,7 @@ export interface NativeBinding {
   /** The one report formatter (report/format/): an event's JSON to its text report. */
   formatReport(
     eventJson: string,
-    options: { cwd: string; dropDirs: string[]; runtime: string },
+    options: { cwd: string },
   ): string;
   /** '' when a suppressions file's text is good, else why not (naming file:line). */
   suppressionsProblem(text: string, file: string): string;
@@ -274,7 +274,9 @@ export interface NativeBinding {
   /** C++ names demangled ('' where a name is none). */
   demangleNames(names: string[]): string[];
   /** `mate report --format sarif|github` from the merged events (report/ci-formats.ts). */
-  formatReports(inputJson: string, format: 'sarif' | 'github', options: { cwd: string; dropDirs: string[]; runtime: string }): string;
+  formatReports(inputJson: string, format: 'sarif' | 'github', options: { cwd: string }): string;
+  /** The line above the reports `who` gave its test runner before `crash` (JSON) killed it (report/format/earlier_header.h). */
+  earlierReportsHeader(crashJson: string, count: number, who: string): string;
   /** '' when the event's JSON is one this version reads, else why not (the field named). */
   validateEvent(eventJson: string): string;
 }

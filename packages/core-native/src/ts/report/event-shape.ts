@@ -91,7 +91,7 @@ const death = obj({
 /** Everything but the rerun's events, which are events themselves. */
 const eventFields: Record<string, Check> = {
   tool: str, version: num, kind: str, access: orNull(str), address: orNull(addr), relation: orNull(str), distance: orNull(num),
-  fatal: bool, signal: orNull(num), pid: num, test: orNull(str), accessStack: orNull(stack),
+  fatal: bool, signal: orNull(num), pid: num, test: orNull(str), runtime: orNull(str), machineryDirs: arr(str), accessStack: orNull(stack),
   damage: orNull(obj({ before: side, after: side })), backend: str, allocation: orNull(allocation),
   device: obj({ api: str, ordinal: num, granule: num, error: orNull(str), errorText: orNull(str), foundBy: orNull(str), rank: orNull(num), localRank: orNull(num), worldSize: orNull(num) }),
   candidates: obj({ liveTotal: num, live: arr(allocation), freed: arr(allocation) }),

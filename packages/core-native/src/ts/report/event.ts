@@ -156,6 +156,10 @@ export interface ViolationEvent {
   signal: number | null;
   pid: number;
   test: string | null;
+  /** The writing process's executable (its frames are the runtime); absent in events written before it was recorded. */
+  runtime?: string | null;
+  /** Where its JS frames are machinery (mate-guard's, the runners'); absent in events written before it was recorded. */
+  machineryDirs?: string[];
   /** The native frames of the bad access: a fault's thread, or a bad free's call. */
   accessStack?: NativeStack | null;
   damage: { before: CanarySideDamage; after: CanarySideDamage } | null;

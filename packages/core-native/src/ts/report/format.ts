@@ -1,7 +1,8 @@
 // The report text of an event: rendered by the one formatter, in the
 // native core (src/native/report/format/), as Python and a dying process
-// render it. What only Node knows is passed in: which directories hold
-// runner and mate-guard frames, and node's own executable.
+// render it. What only the writing process knows (its executable, which
+// directories hold runner and mate-guard frames) is in the event itself
+// (report/event_origin.h), so any reader renders it the same.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 
@@ -17,13 +18,23 @@ export function signalName(n: number): string {
 
 let runtime: string | undefined;
 
-/** What the formatter needs to know about this machine (its options, as Python and the crash printer fill them). */
-export function formatOptions(): { cwd: string; dropDirs: string[]; runtime: string } {
+/** What the formatter needs to know about the reader (its options, as Python and the crash printer fill them). */
+export function formatOptions(): { cwd: string } {
+  return { cwd: process.cwd() };
+}
+
+/**
+ * The event with its writer's origin: one written before events recorded
+ * it is read as this process's, as it was rendered then (node's executable,
+ * mate-guard's and the runners' directories).
+ */
+export function withOrigin(e: ViolationEvent): ViolationEvent {
+  if (e.runtime !== undefined && e.machineryDirs !== undefined) return e;
   runtime ??= fs.realpathSync(process.execPath);
-  return { cwd: process.cwd(), dropDirs: defaultDropDirs(), runtime };
+  return { ...e, runtime: e.runtime === undefined ? runtime : e.runtime, machineryDirs: e.machineryDirs ?? defaultDropDirs() };
 }
 
 /** The report of one event: every line starts with `==mate-guard== `. */
 export function formatReport(e: ViolationEvent): string {
-  return loadNative().formatReport(JSON.stringify(e), formatOptions());
+  return loadNative().formatReport(JSON.stringify(withOrigin(e)), formatOptions());
 }

@@ -4,9 +4,9 @@
 // them when a file ends; Vitest batches its workers' task updates, so a
 // test failed just before a crash may arrive as never run or passed), so
 // nobody shows them unless we do.
+import { loadNative } from '../install/native';
 import type { ViolationEvent } from '../report/event';
 import { reportText } from '../report/render';
-import { deathCause } from './attribution';
 import { readReportDir } from './report-dir';
 
 /** The caller-delivered reports of `crash`'s process, among `events`. */
@@ -21,7 +21,6 @@ export function earlierReportsText(dir: string, crash: ViolationEvent, who: stri
   if (report.resultsShown.includes(crash.pid)) return '';
   const earlier = earlierReports(report.violations, crash);
   if (!earlier.length) return '';
-  const what = earlier.length === 1 ? 'a report' : `${earlier.length} reports`;
-  return `[mate-guard] ${who} gave its test runner ${what} before ${crash.death ? deathCause(crash) : 'the guard fault'} killed it; the runner never showed ${earlier.length === 1 ? 'it' : 'them'}:\n` +
-    earlier.map(reportText).join('');
+  // Its header line is the crash printer's own (report/format/earlier_header.cc).
+  return loadNative().earlierReportsHeader(JSON.stringify(crash), earlier.length, who) + earlier.map(reportText).join('');
 }

@@ -141,11 +141,16 @@ std::string EventProblem(const JsonValue& e) {
   Checker c;
   bool ok = c.Fields(e, "", {{"version", kNum}, {"access", kStr | kNull}, {"address", kStr | kNull}, {"relation", kStr | kNull},
                              {"distance", kNum | kNull}, {"fatal", kBool}, {"signal", kNum | kNull}, {"pid", kNum}, {"test", kStr | kNull},
+                             {"runtime", kStr | kNull}, {"machineryDirs", kArr},
                              {"accessStack", kObj | kNull}, {"damage", kObj | kNull}, {"backend", kStr}, {"allocation", kObj | kNull},
                              {"device", kObj}, {"candidates", kObj}, {"launches", kObj}, {"memory", kObj}, {"streams", kObj},
                              {"death", kObj}, {"process", kObj}, {"rerun", kObj}, {"suppressed", kObj}, {"text", kStr}, {"file", kStr},
                              {"nativeHeap", kObj}, {"delivered", kStr}}) &&
             Frames(&c, e["accessStack"], "accessStack") && Allocation(&c, e["allocation"], "allocation");
+  const JsonValue& dirs = e["machineryDirs"];
+  for (size_t i = 0; ok && i < dirs.items.size(); i++) {
+    if (!dirs.items[i].IsString()) ok = c.Fail("machineryDirs[" + std::to_string(i) + "]", dirs.items[i], kStr);
+  }
   if (ok && e["damage"].IsObject()) {
     for (const char* side : {"before", "after"}) {
       const JsonValue& s = e["damage"][side];

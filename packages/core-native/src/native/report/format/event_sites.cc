@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "report/format/event_origin_fields.h"
 #include "report/format/js_frames.h"
 #include "report/format/native_frames.h"
 #include "report/format/sha256.h"
@@ -202,7 +203,8 @@ bool IsSystemModule(const std::string& module) {
   return false;
 }
 
-JsonValue EventSites(const JsonValue& e, const SourcePaths& paths, const RunPlace& run, const FormatOptions& o) {
+JsonValue EventSites(const JsonValue& e, const SourcePaths& paths, const RunPlace& run, const FormatOptions& options) {
+  const FormatOptions o = WithOrigin(options, e);
   JsonValue stacks = Arr();
   auto add = [&stacks](const std::string& label, const std::vector<JsonValue>& frames) {
     if (frames.empty()) return;

@@ -28,11 +28,7 @@ FormatOptions FormatOptionsFromJson(const char* options_json) {
   std::string error;
   if (options_json != nullptr && ParseJson(options_json, &v, &error) && v.IsObject()) {
     o.cwd = v["cwd"].Str();
-    o.runtime = v["runtime"].Str();
     o.event_file = v["file"].Str();
-    for (const JsonValue& d : v["dropDirs"].items) {
-      if (d.IsString()) o.drop_dirs.push_back(d.text);
-    }
   }
   if (o.cwd.empty()) {
     char buf[4096];

@@ -10,7 +10,7 @@
 extern "C" {
 
 // The report of `event_json` in `format` ("text"); `options_json`
-// (may be NULL): {"cwd", "dropDirs": [...], "runtime", "file",
+// (may be NULL): {"cwd", "file",
 // "symbolize": native frames not yet symbolized are, with llvm-symbolizer
 // or addr2line from PATH, within 5 s}. A bad
 // event gives its one-line error report. NULL for an unknown format or a

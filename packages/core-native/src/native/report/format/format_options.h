@@ -6,18 +6,25 @@
 
 namespace mate {
 
+// The writing process's own view, recorded in its event (report/event_origin.h):
+// the same event renders the same whoever renders it.
+struct EventOrigin {
+  // Its runtime's executable (node's, python's real path): its frames are the runtime.
+  std::string runtime;
+  // JS frames under these directories are machinery, counted not shown:
+  // mate-guard's own packages and the runners' (Node resolved them).
+  std::vector<std::string> machinery_dirs;
+};
+
 // What the formatter needs to know about the reader's machine; every
 // consumer (Node, Python, the crash printer) fills it the same way.
 struct FormatOptions {
   // Source and module paths inside it print relative to it (default: the working directory).
   std::string cwd;
-  // JS frames under these directories are machinery, counted not shown:
-  // mate-guard's own packages and the runners' (Node resolves them).
-  std::vector<std::string> drop_dirs;
-  // The host runtime's executable (node's real path): its frames are the runtime.
-  std::string runtime;
   // The event's file, when the event does not say (saved inputs are named relative to its folder).
   std::string event_file;
+  // Never set by a caller: the event being rendered's own, filled by WithOrigin.
+  EventOrigin origin;
 };
 
 }  // namespace mate

@@ -1,6 +1,7 @@
 #include "report/format/format_text.h"
 
 #include "report/format/escape.h"
+#include "report/format/event_origin_fields.h"
 #include "report/format/event_schema.h"
 #include "report/format/formatters.h"
 #include "report/format/suppression_line.h"
@@ -35,7 +36,8 @@ std::string Capped(const std::string& line) {
 
 }  // namespace
 
-Lines ReportLines(const JsonValue& e, const FormatOptions& o) {
+Lines ReportLines(const JsonValue& e, const FormatOptions& options) {
+  const FormatOptions o = WithOrigin(options, e);
   Lines lines;
   const JsonValue& a = e["allocation"];
   if (e["death"].Truthy()) lines = FormatDeath(e, e["death"], o);

@@ -137,7 +137,7 @@ bool IsMachineryFrame(const std::string& line, const FormatOptions& o) {
   if (StartsWith(loc, "node:")) return true;
   if (loc == "<anonymous>" || loc == "native") return true;
   if (InRunnerPackage(loc) || PythonMachinery(loc)) return true;
-  for (const std::string& dir : o.drop_dirs) {
+  for (const std::string& dir : o.origin.machinery_dirs) {
     if (!dir.empty() && StartsWith(loc, dir.c_str())) return true;
   }
   return false;

@@ -166,7 +166,7 @@ std::string ShortFunctionName(const std::string& name) {
 
 bool IsHostRuntime(const std::string& module, const FormatOptions& o) {
   if (module.empty()) return false;
-  return module == o.runtime || Basename(module) == "node";
+  return module == o.origin.runtime || Basename(module) == "node";
 }
 
 bool IsRuntimeModule(const std::string& module, const FormatOptions& o) {
