@@ -83,3 +83,26 @@ def test_a_missing_library_never_breaks_pytest_and_guard_alloc_says_so_before_co
     assert r.code == 2, r
     assert r.stderr.startswith('mate-guard: the CUDA guard library is missing: ') and r.stderr.count('\n') == 1, r
     assert 'collected' not in r.output, r
+
+
+PLACEMENT = '''
+import cabi
+
+
+def test_placement():
+    p = cabi.alloc(100)
+    print(f'placement: start%16={p % 16} end%16={(p + 100) % 16} end%4096={(p + 100) % 4096}')
+    cabi.free(p)
+'''
+
+
+def test_exact_placement_puts_a_device_allocations_last_byte_against_the_guard(project):
+    project.write('test_placement.py', PLACEMENT)
+    plain = project.pytest(['--guard-alloc', '-s'])
+    assert plain.code == 0, plain
+    assert re.search(r'placement: start%16=0 end%16=4 end%4096=[1-9]', plain.stdout), plain  # aligned: a 12-byte gap after the end
+    exact = project.pytest(['--guard-alloc', '--guard-exact-placement', '-s'])
+    assert exact.code == 0, exact
+    assert 'placement: start%16=12 end%16=0 end%4096=0' in exact.stdout, exact
+    env = project.pytest(['--guard-alloc', '-s'], env={'MATE_PYTEST_GUARD_EXACT_PLACEMENT': '1'})
+    assert 'placement: start%16=12 end%16=0 end%4096=0' in env.stdout, env

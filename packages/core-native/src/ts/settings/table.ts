@@ -111,8 +111,8 @@ export const SETTINGS = [
   }),
   row({
     key: 'exactPlacement', name: 'exact-placement', value: booleanValue, default: false,
-    description: "Tail mode: place JS buffers with 1-byte elements (Buffer, Uint8Array, Int8Array, Uint8ClampedArray) and CUDA device allocations byte-exact, their last byte against the guard whatever `alignment` says, so code reading past the end (a truncated UTF-8 lead byte at a buffer's end, a kernel reading one element past a tensor) faults at once: a read damages no canary, so the alignment gap alone never shows it. Other JS buffers (ArrayBuffer, wider typed arrays) keep `alignment`; device code that needs aligned pointers (vectorized loads) may fail with it. Off by default: the third-party suites measured with it on ran clean at no measurable cost on the host, but its device half is not measured yet (bench/README.md).",
-    surfaces: { runner: true, guardRun: true, api: true },
+    description: "Tail mode: place JS buffers with 1-byte elements (Buffer, Uint8Array, Int8Array, Uint8ClampedArray) and CUDA device allocations (Node and Python) byte-exact, their last byte against the guard whatever `alignment` says, so code reading past the end (a truncated UTF-8 lead byte at a buffer's end, a kernel reading one element past a tensor) faults at once: a read damages no canary, so the alignment gap alone never shows it. Other JS buffers (ArrayBuffer, wider typed arrays) keep `alignment`; device code that needs aligned pointers (vectorized loads) may fail with it. Off by default: the third-party suites measured with it on ran clean at no measurable cost on the host, but its device half is not measured yet (bench/README.md).",
+    surfaces: { runner: true, guardRun: true, api: true, python: true },
     native: { field: 'exact_placement', ctype: 'bool' },
   }),
   row({
