@@ -59,27 +59,34 @@ export function recordProjectSettings(dir: string, projects: Record<string, Guar
   const file = path.join(dir, RECORD_FILE);
   const record = JSON.parse(fs.readFileSync(file, 'utf8')) as RunRecord;
   const run = record.settings as unknown as Record<string, unknown>;
-  const same = (s: GuardSettings) => Object.entries(s).every(([k, v]) => k === 'reportDir' || JSON.stringify(v) === JSON.stringify(run[k]));
+  const same = (s: GuardSettings) =>
+    Object.entries(s).every(([k, v]) => k === 'reportDir' || JSON.stringify(v) === JSON.stringify(run[k]));
   if (Object.values(projects).every(same)) return;
   writeWholeFile(file, JSON.stringify({ ...record, projects }, null, 2) + '\n');
 }
 
 /** The settings `mate replay` handed over for `project` (PROJECT_SETTINGS_ENV), each parsed by its row; undefined when none are. */
-export function replayedProjectSettings(project: string, env: NodeJS.ProcessEnv = process.env): GuardSettings | undefined {
+export function replayedProjectSettings(
+  project: string,
+  env: NodeJS.ProcessEnv = process.env,
+): GuardSettings | undefined {
   const raw = env[PROJECT_SETTINGS_ENV];
   if (!raw) return undefined;
   let all: unknown;
   try {
     all = JSON.parse(raw);
   } catch {
-    throw new GuardConfigError(`${PROJECT_SETTINGS_ENV} is internal to mate replay and holds ${JSON.stringify(raw)}: not JSON`);
+    throw new GuardConfigError(
+      `${PROJECT_SETTINGS_ENV} is internal to mate replay and holds ${JSON.stringify(raw)}: not JSON`,
+    );
   }
   const given = (all as Record<string, unknown> | null)?.[project];
-  if (typeof given !== 'object' || given === null || !Object.prototype.hasOwnProperty.call(all, project)) return undefined;
+  if (typeof given !== 'object' || given === null || !Object.hasOwn(all as object, project)) return undefined;
   const out: Record<string, unknown> = {};
   for (const row of SETTINGS as readonly SettingRow[]) {
     const v = (given as Record<string, unknown>)[row.key];
-    out[row.key] = v === undefined || v === null ? row.default : row.value.parse(v, `${PROJECT_SETTINGS_ENV} ${project} ${row.key}`);
+    out[row.key] =
+      v === undefined || v === null ? row.default : row.value.parse(v, `${PROJECT_SETTINGS_ENV} ${project} ${row.key}`);
   }
   return out as GuardSettings;
 }
@@ -91,12 +98,21 @@ const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((s)
  * given as --guard-report-dir, holding one run's directory.
  */
 export function readRunRecord(dir: string): { dir: string; record: RunRecord } {
-  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new GuardConfigError(`${JSON.stringify(dir)} is not a directory: give a run's report directory (the path after "[mate-guard] reports:")`);
+  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory())
+    throw new GuardConfigError(
+      `${JSON.stringify(dir)} is not a directory: give a run's report directory (the path after "[mate-guard] reports:")`,
+    );
   let runDir = dir;
   if (!fs.existsSync(path.join(dir, RECORD_FILE))) {
     const runs = fs.readdirSync(dir).filter((d) => fs.existsSync(path.join(dir, d, RECORD_FILE)));
-    if (runs.length > 1) throw new GuardConfigError(`${JSON.stringify(dir)} holds ${runs.length} runs: give one of them (${runs.map((d) => path.join(dir, d)).join(', ')})`);
-    if (runs.length === 0) throw new GuardConfigError(`${JSON.stringify(dir)} holds no run record (${RECORD_FILE}): give the report directory of a run made by a mate-* CLI, a runner with the mate-guard plugin, or mate guard-run`);
+    if (runs.length > 1)
+      throw new GuardConfigError(
+        `${JSON.stringify(dir)} holds ${runs.length} runs: give one of them (${runs.map((d) => path.join(dir, d)).join(', ')})`,
+      );
+    if (runs.length === 0)
+      throw new GuardConfigError(
+        `${JSON.stringify(dir)} holds no run record (${RECORD_FILE}): give the report directory of a run made by a mate-* CLI, a runner with the mate-guard plugin, or mate guard-run`,
+      );
     runDir = path.join(dir, runs[0]);
   }
   const file = path.join(runDir, RECORD_FILE);
@@ -107,13 +123,30 @@ export function readRunRecord(dir: string): { dir: string; record: RunRecord } {
     // JSON's message quotes the file's text: shown, never obeyed.
     throw new GuardConfigError(`${file} is not a run record: ${visible((err as Error).message)}`);
   }
-  if (raw.tool !== 'mate-guard' || raw.version !== VERSION || typeof raw.runner !== 'string' || typeof raw.cwd !== 'string'
-    || !isStrings(raw.execArgv) || !isStrings(raw.argv) || typeof raw.settings !== 'object' || raw.settings === null) {
+  if (
+    raw.tool !== 'mate-guard' ||
+    raw.version !== VERSION ||
+    typeof raw.runner !== 'string' ||
+    typeof raw.cwd !== 'string' ||
+    !isStrings(raw.execArgv) ||
+    !isStrings(raw.argv) ||
+    typeof raw.settings !== 'object' ||
+    raw.settings === null
+  ) {
     throw new GuardConfigError(`${file} is not a version ${VERSION} run record (written by a different mate-guard?)`);
   }
   const projects = raw.projects;
-  if (projects !== undefined && (typeof projects !== 'object' || projects === null || Array.isArray(projects) || Object.values(projects).some((s) => typeof s !== 'object' || s === null))) {
+  if (
+    projects !== undefined &&
+    (typeof projects !== 'object' ||
+      projects === null ||
+      Array.isArray(projects) ||
+      Object.values(projects).some((s) => typeof s !== 'object' || s === null))
+  ) {
     throw new GuardConfigError(`${file}: projects is not an object of each project's settings`);
   }
-  return { dir: runDir, record: { ...raw, explicit: isStrings(raw.explicit) ? raw.explicit as SettingKey[] : [] } as RunRecord };
+  return {
+    dir: runDir,
+    record: { ...raw, explicit: isStrings(raw.explicit) ? (raw.explicit as SettingKey[]) : [] } as RunRecord,
+  };
 }
