@@ -37,7 +37,7 @@ const LABEL = { 16: '16 B', 4096: '4 KiB', 65536: '64 KiB', [1 << 20]: '1 MiB' }
 const label = (size) => LABEL[size] ?? `${size} B`;
 const countFor = (size) => {
   const n = arg('n', '');
-  return n ? Math.max(1, Math.min(Number(n), size >= 1 << 20 ? 400 : Infinity)) : DEFAULT_N[size] ?? 4000;
+  return n ? Math.max(1, Math.min(Number(n), size >= 1 << 20 ? 400 : Infinity)) : (DEFAULT_N[size] ?? 4000);
 };
 
 const fmt = (ns) => (ns >= 1000 ? `${(ns / 1000).toFixed(2)} us` : `${ns.toFixed(0)} ns`);
@@ -82,7 +82,9 @@ async function child() {
     const t0 = process.hrtime.bigint();
     for (let i = 0; i < n; i++) {
       const b = fn(size);
-      b[0] = i; b[size - 1] = i; sink += b[0];
+      b[0] = i;
+      b[size - 1] = i;
+      sink += b[0];
       if (sampleEvery && i % sampleEvery === 0) peak = Math.max(peak, process.memoryUsage.rss());
     }
     if (sampleEvery) peak = Math.max(peak, process.memoryUsage.rss());
@@ -110,11 +112,19 @@ async function child() {
   for (const name of names) out[name].rss = (await round(VARIANTS[name], Math.max(1, Math.floor(n / 32)))).peak;
   const s = core.stats();
   if (sink === 0.5) console.error(sink);
-  process.stdout.write(JSON.stringify({
-    size, n, variants: out, maxRss: process.resourceUsage().maxRSS * 1024,
-    guardMethod: s.guardMethod, allocations: s.allocations, fallbacks: s.fallbacks, fallbackReasons: s.fallbackReasons ?? {},
-    primed: s.primedAllocations,
-  }));
+  process.stdout.write(
+    JSON.stringify({
+      size,
+      n,
+      variants: out,
+      maxRss: process.resourceUsage().maxRSS * 1024,
+      guardMethod: s.guardMethod,
+      allocations: s.allocations,
+      fallbacks: s.fallbacks,
+      fallbackReasons: s.fallbackReasons ?? {},
+      primed: s.primedAllocations,
+    }),
+  );
 }
 
 // ---- parent: every size in its own process, builds alternating --------------
@@ -138,20 +148,28 @@ function parent() {
     for (const size of sizes) {
       for (let k = 0; k < builds.length; k++) {
         const bi = (k + r) % builds.length;
-        const json = execFileSync(process.execPath,
+        const json = execFileSync(
+          process.execPath,
           ['--expose-gc', self, '--child', '--core', builds[bi].core, '--size', String(size), ...passed],
-          { encoding: 'utf8', env, maxBuffer: 1 << 24 });
+          { encoding: 'utf8', env, maxBuffer: 1 << 24 },
+        );
         results[bi][size].push(JSON.parse(json));
       }
     }
   }
   const first = results[0][sizes[0]][0];
-  console.log(`mate-guard allocate+free benchmark: node ${process.version}, ${runs} run(s) x ${reps} repetitions, median per operation, captureStacks=${captureStacks}, guard method ${first.guardMethod}`);
-  console.log('wall, CPU (user+system, all threads) and JS-thread CPU (schedstat) per allocate+free; ratios are the median of the runs\' in-process ratios; RSS: peak of one round of that variant');
+  console.log(
+    `mate-guard allocate+free benchmark: node ${process.version}, ${runs} run(s) x ${reps} repetitions, median per operation, captureStacks=${captureStacks}, guard method ${first.guardMethod}`,
+  );
+  console.log(
+    "wall, CPU (user+system, all threads) and JS-thread CPU (schedstat) per allocate+free; ratios are the median of the runs' in-process ratios; RSS: peak of one round of that variant",
+  );
   for (let bi = 0; bi < builds.length; bi++) {
     console.log('');
     console.log(`${builds[bi].name}:`);
-    console.log('| size | n | Buffer.alloc | guarded | guarded / alloc | CPU alloc | CPU guarded | CPU ratio | JS thread alloc | JS thread guarded | JS thread ratio | per-run wall ratios | RSS alloc | RSS guarded | unguarded | primed |');
+    console.log(
+      '| size | n | Buffer.alloc | guarded | guarded / alloc | CPU alloc | CPU guarded | CPU ratio | JS thread alloc | JS thread guarded | JS thread ratio | per-run wall ratios | RSS alloc | RSS guarded | unguarded | primed |',
+    );
     console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
     for (const size of sizes) {
       const rs = results[bi][size];
@@ -163,17 +181,25 @@ function parent() {
       const rssG = median(rs.map((x) => x.variants.guarded.rss));
       const unguarded = rs.map((x) => `${x.fallbacks}/${x.allocations + x.fallbacks}`).join(' ');
       // Share of guarded allocations that found a slot a primer made ready (builds that count them).
-      const primed = rs.map((x) => (x.primed === undefined ? '-' : `${Math.round((100 * x.primed) / x.allocations)}%`)).join(' ');
-      console.log(`| ${label(size)} | ${rs[0].n} | ${fmt(med('Buffer.alloc', 'wall'))} | ${fmt(med('guarded', 'wall'))} | ${median(ratios).toFixed(2)}x | ${fmt(med('Buffer.alloc', 'cpu'))} | ${fmt(med('guarded', 'cpu'))} | ${median(cpuRatios).toFixed(2)}x | ${fmt(med('Buffer.alloc', 'js'))} | ${fmt(med('guarded', 'js'))} | ${median(jsRatios).toFixed(2)}x | ${ratios.map((x) => x.toFixed(2)).join(' ')} | ${mib(rssA)} | ${mib(rssG)} | ${unguarded} | ${primed} |`);
+      const primed = rs
+        .map((x) => (x.primed === undefined ? '-' : `${Math.round((100 * x.primed) / x.allocations)}%`))
+        .join(' ');
+      console.log(
+        `| ${label(size)} | ${rs[0].n} | ${fmt(med('Buffer.alloc', 'wall'))} | ${fmt(med('guarded', 'wall'))} | ${median(ratios).toFixed(2)}x | ${fmt(med('Buffer.alloc', 'cpu'))} | ${fmt(med('guarded', 'cpu'))} | ${median(cpuRatios).toFixed(2)}x | ${fmt(med('Buffer.alloc', 'js'))} | ${fmt(med('guarded', 'js'))} | ${median(jsRatios).toFixed(2)}x | ${ratios.map((x) => x.toFixed(2)).join(' ')} | ${mib(rssA)} | ${mib(rssG)} | ${unguarded} | ${primed} |`,
+      );
     }
   }
   if (builds.length > 1) {
     console.log('');
-    console.log('| size | guarded, this build | guarded, baseline | this / baseline (wall) | this / baseline (CPU) | this / baseline (JS thread) |');
+    console.log(
+      '| size | guarded, this build | guarded, baseline | this / baseline (wall) | this / baseline (CPU) | this / baseline (JS thread) |',
+    );
     console.log('|---|---|---|---|---|---|');
     for (const size of sizes) {
       const g = (bi, f) => median(results[bi][size].map((x) => median(x.variants.guarded[f])));
-      console.log(`| ${label(size)} | ${fmt(g(0, 'wall'))} | ${fmt(g(1, 'wall'))} | ${(g(0, 'wall') / g(1, 'wall')).toFixed(2)}x | ${(g(0, 'cpu') / g(1, 'cpu')).toFixed(2)}x | ${(g(0, 'js') / g(1, 'js')).toFixed(2)}x |`);
+      console.log(
+        `| ${label(size)} | ${fmt(g(0, 'wall'))} | ${fmt(g(1, 'wall'))} | ${(g(0, 'wall') / g(1, 'wall')).toFixed(2)}x | ${(g(0, 'cpu') / g(1, 'cpu')).toFixed(2)}x | ${(g(0, 'js') / g(1, 'js')).toFixed(2)}x |`,
+      );
     }
   }
 }

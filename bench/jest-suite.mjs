@@ -24,14 +24,25 @@ const TARGET = 1.3;
 const jest = path.join(root, 'node_modules', 'jest', 'bin', 'jest.js');
 const mateJest = path.join(root, 'packages', 'jest-env', 'bin', 'mate-jest.js');
 const config = path.join(root, 'test', 'fixtures', 'jest', 'clean', 'jest.config.js');
-const common = ['-c', config, '--ci', '--silent', ...(workers > 1 ? ['-w', String(workers), '--workerIdleMemoryLimit=1GB'] : ['-i'])];
+const common = [
+  '-c',
+  config,
+  '--ci',
+  '--silent',
+  ...(workers > 1 ? ['-w', String(workers), '--workerIdleMemoryLimit=1GB'] : ['-i']),
+];
 
 const env = { ...process.env, FORCE_COLOR: '0' };
 for (const k of Object.keys(env)) if (k.startsWith('MATE_')) delete env[k];
 
 const variants = [
   { name: 'jest, unguarded', args: [jest, ...common] },
-  { name: 'jest, MATE_JEST_GUARD_ALLOC=1', args: [jest, ...common], env: { MATE_JEST_GUARD_ALLOC: '1' }, guarded: true },
+  {
+    name: 'jest, MATE_JEST_GUARD_ALLOC=1',
+    args: [jest, ...common],
+    env: { MATE_JEST_GUARD_ALLOC: '1' },
+    guarded: true,
+  },
   { name: 'mate-jest, unguarded', args: [mateJest, ...common] },
   { name: 'mate-jest --guard-alloc', args: [mateJest, '--guard-alloc', ...common], guarded: true },
 ];
@@ -59,9 +70,17 @@ const checks = [
   { name: 'mate-jest guarded / plain jest unguarded', r: ratio(3, 0), target: false },
 ];
 console.log(`jest clean suite (${workers > 1 ? `${workers} workers` : 'in band'}), ${reps} repetitions, wall time`);
-variants.forEach((v, j) => console.log(`  ${v.name.padEnd(32)} median ${meds[j].toFixed(0).padStart(5)} ms  [${times[j].map((t) => t.toFixed(0)).join(', ')}]`));
+variants.forEach((v, j) =>
+  console.log(
+    `  ${v.name.padEnd(32)} median ${meds[j].toFixed(0).padStart(5)} ms  [${times[j].map((t) => t.toFixed(0)).join(', ')}]`,
+  ),
+);
 for (const c of checks) {
-  const verdict = c.target ? (c.r <= TARGET ? `ok (target <= ${TARGET})` : `OVER TARGET (${TARGET})`) : '(watcher start included; no target)';
+  const verdict = c.target
+    ? c.r <= TARGET
+      ? `ok (target <= ${TARGET})`
+      : `OVER TARGET (${TARGET})`
+    : '(watcher start included; no target)';
   console.log(`  ${c.name.padEnd(42)} ${c.r.toFixed(2)} ${verdict}`);
 }
 process.exitCode = checks.every((c) => !c.target || c.r <= TARGET) ? 0 : 1;

@@ -39,7 +39,10 @@ function npm(cwd, ...npmArgs) {
 function setup() {
   if (fs.existsSync(path.join(dir, 'build', 'Release', 'binding.node'))) return;
   fs.mkdirSync(base, { recursive: true });
-  const tgz = execFileSync('npm', ['pack', PACKAGE, '--silent'], { cwd: base, encoding: 'utf8' }).trim().split('\n').pop();
+  const tgz = execFileSync('npm', ['pack', PACKAGE, '--silent'], { cwd: base, encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .pop();
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir);
   execFileSync('tar', ['xzf', path.join(base, tgz), '-C', dir, '--strip-components=1']);
@@ -61,14 +64,17 @@ function runSuite(guarded) {
   const env = { ...process.env };
   for (const k of Object.keys(env)) if (k.startsWith('MATE_')) delete env[k];
   const start = process.hrtime.bigint();
-  const r = spawnSync(process.execPath, [MOCHA, '--expose-gc', '--reporter', 'dot', ...extra], { cwd: dir, env, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [MOCHA, '--expose-gc', '--reporter', 'dot', ...extra], {
+    cwd: dir,
+    env,
+    encoding: 'utf8',
+  });
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
   const output = r.stdout + r.stderr;
   const passing = /(\d+) passing/.exec(output)?.[1];
   const failing = /(\d+) failing/.exec(output)?.[1] ?? '0';
   return { ms, code: r.status, signal: r.signal, passing: Number(passing ?? 0), failing: Number(failing), output };
 }
-
 
 setup();
 if (flag('--setup-only')) process.exit(0);
@@ -89,6 +95,10 @@ for (let i = 0; i < reps; i++) {
 const summary = last.output.split('\n').find((l) => l.startsWith('[mate-guard] summary:'));
 const plain = median(times.plain);
 const guarded = median(times.guarded);
-console.log(`${PACKAGE} mocha suite: ${last.passing} passing unguarded and guarded, ${reps} runs each (node ${process.version}, ${os.cpus().length} cores)`);
+console.log(
+  `${PACKAGE} mocha suite: ${last.passing} passing unguarded and guarded, ${reps} runs each (node ${process.version}, ${os.cpus().length} cores)`,
+);
 console.log(`guarded run: ${summary}`);
-console.log(`median wall time: unguarded ${plain.toFixed(0)} ms, guarded ${guarded.toFixed(0)} ms, ratio ${(guarded / plain).toFixed(2)}x (target <= 1.5x)`);
+console.log(
+  `median wall time: unguarded ${plain.toFixed(0)} ms, guarded ${guarded.toFixed(0)} ms, ratio ${(guarded / plain).toFixed(2)}x (target <= 1.5x)`,
+);

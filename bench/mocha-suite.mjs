@@ -48,7 +48,15 @@ function once(v) {
 
 const { times, medians: meds } = await sideBySide(variants, reps, once); // the first round warms the page cache
 const ratio = meds[1] / meds[0];
-console.log(`mocha clean suite (${parallel ? '--parallel' : 'serial'}), ${reps} repetitions, node ${process.version}, ${os.cpus().length} cores`);
-variants.forEach((v, j) => console.log(`  ${v.name.padEnd(34)} median ${meds[j].toFixed(0)} ms  [${times[j].map((t) => t.toFixed(0)).join(', ')}]`));
-console.log(`  ratio guarded/unguarded: ${ratio.toFixed(2)} (target <= ${TARGET}) ${ratio <= TARGET ? 'ok' : 'OVER TARGET'}`);
+console.log(
+  `mocha clean suite (${parallel ? '--parallel' : 'serial'}), ${reps} repetitions, node ${process.version}, ${os.cpus().length} cores`,
+);
+variants.forEach((v, j) =>
+  console.log(
+    `  ${v.name.padEnd(34)} median ${meds[j].toFixed(0)} ms  [${times[j].map((t) => t.toFixed(0)).join(', ')}]`,
+  ),
+);
+console.log(
+  `  ratio guarded/unguarded: ${ratio.toFixed(2)} (target <= ${TARGET}) ${ratio <= TARGET ? 'ok' : 'OVER TARGET'}`,
+);
 process.exitCode = ratio <= TARGET ? 0 : 1;

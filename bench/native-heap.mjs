@@ -39,7 +39,12 @@ const ADDON = path.join(here, '..', 'examples', 'addon', 'build', 'Release', 'bu
 const CORE = path.join(here, '..', 'packages', 'core-native');
 const SUITE = path.join(here, 'fixtures', 'native-heap-suite.test.mjs');
 const STATS = path.join(here, 'lib', 'print-native-stats.cjs');
-const SIZES = [[16, '16 B'], [64, '64 B'], [4096, '4 KiB'], [65536, '64 KiB']];
+const SIZES = [
+  [16, '16 B'],
+  [64, '64 B'],
+  [4096, '4 KiB'],
+  [65536, '64 KiB'],
+];
 const self = fileURLToPath(import.meta.url);
 
 // ns per malloc+free of `size` bytes made inside `addon` (n pairs, median of 5).
@@ -89,7 +94,12 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-native-bench-'));
 const OTHER = path.join(dir, 'other_addon.node'); // the module that is not chosen
 fs.copyFileSync(ADDON, OTHER);
 
-console.log(`mate-guard native heap benchmark: node ${process.version}, ${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log(
+  `mate-guard native heap benchmark: node ${process.version}, ${os.cpus().length} CPUs, load average ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
 console.log(`${reps} repetitions, median per malloc+free; native stacks on (the default)`);
 console.log('');
 
@@ -100,7 +110,9 @@ const untouched = await sideBySide(['plain', 'guarded'], reps, (v) =>
 );
 console.log('| module | without mate-guard | another module guarded | ratio |');
 console.log('|---|---|---|---|');
-console.log(`| not chosen, 64 B | ${fmt(untouched.medians[0])} | ${fmt(untouched.medians[1])} | ${(untouched.medians[1] / untouched.medians[0]).toFixed(2)}x |`);
+console.log(
+  `| not chosen, 64 B | ${fmt(untouched.medians[0])} | ${fmt(untouched.medians[1])} | ${(untouched.medians[1] / untouched.medians[0]).toFixed(2)}x |`,
+);
 console.log('');
 
 // 2. The chosen module, this build (and the baseline build), alternating.
@@ -110,9 +122,11 @@ const perSize = await sideBySide(builds, reps, (b) =>
 );
 // sideBySide takes medians of numbers: redo them per size and field.
 const med = (bi, size, field) => median(perSize.times[bi].map((r) => r[size][field]));
-console.log(baseline
-  ? `| size | libc | guarded, this build | / libc | guarded, baseline (${baseline}) | this / baseline |`
-  : '| size | libc | guarded, this build | / libc |');
+console.log(
+  baseline
+    ? `| size | libc | guarded, this build | / libc | guarded, baseline (${baseline}) | this / baseline |`
+    : '| size | libc | guarded, this build | / libc |',
+);
 console.log(baseline ? '|---|---|---|---|---|---|' : '|---|---|---|---|');
 for (const [size, label] of SIZES) {
   const libc = med(0, size, 'libc');
@@ -143,17 +157,28 @@ if (cc) {
   // one guarded malloc+free is their close + open; with guard markers it
   // would be opening (in batches) + first touch + one madvise per free.
   const num = (re, line) => Number(re.exec(line)?.[1] ?? NaN);
-  const open = num(/open (\d+)/, last), touch = num(/fill (\d+)/, last), once = num(/one madvise each: (\d+)/, last);
-  const keptClose = num(/close (\d+)/, lastKept), keptOpen = num(/open (\d+)/, lastKept);
+  const open = num(/open (\d+)/, last),
+    touch = num(/fill (\d+)/, last),
+    once = num(/one madvise each: (\d+)/, last);
+  const keptClose = num(/close (\d+)/, lastKept),
+    keptOpen = num(/open (\d+)/, lastKept);
   const g64 = med(0, 64, 'guarded');
   if ([open, touch, once, keptClose, keptOpen].every(Number.isFinite)) {
     const floor = keptClose + keptOpen;
-    console.log(`  => with guard markers a 64 B malloc+free could not go below ${fmt(open + touch + once)} (open ${open} + first touch ${touch} + close ${once} ns)`);
-    console.log(`  => kernel floor of a 64 B malloc+free on a kept slot: ${fmt(floor)} (close ${keptClose} + open ${keptOpen} ns);`);
+    console.log(
+      `  => with guard markers a 64 B malloc+free could not go below ${fmt(open + touch + once)} (open ${open} + first touch ${touch} + close ${once} ns)`,
+    );
+    console.log(
+      `  => kernel floor of a 64 B malloc+free on a kept slot: ${fmt(floor)} (close ${keptClose} + open ${keptOpen} ns);`,
+    );
     if (g64 > floor) {
-      console.log(`     measured ${fmt(g64)}: ${fmt(g64 - floor)} (${(100 * (g64 - floor) / g64).toFixed(0)}%) above it is user-space work (stacks, locks, bookkeeping) and cross-CPU TLB flushes`);
+      console.log(
+        `     measured ${fmt(g64)}: ${fmt(g64 - floor)} (${((100 * (g64 - floor)) / g64).toFixed(0)}%) above it is user-space work (stacks, locks, bookkeeping) and cross-CPU TLB flushes`,
+      );
     } else {
-      console.log(`     measured ${fmt(g64)}, below that floor: the machine was too busy while the kernel figures were taken (rerun when quieter)`);
+      console.log(
+        `     measured ${fmt(g64)}, below that floor: the machine was too busy while the kernel figures were taken (rerun when quieter)`,
+      );
     }
   }
   console.log('');
@@ -166,18 +191,58 @@ const MATE = (core) => path.join(core, 'bin', 'mate.js');
 const suiteVariants = { plain: [process.execPath, SUITE] };
 // guard-run without --native: its fixed cost (a second process, install) and
 // the JS side, so that the native heap's own share can be read off.
-suiteVariants['guard-run, JS buffers only'] = [process.execPath, MATE(CORE), 'guard-run', '--', process.execPath, SUITE];
-suiteVariants['guarded, this build'] = [process.execPath, MATE(CORE), 'guard-run', '--native', '*buggy_addon.node', '--', process.execPath, SUITE];
+suiteVariants['guard-run, JS buffers only'] = [
+  process.execPath,
+  MATE(CORE),
+  'guard-run',
+  '--',
+  process.execPath,
+  SUITE,
+];
+suiteVariants['guarded, this build'] = [
+  process.execPath,
+  MATE(CORE),
+  'guard-run',
+  '--native',
+  '*buggy_addon.node',
+  '--',
+  process.execPath,
+  SUITE,
+];
 // The addon not chosen (the glob names a module the suite never loads): its
 // mallocs stay libc's, its frees pass the process-wide free router.
 const UNCHOSEN = 'guard-run --native, addon not chosen';
-suiteVariants[UNCHOSEN] = [process.execPath, MATE(CORE), 'guard-run', '--native', '*not_loaded_addon.node', '--', process.execPath, SUITE];
-if (baseline) suiteVariants['guarded, baseline'] = [process.execPath, MATE(path.resolve(baseline)), 'guard-run', '--native', '*buggy_addon.node', '--', process.execPath, SUITE];
+suiteVariants[UNCHOSEN] = [
+  process.execPath,
+  MATE(CORE),
+  'guard-run',
+  '--native',
+  '*not_loaded_addon.node',
+  '--',
+  process.execPath,
+  SUITE,
+];
+if (baseline)
+  suiteVariants['guarded, baseline'] = [
+    process.execPath,
+    MATE(path.resolve(baseline)),
+    'guard-run',
+    '--native',
+    '*buggy_addon.node',
+    '--',
+    process.execPath,
+    SUITE,
+  ];
 const timeBin = fs.existsSync('/usr/bin/time') ? '/usr/bin/time' : null;
 function suiteOnce(name) {
   const cmd = suiteVariants[name];
   const core = name.includes('baseline') ? path.resolve(baseline) : CORE;
-  const env = { ...process.env, NATIVE_SUITE_TESTS: String(suiteTests), MATE_STATS_CORE: core, NODE_OPTIONS: `--require ${JSON.stringify(STATS)}` };
+  const env = {
+    ...process.env,
+    NATIVE_SUITE_TESTS: String(suiteTests),
+    MATE_STATS_CORE: core,
+    NODE_OPTIONS: `--require ${JSON.stringify(STATS)}`,
+  };
   // CPU time (user + system, the whole process tree) beside wall time: on
   // a machine shared with other work it moves far less than wall time.
   const full = timeBin ? [timeBin, '-f', 'maxrss-kb %M cpu-s %U %S', ...cmd] : cmd;
@@ -187,13 +252,15 @@ function suiteOnce(name) {
   const out = r.stdout + r.stderr;
   const pass = Number(/^# pass (\d+)/m.exec(out)?.[1] ?? 0);
   const fail = Number(/^# fail (\d+)/m.exec(out)?.[1] ?? -1);
-  if (r.status !== 0 || pass !== suiteTests || fail !== 0) throw new Error(`suite "${name}" failed (exit ${r.status}):\n${out.slice(-2000)}`);
+  if (r.status !== 0 || pass !== suiteTests || fail !== 0)
+    throw new Error(`suite "${name}" failed (exit ${r.status}):\n${out.slice(-2000)}`);
   const stats = /\[native-stats\] (.+)/.exec(out);
   const rss = Number(/maxrss-kb (\d+)/.exec(out)?.[1] ?? 0);
   const cpuMatch = /cpu-s ([\d.]+) ([\d.]+)/.exec(out);
   const cpu = cpuMatch ? 1000 * (Number(cpuMatch[1]) + Number(cpuMatch[2])) : 0;
   const native = stats ? JSON.parse(stats[1]).native : 0;
-  if (name === UNCHOSEN && native !== 0) throw new Error(`suite "${name}" guarded ${native} allocations of a module not chosen`);
+  if (name === UNCHOSEN && native !== 0)
+    throw new Error(`suite "${name}" guarded ${native} allocations of a module not chosen`);
   return { ms, native, rss, cpu };
 }
 const names = Object.keys(suiteVariants);
@@ -210,21 +277,31 @@ const jsOnly = median(runs['guard-run, JS buffers only'].map((r) => r.ms));
 const baseCpu = median(runs.plain.map((r) => r.cpu));
 const jsOnlyCpu = median(runs['guard-run, JS buffers only'].map((r) => r.cpu));
 const baseRss = median(runs.plain.map((r) => r.rss));
-console.log(`suite: ${path.relative(process.cwd(), SUITE)}, ${suiteTests} tests, ${suiteReps} repetitions, medians of the whole process tree's wall and CPU time`);
-console.log('| variant | wall | ratio | / guard-run JS only | CPU (user+sys) | ratio | / guard-run JS only | guarded native allocations | peak RSS | RSS ratio |');
+console.log(
+  `suite: ${path.relative(process.cwd(), SUITE)}, ${suiteTests} tests, ${suiteReps} repetitions, medians of the whole process tree's wall and CPU time`,
+);
+console.log(
+  '| variant | wall | ratio | / guard-run JS only | CPU (user+sys) | ratio | / guard-run JS only | guarded native allocations | peak RSS | RSS ratio |',
+);
 console.log('|---|---|---|---|---|---|---|---|---|---|');
 for (const name of names) {
   const rs = runs[name];
   const ms = median(rs.map((r) => r.ms));
   const rss = median(rs.map((r) => r.rss));
-  const native = name === 'plain' || name.includes('JS buffers') || name === UNCHOSEN ? '-' : String(median(rs.map((r) => r.native)));
+  const native =
+    name === 'plain' || name.includes('JS buffers') || name === UNCHOSEN
+      ? '-'
+      : String(median(rs.map((r) => r.native)));
   const rssCell = rss ? `${(rss / 1024).toFixed(0)} MiB` : '-';
   const rssRatio = rss && baseRss ? `${(rss / baseRss).toFixed(2)}x` : '-';
   const vsJs = name === 'plain' ? '-' : `${(ms / jsOnly).toFixed(2)}x`;
   const cpu = median(rs.map((r) => r.cpu));
-  const cpuCells = cpu && baseCpu
-    ? `${cpu.toFixed(0)} ms | ${(cpu / baseCpu).toFixed(2)}x | ${name === 'plain' ? '-' : `${(cpu / jsOnlyCpu).toFixed(2)}x`}`
-    : '- | - | -';
-  console.log(`| ${name} | ${ms.toFixed(0)} ms | ${(ms / base).toFixed(2)}x | ${vsJs} | ${cpuCells} | ${native} | ${rssCell} | ${rssRatio} |`);
+  const cpuCells =
+    cpu && baseCpu
+      ? `${cpu.toFixed(0)} ms | ${(cpu / baseCpu).toFixed(2)}x | ${name === 'plain' ? '-' : `${(cpu / jsOnlyCpu).toFixed(2)}x`}`
+      : '- | - | -';
+  console.log(
+    `| ${name} | ${ms.toFixed(0)} ms | ${(ms / base).toFixed(2)}x | ${vsJs} | ${cpuCells} | ${native} | ${rssCell} | ${rssRatio} |`,
+  );
 }
 fs.rmSync(dir, { recursive: true, force: true });

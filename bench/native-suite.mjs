@@ -29,7 +29,9 @@ const glob = arg('glob');
 const sample = arg('sample', '10');
 const reps = Number(arg('reps', 3));
 if (!dir || !glob || command.length === 0) {
-  console.error("usage: node bench/native-suite.mjs --dir <checkout> --glob '<glob>' [--sample N] [--reps N] -- <command...>");
+  console.error(
+    "usage: node bench/native-suite.mjs --dir <checkout> --glob '<glob>' [--sample N] [--reps N] -- <command...>",
+  );
   process.exit(2);
 }
 
@@ -37,7 +39,17 @@ const VARIANTS = {
   plain: command,
   'guard-run (JS buffers)': [process.execPath, MATE, 'guard-run', '--', ...command],
   'guard-run --native': [process.execPath, MATE, 'guard-run', '--native', glob, '--', ...command],
-  [`--native, sample 1/${sample}`]: [process.execPath, MATE, 'guard-run', '--native', glob, '--native-sample-rate', sample, '--', ...command],
+  [`--native, sample 1/${sample}`]: [
+    process.execPath,
+    MATE,
+    'guard-run',
+    '--native',
+    glob,
+    '--native-sample-rate',
+    sample,
+    '--',
+    ...command,
+  ],
 };
 
 // Output goes to a file, not a pipe: a process the suite leaves behind
@@ -71,7 +83,9 @@ for (const name of names) {
   const ms = median(rs.map((r) => r.ms));
   const passing = rs.map((r) => r.passing).join('/');
   const failing = rs.map((r) => r.failing).join('/');
-  console.log(`| ${name} | ${(ms / 1000).toFixed(2)} s | ${(ms / base).toFixed(2)}x | ${passing} | ${failing} | ${name.includes('native') ? median(rs.map((r) => r.native)) : '-'} |`);
+  console.log(
+    `| ${name} | ${(ms / 1000).toFixed(2)} s | ${(ms / base).toFixed(2)}x | ${passing} | ${failing} | ${name.includes('native') ? median(rs.map((r) => r.native)) : '-'} |`,
+  );
 }
 for (const name of names) {
   for (const r of runs[name]) for (const f of r.failed) console.log(`failed in "${name}": ${f}`);

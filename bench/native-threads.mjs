@@ -33,7 +33,8 @@ const threadCounts = String(arg('threads', '1,2,4,8')).split(',').map(Number);
 const baseline = arg('baseline', '');
 const closes = arg('close', '') ? String(arg('close', '')).split(',') : [''];
 for (const c of closes)
-  if (!['', 'mprotect', 'markers', 'auto'].includes(c)) throw new Error(`--close: ${JSON.stringify(c)} is not one of mprotect, markers, auto`);
+  if (!['', 'mprotect', 'markers', 'auto'].includes(c))
+    throw new Error(`--close: ${JSON.stringify(c)} is not one of mprotect, markers, auto`);
 const ADDON = path.join(here, '..', 'examples', 'addon', 'build', 'Release', 'buggy_addon.node');
 const CORE = path.join(here, '..', 'packages', 'core-native');
 const self = fileURLToPath(import.meta.url);
@@ -63,37 +64,66 @@ if (process.argv[2] === '--child') {
   const markers = (s1.nativeKeptMarkerCloses ?? NaN) - (s0.nativeKeptMarkerCloses ?? NaN);
   const kept = markers + (s1.nativeKeptMprotectCloses ?? NaN) - (s0.nativeKeptMprotectCloses ?? NaN);
   const markerShare = Number.isFinite(kept) && kept > 0 ? markers / kept : null;
-  process.stdout.write(JSON.stringify({ wall: wall / ops, user: (cpu.user * 1000) / pairs, sys: (cpu.system * 1000) / pairs, markerShare }));
+  process.stdout.write(
+    JSON.stringify({
+      wall: wall / ops,
+      user: (cpu.user * 1000) / pairs,
+      sys: (cpu.system * 1000) / pairs,
+      markerShare,
+    }),
+  );
   process.exit(0);
 }
 
 const fmt = (ns) => (ns >= 1000 ? `${(ns / 1000).toFixed(2)} us` : `${ns.toFixed(0)} ns`);
-console.log(`mate-guard native heap, allocating threads: node ${process.version}, ${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-console.log(`${size} B malloc+free, ${ops} pairs per thread, ${reps} repetitions, medians; native stacks on (the default)`);
+console.log(
+  `mate-guard native heap, allocating threads: node ${process.version}, ${os.cpus().length} CPUs, load average ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
+console.log(
+  `${size} B malloc+free, ${ops} pairs per thread, ${reps} repetitions, medians; native stacks on (the default)`,
+);
 console.log('');
-const builds = baseline ? [['this build', CORE], ['baseline', path.resolve(baseline)]] : [['this build', CORE]];
+const builds = baseline
+  ? [
+      ['this build', CORE],
+      ['baseline', path.resolve(baseline)],
+    ]
+  : [['this build', CORE]];
 const variants = [];
-for (const n of threadCounts) for (const [name, dir] of builds) for (const close of closes) variants.push({ n, name, dir, close });
+for (const n of threadCounts)
+  for (const [name, dir] of builds) for (const close of closes) variants.push({ n, name, dir, close });
 const childEnv = (close) => {
   const env = { ...process.env };
   if (close) env.MATE_GUARD_KEPT_CLOSE = close;
   return env;
 };
 const res = await sideBySide(variants, reps, (v) =>
-  JSON.parse(execFileSync(process.execPath, [self, '--child', v.dir, String(v.n)], { encoding: 'utf8', env: childEnv(v.close) })),
+  JSON.parse(
+    execFileSync(process.execPath, [self, '--child', v.dir, String(v.n)], { encoding: 'utf8', env: childEnv(v.close) }),
+  ),
 );
 const med = (i, field) => median(res.times[i].map((r) => r[field]));
 const share = (i) => {
   const s = res.times[i].map((r) => r.markerShare).filter((x) => x !== null && x !== undefined);
   return s.length ? `${(100 * median(s)).toFixed(0)}%` : '-';
 };
-console.log('| threads | build | kept close | markers | wall per malloc+free, one thread | CPU per malloc+free (user + sys) | user | sys |');
+console.log(
+  '| threads | build | kept close | markers | wall per malloc+free, one thread | CPU per malloc+free (user + sys) | user | sys |',
+);
 console.log('|---|---|---|---|---|---|---|---|');
 variants.forEach((v, i) => {
-  const user = med(i, 'user'), sys = med(i, 'sys');
-  console.log(`| ${v.n} | ${v.name} | ${v.close || process.env.MATE_GUARD_KEPT_CLOSE || 'default'} | ${share(i)} | ${fmt(med(i, 'wall'))} | ${fmt(user + sys)} | ${fmt(user)} | ${fmt(sys)} |`);
+  const user = med(i, 'user'),
+    sys = med(i, 'sys');
+  console.log(
+    `| ${v.n} | ${v.name} | ${v.close || process.env.MATE_GUARD_KEPT_CLOSE || 'default'} | ${share(i)} | ${fmt(med(i, 'wall'))} | ${fmt(user + sys)} | ${fmt(user)} | ${fmt(sys)} |`,
+  );
 });
 if (os.cpus().length < Math.max(...threadCounts)) {
   console.log('');
-  console.log(`(${os.cpus().length} CPUs: above that many threads, they take turns; wall per thread then grows with the count)`);
+  console.log(
+    `(${os.cpus().length} CPUs: above that many threads, they take turns; wall per thread then grows with the count)`,
+  );
 }

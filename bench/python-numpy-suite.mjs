@@ -28,31 +28,61 @@ const reps = Number(arg('reps', 3));
 // Indexing, take/put/choose and stacking: array-making code paths, a few
 // minutes plain. test_huge_list_error spends 70 s building a huge list
 // (no arrays): left out of both variants.
-const tests = arg('tests', 'numpy._core.tests.test_indexing numpy._core.tests.test_item_selection numpy._core.tests.test_shape_base').split(/\s+/);
+const tests = arg(
+  'tests',
+  'numpy._core.tests.test_indexing numpy._core.tests.test_item_selection numpy._core.tests.test_shape_base',
+).split(/\s+/);
 const k = arg('k', 'not huge_list');
 const native = arg('native');
-const base = ['python3', '-m', 'pytest', '-q', '-p', 'no:cacheprovider', '-p', 'mate_guard.pytest_plugin', ...(k ? ['-k', k] : []), '--pyargs', ...tests];
+const base = [
+  'python3',
+  '-m',
+  'pytest',
+  '-q',
+  '-p',
+  'no:cacheprovider',
+  '-p',
+  'mate_guard.pytest_plugin',
+  ...(k ? ['-k', k] : []),
+  '--pyargs',
+  ...tests,
+];
 const VARIANTS = {
   plain: base,
   '--guard-alloc': [...base, '--guard-alloc'],
   '--guard-alloc --no-guard-capture-stacks': [...base, '--guard-alloc', '--no-guard-capture-stacks'],
-  ...(native ? { [`--guard-alloc --guard-native ${native}`]: [...base, '--guard-alloc', '--guard-native', native] } : {}),
+  ...(native
+    ? { [`--guard-alloc --guard-native ${native}`]: [...base, '--guard-alloc', '--guard-native', native] }
+    : {}),
 };
 const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-numpy-suite-'));
 const outFile = path.join(cwd, 'out.txt');
 const env = { ...process.env, PYTHONPATH: PKG, MATE_PYTEST_GUARD_REPORT_DIR: path.join(cwd, 'reports') };
-for (const key of Object.keys(env)) if (key.startsWith('MATE_PYTEST_GUARD_') && key !== 'MATE_PYTEST_GUARD_REPORT_DIR') delete env[key];
+for (const key of Object.keys(env))
+  if (key.startsWith('MATE_PYTEST_GUARD_') && key !== 'MATE_PYTEST_GUARD_REPORT_DIR') delete env[key];
 
 const TIME = fs.existsSync('/usr/bin/time') ? '/usr/bin/time' : null;
 const cpuFile = path.join(cwd, 'cpu.txt');
 
 function once(cmd) {
-  const { status, ms, out } = runToFile(TIME ? [TIME, '-f', '%U %S', '-o', cpuFile, ...cmd] : cmd, { cwd, env, outFile });
+  const { status, ms, out } = runToFile(TIME ? [TIME, '-f', '%U %S', '-o', cpuFile, ...cmd] : cmd, {
+    cwd,
+    env,
+    outFile,
+  });
   const count = (re) => Number(re.exec(out)?.[1] ?? 0);
-  const [user, sys] = TIME ? fs.readFileSync(cpuFile, 'utf8').trim().split('\n').pop().split(' ').map(Number) : [NaN, NaN];
+  const [user, sys] = TIME
+    ? fs.readFileSync(cpuFile, 'utf8').trim().split('\n').pop().split(' ').map(Number)
+    : [NaN, NaN];
   return {
-    ms, cpuMs: (user + sys) * 1000, status, passed: count(/(\d+) passed/), failed: count(/(\d+) failed/), guarded: count(/numpy arrays: guarded, (\d+) allocations/),
-    native: count(/native heap of [^:]+: (\d+) allocations/), violations: count(/(\d+) violations?,/),
+    ms,
+    cpuMs: (user + sys) * 1000,
+    status,
+    passed: count(/(\d+) passed/),
+    failed: count(/(\d+) failed/),
+    guarded: count(/numpy arrays: guarded, (\d+) allocations/),
+    native: count(/native heap of [^:]+: (\d+) allocations/),
+    violations: count(/(\d+) violations?,/),
   };
 }
 
@@ -67,11 +97,15 @@ for (let i = 0; i < reps; i++) {
 const plain = median(runs.plain.map((r) => r.ms));
 const plainCpu = median(runs.plain.map((r) => r.cpuMs));
 console.log(`pytest${k ? ` -k '${k}'` : ''} --pyargs ${tests.join(' ')}, ${reps} repetitions, median wall time`);
-console.log('| variant | wall | ratio | CPU | CPU ratio | passed (each run) | failed (each run) | guarded array allocations | guarded native allocations | violations |');
+console.log(
+  '| variant | wall | ratio | CPU | CPU ratio | passed (each run) | failed (each run) | guarded array allocations | guarded native allocations | violations |',
+);
 console.log('|---|---|---|---|---|---|---|---|---|---|');
 for (const name of names) {
   const rs = runs[name];
   const ms = median(rs.map((r) => r.ms));
   const cpu = median(rs.map((r) => r.cpuMs));
-  console.log(`| ${name} | ${(ms / 1000).toFixed(2)} s | ${(ms / plain).toFixed(2)}x | ${(cpu / 1000).toFixed(2)} s | ${(cpu / plainCpu).toFixed(2)}x | ${rs.map((r) => r.passed).join('/')} | ${rs.map((r) => r.failed).join('/')} | ${name === 'plain' ? '-' : median(rs.map((r) => r.guarded))} | ${name.includes('native') ? median(rs.map((r) => r.native)) : '-'} | ${name === 'plain' ? '-' : median(rs.map((r) => r.violations))} |`);
+  console.log(
+    `| ${name} | ${(ms / 1000).toFixed(2)} s | ${(ms / plain).toFixed(2)}x | ${(cpu / 1000).toFixed(2)} s | ${(cpu / plainCpu).toFixed(2)}x | ${rs.map((r) => r.passed).join('/')} | ${rs.map((r) => r.failed).join('/')} | ${name === 'plain' ? '-' : median(rs.map((r) => r.guarded))} | ${name.includes('native') ? median(rs.map((r) => r.native)) : '-'} | ${name === 'plain' ? '-' : median(rs.map((r) => r.violations))} |`,
+  );
 }

@@ -25,7 +25,8 @@ const EVENTS = ['overflow', 'native-heap-overflow', 'death-free-bypassing-router
 const SETTINGS = ['alone', 'suppressions', 'with earlier'];
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const fixture = (name) => JSON.parse(fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'events', `${name}.json`), 'utf8'));
+const fixture = (name) =>
+  JSON.parse(fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'events', `${name}.json`), 'utf8'));
 
 /** A report folder holding the event (and what the setting adds); the event file's path. */
 function folder(event, setting) {
@@ -38,7 +39,10 @@ function folder(event, setting) {
   if (setting !== 'alone') {
     const supp = path.join(dir, 'known.supp');
     fs.writeFileSync(supp, `canary-corruption function=NoSuchFunction\n* module=*/no-such.node\n${e.kind} test=*\n`);
-    fs.writeFileSync(path.join(dir, 'run.json'), JSON.stringify({ tool: 'mate-guard', pid: 1, suppressions: setting === 'suppressions' ? supp : null }));
+    fs.writeFileSync(
+      path.join(dir, 'run.json'),
+      JSON.stringify({ tool: 'mate-guard', pid: 1, suppressions: setting === 'suppressions' ? supp : null }),
+    );
   }
   if (setting === 'with earlier') {
     const earlier = { ...fixture('underflow'), pid: 4242, fatal: false, delivered: 'caller' };
@@ -54,14 +58,24 @@ function timeOnce(cmd, pre, event, setting) {
   const r = spawnSync(cmd, argv, { cwd: ROOT, encoding: 'utf8', env: { PATH: process.env.PATH } });
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
   fs.rmSync(dir, { recursive: true, force: true });
-  if (r.status !== 0 || !r.stderr.includes('==mate-guard== ERROR:')) throw new Error(`${cmd} did not print ${event} (${setting}): ${r.stderr}`);
-  if (setting === 'suppressions' && !r.stderr.includes('==mate-guard== suppressed by ')) throw new Error(`${cmd} did not match the suppression for ${event}`);
-  if (setting === 'with earlier' && !r.stderr.includes('gave its test runner a report')) throw new Error(`${cmd} did not show the earlier report for ${event}`);
+  if (r.status !== 0 || !r.stderr.includes('==mate-guard== ERROR:'))
+    throw new Error(`${cmd} did not print ${event} (${setting}): ${r.stderr}`);
+  if (setting === 'suppressions' && !r.stderr.includes('==mate-guard== suppressed by '))
+    throw new Error(`${cmd} did not match the suppression for ${event}`);
+  if (setting === 'with earlier' && !r.stderr.includes('gave its test runner a report'))
+    throw new Error(`${cmd} did not show the earlier report for ${event}`);
   return ms;
 }
 
-console.log(`report printer, wall ms per print, median of ${REPS} (${os.cpus().length} cores, ${os.cpus()[0]?.model ?? '?'}, load ${os.loadavg()[0].toFixed(1)})`);
-console.log('event'.padEnd(30) + 'setting'.padEnd(15) + 'mate-guard-print'.padStart(18) + (NODE_PRINTER ? 'node printer'.padStart(14) + 'ratio'.padStart(8) : ''));
+console.log(
+  `report printer, wall ms per print, median of ${REPS} (${os.cpus().length} cores, ${os.cpus()[0]?.model ?? '?'}, load ${os.loadavg()[0].toFixed(1)})`,
+);
+console.log(
+  'event'.padEnd(30) +
+    'setting'.padEnd(15) +
+    'mate-guard-print'.padStart(18) +
+    (NODE_PRINTER ? 'node printer'.padStart(14) + 'ratio'.padStart(8) : ''),
+);
 for (const event of EVENTS) {
   for (const setting of SETTINGS) {
     const native = [];
@@ -72,6 +86,11 @@ for (const event of EVENTS) {
     }
     const m = median(native);
     const n = NODE_PRINTER ? median(node) : undefined;
-    console.log(event.padEnd(30) + setting.padEnd(15) + m.toFixed(1).padStart(18) + (n ? n.toFixed(1).padStart(14) + `${(n / m).toFixed(0)}x`.padStart(8) : ''));
+    console.log(
+      event.padEnd(30) +
+        setting.padEnd(15) +
+        m.toFixed(1).padStart(18) +
+        (n ? n.toFixed(1).padStart(14) + `${(n / m).toFixed(0)}x`.padStart(8) : ''),
+    );
   }
 }

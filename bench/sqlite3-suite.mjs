@@ -40,7 +40,8 @@ const reps = Number(arg('reps', 3));
 const rates = String(arg('rates', '100,1000')).split(',').filter(Boolean).map(Number);
 const plainSampling = argv.includes('--plain-sampling');
 const closes = String(arg('close', '')).split(',').filter(Boolean);
-const usage = 'usage: node bench/sqlite3-suite.mjs --dir <node-sqlite3 checkout, addon built, test/ present> [--reps N] [--rates 100,1000] [--plain-sampling] [--close mprotect,markers,auto]';
+const usage =
+  'usage: node bench/sqlite3-suite.mjs --dir <node-sqlite3 checkout, addon built, test/ present> [--reps N] [--rates 100,1000] [--plain-sampling] [--close mprotect,markers,auto]';
 if (closes.some((c) => !['mprotect', 'markers', 'auto'].includes(c))) {
   console.error(`${usage}
 --close: ${JSON.stringify(closes.join(','))}: each one of mprotect, markers, auto`);
@@ -48,7 +49,9 @@ if (closes.some((c) => !['mprotect', 'markers', 'auto'].includes(c))) {
 }
 const addon = path.join(dir, 'build', 'Release', 'node_sqlite3.node');
 if (!fs.existsSync(addon) || !fs.existsSync(path.join(dir, 'test', 'support', 'helper.js'))) {
-  console.error(`${usage}\n${dir}: needs build/Release/node_sqlite3.node (built from source) and test/ (bench/README.md says how to get both)`);
+  console.error(
+    `${usage}\n${dir}: needs build/Release/node_sqlite3.node (built from source) and test/ (bench/README.md says how to get both)`,
+  );
   process.exit(2);
 }
 if (!Number.isInteger(reps) || reps < 1 || rates.some((r) => !Number.isInteger(r) || r < 2)) {
@@ -60,7 +63,10 @@ if (!fs.existsSync('/usr/bin/time')) {
   process.exit(2);
 }
 
-const mochaBin = [path.join(dir, 'node_modules', 'mocha', 'bin', 'mocha.js'), path.join(here, '..', 'node_modules', 'mocha', 'bin', 'mocha.js')].find((f) => fs.existsSync(f));
+const mochaBin = [
+  path.join(dir, 'node_modules', 'mocha', 'bin', 'mocha.js'),
+  path.join(here, '..', 'node_modules', 'mocha', 'bin', 'mocha.js'),
+].find((f) => fs.existsSync(f));
 const suite = [process.execPath, mochaBin, '-R', 'dot', '--timeout', '480000'];
 const guardRun = (...flags) => [process.execPath, MATE, 'guard-run', ...flags, '--', ...suite];
 const VARIANTS = {
@@ -75,13 +81,29 @@ for (const c of closes) {
   VARIANT_ENV[`native heap, all guarded, kept close ${c}`] = { MATE_GUARD_KEPT_CLOSE: c };
 }
 for (const rate of rates) {
-  VARIANTS[`native, 1 in ${rate}, site-aware (first 8)`] = guardRun('--native', GLOB, '--native-sample-rate', String(rate));
-  if (plainSampling) VARIANTS[`native, 1 in ${rate}, plain sampling`] = guardRun('--native', GLOB, '--native-sample-rate', String(rate), '--native-site-first', '0');
+  VARIANTS[`native, 1 in ${rate}, site-aware (first 8)`] = guardRun(
+    '--native',
+    GLOB,
+    '--native-sample-rate',
+    String(rate),
+  );
+  if (plainSampling)
+    VARIANTS[`native, 1 in ${rate}, plain sampling`] = guardRun(
+      '--native',
+      GLOB,
+      '--native-sample-rate',
+      String(rate),
+      '--native-site-first',
+      '0',
+    );
 }
 
 // The suite's database (test/support/createdb.js, as `npm test` does first).
 if (!fs.existsSync(path.join(dir, 'test', 'support', 'big.db'))) {
-  const r = spawnSync(process.execPath, [path.join(dir, 'test', 'support', 'createdb.js')], { cwd: dir, stdio: 'inherit' });
+  const r = spawnSync(process.execPath, [path.join(dir, 'test', 'support', 'createdb.js')], {
+    cwd: dir,
+    stdio: 'inherit',
+  });
   if (r.status !== 0) process.exit(1);
 }
 
@@ -97,9 +119,13 @@ function once(name) {
   const { status, ms, out } = runToFile(cmd, { cwd: dir, env, outFile });
   const passing = Number(/(\d+) passing/.exec(out)?.[1] ?? 0);
   const failing = Number(/(\d+) failing/.exec(out)?.[1] ?? 0);
-  if (status !== 0 || passing === 0 || failing !== 0) throw new Error(`"${name}" failed (exit ${status}, ${passing} passing, ${failing} failing):\n${out.slice(-3000)}`);
+  if (status !== 0 || passing === 0 || failing !== 0)
+    throw new Error(`"${name}" failed (exit ${status}, ${passing} passing, ${failing} failing):\n${out.slice(-3000)}`);
   const cpu = /cpu-s ([\d.]+) ([\d.]+)/.exec(out);
-  let guarded = 0, unguarded = 0, keptMarkers = 0, keptMprotect = 0;
+  let guarded = 0,
+    unguarded = 0,
+    keptMarkers = 0,
+    keptMprotect = 0;
   for (const m of out.matchAll(/\[native-stats\] (.+)/g)) {
     const s = JSON.parse(m[1]);
     guarded += s.native;
@@ -108,11 +134,16 @@ function once(name) {
     keptMprotect += s.keptMprotect ?? 0;
   }
   const sites = /^\[mate-guard\] native heap: (\d+) call sites?, (.+)$/m.exec(out);
-  if (name.includes('site-aware') && (!sites || !/^all (guarded|covered)/.test(sites[2]))) throw new Error(`"${name}": not every call site was covered:\n${sites?.[0] ?? out.slice(-3000)}`);
+  if (name.includes('site-aware') && (!sites || !/^all (guarded|covered)/.test(sites[2])))
+    throw new Error(`"${name}": not every call site was covered:\n${sites?.[0] ?? out.slice(-3000)}`);
   return {
-    ms, passing, guarded, unguarded,
+    ms,
+    passing,
+    guarded,
+    unguarded,
     markerShare: keptMarkers + keptMprotect > 0 ? keptMarkers / (keptMarkers + keptMprotect) : NaN,
-    user: 1000 * Number(cpu?.[1] ?? NaN), sys: 1000 * Number(cpu?.[2] ?? NaN),
+    user: 1000 * Number(cpu?.[1] ?? NaN),
+    sys: 1000 * Number(cpu?.[2] ?? NaN),
     rss: Number(/maxrss-kb (\d+)/.exec(out)?.[1] ?? NaN),
     sites: sites ? `${sites[1]}: ${sites[2]}` : '',
   };
@@ -131,9 +162,17 @@ for (let i = 0; i < reps; i++) {
 process.stderr.write('\n');
 
 const med = (name, f) => median(runs[name].map(f));
-const base = { ms: med('plain', (r) => r.ms), cpu: med('plain', (r) => r.user + r.sys), rss: med('plain', (r) => r.rss) };
-console.log(`node-sqlite3's suite in ${dir}, node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), ${reps} repetitions, medians`);
-console.log('| variant | tests passing | wall | ratio | CPU user+sys (user / sys) | ratio | peak RSS | ratio | native allocations guarded / to libc | kept closes by markers | call sites |');
+const base = {
+  ms: med('plain', (r) => r.ms),
+  cpu: med('plain', (r) => r.user + r.sys),
+  rss: med('plain', (r) => r.rss),
+};
+console.log(
+  `node-sqlite3's suite in ${dir}, node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), ${reps} repetitions, medians`,
+);
+console.log(
+  '| variant | tests passing | wall | ratio | CPU user+sys (user / sys) | ratio | peak RSS | ratio | native allocations guarded / to libc | kept closes by markers | call sites |',
+);
 console.log('|---|---|---|---|---|---|---|---|---|---|---|');
 for (const name of names) {
   const ms = med(name, (r) => r.ms);
@@ -143,8 +182,10 @@ for (const name of names) {
   const last = runs[name][runs[name].length - 1];
   const share = med(name, (r) => r.markerShare);
   const markers = Number.isNaN(share) ? '-' : `${(100 * share).toFixed(0)}%`;
-  console.log(`| ${name} | ${runs[name].map((r) => r.passing).join('/')} | ${(ms / 1000).toFixed(2)} s | ${(ms / base.ms).toFixed(2)}x | ` +
-    `${(cpu / 1000).toFixed(2)} s (${(med(name, (r) => r.user) / 1000).toFixed(2)} / ${(med(name, (r) => r.sys) / 1000).toFixed(2)}) | ${(cpu / base.cpu).toFixed(2)}x | ` +
-    `${(rss / 1024).toFixed(0)} MiB | ${(rss / base.rss).toFixed(2)}x | ${native} | ${markers} | ${last.sites || '-'} |`);
+  console.log(
+    `| ${name} | ${runs[name].map((r) => r.passing).join('/')} | ${(ms / 1000).toFixed(2)} s | ${(ms / base.ms).toFixed(2)}x | ` +
+      `${(cpu / 1000).toFixed(2)} s (${(med(name, (r) => r.user) / 1000).toFixed(2)} / ${(med(name, (r) => r.sys) / 1000).toFixed(2)}) | ${(cpu / base.cpu).toFixed(2)}x | ` +
+      `${(rss / 1024).toFixed(0)} MiB | ${(rss / base.rss).toFixed(2)}x | ${native} | ${markers} | ${last.sites || '-'} |`,
+  );
 }
 fs.rmSync(tmp, { recursive: true, force: true });

@@ -41,7 +41,9 @@ function once(v) {
   }
   const guardedSomething = /\[mate-guard\] summary: [1-9]\d* allocations? guarded/.test(r.stderr);
   if (v.guarded !== guardedSomething) {
-    throw new Error(`${v.name}: expected ${v.guarded ? 'a summary with guarded allocations' : 'no guarding'}: the comparison would be meaningless`);
+    throw new Error(
+      `${v.name}: expected ${v.guarded ? 'a summary with guarded allocations' : 'no guarding'}: the comparison would be meaningless`,
+    );
   }
   return ms;
 }
@@ -49,9 +51,15 @@ function once(v) {
 const { times, medians: meds } = await sideBySide(variants, reps, once); // the first round warms vite's caches
 const ratio = meds[1] / meds[0];
 console.log(`vitest ${suite} suite (forks pool), ${reps} repetitions`);
-variants.forEach((v, j) => console.log(`  ${v.name.padEnd(42)} median ${meds[j].toFixed(0)} ms  [${times[j].map((t) => t.toFixed(0)).join(', ')}]`));
+variants.forEach((v, j) =>
+  console.log(
+    `  ${v.name.padEnd(42)} median ${meds[j].toFixed(0)} ms  [${times[j].map((t) => t.toFixed(0)).join(', ')}]`,
+  ),
+);
 if (suite === 'clean') {
-  console.log(`  ratio guarded/unguarded: ${ratio.toFixed(2)} (target <= ${TARGET}) ${ratio <= TARGET ? 'ok' : 'OVER TARGET'}`);
+  console.log(
+    `  ratio guarded/unguarded: ${ratio.toFixed(2)} (target <= ${TARGET}) ${ratio <= TARGET ? 'ok' : 'OVER TARGET'}`,
+  );
   process.exitCode = ratio <= TARGET ? 0 : 1;
 } else {
   console.log(`  ratio guarded/unguarded: ${ratio.toFixed(2)} (for information)`);

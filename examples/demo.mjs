@@ -9,7 +9,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
-const stepFiles = fs.readdirSync(path.join(here, 'demo')).filter((f) => f.endsWith('.mjs')).sort();
+const stepFiles = fs
+  .readdirSync(path.join(here, 'demo'))
+  .filter((f) => f.endsWith('.mjs'))
+  .sort();
 
 const results = [];
 for (const file of stepFiles) {
@@ -27,14 +30,19 @@ for (const file of stepFiles) {
     const problems = [];
     if (step.expect.exit === 'nonzero' && code === 0) problems.push('expected a non-zero exit');
     if (step.expect.exit === 0 && code !== 0) problems.push(`expected exit 0, got ${code}`);
-    for (const text of step.expect.output ?? []) if (!output.includes(text)) problems.push(`expected output to contain ${JSON.stringify(text)}`);
-    for (const text of step.expect.notOutput ?? []) if (output.includes(text)) problems.push(`expected output not to contain ${JSON.stringify(text)}`);
+    for (const text of step.expect.output ?? [])
+      if (!output.includes(text)) problems.push(`expected output to contain ${JSON.stringify(text)}`);
+    for (const text of step.expect.notOutput ?? [])
+      if (output.includes(text)) problems.push(`expected output not to contain ${JSON.stringify(text)}`);
     results.push({ title: `${title}: ${step.title}`, how, problems });
   }
 }
 
 console.log('\n######## demo results');
-for (const r of results) console.log(`${r.problems.length ? 'FAIL' : 'ok  '} ${r.title} (${r.how})${r.problems.length ? ' - ' + r.problems.join('; ') : ''}`);
+for (const r of results)
+  console.log(
+    `${r.problems.length ? 'FAIL' : 'ok  '} ${r.title} (${r.how})${r.problems.length ? ' - ' + r.problems.join('; ') : ''}`,
+  );
 const failed = results.filter((r) => r.problems.length).length;
 console.log(`${results.length - failed} passed, ${failed} failed`);
 process.exitCode = failed ? 1 : 0;

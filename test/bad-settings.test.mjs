@@ -31,32 +31,138 @@ const BOOL = (source, value) => `${source}: "${value}" is not a boolean; use 1/t
 
 const cases = [
   // mate and mate guard-run
-  ['mate guard-run --mode sideways', () => node(MATE, ['guard-run', '--mode', 'sideways', '--', process.execPath, '-e', '0']), `mate: ${MODE('--mode', 'sideways')}`],
-  ['mate frobnicate', () => node(MATE, ['frobnicate']), 'mate: unknown command "frobnicate"; known: guard-run, report, replay, options, build-native'],
-  ['mate options --runner karma', () => node(MATE, ['options', '--runner', 'karma']), 'mate: --runner: "karma" is not a runner; use jest, mocha, node-test, vitest'],
+  [
+    'mate guard-run --mode sideways',
+    () => node(MATE, ['guard-run', '--mode', 'sideways', '--', process.execPath, '-e', '0']),
+    `mate: ${MODE('--mode', 'sideways')}`,
+  ],
+  [
+    'mate frobnicate',
+    () => node(MATE, ['frobnicate']),
+    'mate: unknown command "frobnicate"; known: guard-run, report, replay, options, build-native',
+  ],
+  [
+    'mate options --runner karma',
+    () => node(MATE, ['options', '--runner', 'karma']),
+    'mate: --runner: "karma" is not a runner; use jest, mocha, node-test, vitest',
+  ],
   // Vitest: the drop-in CLI, and plain vitest with the plugin (its config hook)
-  ['mate-vitest --guard-mode sideways', () => node(MATE_VITEST, ['run', '--guard-mode', 'sideways'], VITEST_OPTIONS), `mate-vitest: ${MODE('--guard-mode', 'sideways')}`],
-  ['MATE_VITEST_GUARD_ALLOC=maybe mate-vitest', () => node(MATE_VITEST, ['run'], VITEST_OPTIONS, { MATE_VITEST_GUARD_ALLOC: 'maybe' }), `mate-vitest: ${BOOL('MATE_VITEST_GUARD_ALLOC', 'maybe')}`],
-  ['MATE_VITEST_GUARD_MODE=sideways vitest', () => node(VITEST, ['run'], VITEST_OPTIONS, { MATE_VITEST_GUARD_ALLOC: '1', MATE_VITEST_GUARD_MODE: 'sideways' }), `mate-guard: ${MODE('MATE_VITEST_GUARD_MODE', 'sideways')}`],
-  ['vitest run -- --guard-mode=diagonal', () => node(VITEST, ['run', '--', '--guard-mode=diagonal'], VITEST_OPTIONS), `mate-guard: ${MODE('--guard-mode', 'diagonal')}`],
-  ['guardAlloc({ mode: "sideways" }) under vitest', () => node(VITEST, ['run'], VITEST_OPTIONS, { FIXTURE_GUARD_OPTIONS: '{"enabled":true,"mode":"sideways"}' }), `mate-guard: ${MODE('guardAlloc() options mode', 'sideways')}`],
-  ['guardAlloc({ mode: "sideways" }) under mate-vitest', () => node(MATE_VITEST, ['run'], VITEST_OPTIONS, { FIXTURE_GUARD_OPTIONS: '{"enabled":true,"mode":"sideways"}' }), `mate-vitest: ${MODE('guardAlloc() options mode', 'sideways')}`],
+  [
+    'mate-vitest --guard-mode sideways',
+    () => node(MATE_VITEST, ['run', '--guard-mode', 'sideways'], VITEST_OPTIONS),
+    `mate-vitest: ${MODE('--guard-mode', 'sideways')}`,
+  ],
+  [
+    'MATE_VITEST_GUARD_ALLOC=maybe mate-vitest',
+    () => node(MATE_VITEST, ['run'], VITEST_OPTIONS, { MATE_VITEST_GUARD_ALLOC: 'maybe' }),
+    `mate-vitest: ${BOOL('MATE_VITEST_GUARD_ALLOC', 'maybe')}`,
+  ],
+  [
+    'MATE_VITEST_GUARD_MODE=sideways vitest',
+    () => node(VITEST, ['run'], VITEST_OPTIONS, { MATE_VITEST_GUARD_ALLOC: '1', MATE_VITEST_GUARD_MODE: 'sideways' }),
+    `mate-guard: ${MODE('MATE_VITEST_GUARD_MODE', 'sideways')}`,
+  ],
+  [
+    'vitest run -- --guard-mode=diagonal',
+    () => node(VITEST, ['run', '--', '--guard-mode=diagonal'], VITEST_OPTIONS),
+    `mate-guard: ${MODE('--guard-mode', 'diagonal')}`,
+  ],
+  [
+    'guardAlloc({ mode: "sideways" }) under vitest',
+    () => node(VITEST, ['run'], VITEST_OPTIONS, { FIXTURE_GUARD_OPTIONS: '{"enabled":true,"mode":"sideways"}' }),
+    `mate-guard: ${MODE('guardAlloc() options mode', 'sideways')}`,
+  ],
+  [
+    'guardAlloc({ mode: "sideways" }) under mate-vitest',
+    () => node(MATE_VITEST, ['run'], VITEST_OPTIONS, { FIXTURE_GUARD_OPTIONS: '{"enabled":true,"mode":"sideways"}' }),
+    `mate-vitest: ${MODE('guardAlloc() options mode', 'sideways')}`,
+  ],
   // Jest: the drop-in CLI; plain jest with the reporter (Jest's main process)
-  ['mate-jest --guard-mode sideways', () => node(MATE_JEST, ['--guard-mode', 'sideways', ...JEST_NATIVE]), `mate-jest: ${MODE('--guard-mode', 'sideways')}`],
-  ['MATE_JEST_GUARD_ALLOC=maybe mate-jest', () => node(MATE_JEST, JEST_NATIVE, ROOT, { MATE_JEST_GUARD_ALLOC: 'maybe' }), `mate-jest: ${BOOL('MATE_JEST_GUARD_ALLOC', 'maybe')}`],
-  ['mate-jest with testEnvironmentOptions { guardMode: "sideways" }', () => node(MATE_JEST, JEST_NATIVE, ROOT, { FIXTURE_GUARD_OPTIONS: '{"guardAlloc":true,"guardMode":"sideways"}' }), `mate-guard: ${MODE('testEnvironmentOptions guardMode', 'sideways')}`],
-  ['MATE_JEST_GUARD_MODE=sideways jest (with the reporter)', () => node(path.join(BIN, 'jest'), [...JEST_NATIVE, ...JEST_REPORTER], ROOT, { MATE_JEST_GUARD_ALLOC: '1', MATE_JEST_GUARD_MODE: 'sideways' }), `mate-guard: ${MODE('MATE_JEST_GUARD_MODE', 'sideways')}`],
-  ['jest with the reporter, testEnvironmentOptions { guardAlloc: "perhaps" }', () => node(path.join(BIN, 'jest'), [...JEST_NATIVE, ...JEST_REPORTER], ROOT, { FIXTURE_GUARD_OPTIONS: '{"guardAlloc":"perhaps"}' }), `mate-guard: ${BOOL('testEnvironmentOptions guardAlloc', 'perhaps')}`],
-  ['MATE_JEST_GUARD_ALLOC=perhaps jest (with the reporter)', () => node(path.join(BIN, 'jest'), [...JEST_NATIVE, ...JEST_REPORTER], ROOT, { MATE_JEST_GUARD_ALLOC: 'perhaps' }), `mate-guard: ${BOOL('MATE_JEST_GUARD_ALLOC', 'perhaps')}`],
+  [
+    'mate-jest --guard-mode sideways',
+    () => node(MATE_JEST, ['--guard-mode', 'sideways', ...JEST_NATIVE]),
+    `mate-jest: ${MODE('--guard-mode', 'sideways')}`,
+  ],
+  [
+    'MATE_JEST_GUARD_ALLOC=maybe mate-jest',
+    () => node(MATE_JEST, JEST_NATIVE, ROOT, { MATE_JEST_GUARD_ALLOC: 'maybe' }),
+    `mate-jest: ${BOOL('MATE_JEST_GUARD_ALLOC', 'maybe')}`,
+  ],
+  [
+    'mate-jest with testEnvironmentOptions { guardMode: "sideways" }',
+    () => node(MATE_JEST, JEST_NATIVE, ROOT, { FIXTURE_GUARD_OPTIONS: '{"guardAlloc":true,"guardMode":"sideways"}' }),
+    `mate-guard: ${MODE('testEnvironmentOptions guardMode', 'sideways')}`,
+  ],
+  [
+    'MATE_JEST_GUARD_MODE=sideways jest (with the reporter)',
+    () =>
+      node(path.join(BIN, 'jest'), [...JEST_NATIVE, ...JEST_REPORTER], ROOT, {
+        MATE_JEST_GUARD_ALLOC: '1',
+        MATE_JEST_GUARD_MODE: 'sideways',
+      }),
+    `mate-guard: ${MODE('MATE_JEST_GUARD_MODE', 'sideways')}`,
+  ],
+  [
+    'jest with the reporter, testEnvironmentOptions { guardAlloc: "perhaps" }',
+    () =>
+      node(path.join(BIN, 'jest'), [...JEST_NATIVE, ...JEST_REPORTER], ROOT, {
+        FIXTURE_GUARD_OPTIONS: '{"guardAlloc":"perhaps"}',
+      }),
+    `mate-guard: ${BOOL('testEnvironmentOptions guardAlloc', 'perhaps')}`,
+  ],
+  [
+    'MATE_JEST_GUARD_ALLOC=perhaps jest (with the reporter)',
+    () => node(path.join(BIN, 'jest'), [...JEST_NATIVE, ...JEST_REPORTER], ROOT, { MATE_JEST_GUARD_ALLOC: 'perhaps' }),
+    `mate-guard: ${BOOL('MATE_JEST_GUARD_ALLOC', 'perhaps')}`,
+  ],
   // Mocha: the drop-in CLI and the plugin in plain mocha
-  ['mate-mocha --guard-mode sideways', () => node(MATE_MOCHA, ['--guard-mode', 'sideways', ...MOCHA_SPEC], path.join(FIX, 'mocha')), `mate-mocha: ${MODE('--guard-mode', 'sideways')}`],
-  ['MATE_MOCHA_GUARD_MODE=x mate-mocha', () => node(MATE_MOCHA, MOCHA_SPEC, path.join(FIX, 'mocha'), { MATE_MOCHA_GUARD_MODE: 'x' }), `mate-mocha: ${MODE('MATE_MOCHA_GUARD_MODE', 'x')}`],
-  ['mocha --require @mate-guard/mocha --guard-mode=sideways', () => run(path.join(BIN, 'mocha'), ['--require', '@mate-guard/mocha', '--guard-mode=sideways', ...MOCHA_SPEC], { cwd: path.join(FIX, 'mocha') }), `mate-guard: ${MODE('--guard-mode', 'sideways')}`],
-  ['MATE_MOCHA_GUARD_ALLOC=maybe mocha --require @mate-guard/mocha', () => run(path.join(BIN, 'mocha'), ['--require', '@mate-guard/mocha', ...MOCHA_SPEC], { cwd: path.join(FIX, 'mocha'), env: { MATE_MOCHA_GUARD_ALLOC: 'maybe' } }), `mate-guard: ${BOOL('MATE_MOCHA_GUARD_ALLOC', 'maybe')}`],
-  ['mocha rc guard-mode: diagonal', () => run(path.join(BIN, 'mocha'), [], { cwd: path.join(FIX, 'mocha', 'rc-bad') }), `mate-guard: ${MODE('mocha config (.mocharc / package.json "mocha") key guard-mode', 'diagonal')}`],
+  [
+    'mate-mocha --guard-mode sideways',
+    () => node(MATE_MOCHA, ['--guard-mode', 'sideways', ...MOCHA_SPEC], path.join(FIX, 'mocha')),
+    `mate-mocha: ${MODE('--guard-mode', 'sideways')}`,
+  ],
+  [
+    'MATE_MOCHA_GUARD_MODE=x mate-mocha',
+    () => node(MATE_MOCHA, MOCHA_SPEC, path.join(FIX, 'mocha'), { MATE_MOCHA_GUARD_MODE: 'x' }),
+    `mate-mocha: ${MODE('MATE_MOCHA_GUARD_MODE', 'x')}`,
+  ],
+  [
+    'mocha --require @mate-guard/mocha --guard-mode=sideways',
+    () =>
+      run(path.join(BIN, 'mocha'), ['--require', '@mate-guard/mocha', '--guard-mode=sideways', ...MOCHA_SPEC], {
+        cwd: path.join(FIX, 'mocha'),
+      }),
+    `mate-guard: ${MODE('--guard-mode', 'sideways')}`,
+  ],
+  [
+    'MATE_MOCHA_GUARD_ALLOC=maybe mocha --require @mate-guard/mocha',
+    () =>
+      run(path.join(BIN, 'mocha'), ['--require', '@mate-guard/mocha', ...MOCHA_SPEC], {
+        cwd: path.join(FIX, 'mocha'),
+        env: { MATE_MOCHA_GUARD_ALLOC: 'maybe' },
+      }),
+    `mate-guard: ${BOOL('MATE_MOCHA_GUARD_ALLOC', 'maybe')}`,
+  ],
+  [
+    'mocha rc guard-mode: diagonal',
+    () => run(path.join(BIN, 'mocha'), [], { cwd: path.join(FIX, 'mocha', 'rc-bad') }),
+    `mate-guard: ${MODE('mocha config (.mocharc / package.json "mocha") key guard-mode', 'diagonal')}`,
+  ],
   // node:test: the drop-in CLI, and the hook in plain node --test (its main process)
-  ['mate-node-test --guard-mode sideways', () => node(MATE_NODE_TEST, ['--guard-mode', 'sideways'], NODE_TEST_DIR), `mate-node-test: ${MODE('--guard-mode', 'sideways')}`],
-  ['MATE_NODE_TEST_GUARD_MODE=x node --test --require @mate-guard/node-test', () => run(process.execPath, ['--test', '--require', '@mate-guard/node-test'], { cwd: NODE_TEST_DIR, env: { MATE_NODE_TEST_GUARD_ALLOC: '1', MATE_NODE_TEST_GUARD_MODE: 'x' } }), `mate-guard: ${MODE('MATE_NODE_TEST_GUARD_MODE', 'x')}`],
+  [
+    'mate-node-test --guard-mode sideways',
+    () => node(MATE_NODE_TEST, ['--guard-mode', 'sideways'], NODE_TEST_DIR),
+    `mate-node-test: ${MODE('--guard-mode', 'sideways')}`,
+  ],
+  [
+    'MATE_NODE_TEST_GUARD_MODE=x node --test --require @mate-guard/node-test',
+    () =>
+      run(process.execPath, ['--test', '--require', '@mate-guard/node-test'], {
+        cwd: NODE_TEST_DIR,
+        env: { MATE_NODE_TEST_GUARD_ALLOC: '1', MATE_NODE_TEST_GUARD_MODE: 'x' },
+      }),
+    `mate-guard: ${MODE('MATE_NODE_TEST_GUARD_MODE', 'x')}`,
+  ],
 ];
 
 for (const [title, go, line] of cases) {
@@ -70,8 +176,16 @@ for (const [title, go, line] of cases) {
 test('plain jest with the environment and no reporter: Jest fails the file (its status, 1) with the same message', async () => {
   // Only the reporter runs in Jest's main process; without it the setting is
   // first read in the test file's environment, where Jest owns the outcome.
-  const r = await node(path.join(BIN, 'jest'), JEST_NATIVE, ROOT, { MATE_JEST_GUARD_ALLOC: '1', MATE_JEST_GUARD_MODE: 'sideways' });
+  const r = await node(path.join(BIN, 'jest'), JEST_NATIVE, ROOT, {
+    MATE_JEST_GUARD_ALLOC: '1',
+    MATE_JEST_GUARD_MODE: 'sideways',
+  });
   assert.equal(r.code, 1, r.output);
-  assert.match(r.output, new RegExp(`Test suite failed to run\\s+GuardConfigError: ${MODE('MATE_JEST_GUARD_MODE', 'sideways').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+  assert.match(
+    r.output,
+    new RegExp(
+      `Test suite failed to run\\s+GuardConfigError: ${MODE('MATE_JEST_GUARD_MODE', 'sideways').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`,
+    ),
+  );
   assert.doesNotMatch(r.output, /Tests: +\d+ passed/);
 });

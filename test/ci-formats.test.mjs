@@ -25,8 +25,11 @@ const { REPORT_KINDS } = require(path.join(ROOT, 'packages', 'core-native', 'dis
 // draft-04, with one pattern written for non-unicode regular expressions.
 const ajv = new Ajv({ allErrors: true, strict: false, unicodeRegExp: false });
 addFormats(ajv);
-const validateSarif = ajv.compile(JSON.parse(fs.readFileSync(path.join(FIX, 'sarif', 'sarif-2.1.0-rtm.5.json'), 'utf8')));
-const assertValidSarif = (doc) => assert.ok(validateSarif(doc), `not SARIF 2.1.0: ${JSON.stringify(validateSarif.errors, null, 2)}`);
+const validateSarif = ajv.compile(
+  JSON.parse(fs.readFileSync(path.join(FIX, 'sarif', 'sarif-2.1.0-rtm.5.json'), 'utf8')),
+);
+const assertValidSarif = (doc) =>
+  assert.ok(validateSarif(doc), `not SARIF 2.1.0: ${JSON.stringify(validateSarif.errors, null, 2)}`);
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-ci-formats-'));
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -35,9 +38,10 @@ after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 async function mochaRun(name, files, flags = [], cli = 'plain', fails = true) {
   const parent = path.join(tmp, name);
   const args = ['--guard-alloc', `--guard-report-dir=${parent}`, ...flags, ...files];
-  const r = cli === 'mate-mocha'
-    ? await run(process.execPath, [MATE_MOCHA, ...args], { cwd: MOCHA_FIX })
-    : await run(path.join(BIN, 'mocha'), ['--require', '@mate-guard/mocha', ...args], { cwd: MOCHA_FIX });
+  const r =
+    cli === 'mate-mocha'
+      ? await run(process.execPath, [MATE_MOCHA, ...args], { cwd: MOCHA_FIX })
+      : await run(path.join(BIN, 'mocha'), ['--require', '@mate-guard/mocha', ...args], { cwd: MOCHA_FIX });
   assert.equal(r.code !== 0, fails, r.output);
   return parent;
 }
@@ -46,7 +50,10 @@ const mateReport = (args, opts) => run(process.execPath, [MATE, 'report', ...arg
 
 /** The 1-based line of `file` (relative to the repository) that holds `text`. */
 function lineOf(file, text) {
-  const i = fs.readFileSync(path.join(ROOT, file), 'utf8').split('\n').findIndex((l) => l.includes(text));
+  const i = fs
+    .readFileSync(path.join(ROOT, file), 'utf8')
+    .split('\n')
+    .findIndex((l) => l.includes(text));
   assert.ok(i >= 0, `${file} has no line with ${JSON.stringify(text)}`);
   return i + 1;
 }
@@ -84,8 +91,15 @@ describe('mate report --format sarif and --format github, over real guarded runs
     assert.equal(doc.version, '2.1.0');
     const driver = doc.runs[0].tool.driver;
     assert.equal(driver.name, 'mate-guard');
-    assert.deepEqual(driver.rules.map((r) => r.id), REPORT_KINDS);
-    assert.match(stderr, /^\[mate-guard\] summary: .* 3 violations, /m, 'the summary goes to stderr: stdout is the document');
+    assert.deepEqual(
+      driver.rules.map((r) => r.id),
+      REPORT_KINDS,
+    );
+    assert.match(
+      stderr,
+      /^\[mate-guard\] summary: .* 3 violations, /m,
+      'the summary goes to stderr: stdout is the document',
+    );
     assert.equal(results.length, 3, 'the fault and the two canary reports');
     for (const r of results) {
       assert.equal(driver.rules[r.ruleIndex].id, r.ruleId);
@@ -96,29 +110,51 @@ describe('mate report --format sarif and --format github, over real guarded runs
     const fault = results.find((r) => r.ruleId === 'heap-buffer-overflow');
     assert.deepEqual(primary(fault), { uri: BUGGY, base: '%SRCROOT%', line: lineOf(BUGGY, 'i <= len; i++) POKE') });
     assert.match(fault.locations[0].logicalLocations[0].fullyQualifiedName, /FillInclusive/);
-    assert.match(fault.message.text, /^ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(64 bytes, tail mode\)\ntest: fault\/overflow\.spec\.cjs > overflow > fills one byte too far\n/);
+    assert.match(
+      fault.message.text,
+      /^ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(64 bytes, tail mode\)\ntest: fault\/overflow\.spec\.cjs > overflow > fills one byte too far\n/,
+    );
     const alloc = related(fault, 'allocated here').physicalLocation;
-    assert.deepEqual([alloc.artifactLocation.uri, alloc.region.startLine], [OVERFLOW_SPEC, lineOf(OVERFLOW_SPEC, 'addon.fillInclusive(Buffer.alloc(64))')]);
+    assert.deepEqual(
+      [alloc.artifactLocation.uri, alloc.region.startLine],
+      [OVERFLOW_SPEC, lineOf(OVERFLOW_SPEC, 'addon.fillInclusive(Buffer.alloc(64))')],
+    );
     // The test's file is relative to the repository, though the runner named it relative to its working directory.
-    assert.equal(related(fault, 'test: fault/overflow.spec.cjs > overflow > fills one byte too far').physicalLocation.artifactLocation.uri, OVERFLOW_SPEC);
-    assert.deepEqual(fault.stacks.map((s) => s.message.text), ['access', 'allocated at']);
+    assert.equal(
+      related(fault, 'test: fault/overflow.spec.cjs > overflow > fills one byte too far').physicalLocation
+        .artifactLocation.uri,
+      OVERFLOW_SPEC,
+    );
+    assert.deepEqual(
+      fault.stacks.map((s) => s.message.text),
+      ['access', 'allocated at'],
+    );
     assert.match(fault.stacks[0].frames[0].location.logicalLocations[0].fullyQualifiedName, /FillInclusive/);
     assert.equal(fault.stacks[0].frames[0].module, 'buggy_addon.node');
 
     // Canary damage: found late; the rerun's fault is the access site.
     const underflow = results.find((r) => r.ruleId === 'canary-corruption' && /before the start/.test(r.message.text));
     assert.deepEqual(primary(underflow), { uri: BUGGY, base: '%SRCROOT%', line: lineOf(BUGGY, 'i >= -1; i--) POKE') });
-    assert.match(underflow.message.text, /\nthe rerun in head mode, alignment 16 faulted: heap-buffer-underflow on WRITE .* at ReverseFill examples\/addon\/src\/buggy\.cc:\d+/);
+    assert.match(
+      underflow.message.text,
+      /\nthe rerun in head mode, alignment 16 faulted: heap-buffer-underflow on WRITE .* at ReverseFill examples\/addon\/src\/buggy\.cc:\d+/,
+    );
     const gap = results.find((r) => r.ruleId === 'canary-corruption' && /past the end/.test(r.message.text));
     assert.deepEqual(primary(gap), { uri: BUGGY, base: '%SRCROOT%', line: lineOf(BUGGY, 'POKE(p + off, value)') });
-    assert.equal(related(gap, 'allocated here').physicalLocation.region.startLine, lineOf(CANARY_SPEC, 'Buffer.alloc(13)'));
+    assert.equal(
+      related(gap, 'allocated here').physicalLocation.region.startLine,
+      lineOf(CANARY_SPEC, 'Buffer.alloc(13)'),
+    );
   });
 
-  test('the schema check bites: the same document with a result\'s level misspelt is rejected', async () => {
+  test("the schema check bites: the same document with a result's level misspelt is rejected", async () => {
     const { doc } = await sarifOf([dirs.overflow]);
     doc.runs[0].results[0].level = 'fatal';
     assert.equal(validateSarif(doc), false);
-    assert.ok(validateSarif.errors.some((e) => e.instancePath === '/runs/0/results/0/level'), JSON.stringify(validateSarif.errors));
+    assert.ok(
+      validateSarif.errors.some((e) => e.instancePath === '/runs/0/results/0/level'),
+      JSON.stringify(validateSarif.errors),
+    );
   });
 
   test('fingerprints: the same bug in two runs gets the same one (no pid, address or allocation number in it); different bugs differ', async () => {
@@ -140,7 +176,11 @@ describe('mate report --format sarif and --format github, over real guarded runs
     const copy = path.join(tmp, 'artifact');
     fs.cpSync(dirs.overflow, copy, { recursive: true });
     const { results } = await sarifOf([copy], { cwd: os.tmpdir() });
-    assert.deepEqual(primary(results[0]), { uri: BUGGY, base: '%SRCROOT%', line: lineOf(BUGGY, 'i <= len; i++) POKE') });
+    assert.deepEqual(primary(results[0]), {
+      uri: BUGGY,
+      base: '%SRCROOT%',
+      line: lineOf(BUGGY, 'i <= len; i++) POKE'),
+    });
   });
 
   test('--format github: one ::error annotation per violation at its access site, the report as its message', async () => {
@@ -150,36 +190,60 @@ describe('mate report --format sarif and --format github, over real guarded runs
     assert.equal(annotations.length, 3, r.stdout);
     const fault = annotations.find((l) => l.includes('heap-buffer-overflow on WRITE'));
     assert.ok(fault.startsWith(`::error file=${BUGGY},line=${lineOf(BUGGY, 'i <= len; i++) POKE')},`), fault);
-    assert.match(fault, /,title=mate-guard%3A heap-buffer-overflow on WRITE at 0x[0-9a-f]+%3A 1 byte past the end of allocation #\d+ \(64 bytes%2C tail mode\)::ERROR: heap-buffer-overflow on WRITE/);
-    assert.match(fault, /%0Atest: fault\/overflow\.spec\.cjs > overflow > fills one byte too far%0A/, 'newlines encoded: one line per annotation');
-    assert.ok(annotations.some((l) => l.startsWith(`::error file=${BUGGY},line=${lineOf(BUGGY, 'i >= -1; i--) POKE')},`)), r.stdout);
+    assert.match(
+      fault,
+      /,title=mate-guard%3A heap-buffer-overflow on WRITE at 0x[0-9a-f]+%3A 1 byte past the end of allocation #\d+ \(64 bytes%2C tail mode\)::ERROR: heap-buffer-overflow on WRITE/,
+    );
+    assert.match(
+      fault,
+      /%0Atest: fault\/overflow\.spec\.cjs > overflow > fills one byte too far%0A/,
+      'newlines encoded: one line per annotation',
+    );
+    assert.ok(
+      annotations.some((l) => l.startsWith(`::error file=${BUGGY},line=${lineOf(BUGGY, 'i >= -1; i--) POKE')},`)),
+      r.stdout,
+    );
     assert.match(r.stdout, /^\[mate-guard\] summary: .* 3 violations, /m);
   });
 
-  test('--format github, JS-only stacks (canary damage, no rerun): the annotation is at the test\'s file, where the test allocated the buffer', async () => {
+  test("--format github, JS-only stacks (canary damage, no rerun): the annotation is at the test's file, where the test allocated the buffer", async () => {
     const r = await mateReport([dirs.canaryJsOnly, '--format', 'github']);
     assert.equal(r.code, 1, r.output);
     const annotations = r.stdout.split('\n').filter((l) => l.startsWith('::'));
-    assert.deepEqual(annotations.map((l) => /^::error file=([^,]+),line=(\d+),/.exec(l)?.slice(1)).sort(), [
-      [CANARY_SPEC, String(lineOf(CANARY_SPEC, 'Buffer.alloc(13)'))],
-      [CANARY_SPEC, String(lineOf(CANARY_SPEC, 'addon.reverseFill(Buffer.alloc(64))'))],
-    ].sort());
+    assert.deepEqual(
+      annotations.map((l) => /^::error file=([^,]+),line=(\d+),/.exec(l)?.slice(1)).sort(),
+      [
+        [CANARY_SPEC, String(lineOf(CANARY_SPEC, 'Buffer.alloc(13)'))],
+        [CANARY_SPEC, String(lineOf(CANARY_SPEC, 'addon.reverseFill(Buffer.alloc(64))'))],
+      ].sort(),
+    );
   });
 
   test('every kind of event recorded on other machines (test/fixtures/events: CUDA, deaths, faults): schema-valid SARIF and one annotation each, and no place named that is not in this repository', async () => {
     const dir = path.join(tmp, 'recorded-elsewhere');
     fs.mkdirSync(dir);
     const names = fs.readdirSync(path.join(FIX, 'events'));
-    names.forEach((name, i) => fs.copyFileSync(path.join(FIX, 'events', name), path.join(dir, `mate-guard-${9000 + i}-1.json`)));
+    names.forEach((name, i) =>
+      fs.copyFileSync(path.join(FIX, 'events', name), path.join(dir, `mate-guard-${9000 + i}-1.json`)),
+    );
     const { results } = await sarifOf([dir]);
     assert.equal(results.length, names.length);
-    assert.deepEqual(new Set(results.map((r) => r.ruleId)), new Set(names.map((n) => JSON.parse(fs.readFileSync(path.join(FIX, 'events', n), 'utf8')).kind)));
+    assert.deepEqual(
+      new Set(results.map((r) => r.ruleId)),
+      new Set(names.map((n) => JSON.parse(fs.readFileSync(path.join(FIX, 'events', n), 'utf8')).kind)),
+    );
     // Recorded in checkouts at other paths, by runs that did not record where they ran: no location is guessed.
-    assert.deepEqual(results.filter((r) => r.locations || r.relatedLocations), []);
+    assert.deepEqual(
+      results.filter((r) => r.locations || r.relatedLocations),
+      [],
+    );
     const github = await mateReport([dir, '--format', 'github']);
     const annotations = github.stdout.split('\n').filter((l) => l.startsWith('::'));
     assert.equal(annotations.length, names.length);
-    assert.deepEqual(annotations.filter((l) => l.includes(' file=') || l.startsWith('::error file=')), []);
+    assert.deepEqual(
+      annotations.filter((l) => l.includes(' file=') || l.startsWith('::error file=')),
+      [],
+    );
   });
 
   test('a bad --format is refused, naming the value and the formats', async () => {
@@ -208,8 +272,18 @@ describe('mate report --format sarif and --format github, over real guarded runs
       });
       const r = await mateReport([dir]);
       assert.equal(r.code, 1, r.output);
-      assert.match(r.stderr, new RegExp(`^\\[mate-guard\\] error: cannot read report file ${cut.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: cut short \\(.*\\); counted as a violation that could not be read$`, 'm'));
-      assert.match(r.stdout, /^\[mate-guard\] summary: .* 2 violations \(1 could not be read\), /m, 'not "1 violation"');
+      assert.match(
+        r.stderr,
+        new RegExp(
+          `^\\[mate-guard\\] error: cannot read report file ${cut.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: cut short \\(.*\\); counted as a violation that could not be read$`,
+          'm',
+        ),
+      );
+      assert.match(
+        r.stdout,
+        /^\[mate-guard\] summary: .* 2 violations \(1 could not be read\), /m,
+        'not "1 violation"',
+      );
       assert.equal(r.stdout.split('\n').filter((l) => l.includes(' ERROR: ')).length, 1, 'the good one is printed');
 
       const sarif = await mateReport([dir, '--format', 'sarif']);
@@ -218,11 +292,22 @@ describe('mate report --format sarif and --format github, over real guarded runs
       assertValidSarif(doc);
       const invocation = doc.runs[0].invocations[0];
       assert.equal(invocation.executionSuccessful, false);
-      assert.deepEqual(invocation.toolExecutionNotifications.map((n) => [n.level, n.locations[0].physicalLocation.artifactLocation.uri]), [['error', `file://${cut}`]]);
+      assert.deepEqual(
+        invocation.toolExecutionNotifications.map((n) => [
+          n.level,
+          n.locations[0].physicalLocation.artifactLocation.uri,
+        ]),
+        [['error', `file://${cut}`]],
+      );
       assert.ok(sarif.stderr.includes(`cannot read report file ${cut}`));
 
       const github = await mateReport([dir, '--format', 'github']);
-      assert.ok(github.stdout.includes(`::error title=mate-guard%3A a report file could not be read::cannot read report file ${cut}: cut short`), github.stdout);
+      assert.ok(
+        github.stdout.includes(
+          `::error title=mate-guard%3A a report file could not be read::cannot read report file ${cut}: cut short`,
+        ),
+        github.stdout,
+      );
     });
 
     test('alone in a clean run, it still fails the merge (before, it exited 0 with "0 violations")', async () => {
@@ -248,10 +333,17 @@ describe('mate report --format sarif and --format github, over real guarded runs
       assert.match(r.stdout, /2 violations \(1 could not be read\), /);
     });
 
-    test('a runner\'s main process (plain mocha, every test passed): names the file, counts it, exits 1', async () => {
-      const r = await run(path.join(BIN, 'mocha'), ['--require', '@mate-guard/mocha', '--guard-alloc', 'unreadable/cut-short.spec.cjs'], { cwd: MOCHA_FIX });
+    test("a runner's main process (plain mocha, every test passed): names the file, counts it, exits 1", async () => {
+      const r = await run(
+        path.join(BIN, 'mocha'),
+        ['--require', '@mate-guard/mocha', '--guard-alloc', 'unreadable/cut-short.spec.cjs'],
+        { cwd: MOCHA_FIX },
+      );
       assert.match(r.output, /1 passing/);
-      assert.match(r.stderr, /^\[mate-guard\] error: cannot read report file \S+\/mate-guard-\d+-7\.json: cut short \(.*\); counted as a violation that could not be read$/m);
+      assert.match(
+        r.stderr,
+        /^\[mate-guard\] error: cannot read report file \S+\/mate-guard-\d+-7\.json: cut short \(.*\); counted as a violation that could not be read$/m,
+      );
       assert.match(r.stderr, /^\[mate-guard\] summary: .* 1 violation \(1 could not be read\), /m);
       assert.match(r.stderr, /^\[mate-guard\] reports: /m, 'the directory is kept');
       assert.equal(r.code, 1, r.output);

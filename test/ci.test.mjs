@@ -18,13 +18,18 @@ const SUPP = (name) => path.join(FIX, 'suppressions', name);
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-ci-'));
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
-const vitest = (fixture, args, env) => run(process.execPath, [VITEST, ...args], { cwd: path.join(FIX, 'vitest', fixture), env });
+const vitest = (fixture, args, env) =>
+  run(process.execPath, [VITEST, ...args], { cwd: path.join(FIX, 'vitest', fixture), env });
 const mateJest = (args, env) => run(process.execPath, [MATE_JEST, ...args], { env, timeout: 90_000 });
-const mocha = (args, env) => run(MOCHA, ['--require', '@mate-guard/mocha', ...args], { cwd: path.join(FIX, 'mocha'), env });
+const mocha = (args, env) =>
+  run(MOCHA, ['--require', '@mate-guard/mocha', ...args], { cwd: path.join(FIX, 'mocha'), env });
 const mateReport = (dirs) => run(process.execPath, [MATE, 'report', ...dirs]);
 
 function summaryOf(output) {
-  const m = /^\[mate-guard\] summary: (\d+) allocations? guarded, peak live (\d+), (\d+) unguarded fallbacks?, (\d+) violations?, (?:(\d+) suppressed, )?(?:\d+ process(?:es)? died, )?(\d+) tests? skipped by tag$/m.exec(output);
+  const m =
+    /^\[mate-guard\] summary: (\d+) allocations? guarded, peak live (\d+), (\d+) unguarded fallbacks?, (\d+) violations?, (?:(\d+) suppressed, )?(?:\d+ process(?:es)? died, )?(\d+) tests? skipped by tag$/m.exec(
+      output,
+    );
   assert.ok(m, `no summary line in:\n${output}`);
   return { allocations: +m[1], violations: +m[4], suppressed: +(m[5] ?? 0) };
 }
@@ -39,15 +44,34 @@ describe('shards keep their report directories; mate report merges them', () => 
     for (const shard of ['1/2', '2/2']) {
       const r = await vitest('bugs', ['run', `--shard=${shard}`, '--', '--guard-alloc', '--guard-report-dir', reports]);
       assert.notEqual(r.code, 0, r.output);
-      assert.match(r.output, new RegExp(`^\\[mate-guard\\] reports: ${reports}/vitest-`, 'm'), 'the run\'s directory, inside the one given, is named');
+      assert.match(
+        r.output,
+        new RegExp(`^\\[mate-guard\\] reports: ${reports}/vitest-`, 'm'),
+        "the run's directory, inside the one given, is named",
+      );
       shards.push(r);
     }
-    assert.equal(shards.reduce((n, r) => n + summaryOf(r.output).violations, 0), 4, 'each shard ran its half of the four bugs');
+    assert.equal(
+      shards.reduce((n, r) => n + summaryOf(r.output).violations, 0),
+      4,
+      'each shard ran its half of the four bugs',
+    );
   });
 
   test('mate-jest --shard=1/2 and 2/2', async () => {
     for (const shard of ['1/2', '2/2']) {
-      const r = await mateJest(['--guard-alloc', '--no-guard-rerun', '--guard-report-dir', reports, '-c', path.join(FIX, 'jest', 'bugs', 'jest.config.js'), `--shard=${shard}`, '-w', '2', '--workerIdleMemoryLimit=1GB']);
+      const r = await mateJest([
+        '--guard-alloc',
+        '--no-guard-rerun',
+        '--guard-report-dir',
+        reports,
+        '-c',
+        path.join(FIX, 'jest', 'bugs', 'jest.config.js'),
+        `--shard=${shard}`,
+        '-w',
+        '2',
+        '--workerIdleMemoryLimit=1GB',
+      ]);
       assert.notEqual(r.code, 0, r.output);
       shards.push(r);
     }
@@ -71,7 +95,10 @@ describe('shards keep their report directories; mate report merges them', () => 
     assert.equal(each.length, shards.length - 1);
     assert.equal(merged.violations, each.reduce((n, s) => n + s.violations, 0) + 1);
     assert.equal(merged.violations, 11, '4 vitest + 4 jest + 3 mocha');
-    assert.ok(merged.allocations > each.reduce((n, s) => n + s.allocations, 0), 'every shard\'s allocations, the dead one\'s too');
+    assert.ok(
+      merged.allocations > each.reduce((n, s) => n + s.allocations, 0),
+      "every shard's allocations, the dead one's too",
+    );
     assert.equal(errors(r.output).length, 11, r.output);
     assert.match(r.output, /^\[mate-guard\] merged 7 report directories \(2 jest, 3 mocha, 2 vitest\)$/m);
     // A directory named twice, or a run directory beside its parent: still each report once.
@@ -81,7 +108,10 @@ describe('shards keep their report directories; mate report merges them', () => 
   });
 
   test('mate report: clean runs exit 0; no run at all is an error', async () => {
-    const clean = fs.readdirSync(reports).map((d) => path.join(reports, d)).filter((d) => !fs.readdirSync(d).some((f) => f.startsWith('mate-guard-')));
+    const clean = fs
+      .readdirSync(reports)
+      .map((d) => path.join(reports, d))
+      .filter((d) => !fs.readdirSync(d).some((f) => f.startsWith('mate-guard-')));
     assert.equal(clean.length, 1);
     const r = await mateReport(clean);
     assert.equal(r.code, 0, r.output);
@@ -96,7 +126,14 @@ describe('shards keep their report directories; mate report merges them', () => 
 /** testcase name -> failure message, from JUnit XML. */
 function junitFailures(file) {
   const xml = fs.readFileSync(file, 'utf8');
-  const decode = (s) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&#x([0-9a-f]+);/gi, (_, h) => String.fromCodePoint(parseInt(h, 16))).replace(/&amp;/g, '&');
+  const decode = (s) =>
+    s
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&quot;/g, '"')
+      .replace(/&apos;/g, "'")
+      .replace(/&#x([0-9a-f]+);/gi, (_, h) => String.fromCodePoint(parseInt(h, 16)))
+      .replace(/&amp;/g, '&');
   const out = new Map();
   for (const m of xml.matchAll(/<testcase\b([^>]*?)(?:\/>|>([\s\S]*?)<\/testcase>)/g)) {
     const name = /\bname="([^"]*)"/.exec(m[1])?.[1] ?? '';
@@ -114,43 +151,108 @@ const firstLine = (message) => message.split('\n').find((l) => l.startsWith('==m
 describe('a violation is a failed test in JUnit XML, with the report as its message (crashed tests too)', () => {
   test('vitest junit', async () => {
     const xml = path.join(tmp, 'vitest.xml');
-    const r = await vitest('bugs', ['run', 'overflow', 'underflow', '--reporter=junit', `--outputFile.junit=${xml}`, '--', '--guard-alloc']);
+    const r = await vitest('bugs', [
+      'run',
+      'overflow',
+      'underflow',
+      '--reporter=junit',
+      `--outputFile.junit=${xml}`,
+      '--',
+      '--guard-alloc',
+    ]);
     assert.notEqual(r.code, 0, r.output);
     const failures = junitFailures(xml);
-    assert.match(failures.get('fill > fillInclusive overflows by one').split('\n')[0], /^==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
-    assert.match(firstLine(failures.get('reverseFill underflows by one')), /^==mate-guard== ERROR: canary-corruption: 1 byte before the start/);
+    assert.match(
+      failures.get('fill > fillInclusive overflows by one').split('\n')[0],
+      /^==mate-guard== ERROR: heap-buffer-overflow on WRITE/,
+    );
+    assert.match(
+      firstLine(failures.get('reverseFill underflows by one')),
+      /^==mate-guard== ERROR: canary-corruption: 1 byte before the start/,
+    );
   });
 
   test('jest-junit (with options in the config: mate-jest adds its reporter through the config)', async () => {
     const dir = path.join(tmp, 'jest-junit');
-    const r = await mateJest(['--guard-alloc', '--no-guard-rerun', '-c', path.join(FIX, 'jest', 'junit', 'jest.config.js'), '-w', '2', '--workerIdleMemoryLimit=1GB'], { JUNIT_DIR: dir });
+    const r = await mateJest(
+      [
+        '--guard-alloc',
+        '--no-guard-rerun',
+        '-c',
+        path.join(FIX, 'jest', 'junit', 'jest.config.js'),
+        '-w',
+        '2',
+        '--workerIdleMemoryLimit=1GB',
+      ],
+      { JUNIT_DIR: dir },
+    );
     assert.notEqual(r.code, 0, r.output);
     const failures = junitFailures(path.join(dir, 'junit.xml'));
-    assert.match(failures.get('fill fills one byte too many').split('\n')[0], /^==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
-    assert.match(firstLine(failures.get('reverseFill runs down to index -1')), /^==mate-guard== ERROR: canary-corruption: 1 byte before the start/);
+    assert.match(
+      failures.get('fill fills one byte too many').split('\n')[0],
+      /^==mate-guard== ERROR: heap-buffer-overflow on WRITE/,
+    );
+    assert.match(
+      firstLine(failures.get('reverseFill runs down to index -1')),
+      /^==mate-guard== ERROR: canary-corruption: 1 byte before the start/,
+    );
   });
 
   // mocha-junit-reporter 2.2.1 does not load under Mocha 12 (`Class constructor Base cannot be
   // invoked without 'new'`); Mocha's own xunit reporter writes the same JUnit XML.
   test('mocha --reporter xunit: serial canary damage, and a --parallel worker a fault killed', async () => {
     const serial = path.join(tmp, 'mocha-serial.xml');
-    await mocha(['--guard-alloc', '--reporter', 'xunit', '--reporter-option', `output=${serial}`, 'canary/canary.spec.cjs']);
-    assert.match(firstLine(junitFailures(serial).get('underflows by one')), /^==mate-guard== ERROR: canary-corruption: 1 byte before the start/);
+    await mocha([
+      '--guard-alloc',
+      '--reporter',
+      'xunit',
+      '--reporter-option',
+      `output=${serial}`,
+      'canary/canary.spec.cjs',
+    ]);
+    assert.match(
+      firstLine(junitFailures(serial).get('underflows by one')),
+      /^==mate-guard== ERROR: canary-corruption: 1 byte before the start/,
+    );
     const parallel = path.join(tmp, 'mocha-parallel.xml');
-    const r = await mocha(['--guard-alloc', '--parallel', '--reporter', 'xunit', '--reporter-option', `output=${parallel}`, 'fault/overflow.spec.cjs', 'clean/clean.spec.cjs']);
+    const r = await mocha([
+      '--guard-alloc',
+      '--parallel',
+      '--reporter',
+      'xunit',
+      '--reporter-option',
+      `output=${parallel}`,
+      'fault/overflow.spec.cjs',
+      'clean/clean.spec.cjs',
+    ]);
     assert.notEqual(r.code, 0, r.output);
-    assert.match(junitFailures(parallel).get('fills one byte too far').split('\n')[0], /^==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
+    assert.match(
+      junitFailures(parallel).get('fills one byte too far').split('\n')[0],
+      /^==mate-guard== ERROR: heap-buffer-overflow on WRITE/,
+    );
   });
 });
 
 describe('suppressions', () => {
   test('a file that silences exactly one of two violations: that test passes, counted as suppressed; the other fails with its suppression line', async () => {
-    const r = await mocha(['--guard-alloc', `--guard-suppressions=${SUPP('mocha-underflow.supp')}`, 'canary/canary.spec.cjs']);
+    const r = await mocha([
+      '--guard-alloc',
+      `--guard-suppressions=${SUPP('mocha-underflow.supp')}`,
+      'canary/canary.spec.cjs',
+    ]);
     assert.equal(r.code, 1, r.output);
     assert.match(r.output, /3 passing/);
     assert.match(r.output, /1 failing/);
-    assert.deepEqual(errors(r.output).map((l) => l.replace(/#\d+/, '#N')), ['==mate-guard== ERROR: canary-corruption: 2 bytes past the end of allocation #N (13 bytes, tail mode) damaged']);
-    assert.ok(r.output.includes('==mate-guard== suppression: canary-corruption allocation=*canary.spec.cjs:15:* test="canary/canary.spec.cjs > canary damage > overflows into the alignment gap"'), r.output);
+    assert.deepEqual(
+      errors(r.output).map((l) => l.replace(/#\d+/, '#N')),
+      ['==mate-guard== ERROR: canary-corruption: 2 bytes past the end of allocation #N (13 bytes, tail mode) damaged'],
+    );
+    assert.ok(
+      r.output.includes(
+        '==mate-guard== suppression: canary-corruption allocation=*canary.spec.cjs:15:* test="canary/canary.spec.cjs > canary damage > overflows into the alignment gap"',
+      ),
+      r.output,
+    );
     const s = summaryOf(r.output);
     assert.equal(s.violations, 1);
     assert.equal(s.suppressed, 1);
@@ -158,7 +260,9 @@ describe('suppressions', () => {
 
   test('the printed suppression line, pasted into a file, silences that report (MATE_MOCHA_GUARD_SUPPRESSIONS)', async () => {
     const first = await mocha(['--guard-alloc', 'canary/canary.spec.cjs']);
-    const lines = reportLines(first.output).filter((l) => l.startsWith('==mate-guard== suppression: ')).map((l) => l.slice('==mate-guard== suppression: '.length));
+    const lines = reportLines(first.output)
+      .filter((l) => l.startsWith('==mate-guard== suppression: '))
+      .map((l) => l.slice('==mate-guard== suppression: '.length));
     assert.equal(lines.length, 2, first.output);
     const file = path.join(tmp, 'pasted.supp');
     fs.writeFileSync(file, `${[...new Set(lines)].join('\n')}\n`);
@@ -171,14 +275,20 @@ describe('suppressions', () => {
   test('a suppressed fault: the worker still dies (that is the guard), the report says so, counted as suppressed', async () => {
     const r = await vitest('pools', ['run', '--', '--guard-alloc', '--guard-suppressions', SUPP('fault.supp')]);
     assert.notEqual(r.code, 0, 'vitest fails the file whose worker died');
-    assert.match(r.output, /^==mate-guard== suppressed by .*fault\.supp:2 \(heap-buffer-overflow function=FillInclusive module=\*\/buggy_addon\.node\): counted, not failed; a fault still ends its process$/m);
+    assert.match(
+      r.output,
+      /^==mate-guard== suppressed by .*fault\.supp:2 \(heap-buffer-overflow function=FillInclusive module=\*\/buggy_addon\.node\): counted, not failed; a fault still ends its process$/m,
+    );
     const s = summaryOf(r.output);
     assert.equal(s.violations, 0);
     assert.equal(s.suppressed, 1);
   });
 
   test('guard-run --suppressions: damage found at exit is counted, not failed; no rerun for it', async () => {
-    const r = await guardRun(['--suppressions', SUPP('script-underflow.supp')], [path.join(ROOT, 'examples', 'scripts', 'underflow.js')]);
+    const r = await guardRun(
+      ['--suppressions', SUPP('script-underflow.supp')],
+      [path.join(ROOT, 'examples', 'scripts', 'underflow.js')],
+    );
     assert.equal(r.code, 0, r.output);
     assert.deepEqual(errors(r.output), []);
     assert.doesNotMatch(r.output, /rerunning/);
@@ -190,7 +300,13 @@ describe('suppressions', () => {
     for (const r of [
       await mocha(['--guard-alloc', 'clean/clean.spec.cjs'], { MATE_MOCHA_GUARD_SUPPRESSIONS: bad }),
       await vitest('bugs', ['run', 'underflow', '--', '--guard-alloc', '--guard-suppressions', bad]),
-      await mateJest(['--guard-alloc', `--guard-suppressions=${bad}`, '-c', path.join(FIX, 'jest', 'bugs', 'jest.config.js'), 'underflow']),
+      await mateJest([
+        '--guard-alloc',
+        `--guard-suppressions=${bad}`,
+        '-c',
+        path.join(FIX, 'jest', 'bugs', 'jest.config.js'),
+        'underflow',
+      ]),
     ]) {
       assert.notEqual(r.code, 0, r.output);
       assert.ok(r.output.includes(`${bad}:3: unknown kind "heap-overflow"`), r.output);

@@ -60,7 +60,13 @@ test('buffers of more than half a page come zeroed from the ready pool, and dama
       console.log('nonzero', nonzero, 'violations', v.length, v[0]?.text.split('\\n')[0]);
     `);
     assert.equal(r.code, 0, r.output);
-    assert.match(r.stdout, new RegExp(`^nonzero 0 violations 1 ==mate-guard== ERROR: canary-corruption: 2 bytes ${mode === 'tail' ? 'before the start' : 'past the end'} of allocation #\\d+ \\(3000 bytes, ${mode} mode\\) damaged`, 'm'));
+    assert.match(
+      r.stdout,
+      new RegExp(
+        `^nonzero 0 violations 1 ==mate-guard== ERROR: canary-corruption: 2 bytes ${mode === 'tail' ? 'before the start' : 'past the end'} of allocation #\\d+ \\(3000 bytes, ${mode} mode\\) damaged`,
+        'm',
+      ),
+    );
   }
 });
 
@@ -84,8 +90,14 @@ for (const [config, message] of [
 }
 
 for (const [args, message] of [
-  [['guard-run', '--mode', 'sideways', '--', 'node', '-v'], 'mate: --mode: "sideways" is not a guard mode; use tail or head'],
-  [['guard-run', '--alignment', '6', '--', 'node', '-v'], 'mate: --alignment: "6" is not allowed; use a power of two from 1 to 4096'],
+  [
+    ['guard-run', '--mode', 'sideways', '--', 'node', '-v'],
+    'mate: --mode: "sideways" is not a guard mode; use tail or head',
+  ],
+  [
+    ['guard-run', '--alignment', '6', '--', 'node', '-v'],
+    'mate: --alignment: "6" is not allowed; use a power of two from 1 to 4096',
+  ],
   [['guard-run', '--frobnicate', '--', 'node', '-v'], 'mate: unknown option "--frobnicate"'],
   [['guard-run', 'node', '-v'], 'mate: unexpected "node": put the command after --'],
   [['guard-run', '--mode', 'tail'], 'mate: no command given'],
@@ -99,21 +111,32 @@ for (const [args, message] of [
   });
 }
 
-test('mate guard-run exits with the command\'s status and --help documents the flags', async () => {
+test("mate guard-run exits with the command's status and --help documents the flags", async () => {
   const r = await guardRun([], ['-e', 'process.exitCode = 7']);
   assert.equal(r.code, 7);
   const h = await run(process.execPath, [MATE, 'guard-run', '--help']);
   assert.equal(h.code, 0);
-  for (const flag of ['--mode <tail|head>', '--log-allocations', '--alignment <n>']) assert.ok(h.stdout.includes(flag), h.stdout);
+  for (const flag of ['--mode <tail|head>', '--log-allocations', '--alignment <n>'])
+    assert.ok(h.stdout.includes(flag), h.stdout);
 });
 
 test('--log-allocations prints one line per allocation and free', async () => {
-  const r = await guardRun(['--log-allocations'], ['--expose-gc', '-e', `
+  const r = await guardRun(
+    ['--log-allocations'],
+    [
+      '--expose-gc',
+      '-e',
+      `
     (function () { Buffer.alloc(100); })();
     gc(); setImmediate(() => setImmediate(() => {}));
-  `]);
+  `,
+    ],
+  );
   assert.equal(r.code, 0, r.output);
-  assert.match(r.output, /\[mate-guard\] alloc #\d+ ptr=0x[0-9a-f]+ requested=100 mapped=8192 mode=tail backend=host test=""/);
+  assert.match(
+    r.output,
+    /\[mate-guard\] alloc #\d+ ptr=0x[0-9a-f]+ requested=100 mapped=8192 mode=tail backend=host test=""/,
+  );
   assert.match(r.output, /\[mate-guard\] free #\d+ ptr=0x[0-9a-f]+ requested=100 mode=tail backend=host test=""/);
 });
 
@@ -137,7 +160,14 @@ test('stats(), snapshot() and checkCanaries() describe the allocator', async () 
       snapTest: snap[0].test, snapStack: /\\[eval\\]/.test(snap[0].stack), checks: c.checkCanaries({ all: true }).length }));
   `);
   assert.equal(r.code, 0, r.output);
-  assert.deepEqual(JSON.parse(r.stdout), { live: true, guardMethod: 'madvise-guard', fallbacks: 0, snapTest: 'a > b', snapStack: true, checks: 0 });
+  assert.deepEqual(JSON.parse(r.stdout), {
+    live: true,
+    guardMethod: 'madvise-guard',
+    fallbacks: 0,
+    snapTest: 'a > b',
+    snapStack: true,
+    checks: 0,
+  });
 });
 
 test('a synchronous loop of 200,000 dropped 4 KiB guarded buffers finishes and frees them', async () => {
@@ -170,12 +200,16 @@ for (const flags of [[], ['--compact-on-every-full-gc', '--stress-flush-code']])
 }
 
 test('1,000,000 live guarded 16-byte buffers fit at once with MADV_GUARD_INSTALL', async (t) => {
-  const probe = await node(`const c = require(${JSON.stringify(core)}); c.installGuardAllocator({}); console.log(c.stats().guardMethod)`);
+  const probe = await node(
+    `const c = require(${JSON.stringify(core)}); c.installGuardAllocator({}); console.log(c.stats().guardMethod)`,
+  );
   if (!probe.stdout.includes('madvise-guard')) {
     t.skip('this kernel has no MADV_GUARD_INSTALL (Linux < 6.13): the mprotect backend caps live allocations instead');
     return;
   }
-  const r = await run(process.execPath, ['--max-old-space-size=4096', fixture('million-live.js')], { timeout: 400_000 });
+  const r = await run(process.execPath, ['--max-old-space-size=4096', fixture('million-live.js')], {
+    timeout: 400_000,
+  });
   assert.equal(r.code, 0, r.output);
   assert.match(r.output, /live=(\d{7}) fallbacks=0 guardMethod=madvise-guard total=1000000/);
 });
@@ -188,13 +222,22 @@ test('with mprotect guard pages past the cap, allocations fall back, are counted
   assert.match(r.output, /\[mate-guard\] summary: 100 allocations guarded, peak live 100, \d+ unguarded fallbacks/);
   const warnings = r.output.split('\n').filter((l) => l.startsWith('[mate-guard] warning:'));
   assert.equal(warnings.length, 1, r.output);
-  assert.match(warnings[0], /(\d+) allocations ran unguarded: \1 because the live-allocation cap for mprotect guard pages \(vm\.max_map_count\) was reached$/);
+  assert.match(
+    warnings[0],
+    /(\d+) allocations ran unguarded: \1 because the live-allocation cap for mprotect guard pages \(vm\.max_map_count\) was reached$/,
+  );
 });
 
 test('with mprotect guard pages, a loop of short-lived buffers that outlive young collections stays guarded: V8 collects near the cap', async () => {
-  const r = await guardRun([], [fixture('mprotect-short-lived.js')], { env: { MATE_GUARD_FORCE_MPROTECT: '1' }, timeout: 300_000 });
+  const r = await guardRun([], [fixture('mprotect-short-lived.js')], {
+    env: { MATE_GUARD_FORCE_MPROTECT: '1' },
+    timeout: 300_000,
+  });
   assert.equal(r.code, 0, r.output);
-  const m = /made=(\d+) guardMethod=mprotect maxLive=(\d+) allocations=(\d+) fallbacks=(\d+) collections=(\d+) peakMaps=(\d+) maxMapCount=(\d+)/.exec(r.output);
+  const m =
+    /made=(\d+) guardMethod=mprotect maxLive=(\d+) allocations=(\d+) fallbacks=(\d+) collections=(\d+) peakMaps=(\d+) maxMapCount=(\d+)/.exec(
+      r.output,
+    );
   assert.ok(m, r.output);
   const [made, maxLive, allocations, fallbacks, collections, peakMaps, maxMapCount] = m.slice(1).map(Number);
   assert.equal(made, maxLive * 8);
@@ -205,44 +248,60 @@ test('with mprotect guard pages, a loop of short-lived buffers that outlive youn
   // The cap leaves Node its mappings: the process stayed well below the kernel's limit.
   assert.ok(peakMaps <= maxMapCount - 15000, `peak mappings ${peakMaps} of ${maxMapCount}`);
   // The summary counts what the allocator counted.
-  const summary = /\[mate-guard\] summary: (\d+) allocations guarded, peak live (\d+), (\d+) unguarded fallbacks/.exec(r.output);
+  const summary = /\[mate-guard\] summary: (\d+) allocations guarded, peak live (\d+), (\d+) unguarded fallbacks/.exec(
+    r.output,
+  );
   assert.ok(summary, r.output);
   assert.ok(Number(summary[2]) < maxLive, r.output);
   assert.equal(Number(summary[3]), fallbacks, r.output);
 });
 
-test('with mprotect guard pages near the cap, the summary\'s guarded and unguarded counts are those of the allocation log', async () => {
+test("with mprotect guard pages near the cap, the summary's guarded and unguarded counts are those of the allocation log", async () => {
   const env = { MATE_GUARD_FORCE_MPROTECT: '1', MATE_GUARD_MAX_LIVE_MPROTECT: '2000' };
   const r = await guardRun(['--log-allocations'], [fixture('mprotect-short-lived.js')], { env, timeout: 300_000 });
   assert.equal(r.code, 0, r.output.slice(-2000));
   const lines = r.stderr.split('\n');
   const unguarded = lines.filter((l) => l.startsWith('[mate-guard] alloc unguarded ')).length;
   const guarded = lines.filter((l) => /^\[mate-guard\] alloc #\d+ /.test(l)).length;
-  const summary = /\[mate-guard\] summary: (\d+) allocations guarded, peak live \d+, (\d+) unguarded fallbacks/.exec(r.output);
+  const summary = /\[mate-guard\] summary: (\d+) allocations guarded, peak live \d+, (\d+) unguarded fallbacks/.exec(
+    r.output,
+  );
   assert.ok(summary, r.output.slice(-2000));
   assert.equal(Number(summary[1]), guarded);
   assert.equal(Number(summary[2]), unguarded);
   assert.ok(unguarded <= 16000 / 100, `${unguarded} of 16000 unguarded`);
-  if (unguarded > 0) assert.match(r.output, new RegExp(`warning: ${unguarded} allocations ran unguarded: ${unguarded} because the live-allocation cap`));
+  if (unguarded > 0)
+    assert.match(
+      r.output,
+      new RegExp(`warning: ${unguarded} allocations ran unguarded: ${unguarded} because the live-allocation cap`),
+    );
 });
 
 test('the mprotect guard method detects overflows too', async () => {
-  const r = await guardRun([], [path.join(ROOT, 'examples', 'scripts', 'overflow.js')], { env: { MATE_GUARD_FORCE_MPROTECT: '1' } });
+  const r = await guardRun([], [path.join(ROOT, 'examples', 'scripts', 'overflow.js')], {
+    env: { MATE_GUARD_FORCE_MPROTECT: '1' },
+  });
   assert.equal(r.code, 139, r.output);
   assert.match(r.output, /==mate-guard== ERROR: heap-buffer-overflow on WRITE .*\(64 bytes, tail mode\)/);
   assert.match(r.output, /backend host \(mprotect\)/);
 });
 
 test('a process on its own warns once at exit about allocations that ran unguarded', async () => {
-  const r = await node(`
+  const r = await node(
+    `
     const c = require(${JSON.stringify(core)});
     c.installGuardAllocator({});
     const keep = [];
     for (let i = 0; i < 20; i++) keep.push(Buffer.alloc(8));
-  `, [], { env: { MATE_GUARD_FORCE_MPROTECT: '1', MATE_GUARD_MAX_LIVE_MPROTECT: '10' } });
+  `,
+    [],
+    { env: { MATE_GUARD_FORCE_MPROTECT: '1', MATE_GUARD_MAX_LIVE_MPROTECT: '10' } },
+  );
   assert.equal(r.code, 0, r.output);
   const warnings = r.stderr.split('\n').filter((l) => l.startsWith('[mate-guard] warning:'));
-  assert.deepEqual(warnings, ['[mate-guard] warning: 10 allocations ran unguarded: 10 because the live-allocation cap for mprotect guard pages (vm.max_map_count) was reached']);
+  assert.deepEqual(warnings, [
+    '[mate-guard] warning: 10 allocations ran unguarded: 10 because the live-allocation cap for mprotect guard pages (vm.max_map_count) was reached',
+  ]);
 });
 
 test('allocations and frees from several threads at once stay consistent', async () => {
@@ -256,7 +315,7 @@ test('allocations and frees from several threads at once stay consistent', async
   assert.equal(Number(m[4]), 0);
 });
 
-test('damage found before a test starts is not that test\'s: it is kept for the end of the file, once', async () => {
+test("damage found before a test starts is not that test's: it is kept for the end of the file, once", async () => {
   const addon = path.join(ROOT, 'examples', 'addon');
   const r = await node(`
     const c = require(${JSON.stringify(core)});
@@ -293,16 +352,25 @@ test('damage in a test that made more allocations than the recent list keeps is 
 test('a stack formatter that throws or allocates never breaks an allocation', async () => {
   const r = await guardRun([], [fixture('throwing-formatter.js')]);
   assert.equal(r.code, 0, r.output);
-  assert.match(r.output, /allocated 16 and 8; stacks: at Object\.<anonymous> \(.*throwing-formatter\.js:12:\d+\) \/ at .*throwing-formatter\.js:14/);
+  assert.match(
+    r.output,
+    /allocated 16 and 8; stacks: at Object\.<anonymous> \(.*throwing-formatter\.js:12:\d+\) \/ at .*throwing-formatter\.js:14/,
+  );
 });
 
 test('guarded Jest with default babel-jest transforms a changed test file without stalling', async () => {
   const fs = await import('node:fs');
   const os = await import('node:os');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-guard-babel-'));
-  fs.writeFileSync(path.join(dir, 'jest.config.js'), 'module.exports = { rootDir: __dirname, testMatch: ["**/*.test.js"] };\n');
+  fs.writeFileSync(
+    path.join(dir, 'jest.config.js'),
+    'module.exports = { rootDir: __dirname, testMatch: ["**/*.test.js"] };\n',
+  );
   // A file no cache has seen: babel-jest transforms it and writes its cache.
-  fs.writeFileSync(path.join(dir, `fresh-${process.pid}-${Date.now()}.test.js`), `test('adds', () => { expect(1 + ${Date.now() % 1000}).toBeGreaterThan(0); });\n`);
+  fs.writeFileSync(
+    path.join(dir, `fresh-${process.pid}-${Date.now()}.test.js`),
+    `test('adds', () => { expect(1 + ${Date.now() % 1000}).toBeGreaterThan(0); });\n`,
+  );
   const jest = path.join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js');
   const r = await guardRun([], [jest, '-c', path.join(dir, 'jest.config.js')], { timeout: 60_000 });
   fs.rmSync(dir, { recursive: true, force: true });
@@ -312,8 +380,18 @@ test('guarded Jest with default babel-jest transforms a changed test file withou
 });
 
 test('mate guard-run of a command that starts no Node process says it guarded nothing, in one line', async () => {
-  const r = await run(process.execPath, [MATE, 'guard-run', '--', 'sh', '-c', 'env -u NODE_OPTIONS node -e "Buffer.alloc(8)"']);
+  const r = await run(process.execPath, [
+    MATE,
+    'guard-run',
+    '--',
+    'sh',
+    '-c',
+    'env -u NODE_OPTIONS node -e "Buffer.alloc(8)"',
+  ]);
   assert.equal(r.code, 0, r.output);
-  assert.match(r.stderr, /^\[mate-guard\] warning: guarding was asked for, but no test process was guarded \(nothing installed the guard allocator\): the command started no Node process/m);
+  assert.match(
+    r.stderr,
+    /^\[mate-guard\] warning: guarding was asked for, but no test process was guarded \(nothing installed the guard allocator\): the command started no Node process/m,
+  );
   assert.doesNotMatch(r.output, /\[mate-guard\] summary:/);
 });

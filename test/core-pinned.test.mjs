@@ -36,16 +36,26 @@ function dtFlags1(file) {
   return 0n;
 }
 
-test('a worker loads the core, installs guarding and exits; the main thread\'s fault is still reported', async () => {
+test("a worker loads the core, installs guarding and exits; the main thread's fault is still reported", async () => {
   const r = await run(process.execPath, [path.join(ROOT, 'test', 'fixtures', 'core', 'worker-loads-core.js')]);
   assert.equal(r.signal, 'SIGSEGV', `the process dies by the fault, after the report:\n${r.output}`);
   assert.match(r.output, /^worker: guarding true$/m);
   const mapped = /^worker exited with 0; core still mapped: (\/.*mate_guard\.node)$/m.exec(r.output);
   assert.ok(mapped, `the core stays mapped after the worker exits:\n${r.output}`);
   const lines = reportLines(r.output);
-  assert.match(lines[0] ?? '', /^==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(64 bytes, tail mode\)$/, r.output);
-  assert.ok(lines.some((l) => /backend native-heap/.test(l)), 'the allocation the worker\'s install redirected');
-  assert.ok(lines.some((l) => /#\d+ MallocOverflow .*native_heap\.cc:\d+ \(buggy_addon\.node\+0x[0-9a-f]+\)/.test(l)), 'the access block names the addon\'s function');
+  assert.match(
+    lines[0] ?? '',
+    /^==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(64 bytes, tail mode\)$/,
+    r.output,
+  );
+  assert.ok(
+    lines.some((l) => /backend native-heap/.test(l)),
+    "the allocation the worker's install redirected",
+  );
+  assert.ok(
+    lines.some((l) => /#\d+ MallocOverflow .*native_heap\.cc:\d+ \(buggy_addon\.node\+0x[0-9a-f]+\)/.test(l)),
+    "the access block names the addon's function",
+  );
   assert.doesNotMatch(r.output, /not reached/);
 
   // The loaded core (prebuilt or built here) carries the flag that pins it.
@@ -54,7 +64,10 @@ test('a worker loads the core, installs guarding and exits; the main thread\'s f
 
 test('the CUDA plain library is pinned too', () => {
   const dir = path.join(ROOT, 'packages', 'core-native');
-  const lib = [path.join(dir, 'prebuilds', `${process.platform}-${process.arch}`, 'libmate_guard_cuda.so'), path.join(dir, 'build', 'Release', 'libmate_guard_cuda.so')].find((f) => fs.existsSync(f));
+  const lib = [
+    path.join(dir, 'prebuilds', `${process.platform}-${process.arch}`, 'libmate_guard_cuda.so'),
+    path.join(dir, 'build', 'Release', 'libmate_guard_cuda.so'),
+  ].find((f) => fs.existsSync(f));
   assert.ok(lib, 'libmate_guard_cuda.so is built');
   assert.equal(dtFlags1(lib) & DF_1_NODELETE, DF_1_NODELETE, `${lib} is linked with -z nodelete`);
 });

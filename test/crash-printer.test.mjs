@@ -17,15 +17,24 @@ const JEST = path.join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js');
 
 /** The event files under `dir`, parsed. */
 const events = (dir) =>
-  fs.readdirSync(dir, { recursive: true }).filter((f) => /(^|\/)mate-guard-\d+-\d+\.json$/.test(f)).map((f) => JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')));
+  fs
+    .readdirSync(dir, { recursive: true })
+    .filter((f) => /(^|\/)mate-guard-\d+-\d+\.json$/.test(f))
+    .map((f) => JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')));
 
 test('a dying process whose run has suppressions: the printer matches them, says by which rule, files the verdict, and the run counts it suppressed', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-crash-printer-'));
   try {
     const supp = path.join(dir, 'known.supp');
-    fs.writeFileSync(supp, '# the addon passes a bad length; fix pending\nheap-buffer-overflow function=ExtractStrings\n');
+    fs.writeFileSync(
+      supp,
+      '# the addon passes a bad length; fix pending\nheap-buffer-overflow function=ExtractStrings\n',
+    );
     const reports = path.join(dir, 'reports');
-    const r = await guardRun(['--suppressions', supp, '--report-dir', reports], [path.join(ROOT, 'test', 'fixtures', 'core', 'extract-strings.js')]);
+    const r = await guardRun(
+      ['--suppressions', supp, '--report-dir', reports],
+      [path.join(ROOT, 'test', 'fixtures', 'core', 'extract-strings.js')],
+    );
     assert.equal(r.code, SIGSEGV_EXIT, `a suppressed fault still ends its process\n${r.output}`);
     const lines = reportLines(r.output);
     assert.match(lines[0], /^==mate-guard== ERROR: heap-buffer-overflow on READ /);
@@ -44,34 +53,70 @@ test('Jest in band killed by a guard fault: the printer shows the canary report 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-crash-earlier-'));
   try {
     const config = path.join(ROOT, 'test', 'fixtures', 'jest', 'earlier-then-fault', 'jest.config.js');
-    const r = await run(process.execPath, [JEST, '-c', config, '-i', '--reporters=default', '--reporters=@mate-guard/jest-env/reporter'],
-      { env: { MATE_JEST_GUARD_ALLOC: '1', MATE_JEST_GUARD_REPORT_DIR: dir }, timeout: 90_000 });
+    const r = await run(
+      process.execPath,
+      [JEST, '-c', config, '-i', '--reporters=default', '--reporters=@mate-guard/jest-env/reporter'],
+      { env: { MATE_JEST_GUARD_ALLOC: '1', MATE_JEST_GUARD_REPORT_DIR: dir }, timeout: 90_000 },
+    );
     assert.equal(r.signal, 'SIGSEGV', r.output);
     const lines = r.stderr.split('\n');
-    const header = lines.indexOf('[mate-guard] this process gave its test runner a report before the guard fault killed it; the runner never showed it:');
+    const header = lines.indexOf(
+      '[mate-guard] this process gave its test runner a report before the guard fault killed it; the runner never showed it:',
+    );
     assert.ok(header >= 0, r.output);
-    assert.match(lines[header + 1], /^==mate-guard== ERROR: canary-corruption: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\) damaged$/);
+    assert.match(
+      lines[header + 1],
+      /^==mate-guard== ERROR: canary-corruption: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\) damaged$/,
+    );
     const fault = lines.findIndex((l) => l.startsWith('==mate-guard== ERROR: heap-buffer-overflow on WRITE'));
     assert.ok(fault > header + 1, 'the earlier report comes first, then the fault');
     assert.match(r.stderr, /^\[mate-guard\] the process that owned this run dies with it, so no summary follows; /m);
-    assert.equal(r.stderr.split('\n').filter((l) => l.startsWith('==mate-guard== ERROR: canary-corruption')).length, 1, 'shown once');
+    assert.equal(
+      r.stderr.split('\n').filter((l) => l.startsWith('==mate-guard== ERROR: canary-corruption')).length,
+      1,
+      'shown once',
+    );
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
 
-test('mate-jest outlives Jest in band killed by a guard fault: it shows the canary report Jest never showed, under the crash printer\'s own header line', async () => {
+test("mate-jest outlives Jest in band killed by a guard fault: it shows the canary report Jest never showed, under the crash printer's own header line", async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-crash-earlier-cli-'));
   try {
     const config = path.join(ROOT, 'test', 'fixtures', 'jest', 'earlier-then-fault', 'jest.config.js');
-    const r = await run(process.execPath, [path.join(ROOT, 'packages', 'jest-env', 'bin', 'mate-jest.js'), '--guard-alloc', '--no-guard-rerun', '--guard-report-dir', dir, '-i', '-c', config], { timeout: 90_000 });
+    const r = await run(
+      process.execPath,
+      [
+        path.join(ROOT, 'packages', 'jest-env', 'bin', 'mate-jest.js'),
+        '--guard-alloc',
+        '--no-guard-rerun',
+        '--guard-report-dir',
+        dir,
+        '-i',
+        '-c',
+        config,
+      ],
+      { timeout: 90_000 },
+    );
     assert.equal(r.code, SIGSEGV_EXIT, r.output);
     const lines = r.stderr.split('\n');
     // The line earlier_header.cc words for the printer ("this process"), naming the process mate-jest saw die.
-    const header = lines.findIndex((l) => /^\[mate-guard\] the Jest process \(in band\) \d+ gave its test runner a report before the guard fault killed it; the runner never showed it:$/.test(l));
+    const header = lines.findIndex((l) =>
+      /^\[mate-guard\] the Jest process \(in band\) \d+ gave its test runner a report before the guard fault killed it; the runner never showed it:$/.test(
+        l,
+      ),
+    );
     assert.ok(header >= 0, r.output);
-    assert.match(lines[header + 1], /^==mate-guard== ERROR: canary-corruption: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\) damaged$/);
-    assert.equal(r.stderr.split('\n').filter((l) => l.startsWith('==mate-guard== ERROR: canary-corruption')).length, 1, 'shown once');
+    assert.match(
+      lines[header + 1],
+      /^==mate-guard== ERROR: canary-corruption: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\) damaged$/,
+    );
+    assert.equal(
+      r.stderr.split('\n').filter((l) => l.startsWith('==mate-guard== ERROR: canary-corruption')).length,
+      1,
+      'shown once',
+    );
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

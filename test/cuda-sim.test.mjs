@@ -64,7 +64,7 @@ describe('device settings over the simulated driver', { skip: skipReason() }, ()
     assert.equal(p.offset + p.bytes, p.granule, JSON.stringify(p));
   });
 
-  test('--exact-placement: a device allocation\'s last byte touches the guard (a read one element past a tensor faults)', async () => {
+  test("--exact-placement: a device allocation's last byte touches the guard (a read one element past a tensor faults)", async () => {
     const p = await placed(['--exact-placement']);
     assert.equal(p.granule - p.offset - p.bytes, 0, JSON.stringify(p));
   });
@@ -74,11 +74,19 @@ describe('device settings over the simulated driver', { skip: skipReason() }, ()
     assert.equal(p.offset, 0, JSON.stringify(p));
   });
 
-  test('the torch hook shares a guarded storage over CUDA IPC (a stand-in torch): a storage the guard did not allocate is refused with the reason; a guarded one is rebuilt elsewhere over the same bytes', { skip: hasPython3() ? false : 'no python3' }, async () => {
+  test('the torch hook shares a guarded storage over CUDA IPC (a stand-in torch): a storage the guard did not allocate is refused with the reason; a guarded one is rebuilt elsewhere over the same bytes', {
+    skip: hasPython3() ? false : 'no python3',
+  }, async () => {
     const probe = path.join(ROOT, 'test', 'fixtures', 'cuda', 'sim-ipc', 'ipc_probe.py');
-    const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--', 'python3', probe], { env, cwd: os.tmpdir() });
+    const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--', 'python3', probe], {
+      env,
+      cwd: os.tmpdir(),
+    });
     assert.equal(r.code, 0, r.output);
-    assert.match(r.stdout, /^refused: mate-guard: this CUDA tensor cannot be shared with another process \(CUDA IPC, as torch\.multiprocessing does\): the guard did not allocate it \(an unguarded fallback, or memory another process shared\)/m);
+    assert.match(
+      r.stdout,
+      /^refused: mate-guard: this CUDA tensor cannot be shared with another process \(CUDA IPC, as torch\.multiprocessing does\): the guard did not allocate it \(an unguarded fallback, or memory another process shared\)/m,
+    );
     assert.match(r.stdout, /^shared: device 0, GuardedIpcHandle, 4000 bytes$/m);
     assert.match(r.stdout, /^rebuilt elsewhere: True, first byte 7, last byte 7$/m);
     assert.match(r.stdout, /^the sender sees 9$/m);
@@ -87,7 +95,15 @@ describe('device settings over the simulated driver', { skip: skipReason() }, ()
   });
 
   test('quarantineMaxBytes and quarantineMaxCount bound the device quarantine (installGuardAllocator)', async () => {
-    const install = (opts) => run(process.execPath, ['-e', `require('@mate-guard/core').installGuardAllocator(${JSON.stringify({ device: 'cuda', ...opts })}); require(${JSON.stringify(SCRIPT)})`], { env });
+    const install = (opts) =>
+      run(
+        process.execPath,
+        [
+          '-e',
+          `require('@mate-guard/core').installGuardAllocator(${JSON.stringify({ device: 'cuda', ...opts })}); require(${JSON.stringify(SCRIPT)})`,
+        ],
+        { env },
+      );
     const kept = await install({});
     assert.equal(kept.code, 0, kept.output);
     assert.equal(JSON.parse(/^\{.*\}$/m.exec(kept.stdout)[0]).quarantined, 1, kept.output);
@@ -107,11 +123,24 @@ describe('--dump-inputs over the simulated driver', { skip: noGxx() }, () => {
 
   const runMatrix = async (flags, scenario) => {
     const reports = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-dump-reports-'));
-    const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--report-dir', reports, ...flags, '--', sim.matrix, LIB, scenario], { env: sim.env });
+    const r = await run(
+      process.execPath,
+      [MATE, 'guard-run', '--device', 'cuda', '--report-dir', reports, ...flags, '--', sim.matrix, LIB, scenario],
+      { env: sim.env },
+    );
     const [dir] = fs.readdirSync(reports).map((d) => path.join(reports, d));
     const inputs = path.join(dir, 'inputs');
     const index = fs.existsSync(inputs)
-      ? fs.readdirSync(inputs).filter((f) => f.startsWith('index-')).flatMap((f) => fs.readFileSync(path.join(inputs, f), 'utf8').trim().split('\n').map((l) => JSON.parse(l)))
+      ? fs
+          .readdirSync(inputs)
+          .filter((f) => f.startsWith('index-'))
+          .flatMap((f) =>
+            fs
+              .readFileSync(path.join(inputs, f), 'utf8')
+              .trim()
+              .split('\n')
+              .map((l) => JSON.parse(l)),
+          )
       : [];
     return { ...r, dir, index };
   };
@@ -129,9 +158,15 @@ describe('--dump-inputs over the simulated driver', { skip: noGxx() }, () => {
     assert.equal(entry.truncated, false);
     const saved = fs.readFileSync(path.join(r.dir, entry.file));
     assert.equal(saved.length, 4000);
-    assert.ok(saved.every((b) => b === 0x5a), 'the saved bytes are those the program wrote before the launch');
+    assert.ok(
+      saved.every((b) => b === 0x5a),
+      'the saved bytes are those the program wrote before the launch',
+    );
     const report = reportOf(r.output, 'ERROR: illegal-address');
-    assert.match(report, /FillInclusive \(launch 2 on the default stream\)\n.*\n==mate-guard==     inputs saved before it ran \(--guard-dump-inputs\):\n==mate-guard==       argument 0: allocation #1 \(4000 bytes\): (\S+)/);
+    assert.match(
+      report,
+      /FillInclusive \(launch 2 on the default stream\)\n.*\n==mate-guard==     inputs saved before it ran \(--guard-dump-inputs\):\n==mate-guard==       argument 0: allocation #1 \(4000 bytes\): (\S+)/,
+    );
     const listed = /argument 0: allocation #1 \(4000 bytes\): (\S+)/.exec(report)[1];
     assert.equal(listed, path.join(r.dir, entry.file));
     // other_kernel did not match: no inputs line under it.
@@ -155,15 +190,22 @@ describe('--dump-inputs over the simulated driver', { skip: noGxx() }, () => {
   test('a glob may name the kernel demangled, as reports show it; under launch blocking without it, the hint gives the glob for the faulting kernel', async () => {
     const demangled = await runMatrix(['--dump-inputs', '*::FillInclusive(*'], 'fault');
     assert.equal(demangled.code, 1, demangled.output);
-    assert.deepEqual(demangled.index.map((e) => [e.launch, e.allocation, e.saved]), [[2, 1, 4000]]);
+    assert.deepEqual(
+      demangled.index.map((e) => [e.launch, e.allocation, e.saved]),
+      [[2, 1, 4000]],
+    );
     const blocking = await runMatrix(['--launch-blocking'], 'fault-blocking');
     assert.equal(blocking.code, 1, blocking.output);
-    assert.match(reportOf(blocking.output, 'ERROR: illegal-address'),
-      /hint: CUDA reports no faulting address: .*check its index bounds \(--guard-dump-inputs '\*FillInclusive\*' saves its inputs before each launch, to run it alone on them\)$/m);
+    assert.match(
+      reportOf(blocking.output, 'ERROR: illegal-address'),
+      /hint: CUDA reports no faulting address: .*check its index bounds \(--guard-dump-inputs '\*FillInclusive\*' saves its inputs before each launch, to run it alone on them\)$/m,
+    );
   });
 
   test('a bad --dump-inputs value stops guard-run with one line, exit 2', async () => {
-    const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--dump-inputs', '', '--', 'true'], { env: sim.env });
+    const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--dump-inputs', '', '--', 'true'], {
+      env: sim.env,
+    });
     assert.equal(r.code, 2, r.output);
     assert.match(r.stderr, /^mate: --dump-inputs: "" is not a kernel glob; use a non-empty kernel glob\n$/);
   });
@@ -174,14 +216,23 @@ describe('--dump-inputs over the simulated driver', { skip: noGxx() }, () => {
 // names the launches in flight; a multi-process job's report names its rank.
 describe('kernel exceptions over the simulated driver', { skip: noGxx() }, () => {
   const sim = simMatrix('mate-sim-assert-');
-  const go = (scenario, extraEnv = {}) => run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--', sim.matrix, LIB, scenario], { env: { ...sim.env, ...extraEnv } });
+  const go = (scenario, extraEnv = {}) =>
+    run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--', sim.matrix, LIB, scenario], {
+      env: { ...sim.env, ...extraEnv },
+    });
 
   test('a device-side assert is one device-assert report naming the launches in flight; the run fails', async () => {
     const r = await go('assert');
     assert.equal(r.code, 1, r.output);
     const text = reportOf(r.output, 'ERROR: device-assert');
-    assert.match(text, /ERROR: device-assert: the GPU reported CUDA_ERROR_ASSERT \(device-side assert triggered\) on device 0, seen by /);
-    assert.match(text, /kernels launched since the last synchronize, not known to have finished \(2, newest first\): one of them raised it/);
+    assert.match(
+      text,
+      /ERROR: device-assert: the GPU reported CUDA_ERROR_ASSERT \(device-side assert triggered\) on device 0, seen by /,
+    );
+    assert.match(
+      text,
+      /kernels launched since the last synchronize, not known to have finished \(2, newest first\): one of them raised it/,
+    );
     assert.match(text, /FillInclusive/);
     assert.match(text, /hint: a device-side assert failed \(an index or bounds check in the kernel/);
     assert.doesNotMatch(text, /hit: /, 'an assert is no guard hit');
@@ -193,12 +244,27 @@ describe('kernel exceptions over the simulated driver', { skip: noGxx() }, () =>
     assert.equal(r.code, 1, r.output);
     const first = reportOf(r.output, 'ERROR: illegal-address');
     assert.match(first, /kernels launched since the last synchronize, not known to have finished \(2, newest first\)/);
-    assert.match(r.output, /^\[mate-guard\] rerunning the command in launch blocking to name the launch behind the illegal-address report \(off: --no-rerun\)$/m);
-    const after = r.output.slice(r.output.indexOf('[mate-guard] rerun with launch blocking: the illegal-address on device 0 is this launch\'s:'));
+    assert.match(
+      r.output,
+      /^\[mate-guard\] rerunning the command in launch blocking to name the launch behind the illegal-address report \(off: --no-rerun\)$/m,
+    );
+    const after = r.output.slice(
+      r.output.indexOf("[mate-guard] rerun with launch blocking: the illegal-address on device 0 is this launch's:"),
+    );
     assert.ok(after.length > 0, r.output);
-    assert.match(after, /the kernel that faulted \(launch blocking: its own synchronize returned the error\):\n==mate-guard== {3}\(anonymous namespace\)::FillInclusive/);
-    assert.match(after, /hit: most likely the guard after the end of allocation #1, the only guarded pointer the faulting launch was given/);
-    const off = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--no-rerun', '--', sim.matrix, LIB, 'kernel-fault'], { env: { ...sim.env, FAKE_CUDA_FAULT_KERNEL: 'FillInclusive' } });
+    assert.match(
+      after,
+      /the kernel that faulted \(launch blocking: its own synchronize returned the error\):\n==mate-guard== {3}\(anonymous namespace\)::FillInclusive/,
+    );
+    assert.match(
+      after,
+      /hit: most likely the guard after the end of allocation #1, the only guarded pointer the faulting launch was given/,
+    );
+    const off = await run(
+      process.execPath,
+      [MATE, 'guard-run', '--device', 'cuda', '--no-rerun', '--', sim.matrix, LIB, 'kernel-fault'],
+      { env: { ...sim.env, FAKE_CUDA_FAULT_KERNEL: 'FillInclusive' } },
+    );
     assert.equal(off.code, 1, off.output);
     assert.doesNotMatch(off.output, /\[mate-guard\] rerun/);
   });
@@ -216,23 +282,49 @@ describe('launch tracking over the simulated driver', { skip: noGxx() }, () => {
   const sim = simMatrix('mate-sim-track-');
 
   test('every one of 40 pointers a launch passes in one struct is a use: the 40th freed on another stream unordered is a cross-stream free, the rest freed after a synchronize are not', async () => {
-    const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--', sim.matrix, LIB, 'many-pointers'], { env: sim.env });
+    const r = await run(
+      process.execPath,
+      [MATE, 'guard-run', '--device', 'cuda', '--', sim.matrix, LIB, 'many-pointers'],
+      { env: sim.env },
+    );
     assert.equal(r.code, 1, r.output);
     assert.match(r.output, /many-pointers: freed the rest/);
     const text = reportOf(r.output, 'ERROR: cross-stream-free');
-    assert.match(text, /ERROR: cross-stream-free: allocation #40 \(256 bytes, tail mode\) freed on stream 0x[0-9a-f]+ while a kernel on stream 0x[0-9a-f]+ used it/);
+    assert.match(
+      text,
+      /ERROR: cross-stream-free: allocation #40 \(256 bytes, tail mode\) freed on stream 0x[0-9a-f]+ while a kernel on stream 0x[0-9a-f]+ used it/,
+    );
     assert.match(text, /\(anonymous namespace\)::ManyPointers \(launch 1 on stream/);
     assert.match(text, /… 32 more guarded pointer arguments/);
     assert.equal(r.output.match(/ERROR: cross-stream-free/g).length, 1, r.output);
     assert.match(r.output, /\[mate-guard\] summary: 40 allocations guarded, .*1 violation,/);
   });
 
-  test('launch 4097 reuses launch 1\'s entry of the 4096-entry log: its report lists its own one argument, not launch 1\'s three or the inputs saved before launch 1', async () => {
-    const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--no-rerun', '--dump-inputs', '*three_pointers*', '--', sim.matrix, LIB, 'wrap'], { env: sim.env });
+  test("launch 4097 reuses launch 1's entry of the 4096-entry log: its report lists its own one argument, not launch 1's three or the inputs saved before launch 1", async () => {
+    const r = await run(
+      process.execPath,
+      [
+        MATE,
+        'guard-run',
+        '--device',
+        'cuda',
+        '--no-rerun',
+        '--dump-inputs',
+        '*three_pointers*',
+        '--',
+        sim.matrix,
+        LIB,
+        'wrap',
+      ],
+      { env: sim.env },
+    );
     assert.equal(r.code, 1, r.output);
     const text = reportOf(r.output, 'ERROR: illegal-address');
     assert.match(text, /not known to have finished \(1, newest first\)/);
-    assert.match(text, /\(anonymous namespace\)::FillInclusive \(launch 4097 on the default stream\)\n==mate-guard== {5}argument 0 = 0x[0-9a-f]+: allocation #3 \(4000 bytes/);
+    assert.match(
+      text,
+      /\(anonymous namespace\)::FillInclusive \(launch 4097 on the default stream\)\n==mate-guard== {5}argument 0 = 0x[0-9a-f]+: allocation #3 \(4000 bytes/,
+    );
     assert.doesNotMatch(text, /argument 1|allocation #1|allocation #2/);
     assert.doesNotMatch(text, /inputs saved before it ran/);
   });
@@ -241,11 +333,15 @@ describe('launch tracking over the simulated driver', { skip: noGxx() }, () => {
 // The device allocator's background thread (mapping ahead, fences,
 // unmapping) carries a name, so a user's `top -H`, perf or gdb tells it
 // from the program's own threads.
-describe('the device guard\'s own thread over the simulated driver', { skip: noGxx() }, () => {
+describe("the device guard's own thread over the simulated driver", { skip: noGxx() }, () => {
   const sim = simMatrix('mate-sim-threads-');
 
-  test('the background thread is named mate-guard-cuda; the program\'s main thread keeps its name', async () => {
-    const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--', sim.matrix, LIB, 'thread-names'], { env: sim.env });
+  test("the background thread is named mate-guard-cuda; the program's main thread keeps its name", async () => {
+    const r = await run(
+      process.execPath,
+      [MATE, 'guard-run', '--device', 'cuda', '--', sim.matrix, LIB, 'thread-names'],
+      { env: sim.env },
+    );
     assert.equal(r.code, 0, r.output);
     const names = /^threads:(.*)$/m.exec(r.output)?.[1].trim().split(/\s+/) ?? [];
     assert.ok(names.includes('mate-guard-cuda'), r.output);

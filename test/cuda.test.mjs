@@ -46,10 +46,16 @@ function hasPython() {
   }
 }
 
-const guardRun = (flags, command, opts) => run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', ...flags, '--', ...command], opts);
+const guardRun = (flags, command, opts) =>
+  run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', ...flags, '--', ...command], opts);
 const node = (file, ...args) => [process.execPath, file, ...args];
 // Report lines; Jest indents a failing test's message (the report is in it).
-const report = (r) => r.output.split('\n').map((l) => l.trimStart()).filter((l) => l.startsWith('==mate-guard==')).join('\n');
+const report = (r) =>
+  r.output
+    .split('\n')
+    .map((l) => l.trimStart())
+    .filter((l) => l.startsWith('==mate-guard=='))
+    .join('\n');
 
 /** Reports of a kind, each as its lines (a report starts at its ERROR line). */
 function reports(output, kind) {
@@ -88,14 +94,21 @@ describe('the device setting', () => {
     assert.match(r.output, /--device: "rocm" is not a device; use cuda/);
   });
 
-  test('without an NVIDIA driver, asking for the device guard fails at install and says why', { skip: hasDriver() && 'this machine has an NVIDIA driver' }, async () => {
+  test('without an NVIDIA driver, asking for the device guard fails at install and says why', {
+    skip: hasDriver() && 'this machine has an NVIDIA driver',
+  }, async () => {
     const r = await guardRun([], [process.execPath, '-e', 'console.log("not reached")']);
     assert.notEqual(r.code, 0, r.output);
-    assert.match(r.output, /mate-guard: device 'cuda': the CUDA driver \(libcuda\.so\.1\) could not be loaded: no NVIDIA driver on this machine/);
+    assert.match(
+      r.output,
+      /mate-guard: device 'cuda': the CUDA driver \(libcuda\.so\.1\) could not be loaded: no NVIDIA driver on this machine/,
+    );
     assert.doesNotMatch(r.output, /not reached/);
   });
 
-  test('a Python program that never imports torch is left alone, its own sitecustomize still runs', { skip: !hasPython() && 'no python3' }, async () => {
+  test('a Python program that never imports torch is left alone, its own sitecustomize still runs', {
+    skip: !hasPython() && 'no python3',
+  }, async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-guard-site-'));
     fs.writeFileSync(path.join(dir, 'sitecustomize.py'), 'import builtins\nbuiltins.SHADOWED_SITE_RAN = True\n');
     const code = 'import sys, builtins; print("torch" in sys.modules, getattr(builtins, "SHADOWED_SITE_RAN", False))';
@@ -127,7 +140,10 @@ describe('the CUDA example addon under mate guard-run --device cuda', { skip: no
     assert.notEqual(r.code, 0, r.output);
     assert.match(r.output, /CUDA error in sync: an illegal memory access was encountered/);
     const text = report(r);
-    assert.match(text, /ERROR: illegal-address: the GPU reported CUDA_ERROR_ILLEGAL_ADDRESS \(an illegal memory access was encountered\) on device 0/);
+    assert.match(
+      text,
+      /ERROR: illegal-address: the GPU reported CUDA_ERROR_ILLEGAL_ADDRESS \(an illegal memory access was encountered\) on device 0/,
+    );
     assert.match(text, /kernels launched since the last synchronize, not known to have finished/);
     assert.match(text, /^==mate-guard== {3}FillInclusive \(launch \d+ on the default stream\)$/m);
     assert.match(text, /launched at .*overrun\.js:17/);
@@ -138,26 +154,59 @@ describe('the CUDA example addon under mate guard-run --device cuda', { skip: no
     const r = await guardRun(['--launch-blocking'], node(script('overrun.js')));
     assert.notEqual(r.code, 0, r.output);
     const text = report(r);
-    assert.match(text, /the kernel that faulted \(launch blocking: its own synchronize returned the error\):\n==mate-guard== {3}FillInclusive \(launch/);
+    assert.match(
+      text,
+      /the kernel that faulted \(launch blocking: its own synchronize returned the error\):\n==mate-guard== {3}FillInclusive \(launch/,
+    );
     assert.doesNotMatch(text, /^==mate-guard== {3}(Fill|AddInto) \(/m);
-    assert.match(text, /hit: most likely the guard after the end of allocation #\d+, the only guarded pointer the faulting launch was given/);
+    assert.match(
+      text,
+      /hit: most likely the guard after the end of allocation #\d+, the only guarded pointer the faulting launch was given/,
+    );
   });
 
   test('--dump-inputs: the faulting launch lists the inputs saved before it ran; the files hold its buffers as the GPU had them', async () => {
     const reports = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-cuda-dump-'));
-    const r = await guardRun(['--launch-blocking', '--report-dir', reports, '--dump-inputs', '*Fill*'], node(script('overrun.js')));
+    const r = await guardRun(
+      ['--launch-blocking', '--report-dir', reports, '--dump-inputs', '*Fill*'],
+      node(script('overrun.js')),
+    );
     assert.notEqual(r.code, 0, r.output);
     const text = report(r);
-    assert.match(text, /the kernel that faulted \(launch blocking: its own synchronize returned the error\):\n==mate-guard== {3}FillInclusive \(launch/);
-    const listed = /inputs saved before it ran \(--guard-dump-inputs\):\n==mate-guard== {7}argument 0: allocation #\d+ \(4000 bytes\): (\S+)/.exec(text);
+    assert.match(
+      text,
+      /the kernel that faulted \(launch blocking: its own synchronize returned the error\):\n==mate-guard== {3}FillInclusive \(launch/,
+    );
+    const listed =
+      /inputs saved before it ran \(--guard-dump-inputs\):\n==mate-guard== {7}argument 0: allocation #\d+ \(4000 bytes\): (\S+)/.exec(
+        text,
+      );
     assert.ok(listed, text);
     assert.equal(fs.statSync(listed[1]).size, 4000);
     const [dir] = fs.readdirSync(reports).map((d) => path.join(reports, d));
-    const index = fs.readdirSync(path.join(dir, 'inputs')).filter((f) => f.startsWith('index-'))
-      .flatMap((f) => fs.readFileSync(path.join(dir, 'inputs', f), 'utf8').trim().split('\n').map((l) => JSON.parse(l)));
+    const index = fs
+      .readdirSync(path.join(dir, 'inputs'))
+      .filter((f) => f.startsWith('index-'))
+      .flatMap((f) =>
+        fs
+          .readFileSync(path.join(dir, 'inputs', f), 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l)),
+      );
     // Fill (b) and FillInclusive (a): each saved once, whole, with its call site; AddInto does not match.
-    assert.deepEqual(index.map((e) => [/FillInclusive/.test(e.kernel) ? 'FillInclusive' : /Fill/.test(e.kernel) ? 'Fill' : e.kernel, e.size, e.saved, e.truncated]),
-      [['Fill', 4000, 4000, false], ['FillInclusive', 4000, 4000, false]]);
+    assert.deepEqual(
+      index.map((e) => [
+        /FillInclusive/.test(e.kernel) ? 'FillInclusive' : /Fill/.test(e.kernel) ? 'Fill' : e.kernel,
+        e.size,
+        e.saved,
+        e.truncated,
+      ]),
+      [
+        ['Fill', 4000, 4000, false],
+        ['FillInclusive', 4000, 4000, false],
+      ],
+    );
     assert.match(index[1].site, /overrun\.js:17/);
     assert.equal(path.join(dir, index[1].file), listed[1]);
   });
@@ -166,7 +215,10 @@ describe('the CUDA example addon under mate guard-run --device cuda', { skip: no
     const r = await guardRun(['--mode', 'head', '--no-rerun'], node(script('overrun.js')));
     assert.equal(r.code, 1, r.output);
     const text = report(r);
-    assert.match(text, /ERROR: canary-corruption: 4 bytes past the end of allocation #\d+ \(4000 bytes, head mode\) damaged/);
+    assert.match(
+      text,
+      /ERROR: canary-corruption: 4 bytes past the end of allocation #\d+ \(4000 bytes, head mode\) damaged/,
+    );
     assert.match(text, /backend cuda on device 0 \(cuda-vmm\)/);
     assert.match(text, /overrun\.js:14/);
   });
@@ -178,7 +230,10 @@ describe('the CUDA example addon under mate guard-run --device cuda', { skip: no
     assert.match(report(head), /SmoothFromMinusOne/);
     const tail = await guardRun(['--no-rerun'], node(script('underrun.js')));
     assert.equal(tail.code, 1, tail.output);
-    assert.match(report(tail), /ERROR: canary-corruption: \d+ bytes before the start of allocation #\d+ \(4000 bytes, tail mode\) damaged/);
+    assert.match(
+      report(tail),
+      /ERROR: canary-corruption: \d+ bytes before the start of allocation #\d+ \(4000 bytes, tail mode\) damaged/,
+    );
   });
 
   test('freeing on stream A what a kernel on stream B still uses is reported, naming the use', async () => {
@@ -186,7 +241,10 @@ describe('the CUDA example addon under mate guard-run --device cuda', { skip: no
     assert.equal(r.code, 1, r.output);
     assert.match(r.output, /^done$/m);
     const text = report(r);
-    assert.match(text, /ERROR: cross-stream-free: allocation #\d+ \(4000 bytes, tail mode\) freed on stream 0x[0-9a-f]+ while a kernel on stream 0x[0-9a-f]+ used it/);
+    assert.match(
+      text,
+      /ERROR: cross-stream-free: allocation #\d+ \(4000 bytes, tail mode\) freed on stream 0x[0-9a-f]+ while a kernel on stream 0x[0-9a-f]+ used it/,
+    );
     assert.match(text, /SlowTouch \(launch \d+ on stream/);
     assert.match(text, /launched at .*cross-stream\.js:15/);
   });
@@ -209,24 +267,45 @@ describe('the CUDA example addon under mate guard-run --device cuda', { skip: no
     assert.match(plain.output, /^handle$/m);
     const r = await guardRun([], node(script('ipc-handle.js')));
     assert.equal(r.code, 0, r.output);
-    assert.match(r.output, /^refused: a legacy CUDA IPC handle cannot name a guarded allocation \(guarded ranges are CUDA virtual-memory mappings\); share it through torch\.multiprocessing/m);
+    assert.match(
+      r.output,
+      /^refused: a legacy CUDA IPC handle cannot name a guarded allocation \(guarded ranges are CUDA virtual-memory mappings\); share it through torch\.multiprocessing/m,
+    );
     assert.equal((r.output.match(/\[mate-guard\] cudaIpcGetMemHandle refused: /g) ?? []).length, 1, r.output);
   });
 });
 
 const RUNNERS = {
   vitest: {
-    cmd: (file) => [path.join(ROOT, 'packages', 'vitest-plugin', 'bin', 'mate-vitest.mjs'), 'run', '--guard-device', 'cuda', ...(file ? [file] : [])],
+    cmd: (file) => [
+      path.join(ROOT, 'packages', 'vitest-plugin', 'bin', 'mate-vitest.mjs'),
+      'run',
+      '--guard-device',
+      'cuda',
+      ...(file ? [file] : []),
+    ],
     cwd: path.join(EXAMPLE, 'vitest'),
     file: (name) => `${name}.test.mjs`,
   },
   jest: {
-    cmd: (file) => [path.join(ROOT, 'packages', 'jest-env', 'bin', 'mate-jest.js'), '--guard-device', 'cuda', '-c', path.join(EXAMPLE, 'jest', 'jest.config.js'), ...(file ? [file] : [])],
+    cmd: (file) => [
+      path.join(ROOT, 'packages', 'jest-env', 'bin', 'mate-jest.js'),
+      '--guard-device',
+      'cuda',
+      '-c',
+      path.join(EXAMPLE, 'jest', 'jest.config.js'),
+      ...(file ? [file] : []),
+    ],
     cwd: ROOT,
     file: (name) => `examples/cuda/jest/${name}.test.js`,
   },
   mocha: {
-    cmd: (file) => [path.join(ROOT, 'packages', 'mocha-plugin', 'bin', 'mate-mocha.js'), '--guard-device', 'cuda', file ?? 'examples/cuda/mocha/kernels.spec.cjs'],
+    cmd: (file) => [
+      path.join(ROOT, 'packages', 'mocha-plugin', 'bin', 'mate-mocha.js'),
+      '--guard-device',
+      'cuda',
+      file ?? 'examples/cuda/mocha/kernels.spec.cjs',
+    ],
     cwd: ROOT,
     file: (name) => `examples/cuda/mocha/${name}.spec.cjs`,
   },
@@ -240,7 +319,10 @@ for (const [runner, r] of Object.entries(RUNNERS)) {
       const out = await go('kernels');
       assert.equal(out.code, 0, out.output);
       assert.deepEqual(reportLines(out.output), []);
-      assert.match(out.output, /\[mate-guard\] summary: \d+ allocations? guarded, .*0 violations?, 1 test skipped by tag/);
+      assert.match(
+        out.output,
+        /\[mate-guard\] summary: \d+ allocations? guarded, .*0 violations?, 1 test skipped by tag/,
+      );
     });
 
     test('the overrun fails its test with a report naming the kernel, the buffer and the test', async () => {
@@ -263,10 +345,15 @@ for (const [runner, r] of Object.entries(RUNNERS)) {
   });
 }
 
-describe('a device out-of-memory inside a test under mate-node-test --guard-device cuda', { skip: noGpu || false }, () => {
+describe('a device out-of-memory inside a test under mate-node-test --guard-device cuda', {
+  skip: noGpu || false,
+}, () => {
   const CLI = path.join(ROOT, 'packages', 'node-test', 'bin', 'mate-node-test.js');
   test('fails that test with the error and one out-of-memory report; the next test runs', async () => {
-    const out = await run(process.execPath, [CLI, '--guard-device', 'cuda', fixture('oom.test.cjs')], { cwd: ROOT, timeout: 180_000 });
+    const out = await run(process.execPath, [CLI, '--guard-device', 'cuda', fixture('oom.test.cjs')], {
+      cwd: ROOT,
+      timeout: 180_000,
+    });
     assert.notEqual(out.code, 0, out.output);
     assert.match(out.output, /(not ok \d+ - |✖ )a step that allocates 4 GiB blocks until the GPU is full/);
     assert.match(out.output, /(^ok \d+ - |✔ )the next step runs/m);
@@ -274,7 +361,10 @@ describe('a device out-of-memory inside a test under mate-node-test --guard-devi
     assert.equal((out.output.match(/ERROR: out-of-memory/g) ?? []).length, 1, out.output);
     assert.match(out.output, /mate-guard found that the GPU ran out of memory:/);
     const text = report(out);
-    assert.match(text, /ERROR: out-of-memory: a guarded allocation of 4\.00 GiB on device 0 failed: the GPU has [\d.]+ [MG]iB free of [\d.]+ GiB/);
+    assert.match(
+      text,
+      /ERROR: out-of-memory: a guarded allocation of 4\.00 GiB on device 0 failed: the GPU has [\d.]+ [MG]iB free of [\d.]+ GiB/,
+    );
     assert.match(text, /test: \S*oom\.test\.cjs > a step that allocates 4 GiB blocks until the GPU is full/);
     assert.match(out.output, /\[mate-guard\] out of memory: \d+ device allocations? failed for want of GPU memory/);
   });
@@ -283,7 +373,9 @@ describe('a device out-of-memory inside a test under mate-node-test --guard-devi
 function twoGpuSkip() {
   const no = torchSkip();
   if (no) return no;
-  const n = Number(execFileSync('python3', ['-c', 'import torch; print(torch.cuda.device_count())'], { encoding: 'utf8' }).trim());
+  const n = Number(
+    execFileSync('python3', ['-c', 'import torch; print(torch.cuda.device_count())'], { encoding: 'utf8' }).trim(),
+  );
   return n >= 2 ? false : `${n} GPU: these need two`;
 }
 
@@ -309,8 +401,18 @@ describe('one process, two GPUs, under mate guard-run --device cuda', { skip: tw
   });
 });
 
-describe('a 2-GPU DistributedDataParallel job (torchrun) under mate guard-run --device cuda', { skip: twoGpuSkip() }, () => {
-  const torchrun = (...args) => ['python3', '-m', 'torch.distributed.run', '--nproc-per-node', '2', fixture('ddp_train.py'), ...args];
+describe('a 2-GPU DistributedDataParallel job (torchrun) under mate guard-run --device cuda', {
+  skip: twoGpuSkip(),
+}, () => {
+  const torchrun = (...args) => [
+    'python3',
+    '-m',
+    'torch.distributed.run',
+    '--nproc-per-node',
+    '2',
+    fixture('ddp_train.py'),
+    ...args,
+  ];
 
   test('a clean training loop runs clean on both ranks', async () => {
     const r = await guardRun([], torchrun('20'), { timeout: 300_000 });
@@ -323,13 +425,27 @@ describe('a 2-GPU DistributedDataParallel job (torchrun) under mate guard-run --
   test('an overrun on rank 1 beside the foreach optimizer step is named in one step: the rerun with launch blocking pins the Triton kernel, its tensor and the rank', async () => {
     const r = await guardRun([], torchrun('overrun', '20'), { timeout: 600_000 });
     assert.notEqual(r.code, 0, r.output);
-    assert.match(report(r), /ERROR: illegal-address: the GPU reported CUDA_ERROR_ILLEGAL_ADDRESS .* on device 1 \(rank 1 of 2, local rank 1\)/);
-    const pinned = r.output.slice(r.output.indexOf('[mate-guard] rerun with launch blocking: the illegal-address on device 1'));
+    assert.match(
+      report(r),
+      /ERROR: illegal-address: the GPU reported CUDA_ERROR_ILLEGAL_ADDRESS .* on device 1 \(rank 1 of 2, local rank 1\)/,
+    );
+    const pinned = r.output.slice(
+      r.output.indexOf('[mate-guard] rerun with launch blocking: the illegal-address on device 1'),
+    );
     assert.ok(pinned.length > 0, r.output);
-    assert.match(pinned, /the kernel that faulted \(launch blocking: its own synchronize returned the error\):\n==mate-guard== {3}fill_inclusive/);
-    assert.match(pinned, /hit: most likely the guard after the end of allocation #\d+, the only guarded pointer the faulting launch was given/);
+    assert.match(
+      pinned,
+      /the kernel that faulted \(launch blocking: its own synchronize returned the error\):\n==mate-guard== {3}fill_inclusive/,
+    );
+    assert.match(
+      pinned,
+      /hit: most likely the guard after the end of allocation #\d+, the only guarded pointer the faulting launch was given/,
+    );
     // Before the rerun, "most likely" never names the foreach kernel's stale struct slot.
-    assert.doesNotMatch(report(r), /hit: most likely the unmapped range of freed allocation #\d+, passed to \S*multi_tensor_apply/);
+    assert.doesNotMatch(
+      report(r),
+      /hit: most likely the unmapped range of freed allocation #\d+, passed to \S*multi_tensor_apply/,
+    );
   });
 });
 
@@ -344,7 +460,10 @@ describe('PyTorch under mate guard-run --device cuda', { skip: torchSkip() }, ()
   test('allocating 4 GiB tensors until the GPU is full raises torch.OutOfMemoryError within seconds, with one out-of-memory report; the memory is usable again after', async () => {
     const r = await guardRun([], python(fixture('oom_loop.py')), slow);
     assert.equal(r.code, 0, r.output);
-    const m = /OutOfMemoryError after (\d+) tensors of 4 GiB in ([\d.]+) s: CUDA out of memory under mate-guard\. Tried to allocate 4\.00 GiB on device 0/.exec(r.stdout);
+    const m =
+      /OutOfMemoryError after (\d+) tensors of 4 GiB in ([\d.]+) s: CUDA out of memory under mate-guard\. Tried to allocate 4\.00 GiB on device 0/.exec(
+        r.stdout,
+      );
     assert.ok(m, r.output);
     assert.ok(Number(m[1]) > 0 && Number(m[2]) < 60, m[0]);
     assert.match(r.stdout, /^after freeing: sum 1048576$/m);
@@ -353,17 +472,25 @@ describe('PyTorch under mate guard-run --device cuda', { skip: torchSkip() }, ()
     assert.doesNotMatch(r.output, /no test process was guarded|allocation of \d+ bytes failed/);
   });
 
-  test('a device-side assert in a hand-written Triton kernel is one device-assert report naming the kernel and the user\'s line', async () => {
+  test("a device-side assert in a hand-written Triton kernel is one device-assert report naming the kernel and the user's line", async () => {
     const r = await guardRun([], python(fixture('device_assert.py'), 'triton'), slow);
     assert.notEqual(r.code, 0, r.output);
     assert.doesNotMatch(r.stdout, /not caught/);
     const text = report(r);
-    assert.match(text, /ERROR: device-assert: the GPU reported CUDA_ERROR_ASSERT \(device-side assert triggered\) on device 0/);
-    assert.match(text, new RegExp(`checked_copy \\(launch \\d+ on the default stream\\)\n==mate-guard== {5}launched at <module> \\(\\S*device_assert\\.py:${lineOf(fixture('device_assert.py'), 'checked_copy[(1,)]')}\\)`));
+    assert.match(
+      text,
+      /ERROR: device-assert: the GPU reported CUDA_ERROR_ASSERT \(device-side assert triggered\) on device 0/,
+    );
+    assert.match(
+      text,
+      new RegExp(
+        `checked_copy \\(launch \\d+ on the default stream\\)\n==mate-guard== {5}launched at <module> \\(\\S*device_assert\\.py:${lineOf(fixture('device_assert.py'), 'checked_copy[(1,)]')}\\)`,
+      ),
+    );
     assert.match(r.output, /\[mate-guard\] summary: .*1 violation,/);
   });
 
-  test('an out-of-bounds gather in a torch.compile\'d function: Inductor\'s assert is reported with its generated kernel, the user\'s call and the generated code', async () => {
+  test("an out-of-bounds gather in a torch.compile'd function: Inductor's assert is reported with its generated kernel, the user's call and the generated code", async () => {
     const r = await guardRun([], python(fixture('device_assert.py'), 'inductor'), slow);
     assert.notEqual(r.code, 0, r.output);
     const text = report(r);
@@ -372,10 +499,15 @@ describe('PyTorch under mate guard-run --device cuda', { skip: torchSkip() }, ()
     // The compiled function's own line (dynamo keeps its frame), then the generated wrapper and the user's call.
     // (dynamo's frame of the compiled function reports the line it entered at: its def or its body)
     assert.match(text, /launched at gather \(\S*device_assert\.py:\d+\)/);
-    assert.match(text, new RegExp(`through torch\\.compile's generated code at call \\(\\S*torchinductor_\\S+\\.py:\\d+\\), called from <module> \\(\\S*device_assert\\.py:${lineOf(fixture('device_assert.py'), 'y = compiled(x, idx)')}\\)`));
+    assert.match(
+      text,
+      new RegExp(
+        `through torch\\.compile's generated code at call \\(\\S*torchinductor_\\S+\\.py:\\d+\\), called from <module> \\(\\S*device_assert\\.py:${lineOf(fixture('device_assert.py'), 'y = compiled(x, idx)')}\\)`,
+      ),
+    );
   });
 
-  test('a guarded tensor shared over CUDA IPC (torch.multiprocessing, spawn): the receiver reads and writes the sender\'s memory and keeps it after the sender frees it; no report', async () => {
+  test("a guarded tensor shared over CUDA IPC (torch.multiprocessing, spawn): the receiver reads and writes the sender's memory and keeps it after the sender frees it; no report", async () => {
     const r = await guardRun([], python(fixture('ipc_share.py'), 'share'), slow);
     assert.equal(r.code, 0, r.output);
     assert.match(r.stdout, /^receiver got 1000 floats on cuda:0, sum 499500$/m);
@@ -383,11 +515,14 @@ describe('PyTorch under mate guard-run --device cuda', { skip: torchSkip() }, ()
     assert.match(r.stdout, /^receiver after the sender freed it: sum 499542$/m);
     assert.match(r.stdout, /^receiver exit code 0$/m);
     assert.equal(reportLines(r.output).length, 0, r.output);
-    assert.match(r.output, /\[mate-guard\] CUDA IPC: 1 guarded device allocation shared with another process \(mapped there with its guard; released at free, never reused\)/);
+    assert.match(
+      r.output,
+      /\[mate-guard\] CUDA IPC: 1 guarded device allocation shared with another process \(mapped there with its guard; released at free, never reused\)/,
+    );
     assert.match(r.output, /\[mate-guard\] summary: .*0 violations/);
   });
 
-  test('a guarded tensor given as a spawned Process\'s argument is shared over CUDA IPC the same way (its descriptor passed at the spawn)', async () => {
+  test("a guarded tensor given as a spawned Process's argument is shared over CUDA IPC the same way (its descriptor passed at the spawn)", async () => {
     const r = await guardRun([], python(fixture('ipc_share.py'), 'arg'), slow);
     assert.equal(r.code, 0, r.output);
     assert.match(r.stdout, /^receiver got 1000 floats on cuda:0, sum 499500$/m);
@@ -408,11 +543,23 @@ describe('PyTorch under mate guard-run --device cuda', { skip: torchSkip() }, ()
     const r = await guardRun([], python(fixture('triton_overrun.py'), '1001'), slow);
     assert.equal(r.code, 1, r.output);
     const text = report(r);
-    assert.match(text, /ERROR: canary-corruption: 4 bytes past the end of allocation #\d+ \(4004 bytes, tail mode\) damaged/);
-    assert.match(r.output, /\[mate-guard\] rerunning the command in tail mode with alignment 4 to find the access behind a canary report/);
-    assert.match(r.output, /\[mate-guard\] rerun in tail mode with alignment 4: the canary-corruption of allocation #\d+ \(4004 bytes, tail mode\) faults at the first bad access:/);
+    assert.match(
+      text,
+      /ERROR: canary-corruption: 4 bytes past the end of allocation #\d+ \(4004 bytes, tail mode\) damaged/,
+    );
+    assert.match(
+      r.output,
+      /\[mate-guard\] rerunning the command in tail mode with alignment 4 to find the access behind a canary report/,
+    );
+    assert.match(
+      r.output,
+      /\[mate-guard\] rerun in tail mode with alignment 4: the canary-corruption of allocation #\d+ \(4004 bytes, tail mode\) faults at the first bad access:/,
+    );
     const rerun = r.output.slice(r.output.indexOf('rerun in tail mode with alignment 4:'));
-    assert.match(rerun, /the kernel that faulted \(launch blocking: its own synchronize returned the error\):\n==mate-guard== {3}fill_inclusive/);
+    assert.match(
+      rerun,
+      /the kernel that faulted \(launch blocking: its own synchronize returned the error\):\n==mate-guard== {3}fill_inclusive/,
+    );
   });
 
   test('a stale address written after `del x` faults in the quarantine, and the report names the freed tensor with the Python lines that allocated and freed it', async () => {
@@ -428,8 +575,17 @@ describe('PyTorch under mate guard-run --device cuda', { skip: torchSkip() }, ()
     assert.match(text, /ERROR: illegal-address/);
     assert.match(text, new RegExp(`launched at <module> \\(.*stale_pointer\\.py:${STALE.launch}\\)`));
     // The kernel got a live tensor plus an offset: the freed range is named with its free.
-    assert.match(text, /freed allocations whose ranges are unmapped \(a stale address into one faults; newest first\):\n==mate-guard== {3}#\d+ \(4000 bytes at 0x[0-9a-f]+, tail mode, freed: its range is unmapped\)/);
-    assert.match(text, new RegExp(`allocated at <module> \\(.*stale_pointer\\.py:${STALE.alloc}\\)\n==mate-guard== {5}freed at <module> \\(.*stale_pointer\\.py:${STALE.del}\\)`), `the Python stack of the free (del x):\n${text}`);
+    assert.match(
+      text,
+      /freed allocations whose ranges are unmapped \(a stale address into one faults; newest first\):\n==mate-guard== {3}#\d+ \(4000 bytes at 0x[0-9a-f]+, tail mode, freed: its range is unmapped\)/,
+    );
+    assert.match(
+      text,
+      new RegExp(
+        `allocated at <module> \\(.*stale_pointer\\.py:${STALE.alloc}\\)\n==mate-guard== {5}freed at <module> \\(.*stale_pointer\\.py:${STALE.del}\\)`,
+      ),
+      `the Python stack of the free (del x):\n${text}`,
+    );
   });
 
   test('a Triton one-float overrun is silent with the caching allocator and with caching off', async () => {
@@ -454,25 +610,54 @@ describe('PyTorch under mate guard-run --device cuda', { skip: torchSkip() }, ()
   test('with launch blocking the Triton launch is named exactly', async () => {
     const r = await guardRun(['--launch-blocking'], python(fixture('triton_overrun.py')), slow);
     assert.notEqual(r.code, 0, r.output);
-    assert.match(report(r), /the kernel that faulted \(launch blocking: its own synchronize returned the error\):\n==mate-guard== {3}fill_inclusive/);
+    assert.match(
+      report(r),
+      /the kernel that faulted \(launch blocking: its own synchronize returned the error\):\n==mate-guard== {3}fill_inclusive/,
+    );
   });
 
   test('--dump-inputs with launch blocking: the faulting Triton launch lists its saved input, the zeros the tensor held', async () => {
     const reports = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-triton-dump-'));
-    const r = await guardRun(['--launch-blocking', '--report-dir', reports, '--dump-inputs', 'fill_inclusive'], python(fixture('triton_overrun.py')), slow);
+    const r = await guardRun(
+      ['--launch-blocking', '--report-dir', reports, '--dump-inputs', 'fill_inclusive'],
+      python(fixture('triton_overrun.py')),
+      slow,
+    );
     assert.notEqual(r.code, 0, r.output);
     const text = report(r);
-    assert.match(text, /the kernel that faulted \(launch blocking: its own synchronize returned the error\):\n==mate-guard== {3}fill_inclusive/);
-    const listed = /inputs saved before it ran \(--guard-dump-inputs\):\n==mate-guard== {7}argument 0: allocation #\d+ \(4000 bytes\): (\S+)/.exec(text);
+    assert.match(
+      text,
+      /the kernel that faulted \(launch blocking: its own synchronize returned the error\):\n==mate-guard== {3}fill_inclusive/,
+    );
+    const listed =
+      /inputs saved before it ran \(--guard-dump-inputs\):\n==mate-guard== {7}argument 0: allocation #\d+ \(4000 bytes\): (\S+)/.exec(
+        text,
+      );
     assert.ok(listed, text);
     const saved = fs.readFileSync(listed[1]);
     assert.equal(saved.length, 4000);
-    assert.ok(saved.every((b) => b === 0), 'torch.zeros: the saved input is 1000 zero floats');
+    assert.ok(
+      saved.every((b) => b === 0),
+      'torch.zeros: the saved input is 1000 zero floats',
+    );
     // The index's call site starts at the user's line; Triton's launcher frames are counted after it.
     const [dir] = fs.readdirSync(reports).map((d) => path.join(reports, d));
     const inputs = path.join(dir, 'inputs');
-    const index = fs.readdirSync(inputs).filter((f) => f.startsWith('index-')).flatMap((f) => fs.readFileSync(path.join(inputs, f), 'utf8').trim().split('\n').map((l) => JSON.parse(l)));
-    assert.match(index[0].site, new RegExp(`^ {4}at <module> \\(\\S*triton_overrun\\.py:${TRITON.launch}\\)\n`), index[0].site);
+    const index = fs
+      .readdirSync(inputs)
+      .filter((f) => f.startsWith('index-'))
+      .flatMap((f) =>
+        fs
+          .readFileSync(path.join(inputs, f), 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l)),
+      );
+    assert.match(
+      index[0].site,
+      new RegExp(`^ {4}at <module> \\(\\S*triton_overrun\\.py:${TRITON.launch}\\)\n`),
+      index[0].site,
+    );
     assert.match(index[0].site, /\(\d+ framework frames? before it: [^)]*triton[^)]*\)\n$/, index[0].site);
   });
 
@@ -480,7 +665,10 @@ describe('PyTorch under mate guard-run --device cuda', { skip: torchSkip() }, ()
     const r = await guardRun(['--mode', 'head', '--no-rerun'], python(fixture('triton_overrun.py')), slow);
     assert.equal(r.code, 1, r.output);
     const text = report(r);
-    assert.match(text, /ERROR: canary-corruption: 4 bytes past the end of allocation #\d+ \(4000 bytes, head mode\) damaged/);
+    assert.match(
+      text,
+      /ERROR: canary-corruption: 4 bytes past the end of allocation #\d+ \(4000 bytes, head mode\) damaged/,
+    );
     assert.match(text, new RegExp(`triton_overrun\\.py:${TRITON.alloc}`));
   });
 

@@ -14,7 +14,8 @@ import { BIN, ROOT, guardRun, reportLines, run } from './helpers/run.mjs';
 const FIX = path.join(ROOT, 'test', 'fixtures', 'exact-placement');
 
 function cc() {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) for (const n of ['cc', 'gcc', 'clang']) if (fs.existsSync(path.join(dir, n))) return path.join(dir, n);
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter))
+    for (const n of ['cc', 'gcc', 'clang']) if (fs.existsSync(path.join(dir, n))) return path.join(dir, n);
   return undefined;
 }
 const skip = cc() ? false : 'no C compiler on PATH';
@@ -25,14 +26,28 @@ function addon() {
   if (!fs.existsSync(out) || fs.statSync(out).mtimeMs < fs.statSync(src).mtimeMs) {
     fs.mkdirSync(path.dirname(out), { recursive: true });
     const tmp = `${out}.${process.pid}.tmp`;
-    execFileSync(cc(), ['-shared', '-fPIC', '-O1', '-g', '-I', path.join(ROOT, 'node_modules', 'node-api-headers', 'include'), '-o', tmp, src]);
+    execFileSync(cc(), [
+      '-shared',
+      '-fPIC',
+      '-O1',
+      '-g',
+      '-I',
+      path.join(ROOT, 'node_modules', 'node-api-headers', 'include'),
+      '-o',
+      tmp,
+      src,
+    ]);
     fs.renameSync(tmp, out);
   }
   return out;
 }
 
 describe('a native read 1-3 bytes past a Buffer (node:test, mate-node-test)', { skip }, () => {
-  const go = (flags) => run(path.join(BIN, 'mate-node-test'), ['--guard-alloc', ...flags, '--test-reporter=spec', 'utf8.test.cjs'], { cwd: FIX, env: { UTF8_TAIL_ADDON: addon() } });
+  const go = (flags) =>
+    run(path.join(BIN, 'mate-node-test'), ['--guard-alloc', ...flags, '--test-reporter=spec', 'utf8.test.cjs'], {
+      cwd: FIX,
+      env: { UTF8_TAIL_ADDON: addon() },
+    });
 
   test('by default it lands in the alignment gap: the test passes, nothing is reported', async () => {
     const r = await go([]);
@@ -44,10 +59,20 @@ describe('a native read 1-3 bytes past a Buffer (node:test, mate-node-test)', { 
     const r = await go(['--guard-exact-placement']);
     assert.notEqual(r.code, 0, r.output);
     const lines = reportLines(r.output);
-    assert.match(lines[0] ?? '', /^==mate-guard== ERROR: heap-buffer-overflow on READ at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(13 bytes, tail mode\)$/, r.output);
-    assert.match(r.output, /^==mate-guard== {3}#0 CountCodePoints \S*utf8_tail\.c:21 \(utf8_tail\.node\+0x[0-9a-f]+\)$/m);
+    assert.match(
+      lines[0] ?? '',
+      /^==mate-guard== ERROR: heap-buffer-overflow on READ at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(13 bytes, tail mode\)$/,
+      r.output,
+    );
+    assert.match(
+      r.output,
+      /^==mate-guard== {3}#0 CountCodePoints \S*utf8_tail\.c:21 \(utf8_tail\.node\+0x[0-9a-f]+\)$/m,
+    );
     assert.match(r.output, /^==mate-guard== allocation #\d+: 13 bytes at .*, tail mode, alignment 1, backend host/m);
-    assert.ok(r.output.includes('==mate-guard== test: utf8.test.cjs > counts the code points of a name cut short\n'), r.output);
+    assert.ok(
+      r.output.includes('==mate-guard== test: utf8.test.cjs > counts the code points of a name cut short\n'),
+      r.output,
+    );
   });
 });
 
@@ -55,6 +80,18 @@ test('exactPlacement places 1-byte-element buffers byte-exact and leaves wider t
   const script = 'new Uint8Array(13); Buffer.alloc(13); new Float64Array(3); new ArrayBuffer(13);';
   const r = await guardRun(['--exact-placement', '--log-allocations'], ['-e', script]);
   assert.equal(r.code, 0, r.output);
-  const ptrs = [...r.stderr.matchAll(/^\[mate-guard\] alloc #\d+ ptr=0x([0-9a-f]+) requested=(\d+) /gm)].map((m) => [Number(BigInt(`0x${m[1]}`) % 16n), Number(m[2])]);
-  assert.deepEqual(ptrs, [[3, 13], [3, 13], [0, 24], [0, 13]], r.stderr);
+  const ptrs = [...r.stderr.matchAll(/^\[mate-guard\] alloc #\d+ ptr=0x([0-9a-f]+) requested=(\d+) /gm)].map((m) => [
+    Number(BigInt(`0x${m[1]}`) % 16n),
+    Number(m[2]),
+  ]);
+  assert.deepEqual(
+    ptrs,
+    [
+      [3, 13],
+      [3, 13],
+      [0, 24],
+      [0, 13],
+    ],
+    r.stderr,
+  );
 });

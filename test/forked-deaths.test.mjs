@@ -15,12 +15,15 @@ import { BIN, ROOT, guardRun, run } from './helpers/run.mjs';
 
 const FIX = path.join(ROOT, 'test', 'fixtures', 'forked-deaths');
 const SPEC = path.join(FIX, 'forked.test.cjs');
-const DEATH = /^==mate-guard== ERROR: deadly-signal: SIGSEGV on WRITE at 0x[0-9a-f]+ \(no permission for the access\), outside guarded memory: the process dies$/m;
-const NOTED = /^\[mate-guard\] 1 death that names no guarded allocation \(reported above\): not counted as a violation; the program's own exit status tells whether it failed the run$/m;
+const DEATH =
+  /^==mate-guard== ERROR: deadly-signal: SIGSEGV on WRITE at 0x[0-9a-f]+ \(no permission for the access\), outside guarded memory: the process dies$/m;
+const NOTED =
+  /^\[mate-guard\] 1 death that names no guarded allocation \(reported above\): not counted as a violation; the program's own exit status tells whether it failed the run$/m;
 const NO_VIOLATION = /^\[mate-guard\] summary: [1-9]\d* allocations? guarded, .*, 0 violations, /m;
 
 function cc() {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) for (const n of ['cc', 'gcc', 'clang']) if (fs.existsSync(path.join(dir, n))) return path.join(dir, n);
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter))
+    for (const n of ['cc', 'gcc', 'clang']) if (fs.existsSync(path.join(dir, n))) return path.join(dir, n);
   return undefined;
 }
 const skip = cc() ? false : 'no C compiler on PATH';
@@ -32,7 +35,17 @@ function addon() {
   if (!fs.existsSync(out) || fs.statSync(out).mtimeMs < fs.statSync(src).mtimeMs) {
     fs.mkdirSync(path.dirname(out), { recursive: true });
     const tmp = `${out}.${process.pid}.tmp`;
-    execFileSync(cc(), ['-shared', '-fPIC', '-O2', '-g', '-I', path.join(ROOT, 'node_modules', 'node-api-headers', 'include'), '-o', tmp, src]);
+    execFileSync(cc(), [
+      '-shared',
+      '-fPIC',
+      '-O2',
+      '-g',
+      '-I',
+      path.join(ROOT, 'node_modules', 'node-api-headers', 'include'),
+      '-o',
+      tmp,
+      src,
+    ]);
     fs.renameSync(tmp, out);
   }
   return out;
@@ -46,7 +59,11 @@ function assertNotedNotCounted(r, testName) {
   if (testName) assert.ok(r.output.includes(`==mate-guard== test: ${testName}\n`), r.output);
   assert.match(r.output, NOTED);
   assert.match(r.output, NO_VIOLATION);
-  assert.doesNotMatch(r.output, /died of SIGSEGV: deadly-signal while running/, 'no runner worker died: no crash is put on a test');
+  assert.doesNotMatch(
+    r.output,
+    /died of SIGSEGV: deadly-signal while running/,
+    'no runner worker died: no crash is put on a test',
+  );
 }
 
 describe('a test that forks a child to watch it die on a locked page', { skip }, () => {
@@ -64,7 +81,11 @@ describe('a test that forks a child to watch it die on a locked page', { skip },
   });
 
   test('node:test (mate-node-test): the test passes, exit 0, the death named with its test', async () => {
-    const r = await run(path.join(BIN, 'mate-node-test'), ['--guard-alloc', '--test-reporter=spec', 'forked.test.cjs'], { cwd: FIX, env: env() });
+    const r = await run(
+      path.join(BIN, 'mate-node-test'),
+      ['--guard-alloc', '--test-reporter=spec', 'forked.test.cjs'],
+      { cwd: FIX, env: env() },
+    );
     assertNotedNotCounted(r, 'forked.test.cjs > locked pages > a child touching a locked page dies by SIGSEGV');
     assert.match(r.output, /✔ a child touching a locked page dies by SIGSEGV/);
   });
@@ -77,14 +98,24 @@ describe('a test that forks a child to watch it die on a locked page', { skip },
 
   test('Jest (mate-jest): the test passes, exit 0', async () => {
     const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-jest-cache-'));
-    const r = await run(path.join(BIN, 'mate-jest'), ['--guard-alloc', '--cacheDirectory', cache, '-c', path.join(FIX, 'jest.config.js')], { env: env() });
+    const r = await run(
+      path.join(BIN, 'mate-jest'),
+      ['--guard-alloc', '--cacheDirectory', cache, '-c', path.join(FIX, 'jest.config.js')],
+      { env: env() },
+    );
     fs.rmSync(cache, { recursive: true, force: true });
-    assertNotedNotCounted(r, 'test/fixtures/forked-deaths/forked.test.cjs > locked pages > a child touching a locked page dies by SIGSEGV');
+    assertNotedNotCounted(
+      r,
+      'test/fixtures/forked-deaths/forked.test.cjs > locked pages > a child touching a locked page dies by SIGSEGV',
+    );
     assert.match(r.output, /Tests: +1 passed/);
   });
 
   test('Vitest (mate-vitest, forks): the test passes, exit 0', async () => {
-    const r = await run(path.join(BIN, 'mate-vitest'), ['run', '--pool', 'forks', '--guard-alloc'], { cwd: FIX, env: env() });
+    const r = await run(path.join(BIN, 'mate-vitest'), ['run', '--pool', 'forks', '--guard-alloc'], {
+      cwd: FIX,
+      env: env(),
+    });
     assertNotedNotCounted(r, 'forked.test.mjs > locked pages > a child touching a locked page dies by SIGSEGV');
     assert.match(r.output, /Tests +1 passed/);
   });

@@ -17,12 +17,14 @@ const mateJest = (args, env) => run(process.execPath, [MATE_JEST, ...args], { en
 const jest = (args, env) => run(process.execPath, [JEST, ...args], { env, timeout: 90_000 });
 
 const OVERFLOW_TEST = 'test/fixtures/jest/bugs/overflow.test.js > fill > fills one byte too many';
-const UAF_TEST = 'test/fixtures/jest/bugs/use-after-free.test.js > retained pointer > writes through a pointer to a freed buffer';
+const UAF_TEST =
+  'test/fixtures/jest/bugs/use-after-free.test.js > retained pointer > writes through a pointer to a freed buffer';
 const GAP_TEST = 'test/fixtures/jest/bugs/gap.test.js > writeAt > writes into the alignment gap';
 const UNDERFLOW_TEST = 'test/fixtures/jest/bugs/underflow.test.js > reverseFill > runs down to index -1';
 
 /** `[mate-guard] alloc` lines for the probe's 4321-byte buffer. */
-const probeAllocs = (output) => output.split('\n').filter((l) => l.startsWith('[mate-guard] alloc') && l.includes('requested=4321'));
+const probeAllocs = (output) =>
+  output.split('\n').filter((l) => l.startsWith('[mate-guard] alloc') && l.includes('requested=4321'));
 const summary = (output) => output.split('\n').find((l) => l.startsWith('[mate-guard] summary:'));
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const jsonResults = (stdout) => JSON.parse(stdout.slice(stdout.indexOf('{')));
@@ -33,7 +35,10 @@ describe('clean suite', () => {
     assert.equal(r.code, 0, r.output);
     assert.match(r.output, /Tests: +54 passed, 54 total/);
     assert.deepEqual(reportLines(r.output), []);
-    assert.match(summary(r.output) ?? '', /^\[mate-guard\] summary: [1-9]\d* allocations guarded, .*0 violations, 0 tests skipped by tag$/);
+    assert.match(
+      summary(r.output) ?? '',
+      /^\[mate-guard\] summary: [1-9]\d* allocations guarded, .*0 violations, 0 tests skipped by tag$/,
+    );
   });
 
   test('--coverage (in band and with workers): the coverage table, then the summary as the last line', async () => {
@@ -43,7 +48,11 @@ describe('clean suite', () => {
       const table = r.output.lastIndexOf('All files');
       assert.ok(table >= 0, `a coverage table:\n${r.output}`);
       const lines = r.output.trimEnd().split('\n');
-      assert.match(lines.at(-1), /^\[mate-guard\] summary: [1-9]\d* allocations guarded, .*0 violations, 0 tests skipped by tag$/, r.output);
+      assert.match(
+        lines.at(-1),
+        /^\[mate-guard\] summary: [1-9]\d* allocations guarded, .*0 violations, 0 tests skipped by tag$/,
+        r.output,
+      );
       assert.ok(r.output.lastIndexOf('[mate-guard] summary:') > table, r.output);
     }
   });
@@ -60,26 +69,46 @@ describe('planted bugs', () => {
   test('in band, overflow by one: Jest dies, mate-jest names the test, exit non-zero', async () => {
     const r = await mateJest(['--guard-alloc', ...suite('bugs'), 'overflow']);
     assert.notEqual(r.code, 0);
-    assert.match(r.output, /\[mate-guard\] Jest was killed before it could print its results: test files after this one did not run/);
+    assert.match(
+      r.output,
+      /\[mate-guard\] Jest was killed before it could print its results: test files after this one did not run/,
+    );
     const lines = reportLines(r.output);
-    assert.match(lines[0], /^==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(64 bytes, tail mode\)$/);
+    assert.match(
+      lines[0],
+      /^==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(64 bytes, tail mode\)$/,
+    );
     assert.ok(lines.includes(`==mate-guard== test: ${OVERFLOW_TEST}`), r.output);
-    assert.match(r.output, new RegExp(`\\[mate-guard\\] the Jest process \\(in band\\) \\d+ was killed by a guard fault: heap-buffer-overflow on allocation #\\d+ \\(64 bytes, tail mode\\) while running ${OVERFLOW_TEST.replace(/[.>]/g, '\\$&')};`));
+    assert.match(
+      r.output,
+      new RegExp(
+        `\\[mate-guard\\] the Jest process \\(in band\\) \\d+ was killed by a guard fault: heap-buffer-overflow on allocation #\\d+ \\(64 bytes, tail mode\\) while running ${OVERFLOW_TEST.replace(/[.>]/g, '\\$&')};`,
+      ),
+    );
     assert.match(summary(r.output) ?? '', /1 violation,/);
   });
 
   test('in band, use-after-free through a retained pointer', async () => {
     const r = await mateJest(['--guard-alloc', ...suite('bugs'), 'use-after-free']);
     assert.notEqual(r.code, 0);
-    assert.match(r.output, /==mate-guard== ERROR: heap-use-after-free on WRITE at 0x[0-9a-f]+: offset 0 inside freed allocation #\d+ \(256 bytes, tail mode\)/);
+    assert.match(
+      r.output,
+      /==mate-guard== ERROR: heap-use-after-free on WRITE at 0x[0-9a-f]+: offset 0 inside freed allocation #\d+ \(256 bytes, tail mode\)/,
+    );
     assert.ok(reportLines(r.output).includes(`==mate-guard== test: ${UAF_TEST}`), r.output);
-    assert.match(r.output, /\[mate-guard\] the Jest process \(in band\) \d+ was killed by a guard fault: heap-use-after-free/);
+    assert.match(
+      r.output,
+      /\[mate-guard\] the Jest process \(in band\) \d+ was killed by a guard fault: heap-use-after-free/,
+    );
   });
 
   test('in band, --guard-mode head: the underflow faults at once', async () => {
     const r = await mateJest(['--guard-alloc', '--guard-mode', 'head', ...suite('bugs'), 'underflow']);
     assert.notEqual(r.code, 0);
-    assert.match(r.output, /==mate-guard== ERROR: heap-buffer-underflow on WRITE at 0x[0-9a-f]+: 1 byte before the start of allocation #\d+ \(64 bytes, head mode\)/);
+    assert.match(
+      r.output,
+      /==mate-guard== ERROR: heap-buffer-underflow on WRITE at 0x[0-9a-f]+: 1 byte before the start of allocation #\d+ \(64 bytes, head mode\)/,
+    );
     assert.ok(reportLines(r.output).includes(`==mate-guard== test: ${UNDERFLOW_TEST}`), r.output);
   });
 
@@ -90,17 +119,42 @@ describe('planted bugs', () => {
     // Faults kill their worker: Jest only says a worker was terminated.
     assert.match(out, /A jest worker process \(pid=\d+\) was terminated by another process: signal=SIGSEGV/);
     assert.match(out, /==mate-guard== ERROR: heap-buffer-overflow on WRITE .* allocation #\d+ \(64 bytes, tail mode\)/);
-    assert.match(out, new RegExp(`\\[mate-guard\\] Jest worker \\d+ was killed by a guard fault: heap-buffer-overflow on allocation #\\d+ \\(64 bytes, tail mode\\) while running ${OVERFLOW_TEST.replace(/[.>]/g, '\\$&')};`));
-    assert.match(out, new RegExp(`\\[mate-guard\\] Jest worker \\d+ was killed by a guard fault: heap-use-after-free on allocation #\\d+ \\(\\d+ bytes, tail mode\\) while running ${UAF_TEST.replace(/[.>]/g, '\\$&')};`));
+    assert.match(
+      out,
+      new RegExp(
+        `\\[mate-guard\\] Jest worker \\d+ was killed by a guard fault: heap-buffer-overflow on allocation #\\d+ \\(64 bytes, tail mode\\) while running ${OVERFLOW_TEST.replace(/[.>]/g, '\\$&')};`,
+      ),
+    );
+    assert.match(
+      out,
+      new RegExp(
+        `\\[mate-guard\\] Jest worker \\d+ was killed by a guard fault: heap-use-after-free on allocation #\\d+ \\(\\d+ bytes, tail mode\\) while running ${UAF_TEST.replace(/[.>]/g, '\\$&')};`,
+      ),
+    );
     // Jest may not drain a dead worker's stderr: mate-jest prints each report again from its JSON.
-    assert.match(out, /\[mate-guard\] its report, from that JSON file:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
-    assert.match(out, /\[mate-guard\] its report, from that JSON file:\n==mate-guard== ERROR: heap-use-after-free on WRITE/);
+    assert.match(
+      out,
+      /\[mate-guard\] its report, from that JSON file:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE/,
+    );
+    assert.match(
+      out,
+      /\[mate-guard\] its report, from that JSON file:\n==mate-guard== ERROR: heap-use-after-free on WRITE/,
+    );
     // Canary damage fails the test that did it, with the report as the message.
-    assert.match(out, /● writeAt › writes into the alignment gap\n\n\s+GuardViolationError: mate-guard found a memory violation:/);
-    assert.match(out, /==mate-guard== ERROR: canary-corruption: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\) damaged/);
+    assert.match(
+      out,
+      /● writeAt › writes into the alignment gap\n\n\s+GuardViolationError: mate-guard found a memory violation:/,
+    );
+    assert.match(
+      out,
+      /==mate-guard== ERROR: canary-corruption: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\) damaged/,
+    );
     assert.ok(out.includes(`==mate-guard== test: ${GAP_TEST}`), out);
     assert.match(out, /● reverseFill › runs down to index -1/);
-    assert.match(out, /==mate-guard== ERROR: canary-corruption: 1 byte before the start of allocation #\d+ \(64 bytes, tail mode\) damaged/);
+    assert.match(
+      out,
+      /==mate-guard== ERROR: canary-corruption: 1 byte before the start of allocation #\d+ \(64 bytes, tail mode\) damaged/,
+    );
     assert.ok(out.includes(`==mate-guard== test: ${UNDERFLOW_TEST}`), out);
     // The reporter mate-jest adds puts the crashed tests back into Jest's results: 2 crashed + 2 canary failures.
     assert.match(out, /Tests: +4 failed, 1 passed, 5 total/);
@@ -111,8 +165,14 @@ describe('planted bugs', () => {
     assert.match(out, accessSite('use-after-free'));
     assert.match(rerunReportOf(out, 'head mode'), accessSite('underflow'));
     assert.match(rerunReportOf(out, 'tail mode with alignment 1'), accessSite('gap'));
-    const overflow = out.slice(out.indexOf('[mate-guard] its report, from that JSON file:\n==mate-guard== ERROR: heap-buffer-overflow'));
-    assert.match(firstAllocationFrame(overflow), /^==mate-guard==   at .*test\/fixtures\/jest\/bugs\/overflow\.test\.js:\d+:\d+\)?$/, 'the allocation stack starts at the test file\'s line');
+    const overflow = out.slice(
+      out.indexOf('[mate-guard] its report, from that JSON file:\n==mate-guard== ERROR: heap-buffer-overflow'),
+    );
+    assert.match(
+      firstAllocationFrame(overflow),
+      /^==mate-guard==   at .*test\/fixtures\/jest\/bugs\/overflow\.test\.js:\d+:\d+\)?$/,
+      "the allocation stack starts at the test file's line",
+    );
   });
 });
 
@@ -120,14 +180,21 @@ describe('node flags (--expose-gc) reach Jest and its tests', () => {
   const GC_TEST = 'test/fixtures/jest/gc/gc.test.js > collects garbage with global.gc'; // calls global.gc
 
   test('node --expose-gc mate-jest: Jest runs with the flag (and the guard flags)', async () => {
-    const r = await run(process.execPath, ['--expose-gc', MATE_JEST, '--guard-alloc', '--guard-mode=head', '--guard-log-allocations', ...suite('gc')], { timeout: 90_000 });
+    const r = await run(
+      process.execPath,
+      ['--expose-gc', MATE_JEST, '--guard-alloc', '--guard-mode=head', '--guard-log-allocations', ...suite('gc')],
+      { timeout: 90_000 },
+    );
     assertGcSuiteGuarded(r, GC_TEST);
   });
 
   test('plain node --expose-gc jest with MATE_JEST_GUARD_* and the reporter', async () => {
     const env = { MATE_JEST_GUARD_ALLOC: '1', MATE_JEST_GUARD_MODE: 'head', MATE_JEST_GUARD_LOG_ALLOCATIONS: '1' };
     const reporters = ['--reporters=default', '--reporters=@mate-guard/jest-env/reporter'];
-    assertGcSuiteGuarded(await run(process.execPath, ['--expose-gc', JEST, ...suite('gc'), ...reporters], { env, timeout: 90_000 }), GC_TEST);
+    assertGcSuiteGuarded(
+      await run(process.execPath, ['--expose-gc', JEST, ...suite('gc'), ...reporters], { env, timeout: 90_000 }),
+      GC_TEST,
+    );
   });
 });
 
@@ -135,11 +202,16 @@ describe('CI flags and shards', () => {
   test('mate-jest --watchAll=false --ci (the usual CI call) is not watch mode: the in-band crash is named, with the summary', async () => {
     const r = await mateJest(['--guard-alloc', '--watchAll=false', '--ci', ...suite('bugs'), 'overflow']);
     assert.notEqual(r.code, 0);
-    assert.match(r.output, new RegExp(`\\[mate-guard\\] the Jest process \\(in band\\) \\d+ was killed by a guard fault: heap-buffer-overflow on allocation #\\d+ \\(64 bytes, tail mode\\) while running ${OVERFLOW_TEST.replace(/[.>]/g, '\\$&')};`));
+    assert.match(
+      r.output,
+      new RegExp(
+        `\\[mate-guard\\] the Jest process \\(in band\\) \\d+ was killed by a guard fault: heap-buffer-overflow on allocation #\\d+ \\(64 bytes, tail mode\\) while running ${OVERFLOW_TEST.replace(/[.>]/g, '\\$&')};`,
+      ),
+    );
     assert.match(summary(r.output) ?? '', /1 violation,/);
   });
 
-  test('README\'s CI advice: with one file -w 2 still runs in band; --workerIdleMemoryLimit keeps a worker, so Jest shows the crashed file', async () => {
+  test("README's CI advice: with one file -w 2 still runs in band; --workerIdleMemoryLimit keeps a worker, so Jest shows the crashed file", async () => {
     const w2 = await mateJest(['--guard-alloc', '-w', '2', ...suite('bugs'), 'overflow']);
     assert.match(w2.output, /\[mate-guard\] the Jest process \(in band\) \d+ was killed/);
     const limit = await mateJest(['--guard-alloc', '--workerIdleMemoryLimit=1GB', ...suite('bugs'), 'overflow']);
@@ -148,23 +220,45 @@ describe('CI flags and shards', () => {
     assert.match(limit.output, /Tests: +1 failed, 1 total/);
   });
 
-  test('a sharded run\'s canary rerun drops --shard (keeping -w 2 with its value) and faults at the bad write', async () => {
+  test("a sharded run's canary rerun drops --shard (keeping -w 2 with its value) and faults at the bad write", async () => {
     // 'overflow.test' matches overflow.test.js and gap-overflow.test.js; Jest's shard 2/2 of the two is
     // gap-overflow.test.js alone (it sorts them by a hash of the path), and of that file alone, nothing.
-    const r = await mateJest(['--guard-alloc', '-c', 'examples/jest/jest.config.js', '--shard=2/2', '-w', '2', 'overflow.test']);
+    const r = await mateJest([
+      '--guard-alloc',
+      '-c',
+      'examples/jest/jest.config.js',
+      '--shard=2/2',
+      '-w',
+      '2',
+      'overflow.test',
+    ]);
     assert.equal(r.code, 1, r.output);
     assert.match(r.output, /Tests: +1 failed, 1 total/);
-    assert.match(r.output, /\[mate-guard\] rerun in tail mode with alignment 1: the canary-corruption of allocation #\d+ \(13 bytes, tail mode\) in examples\/jest\/gap-overflow\.test\.js > writeAt > writes the last byte of a 13-byte record faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
+    assert.match(
+      r.output,
+      /\[mate-guard\] rerun in tail mode with alignment 1: the canary-corruption of allocation #\d+ \(13 bytes, tail mode\) in examples\/jest\/gap-overflow\.test\.js > writeAt > writes the last byte of a 13-byte record faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE/,
+    );
   });
 });
 
 describe('canary damage: mate-jest reruns the file in the faulting mode', () => {
-  test('the rerun\'s fault report follows the canary report; the exit code stays failing', async () => {
+  test("the rerun's fault report follows the canary report; the exit code stays failing", async () => {
     const r = await mateJest(['--guard-alloc', ...suite('bugs'), 'underflow', 'gap']);
     assert.notEqual(r.code, 0, r.output);
     assert.match(r.output, /\[mate-guard\] rerunning test\/fixtures\/jest\/bugs\/underflow\.test\.js in head mode/);
-    assert.ok(r.output.includes(`[mate-guard] rerun in head mode: the canary-corruption of allocation #`) && r.output.includes(`in ${UNDERFLOW_TEST} faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-underflow on WRITE`), r.output);
-    assert.ok(r.output.includes(`in ${GAP_TEST} faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE`), r.output);
+    assert.ok(
+      r.output.includes(`[mate-guard] rerun in head mode: the canary-corruption of allocation #`) &&
+        r.output.includes(
+          `in ${UNDERFLOW_TEST} faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-underflow on WRITE`,
+        ),
+      r.output,
+    );
+    assert.ok(
+      r.output.includes(
+        `in ${GAP_TEST} faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE`,
+      ),
+      r.output,
+    );
     assert.match(summary(r.output) ?? '', /2 violations,/);
   });
 
@@ -181,14 +275,25 @@ test('a TypeScript test under ts-jest: the allocation stack starts at the .ts so
   const line = lineOf(file, 'ALLOCATES HERE');
   const r = await mateJest(['--guard-alloc', ...suite('typescript')]);
   assert.notEqual(r.code, 0, r.output);
-  assert.match(firstAllocationFrame(r.output), new RegExp(`^==mate-guard==   at makeBuffer \\(.*overflow\\.test\\.ts:${line}:\\d+\\)$`), r.output);
+  assert.match(
+    firstAllocationFrame(r.output),
+    new RegExp(`^==mate-guard==   at makeBuffer \\(.*overflow\\.test\\.ts:${line}:\\d+\\)$`),
+    r.output,
+  );
   assert.match(r.output, accessSite('overflow'));
 });
 
 describe('tags', () => {
   const TAGGED = [
-    'tagged single test', 'graph capture test', 'first in block', 'second in block',
-    'each row 1', 'each row 2', 'inside a', 'inside b', 'whole file tagged by docblock',
+    'tagged single test',
+    'graph capture test',
+    'first in block',
+    'second in block',
+    'each row 1',
+    'each row 2',
+    'inside a',
+    'inside b',
+    'whole file tagged by docblock',
     'whole file tagged graph-capture by docblock',
   ];
   const graphTagged = (title) => title === 'graph capture test' || title.includes('graph-capture');
@@ -222,7 +327,10 @@ describe('tags', () => {
 });
 
 describe('settings: flag > MATE_JEST_GUARD_* > testEnvironmentOptions > off', () => {
-  const options = ['--testEnvironmentOptions', JSON.stringify({ guardAlloc: true, guardMode: 'head', guardLogAllocations: true })];
+  const options = [
+    '--testEnvironmentOptions',
+    JSON.stringify({ guardAlloc: true, guardMode: 'head', guardLogAllocations: true }),
+  ];
   const probe = [...suite('probe'), 'probe.test'];
 
   test('off by default', async () => {
@@ -235,7 +343,10 @@ describe('settings: flag > MATE_JEST_GUARD_* > testEnvironmentOptions > off', ()
   test('testEnvironmentOptions turn it on', async () => {
     const r = await mateJest([...probe, ...options]);
     assert.equal(r.code, 0, r.output);
-    assert.match(probeAllocs(r.output)[0] ?? '', /mode=head .*test="test\/fixtures\/jest\/probe\/probe.test.js > allocates one buffer"/);
+    assert.match(
+      probeAllocs(r.output)[0] ?? '',
+      /mode=head .*test="test\/fixtures\/jest\/probe\/probe.test.js > allocates one buffer"/,
+    );
   });
 
   test('MATE_JEST_GUARD_MODE beats the options; the flag beats the variable', async () => {
@@ -291,18 +402,27 @@ describe('bad values stop the run before any test', () => {
   test('a bad variable names the variable and the value (mate-jest and plain jest)', async () => {
     const r = await mateJest(probe, { MATE_JEST_GUARD_ALLOC: 'maybe' });
     assert.equal(r.code, 2);
-    assert.match(r.stderr, /MATE_JEST_GUARD_ALLOC: "maybe" is not a boolean; use 1\/true\/yes\/on or 0\/false\/no\/off/);
+    assert.match(
+      r.stderr,
+      /MATE_JEST_GUARD_ALLOC: "maybe" is not a boolean; use 1\/true\/yes\/on or 0\/false\/no\/off/,
+    );
     noTestRan(r);
     const plain = await jest(probe, { MATE_JEST_GUARD_MODE: 'sideways' });
     assert.notEqual(plain.code, 0);
-    assert.match(plain.output, /Test suite failed to run\s+GuardConfigError: MATE_JEST_GUARD_MODE: "sideways" is not a guard mode; use tail or head/);
+    assert.match(
+      plain.output,
+      /Test suite failed to run\s+GuardConfigError: MATE_JEST_GUARD_MODE: "sideways" is not a guard mode; use tail or head/,
+    );
     noTestRan(plain);
   });
 
   test('a run-wide setting in testEnvironmentOptions (per file) says where it belongs', async () => {
     const r = await mateJest(['--guard-alloc', ...probe, '--testEnvironmentOptions', '{"guardSuppressions":"x.supp"}']);
     assert.equal(r.code, 2, r.output);
-    assert.match(r.output, /^mate-guard: testEnvironmentOptions guardSuppressions: suppressions is set once for the whole run, before any test file starts; give it to the reporter/m);
+    assert.match(
+      r.output,
+      /^mate-guard: testEnvironmentOptions guardSuppressions: suppressions is set once for the whole run, before any test file starts; give it to the reporter/m,
+    );
     noTestRan(r);
   });
 
@@ -323,10 +443,14 @@ test('files of one process asking for different modes: the later one fails with 
   assert.match(r.output, /Tests: +1 passed, 1 total/);
 });
 
-test('mate-jest --help lists the guard flags, then Jest\'s own', async () => {
+test("mate-jest --help lists the guard flags, then Jest's own", async () => {
   const r = await mateJest(['--help']);
   assert.equal(r.code, 0, r.output);
-  for (const flag of ['--guard-alloc, --no-guard-alloc', '--guard-mode <tail|head>', '--guard-log-allocations, --no-guard-log-allocations']) {
+  for (const flag of [
+    '--guard-alloc, --no-guard-alloc',
+    '--guard-mode <tail|head>',
+    '--guard-log-allocations, --no-guard-log-allocations',
+  ]) {
     assert.ok(r.stdout.includes(flag), flag);
   }
   assert.match(r.stdout, /env MATE_JEST_GUARD_ALLOC/);
@@ -335,17 +459,24 @@ test('mate-jest --help lists the guard flags, then Jest\'s own', async () => {
 
 describe('a config that names no mate-guard environment', () => {
   const noEnv = ['-c', path.join(ROOT, 'test', 'fixtures', 'jest', 'no-env', 'jest.config.js')];
-  const NOTHING = /^\[mate-guard\] warning: guarding was asked for, but no test process was guarded \(nothing installed the guard allocator\): /m;
+  const NOTHING =
+    /^\[mate-guard\] warning: guarding was asked for, but no test process was guarded \(nothing installed the guard allocator\): /m;
 
   test('mate-jest --guard-alloc supplies the environment (wrapping node) and the reporter: guarded, the crash named', async () => {
     const r = await mateJest(['--guard-alloc', ...noEnv]);
     assert.notEqual(r.code, 0, r.output);
     assert.ok(reportLines(r.output).includes(`==mate-guard== test: ${OVERFLOW_TEST}`), r.output);
-    assert.match(summary(r.output) ?? '', /^\[mate-guard\] summary: [1-9]\d* allocations guarded, .*1 violation, 1 process died, /);
+    assert.match(
+      summary(r.output) ?? '',
+      /^\[mate-guard\] summary: [1-9]\d* allocations guarded, .*1 violation, 1 process died, /,
+    );
     const clean = await mateJest(['--guard-alloc', ...noEnv, '--maxWorkers=2', '--workerIdleMemoryLimit=1GB', 'clean']);
     assert.equal(clean.code, 0, clean.output);
     assert.match(clean.output, /Tests: +18 passed, 18 total/);
-    assert.match(summary(clean.output) ?? '', /^\[mate-guard\] summary: [1-9]\d* allocations guarded, .*0 violations, 0 tests skipped by tag$/);
+    assert.match(
+      summary(clean.output) ?? '',
+      /^\[mate-guard\] summary: [1-9]\d* allocations guarded, .*0 violations, 0 tests skipped by tag$/,
+    );
   });
 
   test('a run that guarded nothing says so in one line, with the fix; mate-jest, told to guard, fails it (exit 2), plain jest with the reporter does not', async () => {
@@ -356,7 +487,10 @@ describe('a config that names no mate-guard environment', () => {
     assert.match(r.output, NOTHING);
     assert.match(r.output, /remove a `@jest-environment` docblock/);
     assert.equal(summary(r.output), undefined);
-    const plain = await jest([...noEnv, ...only, '--reporters', 'default', '--reporters', '@mate-guard/jest-env/reporter'], { MATE_JEST_GUARD_ALLOC: '1' });
+    const plain = await jest(
+      [...noEnv, ...only, '--reporters', 'default', '--reporters', '@mate-guard/jest-env/reporter'],
+      { MATE_JEST_GUARD_ALLOC: '1' },
+    );
     assert.equal(plain.code, 0, plain.output);
     assert.match(plain.output, NOTHING);
     assert.match(plain.output, /set testEnvironment: '@mate-guard\/jest-env' in the Jest config/);
@@ -367,13 +501,19 @@ describe('plain jest in one process, with the reporter', () => {
   test('a clean run leaves no report folder behind (the exit hook no longer writes into the removed one)', async () => {
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-jest-tmp-'));
     try {
-      const r = await jest([...suite('clean'), '-i', '--reporters=default', '--reporters=@mate-guard/jest-env/reporter'], { MATE_JEST_GUARD_ALLOC: '1', TMPDIR: tmp });
+      const r = await jest(
+        [...suite('clean'), '-i', '--reporters=default', '--reporters=@mate-guard/jest-env/reporter'],
+        { MATE_JEST_GUARD_ALLOC: '1', TMPDIR: tmp },
+      );
       assert.equal(r.code, 0, r.output);
       assert.match(summary(r.output) ?? '', /^\[mate-guard\] summary: [1-9]\d* allocations guarded, .*0 violations/);
       // The per-user parent (<tmp>/mate-guard-<uid>/, private) stays, empty: nothing of the run is left in it.
       const own = `mate-guard-${process.getuid()}`;
       const left = fs.readdirSync(tmp).filter((f) => f.startsWith('mate-guard-'));
-      assert.deepEqual(left.flatMap((f) => (f === own ? fs.readdirSync(path.join(tmp, f)).map((g) => `${f}/${g}`) : [f])), []);
+      assert.deepEqual(
+        left.flatMap((f) => (f === own ? fs.readdirSync(path.join(tmp, f)).map((g) => `${f}/${g}`) : [f])),
+        [],
+      );
     } finally {
       fs.rmSync(tmp, { recursive: true, force: true });
     }
@@ -386,16 +526,24 @@ describe('a death at exit, after Jest showed its results (in band)', () => {
     const r = await mateJest(['--guard-alloc', '--no-guard-rerun', '-i', ...suite('exit-death')]);
     assert.equal(r.code, 134, r.output);
     assert.match(r.output, /Tests: +1 failed, 1 passed, 2 total/);
-    assert.match(r.output, /\[mate-guard\] the Jest process \(in band\) \d+ died of SIGABRT: deadly-signal outside any test/);
+    assert.match(
+      r.output,
+      /\[mate-guard\] the Jest process \(in band\) \d+ died of SIGABRT: deadly-signal outside any test/,
+    );
     assert.doesNotMatch(r.output, /test files after this one did not run/);
     assert.doesNotMatch(r.output, /the runner never showed it/);
-    assert.equal(r.output.split('\n').filter((l) => /==mate-guard== ERROR: canary-corruption/.test(l)).length, 1, r.output);
+    assert.equal(
+      r.output.split('\n').filter((l) => /==mate-guard== ERROR: canary-corruption/.test(l)).length,
+      1,
+      r.output,
+    );
   });
 });
 
 describe('plain jest with the environment but no reporter', () => {
   const envOnly = ['-c', path.join(ROOT, 'test', 'fixtures', 'jest', 'clean', 'jest.config.js'), 'clean-[12]'];
-  const NOTE = "[mate-guard] guarding is on (@mate-guard/jest-env); the summary line and the names of tests whose worker a guard fault killed come from the reporter: add reporters: ['default', '@mate-guard/jest-env/reporter'] to your Jest config, or run mate-jest";
+  const NOTE =
+    "[mate-guard] guarding is on (@mate-guard/jest-env); the summary line and the names of tests whose worker a guard fault killed come from the reporter: add reporters: ['default', '@mate-guard/jest-env/reporter'] to your Jest config, or run mate-jest";
   const count = (output) => output.split('\n').filter((l) => l === NOTE).length;
 
   test('says once per run that guarding is on and where the summary comes from (in band and with two workers); a clean run leaves nothing in the temporary folder', async () => {
@@ -404,7 +552,10 @@ describe('plain jest with the environment but no reporter', () => {
     const inBand = await jest([...envOnly, '-i'], { MATE_JEST_GUARD_ALLOC: '1', TMPDIR: tmp });
     assert.equal(inBand.code, 0, inBand.output);
     assert.equal(count(inBand.output), 1, inBand.output);
-    const workers = await jest([...envOnly, '--maxWorkers=2', '--workerIdleMemoryLimit=1GB'], { MATE_JEST_GUARD_ALLOC: '1', TMPDIR: tmp });
+    const workers = await jest([...envOnly, '--maxWorkers=2', '--workerIdleMemoryLimit=1GB'], {
+      MATE_JEST_GUARD_ALLOC: '1',
+      TMPDIR: tmp,
+    });
     assert.equal(workers.code, 0, workers.output);
     assert.equal(count(workers.output), 1, workers.output);
     const own = path.join(tmp, `mate-guard-${process.getuid()}`);
@@ -418,7 +569,7 @@ describe('plain jest with the environment but no reporter', () => {
 describe('one test file in two Jest projects (projects with displayName)', () => {
   // projects: projects a and b both match shared/overflow.test.js, whose overflow faults in each project's worker.
   const SHARED = 'test/fixtures/jest/projects/shared/overflow.test.js > fill > fills one byte too many';
-  test('each report names its project on the test line; each crash fails that project\'s test', async () => {
+  test("each report names its project on the test line; each crash fails that project's test", async () => {
     const r = await mateJest(['--guard-alloc', ...suite('projects'), '--workerIdleMemoryLimit=1GB', 'overflow']);
     assert.equal(r.code, 1, r.output);
     const out = r.output.replace(/\x1b\[[0-9;]*m/g, '');
@@ -429,7 +580,10 @@ describe('one test file in two Jest projects (projects with displayName)', () =>
       const block = out.split(/^(?=FAIL |Test Suites:)/m).find((b) => b.startsWith(`FAIL ${p} `));
       assert.ok(block, `a FAIL block for project ${p}:\n${out}`);
       assert.match(block, /● fill › fills one byte too many/);
-      assert.match(block, new RegExp(`killed by a guard fault: heap-buffer-overflow .* while running \\[${p}\\] ${escape(SHARED)};`));
+      assert.match(
+        block,
+        new RegExp(`killed by a guard fault: heap-buffer-overflow .* while running \\[${p}\\] ${escape(SHARED)};`),
+      );
       assert.doesNotMatch(block, new RegExp(`while running \\[${p === 'a' ? 'b' : 'a'}\\]`));
     }
     assert.match(summary(r.output), /2 violations, 2 processes died/);
@@ -442,17 +596,34 @@ describe('one test file in two Jest projects (projects with displayName)', () =>
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-jest-projects-'));
     const mark = path.join(dir, 'runs');
     const reports = path.join(dir, 'reports');
-    const r = await mateJest(['--guard-alloc', '--guard-report-dir', reports, ...suite('projects'), 'gap'], { MARK: mark });
+    const r = await mateJest(['--guard-alloc', '--guard-report-dir', reports, ...suite('projects'), 'gap'], {
+      MARK: mark,
+    });
     assert.equal(r.code, 1, r.output);
-    assert.match(r.output, new RegExp(`rerun in tail mode with alignment 1: the canary-corruption of allocation #\\d+ \\(13 bytes, tail mode\\) in \\[b\\] ${escape(GAP)} faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE`));
+    assert.match(
+      r.output,
+      new RegExp(
+        `rerun in tail mode with alignment 1: the canary-corruption of allocation #\\d+ \\(13 bytes, tail mode\\) in \\[b\\] ${escape(GAP)} faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE`,
+      ),
+    );
     // The run itself in a and b, the rerun in b alone (--selectProjects=b).
     assert.deepEqual(marks(mark), ['a', 'b', 'b'], r.output);
 
     fs.rmSync(mark);
     const [recorded] = fs.readdirSync(reports);
-    const replay = await run(process.execPath, [MATE, 'replay', path.join(reports, recorded), '--alignment', '1'], { env: { MARK: mark }, timeout: 90_000 });
-    assert.match(replay.output, /^\[mate-guard\] replay runs in .* --runTestsByPath -t '\^\(\?:writeAt writes into the alignment gap\)\$' --selectProjects=b$/m, replay.output);
-    assert.match(replay.output, /==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\)/);
+    const replay = await run(process.execPath, [MATE, 'replay', path.join(reports, recorded), '--alignment', '1'], {
+      env: { MARK: mark },
+      timeout: 90_000,
+    });
+    assert.match(
+      replay.output,
+      /^\[mate-guard\] replay runs in .* --runTestsByPath -t '\^\(\?:writeAt writes into the alignment gap\)\$' --selectProjects=b$/m,
+      replay.output,
+    );
+    assert.match(
+      replay.output,
+      /==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\)/,
+    );
     assert.deepEqual(marks(mark), ['b'], replay.output);
   });
 });

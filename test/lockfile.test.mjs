@@ -24,7 +24,10 @@ function workspaceDirs(patterns) {
   return patterns.flatMap((ws) => {
     if (!ws.endsWith('/*')) return [ws];
     const dir = ws.slice(0, -2);
-    return fs.readdirSync(path.join(ROOT, dir)).map((d) => path.join(dir, d)).filter((d) => fs.existsSync(path.join(ROOT, d, 'package.json')));
+    return fs
+      .readdirSync(path.join(ROOT, dir))
+      .map((d) => path.join(dir, d))
+      .filter((d) => fs.existsSync(path.join(ROOT, d, 'package.json')));
   });
 }
 
@@ -34,7 +37,11 @@ test('npm install leaves the committed package-lock.json as it is', async () => 
   copy('package-lock.json');
   for (const ws of workspaceDirs(manifest.workspaces)) copy(path.join(ws, 'package.json'));
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  const r = await run(npm, ['install', '--package-lock-only', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: tmp });
+  const r = await run(
+    npm,
+    ['install', '--package-lock-only', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'],
+    { cwd: tmp },
+  );
   assert.equal(r.code, 0, r.output);
   const committed = fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8');
   const written = fs.readFileSync(path.join(tmp, 'package-lock.json'), 'utf8');

@@ -23,12 +23,16 @@ const mateMocha = (args, opts = {}) => run(process.execPath, [MATE_MOCHA, ...arg
 
 const SKIP_INCOMPATIBLE =
   '- needs unguarded memory (skipped by mate-guard: guard allocator debug mode does not support this test (tagged guard_incompatible))';
-const SKIP_GRAPH = '- captures a graph (skipped by mate-guard: guard allocator debug mode does not support graph capture)';
+const SKIP_GRAPH =
+  '- captures a graph (skipped by mate-guard: guard allocator debug mode does not support graph capture)';
 
 function summary(output) {
   const lines = output.split('\n').filter((l) => l.startsWith('[mate-guard] summary:'));
   assert.equal(lines.length, 1, `expected one summary line in:\n${output}`);
-  const m = /^\[mate-guard\] summary: (\d+) allocations? guarded, peak live (\d+), (\d+) unguarded fallbacks?, (\d+) violations?, (?:\d+ process(?:es)? died, )?(\d+) tests? skipped by tag$/.exec(lines[0]);
+  const m =
+    /^\[mate-guard\] summary: (\d+) allocations? guarded, peak live (\d+), (\d+) unguarded fallbacks?, (\d+) violations?, (?:\d+ process(?:es)? died, )?(\d+) tests? skipped by tag$/.exec(
+      lines[0],
+    );
   assert.ok(m, `unexpected summary line: ${lines[0]}`);
   return { allocations: +m[1], peakLive: +m[2], fallbacks: +m[3], violations: +m[4], skippedByTag: +m[5] };
 }
@@ -75,12 +79,21 @@ function assertCanaryFailures(r) {
   assert.match(r.output, /2 passing/);
   assert.match(r.output, /2 failing/);
   const under = failureOf(r.output, 'underflows by one');
-  assert.match(under, /==mate-guard== ERROR: canary-corruption: 1 byte before the start of allocation #\d+ \(64 bytes, tail mode\) damaged/);
+  assert.match(
+    under,
+    /==mate-guard== ERROR: canary-corruption: 1 byte before the start of allocation #\d+ \(64 bytes, tail mode\) damaged/,
+  );
   assert.match(under, /==mate-guard== test: canary\/canary\.spec\.cjs > canary damage > underflows by one\n/);
   assert.match(under, /rerun with --guard-mode head/);
   const gap = failureOf(r.output, 'overflows into the alignment gap');
-  assert.match(gap, /==mate-guard== ERROR: canary-corruption: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\) damaged/);
-  assert.match(gap, /==mate-guard== test: canary\/canary\.spec\.cjs > canary damage > overflows into the alignment gap\n/);
+  assert.match(
+    gap,
+    /==mate-guard== ERROR: canary-corruption: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\) damaged/,
+  );
+  assert.match(
+    gap,
+    /==mate-guard== test: canary\/canary\.spec\.cjs > canary damage > overflows into the alignment gap\n/,
+  );
   assert.equal(summary(r.output).violations, 2);
 }
 
@@ -88,7 +101,10 @@ const OVERFLOW_TEST = 'fault/overflow.spec.cjs > overflow > fills one byte too f
 
 function assertOverflowReport(r) {
   assertFailed(r);
-  assert.match(r.output, /==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(64 bytes, tail mode\)/);
+  assert.match(
+    r.output,
+    /==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(64 bytes, tail mode\)/,
+  );
   assert.ok(r.output.includes(`==mate-guard== test: ${OVERFLOW_TEST}\n`), r.output);
   assert.doesNotMatch(r.output, /is never reached under guard/);
 }
@@ -130,14 +146,24 @@ describe('mocha serial (plain mocha --require @mate-guard/mocha)', () => {
     assert.equal(r.signal ?? (r.code === 139 ? 'SIGSEGV' : r.code), 'SIGSEGV');
     assert.match(r.output, /✔ runs first and passes/);
     assert.match(r.output, accessSite('overflow'), 'the access block names the addon function and line');
-    assert.match(firstAllocationFrame(r.output), /^==mate-guard==   at Context\.<anonymous> \(.*fault\/overflow\.spec\.cjs:\d+:\d+\)$/, 'the allocation stack starts at the spec\'s line');
+    assert.match(
+      firstAllocationFrame(r.output),
+      /^==mate-guard==   at Context\.<anonymous> \(.*fault\/overflow\.spec\.cjs:\d+:\d+\)$/,
+      "the allocation stack starts at the spec's line",
+    );
   });
 
   test('use-after-free through a retained pointer (--expose-gc: mocha re-spawns itself)', async () => {
     const r = await mocha([...PLUGIN, '--guard-alloc', '--expose-gc', 'fault/use-after-free.spec.cjs']);
     assertFailed(r);
-    assert.match(r.output, /==mate-guard== ERROR: heap-use-after-free on WRITE at 0x[0-9a-f]+: offset 0 inside freed allocation #\d+ \(256 bytes, tail mode\)/);
-    assert.match(r.output, /==mate-guard== test: fault\/use-after-free\.spec\.cjs > stale pointer > writes to a freed buffer\n/);
+    assert.match(
+      r.output,
+      /==mate-guard== ERROR: heap-use-after-free on WRITE at 0x[0-9a-f]+: offset 0 inside freed allocation #\d+ \(256 bytes, tail mode\)/,
+    );
+    assert.match(
+      r.output,
+      /==mate-guard== test: fault\/use-after-free\.spec\.cjs > stale pointer > writes to a freed buffer\n/,
+    );
     assert.match(r.output, /freed by the garbage collector/);
     assert.match(r.output, accessSite('use-after-free'));
   });
@@ -145,14 +171,23 @@ describe('mocha serial (plain mocha --require @mate-guard/mocha)', () => {
   test('--guard-mode=head turns the underflow into a fault', async () => {
     const r = await mocha([...PLUGIN, '--guard-alloc', '--guard-mode=head', 'fault/underflow.spec.cjs']);
     assertFailed(r);
-    assert.match(r.output, /==mate-guard== ERROR: heap-buffer-underflow on WRITE at 0x[0-9a-f]+: 1 byte before the start of allocation #\d+ \(64 bytes, head mode\)/);
-    assert.match(r.output, /==mate-guard== test: fault\/underflow\.spec\.cjs > underflow > fills one byte before the start\n/);
+    assert.match(
+      r.output,
+      /==mate-guard== ERROR: heap-buffer-underflow on WRITE at 0x[0-9a-f]+: 1 byte before the start of allocation #\d+ \(64 bytes, head mode\)/,
+    );
+    assert.match(
+      r.output,
+      /==mate-guard== test: fault\/underflow\.spec\.cjs > underflow > fills one byte before the start\n/,
+    );
   });
 
   test('--guard-log-allocations prints a line per allocation with the test name', async () => {
     const r = await mocha([...PLUGIN, '--guard-alloc', '--guard-log-allocations', 'clean/clean.spec.cjs']);
     assert.equal(r.code, 0, r.output);
-    assert.match(r.output, /\[mate-guard\] alloc #\d+ ptr=0x[0-9a-f]+ requested=4096 mapped=\d+ mode=tail backend=host test="clean\/clean\.spec\.cjs > clean addon use > writes and reads inside the bounds"/);
+    assert.match(
+      r.output,
+      /\[mate-guard\] alloc #\d+ ptr=0x[0-9a-f]+ requested=4096 mapped=\d+ mode=tail backend=host test="clean\/clean\.spec\.cjs > clean addon use > writes and reads inside the bounds"/,
+    );
   });
 });
 
@@ -166,13 +201,27 @@ describe('mocha --parallel (plain mocha)', () => {
   });
 
   test('a worker killed by a fault: report, the test name, non-zero exit (mocha alone says nothing)', async () => {
-    const r = await mocha([...PLUGIN, '--guard-alloc', '--parallel', 'fault/overflow.spec.cjs', 'clean/clean.spec.cjs']);
+    const r = await mocha([
+      ...PLUGIN,
+      '--guard-alloc',
+      '--parallel',
+      'fault/overflow.spec.cjs',
+      'clean/clean.spec.cjs',
+    ]);
     assertOverflowReport(r);
     assert.equal(r.code, 1, r.output);
-    assert.match(r.output, new RegExp(`\\[mate-guard\\] mocha worker \\d+ was killed by a guard fault: heap-buffer-overflow on allocation #\\d+ \\(64 bytes, tail mode\\) while running ${OVERFLOW_TEST}`));
+    assert.match(
+      r.output,
+      new RegExp(
+        `\\[mate-guard\\] mocha worker \\d+ was killed by a guard fault: heap-buffer-overflow on allocation #\\d+ \\(64 bytes, tail mode\\) while running ${OVERFLOW_TEST}`,
+      ),
+    );
     // The crashed test is back in mocha's own results (and every reporter's), with its report.
     assert.match(r.output, /1 failing/);
-    assert.match(r.output, /1\) overflow\n\s+fills one byte too far:\n\s+==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
+    assert.match(
+      r.output,
+      /1\) overflow\n\s+fills one byte too far:\n\s+==mate-guard== ERROR: heap-buffer-overflow on WRITE/,
+    );
     assert.equal(summary(r.output).violations, 1);
   });
 });
@@ -182,27 +231,46 @@ describe('mate-mocha (drop-in CLI that watches mocha)', () => {
     const r = await mateMocha(['--guard-alloc', '--guard-mode', 'head', 'fault/underflow.spec.cjs']);
     assert.equal(r.code, 139, r.output);
     assert.match(r.output, /==mate-guard== ERROR: heap-buffer-underflow on WRITE/);
-    assert.match(r.output, /\[mate-guard\] mocha process \d+ was killed by a guard fault: heap-buffer-underflow on allocation #\d+ \(64 bytes, head mode\) while running fault\/underflow\.spec\.cjs > underflow > fills one byte before the start/);
+    assert.match(
+      r.output,
+      /\[mate-guard\] mocha process \d+ was killed by a guard fault: heap-buffer-underflow on allocation #\d+ \(64 bytes, head mode\) while running fault\/underflow\.spec\.cjs > underflow > fills one byte before the start/,
+    );
     assert.equal(summary(r.output).violations, 1);
   });
 
   test('--watch=false is not watch mode: the serial fault is still named after mocha dies', async () => {
     const r = await mateMocha(['--guard-alloc', '--watch=false', 'fault/overflow.spec.cjs']);
     assertOverflowReport(r);
-    assert.match(r.output, new RegExp(`\\[mate-guard\\] mocha process \\d+ was killed by a guard fault: heap-buffer-overflow .* while running ${OVERFLOW_TEST}`));
+    assert.match(
+      r.output,
+      new RegExp(
+        `\\[mate-guard\\] mocha process \\d+ was killed by a guard fault: heap-buffer-overflow .* while running ${OVERFLOW_TEST}`,
+      ),
+    );
   });
 
   test('--parallel: a worker fault is named, exit non-zero', async () => {
     const r = await mateMocha(['--guard-alloc', '--parallel', 'fault/overflow.spec.cjs']);
     assertOverflowReport(r);
-    assert.match(r.output, new RegExp(`\\[mate-guard\\] mocha worker \\d+ was killed by a guard fault: heap-buffer-overflow .* while running ${OVERFLOW_TEST}`));
+    assert.match(
+      r.output,
+      new RegExp(
+        `\\[mate-guard\\] mocha worker \\d+ was killed by a guard fault: heap-buffer-overflow .* while running ${OVERFLOW_TEST}`,
+      ),
+    );
   });
 
   test('canary damage: each test rerun in its faulting configuration, the faults shown; --no-guard-rerun: none', async () => {
     const r = await mateMocha(['--guard-alloc', 'canary/canary.spec.cjs']);
     assertFailed(r);
-    assert.match(r.output, /\[mate-guard\] rerun in head mode: the canary-corruption of allocation #\d+ \(64 bytes, tail mode\) in canary\/canary\.spec\.cjs > canary damage > underflows by one faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-underflow on WRITE/);
-    assert.match(r.output, /\[mate-guard\] rerun in tail mode with alignment 1: the canary-corruption of allocation #\d+ \(13 bytes, tail mode\) in canary\/canary\.spec\.cjs > canary damage > overflows into the alignment gap faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
+    assert.match(
+      r.output,
+      /\[mate-guard\] rerun in head mode: the canary-corruption of allocation #\d+ \(64 bytes, tail mode\) in canary\/canary\.spec\.cjs > canary damage > underflows by one faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-underflow on WRITE/,
+    );
+    assert.match(
+      r.output,
+      /\[mate-guard\] rerun in tail mode with alignment 1: the canary-corruption of allocation #\d+ \(13 bytes, tail mode\) in canary\/canary\.spec\.cjs > canary damage > overflows into the alignment gap faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE/,
+    );
     assert.match(rerunReportOf(r.output, 'head mode'), accessSite('underflow'));
     assert.match(rerunReportOf(r.output, 'tail mode with alignment 1'), accessSite('gap'));
     assert.equal(summary(r.output).violations, 2);
@@ -223,7 +291,7 @@ describe('mate-mocha (drop-in CLI that watches mocha)', () => {
     assert.doesNotMatch(r.output, /passing/);
   });
 
-  test('--help lists the guard flags and their variables, then mocha\'s help', async () => {
+  test("--help lists the guard flags and their variables, then mocha's help", async () => {
     const r = await mateMocha(['--help']);
     assert.equal(r.code, 0);
     assert.match(r.stdout, /--guard-mode <tail\|head>.*MATE_MOCHA_GUARD_MODE/);
@@ -245,23 +313,48 @@ describe('node flags: mocha re-spawns itself with them; mate-mocha passes them o
   });
 
   test('node --expose-gc mate-mocha: mocha and the tests run with the flag', async () => {
-    assertGcSuiteGuarded(await run(process.execPath, ['--expose-gc', MATE_MOCHA, '--guard-alloc', '--guard-mode', 'head', '--guard-log-allocations', GC], { cwd: FIXTURES }), GC_TEST);
+    assertGcSuiteGuarded(
+      await run(
+        process.execPath,
+        ['--expose-gc', MATE_MOCHA, '--guard-alloc', '--guard-mode', 'head', '--guard-log-allocations', GC],
+        { cwd: FIXTURES },
+      ),
+      GC_TEST,
+    );
   });
 
-  test('rc keys stay rc keys in the re-spawned mocha: MATE_MOCHA_GUARD_MODE=tail beats the rc\'s head (mocha 12 and 10)', async () => {
+  test("rc keys stay rc keys in the re-spawned mocha: MATE_MOCHA_GUARD_MODE=tail beats the rc's head (mocha 12 and 10)", async () => {
     const cwd = path.join(FIXTURES, 'rc'); // .mocharc.json: require the plugin, guard-alloc true, guard-mode head
     for (const runner of [mocha, mocha10]) {
-      const r = await runner(['--expose-gc', '../fault/underflow.spec.cjs'], { cwd, env: { MATE_MOCHA_GUARD_MODE: 'tail' } });
+      const r = await runner(['--expose-gc', '../fault/underflow.spec.cjs'], {
+        cwd,
+        env: { MATE_MOCHA_GUARD_MODE: 'tail' },
+      });
       assertFailed(r);
       assert.match(r.output, /canary-corruption: 1 byte before the start of allocation #\d+ \(64 bytes, tail mode\)/);
       assert.doesNotMatch(r.output, /heap-buffer-underflow on WRITE/);
     }
   });
 
-  test('mocha\'s child command line with no mocha parent to read it from: its two-word values are taken', async () => {
+  test("mocha's child command line with no mocha parent to read it from: its two-word values are taken", async () => {
     // What Mocha 10 runs for `mocha --expose-gc --guard-mode=head ...`, started here directly.
     const cli = path.join(ROOT, 'test', 'fixtures', 'mocha-10', 'node_modules', 'mocha', 'lib', 'cli', 'cli.js');
-    const r = await run(process.execPath, ['--expose-gc', cli, GC, '--require', '@mate-guard/mocha', '--guard-alloc', '--guard-mode', 'head', '--guard-log-allocations', '--no-config'], { cwd: FIXTURES });
+    const r = await run(
+      process.execPath,
+      [
+        '--expose-gc',
+        cli,
+        GC,
+        '--require',
+        '@mate-guard/mocha',
+        '--guard-alloc',
+        '--guard-mode',
+        'head',
+        '--guard-log-allocations',
+        '--no-config',
+      ],
+      { cwd: FIXTURES },
+    );
     assertGcSuiteGuarded(r, GC_TEST);
   });
 });
@@ -304,7 +397,9 @@ describe('precedence: flag > MATE_MOCHA_GUARD_* > .mocharc key > off', () => {
     const env = { MATE_MOCHA_GUARD_LOG_ALLOCATIONS: '1' };
     const on = await mocha([...PLUGIN, '--guard-alloc', 'clean/clean.spec.cjs'], { env });
     assert.match(on.output, /\[mate-guard\] alloc #\d+ /);
-    const off = await mocha([...PLUGIN, '--guard-alloc', '--no-guard-log-allocations', 'clean/clean.spec.cjs'], { env });
+    const off = await mocha([...PLUGIN, '--guard-alloc', '--no-guard-log-allocations', 'clean/clean.spec.cjs'], {
+      env,
+    });
     assert.equal(off.code, 0, off.output);
     assert.doesNotMatch(off.output, /\[mate-guard\] alloc/);
   });
@@ -312,26 +407,64 @@ describe('precedence: flag > MATE_MOCHA_GUARD_* > .mocharc key > off', () => {
 
 describe('bad values stop the run before any test, naming the source and the value', () => {
   const cases = [
-    ['MATE_MOCHA_GUARD_ALLOC=maybe', [...PLUGIN, ...CLEAN], { MATE_MOCHA_GUARD_ALLOC: 'maybe' }, FIXTURES,
-      'MATE_MOCHA_GUARD_ALLOC: "maybe" is not a boolean; use 1/true/yes/on or 0/false/no/off'],
-    ['MATE_MOCHA_GUARD_MODE=x (parallel)', [...PLUGIN, '--parallel', ...CLEAN], { MATE_MOCHA_GUARD_MODE: 'x' }, FIXTURES,
-      'MATE_MOCHA_GUARD_MODE: "x" is not a guard mode; use tail or head'],
-    ['MATE_MOCHA_GUARD_LOG_ALLOCATIONS=2', [...PLUGIN, ...CLEAN], { MATE_MOCHA_GUARD_LOG_ALLOCATIONS: '2' }, FIXTURES,
-      'MATE_MOCHA_GUARD_LOG_ALLOCATIONS: "2" is not a boolean'],
-    ['--guard-mode=sideways', [...PLUGIN, '--guard-mode=sideways', ...CLEAN], {}, FIXTURES,
-      '--guard-mode: "sideways" is not a guard mode; use tail or head'],
-    ['--guard-alloc=perhaps', [...PLUGIN, '--guard-alloc=perhaps', ...CLEAN], {}, FIXTURES,
-      '--guard-alloc: "perhaps" is not a boolean'],
-    ['--guard-mode tail (space: plain mocha took tail for a spec)', [...PLUGIN, '--guard-alloc', '--guard-mode', 'tail', ...CLEAN], {}, FIXTURES,
-      '--guard-mode tail: plain mocha takes "tail" for a spec file; write --guard-mode=tail (or use mate-mocha)'],
-    ['rc guard-mode: diagonal', [], {}, path.join(FIXTURES, 'rc-bad'),
-      'guard-mode: "diagonal" is not a guard mode; use tail or head'],
+    [
+      'MATE_MOCHA_GUARD_ALLOC=maybe',
+      [...PLUGIN, ...CLEAN],
+      { MATE_MOCHA_GUARD_ALLOC: 'maybe' },
+      FIXTURES,
+      'MATE_MOCHA_GUARD_ALLOC: "maybe" is not a boolean; use 1/true/yes/on or 0/false/no/off',
+    ],
+    [
+      'MATE_MOCHA_GUARD_MODE=x (parallel)',
+      [...PLUGIN, '--parallel', ...CLEAN],
+      { MATE_MOCHA_GUARD_MODE: 'x' },
+      FIXTURES,
+      'MATE_MOCHA_GUARD_MODE: "x" is not a guard mode; use tail or head',
+    ],
+    [
+      'MATE_MOCHA_GUARD_LOG_ALLOCATIONS=2',
+      [...PLUGIN, ...CLEAN],
+      { MATE_MOCHA_GUARD_LOG_ALLOCATIONS: '2' },
+      FIXTURES,
+      'MATE_MOCHA_GUARD_LOG_ALLOCATIONS: "2" is not a boolean',
+    ],
+    [
+      '--guard-mode=sideways',
+      [...PLUGIN, '--guard-mode=sideways', ...CLEAN],
+      {},
+      FIXTURES,
+      '--guard-mode: "sideways" is not a guard mode; use tail or head',
+    ],
+    [
+      '--guard-alloc=perhaps',
+      [...PLUGIN, '--guard-alloc=perhaps', ...CLEAN],
+      {},
+      FIXTURES,
+      '--guard-alloc: "perhaps" is not a boolean',
+    ],
+    [
+      '--guard-mode tail (space: plain mocha took tail for a spec)',
+      [...PLUGIN, '--guard-alloc', '--guard-mode', 'tail', ...CLEAN],
+      {},
+      FIXTURES,
+      '--guard-mode tail: plain mocha takes "tail" for a spec file; write --guard-mode=tail (or use mate-mocha)',
+    ],
+    [
+      'rc guard-mode: diagonal',
+      [],
+      {},
+      path.join(FIXTURES, 'rc-bad'),
+      'guard-mode: "diagonal" is not a guard mode; use tail or head',
+    ],
   ];
   for (const [name, args, env, cwd, message] of cases) {
     test(name, async () => {
       const r = await mocha(args, { env, cwd });
       assert.equal(r.code, 2, r.output);
-      assert.ok(r.stderr.includes(`mate-guard: `) && r.stderr.includes(message), `expected "${message}" in:\n${r.output}`);
+      assert.ok(
+        r.stderr.includes(`mate-guard: `) && r.stderr.includes(message),
+        `expected "${message}" in:\n${r.output}`,
+      );
       assert.doesNotMatch(r.output, /passing|failing|RAN:/);
     });
   }

@@ -19,7 +19,8 @@ test('an allocation stack ending in async frames is put together without a captu
   assert.ok(counters && counters.composed >= 1, `a stack text was put together:\n${r.output}`);
   const dir = /\[mate-guard\] reports: (.+)/.exec(r.output)?.[1];
   assert.ok(dir, r.output);
-  const events = fs.readdirSync(dir)
+  const events = fs
+    .readdirSync(dir)
     .filter((f) => /^mate-guard-\d+-\d+\.json$/.test(f))
     .map((f) => JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')))
     .filter((e) => e.kind === 'canary-corruption')

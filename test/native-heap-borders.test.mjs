@@ -37,7 +37,11 @@ describe('Vitest', () => {
   const mateVitest = path.join(ROOT, 'packages', 'vitest-plugin', 'bin', 'mate-vitest.mjs');
   for (const pool of ['forks', 'threads']) {
     test(`mate-vitest --pool ${pool} --guard-native <glob>`, async () => {
-      const r = await run(process.execPath, [mateVitest, 'run', '--pool', pool, '--guard-alloc', '--guard-native', GLOB], { cwd });
+      const r = await run(
+        process.execPath,
+        [mateVitest, 'run', '--pool', pool, '--guard-alloc', '--guard-native', GLOB],
+        { cwd },
+      );
       assertClean(r, new RegExp(`Tests\\s+${CASES} passed`));
     });
   }
@@ -45,7 +49,14 @@ describe('Vitest', () => {
 
 test('Jest: mate-jest --guard-native <glob>', async () => {
   const mateJest = path.join(ROOT, 'packages', 'jest-env', 'bin', 'mate-jest.js');
-  const r = await run(process.execPath, [mateJest, '--guard-alloc', '--guard-native', GLOB, '-c', path.join(FIX, 'jest', 'borders', 'jest.config.js')]);
+  const r = await run(process.execPath, [
+    mateJest,
+    '--guard-alloc',
+    '--guard-native',
+    GLOB,
+    '-c',
+    path.join(FIX, 'jest', 'borders', 'jest.config.js'),
+  ]);
   assertClean(r, new RegExp(`Tests:\\s+${CASES - 1} passed`)); // no routed-frees check there (see the fixture)
 });
 
@@ -53,7 +64,18 @@ describe('Mocha', () => {
   const cwd = path.join(FIX, 'mocha');
   for (const parallel of [[], ['--parallel']]) {
     test(`mocha ${parallel.join(' ')} --guard-native=<glob>`.replace('  ', ' '), async () => {
-      const r = await run(path.join(BIN, 'mocha'), [...parallel, '--require', '@mate-guard/mocha', '--guard-alloc', `--guard-native=${GLOB}`, 'borders/borders.spec.cjs'], { cwd });
+      const r = await run(
+        path.join(BIN, 'mocha'),
+        [
+          ...parallel,
+          '--require',
+          '@mate-guard/mocha',
+          '--guard-alloc',
+          `--guard-native=${GLOB}`,
+          'borders/borders.spec.cjs',
+        ],
+        { cwd },
+      );
       assertClean(r, new RegExp(`${CASES} passing`));
     });
   }

@@ -11,12 +11,17 @@ import { guardRun, ROOT } from './helpers/run.mjs';
 const FIX = path.join(ROOT, 'test', 'fixtures', 'native-heap');
 const skip = hookAddonsMissing() || false;
 
-test('a chosen module that made no allocation call mate-guard can see is named at the end, saying which case it is; one that did is not', { skip }, async () => {
+test('a chosen module that made no allocation call mate-guard can see is named at the end, saying which case it is; one that did is not', {
+  skip,
+}, async () => {
   const own = buildOwnAllocatorAddon();
   const none = buildNoHeapAddon();
   const script = `const o = require(${JSON.stringify(own)}); const n = require(${JSON.stringify(none)}); const a = require(${JSON.stringify(path.join(ROOT, 'examples', 'addon'))});
     console.log(o.hash('hello'), n.add(1, 2), a.nativeHeap.everyForm());`;
-  const r = await guardRun(['--native', '*own_alloc.node', '--native', '*no_heap.node', '--native', '*buggy_addon.node'], ['-e', script]);
+  const r = await guardRun(
+    ['--native', '*own_alloc.node', '--native', '*no_heap.node', '--native', '*buggy_addon.node'],
+    ['-e', script],
+  );
   assert.equal(r.code, 0, r.output);
   const lines = r.stderr.split('\n').filter((l) => l.includes('made no allocation calls'));
   // Only the module that maps memory itself and imports no allocation function is said to carry its own allocator.
@@ -32,13 +37,21 @@ test('the closing warning gives each reason allocations ran unguarded its own co
   const r = await guardRun([], [path.join(FIX, 'unguarded-mix.js')], { env });
   assert.equal(r.code, 0, r.output);
   const warnings = r.stderr.split('\n').filter((l) => l.startsWith('[mate-guard] warning:'));
-  assert.deepEqual(warnings, ['[mate-guard] warning: 13 allocations ran unguarded: 10 because the live-allocation cap for mprotect guard pages (vm.max_map_count) was reached; 3 shared buffers, which can\'t be guarded']);
+  assert.deepEqual(warnings, [
+    "[mate-guard] warning: 13 allocations ran unguarded: 10 because the live-allocation cap for mprotect guard pages (vm.max_map_count) was reached; 3 shared buffers, which can't be guarded",
+  ]);
 });
 
 test('the native coverage line says why calls went to libc, each with its count', async () => {
-  const r = await guardRun(['--native', '*buggy_addon.node', '--native-sample-rate', '4'], [path.join(FIX, 'count.js')]);
+  const r = await guardRun(
+    ['--native', '*buggy_addon.node', '--native-sample-rate', '4'],
+    [path.join(FIX, 'count.js')],
+  );
   assert.equal(r.code, 0, r.output);
-  const m = /^\[mate-guard\] native heap: (\d+) of (\d+) allocations of the chosen modules guarded \([\d.]+%\), (\d+) went to libc \((\d+) sampled out((?:, \d+ [^,]+)*)\)$/m.exec(r.stderr);
+  const m =
+    /^\[mate-guard\] native heap: (\d+) of (\d+) allocations of the chosen modules guarded \([\d.]+%\), (\d+) went to libc \((\d+) sampled out((?:, \d+ [^,]+)*)\)$/m.exec(
+      r.stderr,
+    );
   assert.ok(m, r.stderr);
   assert.equal(Number(m[1]) + Number(m[3]), Number(m[2]));
   // Each reason counted: they add up (a realloc of a block libc made is one of them).

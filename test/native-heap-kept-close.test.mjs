@@ -21,19 +21,24 @@ addon.nativeHeap.mallocUnderflow();
 console.log('underflow: returned');`;
 
 async function churnThenUnderflow(threads, close) {
-  const r = await guardRun(['--no-rerun', '--native', '*buggy_addon.node'], ['-e', script(threads)], { env: close ? { MATE_GUARD_KEPT_CLOSE: close } : {} });
+  const r = await guardRun(['--no-rerun', '--native', '*buggy_addon.node'], ['-e', script(threads)], {
+    env: close ? { MATE_GUARD_KEPT_CLOSE: close } : {},
+  });
   assert.equal(r.code, 1, r.output);
   assert.match(r.output, /underflow: returned/);
   const errors = reportLines(r.output).filter((l) => l.includes(' ERROR: '));
   assert.equal(errors.length, 1, r.output);
-  assert.match(errors[0], /ERROR: canary-corruption: 1 byte before the start of allocation #\d+ \(64 bytes, tail mode\) damaged/);
+  assert.match(
+    errors[0],
+    /ERROR: canary-corruption: 1 byte before the start of allocation #\d+ \(64 bytes, tail mode\) damaged/,
+  );
   const counts = JSON.parse(r.output.split('\n').find((l) => l.startsWith('{')));
   assert.equal(counts.violations, 0, r.output);
   assert.ok(counts.markers + counts.mprotect >= threads * 10000, `every kept-slot free closed its slot: ${r.output}`);
   return counts;
 }
 
-test('kept slots closed by guard markers come back canary around the new allocation: no false report, a reused slot\'s underflow found', async () => {
+test("kept slots closed by guard markers come back canary around the new allocation: no false report, a reused slot's underflow found", async () => {
   const c = await churnThenUnderflow(2, 'markers');
   assert.equal(c.mprotect, 0);
 });
@@ -49,7 +54,12 @@ test('auto closes by mprotect while one thread allocates', async () => {
 });
 
 test('a kept-slot close that is not auto, mprotect or markers is refused by name', async () => {
-  const r = await guardRun(['--native', '*buggy_addon.node'], ['-e', '0'], { env: { MATE_GUARD_KEPT_CLOSE: 'sometimes' } });
+  const r = await guardRun(['--native', '*buggy_addon.node'], ['-e', '0'], {
+    env: { MATE_GUARD_KEPT_CLOSE: 'sometimes' },
+  });
   assert.notEqual(r.code, 0);
-  assert.match(r.output, /MATE_GUARD_KEPT_CLOSE: "sometimes" is not a kept-slot close; use auto or mprotect or markers/);
+  assert.match(
+    r.output,
+    /MATE_GUARD_KEPT_CLOSE: "sometimes" is not a kept-slot close; use auto or mprotect or markers/,
+  );
 });

@@ -12,10 +12,11 @@ import { BIN, ROOT, reportOf, run } from './helpers/run.mjs';
 const GLOB = '*buggy_addon.node';
 const FIX = path.join(ROOT, 'test', 'fixtures');
 
-
 /** The first JS frame under "called from JS at:" names `spec` at the line that called `fn`. */
 function assertCalledFrom(report, spec, fn) {
-  const m = /^==mate-guard== called from JS at:\n==mate-guard== {3}at (?:.* \()?(\/[^\s()]+):(\d+):\d+\)?$/m.exec(report);
+  const m = /^==mate-guard== called from JS at:\n==mate-guard== {3}at (?:.* \()?(\/[^\s()]+):(\d+):\d+\)?$/m.exec(
+    report,
+  );
   assert.ok(m, `the report shows the JS caller of the native function:\n${report}`);
   assert.equal(m[1], spec, report);
   assert.equal(Number(m[2]), lineOf(spec, `nativeHeap.${fn}()`), report);
@@ -28,13 +29,24 @@ function assertBothBugs(r, testPrefix, spec) {
   assert.match(twice, /allocation #\d+ \(64 bytes, tail mode\) was already freed/);
   assert.ok(twice.includes(`==mate-guard== test: ${testPrefix} > native heap > frees a block twice`), twice);
   assert.match(twice, /backend native-heap/);
-  assert.match(twice, /^==mate-guard== {3}#0(?:\.\d+)? DoubleFree \S*native_heap\.cc:\d+ \(buggy_addon\.node\+0x/m, 'first freed at: the addon function and line');
+  assert.match(
+    twice,
+    /^==mate-guard== {3}#0(?:\.\d+)? DoubleFree \S*native_heap\.cc:\d+ \(buggy_addon\.node\+0x/m,
+    'first freed at: the addon function and line',
+  );
   const overflow = reportOf(r.output, 'ERROR: heap-buffer-overflow on WRITE');
   assert.match(overflow, /1 byte past the end of allocation #\d+ \(64 bytes, tail mode\)/);
   assert.ok(overflow.includes(`==mate-guard== test: ${testPrefix} > native heap > overflows a malloc block`), overflow);
   assert.match(overflow, /backend native-heap/);
-  const access = overflow.slice(overflow.indexOf('==mate-guard== access:'), overflow.indexOf('==mate-guard== allocation #'));
-  assert.match(access, /^==mate-guard== {3}#\d+ MallocOverflow \S*native_heap\.cc:\d+ \(buggy_addon\.node\+0x/m, 'the access site');
+  const access = overflow.slice(
+    overflow.indexOf('==mate-guard== access:'),
+    overflow.indexOf('==mate-guard== allocation #'),
+  );
+  assert.match(
+    access,
+    /^==mate-guard== {3}#\d+ MallocOverflow \S*native_heap\.cc:\d+ \(buggy_addon\.node\+0x/m,
+    'the access site',
+  );
   assertCalledFrom(overflow, spec, 'mallocOverflow');
   assertCalledFrom(twice, spec, 'doubleFree');
 }
@@ -44,18 +56,36 @@ describe('Vitest', () => {
   const spec = path.join(cwd, 'native.test.mjs');
   const mateVitest = path.join(ROOT, 'packages', 'vitest-plugin', 'bin', 'mate-vitest.mjs');
   test('mate-vitest --guard-native <glob>', async () => {
-    assertBothBugs(await run(process.execPath, [mateVitest, 'run', '--guard-alloc', '--guard-native', GLOB], { cwd }), 'native.test.mjs', spec);
+    assertBothBugs(
+      await run(process.execPath, [mateVitest, 'run', '--guard-alloc', '--guard-native', GLOB], { cwd }),
+      'native.test.mjs',
+      spec,
+    );
   });
   test('mate-vitest --pool threads --guard-native <glob> (each worker thread its own JS stacks)', async () => {
-    assertBothBugs(await run(process.execPath, [mateVitest, 'run', '--pool', 'threads', '--guard-alloc', '--guard-native', GLOB], { cwd }), 'native.test.mjs', spec);
+    assertBothBugs(
+      await run(process.execPath, [mateVitest, 'run', '--pool', 'threads', '--guard-alloc', '--guard-native', GLOB], {
+        cwd,
+      }),
+      'native.test.mjs',
+      spec,
+    );
   });
   test('MATE_VITEST_GUARD_NATIVE', async () => {
     const env = { MATE_VITEST_GUARD_ALLOC: '1', MATE_VITEST_GUARD_NATIVE: GLOB };
-    assertBothBugs(await run(process.execPath, [path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run'], { cwd, env }), 'native.test.mjs', spec);
+    assertBothBugs(
+      await run(process.execPath, [path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run'], { cwd, env }),
+      'native.test.mjs',
+      spec,
+    );
   });
   test('guardAlloc({ nativeModules })', async () => {
     const env = { FIXTURE_GUARD_OPTIONS: JSON.stringify({ enabled: true, nativeModules: [GLOB] }) };
-    assertBothBugs(await run(process.execPath, [path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run'], { cwd, env }), 'native.test.mjs', spec);
+    assertBothBugs(
+      await run(process.execPath, [path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run'], { cwd, env }),
+      'native.test.mjs',
+      spec,
+    );
   });
 });
 
@@ -65,10 +95,20 @@ describe('Jest', () => {
   const prefix = 'test/fixtures/jest/native/native.test.js';
   const spec = path.join(ROOT, prefix);
   test('mate-jest --guard-native <glob>', async () => {
-    assertBothBugs(await run(process.execPath, [mateJest, '--guard-alloc', '--guard-native', GLOB, ...config]), prefix, spec);
+    assertBothBugs(
+      await run(process.execPath, [mateJest, '--guard-alloc', '--guard-native', GLOB, ...config]),
+      prefix,
+      spec,
+    );
   });
   test('MATE_JEST_GUARD_NATIVE', async () => {
-    assertBothBugs(await run(process.execPath, [mateJest, ...config], { env: { MATE_JEST_GUARD_ALLOC: '1', MATE_JEST_GUARD_NATIVE: GLOB } }), prefix, spec);
+    assertBothBugs(
+      await run(process.execPath, [mateJest, ...config], {
+        env: { MATE_JEST_GUARD_ALLOC: '1', MATE_JEST_GUARD_NATIVE: GLOB },
+      }),
+      prefix,
+      spec,
+    );
   });
   test('testEnvironmentOptions guardNative', async () => {
     const env = { FIXTURE_GUARD_OPTIONS: JSON.stringify({ guardAlloc: true, guardNative: [GLOB] }) };
@@ -81,18 +121,61 @@ describe('Mocha', () => {
   const mocha = path.join(BIN, 'mocha');
   const spec = path.join(cwd, 'native', 'native.spec.cjs');
   test('mocha --guard-native=<glob>', async () => {
-    assertBothBugs(await run(mocha, ['--require', '@mate-guard/mocha', '--guard-alloc', `--guard-native=${GLOB}`, 'native/native.spec.cjs'], { cwd }), 'native/native.spec.cjs', spec);
+    assertBothBugs(
+      await run(
+        mocha,
+        ['--require', '@mate-guard/mocha', '--guard-alloc', `--guard-native=${GLOB}`, 'native/native.spec.cjs'],
+        { cwd },
+      ),
+      'native/native.spec.cjs',
+      spec,
+    );
   });
   test('mocha 10 --expose-gc --guard-native=<glob> (mocha re-spawns itself, writing the value as a second word)', async () => {
     const mocha10 = path.join(ROOT, 'test', 'fixtures', 'mocha-10', 'node_modules', 'mocha', 'bin', 'mocha.js');
-    assertBothBugs(await run(process.execPath, [mocha10, '--expose-gc', '--require', '@mate-guard/mocha', '--guard-alloc', `--guard-native=${GLOB}`, 'native/native.spec.cjs'], { cwd }), 'native/native.spec.cjs', spec);
+    assertBothBugs(
+      await run(
+        process.execPath,
+        [
+          mocha10,
+          '--expose-gc',
+          '--require',
+          '@mate-guard/mocha',
+          '--guard-alloc',
+          `--guard-native=${GLOB}`,
+          'native/native.spec.cjs',
+        ],
+        { cwd },
+      ),
+      'native/native.spec.cjs',
+      spec,
+    );
   });
   test('mocha --parallel --guard-native=<glob>', async () => {
-    assertBothBugs(await run(mocha, ['--parallel', '--require', '@mate-guard/mocha', '--guard-alloc', `--guard-native=${GLOB}`, 'native/native.spec.cjs'], { cwd }), 'native/native.spec.cjs', spec);
+    assertBothBugs(
+      await run(
+        mocha,
+        [
+          '--parallel',
+          '--require',
+          '@mate-guard/mocha',
+          '--guard-alloc',
+          `--guard-native=${GLOB}`,
+          'native/native.spec.cjs',
+        ],
+        { cwd },
+      ),
+      'native/native.spec.cjs',
+      spec,
+    );
   });
   test('MATE_MOCHA_GUARD_NATIVE', async () => {
     const env = { MATE_MOCHA_GUARD_ALLOC: '1', MATE_MOCHA_GUARD_NATIVE: GLOB };
-    assertBothBugs(await run(mocha, ['--require', '@mate-guard/mocha', 'native/native.spec.cjs'], { cwd, env }), 'native/native.spec.cjs', spec);
+    assertBothBugs(
+      await run(mocha, ['--require', '@mate-guard/mocha', 'native/native.spec.cjs'], { cwd, env }),
+      'native/native.spec.cjs',
+      spec,
+    );
   });
   test('.mocharc guard-native', async () => {
     assertBothBugs(await run(mocha, [], { cwd: path.join(cwd, 'native-rc') }), '../native/native.spec.cjs', spec);

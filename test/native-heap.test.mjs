@@ -15,10 +15,19 @@ const NATIVE = ['--native', '*buggy_addon.node'];
 const script = path.join(ROOT, 'examples', 'scripts', 'native-heap.js');
 const fixture = (name) => path.join(ROOT, 'test', 'fixtures', 'native-heap', name);
 const bug = (name, flags = []) => guardRun([...NATIVE, ...flags], [script, name]);
-const lastJson = (output) => JSON.parse(output.split('\n').filter((l) => l.startsWith('{')).pop());
+const lastJson = (output) =>
+  JSON.parse(
+    output
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .pop(),
+  );
 
 /** A symbolized frame line of the example addon's native_heap.cc: `#0 MallocOverflow examples/addon/src/native_heap.cc:42 (buggy_addon.node+0x…)`. */
-const inNativeHeapCc = (fn) => new RegExp(`^==mate-guard== {3}#0(?:\\.\\d+)? ${fn} \\S*examples/addon/src/native_heap\\.cc:\\d+ \\(buggy_addon\\.node\\+0x[0-9a-f]+\\)$`);
+const inNativeHeapCc = (fn) =>
+  new RegExp(
+    `^==mate-guard== {3}#0(?:\\.\\d+)? ${fn} \\S*examples/addon/src/native_heap\\.cc:\\d+ \\(buggy_addon\\.node\\+0x[0-9a-f]+\\)$`,
+  );
 
 /** The frames under a `<title>:` line of a report. */
 function framesAfter(lines, title) {
@@ -41,11 +50,22 @@ for (const [name, fn] of [
     const r = await bug(name);
     assert.equal(r.code, SIGSEGV_EXIT, r.output);
     const lines = reportLines(r.output);
-    assert.match(lines[0], /^==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(64 bytes, tail mode\)$/);
-    assert.ok(lines.some((l) => /: 64 bytes at \[0x[0-9a-f]+, 0x[0-9a-f]+\), tail mode, alignment 16, backend native-heap/.test(l)), r.output);
+    assert.match(
+      lines[0],
+      /^==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(64 bytes, tail mode\)$/,
+    );
+    assert.ok(
+      lines.some((l) =>
+        /: 64 bytes at \[0x[0-9a-f]+, 0x[0-9a-f]+\), tail mode, alignment 16, backend native-heap/.test(l),
+      ),
+      r.output,
+    );
     const alloc = framesAfter(lines, 'allocated at');
     // #0 is the allocating function, or (std::vector) the library code inlined into it, with #0.N the function itself.
-    assert.ok(alloc.filter((l) => /^==mate-guard== {3}#0[ .]/.test(l)).some((l) => inNativeHeapCc(fn).test(l)), `the allocation frame is the allocating function, with file:line:\n${alloc.join('\n')}`);
+    assert.ok(
+      alloc.filter((l) => /^==mate-guard== {3}#0[ .]/.test(l)).some((l) => inNativeHeapCc(fn).test(l)),
+      `the allocation frame is the allocating function, with file:line:\n${alloc.join('\n')}`,
+    );
     assert.ok(lines.includes('==mate-guard== access:'), 'and the access block');
     assert.doesNotMatch(r.output, /returned/);
   });
@@ -55,7 +75,10 @@ test('one byte before memory the module allocated faults in head mode', async ()
   const r = await bug('mallocUnderflow', ['--mode', 'head']);
   assert.equal(r.code, SIGSEGV_EXIT, r.output);
   const lines = reportLines(r.output);
-  assert.match(lines[0], /ERROR: heap-buffer-underflow on WRITE at 0x[0-9a-f]+: 1 byte before the start of allocation #\d+ \(64 bytes, head mode\)/);
+  assert.match(
+    lines[0],
+    /ERROR: heap-buffer-underflow on WRITE at 0x[0-9a-f]+: 1 byte before the start of allocation #\d+ \(64 bytes, head mode\)/,
+  );
   assert.match(framesAfter(lines, 'allocated at')[0], inNativeHeapCc('MallocUnderflow'));
 });
 
@@ -63,14 +86,20 @@ test('in tail mode the underflow lands in the canary, found when the module free
   const r = await bug('mallocUnderflow');
   assert.equal(r.code, 1, r.output);
   assert.match(r.output, /mallocUnderflow: returned/);
-  assert.match(reportLines(r.output).join('\n'), /ERROR: canary-corruption: 1 byte before the start of allocation #\d+ \(64 bytes, tail mode\) damaged[\s\S]*backend native-heap/);
+  assert.match(
+    reportLines(r.output).join('\n'),
+    /ERROR: canary-corruption: 1 byte before the start of allocation #\d+ \(64 bytes, tail mode\) damaged[\s\S]*backend native-heap/,
+  );
 });
 
 test('use after free of module memory faults and says where it was allocated and freed', async () => {
   const r = await bug('useAfterFree');
   assert.equal(r.code, SIGSEGV_EXIT, r.output);
   const lines = reportLines(r.output);
-  assert.match(lines[0], /ERROR: heap-use-after-free on WRITE at 0x[0-9a-f]+: offset 0 inside freed allocation #\d+ \(64 bytes, tail mode\)/);
+  assert.match(
+    lines[0],
+    /ERROR: heap-use-after-free on WRITE at 0x[0-9a-f]+: offset 0 inside freed allocation #\d+ \(64 bytes, tail mode\)/,
+  );
   assert.match(framesAfter(lines, 'allocated at')[0], inNativeHeapCc('UseAfterFree'));
   assert.match(framesAfter(lines, 'freed at')[0], inNativeHeapCc('UseAfterFree'));
 });
@@ -80,7 +109,10 @@ test('a double free is reported with both frees, ignored, and the program goes o
   assert.equal(r.code, 1, r.output);
   assert.match(r.output, /doubleFree: returned/);
   const lines = reportLines(r.output);
-  assert.match(lines[0], /^==mate-guard== ERROR: double-free of 0x[0-9a-f]+: allocation #\d+ \(64 bytes, tail mode\) was already freed$/);
+  assert.match(
+    lines[0],
+    /^==mate-guard== ERROR: double-free of 0x[0-9a-f]+: allocation #\d+ \(64 bytes, tail mode\) was already freed$/,
+  );
   framesAfter(lines, 'freed again at');
   assert.match(framesAfter(lines, 'allocated at')[0], inNativeHeapCc('DoubleFree'));
   assert.match(framesAfter(lines, 'first freed at')[0], inNativeHeapCc('DoubleFree'));
@@ -92,7 +124,10 @@ test('freeing a pointer into the middle of an allocation is an invalid free, rep
   assert.equal(r.code, 1, r.output);
   assert.match(r.output, /invalidFree: returned/);
   const lines = reportLines(r.output);
-  assert.match(lines[0], /^==mate-guard== ERROR: invalid-free of 0x[0-9a-f]+: offset 8 inside allocation #\d+ \(64 bytes, tail mode\), not its start$/);
+  assert.match(
+    lines[0],
+    /^==mate-guard== ERROR: invalid-free of 0x[0-9a-f]+: offset 8 inside allocation #\d+ \(64 bytes, tail mode\), not its start$/,
+  );
   assert.match(framesAfter(lines, 'free called at')[0], inNativeHeapCc('InvalidFree'));
   assert.match(framesAfter(lines, 'allocated at')[0], inNativeHeapCc('InvalidFree'));
 });
@@ -108,7 +143,11 @@ test('the JSON event carries the backend and the native frames as module + offse
   assert.equal(event.backend, 'native-heap');
   assert.equal(event.allocation.backend, 'native-heap');
   assert.equal(event.allocation.freed, true);
-  for (const [stack, fn] of [[event.accessStack, /./], [event.allocation.allocFrames, /DoubleFree/], [event.allocation.freeFrames, /DoubleFree/]]) {
+  for (const [stack, fn] of [
+    [event.accessStack, /./],
+    [event.allocation.allocFrames, /DoubleFree/],
+    [event.allocation.freeFrames, /DoubleFree/],
+  ]) {
     const frames = stack?.frames;
     assert.ok(Array.isArray(frames) && frames.length > 0, JSON.stringify(event));
     assert.equal(frames[0].module, ADDON);
@@ -117,7 +156,10 @@ test('the JSON event carries the backend and the native frames as module + offse
     assert.equal(frames[0].returnAddress, true);
     const names = frames.flatMap((f) => [f.function, ...(f.inlined ?? []).map((i) => i.function)]);
     // The second free is a tail call (DoubleFree's own frame is gone): its stack starts in the caller.
-    assert.ok(names.some((n) => fn.test(n ?? '')), `symbolized when the report was rendered: ${names.join(', ')}`);
+    assert.ok(
+      names.some((n) => fn.test(n ?? '')),
+      `symbolized when the report was rendered: ${names.join(', ')}`,
+    );
   }
 });
 
@@ -125,7 +167,10 @@ test('an overflow on a libuv pool thread faults there; its allocation has native
   const r = await bug('poolThreadOverflow');
   assert.equal(r.code, SIGSEGV_EXIT, r.output);
   const lines = reportLines(r.output);
-  assert.match(lines[0], /ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(128 bytes, tail mode\)/);
+  assert.match(
+    lines[0],
+    /ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(128 bytes, tail mode\)/,
+  );
   assert.ok(framesAfter(lines, 'allocated at').length > 0);
   assert.ok(!lines.includes('==mate-guard== called from JS at:'), 'no JS runs on a pool thread');
 });
@@ -148,14 +193,24 @@ test('a native allocation made inside a call from JS names its JS caller: two li
   assert.equal(r.code, SIGSEGV_EXIT, r.output);
   const line = (text) => lineOf(fixture('js-stack.js'), text);
   const helper = `viaHelper js-stack.js:${line('return fn();')}`;
-  const reports = r.output.split('==mate-guard== ERROR: ').slice(1).map((t) => reportLines(`==mate-guard== ERROR: ${t}`));
+  const reports = r.output
+    .split('==mate-guard== ERROR: ')
+    .slice(1)
+    .map((t) => reportLines(`==mate-guard== ERROR: ${t}`));
   const doubles = reports.filter((l) => l[0].includes('double-free'));
   assert.equal(doubles.length, 3, r.output);
   // The second and third come from the same stack as the first (known by its frames, not captured again).
-  for (const l of doubles) assert.deepEqual(jsCallers(l), [helper, `Object.<anonymous> js-stack.js:${line('viaHelper(addon.nativeHeap.doubleFree)')}`]);
+  for (const l of doubles)
+    assert.deepEqual(jsCallers(l), [
+      helper,
+      `Object.<anonymous> js-stack.js:${line('viaHelper(addon.nativeHeap.doubleFree)')}`,
+    ]);
   const overflow = reports.find((l) => l[0].includes('heap-buffer-overflow'));
   assert.ok(overflow, r.output);
-  assert.deepEqual(jsCallers(overflow), [helper, `Object.<anonymous> js-stack.js:${line('viaHelper(addon.nativeHeap.mallocOverflow)')}`]);
+  assert.deepEqual(jsCallers(overflow), [
+    helper,
+    `Object.<anonymous> js-stack.js:${line('viaHelper(addon.nativeHeap.mallocOverflow)')}`,
+  ]);
 });
 
 test('a native allocation made after the addon called back into JS, or in another call from the same place, names its own JS caller', async () => {
@@ -165,13 +220,21 @@ test('a native allocation made after the addon called back into JS, or in anothe
   const around = `around js-stack.js:${line('const around =')}`;
   const first = `Object.<anonymous> js-stack.js:${line('// first')}`;
   const second = `Object.<anonymous> js-stack.js:${line('// second')}`;
-  const reports = r.output.split('==mate-guard== ERROR: ').slice(1).map((t) => reportLines(`==mate-guard== ERROR: ${t}`));
-  assert.ok(reports.every((l) => l[0].includes('double-free')), r.output);
+  const reports = r.output
+    .split('==mate-guard== ERROR: ')
+    .slice(1)
+    .map((t) => reportLines(`==mate-guard== ERROR: ${t}`));
+  assert.ok(
+    reports.every((l) => l[0].includes('double-free')),
+    r.output,
+  );
   // Every frame, the callback's unnamed one too.
-  const callers = (lines) => lines.slice(lines.indexOf('==mate-guard== called from JS at:') + 1)
-    .map((l) => /^==mate-guard== {3}at (?:(\S+) \()?(\S+?):(\d+):\d+\)?$/.exec(l))
-    .filter(Boolean)
-    .map((m) => `${m[1] ?? '<anonymous>'} ${path.basename(m[2])}:${m[3]}`);
+  const callers = (lines) =>
+    lines
+      .slice(lines.indexOf('==mate-guard== called from JS at:') + 1)
+      .map((l) => /^==mate-guard== {3}at (?:(\S+) \()?(\S+?):(\d+):\d+\)?$/.exec(l))
+      .filter(Boolean)
+      .map((m) => `${m[1] ?? '<anonymous>'} ${path.basename(m[2])}:${m[3]}`);
   assert.deepEqual(reports.map(callers), [
     [around, first], // before the callback
     [`viaHelper js-stack.js:${line('return fn();')}`, `<anonymous> js-stack.js:${line('// first')}`, around, first], // the callback's own call
@@ -232,8 +295,14 @@ test('nativeSampleRate N guards about one allocation in N; the rest go to libc',
 test('--log-allocations names each redirected module and logs native allocations with backend=native-heap', async () => {
   const r = await guardRun([...NATIVE, '--log-allocations'], [fixture('count.js')]);
   assert.equal(r.code, 0, r.output);
-  assert.match(r.stderr, /\[mate-guard\] native heap: \/.*buggy_addon\.node: \d+ import slots redirected \(malloc, .*free.*_Znwm/);
-  assert.match(r.stderr, /\[mate-guard\] alloc #\d+ ptr=0x[0-9a-f]+ requested=64 mapped=8192 mode=tail backend=native-heap test=""/);
+  assert.match(
+    r.stderr,
+    /\[mate-guard\] native heap: \/.*buggy_addon\.node: \d+ import slots redirected \(malloc, .*free.*_Znwm/,
+  );
+  assert.match(
+    r.stderr,
+    /\[mate-guard\] alloc #\d+ ptr=0x[0-9a-f]+ requested=64 mapped=8192 mode=tail backend=native-heap test=""/,
+  );
   assert.match(r.stderr, /\[mate-guard\] free #\d+ ptr=0x[0-9a-f]+ requested=64 mode=tail backend=native-heap/);
 });
 
@@ -258,11 +327,14 @@ for (const [config, message] of [
   [{ nativeSampleRate: 2.5 }, 'nativeSampleRate: 2.5 is not allowed'],
 ]) {
   test(`bad native heap config ${JSON.stringify(config)} throws a clear error`, async () => {
-    const r = await run(process.execPath, ['-e', `
+    const r = await run(process.execPath, [
+      '-e',
+      `
       const c = require(${JSON.stringify(path.join(ROOT, 'packages', 'core-native'))});
       try { c.installGuardAllocator(${JSON.stringify(config)}); console.log('no error'); }
       catch (e) { console.log(e.name + ': ' + e.message); }
-    `]);
+    `,
+    ]);
     assert.ok(r.output.includes(`GuardConfigError: ${message}`), r.output);
   });
 }

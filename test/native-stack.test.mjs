@@ -21,7 +21,10 @@ const { symbolizeFramesSync } = require('../packages/core-native/dist/symbolize/
 
 /** The function the module's own ELF symbols name at `offset` (no tool asked), or undefined. */
 function elfName(module, offset) {
-  const [f] = symbolizeFramesSync([{ module, offset }], { tools: { llvmSymbolizer: false, addr2line: false }, cache: false });
+  const [f] = symbolizeFramesSync([{ module, offset }], {
+    tools: { llvmSymbolizer: false, addr2line: false },
+    cache: false,
+  });
   return f.source === 'elf-symbols' ? f.function : undefined;
 }
 
@@ -31,14 +34,23 @@ const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'native-stack', 'fault.js');
 async function faultIn(where, extra = [], env = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-guard-native-stack-'));
   try {
-    const r = await run(process.execPath, ['--expose-gc', FIXTURE, where, ...extra], { env: { MATE_GUARD_REPORT_DIR: dir, ...env } });
+    const r = await run(process.execPath, ['--expose-gc', FIXTURE, where, ...extra], {
+      env: { MATE_GUARD_REPORT_DIR: dir, ...env },
+    });
     assert.equal(r.signal, 'SIGSEGV', r.output);
     assert.doesNotMatch(r.output, /not reached/);
     assert.match(r.output, /==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
     const [file] = fs.readdirSync(dir).filter((f) => /^mate-guard-\d+-\d+\.json$/.test(f));
     const event = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'));
-    assert.equal(event.text, r.stderr.slice(r.stderr.indexOf('==mate-guard== ERROR')), 'the printer filed what it printed');
-    const lines = r.stderr.split('\n').filter((l) => l.startsWith('==mate-guard==   #')).map((l) => l.slice('==mate-guard==   '.length));
+    assert.equal(
+      event.text,
+      r.stderr.slice(r.stderr.indexOf('==mate-guard== ERROR')),
+      'the printer filed what it printed',
+    );
+    const lines = r.stderr
+      .split('\n')
+      .filter((l) => l.startsWith('==mate-guard==   #'))
+      .map((l) => l.slice('==mate-guard==   '.length));
     assert.ok(r.stderr.includes('==mate-guard== access:\n'), r.stderr);
     return { event, frames: event.accessStack.frames, unwind: event.accessStack.unwind, lines };
   } finally {
@@ -50,8 +62,15 @@ function assertAccessSite({ frames, unwind, lines }, fn, line) {
   assert.equal(unwind, 'unwind-tables');
   assert.equal(frames[0].module, ADDON, 'frame #0 is in the addon');
   assert.equal(frames[0].returnAddress, false, 'frame #0 is the faulting pc itself');
-  assert.ok(frames.slice(1).every((f) => f.returnAddress), 'callers are return addresses');
-  assert.match(lines[0], new RegExp(`^#0 ${fn} examples/addon/src/buggy\\.cc:${line} \\(buggy_addon\\.node\\+0x[0-9a-f]+\\)$`), lines.join('\n'));
+  assert.ok(
+    frames.slice(1).every((f) => f.returnAddress),
+    'callers are return addresses',
+  );
+  assert.match(
+    lines[0],
+    new RegExp(`^#0 ${fn} examples/addon/src/buggy\\.cc:${line} \\(buggy_addon\\.node\\+0x[0-9a-f]+\\)$`),
+    lines.join('\n'),
+  );
   return lines;
 }
 
@@ -59,9 +78,20 @@ test('a fault on the main thread: #0 is the addon function and the buggy line, t
   const fault = await faultIn('main');
   const lines = assertAccessSite(fault, 'FillInclusive', buggyLine('POKE(p + i, 0x41)'));
   assert.ok(fault.frames.length >= 3, lines.join('\n'));
-  assert.match(lines.join('\n'), /^#1 .*napi-inl\.h:\d+ \(buggy_addon\.node\+0x/m, 'the node-addon-api wrapper that called it');
-  assert.ok(fault.frames.some((f) => f.module === process.execPath || path.basename(f.module ?? '') === 'node'), 'unwinds into node itself');
-  assert.match(fault.frames[0].function, /FillInclusive\(Napi::CallbackInfo const&\)$/, 'the event keeps the symbolized frames');
+  assert.match(
+    lines.join('\n'),
+    /^#1 .*napi-inl\.h:\d+ \(buggy_addon\.node\+0x/m,
+    'the node-addon-api wrapper that called it',
+  );
+  assert.ok(
+    fault.frames.some((f) => f.module === process.execPath || path.basename(f.module ?? '') === 'node'),
+    'unwinds into node itself',
+  );
+  assert.match(
+    fault.frames[0].function,
+    /FillInclusive\(Napi::CallbackInfo const&\)$/,
+    'the event keeps the symbolized frames',
+  );
 });
 
 test('a fault on a libuv pool thread names the async work callback', async () => {
@@ -90,7 +120,9 @@ test('with no symbolizer on PATH the printed report still names the function, fr
 
 const OBJCOPY = findOnPath('objcopy', process.env.PATH);
 
-test('a stripped addon gives module+offset in the printed report', { skip: !OBJCOPY && 'objcopy is not on PATH' }, async () => {
+test('a stripped addon gives module+offset in the printed report', {
+  skip: !OBJCOPY && 'objcopy is not on PATH',
+}, async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-guard-stripped-'));
   try {
     const copy = path.join(dir, 'stripped_addon.node');
@@ -104,17 +136,33 @@ test('a stripped addon gives module+offset in the printed report', { skip: !OBJC
 
 const CC = findOnPath('cc', process.env.PATH) ?? findOnPath('gcc', process.env.PATH);
 
-test('code without unwind tables is walked by its frame pointers, a frameless leaf included', { skip: !CC && 'no C compiler on PATH' }, async () => {
+test('code without unwind tables is walked by its frame pointers, a frameless leaf included', {
+  skip: !CC && 'no C compiler on PATH',
+}, async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-guard-nounwind-'));
   try {
     const addon = path.join(dir, 'no_unwind_tables.node');
-    execFileSync(CC, ['-shared', '-fPIC', '-O2', '-fno-omit-frame-pointer', '-fno-asynchronous-unwind-tables', '-fno-unwind-tables',
-      '-I', path.join(ROOT, 'node_modules', 'node-api-headers', 'include'), '-o', addon,
-      path.join(ROOT, 'test', 'fixtures', 'native-stack', 'no-unwind-tables.c')]);
+    execFileSync(CC, [
+      '-shared',
+      '-fPIC',
+      '-O2',
+      '-fno-omit-frame-pointer',
+      '-fno-asynchronous-unwind-tables',
+      '-fno-unwind-tables',
+      '-I',
+      path.join(ROOT, 'node_modules', 'node-api-headers', 'include'),
+      '-o',
+      addon,
+      path.join(ROOT, 'test', 'fixtures', 'native-stack', 'no-unwind-tables.c'),
+    ]);
     const { unwind, lines } = await faultIn('no-unwind-tables', [addon]);
     assert.equal(unwind, 'frame-pointers');
     // No debug info: names only (llvm-symbolizer adds the file a static function came from).
-    assert.match(lines[0], /^#0 poke_past_end (?:no-unwind-tables\.c )?\(no_unwind_tables\.node\+0x[0-9a-f]+\)$/, lines.join('\n'));
+    assert.match(
+      lines[0],
+      /^#0 poke_past_end (?:no-unwind-tables\.c )?\(no_unwind_tables\.node\+0x[0-9a-f]+\)$/,
+      lines.join('\n'),
+    );
     assert.match(lines[1], /^#1 fill_through_helper /, lines.join('\n'));
     assert.match(lines[2], /^#2 Fill /, lines.join('\n'));
   } finally {
@@ -136,7 +184,11 @@ test('the module map resolves code addresses to module + link-time address, as t
   const inAddon = t.addressOf(ADDON, 'napi_register_module_v1');
   assert.equal(inAddon.module, ADDON);
   assert.equal(elfName(ADDON, inAddon.offset), 'napi_register_module_v1');
-  assert.notEqual(elfName(ADDON, inAddon.offset - 1), 'napi_register_module_v1', 'offset is the symbol value itself (pc - load bias)');
+  assert.notEqual(
+    elfName(ADDON, inAddon.offset - 1),
+    'napi_register_module_v1',
+    'offset is the symbol value itself (pc - load bias)',
+  );
   assert.ok(Number.parseInt(inAddon.pc, 16) > inAddon.offset, 'a shared object is loaded at a bias');
   // A capture outside any handler starts at the binding function itself.
   const here = t.captureHere();

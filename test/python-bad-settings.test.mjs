@@ -39,7 +39,8 @@ describe('bad settings leave Python as they leave every Node CLI', { skip: pytho
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-bad-'));
   fs.writeFileSync(path.join(dir, 'test_a.py'), 'def test_a():\n    pass\n');
   fs.writeFileSync(path.join(dir, 'script.py'), 'print("ran")\n');
-  const python = (args, env = {}) => run('python3', args, { cwd: dir, env: { PYTHONPATH: PYTHON_PKG, ...env }, timeout: 60_000 });
+  const python = (args, env = {}) =>
+    run('python3', args, { cwd: dir, env: { PYTHONPATH: PYTHON_PKG, ...env }, timeout: 60_000 });
   const pytest = (args, env) => python(['-m', 'pytest', ...pluginArgs(), '-p', 'no:cacheprovider', ...args], env);
 
   /** One line naming the program, the source and the bad value; nothing on stdout; status 2. */
@@ -53,12 +54,15 @@ describe('bad settings leave Python as they leave every Node CLI', { skip: pytho
     refused(await run(process.execPath, [MATE_JEST, '--guard-mode=bogus']), `mate-jest: --guard-mode: ${BAD_MODE}`);
     refused(await pytest(['--guard-mode=bogus']), `mate-guard: --guard-mode: ${BAD_MODE}`);
     refused(await pytest([], { MATE_PYTEST_GUARD_MODE: 'bogus' }), `mate-guard: MATE_PYTEST_GUARD_MODE: ${BAD_MODE}`);
-    refused(await python(['-m', 'mate_guard', 'run', '--guard-mode=bogus', 'script.py']), `mate_guard: --guard-mode: ${BAD_MODE}`);
+    refused(
+      await python(['-m', 'mate_guard', 'run', '--guard-mode=bogus', 'script.py']),
+      `mate_guard: --guard-mode: ${BAD_MODE}`,
+    );
     // guard-run's spelling, without `run`, as before.
     refused(await python(['-m', 'mate_guard', '--mode=bogus', 'script.py']), `mate_guard: --mode: ${BAD_MODE}`);
   });
 
-  test('no guard library: pytest --guard-alloc and python -m mate_guard print one line and exit 2 (not pytest\'s usage error 4, not a traceback)', async () => {
+  test("no guard library: pytest --guard-alloc and python -m mate_guard print one line and exit 2 (not pytest's usage error 4, not a traceback)", async () => {
     const env = { MATE_GUARD_CUDA_LIBRARY: path.join(dir, 'missing', 'libmate_guard_cuda.so') };
     const why = `the CUDA guard library is missing: ${env.MATE_GUARD_CUDA_LIBRARY} (a broken install? reinstall mate-guard)`;
     refused(await pytest(['--guard-alloc'], env), `mate-guard: ${why}`);
@@ -66,7 +70,10 @@ describe('bad settings leave Python as they leave every Node CLI', { skip: pytho
   });
 
   test('python -m mate_guard run with a script that is not there: one line and exit 2; a good run still runs the script', async () => {
-    refused(await python(['-m', 'mate_guard', 'run', 'nosuch.py']), "mate_guard: can't open file 'nosuch.py': no such file");
+    refused(
+      await python(['-m', 'mate_guard', 'run', 'nosuch.py']),
+      "mate_guard: can't open file 'nosuch.py': no such file",
+    );
     const ok = await python(['-m', 'mate_guard', 'run', '--guard-mode', 'head', 'script.py']);
     assert.equal(ok.code, 0, ok.output);
     assert.equal(ok.stdout, 'ran\n');

@@ -20,7 +20,14 @@ const NO_DRIVER = 'the CUDA driver (libcuda.so.1) could not be loaded: no NVIDIA
 
 function why() {
   try {
-    execFileSync('python3', ['-c', 'import sys, pytest, numpy; assert sys.version_info >= (3, 9) and tuple(map(int, numpy.__version__.split(".")[:2])) >= (1, 22)'], { stdio: 'ignore' });
+    execFileSync(
+      'python3',
+      [
+        '-c',
+        'import sys, pytest, numpy; assert sys.version_info >= (3, 9) and tuple(map(int, numpy.__version__.split(".")[:2])) >= (1, 22)',
+      ],
+      { stdio: 'ignore' },
+    );
   } catch {
     return 'no python3 with pytest and numpy >= 1.22';
   }
@@ -40,7 +47,10 @@ function why() {
 function findXdist() {
   const has = (extra) => {
     try {
-      execFileSync('python3', ['-c', 'import xdist, pytest'], { stdio: 'ignore', env: { ...process.env, PYTHONPATH: extra } });
+      execFileSync('python3', ['-c', 'import xdist, pytest'], {
+        stdio: 'ignore',
+        env: { ...process.env, PYTHONPATH: extra },
+      });
       return true;
     } catch {
       return false;
@@ -49,15 +59,23 @@ function findXdist() {
   if (has('')) return { path: '' };
   let where;
   try {
-    where = execFileSync('/usr/bin/python3', ['-c', 'import os, xdist, execnet; print(os.path.dirname(os.path.dirname(xdist.__file__)))'], { encoding: 'utf8' }).trim();
+    where = execFileSync(
+      '/usr/bin/python3',
+      ['-c', 'import os, xdist, execnet; print(os.path.dirname(os.path.dirname(xdist.__file__)))'],
+      { encoding: 'utf8' },
+    ).trim();
   } catch {
     return { skip: 'pytest-xdist is not installed here (scripts/install-python-xdist.sh installs it)' };
   }
   const lent = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-xdist-'));
-  for (const name of fs.readdirSync(where).filter((n) => /^(xdist|execnet|pytest_xdist-.+\.dist-info|execnet-.+\.(egg|dist)-info)$/.test(n))) {
+  for (const name of fs
+    .readdirSync(where)
+    .filter((n) => /^(xdist|execnet|pytest_xdist-.+\.dist-info|execnet-.+\.(egg|dist)-info)$/.test(n))) {
     fs.symlinkSync(path.join(where, name), path.join(lent, name));
   }
-  return has(lent) ? { path: lent } : { skip: `pytest-xdist of /usr/bin/python3 (${where}) does not import in python3` };
+  return has(lent)
+    ? { path: lent }
+    : { skip: `pytest-xdist of /usr/bin/python3 (${where}) does not import in python3` };
 }
 const XDIST = findXdist();
 
@@ -67,9 +85,18 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-'));
     const includes = execFileSync('python3-config', ['--includes'], { encoding: 'utf8' }).trim().split(/\s+/);
     const suffix = execFileSync('python3-config', ['--extension-suffix'], { encoding: 'utf8' }).trim();
-    execFileSync('cc', ['-shared', '-fPIC', '-O0', '-g', ...includes, path.join(FIX, 'badext.c'), '-o', path.join(dir, `_badext${suffix}`)]);
+    execFileSync('cc', [
+      '-shared',
+      '-fPIC',
+      '-O0',
+      '-g',
+      ...includes,
+      path.join(FIX, 'badext.c'),
+      '-o',
+      path.join(dir, `_badext${suffix}`),
+    ]);
     for (const f of ['test_arrays.py', 'script_bugs.py']) fs.copyFileSync(path.join(FIX, f), path.join(dir, f));
-    beforeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-before-'));  // its own: its conftest makes arrays
+    beforeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-before-')); // its own: its conftest makes arrays
     fs.cpSync(path.join(FIX, 'before'), beforeDir, { recursive: true });
   });
 
@@ -79,8 +106,12 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
     MATE_PYTEST_GUARD_REPORT_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-reports-')),
     MATE_GUARD_REPORT_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-reports-')),
   });
-  const pytest = (args, extraEnv = {}) => run('python3', ['-m', 'pytest', '-p', 'mate_guard.pytest_plugin', '-p', 'no:cacheprovider', '-rfs', ...args],
-    { cwd: dir, env: { ...env(), ...extraEnv }, timeout: 120_000 });
+  const pytest = (args, extraEnv = {}) =>
+    run('python3', ['-m', 'pytest', '-p', 'mate_guard.pytest_plugin', '-p', 'no:cacheprovider', '-rfs', ...args], {
+      cwd: dir,
+      env: { ...env(), ...extraEnv },
+      timeout: 120_000,
+    });
   const python = (args) => run('python3', args, { cwd: dir, env: env(), timeout: 60_000 });
   const section = (out, name) => out.split(new RegExp(`_+ ${name} _+`))[1]?.split(/\n_{5,} /)[0] ?? '';
 
@@ -88,43 +119,113 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
     const r = await pytest(['--guard-alloc', '-k', 'not fault'], { MATE_PYTEST_GUARD_NATIVE: '*_badext*.so' });
     assert.equal(r.code, 1, r.output);
     assert.match(r.stdout, /^test_arrays\.py \.\.\.\.F\.FFF/m, r.output);
-    const failed = [...r.stdout.matchAll(/^FAILED test_arrays\.py::(\w+) - ==mate-guard== ERROR: ([\w-]+)/gm)].map((m) => `${m[1]} ${m[2]}`);
-    assert.deepEqual(failed, ['test_canary_before_start canary-corruption', 'test_heap_double_free double-free',
-      'test_heap_tail_slack canary-corruption', 'test_free_array_data invalid-free'], r.output);
+    const failed = [...r.stdout.matchAll(/^FAILED test_arrays\.py::(\w+) - ==mate-guard== ERROR: ([\w-]+)/gm)].map(
+      (m) => `${m[1]} ${m[2]}`,
+    );
+    assert.deepEqual(
+      failed,
+      [
+        'test_canary_before_start canary-corruption',
+        'test_heap_double_free double-free',
+        'test_heap_tail_slack canary-corruption',
+        'test_free_array_data invalid-free',
+      ],
+      r.output,
+    );
     const canary = section(r.stdout, 'test_canary_before_start');
-    assert.match(canary, /==mate-guard== ERROR: canary-corruption: 1 byte before the start of allocation #\d+ \(100 bytes, tail mode\) damaged/);
+    assert.match(
+      canary,
+      /==mate-guard== ERROR: canary-corruption: 1 byte before the start of allocation #\d+ \(100 bytes, tail mode\) damaged/,
+    );
     assert.match(canary, /==mate-guard== test: test_arrays\.py::test_canary_before_start\n/);
     assert.match(canary, /backend host/);
-    assert.match(canary, /at test_canary_before_start \(.*test_arrays\.py:74\)/, 'the allocation\'s Python stack');
-    assert.match(canary, /#0 PyDataMem_UserNEW/, 'the allocation\'s native stack');
-    assert.match(canary, /called from Python at:\n==mate-guard== {3}at test_canary_before_start /, 'the Python caller is named as Python');
+    assert.match(canary, /at test_canary_before_start \(.*test_arrays\.py:74\)/, "the allocation's Python stack");
+    assert.match(canary, /#0 PyDataMem_UserNEW/, "the allocation's native stack");
+    assert.match(
+      canary,
+      /called from Python at:\n==mate-guard== {3}at test_canary_before_start /,
+      'the Python caller is named as Python',
+    );
     assert.doesNotMatch(r.stdout, /called from JS at:|JS buffer|buffer\.length/, 'no Node wording in a Python report');
     const dbl = section(r.stdout, 'test_heap_double_free');
     assert.match(dbl, /freed again at:\n==mate-guard== {3}#0 heap_double_free .*badext\.c:88/);
     assert.match(dbl, /first freed at:\n==mate-guard== {3}#0 heap_double_free .*badext\.c:87/);
     assert.match(section(r.stdout, 'test_free_array_data'), /#0 free_data .*badext\.c:50/);
-    assert.match(r.stdout, /^\[mate-guard\] summary: \d+ allocations guarded, peak live \d+, 0 unguarded fallbacks, 4 violations, 0 tests skipped by tag$/m);
-    assert.match(r.stdout, new RegExp(`^\\[mate-guard\\] guarded: host memory \\(numpy arrays: guarded, \\d+ allocations(, not guarded: [^;]+)?; native heap of \\*_badext\\*\\.so: [1-9]\\d* allocations\\); CUDA device memory: not guarded \\(${NO_DRIVER.replace(/[()]/g, '\\$&')}\\)$`, 'm'));
+    assert.match(
+      r.stdout,
+      /^\[mate-guard\] summary: \d+ allocations guarded, peak live \d+, 0 unguarded fallbacks, 4 violations, 0 tests skipped by tag$/m,
+    );
+    assert.match(
+      r.stdout,
+      new RegExp(
+        `^\\[mate-guard\\] guarded: host memory \\(numpy arrays: guarded, \\d+ allocations(, not guarded: [^;]+)?; native heap of \\*_badext\\*\\.so: [1-9]\\d* allocations\\); CUDA device memory: not guarded \\(${NO_DRIVER.replace(/[()]/g, '\\$&')}\\)$`,
+        'm',
+      ),
+    );
     assert.doesNotMatch(r.output, /could not start/);
     // The canary damage is rerun once in head mode, where the write faults at its site.
-    const rerun = r.stdout.split('[mate-guard] rerun of test_arrays.py::test_canary_before_start with --guard-mode head, to fault at the first bad access:\n')[1];
+    const rerun = r.stdout.split(
+      '[mate-guard] rerun of test_arrays.py::test_canary_before_start with --guard-mode head, to fault at the first bad access:\n',
+    )[1];
     assert.ok(rerun, r.output);
-    assert.match(rerun, /^==mate-guard== ERROR: heap-buffer-underflow on WRITE at 0x[0-9a-f]+: 1 byte before the start of allocation #\d+ \(100 bytes, head mode\)\n==mate-guard== test: test_arrays\.py::test_canary_before_start\n==mate-guard== access:\n==mate-guard== {3}#0 write_at .*badext\.c:25/);
-    assert.doesNotMatch(r.stdout, /rerun of test_arrays\.py::test_(heap|free)/, 'no placement makes a native tail gap or a bad free fault: not rerun');
+    assert.match(
+      rerun,
+      /^==mate-guard== ERROR: heap-buffer-underflow on WRITE at 0x[0-9a-f]+: 1 byte before the start of allocation #\d+ \(100 bytes, head mode\)\n==mate-guard== test: test_arrays\.py::test_canary_before_start\n==mate-guard== access:\n==mate-guard== {3}#0 write_at .*badext\.c:25/,
+    );
+    assert.doesNotMatch(
+      r.stdout,
+      /rerun of test_arrays\.py::test_(heap|free)/,
+      'no placement makes a native tail gap or a bad free fault: not rerun',
+    );
   });
 
   const faults = [
-    ['test_fault_overflow', [], /heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(80 bytes, tail mode\)/, /#0 write_at .*badext\.c:25/],
-    ['test_fault_underflow', ['--guard-mode', 'head'], /heap-buffer-underflow on WRITE at 0x[0-9a-f]+: 1 byte before the start of allocation #\d+ \(80 bytes, head mode\)/, /#0 write_at .*badext\.c:25/],
-    ['test_fault_use_after_free', [], /heap-use-after-free on READ at 0x[0-9a-f]+: offset 0 inside freed allocation #\d+ \(80 bytes, tail mode\)/, /#0 read_kept .*badext\.c:41/],
-    ['test_fault_heap_overflow', [], /heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(16 bytes, tail mode\)/, /#0 heap_overflow .*badext\.c:67/],
+    [
+      'test_fault_overflow',
+      [],
+      /heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(80 bytes, tail mode\)/,
+      /#0 write_at .*badext\.c:25/,
+    ],
+    [
+      'test_fault_underflow',
+      ['--guard-mode', 'head'],
+      /heap-buffer-underflow on WRITE at 0x[0-9a-f]+: 1 byte before the start of allocation #\d+ \(80 bytes, head mode\)/,
+      /#0 write_at .*badext\.c:25/,
+    ],
+    [
+      'test_fault_use_after_free',
+      [],
+      /heap-use-after-free on READ at 0x[0-9a-f]+: offset 0 inside freed allocation #\d+ \(80 bytes, tail mode\)/,
+      /#0 read_kept .*badext\.c:41/,
+    ],
+    [
+      'test_fault_heap_overflow',
+      [],
+      /heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(16 bytes, tail mode\)/,
+      /#0 heap_overflow .*badext\.c:67/,
+    ],
     // Sampling one allocation in 1000: a call site's first allocations are guarded all the same.
-    ['test_fault_heap_overflow', ['--guard-native-sample-rate', '1000'], /heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(16 bytes, tail mode\)/, /#0 heap_overflow .*badext\.c:67/],
-    ['test_fault_heap_use_after_free', [], /heap-use-after-free on READ at 0x[0-9a-f]+: offset 0 inside freed allocation #\d+ \(32 bytes, tail mode\)/, /#0 heap_use_after_free .*badext\.c:82/],
+    [
+      'test_fault_heap_overflow',
+      ['--guard-native-sample-rate', '1000'],
+      /heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(16 bytes, tail mode\)/,
+      /#0 heap_overflow .*badext\.c:67/,
+    ],
+    [
+      'test_fault_heap_use_after_free',
+      [],
+      /heap-use-after-free on READ at 0x[0-9a-f]+: offset 0 inside freed allocation #\d+ \(32 bytes, tail mode\)/,
+      /#0 heap_use_after_free .*badext\.c:82/,
+    ],
     // A threading.Thread started after install: numpy's handler is per context, set in the thread before it runs.
-    ['test_fault_thread_overflow', [], /heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(96 bytes, tail mode\)/, /#0 write_at .*badext\.c:25/],
+    [
+      'test_fault_thread_overflow',
+      [],
+      /heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(96 bytes, tail mode\)/,
+      /#0 write_at .*badext\.c:25/,
+    ],
   ];
-  test('an overflow, underflow or use-after-free of a numpy array (also one made in a thread) or of the extension\'s heap (also sampled) faults at the access: the report names the kind, the test\'s node id and the access site file:line; pytest dies by SIGSEGV', async () => {
+  test("an overflow, underflow or use-after-free of a numpy array (also one made in a thread) or of the extension's heap (also sampled) faults at the access: the report names the kind, the test's node id and the access site file:line; pytest dies by SIGSEGV", async () => {
     for (const [name, flags, headline, site] of faults) {
       const r = await pytest(['--guard-alloc', '--guard-native', '*_badext*.so', ...flags, `test_arrays.py::${name}`]);
       assert.equal(r.signal, 'SIGSEGV', `${name} ${flags.join(' ')}: ${r.output}`);
@@ -134,33 +235,52 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
     }
   });
 
-  test('views, slices, resize, pickling, fork and shared memory work on guarded arrays; arrays made before install keep numpy\'s handler; plain python reports damage at exit (exit status 1) and a fault at the access', async () => {
+  test("views, slices, resize, pickling, fork and shared memory work on guarded arrays; arrays made before install keep numpy's handler; plain python reports damage at exit (exit status 1) and a fault at the access", async () => {
     const r = await python(['script_bugs.py', 'canary']);
     assert.equal(r.code, 1, r.output);
-    assert.match(r.stderr, /==mate-guard== 1 violation in this process: exit status 1 \(exit_code; 0 leaves the status alone\)/);
+    assert.match(
+      r.stderr,
+      /==mate-guard== 1 violation in this process: exit status 1 \(exit_code; 0 leaves the status alone\)/,
+    );
     assert.match(r.stdout, /^handlers: mate_guard default_allocator$/m);
     assert.match(r.stdout, /^thread started before install: default_allocator 1 unguarded$/m);
     assert.match(r.stdout, /^arrays work: True$/m);
     assert.match(r.stdout, /^numpy allocations guarded: [1-9]\d*, foreign frees 0$/m);
-    assert.match(r.stdout, /^made before install, freed now: 1; guarded: host memory \(numpy arrays: guarded, \d+ allocations, not guarded: [1-9]\d* made before install \(counted when freed\), 1 made where the handler was not set \(a thread started before install or from C\)\)/m);
-    assert.match(r.stderr, /==mate-guard== ERROR: canary-corruption: 2 bytes before the start of allocation #\d+ \(64 bytes, tail mode\) damaged/);
+    assert.match(
+      r.stdout,
+      /^made before install, freed now: 1; guarded: host memory \(numpy arrays: guarded, \d+ allocations, not guarded: [1-9]\d* made before install \(counted when freed\), 1 made where the handler was not set \(a thread started before install or from C\)\)/m,
+    );
+    assert.match(
+      r.stderr,
+      /==mate-guard== ERROR: canary-corruption: 2 bytes before the start of allocation #\d+ \(64 bytes, tail mode\) damaged/,
+    );
     assert.match(r.stderr, /at <module> \(.*script_bugs\.py:\d+\)/);
     const f = await python(['script_bugs.py', 'fault']);
     assert.equal(f.signal, 'SIGSEGV', f.output);
-    assert.match(f.stderr, /==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(64 bytes, tail mode\)/);
+    assert.match(
+      f.stderr,
+      /==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(64 bytes, tail mode\)/,
+    );
     assert.match(f.stderr, /#0 write_at .*badext\.c:25/);
   });
 
-  test('arrays made before install (a conftest\'s) keep numpy\'s allocator, are freed by it, and the summary counts them; threads started after install make guarded arrays', async () => {
-    const r = await run('python3', ['-m', 'pytest', '-p', 'mate_guard.pytest_plugin', '-p', 'no:cacheprovider', '-rfs', '--guard-alloc'],
-      { cwd: beforeDir, env: env(), timeout: 120_000 });
+  test("arrays made before install (a conftest's) keep numpy's allocator, are freed by it, and the summary counts them; threads started after install make guarded arrays", async () => {
+    const r = await run(
+      'python3',
+      ['-m', 'pytest', '-p', 'mate_guard.pytest_plugin', '-p', 'no:cacheprovider', '-rfs', '--guard-alloc'],
+      { cwd: beforeDir, env: env(), timeout: 120_000 },
+    );
     assert.equal(r.code, 0, r.output);
     assert.match(r.stdout, /1 passed/, r.output);
-    assert.match(r.stdout, /^\[mate-guard\] guarded: host memory \(numpy arrays: guarded, \d+ allocations, not guarded: 3 made before install \(counted when freed\)\);/m, r.output);
+    assert.match(
+      r.stdout,
+      /^\[mate-guard\] guarded: host memory \(numpy arrays: guarded, \d+ allocations, not guarded: 3 made before install \(counted when freed\)\);/m,
+      r.output,
+    );
     const t = await pytest(['--guard-alloc', 'test_arrays.py::test_clean_threads_guarded']);
     assert.equal(t.code, 0, t.output);
     assert.match(t.stdout, /1 passed/, t.output);
-    assert.doesNotMatch(t.stdout, /not guarded: /, 'no array was made outside the guard\'s handler');
+    assert.doesNotMatch(t.stdout, /not guarded: /, "no array was made outside the guard's handler");
   });
 
   test('without --guard-alloc nothing is guarded: numpy keeps its handler, no summary', async () => {
@@ -170,20 +290,44 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
     assert.doesNotMatch(r.stdout, /\[mate-guard\]/);
   });
 
-  test('under pytest-xdist a worker\'s violations reach the controller: canary damage fails its test and is rerun where it faults, a fault kills its worker (the report names the test), and the summary counts both with every worker\'s arrays', { skip: XDIST.skip ?? false }, async () => {
-    const r = await pytest(['--guard-alloc', '-n', '2', '-k', 'canary or clean or fault_overflow'],
-      { PYTHONPATH: [env().PYTHONPATH, XDIST.path].filter(Boolean).join(':') });
+  test("under pytest-xdist a worker's violations reach the controller: canary damage fails its test and is rerun where it faults, a fault kills its worker (the report names the test), and the summary counts both with every worker's arrays", {
+    skip: XDIST.skip ?? false,
+  }, async () => {
+    const r = await pytest(['--guard-alloc', '-n', '2', '-k', 'canary or clean or fault_overflow'], {
+      PYTHONPATH: [env().PYTHONPATH, XDIST.path].filter(Boolean).join(':'),
+    });
     assert.equal(r.code, 1, r.output);
-    assert.match(r.stdout, /^FAILED test_arrays\.py::test_canary_before_start - ==mate-guard== ERROR: canary-corruption/m, r.output);
+    assert.match(
+      r.stdout,
+      /^FAILED test_arrays\.py::test_canary_before_start - ==mate-guard== ERROR: canary-corruption/m,
+      r.output,
+    );
     assert.match(r.stdout, /^FAILED test_arrays\.py::test_fault_overflow - worker 'gw\d+' crashed/m, r.output);
-    assert.match(r.output, /==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(80 bytes, tail mode\)\n==mate-guard== test: test_arrays\.py::test_fault_overflow\n/, r.output);
-    assert.match(r.stdout, /^\[mate-guard\] summary: [1-9]\d* allocations guarded, peak live \d+, 0 unguarded fallbacks, 2 violations, 0 tests skipped by tag$/m, r.output);
+    assert.match(
+      r.output,
+      /==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(80 bytes, tail mode\)\n==mate-guard== test: test_arrays\.py::test_fault_overflow\n/,
+      r.output,
+    );
+    assert.match(
+      r.stdout,
+      /^\[mate-guard\] summary: [1-9]\d* allocations guarded, peak live \d+, 0 unguarded fallbacks, 2 violations, 0 tests skipped by tag$/m,
+      r.output,
+    );
     // The workers' arrays, not the controller's (which made none).
-    assert.match(r.stdout, /^\[mate-guard\] guarded: host memory \(numpy arrays: guarded, [1-9]\d* allocations[,)]/m, r.output);
+    assert.match(
+      r.stdout,
+      /^\[mate-guard\] guarded: host memory \(numpy arrays: guarded, [1-9]\d* allocations[,)]/m,
+      r.output,
+    );
     assert.match(r.stdout, /^\[mate-guard\] [2-9] worker processes, replaced ones included$/m, r.output);
     // The workers' canary damage is rerun once by the controller, in one process, where the write faults.
-    const rerun = r.stdout.split('[mate-guard] rerun of test_arrays.py::test_canary_before_start with --guard-mode head, to fault at the first bad access:\n')[1];
+    const rerun = r.stdout.split(
+      '[mate-guard] rerun of test_arrays.py::test_canary_before_start with --guard-mode head, to fault at the first bad access:\n',
+    )[1];
     assert.ok(rerun, r.output);
-    assert.match(rerun, /^==mate-guard== ERROR: heap-buffer-underflow on WRITE at 0x[0-9a-f]+: 1 byte before the start of allocation #\d+ \(100 bytes, head mode\)\n==mate-guard== test: test_arrays\.py::test_canary_before_start\n/);
+    assert.match(
+      rerun,
+      /^==mate-guard== ERROR: heap-buffer-underflow on WRITE at 0x[0-9a-f]+: 1 byte before the start of allocation #\d+ \(100 bytes, head mode\)\n==mate-guard== test: test_arrays\.py::test_canary_before_start\n/,
+    );
   });
 });

@@ -20,7 +20,9 @@ after(() => cleanup.forEach((dir) => fs.rmSync(dir, { recursive: true, force: tr
 
 /** The lines of the fenced block between `<!-- sample:NAME:start ... -->` and `<!-- sample:NAME:end -->`. */
 function sample(name) {
-  const m = new RegExp(`<!-- sample:${name}:start[^>]*-->\\n\`\`\`[a-z]*\\n([\\s\\S]*?)\`\`\`\\n<!-- sample:${name}:end -->`).exec(README);
+  const m = new RegExp(
+    `<!-- sample:${name}:start[^>]*-->\\n\`\`\`[a-z]*\\n([\\s\\S]*?)\`\`\`\\n<!-- sample:${name}:end -->`,
+  ).exec(README);
   assert.ok(m, `README has the sample:${name} markers around a fenced block`);
   return m[1].trimEnd().split('\n');
 }
@@ -31,7 +33,10 @@ function sample(name) {
  * and the addon's start-up made before differs between machines).
  */
 const shorten = (line) => line.split(`${ROOT}/`).join('');
-const stable = (line) => shorten(line).replace(/0x[0-9a-f]+/g, '0x…').replace(/allocation #\d+/g, 'allocation #…');
+const stable = (line) =>
+  shorten(line)
+    .replace(/0x[0-9a-f]+/g, '0x…')
+    .replace(/allocation #\d+/g, 'allocation #…');
 
 /** The report that starts at the first line containing `first`: that line and the `==mate-guard==` lines right after it. */
 function block(output, first) {
@@ -46,13 +51,23 @@ function block(output, first) {
 /** README's lines equal the real ones (a `...` line in README stands for the rest). */
 function assertSame(name, readme, real) {
   const shown = readme.indexOf('...') >= 0 ? readme.slice(0, readme.indexOf('...')) : readme;
-  const paste = real.slice(0, readme.indexOf('...') >= 0 ? shown.length : undefined).map(shorten).join('\n');
-  assert.deepEqual(shown.map(stable), real.slice(0, shown.length).map(stable), `README's sample:${name} is not what the run prints; paste:\n${paste}`);
-  if (shown.length === readme.length) assert.equal(real.length, readme.length, `README's sample:${name} is not the whole report; paste:\n${paste}`);
+  const paste = real
+    .slice(0, readme.indexOf('...') >= 0 ? shown.length : undefined)
+    .map(shorten)
+    .join('\n');
+  assert.deepEqual(
+    shown.map(stable),
+    real.slice(0, shown.length).map(stable),
+    `README's sample:${name} is not what the run prints; paste:\n${paste}`,
+  );
+  if (shown.length === readme.length)
+    assert.equal(real.length, readme.length, `README's sample:${name} is not the whole report; paste:\n${paste}`);
 }
 
 // The demo's Vitest step (examples/demo/20-vitest.mjs), on the overflow file.
-const vitestOverflow = run(process.execPath, [MATE_VITEST, 'run', 'overflow', '--guard-alloc'], { cwd: path.join(ROOT, 'examples', 'vitest') });
+const vitestOverflow = run(process.execPath, [MATE_VITEST, 'run', 'overflow', '--guard-alloc'], {
+  cwd: path.join(ROOT, 'examples', 'vitest'),
+});
 
 test('the report at the top (and the one README reads line by line) is a real Vitest run of examples/', async () => {
   const r = await vitestOverflow;
@@ -64,10 +79,14 @@ test('the report at the top (and the one README reads line by line) is a real Vi
   // "Reading a report" cites the access line of that report.
   const cited = /\| `access:` then `(#0 [^`]+)`/.exec(README);
   assert.ok(cited, 'README reads the access line');
-  assert.equal(stable(`==mate-guard==   ${cited[1]}`), stable(real.find((l) => l.includes(' #0 '))), 'the access line README reads is the sample\'s');
+  assert.equal(
+    stable(`==mate-guard==   ${cited[1]}`),
+    stable(real.find((l) => l.includes(' #0 '))),
+    "the access line README reads is the sample's",
+  );
 });
 
-test('the JSON sample has the event\'s source line, column and allocation site', async () => {
+test("the JSON sample has the event's source line, column and allocation site", async () => {
   const r = await vitestOverflow;
   const dir = /^\[mate-guard\] reports: (.+)$/m.exec(r.output)?.[1];
   assert.ok(dir, `the run names its report directory:\n${r.output}`);
@@ -78,13 +97,19 @@ test('the JSON sample has the event\'s source line, column and allocation site',
   const json = sample('json').join('\n');
   const frame = event.accessStack.frames[0];
   const abs = (p) => p.replace(`${ROOT}/`, '/abs/');
-  assert.ok(json.includes(`"file": ${JSON.stringify(abs(frame.file))}, "line": ${frame.line}, "column": ${frame.column} }`), `README's JSON sample names ${abs(frame.file)}:${frame.line}:${frame.column}`);
+  assert.ok(
+    json.includes(`"file": ${JSON.stringify(abs(frame.file))}, "line": ${frame.line}, "column": ${frame.column} }`),
+    `README's JSON sample names ${abs(frame.file)}:${frame.line}:${frame.column}`,
+  );
   assert.ok(json.includes(`"function": ${JSON.stringify(frame.function)}`), frame.function);
-  assert.ok(json.includes(`"allocStack": ${JSON.stringify(abs(event.allocation.allocStack.split('\n')[0]) + '\n    at …')}`), event.allocation.allocStack);
+  assert.ok(
+    json.includes(`"allocStack": ${JSON.stringify(abs(event.allocation.allocStack.split('\n')[0]) + '\n    at …')}`),
+    event.allocation.allocStack,
+  );
   assert.ok(json.includes(`"test": ${JSON.stringify(event.test)}`), event.test);
 });
 
-test('the canary rerun sample is mate guard-run on examples/scripts/underflow.js (the demo\'s step)', async () => {
+test("the canary rerun sample is mate guard-run on examples/scripts/underflow.js (the demo's step)", async () => {
   const r = await run(process.execPath, [MATE, 'guard-run', '--', process.execPath, 'examples/scripts/underflow.js']);
   assert.equal(r.code, 1, r.output);
   const lines = r.output.split('\n');
@@ -94,7 +119,16 @@ test('the canary rerun sample is mate guard-run on examples/scripts/underflow.js
 });
 
 test('the death sample is mate guard-run on a free that bypasses the router (test/fixtures/core/die.js)', async () => {
-  const r = await run(process.execPath, [MATE, 'guard-run', '--native', '*buggy_addon.node', '--', process.execPath, 'test/fixtures/core/die.js', 'freeBypassingRouter']);
+  const r = await run(process.execPath, [
+    MATE,
+    'guard-run',
+    '--native',
+    '*buggy_addon.node',
+    '--',
+    process.execPath,
+    'test/fixtures/core/die.js',
+    'freeBypassingRouter',
+  ]);
   assert.equal(r.code, 134, r.output);
   assertSame('death-free-bypass', sample('death-free-bypass'), block(r.output, '==mate-guard== ERROR: deadly-signal'));
 });
@@ -104,7 +138,7 @@ test('the death sample is mate guard-run on a free that bypasses the router (tes
 // call that launched that kernel).
 const CUDA = path.join(ROOT, 'examples', 'cuda');
 
-test('the CUDA sample\'s launch sites are the calls in examples/cuda/scripts/overrun.js', () => {
+test("the CUDA sample's launch sites are the calls in examples/cuda/scripts/overrun.js", () => {
   const source = fs.readFileSync(path.join(CUDA, 'scripts', 'overrun.js'), 'utf8').split('\n');
   const lines = sample('cuda-overrun');
   let checked = 0;
@@ -114,14 +148,27 @@ test('the CUDA sample\'s launch sites are the calls in examples/cuda/scripts/ove
     const kernel = /^==mate-guard== {3}(\w+) \(launch \d+/.exec(lines[i - 1])?.[1];
     assert.ok(kernel, `a kernel line before ${line}`);
     const call = `${kernel[0].toLowerCase()}${kernel.slice(1)}(`;
-    assert.ok(source[+site[1] - 1].slice(+site[2] - 1).startsWith(call), `overrun.js:${site[1]}:${site[2]} is the ${call}...) call`);
+    assert.ok(
+      source[+site[1] - 1].slice(+site[2] - 1).startsWith(call),
+      `overrun.js:${site[1]}:${site[2]} is the ${call}...) call`,
+    );
     checked++;
   });
   assert.ok(checked >= 2, 'the sample names launch sites');
 });
 
-test('the CUDA sample is a real run of examples/cuda/scripts/overrun.js', { skip: require(path.join(CUDA, 'gpu.js')) }, async () => {
-  const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--', process.execPath, 'examples/cuda/scripts/overrun.js']);
+test('the CUDA sample is a real run of examples/cuda/scripts/overrun.js', {
+  skip: require(path.join(CUDA, 'gpu.js')),
+}, async () => {
+  const r = await run(process.execPath, [
+    MATE,
+    'guard-run',
+    '--device',
+    'cuda',
+    '--',
+    process.execPath,
+    'examples/cuda/scripts/overrun.js',
+  ]);
   assert.notEqual(r.code, 0, r.output);
   const readme = sample('cuda-overrun');
   const real = block(r.output, '==mate-guard== ERROR: illegal-address');
@@ -129,19 +176,27 @@ test('the CUDA sample is a real run of examples/cuda/scripts/overrun.js', { skip
   assertSame('cuda-overrun', shown.concat('...'), real);
   // The line after `...` is the hint, shortened in README.
   const hint = readme.at(-1).replace(/\.\.\.$/, '');
-  assert.ok(real.some((l) => l.startsWith(hint)), `the hint starts ${hint}`);
+  assert.ok(
+    real.some((l) => l.startsWith(hint)),
+    `the hint starts ${hint}`,
+  );
 });
 
 // CI formats (mate report --format sarif / github) of that same overflow,
 // run again with a report directory to merge.
 let ciRunDir;
-const ciRun = () => (ciRunDir ??= (async () => {
-  const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-readme-ci-'));
-  cleanup.push(parent);
-  const r = await run(process.execPath, [MATE_VITEST, 'run', 'overflow', '--guard-alloc', '--guard-report-dir', parent], { cwd: path.join(ROOT, 'examples', 'vitest') });
-  assert.notEqual(r.code, 0, r.output);
-  return parent;
-})());
+const ciRun = () =>
+  (ciRunDir ??= (async () => {
+    const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-readme-ci-'));
+    cleanup.push(parent);
+    const r = await run(
+      process.execPath,
+      [MATE_VITEST, 'run', 'overflow', '--guard-alloc', '--guard-report-dir', parent],
+      { cwd: path.join(ROOT, 'examples', 'vitest') },
+    );
+    assert.notEqual(r.code, 0, r.output);
+    return parent;
+  })());
 
 /** Addresses (in strings too) left out: they change with every run. */
 const stableJson = (v) => JSON.parse(JSON.stringify(v).replace(/0x[0-9a-f]+/g, '0x…'));

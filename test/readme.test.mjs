@@ -17,8 +17,14 @@ test('README option and settings tables are what `mate options` prints', async (
   const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
   const r = await run(process.execPath, [MATE, 'options']);
   assert.equal(r.code, 0, r.output);
-  assert.ok(r.stdout.includes(between(readme, 'allocator-options')), 'allocator options table is current (paste `mate options`)');
-  assert.ok(r.stdout.includes(between(readme, 'runner-settings')), 'runner settings table is current (paste `mate options`)');
+  assert.ok(
+    r.stdout.includes(between(readme, 'allocator-options')),
+    'allocator options table is current (paste `mate options`)',
+  );
+  assert.ok(
+    r.stdout.includes(between(readme, 'runner-settings')),
+    'runner settings table is current (paste `mate options`)',
+  );
 });
 
 // Each runner package's README: its settings table is the one `mate options
@@ -32,7 +38,11 @@ for (const [runner, dir] of Object.entries(PACKAGE_READMES)) {
     const readme = fs.readFileSync(path.join(ROOT, 'packages', dir, 'README.md'), 'utf8');
     const r = await run(process.execPath, [MATE, 'options', '--runner', runner]);
     assert.equal(r.code, 0, r.output);
-    assert.equal(between(readme, `runner-settings:${runner}`), r.stdout, `paste \`mate options --runner ${runner}\` between the markers`);
+    assert.equal(
+      between(readme, `runner-settings:${runner}`),
+      r.stdout,
+      `paste \`mate options --runner ${runner}\` between the markers`,
+    );
     assert.match(r.stdout, /`--guard-native <glob>`/);
     assert.doesNotMatch(readme, /only JS-created buffers are guarded/i);
     assert.doesNotMatch(readme, /(native|malloc|CUDA)[^.\n]*\bnot (covered|guarded)\b/i);

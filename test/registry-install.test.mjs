@@ -23,7 +23,13 @@ import { after, before, test } from 'node:test';
 import { lockClosure, npmCacheContent, seedStorage, startRegistry, writeFiles } from './helpers/registry.mjs';
 import { ROOT, run } from './helpers/run.mjs';
 
-const PACKAGES = ['@mate-guard/core', '@mate-guard/vitest', '@mate-guard/jest-env', '@mate-guard/mocha', '@mate-guard/node-test'];
+const PACKAGES = [
+  '@mate-guard/core',
+  '@mate-guard/vitest',
+  '@mate-guard/jest-env',
+  '@mate-guard/mocha',
+  '@mate-guard/node-test',
+];
 const BUGGY_ADDON = path.join(ROOT, 'examples', 'addon', 'build', 'Release', 'buggy_addon.node');
 
 /** The user's project: an addon with a planted bug, a test for each runner, the runners' configs. */
@@ -106,14 +112,19 @@ let registry;
  */
 function runUser(cmd, args, opts = {}) {
   const env = {};
-  for (const [k, v] of Object.entries(process.env)) if (!/^(npm_|MATE_|NODE_TEST_CONTEXT$|NODE_OPTIONS$)/.test(k)) env[k] = v;
+  for (const [k, v] of Object.entries(process.env))
+    if (!/^(npm_|MATE_|NODE_TEST_CONTEXT$|NODE_OPTIONS$)/.test(k)) env[k] = v;
   Object.assign(env, { PATH: bareBin, CI: 'true', FORCE_COLOR: '0', NO_COLOR: '1' }, opts.env ?? {});
   const timeout = opts.timeout ?? 240_000;
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { cwd: opts.cwd ?? project, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
-    child.stdout.on('data', (d) => { output += d; });
-    child.stderr.on('data', (d) => { output += d; });
+    child.stdout.on('data', (d) => {
+      output += d;
+    });
+    child.stderr.on('data', (d) => {
+      output += d;
+    });
     const timer = setTimeout(() => child.kill('SIGKILL'), timeout);
     child.on('error', reject);
     child.on('close', (code, signal) => {
@@ -141,10 +152,16 @@ before(async () => {
   // The third-party packages, from the npm cache this checkout's install filled.
   const rootLock = JSON.parse(fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8'));
   const wanted = ['vitest', 'jest', 'jest-environment-node', 'mocha'].map((name) => ({ from: '', name }));
-  const coreDeps = Object.keys(JSON.parse(fs.readFileSync(path.join(ROOT, 'packages', 'core-native', 'package.json'), 'utf8')).dependencies);
+  const coreDeps = Object.keys(
+    JSON.parse(fs.readFileSync(path.join(ROOT, 'packages', 'core-native', 'package.json'), 'utf8')).dependencies,
+  );
   for (const name of coreDeps) wanted.push({ from: 'packages/core-native', name });
   const cache = spawnSync('npm', ['config', 'get', 'cache'], { encoding: 'utf8' }).stdout.trim();
-  const missing = seedStorage(path.join(tmp, 'registry', 'storage'), lockClosure(rootLock, wanted), npmCacheContent(cache));
+  const missing = seedStorage(
+    path.join(tmp, 'registry', 'storage'),
+    lockClosure(rootLock, wanted),
+    npmCacheContent(cache),
+  );
   assert.deepEqual(missing, [], `tarballs missing from the npm cache ${cache}: run npm install in the checkout first`);
   registry = await startRegistry(path.join(tmp, 'registry'));
 
@@ -158,7 +175,14 @@ before(async () => {
   const publishRc = path.join(tmp, 'publish.npmrc');
   fs.writeFileSync(publishRc, `//127.0.0.1:${new URL(registry.url).port}/:_authToken=${registry.token}\n`);
   for (const file of fs.readdirSync(tarballs)) {
-    const r = await run('npm', ['publish', path.join(tarballs, file), '--registry', registry.url, '--userconfig', publishRc]);
+    const r = await run('npm', [
+      'publish',
+      path.join(tarballs, file),
+      '--registry',
+      registry.url,
+      '--userconfig',
+      publishRc,
+    ]);
     assert.equal(r.code, 0, r.output);
   }
 
@@ -179,7 +203,11 @@ before(async () => {
   ].join('\n');
   for (const dir of [project, pnpmProject]) {
     const name = dir === project ? 'a-user-project' : 'a-pnpm-project';
-    writeFiles(dir, { ...FIXTURES, 'package.json': `${JSON.stringify({ name, version: '1.0.0', private: true }, null, 2)}\n`, '.npmrc': npmrc });
+    writeFiles(dir, {
+      ...FIXTURES,
+      'package.json': `${JSON.stringify({ name, version: '1.0.0', private: true }, null, 2)}\n`,
+      '.npmrc': npmrc,
+    });
   }
   // A prebuilt addon with a planted bug (built by this checkout's npm install): copied, not compiled.
   assert.ok(fs.existsSync(BUGGY_ADDON), `${BUGGY_ADDON} is missing: run npm install first`);
@@ -207,7 +235,11 @@ test('npm install -D of each plugin resolves from the registry, with no peer war
     assert.equal(r.code, 0, r.output);
     assert.doesNotMatch(r.output, /peer|ERESOLVE/i, `npm install -D ${args.join(' ')}: peer warnings`);
     // No install script (pnpm refuses unapproved ones, npm warns): the prebuilt binary needs none.
-    assert.doesNotMatch(r.output, /install-scripts +@mate-guard/, `npm warned about an install script of ours:\n${r.output}`);
+    assert.doesNotMatch(
+      r.output,
+      /install-scripts +@mate-guard/,
+      `npm warned about an install script of ours:\n${r.output}`,
+    );
   }
   const resolved = JSON.parse(fs.readFileSync(path.join(project, 'package-lock.json'), 'utf8')).packages;
   for (const name of PACKAGES) {
@@ -216,12 +248,28 @@ test('npm install -D of each plugin resolves from the registry, with no peer war
     assert.ok(entry.resolved.startsWith(registry.url), `${name} came from ${entry.resolved}, not the test registry`);
   }
   // What a source build and `mate guard-run --device cuda` need is in the package.
-  for (const rel of ['prebuilds/linux-x64/mate_guard.node', 'prebuilds/linux-x64/libmate_guard_cuda.so', 'prebuilds/linux-x64/mate-guard-print', 'prebuilds/linux-x64/manifest.json', 'include/mate_guard.h', 'python/sitecustomize.py', 'python/mate_guard_cuda.py', 'CMakeLists.txt', 'src/native/device/embed/standalone.cc'])
+  for (const rel of [
+    'prebuilds/linux-x64/mate_guard.node',
+    'prebuilds/linux-x64/libmate_guard_cuda.so',
+    'prebuilds/linux-x64/mate-guard-print',
+    'prebuilds/linux-x64/manifest.json',
+    'include/mate_guard.h',
+    'python/sitecustomize.py',
+    'python/mate_guard_cuda.py',
+    'CMakeLists.txt',
+    'src/native/device/embed/standalone.cc',
+  ])
     assert.ok(fs.existsSync(path.join(core, rel)), `@mate-guard/core lacks ${rel}`);
-  assert.ok(!fs.existsSync(path.join(core, 'build')), 'the core was built from source although its prebuilt binary fits');
+  assert.ok(
+    !fs.existsSync(path.join(core, 'build')),
+    'the core was built from source although its prebuilt binary fits',
+  );
   const check = await runUser(bin('mate'), ['build-native']);
   assert.equal(check.code, 0, check.output);
-  assert.equal(check.output, 'mate build-native: prebuilds/linux-x64/mate_guard.node fits this machine and loads: nothing to build\n');
+  assert.equal(
+    check.output,
+    'mate build-native: prebuilds/linux-x64/mate_guard.node fits this machine and loads: nothing to build\n',
+  );
   const manifest = JSON.parse(fs.readFileSync(path.join(core, 'prebuilds/linux-x64/manifest.json'), 'utf8'));
   assert.match(manifest.glibc, /^2\.\d+$/);
 });
@@ -229,7 +277,11 @@ test('npm install -D of each plugin resolves from the registry, with no peer war
 /** The overflow report, the test's name and the summary in `output` of a run that `exited` as expected. */
 function assertCaught(r, testName, { summary = true } = {}) {
   assert.notEqual(r.code, 0, r.output);
-  assert.match(r.output, /==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(64 bytes, tail mode\)/, r.output);
+  assert.match(
+    r.output,
+    /==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(64 bytes, tail mode\)/,
+    r.output,
+  );
   assert.match(r.output, /#0 FillInclusive \(buggy_addon\.node\+0x[0-9a-f]+\)/, r.output);
   if (testName) assert.ok(r.output.includes(testName), `no ${JSON.stringify(testName)} in:\n${r.output}`);
   if (summary) assert.match(r.output, /\[mate-guard\] summary: \d+ allocations? guarded, .*1 violation/, r.output);
@@ -246,7 +298,9 @@ test('mate-vitest', async () => {
 // Plain jest (in band: one file) and plain mocha run the tests in their
 // only process, which the fault ends: the report is all there is.
 test('plain jest with the environment and the reporter', async () => {
-  assertCaught(await runUser(bin('jest'), [], { env: { MATE_JEST_GUARD_ALLOC: '1' } }), 'fills a 64-byte buffer', { summary: false });
+  assertCaught(await runUser(bin('jest'), [], { env: { MATE_JEST_GUARD_ALLOC: '1' } }), 'fills a 64-byte buffer', {
+    summary: false,
+  });
 });
 
 test('mate-jest', async () => {
@@ -254,7 +308,11 @@ test('mate-jest', async () => {
 });
 
 test('plain mocha --require @mate-guard/mocha', async () => {
-  assertCaught(await runUser(bin('mocha'), ['--require', '@mate-guard/mocha', '--guard-alloc=true', 'mocha/']), 'fills a 64-byte buffer', { summary: false });
+  assertCaught(
+    await runUser(bin('mocha'), ['--require', '@mate-guard/mocha', '--guard-alloc=true', 'mocha/']),
+    'fills a 64-byte buffer',
+    { summary: false },
+  );
 });
 
 test('mate-mocha', async () => {
@@ -266,13 +324,20 @@ test('mate-mocha', async () => {
 test('node --test --require @mate-guard/node-test, and --import', async () => {
   for (const preload of ['--require', '--import']) {
     // The spec reporter, as on a terminal (TAP, the default in a pipe, escapes '#').
-    const r = await runUser('node', ['--test', '--test-reporter=spec', preload, '@mate-guard/node-test', 'node-test/'], { env: { MATE_NODE_TEST_GUARD_ALLOC: '1' } });
+    const r = await runUser(
+      'node',
+      ['--test', '--test-reporter=spec', preload, '@mate-guard/node-test', 'node-test/'],
+      { env: { MATE_NODE_TEST_GUARD_ALLOC: '1' } },
+    );
     assertCaught(r, 'fills a 64-byte buffer', { summary: preload === '--require' });
   }
 });
 
 test('mate-node-test', async () => {
-  assertCaught(await runUser(bin('mate-node-test'), ['--guard-alloc', '--test-reporter=spec', 'node-test/']), 'fills a 64-byte buffer');
+  assertCaught(
+    await runUser(bin('mate-node-test'), ['--guard-alloc', '--test-reporter=spec', 'node-test/']),
+    'fills a 64-byte buffer',
+  );
 });
 
 test('mate guard-run', async () => {
@@ -280,9 +345,21 @@ test('mate guard-run', async () => {
   assertCaught(r, null);
   assert.doesNotMatch(r.output, /not reached/);
   // --device cuda hands Python the installed package's prebuilt CUDA library and hook (no GPU needed to see it).
-  const d = await runUser(bin('mate'), ['guard-run', '--device', 'cuda', '--', 'sh', '-c', 'echo "$MATE_GUARD_CUDA_LIBRARY"; echo "$PYTHONPATH"']);
+  const d = await runUser(bin('mate'), [
+    'guard-run',
+    '--device',
+    'cuda',
+    '--',
+    'sh',
+    '-c',
+    'echo "$MATE_GUARD_CUDA_LIBRARY"; echo "$PYTHONPATH"',
+  ]);
   assert.equal(d.code, 0, d.output);
-  assert.deepEqual(d.output.split('\n').slice(0, 2), [path.join(core, 'prebuilds', 'linux-x64', 'libmate_guard_cuda.so'), path.join(core, 'python')], d.output);
+  assert.deepEqual(
+    d.output.split('\n').slice(0, 2),
+    [path.join(core, 'prebuilds', 'linux-x64', 'libmate_guard_cuda.so'), path.join(core, 'python')],
+    d.output,
+  );
 });
 
 test('pnpm (strict, isolated node_modules): each plugin installs with no peer warning, and the overflow is caught', async () => {
@@ -293,17 +370,37 @@ test('pnpm (strict, isolated node_modules): each plugin installs with no peer wa
     const r = await inPnpm('pnpm', ['add', '-D', '--store-dir', store, ...args]);
     assert.equal(r.code, 0, r.output);
     assert.doesNotMatch(r.output, /peer/i, `pnpm add -D ${args.join(' ')}: peer warnings`);
-    assert.doesNotMatch(r.output, /Ignored build scripts:[^\n]*@mate-guard/, `pnpm ignored a build script of ours:\n${r.output}`);
+    assert.doesNotMatch(
+      r.output,
+      /Ignored build scripts:[^\n]*@mate-guard/,
+      `pnpm ignored a build script of ours:\n${r.output}`,
+    );
   }
   // Isolated: the project sees its direct dependencies only.
-  assert.deepEqual(fs.readdirSync(path.join(pnpmProject, 'node_modules', '@mate-guard')).sort(), ['core', 'jest-env', 'mocha', 'node-test', 'vitest']);
+  assert.deepEqual(fs.readdirSync(path.join(pnpmProject, 'node_modules', '@mate-guard')).sort(), [
+    'core',
+    'jest-env',
+    'mocha',
+    'node-test',
+    'vitest',
+  ]);
   assert.ok(!fs.existsSync(path.join(pnpmProject, 'node_modules', 'cmake-js')));
   const pbin = (name) => path.join(pnpmProject, 'node_modules', '.bin', name);
   assertCaught(await inPnpm(pbin('vitest'), ['run', '--', '--guard-alloc']), 'fills a 64-byte buffer');
   assertCaught(await inPnpm(pbin('mate-jest'), ['--guard-alloc']), 'fills a 64-byte buffer');
-  assertCaught(await inPnpm(pbin('jest'), [], { env: { MATE_JEST_GUARD_ALLOC: '1' } }), 'fills a 64-byte buffer', { summary: false });
-  assertCaught(await inPnpm(pbin('mocha'), ['--require', '@mate-guard/mocha', '--guard-alloc=true', 'mocha/']), 'fills a 64-byte buffer', { summary: false });
-  const nodeTest = await inPnpm('node', ['--test', '--test-reporter=spec', '--require', '@mate-guard/node-test', 'node-test/'], { env: { MATE_NODE_TEST_GUARD_ALLOC: '1' } });
+  assertCaught(await inPnpm(pbin('jest'), [], { env: { MATE_JEST_GUARD_ALLOC: '1' } }), 'fills a 64-byte buffer', {
+    summary: false,
+  });
+  assertCaught(
+    await inPnpm(pbin('mocha'), ['--require', '@mate-guard/mocha', '--guard-alloc=true', 'mocha/']),
+    'fills a 64-byte buffer',
+    { summary: false },
+  );
+  const nodeTest = await inPnpm(
+    'node',
+    ['--test', '--test-reporter=spec', '--require', '@mate-guard/node-test', 'node-test/'],
+    { env: { MATE_NODE_TEST_GUARD_ALLOC: '1' } },
+  );
   assertCaught(nodeTest, 'fills a 64-byte buffer');
   assertCaught(await inPnpm(pbin('mate'), ['guard-run', '--', 'node', 'scripts/overflow.js']), null);
 });
@@ -330,7 +427,8 @@ test('a corrupt prebuilt binary and no compiler: one line from every entry point
   fs.writeFileSync(prebuiltNode(), good.subarray(0, 4096)); // a download cut short
   try {
     // Every entry point: exit 2 and the loader's line, no stack.
-    const expected = /^[\w-]+: no native allocator loads here \(tried prebuilds\/linux-x64\/mate_guard\.node: truncated \(4096 bytes, its headers say at least \d+\); build\/Release\/mate_guard\.node: not built from source\); build it from source: install cmake >= 3\.15, make and a C\+\+17 compiler .*, then run: node \S+\/node_modules\/@mate-guard\/core\/bin\/mate\.js build-native$/m;
+    const expected =
+      /^[\w-]+: no native allocator loads here \(tried prebuilds\/linux-x64\/mate_guard\.node: truncated \(4096 bytes, its headers say at least \d+\); build\/Release\/mate_guard\.node: not built from source\); build it from source: install cmake >= 3\.15, make and a C\+\+17 compiler .*, then run: node \S+\/node_modules\/@mate-guard\/core\/bin\/mate\.js build-native$/m;
     for (const [cmd, args, env] of ENTRY_POINTS) {
       const e = await runUser(cmd, args, { env });
       const what = [path.basename(cmd), ...args].join(' ');
@@ -341,7 +439,11 @@ test('a corrupt prebuilt binary and no compiler: one line from every entry point
     // The command that line names, on this PATH: why it cannot build, in one line.
     const b = await runUser(bin('mate'), ['build-native']);
     assert.equal(b.code, 1, b.output);
-    assert.match(b.output, /^mate build-native: cannot build for linux-x64 \(prebuilt prebuilds\/linux-x64\/mate_guard\.node: truncated \(.*\); no cmake on PATH, no make or ninja on PATH, no C\+\+ compiler on PATH \(tried c\+\+, g\+\+, clang\+\+\)\): install cmake >= 3\.15, make and a C\+\+17 compiler .*, then run it again$/m, b.output);
+    assert.match(
+      b.output,
+      /^mate build-native: cannot build for linux-x64 \(prebuilt prebuilds\/linux-x64\/mate_guard\.node: truncated \(.*\); no cmake on PATH, no make or ninja on PATH, no C\+\+ compiler on PATH \(tried c\+\+, g\+\+, clang\+\+\)\): install cmake >= 3\.15, make and a C\+\+17 compiler .*, then run it again$/m,
+      b.output,
+    );
     assert.doesNotMatch(b.output, /CMake|cmake-js|make\[/, 'build tool output leaked');
   } finally {
     fs.writeFileSync(prebuiltNode(), good);
@@ -354,11 +456,19 @@ test('a prebuilt binary that needs a newer glibc: mate build-native builds from 
   const glibc = process.report.getReport().header.glibcVersionRuntime;
   const refused = await runUser(bin('mate'), ['guard-run', '--', 'node', 'scripts/overflow.js']);
   assert.equal(refused.code, 2, refused.output);
-  assert.ok(refused.output.includes(`prebuilds/linux-x64/mate_guard.node: needs glibc >= 99.0, this system has ${glibc}`), refused.output);
+  assert.ok(
+    refused.output.includes(`prebuilds/linux-x64/mate_guard.node: needs glibc >= 99.0, this system has ${glibc}`),
+    refused.output,
+  );
   // With build tools (this machine's own PATH): built from the package's own files.
   const r = await runUser(bin('mate'), ['build-native'], { env: { PATH: process.env.PATH }, timeout: 480_000 });
   assert.equal(r.code, 0, r.output);
-  assert.ok(r.output.includes(`mate build-native: built the native allocator from source (prebuilt prebuilds/linux-x64/mate_guard.node: needs glibc >= 99.0, this system has ${glibc})`), r.output);
+  assert.ok(
+    r.output.includes(
+      `mate build-native: built the native allocator from source (prebuilt prebuilds/linux-x64/mate_guard.node: needs glibc >= 99.0, this system has ${glibc})`,
+    ),
+    r.output,
+  );
   assert.ok(fs.existsSync(path.join(core, 'build', 'Release', 'mate_guard.node')));
   assertCaught(await runUser(bin('mate'), ['guard-run', '--', 'node', 'scripts/overflow.js']), null);
 });

@@ -60,12 +60,65 @@ fs.mkdirSync(reportDir, { recursive: true });
 // Hostile pieces.
 const EVIL = path.join(evil, 'evil.cjs');
 const ESC = ['\x1b[2K', '\x1b]0;t\x07', '\x9b2J', '\u202e', '\n'];
-const PATHS = [EVIL, './link/evil.cjs', 'link/evil.cjs', './mate-guard-reports/shard-2/evil.cjs', `../${path.basename(evil)}/evil.cjs`,
-  path.join(evil, '.env'), './link/.env', `file://${EVIL}`, `data:text/javascript,${code}`, './setup.cjs', 'test/a.spec.cjs', victim, `${victim}/x.xml`];
-const NAMES = ['-e', '--eval', '-p', '--print', '-pe', '-ep', '--inspect', '--inspect-brk', '--inspect-brk-node', '--inspectBrk', '--debug', '-i',
-  '--require', '-r', '--import', '--loader', '--env-file', '--config', '-c', '--preset', '--setupFiles', '--globalSetup', '--clearCache',
-  '--cacheDirectory', '--outputFile', '--reporter-option', '-O', '-n', '--node-option', '--execArgv', '--file', '--spec', '--rootDir',
-  '--selectProjects', '--project', '--grep', '-t', '--testNamePattern', '--unknown-thing', '--test-reporter-destination', '--reporter', '--reporters'];
+const PATHS = [
+  EVIL,
+  './link/evil.cjs',
+  'link/evil.cjs',
+  './mate-guard-reports/shard-2/evil.cjs',
+  `../${path.basename(evil)}/evil.cjs`,
+  path.join(evil, '.env'),
+  './link/.env',
+  `file://${EVIL}`,
+  `data:text/javascript,${code}`,
+  './setup.cjs',
+  'test/a.spec.cjs',
+  victim,
+  `${victim}/x.xml`,
+];
+const NAMES = [
+  '-e',
+  '--eval',
+  '-p',
+  '--print',
+  '-pe',
+  '-ep',
+  '--inspect',
+  '--inspect-brk',
+  '--inspect-brk-node',
+  '--inspectBrk',
+  '--debug',
+  '-i',
+  '--require',
+  '-r',
+  '--import',
+  '--loader',
+  '--env-file',
+  '--config',
+  '-c',
+  '--preset',
+  '--setupFiles',
+  '--globalSetup',
+  '--clearCache',
+  '--cacheDirectory',
+  '--outputFile',
+  '--reporter-option',
+  '-O',
+  '-n',
+  '--node-option',
+  '--execArgv',
+  '--file',
+  '--spec',
+  '--rootDir',
+  '--selectProjects',
+  '--project',
+  '--grep',
+  '-t',
+  '--testNamePattern',
+  '--unknown-thing',
+  '--test-reporter-destination',
+  '--reporter',
+  '--reporters',
+];
 
 // mulberry32: small, seeded, well spread.
 let seed = 48;
@@ -78,27 +131,47 @@ const rand = (n) => {
 const pick = (xs) => xs[rand(xs.length)];
 const piece = () => {
   switch (rand(9)) {
-    case 0: return pick(PATHS);
-    case 1: return `${pick(PATHS)},${pick(PATHS)}`; // a comma list
-    case 2: return `${pick(['max-old-space-size=64', 'expose-gc', 'eval', 'inspect', 'require', 'import'])}=${pick([code, EVIL, '1'])}`;
-    case 3: return code;
-    case 4: return `${pick(['x', 'test/a.spec.cjs', EVIL])}${pick(ESC)}`;
-    case 5: return JSON.stringify({ setupFiles: [EVIL], nested: { deeper: [[EVIL]] } });
-    case 6: return `output=${pick(PATHS)}`;
-    default: return pick(['1', 'spec', 'default', 'node', 'x', '^a$']);
+    case 0:
+      return pick(PATHS);
+    case 1:
+      return `${pick(PATHS)},${pick(PATHS)}`; // a comma list
+    case 2:
+      return `${pick(['max-old-space-size=64', 'expose-gc', 'eval', 'inspect', 'require', 'import'])}=${pick([code, EVIL, '1'])}`;
+    case 3:
+      return code;
+    case 4:
+      return `${pick(['x', 'test/a.spec.cjs', EVIL])}${pick(ESC)}`;
+    case 5:
+      return JSON.stringify({ setupFiles: [EVIL], nested: { deeper: [[EVIL]] } });
+    case 6:
+      return `output=${pick(PATHS)}`;
+    default:
+      return pick(['1', 'spec', 'default', 'node', 'x', '^a$']);
   }
 };
 const argument = () => {
   const name = pick(NAMES);
   switch (rand(4)) {
-    case 0: return [`${name}=${piece()}`];
-    case 1: return [name, piece()];
-    case 2: return [name];
-    default: return [piece()];
+    case 0:
+      return [`${name}=${piece()}`];
+    case 1:
+      return [name, piece()];
+    case 2:
+      return [name];
+    default:
+      return [piece()];
   }
 };
 const testName = () => {
-  const project = pick(['', '', `[${pick(NAMES)}=${pick(PATHS)}] `, `[${pick(NAMES)}] `, '[unit] ', `[${pick(ESC)}] `, `[-${piece()}] `]);
+  const project = pick([
+    '',
+    '',
+    `[${pick(NAMES)}=${pick(PATHS)}] `,
+    `[${pick(NAMES)}] `,
+    '[unit] ',
+    `[${pick(ESC)}] `,
+    `[-${piece()}] `,
+  ]);
   const file = pick(['test/a.spec.cjs', 'test/a.spec.cjs', pick(PATHS), `-${pick(PATHS)}`]);
   return `${project}${file} > a > ${pick(['passes', piece()])}`;
 };
@@ -108,7 +181,10 @@ function record() {
   const runner = pick(Object.keys(ENTRY));
   const execArgv = Array.from({ length: rand(4) }, argument).flat();
   if (runner === 'node-test' && rand(2)) execArgv.push('--test');
-  const argv = [rand(8) ? ENTRY[runner] : pick([EVIL, path.join(artifact, 'shard-2', 'node_modules', 'mocha', 'bin', 'mocha.js')]), ...Array.from({ length: rand(6) }, argument).flat()];
+  const argv = [
+    rand(8) ? ENTRY[runner] : pick([EVIL, path.join(artifact, 'shard-2', 'node_modules', 'mocha', 'bin', 'mocha.js')]),
+    ...Array.from({ length: rand(6) }, argument).flat(),
+  ];
   if (rand(3) === 0) argv.push('--', ...argument());
   const cwd = pick([co, co, evil, path.join(artifact, 'shard-2'), '/ci/work/project', path.join(co, 'link')]);
   const tests = Array.from({ length: 1 + rand(3) }, testName);
@@ -121,14 +197,22 @@ const NODE_FORBIDDEN = /^(-e|-p|-pe|-ep|-i|--eval|--print|--inspect|--debug|--in
 const RUNNER_CODE = /^(--eval|--print|--inspect|--debug|--interactive)/;
 // Without --trust-record, no option a description lists as code, a debugger or an output comes back (under it, an option a
 // runner does not know may: that is what it is for, names of code and debuggers apart).
-const RUNNER_UNTRUSTED = /^(--clearCache|--preset|--setupFiles|--globalSetup|--cacheDirectory|--outputFile|--inspectBrk)(=|$)/;
+const RUNNER_UNTRUSTED =
+  /^(--clearCache|--preset|--setupFiles|--globalSetup|--cacheDirectory|--outputFile|--inspectBrk)(=|$)/;
 
 /** Options whose value the runner's own description says loads nothing (a timeout, a pattern): such a value may say anything. */
 const { NODE_OPTIONS } = await dist('core-native/dist/run/node-options.js');
 // Spelled as replay matches them: `--testNamePattern` is `--test-name-pattern`.
 const keyOf = (name) => (/^-[^-]/.test(name) ? name : name.replace(/^--/, '').toLowerCase().replace(/[-_]/g, ''));
-const valueNames = (desc) => new Set(desc.rows.filter(([kind]) => kind === 'value').flatMap(([, names]) => names.split(/\s+/).filter(Boolean).map(keyOf)));
-const VALUE_NAMES = Object.fromEntries(Object.entries(SELECTIONS).map(([r, s]) => [r, new Set([...valueNames(s.options), ...valueNames(NODE_OPTIONS)])]));
+const valueNames = (desc) =>
+  new Set(
+    desc.rows
+      .filter(([kind]) => kind === 'value')
+      .flatMap(([, names]) => names.split(/\s+/).filter(Boolean).map(keyOf)),
+  );
+const VALUE_NAMES = Object.fromEntries(
+  Object.entries(SELECTIONS).map(([r, s]) => [r, new Set([...valueNames(s.options), ...valueNames(NODE_OPTIONS)])]),
+);
 
 /** What must hold of every planned command, whatever the record. */
 function checkPlan(args, what, runner, trust) {
@@ -141,18 +225,31 @@ function checkPlan(args, what, runner, trust) {
       continue;
     }
     assert.ok(!a.includes(evil), `${what}: the attacker's folder reached the command: ${JSON.stringify(a)}`);
-    assert.ok(!a.includes('mate-guard-reports'), `${what}: the artifact's tree reached the command: ${JSON.stringify(a)}`);
+    assert.ok(
+      !a.includes('mate-guard-reports'),
+      `${what}: the artifact's tree reached the command: ${JSON.stringify(a)}`,
+    );
     // (`link/x` bare is a package name to node and a pattern to Jest; as a path, ./link/x.)
-    assert.ok(!/(^|[\s,=])\.\/link\//.test(a) && !a.includes(path.join(co, 'link/')), `${what}: a link out of the checkout reached the command: ${JSON.stringify(a)}`);
-    if (entry < 0 || i < entry) assert.doesNotMatch(a, NODE_FORBIDDEN, `${what}: code or a debugger: ${JSON.stringify(a)}`);
-    if (entry >= 0 && i > entry) assert.doesNotMatch(a, RUNNER_CODE, `${what}: code or a debugger for the runner: ${JSON.stringify(a)}`);
-    if (!trust) assert.doesNotMatch(a, RUNNER_UNTRUSTED, `${what}: the runner's code, debugger or output option: ${JSON.stringify(a)}`);
+    assert.ok(
+      !/(^|[\s,=])\.\/link\//.test(a) && !a.includes(path.join(co, 'link/')),
+      `${what}: a link out of the checkout reached the command: ${JSON.stringify(a)}`,
+    );
+    if (entry < 0 || i < entry)
+      assert.doesNotMatch(a, NODE_FORBIDDEN, `${what}: code or a debugger: ${JSON.stringify(a)}`);
+    if (entry >= 0 && i > entry)
+      assert.doesNotMatch(a, RUNNER_CODE, `${what}: code or a debugger for the runner: ${JSON.stringify(a)}`);
+    if (!trust)
+      assert.doesNotMatch(
+        a,
+        RUNNER_UNTRUSTED,
+        `${what}: the runner's code, debugger or output option: ${JSON.stringify(a)}`,
+      );
     assert.doesNotMatch(a, /^--(selectProjects|project)=-/, `${what}: a project name read as an option`);
     assert.doesNotMatch(a, /^(file|data):/, `${what}: a module URL from the record`);
   }
 }
 
-test('3000 records of hostile pieces: every plan replay makes keeps out code, debuggers, the attacker\'s paths, the artifact and names as options', () => {
+test("3000 records of hostile pieces: every plan replay makes keeps out code, debuggers, the attacker's paths, the artifact and names as options", () => {
   let planned = 0;
   let refused = 0;
   for (let i = 0; i < 3000; i++) {
@@ -185,10 +282,22 @@ test('a handful of them through the real mate replay (mocha records run; the oth
     const { record: rec, tests } = record();
     if (rec.cwd !== co || rec.argv[0] !== ENTRY[rec.runner]) continue;
     const dir = fs.mkdtempSync(path.join(reportDir, 'run-'));
-    fs.writeFileSync(path.join(dir, 'replay.json'), JSON.stringify({ ...rec, settings: { mode: 'tail', alignment: 16 } }));
-    tests.forEach((t, k) => fs.writeFileSync(path.join(dir, `mate-guard-1-${k + 1}.json`), JSON.stringify({ tool: 'mate-guard', kind: 'heap-buffer-overflow', pid: 1, test: t })));
+    fs.writeFileSync(
+      path.join(dir, 'replay.json'),
+      JSON.stringify({ ...rec, settings: { mode: 'tail', alignment: 16 } }),
+    );
+    tests.forEach((t, k) =>
+      fs.writeFileSync(
+        path.join(dir, `mate-guard-1-${k + 1}.json`),
+        JSON.stringify({ tool: 'mate-guard', kind: 'heap-buffer-overflow', pid: 1, test: t }),
+      ),
+    );
     const dry = rec.runner !== 'mocha';
-    const r = await run(process.execPath, [MATE, 'replay', dir, ...(dry ? ['--dry-run'] : []), ...(i % 2 ? ['--trust-record'] : [])], { cwd: co, timeout: 60_000 });
+    const r = await run(
+      process.execPath,
+      [MATE, 'replay', dir, ...(dry ? ['--dry-run'] : []), ...(i % 2 ? ['--trust-record'] : [])],
+      { cwd: co, timeout: 60_000 },
+    );
     assert.notEqual(r.code, null, r.output); // ended, not killed
     assert.doesNotMatch(r.output, /\x1b|\x9b|TypeError|RangeError/, r.output);
     assert.equal(fs.existsSync(marker), false, r.output);

@@ -32,8 +32,18 @@ const command = (stderr) => stderr.split('\n').find((l) => l.startsWith('[mate-g
 
 describe('mate replay keeps worker-count and memory-limit flags', () => {
   test('jest -w=2 --workerIdleMemoryLimit=1GB: the crash replays in a Jest worker (exit 1, the file failed), not in band (139)', async () => {
-    const rec = await recorded((dir) => [MATE_JEST, '--guard-alloc', '--guard-report-dir', dir, '--no-guard-rerun',
-      '-c', 'test/fixtures/jest/bugs/jest.config.js', '-w=2', '--workerIdleMemoryLimit=1GB', 'overflow']);
+    const rec = await recorded((dir) => [
+      MATE_JEST,
+      '--guard-alloc',
+      '--guard-report-dir',
+      dir,
+      '--no-guard-rerun',
+      '-c',
+      'test/fixtures/jest/bugs/jest.config.js',
+      '-w=2',
+      '--workerIdleMemoryLimit=1GB',
+      'overflow',
+    ]);
     assert.equal(rec.code, 1, rec.output);
     assert.match(rec.output, /\[mate-guard\] Jest worker \d+ was killed by a guard fault: heap-buffer-overflow/);
     const r = await replay(rec.dir);
@@ -46,8 +56,19 @@ describe('mate replay keeps worker-count and memory-limit flags', () => {
   });
 
   test('jest --maxWorkers 2 (value apart): kept with its value; the replay runs as the record did', async () => {
-    const rec = await recorded((dir) => [MATE_JEST, '--guard-alloc', '--guard-report-dir', dir, '--no-guard-rerun',
-      '-c', 'test/fixtures/jest/bugs/jest.config.js', '--maxWorkers', '2', '--workerIdleMemoryLimit=512MB', 'overflow']);
+    const rec = await recorded((dir) => [
+      MATE_JEST,
+      '--guard-alloc',
+      '--guard-report-dir',
+      dir,
+      '--no-guard-rerun',
+      '-c',
+      'test/fixtures/jest/bugs/jest.config.js',
+      '--maxWorkers',
+      '2',
+      '--workerIdleMemoryLimit=512MB',
+      'overflow',
+    ]);
     assert.equal(rec.code, 1, rec.output);
     const r = await replay(rec.dir);
     assert.equal(r.code, rec.code, r.output);
@@ -56,8 +77,16 @@ describe('mate replay keeps worker-count and memory-limit flags', () => {
   });
 
   test('mocha --parallel --jobs=2: the crash replays in a mocha worker, with the same exit code as recorded', async () => {
-    const rec = await recorded((dir) => [MATE_MOCHA, '--guard-alloc', '--guard-report-dir', dir, '--parallel', '--jobs=2',
-      'examples/mocha/overflow.spec.cjs', 'examples/mocha/clean.spec.cjs']);
+    const rec = await recorded((dir) => [
+      MATE_MOCHA,
+      '--guard-alloc',
+      '--guard-report-dir',
+      dir,
+      '--parallel',
+      '--jobs=2',
+      'examples/mocha/overflow.spec.cjs',
+      'examples/mocha/clean.spec.cjs',
+    ]);
     assert.notEqual(rec.code, 0, rec.output);
     assert.notEqual(rec.code, 139, `a worker's crash is no crash of mocha itself:\n${rec.output}`);
     const r = await replay(rec.dir);
@@ -69,7 +98,19 @@ describe('mate replay keeps worker-count and memory-limit flags', () => {
 
   test('vitest --maxWorkers=2: kept; the replay fails the crashed file in its fork as the record did', async () => {
     const cwd = path.join(ROOT, 'test', 'fixtures', 'vitest', 'bugs');
-    const rec = await recorded((dir) => [MATE_VITEST, 'run', '--maxWorkers=2', 'overflow', '--guard-alloc', '--guard-report-dir', dir, '--no-guard-rerun'], { cwd });
+    const rec = await recorded(
+      (dir) => [
+        MATE_VITEST,
+        'run',
+        '--maxWorkers=2',
+        'overflow',
+        '--guard-alloc',
+        '--guard-report-dir',
+        dir,
+        '--no-guard-rerun',
+      ],
+      { cwd },
+    );
     assert.equal(rec.code, 1, rec.output);
     const r = await replay(rec.dir);
     assert.equal(r.code, 1, r.output);

@@ -59,14 +59,19 @@ describe('installGuardAllocator with no report directory', () => {
     assert.ok(fs.readdirSync(path.join(parent, own)).some((f) => /^mate-guard-\d+-\d+\.json$/.test(f)));
   });
 
-  test('a per-user folder that is a link, open to others, or someone else\'s is refused, naming it; nothing is written', async () => {
+  test("a per-user folder that is a link, open to others, or someone else's is refused, naming it; nothing is written", async () => {
     const tmp = sharedTmp();
     const parent = path.join(tmp, `mate-guard-${UID}`);
     const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-folders-elsewhere-'));
     fs.symlinkSync(elsewhere, parent);
     const link = await node(tmp);
     assert.notEqual(link.code, 0, link.output);
-    assert.match(link.stderr, new RegExp(`mate-guard: ${parent.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is a link, not the folder mate-guard made for your reports: remove it, or give a report directory \\(MATE_GUARD_REPORT_DIR\\)`));
+    assert.match(
+      link.stderr,
+      new RegExp(
+        `mate-guard: ${parent.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is a link, not the folder mate-guard made for your reports: remove it, or give a report directory \\(MATE_GUARD_REPORT_DIR\\)`,
+      ),
+    );
     assert.deepEqual(fs.readdirSync(elsewhere), []);
     fs.unlinkSync(parent);
     fs.mkdirSync(parent);
@@ -93,18 +98,22 @@ const asNobody = () => {
 };
 
 describe('the symlink race, as a second user', { skip: asNobody() }, () => {
-  test('nobody plants <tmp>/mate-guard-0/ with links to a root-only file: root\'s run refuses it, the file is never written', async () => {
+  test("nobody plants <tmp>/mate-guard-0/ with links to a root-only file: root's run refuses it, the file is never written", async () => {
     const tmp = sharedTmp();
     const victim = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mate-folders-victim-')), 'secret');
     fs.writeFileSync(victim, 'root only\n', { mode: 0o600 });
     const parent = path.join(tmp, `mate-guard-${UID}`);
-    const plant = `mkdir -m 0777 ${parent} && for i in $(seq 1 50); do ln -s ${victim} ${parent}/stats-$i-0.json; done`
-      + ` && mkdir -m 0777 ${tmp}/mate-guard-reports && ln -s ${victim} ${tmp}/mate-guard-reports/stats-1-0.json`;
+    const plant =
+      `mkdir -m 0777 ${parent} && for i in $(seq 1 50); do ln -s ${victim} ${parent}/stats-$i-0.json; done` +
+      ` && mkdir -m 0777 ${tmp}/mate-guard-reports && ln -s ${victim} ${tmp}/mate-guard-reports/stats-1-0.json`;
     execFileSync('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', 'sh', '-c', plant]);
     assert.notEqual(fs.statSync(parent).uid, 0, 'nobody made it');
     const r = await node(tmp);
     assert.notEqual(r.code, 0, r.output);
-    assert.match(r.stderr, new RegExp(`mate-guard: ${parent.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} belongs to user \\d+, not you \\(0\\)`));
+    assert.match(
+      r.stderr,
+      new RegExp(`mate-guard: ${parent.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} belongs to user \\d+, not you \\(0\\)`),
+    );
     assert.equal(fs.readFileSync(victim, 'utf8'), 'root only\n');
     assert.equal(fs.statSync(victim).mode & 0o777, 0o600);
   });
@@ -119,20 +128,34 @@ describe('the Python library with no report directory (simulated CUDA driver)', 
     python = freshVenv('mate-folders-py-', ['--no-index', buildWheel(path.dirname(fake))]);
   });
 
-  test('python -m mate_guard: an overrun is reported from the library\'s own folder under <tmp>/mate-guard-<uid>/, kept; a refused parent stops it', async () => {
+  test("python -m mate_guard: an overrun is reported from the library's own folder under <tmp>/mate-guard-<uid>/, kept; a refused parent stops it", async () => {
     const tmp = sharedTmp();
     const FIX = path.join(ROOT, 'test', 'fixtures', 'python');
-    const r = await run(python, ['-m', 'mate_guard', '--mode', 'tail', '--sync-on-free', path.join(FIX, 'script_overrun.py')], { cwd: tmp, env: { ...simEnv, TMPDIR: tmp } });
-    assert.match(r.stderr, /==mate-guard== ERROR: canary-corruption: 1 byte past the end of allocation #1 \(100 bytes, tail mode\) damaged/, r.output);
+    const r = await run(
+      python,
+      ['-m', 'mate_guard', '--mode', 'tail', '--sync-on-free', path.join(FIX, 'script_overrun.py')],
+      { cwd: tmp, env: { ...simEnv, TMPDIR: tmp } },
+    );
+    assert.match(
+      r.stderr,
+      /==mate-guard== ERROR: canary-corruption: 1 byte past the end of allocation #1 \(100 bytes, tail mode\) damaged/,
+      r.output,
+    );
     const parent = path.join(tmp, `mate-guard-${UID}`);
     assert.equal(fs.statSync(parent).mode & 0o777, 0o700);
     const [own] = fs.readdirSync(parent);
-    assert.ok(fs.readdirSync(path.join(parent, own)).some((f) => /^mate-guard-\d+-\d+\.json$/.test(f)), r.output);
+    assert.ok(
+      fs.readdirSync(path.join(parent, own)).some((f) => /^mate-guard-\d+-\d+\.json$/.test(f)),
+      r.output,
+    );
 
     const open = sharedTmp();
     fs.mkdirSync(path.join(open, `mate-guard-${UID}`), { mode: 0o777 });
     fs.chmodSync(path.join(open, `mate-guard-${UID}`), 0o777);
-    const refused = await run(python, ['-m', 'mate_guard', path.join(FIX, 'script_overrun.py')], { cwd: open, env: { ...simEnv, TMPDIR: open } });
+    const refused = await run(python, ['-m', 'mate_guard', path.join(FIX, 'script_overrun.py')], {
+      cwd: open,
+      env: { ...simEnv, TMPDIR: open },
+    });
     assert.notEqual(refused.code, 0, refused.output);
     assert.match(refused.stderr, /is open to other users \(mate-guard makes it 0700\)/);
   });

@@ -28,15 +28,35 @@ function reportDir(name) {
   return { dir, file };
 }
 
-const onPath = (tool) => (process.env.PATH ?? '').split(path.delimiter).some((d) => d && fs.existsSync(path.join(d, tool)));
-const NO_SYMBOLIZER = !onPath('llvm-symbolizer') && !onPath('addr2line') && 'neither llvm-symbolizer nor addr2line is on PATH';
+const onPath = (tool) =>
+  (process.env.PATH ?? '').split(path.delimiter).some((d) => d && fs.existsSync(path.join(d, tool)));
+const NO_SYMBOLIZER =
+  !onPath('llvm-symbolizer') && !onPath('addr2line') && 'neither llvm-symbolizer nor addr2line is on PATH';
 
-const reportText = (output) => output.split('\n').filter((l) => l.startsWith('==mate-guard== ')).join('\n');
+const reportText = (output) =>
+  output
+    .split('\n')
+    .filter((l) => l.startsWith('==mate-guard== '))
+    .join('\n');
 
-describe('the same event renders the same text through Node, Python and the crash printer', { skip: noPython() }, () => {
-  const NAMES = ['overflow', 'native-heap-overflow', 'cuda-illegal-address', 'cuda-cross-stream-free', 'death-free-bypassing-router', 'death-uncaught-exception', 'cuda-out-of-memory'];
+describe('the same event renders the same text through Node, Python and the crash printer', {
+  skip: noPython(),
+}, () => {
+  const NAMES = [
+    'overflow',
+    'native-heap-overflow',
+    'cuda-illegal-address',
+    'cuda-cross-stream-free',
+    'death-free-bypassing-router',
+    'death-uncaught-exception',
+    'cuda-out-of-memory',
+  ];
   // The report blocks of an output, each from its ERROR line, in a stable order.
-  const blocks = (output) => reportText(output).split(/\n(?===mate-guard== ERROR: )/).filter((b) => b).sort();
+  const blocks = (output) =>
+    reportText(output)
+      .split(/\n(?===mate-guard== ERROR: )/)
+      .filter((b) => b)
+      .sort();
 
   test(`${NAMES.join(', ')}: one report directory, read by Node and by Python, each event printed by the crash printer`, async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-parity-'));
@@ -74,16 +94,32 @@ describe('the same event renders the same text through Node, Python and the cras
     assert.equal(reportText(py.stdout), reportText(node.stdout));
   });
 
-  test('a real run\'s event as its dying process filed it (native frames unsymbolized): all three symbolize to the same file:line', { skip: NO_SYMBOLIZER }, async () => {
+  test("a real run's event as its dying process filed it (native frames unsymbolized): all three symbolize to the same file:line", {
+    skip: NO_SYMBOLIZER,
+  }, async () => {
     const reports = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-parity-run-'));
-    const r = await guardRun(['--native', '*buggy_addon.node', '--report-dir', reports], [path.join(ROOT, 'examples', 'scripts', 'native-heap.js'), 'mallocOverflow'], { cwd: ROOT });
+    const r = await guardRun(
+      ['--native', '*buggy_addon.node', '--report-dir', reports],
+      [path.join(ROOT, 'examples', 'scripts', 'native-heap.js'), 'mallocOverflow'],
+      { cwd: ROOT },
+    );
     assert.notEqual(r.code, 0, r.output);
-    const find = (dir) => fs.readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? find(path.join(dir, d.name)) : /^mate-guard-\d+-\d+\.json$/.test(d.name) ? [path.join(dir, d.name)] : []));
+    const find = (dir) =>
+      fs
+        .readdirSync(dir, { withFileTypes: true })
+        .flatMap((d) =>
+          d.isDirectory()
+            ? find(path.join(dir, d.name))
+            : /^mate-guard-\d+-\d+\.json$/.test(d.name)
+              ? [path.join(dir, d.name)]
+              : [],
+        );
     const [filed] = find(reports);
     const event = JSON.parse(fs.readFileSync(filed, 'utf8'));
     // Back to what the signal handler wrote: module + offset only.
     for (const stack of [event.accessStack, event.allocation.allocFrames]) {
-      for (const f of stack.frames) for (const k of ['function', 'file', 'line', 'column', 'inlined', 'source']) delete f[k];
+      for (const f of stack.frames)
+        for (const k of ['function', 'file', 'line', 'column', 'inlined', 'source']) delete f[k];
     }
     delete event.text;
     delete event.delivered;
@@ -91,15 +127,24 @@ describe('the same event renders the same text through Node, Python and the cras
     const file = path.join(dir, 'mate-guard-4242-1.json');
     fs.writeFileSync(file, JSON.stringify(event));
     const node = reportText((await run(process.execPath, [MATE, 'report', dir], { cwd: ROOT })).stdout);
-    const py = reportText((await run('python3', ['-m', 'mate_guard', 'report', dir], { cwd: ROOT, env: pythonEnv })).stdout);
+    const py = reportText(
+      (await run('python3', ['-m', 'mate_guard', 'report', dir], { cwd: ROOT, env: pythonEnv })).stdout,
+    );
     const printer = await run(PRINTER, [file], { cwd: ROOT });
-    assert.match(node, /^==mate-guard== {3}#0 StoreByte examples\/addon\/src\/native_heap\.cc:\d+ \(buggy_addon\.node\+0x[0-9a-f]+\)$/m, node);
+    assert.match(
+      node,
+      /^==mate-guard== {3}#0 StoreByte examples\/addon\/src\/native_heap\.cc:\d+ \(buggy_addon\.node\+0x[0-9a-f]+\)$/m,
+      node,
+    );
     assert.equal(py, node, 'Python');
     assert.equal(printer.stderr, `${node}\n`, 'the crash printer');
     // The printer files the frames it symbolized, as Node's printer does.
     const rewritten = JSON.parse(fs.readFileSync(file, 'utf8'));
     assert.match(rewritten.accessStack.frames[0].function, /^(\(anonymous namespace\)::)?StoreByte\(/);
-    assert.ok(['llvm-symbolizer', 'addr2line'].includes(rewritten.accessStack.frames[0].source), rewritten.accessStack.frames[0].source);
+    assert.ok(
+      ['llvm-symbolizer', 'addr2line'].includes(rewritten.accessStack.frames[0].source),
+      rewritten.accessStack.frames[0].source,
+    );
   });
 
   // The event names its writer's runtime and machinery folders, so a reader running another runtime renders it as
@@ -114,13 +159,40 @@ describe('the same event renders the same text through Node, Python and the cras
       fs.chmodSync(host, 0o755);
     }
     const reports = path.join(dir, 'reports');
-    const r = await run(host, [MATE, 'guard-run', '--native', '*buggy_addon.node', '--report-dir', reports, '--', host, path.join(ROOT, 'examples', 'scripts', 'native-heap.js'), 'mallocOverflow'], { cwd: ROOT });
+    const r = await run(
+      host,
+      [
+        MATE,
+        'guard-run',
+        '--native',
+        '*buggy_addon.node',
+        '--report-dir',
+        reports,
+        '--',
+        host,
+        path.join(ROOT, 'examples', 'scripts', 'native-heap.js'),
+        'mallocOverflow',
+      ],
+      { cwd: ROOT },
+    );
     assert.notEqual(r.code, 0, r.output);
-    const find = (d) => fs.readdirSync(d, { withFileTypes: true }).flatMap((x) => (x.isDirectory() ? find(path.join(d, x.name)) : /^mate-guard-\d+-\d+\.json$/.test(x.name) ? [path.join(d, x.name)] : []));
+    const find = (d) =>
+      fs
+        .readdirSync(d, { withFileTypes: true })
+        .flatMap((x) =>
+          x.isDirectory()
+            ? find(path.join(d, x.name))
+            : /^mate-guard-\d+-\d+\.json$/.test(x.name)
+              ? [path.join(d, x.name)]
+              : [],
+        );
     const [filed] = find(reports);
     const event = JSON.parse(fs.readFileSync(filed, 'utf8'));
     assert.equal(event.runtime, fs.realpathSync(host));
-    assert.ok(event.machineryDirs.includes(path.join(fs.realpathSync(ROOT), 'packages', 'core-native') + path.sep), JSON.stringify(event.machineryDirs));
+    assert.ok(
+      event.machineryDirs.includes(path.join(fs.realpathSync(ROOT), 'packages', 'core-native') + path.sep),
+      JSON.stringify(event.machineryDirs),
+    );
     // Rendered anew by each reader, not the text its printer filed.
     delete event.text;
     delete event.delivered;
@@ -129,7 +201,9 @@ describe('the same event renders the same text through Node, Python and the cras
     const file = path.join(raw, 'mate-guard-4242-1.json');
     fs.writeFileSync(file, JSON.stringify(event));
     const node = reportText((await run(process.execPath, [MATE, 'report', raw], { cwd: ROOT })).stdout);
-    const py = reportText((await run('python3', ['-m', 'mate_guard', 'report', raw], { cwd: ROOT, env: pythonEnv })).stdout);
+    const py = reportText(
+      (await run('python3', ['-m', 'mate_guard', 'report', raw], { cwd: ROOT, env: pythonEnv })).stdout,
+    );
     const printer = await run(PRINTER, [file], { cwd: ROOT });
     // hostrt's frames above the addon's are the runtime's, folded by every reader.
     assert.match(node, /^==mate-guard== {3}… \d+ more frames? in the runtime$/m, node);
@@ -137,7 +211,7 @@ describe('the same event renders the same text through Node, Python and the cras
     assert.equal(printer.stderr, `${node}\n`, 'the crash printer');
   });
 
-  test('an event says where its JS machinery is; one written before events did is read as the reader\'s own (mate report hides mate-guard\'s frames)', async () => {
+  test("an event says where its JS machinery is; one written before events did is read as the reader's own (mate report hides mate-guard's frames)", async () => {
     const event = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'overflow.json'), 'utf8'));
     const own = path.join(fs.realpathSync(ROOT), 'packages', 'core-native', 'dist', 'install', 'alloc.js');
     event.allocation.allocStack = `    at guardedAlloc (${own}:10:3)\n    at Object.<anonymous> (${path.join(ROOT, 'examples', 'scripts', 'overflow.js')}:5:20)`;
@@ -160,14 +234,26 @@ describe('the same event renders the same text through Node, Python and the cras
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-parity-formats-'));
     const fixtures = path.join(dir, 'fixtures');
     fs.mkdirSync(fixtures);
-    NAMES.forEach((name, i) => fs.copyFileSync(path.join(FIXTURES, `${name}.json`), path.join(fixtures, `mate-guard-${4000 + i}-1.json`)));
-    fs.copyFileSync(path.join(ROOT, 'test', 'fixtures', 'unreadable-events', 'wrong-type.json'), path.join(fixtures, 'mate-guard-4999-1.json'));
+    NAMES.forEach((name, i) =>
+      fs.copyFileSync(path.join(FIXTURES, `${name}.json`), path.join(fixtures, `mate-guard-${4000 + i}-1.json`)),
+    );
+    fs.copyFileSync(
+      path.join(ROOT, 'test', 'fixtures', 'unreadable-events', 'wrong-type.json'),
+      path.join(fixtures, 'mate-guard-4999-1.json'),
+    );
     const real = path.join(dir, 'real');
-    const r = await guardRun(['--native', '*buggy_addon.node', '--report-dir', real], [path.join(ROOT, 'examples', 'scripts', 'native-heap.js'), 'mallocOverflow'], { cwd: ROOT });
+    const r = await guardRun(
+      ['--native', '*buggy_addon.node', '--report-dir', real],
+      [path.join(ROOT, 'examples', 'scripts', 'native-heap.js'), 'mallocOverflow'],
+      { cwd: ROOT },
+    );
     assert.notEqual(r.code, 0, r.output);
     for (const format of ['text', 'sarif', 'github']) {
       const node = await run(process.execPath, [MATE, 'report', fixtures, real, '--format', format], { cwd: ROOT });
-      const py = await run('python3', ['-m', 'mate_guard', 'report', fixtures, real, '--format', format], { cwd: ROOT, env: pythonEnv });
+      const py = await run('python3', ['-m', 'mate_guard', 'report', fixtures, real, '--format', format], {
+        cwd: ROOT,
+        env: pythonEnv,
+      });
       assert.equal(node.code, 1, node.output);
       assert.equal(py.code, 1, `${format}: ${py.output}`);
       const unreadable = (out) => out.split('\n').filter((l) => l.includes('cannot read report file'));
@@ -176,14 +262,19 @@ describe('the same event renders the same text through Node, Python and the cras
         assert.equal(py.stdout, node.stdout, 'the SARIF log, byte for byte');
         const results = JSON.parse(py.stdout).runs[0].results;
         assert.equal(results.length, NAMES.length + 1);
-        const heap = results.find((x) => x.locations?.[0].physicalLocation.artifactLocation.uri === 'examples/addon/src/native_heap.cc');
-        assert.ok(heap, 'the real run\'s result is at its access site in the repository');
+        const heap = results.find(
+          (x) => x.locations?.[0].physicalLocation.artifactLocation.uri === 'examples/addon/src/native_heap.cc',
+        );
+        assert.ok(heap, "the real run's result is at its access site in the repository");
         assert.match(heap.partialFingerprints['mateGuardBug/v1'], /^[0-9a-f]{32}$/);
       } else if (format === 'github') {
         const annotations = (out) => out.split('\n').filter((l) => l.startsWith('::'));
         assert.equal(annotations(py.stdout).length, NAMES.length + 2, py.stdout);
         assert.deepEqual(annotations(py.stdout), annotations(node.stdout));
-        assert.ok(annotations(py.stdout).some((l) => l.startsWith('::error file=examples/addon/src/native_heap.cc,line=')), py.stdout);
+        assert.ok(
+          annotations(py.stdout).some((l) => l.startsWith('::error file=examples/addon/src/native_heap.cc,line=')),
+          py.stdout,
+        );
       } else {
         assert.equal(reportText(py.stdout), reportText(node.stdout));
       }
@@ -192,14 +283,20 @@ describe('the same event renders the same text through Node, Python and the cras
 
   test('python -m mate_guard report refuses a bad --format naming it and the formats (exit 2), as mate report does', async () => {
     const { dir } = reportDir('overflow');
-    const py = await run('python3', ['-m', 'mate_guard', 'report', dir, '--format', 'xml'], { cwd: ROOT, env: pythonEnv });
+    const py = await run('python3', ['-m', 'mate_guard', 'report', dir, '--format', 'xml'], {
+      cwd: ROOT,
+      env: pythonEnv,
+    });
     assert.equal(py.code, 2, py.output);
     assert.equal(py.stderr, 'mate_guard report: --format "xml" is not a format; known: text, sarif, github\n');
     const node = await run(process.execPath, [MATE, 'report', dir, '--format', 'xml'], { cwd: ROOT });
     assert.equal(node.code, 2, node.output);
     for (const format of ['sarif', 'github']) {
       const oom = reportDir('cuda-out-of-memory');
-      const alone = await run('python3', ['-m', 'mate_guard', 'report', oom.dir, `--format=${format}`], { cwd: ROOT, env: pythonEnv });
+      const alone = await run('python3', ['-m', 'mate_guard', 'report', oom.dir, `--format=${format}`], {
+        cwd: ROOT,
+        env: pythonEnv,
+      });
       assert.equal(alone.code, 0, `${format}: an out-of-memory alone fails nothing\n${alone.output}`);
     }
   });
@@ -221,7 +318,7 @@ describe('the same event renders the same text through Node, Python and the cras
     assert.equal((await run(PRINTER, [bad])).code, 1);
   });
 
-  test('nesting past the reader\'s depth is unreadable, not a crash', async () => {
+  test("nesting past the reader's depth is unreadable, not a crash", async () => {
     const { dir } = reportDir('overflow');
     const deep = path.join(dir, 'mate-guard-4242-3.json');
     fs.writeFileSync(deep, `{"tool":"mate-guard","kind":"double-free","test":${'['.repeat(100)}${']'.repeat(100)}}`);

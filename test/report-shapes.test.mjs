@@ -15,7 +15,13 @@ let good; // a real run's directory: one heap-buffer-overflow event
 
 before(async () => {
   const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-shapes-'));
-  const r = await run(process.execPath, [MATE_MOCHA, '--guard-alloc', '--guard-report-dir', parent, 'examples/mocha/overflow.spec.cjs']);
+  const r = await run(process.execPath, [
+    MATE_MOCHA,
+    '--guard-alloc',
+    '--guard-report-dir',
+    parent,
+    'examples/mocha/overflow.spec.cjs',
+  ]);
   assert.equal(r.code, 139, r.output);
   good = path.join(parent, fs.readdirSync(parent)[0]);
 });
@@ -33,18 +39,31 @@ test('test: 5, frames: "abc", 100,000-level nesting in damage and a 200 MB event
   // 200 MB, sparse: the reader must not load it to find out.
   fs.writeFileSync(path.join(dir, 'mate-guard-95-1.json'), '{"tool":"mate-guard","kind":"x","text":"');
   fs.truncateSync(path.join(dir, 'mate-guard-95-1.json'), 200 * 1024 * 1024);
-  fs.writeFileSync(path.join(dir, 'stats-96-0.json'), JSON.stringify({ pid: 96, fallbacks: 1, fallbackReasons: { x: 'abc' } }));
+  fs.writeFileSync(
+    path.join(dir, 'stats-96-0.json'),
+    JSON.stringify({ pid: 96, fallbacks: 1, fallbackReasons: { x: 'abc' } }),
+  );
 
   const r = await run(process.execPath, [MATE, 'report', dir]);
   assert.equal(r.code, 1, r.output);
   assert.doesNotMatch(r.output, /TypeError|RangeError|at .*\.js:\d+/, 'no stack trace');
-  const says = (n, why) => assert.match(r.stderr, new RegExp(`^\\[mate-guard\\] error: cannot read report file ${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/mate-guard-9${n}-1\\.json: ${why}; counted as a violation that could not be read$`, 'm'));
+  const says = (n, why) =>
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `^\\[mate-guard\\] error: cannot read report file ${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/mate-guard-9${n}-1\\.json: ${why}; counted as a violation that could not be read$`,
+        'm',
+      ),
+    );
   says(1, 'test is a number, not a string');
   says(2, 'accessStack\\.frames is a string, not an array');
   says(3, 'nested more than 32 levels deep');
   says(4, 'allocation\\.slot\\.data\\[1\\] is an object, not an address');
   says(5, '209715200 bytes, more than any report \\(16777216 at most\\)');
-  assert.match(r.stderr, /warning: cannot read counters file .*stats-96-0\.json: fallbackReasons\.x is a string, not a number;/);
+  assert.match(
+    r.stderr,
+    /warning: cannot read counters file .*stats-96-0\.json: fallbackReasons\.x is a string, not a number;/,
+  );
   // The good report is still there.
   assert.match(r.output, /==mate-guard== ERROR: heap-buffer-overflow/);
   assert.match(r.output, /\[mate-guard\] summary: .*6 violations/);

@@ -29,22 +29,51 @@ function checkout() {
 /** A run directory as the stub runner's run would leave it: its record and one violation in `test`. */
 function recorded(co, argv, test) {
   const dir = tmp('mate-adapter-run-');
-  fs.writeFileSync(path.join(dir, 'replay.json'), JSON.stringify({
-    tool: 'mate-guard', version: 1, runner: 'ava-stub', cwd: co, execArgv: [], argv, settings: { mode: 'head', alignment: 16 }, explicit: [],
-  }));
-  fs.writeFileSync(path.join(dir, 'mate-guard-4242-1.json'), JSON.stringify({ tool: 'mate-guard', kind: 'heap-buffer-overflow', pid: 4242, test }));
+  fs.writeFileSync(
+    path.join(dir, 'replay.json'),
+    JSON.stringify({
+      tool: 'mate-guard',
+      version: 1,
+      runner: 'ava-stub',
+      cwd: co,
+      execArgv: [],
+      argv,
+      settings: { mode: 'head', alignment: 16 },
+      explicit: [],
+    }),
+  );
+  fs.writeFileSync(
+    path.join(dir, 'mate-guard-4242-1.json'),
+    JSON.stringify({ tool: 'mate-guard', kind: 'heap-buffer-overflow', pid: 4242, test }),
+  );
   return dir;
 }
 
 describe('a runner adapted by its own package, unknown to core', () => {
-  test('mate replay finds the stub runner\'s adapter in the checkout and replays the failing test through its CLI; exit is the runner\'s', async () => {
+  test("mate replay finds the stub runner's adapter in the checkout and replays the failing test through its CLI; exit is the runner's", async () => {
     const co = checkout();
-    const dir = recorded(co, ['/ci/node_modules/.bin/mate-ava', 'test/a.test.js', '--serial', '--verbose', '--match', 'other'], 'test/a.test.js > adds > two numbers');
+    const dir = recorded(
+      co,
+      ['/ci/node_modules/.bin/mate-ava', 'test/a.test.js', '--serial', '--verbose', '--match', 'other'],
+      'test/a.test.js > adds > two numbers',
+    );
     const r = await run(process.execPath, [MATE, 'replay', dir], { cwd: co });
     assert.equal(r.code, 3, r.output);
-    assert.match(r.stderr, /^\[mate-guard\] replaying test test\/a\.test\.js > adds > two numbers \(ava-stub\) in head mode, alignment 16\n/);
-    assert.match(r.stderr, /^\[mate-guard\] left out of the replay: --verbose \(not a ava-stub argument replay knows: --trust-record takes it\)$/m);
-    assert.match(r.stderr, new RegExp(`^\\[mate-guard\\] replay runs in ${co}: \\S+ ${co}/node_modules/@mate-guard/ava-stub/bin/mate-ava\\.mjs test/a\\.test\\.js --serial --match 'adds two numbers'$`, 'm'));
+    assert.match(
+      r.stderr,
+      /^\[mate-guard\] replaying test test\/a\.test\.js > adds > two numbers \(ava-stub\) in head mode, alignment 16\n/,
+    );
+    assert.match(
+      r.stderr,
+      /^\[mate-guard\] left out of the replay: --verbose \(not a ava-stub argument replay knows: --trust-record takes it\)$/m,
+    );
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `^\\[mate-guard\\] replay runs in ${co}: \\S+ ${co}/node_modules/@mate-guard/ava-stub/bin/mate-ava\\.mjs test/a\\.test\\.js --serial --match 'adds two numbers'$`,
+        'm',
+      ),
+    );
     assert.equal(r.stdout, 'ava-stub ran ["test/a.test.js","--serial","--match","adds two numbers"] in head mode\n');
   });
 
@@ -55,19 +84,31 @@ describe('a runner adapted by its own package, unknown to core', () => {
     fs.writeFileSync(path.join(dir, 'replay.json'), JSON.stringify({ ...rec, runner: 'tap' }));
     const r = await run(process.execPath, [MATE, 'replay', dir], { cwd: co });
     assert.equal(r.code, 2, r.output);
-    assert.equal(r.stderr, `mate: replay: ${dir}/replay.json names the runner "tap", which no installed @mate-guard package adapts; known here: ava-stub, jest, mocha, node-test, vitest, run\n`);
+    assert.equal(
+      r.stderr,
+      `mate: replay: ${dir}/replay.json names the runner "tap", which no installed @mate-guard package adapts; known here: ava-stub, jest, mocha, node-test, vitest, run\n`,
+    );
   });
 
-  test("mate options in a checkout with the stub runner: the combined table has its config column, the columns in runner-name order; --runner prints its package table", async () => {
+  test('mate options in a checkout with the stub runner: the combined table has its config column, the columns in runner-name order; --runner prints its package table', async () => {
     const co = checkout();
     const all = await run(process.execPath, [MATE, 'options'], { cwd: co });
     assert.equal(all.code, 0, all.output);
     const heading = all.stdout.split('\n').find((l) => l.startsWith('| flag | environment (`<RUNNER>`'));
-    assert.equal(heading, "| flag | environment (`<RUNNER>`: the runner's name, e.g. VITEST, NODE_TEST) | AVA `ava.guard` key | Jest `testEnvironmentOptions` | Mocha rc key | Vitest `guardAlloc()` option | default | meaning |");
-    assert.match(all.stdout, /^\| `--guard-mode <tail\\\|head>` \| `MATE_<RUNNER>_GUARD_MODE` \| `guard\.mode` \| `guardMode` \| `guard-mode` \| `mode` \| `'tail'` \|/m);
+    assert.equal(
+      heading,
+      "| flag | environment (`<RUNNER>`: the runner's name, e.g. VITEST, NODE_TEST) | AVA `ava.guard` key | Jest `testEnvironmentOptions` | Mocha rc key | Vitest `guardAlloc()` option | default | meaning |",
+    );
+    assert.match(
+      all.stdout,
+      /^\| `--guard-mode <tail\\\|head>` \| `MATE_<RUNNER>_GUARD_MODE` \| `guard\.mode` \| `guardMode` \| `guard-mode` \| `mode` \| `'tail'` \|/m,
+    );
     const own = await run(process.execPath, [MATE, 'options', '--runner', 'ava-stub'], { cwd: co });
     assert.equal(own.code, 0, own.output);
     assert.match(own.stdout, /^\| flag \| environment \| `ava\.guard` key \| default \| meaning \|\n/);
-    assert.match(own.stdout, /^\| `--guard-mode <tail\\\|head>` \| `MATE_AVA_STUB_GUARD_MODE` \| `guard\.mode` \| `'tail'` \|/m);
+    assert.match(
+      own.stdout,
+      /^\| `--guard-mode <tail\\\|head>` \| `MATE_AVA_STUB_GUARD_MODE` \| `guard\.mode` \| `'tail'` \|/m,
+    );
   });
 });

@@ -21,7 +21,10 @@ const mocha5 = (args, env) => run(process.execPath, [MOCHA_5, ...args], { cwd: F
 
 describe('Mocha 5.2 (below the supported >=10)', () => {
   test('plugin asked to guard (MATE_MOCHA_GUARD_ALLOC, or --guard-alloc after --): refused in one line, exit 2, before any test', async () => {
-    for (const [args, env] of [[['--require', '@mate-guard/mocha', UAF], { MATE_MOCHA_GUARD_ALLOC: '1' }], [['--require', '@mate-guard/mocha', UAF, '--', '--guard-alloc'], {}]]) {
+    for (const [args, env] of [
+      [['--require', '@mate-guard/mocha', UAF], { MATE_MOCHA_GUARD_ALLOC: '1' }],
+      [['--require', '@mate-guard/mocha', UAF, '--', '--guard-alloc'], {}],
+    ]) {
       const r = await mocha5(args, env);
       assert.equal(r.code, 2, r.output);
       assert.equal(r.stderr, REFUSAL('mate-guard'));
@@ -29,7 +32,7 @@ describe('Mocha 5.2 (below the supported >=10)', () => {
     }
   });
 
-  test("the filed command (--guard-alloc as a Mocha flag): Mocha 5 refuses the flag itself, so nothing runs unguarded in silence", async () => {
+  test('the filed command (--guard-alloc as a Mocha flag): Mocha 5 refuses the flag itself, so nothing runs unguarded in silence', async () => {
     const r = await mocha5(['--require', '@mate-guard/mocha', '--guard-alloc', UAF]);
     assert.equal(r.code, 1, r.output);
     assert.match(r.output, /unknown option `--guard-alloc'/);
@@ -44,7 +47,9 @@ describe('Mocha 5.2 (below the supported >=10)', () => {
   });
 
   test('mate-mocha in a project on Mocha 5.2: refused in one line, exit 2 (not run with another Mocha)', async () => {
-    const r = await run(process.execPath, [MATE_MOCHA, '--guard-alloc', path.join(FIXTURES, UAF)], { cwd: MOCHA_5_DIR });
+    const r = await run(process.execPath, [MATE_MOCHA, '--guard-alloc', path.join(FIXTURES, UAF)], {
+      cwd: MOCHA_5_DIR,
+    });
     assert.equal(r.code, 2, r.output);
     assert.equal(r.stderr, REFUSAL('mate-mocha'));
     assert.equal(r.stdout, '');

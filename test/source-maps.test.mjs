@@ -23,8 +23,13 @@ async function packed() {
     const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, ws, 'package.json'), 'utf8'));
     if (!manifest.private) dirs.set(manifest.name, path.join(ROOT, ws));
   }
-  const packages = JSON.parse(r.stdout).filter((p) => dirs.has(p.name)).map((p) => ({ name: p.name, dir: dirs.get(p.name), files: p.files.map((f) => f.path) }));
-  assert.ok(packages.some((p) => p.name === '@mate-guard/vitest'), `the published packages: ${packages.map((p) => p.name)}`);
+  const packages = JSON.parse(r.stdout)
+    .filter((p) => dirs.has(p.name))
+    .map((p) => ({ name: p.name, dir: dirs.get(p.name), files: p.files.map((f) => f.path) }));
+  assert.ok(
+    packages.some((p) => p.name === '@mate-guard/vitest'),
+    `the published packages: ${packages.map((p) => p.name)}`,
+  );
   return packages;
 }
 
@@ -36,7 +41,11 @@ test('every source map a package ships holds the text of each of its sources', a
       const content = map.sourcesContent ?? [];
       assert.ok(map.sources.length > 0, `${pkg.name}/${file} names its sources`);
       map.sources.forEach((source, i) => {
-        assert.equal(typeof content[i], 'string', `${pkg.name}/${file}: no text for ${source} (inlineSources in tsconfig.base.json)`);
+        assert.equal(
+          typeof content[i],
+          'string',
+          `${pkg.name}/${file}: no text for ${source} (inlineSources in tsconfig.base.json)`,
+        );
       });
       maps++;
     }
@@ -56,10 +65,19 @@ test('a guarded Vitest run with the plugin as published prints no source map war
   assert.ok(!fs.existsSync(path.join(plugin, 'src')), 'the TypeScript sources are not published');
   fs.symlinkSync(path.join(ROOT, 'packages', 'core-native'), path.join(project, 'node_modules', '@mate-guard', 'core'));
   fs.symlinkSync(path.join(ROOT, 'node_modules', 'vitest'), path.join(project, 'node_modules', 'vitest'));
-  fs.writeFileSync(path.join(project, 'vitest.config.mjs'), "import guardAlloc from '@mate-guard/vitest';\nexport default { plugins: [guardAlloc()] };\n");
-  fs.writeFileSync(path.join(project, 'buffers.test.mjs'), "import { expect, test } from 'vitest';\ntest('a guarded buffer', () => { expect(Buffer.alloc(8).length).toBe(8); });\n");
+  fs.writeFileSync(
+    path.join(project, 'vitest.config.mjs'),
+    "import guardAlloc from '@mate-guard/vitest';\nexport default { plugins: [guardAlloc()] };\n",
+  );
+  fs.writeFileSync(
+    path.join(project, 'buffers.test.mjs'),
+    "import { expect, test } from 'vitest';\ntest('a guarded buffer', () => { expect(Buffer.alloc(8).length).toBe(8); });\n",
+  );
 
-  const r = await run(process.execPath, [path.join(project, 'node_modules', 'vitest', 'vitest.mjs'), 'run'], { cwd: project, env: { MATE_VITEST_GUARD_ALLOC: '1' } });
+  const r = await run(process.execPath, [path.join(project, 'node_modules', 'vitest', 'vitest.mjs'), 'run'], {
+    cwd: project,
+    env: { MATE_VITEST_GUARD_ALLOC: '1' },
+  });
   assert.equal(r.code, 0, r.output);
   assert.match(r.output, /^\[mate-guard\] summary: [1-9]\d* allocations? guarded/m, 'guarding was on');
   assert.doesNotMatch(r.output, /Sourcemap|missing source/i);

@@ -30,12 +30,18 @@ let tmp;
 
 before(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-guard-symbolize-'));
-  const r = await run(process.execPath, [path.join(ROOT, 'test', 'fixtures', 'native-stack', 'fault.js'), 'main'], { env: { MATE_GUARD_REPORT_DIR: tmp } });
+  const r = await run(process.execPath, [path.join(ROOT, 'test', 'fixtures', 'native-stack', 'fault.js'), 'main'], {
+    env: { MATE_GUARD_REPORT_DIR: tmp },
+  });
   const [file] = fs.readdirSync(tmp).filter((f) => f.endsWith('.json'));
   // The frames as the handler wrote them, before the printer symbolized them.
   event = JSON.parse(fs.readFileSync(path.join(tmp, file), 'utf8'));
-  frames = event.accessStack.frames
-    .map(({ pc, module, offset, returnAddress }) => ({ pc, module, offset, returnAddress }));
+  frames = event.accessStack.frames.map(({ pc, module, offset, returnAddress }) => ({
+    pc,
+    module,
+    offset,
+    returnAddress,
+  }));
   fs.rmSync(path.join(tmp, file));
   assert.equal(frames[0]?.module, ADDON, r.output);
 });
@@ -43,10 +49,11 @@ after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
 const first = (lines) => lines[0];
 /** The access block's frame lines of the fault's report, its frames replaced by `symbolized` (fold lines left out). */
-const fmt = (symbolized) => formatReport({ ...event, accessStack: { ...event.accessStack, frames: symbolized } })
-  .split('\n')
-  .filter((l) => /^==mate-guard== {3}#/.test(l))
-  .map((l) => l.replace(/^==mate-guard== {3}/, ''));
+const fmt = (symbolized) =>
+  formatReport({ ...event, accessStack: { ...event.accessStack, frames: symbolized } })
+    .split('\n')
+    .filter((l) => /^==mate-guard== {3}#/.test(l))
+    .map((l) => l.replace(/^==mate-guard== {3}/, ''));
 
 /** Symbolizes `frames` in a fresh node whose PATH is `dir` alone. */
 async function symbolizeWithPath(dir, input) {
@@ -58,14 +65,24 @@ async function symbolizeWithPath(dir, input) {
   return JSON.parse(r.stdout);
 }
 
-test('with llvm-symbolizer on PATH: function, file:line and inlined callers of every frame', { skip: !LLVM && 'llvm-symbolizer is not on PATH' }, () => {
+test('with llvm-symbolizer on PATH: function, file:line and inlined callers of every frame', {
+  skip: !LLVM && 'llvm-symbolizer is not on PATH',
+}, () => {
   clearSymbolCache();
   const s = symbolizeFramesSync(frames);
   assert.equal(s[0].source, 'llvm-symbolizer');
   assert.equal(s[0].line, FILL_LINE);
   const lines = fmt(s);
-  assert.match(first(lines), new RegExp(`^#0 FillInclusive examples/addon/src/buggy\\.cc:${FILL_LINE} \\(buggy_addon\\.node\\+0x${frames[0].offset.toString(16)}\\)$`));
-  assert.ok(lines.some((l) => /^#1\.1 /.test(l)), `node-addon-api's inlined wrappers: ${lines.join('\n')}`);
+  assert.match(
+    first(lines),
+    new RegExp(
+      `^#0 FillInclusive examples/addon/src/buggy\\.cc:${FILL_LINE} \\(buggy_addon\\.node\\+0x${frames[0].offset.toString(16)}\\)$`,
+    ),
+  );
+  assert.ok(
+    lines.some((l) => /^#1\.1 /.test(l)),
+    `node-addon-api's inlined wrappers: ${lines.join('\n')}`,
+  );
 });
 
 test('with only addr2line: the same function and line', { skip: !ADDR2LINE && 'addr2line is not on PATH' }, () => {
@@ -75,7 +92,7 @@ test('with only addr2line: the same function and line', { skip: !ADDR2LINE && 'a
   assert.match(first(fmt(s)), new RegExp(`^#0 FillInclusive examples/addon/src/buggy\\.cc:${FILL_LINE} `));
 });
 
-test('with neither tool on PATH the ELF symbols still name the function (no line), and node\'s frames too', async () => {
+test("with neither tool on PATH the ELF symbols still name the function (no line), and node's frames too", async () => {
   const empty = fs.mkdtempSync(path.join(tmp, 'empty-'));
   const r = await symbolizeWithPath(empty, frames);
   assert.equal(r.sync[0].source, 'elf-symbols');
@@ -90,7 +107,9 @@ test('with no tool on PATH the ELF names come out fully demangled (no c++filt ne
   assert.equal(r.sync[0].function, '(anonymous namespace)::FillInclusive(Napi::CallbackInfo const&)');
 });
 
-test('a stripped copy of the module gives module+offset, whatever is on PATH', { skip: !STRIP && 'neither objcopy nor strip is on PATH' }, async () => {
+test('a stripped copy of the module gives module+offset, whatever is on PATH', {
+  skip: !STRIP && 'neither objcopy nor strip is on PATH',
+}, async () => {
   const copy = path.join(tmp, 'stripped_addon.node');
   if (path.basename(STRIP) === 'objcopy') execFileSync(STRIP, ['--strip-all', ADDON, copy]);
   else execFileSync(STRIP, ['--strip-all', '-o', copy, ADDON]);
@@ -99,7 +118,8 @@ test('a stripped copy of the module gives module+offset, whatever is on PATH', {
   clearSymbolCache();
   if (LLVM) assert.equal(first(fmt(symbolizeFramesSync(input))), expected, 'llvm-symbolizer');
   clearSymbolCache();
-  if (ADDR2LINE) assert.equal(first(fmt(symbolizeFramesSync(input, { tools: { llvmSymbolizer: false } }))), expected, 'addr2line');
+  if (ADDR2LINE)
+    assert.equal(first(fmt(symbolizeFramesSync(input, { tools: { llvmSymbolizer: false } }))), expected, 'addr2line');
   const r = await symbolizeWithPath(fs.mkdtempSync(path.join(tmp, 'empty-')), input);
   assert.equal(first(fmt(r.sync)), expected, 'ELF symbols');
   assert.equal(r.sync[0].source, 'none');
@@ -113,9 +133,13 @@ test('a missing module and an address outside any module give what is known', ()
   assert.deepEqual(fmt(s), ['#0 (gone.so+0x1a2b)', '#1 (0x7f0011223344, no module)']);
 });
 
-test('an llvm-symbolizer that cannot run (too old, broken) leaves the frames to addr2line', { skip: !ADDR2LINE && 'addr2line is not on PATH' }, () => {
+test('an llvm-symbolizer that cannot run (too old, broken) leaves the frames to addr2line', {
+  skip: !ADDR2LINE && 'addr2line is not on PATH',
+}, () => {
   const dir = fs.mkdtempSync(path.join(tmp, 'broken-'));
-  fs.writeFileSync(path.join(dir, 'llvm-symbolizer'), '#!/bin/sh\necho "Unknown command line argument" >&2\nexit 1\n', { mode: 0o755 });
+  fs.writeFileSync(path.join(dir, 'llvm-symbolizer'), '#!/bin/sh\necho "Unknown command line argument" >&2\nexit 1\n', {
+    mode: 0o755,
+  });
   fs.symlinkSync(ADDR2LINE, path.join(dir, 'addr2line'));
   clearSymbolCache();
   const s = symbolizeFramesSync(frames, { path: dir });
@@ -136,12 +160,18 @@ test('a hung symbolizer cannot hold the report past the time bound; the ELF name
   assert.match(s[0].function, /FillInclusive/);
 });
 
-test('results are cached per module and address until cleared', { skip: !LLVM && 'llvm-symbolizer is not on PATH' }, () => {
+test('results are cached per module and address until cleared', {
+  skip: !LLVM && 'llvm-symbolizer is not on PATH',
+}, () => {
   clearSymbolCache();
   const once = symbolizeFramesSync(frames);
-  const again = symbolizeFramesSync(frames, { tools: { llvmSymbolizer: path.join(tmp, 'no-such-tool'), addr2line: false } });
+  const again = symbolizeFramesSync(frames, {
+    tools: { llvmSymbolizer: path.join(tmp, 'no-such-tool'), addr2line: false },
+  });
   assert.deepEqual(again, once);
   clearSymbolCache();
-  const uncached = symbolizeFramesSync(frames, { tools: { llvmSymbolizer: path.join(tmp, 'no-such-tool'), addr2line: false } });
+  const uncached = symbolizeFramesSync(frames, {
+    tools: { llvmSymbolizer: path.join(tmp, 'no-such-tool'), addr2line: false },
+  });
   assert.equal(uncached[0].source, 'elf-symbols');
 });

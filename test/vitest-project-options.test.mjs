@@ -35,8 +35,14 @@ describe('per-project plugin options', () => {
     const r = await mateVitest(['--guard-alloc', '--no-guard-rerun']);
     assert.equal(r.code, 1, r.output);
     assert.match(r.output, /^\[mate-guard\] guarding on: mode head \(project head\), tail \(project tail\)$/m);
-    assert.match(reportOf(r.output, 'ERROR: heap-buffer-underflow'), /1 byte before the start of allocation #\d+ \(64 bytes, head mode\)\n==mate-guard== test: \[head\] underflow\.test\.mjs > reverseFill underflows by one/);
-    assert.match(reportOf(r.output, 'ERROR: canary-corruption'), /1 byte before the start of allocation #\d+ \(64 bytes, tail mode\) damaged\n==mate-guard== test: \[tail\] underflow\.test\.mjs > reverseFill underflows by one/);
+    assert.match(
+      reportOf(r.output, 'ERROR: heap-buffer-underflow'),
+      /1 byte before the start of allocation #\d+ \(64 bytes, head mode\)\n==mate-guard== test: \[head\] underflow\.test\.mjs > reverseFill underflows by one/,
+    );
+    assert.match(
+      reportOf(r.output, 'ERROR: canary-corruption'),
+      /1 byte before the start of allocation #\d+ \(64 bytes, tail mode\) damaged\n==mate-guard== test: \[tail\] underflow\.test\.mjs > reverseFill underflows by one/,
+    );
     // Every fault is the head project's (Vitest repeats a failed test's report: each copy is checked).
     const faults = r.output.split('\n').filter((l) => /ERROR: heap-buffer-underflow/.test(l));
     assert.ok(faults.length > 0 && faults.every((l) => /\(64 bytes, head mode\)$/.test(l)), faults.join('\n'));
@@ -44,28 +50,45 @@ describe('per-project plugin options', () => {
     assert.match(r.output, /\[mate-guard\] summary: .* 2 violations, 1 process died,/);
   });
 
-  test('a flag still ranks above every project\'s options: --guard-mode tail guards both projects in tail mode', async () => {
+  test("a flag still ranks above every project's options: --guard-mode tail guards both projects in tail mode", async () => {
     const r = await mateVitest(['--guard-alloc', '--guard-mode', 'tail', '--no-guard-rerun']);
     assert.equal(r.code, 1, r.output);
     assert.match(r.output, /^\[mate-guard\] guarding on: mode tail$/m);
     assert.doesNotMatch(r.output, /heap-buffer-underflow/);
     for (const project of ['head', 'tail']) {
-      assert.match(r.output, new RegExp(`ERROR: canary-corruption: 1 byte before the start of allocation #\\d+ \\(64 bytes, tail mode\\) damaged\\n==mate-guard== test: \\[${project}\\] underflow`));
+      assert.match(
+        r.output,
+        new RegExp(
+          `ERROR: canary-corruption: 1 byte before the start of allocation #\\d+ \\(64 bytes, tail mode\\) damaged\\n==mate-guard== test: \\[${project}\\] underflow`,
+        ),
+      );
     }
     assert.match(r.output, /\[mate-guard\] summary: .* 2 violations, 0 tests skipped by tag\n/);
     assert.doesNotMatch(r.output, /died/);
   });
 
-  test("mate replay of the run replays each project with its own recorded settings: head faults, tail reports the canary", async () => {
+  test('mate replay of the run replays each project with its own recorded settings: head faults, tail reports the canary', async () => {
     const dir = await recordedRun();
     const record = JSON.parse(fs.readFileSync(path.join(dir, 'replay.json'), 'utf8'));
-    assert.deepEqual(Object.fromEntries(Object.entries(record.projects).map(([name, s]) => [name, s.mode])), { head: 'head', tail: 'tail' });
+    assert.deepEqual(Object.fromEntries(Object.entries(record.projects).map(([name, s]) => [name, s.mode])), {
+      head: 'head',
+      tail: 'tail',
+    });
     const r = await run(process.execPath, [MATE, 'replay', dir], { cwd, timeout: 90_000 });
     assert.equal(r.code, 1, r.output);
-    assert.match(r.stderr, /^\[mate-guard\] replaying tests \[head\] underflow\.test\.mjs > reverseFill underflows by one, \[tail\] underflow\.test\.mjs > reverseFill underflows by one \(vitest\) in mode head \(project head\), tail \(project tail\), alignment 16$/m);
+    assert.match(
+      r.stderr,
+      /^\[mate-guard\] replaying tests \[head\] underflow\.test\.mjs > reverseFill underflows by one, \[tail\] underflow\.test\.mjs > reverseFill underflows by one \(vitest\) in mode head \(project head\), tail \(project tail\), alignment 16$/m,
+    );
     assert.match(r.output, /^\[mate-guard\] guarding on: mode head \(project head\), tail \(project tail\)$/m);
-    assert.match(reportOf(r.output, 'ERROR: heap-buffer-underflow'), /\(64 bytes, head mode\)\n==mate-guard== test: \[head\] underflow\.test\.mjs > reverseFill underflows by one/);
-    assert.match(reportOf(r.output, 'ERROR: canary-corruption'), /\(64 bytes, tail mode\) damaged\n==mate-guard== test: \[tail\] underflow\.test\.mjs > reverseFill underflows by one/);
+    assert.match(
+      reportOf(r.output, 'ERROR: heap-buffer-underflow'),
+      /\(64 bytes, head mode\)\n==mate-guard== test: \[head\] underflow\.test\.mjs > reverseFill underflows by one/,
+    );
+    assert.match(
+      reportOf(r.output, 'ERROR: canary-corruption'),
+      /\(64 bytes, tail mode\) damaged\n==mate-guard== test: \[tail\] underflow\.test\.mjs > reverseFill underflows by one/,
+    );
   });
 
   test('mate replay --guard-mode tail still chooses one mode for every project', async () => {
@@ -74,6 +97,10 @@ describe('per-project plugin options', () => {
     assert.equal(r.code, 1, r.output);
     assert.match(r.stderr, /\(vitest\) in tail mode, alignment 16$/m);
     assert.doesNotMatch(r.output, /heap-buffer-underflow/);
-    for (const project of ['head', 'tail']) assert.match(r.output, new RegExp(`\\(64 bytes, tail mode\\) damaged\\n==mate-guard== test: \\[${project}\\] underflow`));
+    for (const project of ['head', 'tail'])
+      assert.match(
+        r.output,
+        new RegExp(`\\(64 bytes, tail mode\\) damaged\\n==mate-guard== test: \\[${project}\\] underflow`),
+      );
   });
 });

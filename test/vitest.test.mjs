@@ -15,9 +15,11 @@ const VITEST = path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs');
 const MATE_VITEST = path.join(ROOT, 'packages', 'vitest-plugin', 'bin', 'mate-vitest.mjs');
 
 /** `mate-vitest <args>` in a fixture directory. */
-const mateVitest = (fixture, args, env) => run(process.execPath, [MATE_VITEST, ...args], { cwd: path.join(FIXTURES, fixture), env });
+const mateVitest = (fixture, args, env) =>
+  run(process.execPath, [MATE_VITEST, ...args], { cwd: path.join(FIXTURES, fixture), env });
 /** Plain `vitest <args>` in a fixture directory. */
-const vitest = (fixture, args, env) => run(process.execPath, [VITEST, ...args], { cwd: path.join(FIXTURES, fixture), env });
+const vitest = (fixture, args, env) =>
+  run(process.execPath, [VITEST, ...args], { cwd: path.join(FIXTURES, fixture), env });
 
 /** Adds the JSON reporter (to a file) beside the default one; returns the args and a reader. */
 function withJson(args) {
@@ -29,13 +31,15 @@ function withJson(args) {
     read() {
       const data = JSON.parse(fs.readFileSync(file, 'utf8'));
       const tests = new Map();
-      for (const f of data.testResults) for (const a of f.assertionResults) tests.set(`${path.basename(f.name)} > ${a.fullName}`, a);
+      for (const f of data.testResults)
+        for (const a of f.assertionResults) tests.set(`${path.basename(f.name)} > ${a.fullName}`, a);
       return tests;
     },
   };
 }
 
-const SUMMARY = /^\[mate-guard\] summary: (\d+) allocations? guarded, peak live (\d+), (\d+) unguarded fallbacks?, (\d+) violations?, (?:\d+ process(?:es)? died, )?(\d+) tests? skipped by tag$/m;
+const SUMMARY =
+  /^\[mate-guard\] summary: (\d+) allocations? guarded, peak live (\d+), (\d+) unguarded fallbacks?, (\d+) violations?, (?:\d+ process(?:es)? died, )?(\d+) tests? skipped by tag$/m;
 
 function summary(output) {
   const m = SUMMARY.exec(output);
@@ -60,7 +64,10 @@ describe('planted bugs, guarded (forks pool, mate-vitest --guard-alloc)', () => 
     assert.match(rep, /1 byte past the end of allocation #\d+ \(64 bytes, tail mode\)/);
     assert.match(rep, /^==mate-guard== test: overflow\.test\.mjs > fill > fillInclusive overflows by one$/m);
     // Main process: the plugin names the test vitest only knows as "worker exited".
-    assert.match(r.output, /^\[mate-guard\] test worker \d+ was killed by a guard fault: heap-buffer-overflow on allocation #\d+ \(64 bytes, tail mode\) while running overflow\.test\.mjs > fill > fillInclusive overflows by one;/m);
+    assert.match(
+      r.output,
+      /^\[mate-guard\] test worker \d+ was killed by a guard fault: heap-buffer-overflow on allocation #\d+ \(64 bytes, tail mode\) while running overflow\.test\.mjs > fill > fillInclusive overflows by one;/m,
+    );
     const t = json.get('overflow.test.mjs > fill fillInclusive overflows by one');
     assert.equal(t.status, 'failed');
     assert.match(t.failureMessages.join('\n'), /==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
@@ -73,7 +80,10 @@ describe('planted bugs, guarded (forks pool, mate-vitest --guard-alloc)', () => 
     assert.match(rep, /^==mate-guard== test: underflow\.test\.mjs > reverseFill underflows by one$/m);
     assert.match(rep, /rerun with --guard-mode head/);
     assert.equal(json.get('underflow.test.mjs > reverseFill underflows by one').status, 'failed');
-    assert.match(json.get('underflow.test.mjs > reverseFill underflows by one').failureMessages.join('\n'), /canary-corruption/);
+    assert.match(
+      json.get('underflow.test.mjs > reverseFill underflows by one').failureMessages.join('\n'),
+      /canary-corruption/,
+    );
     assert.equal(json.get('underflow.test.mjs > a later clean test still passes').status, 'passed');
   });
 
@@ -87,7 +97,11 @@ describe('planted bugs, guarded (forks pool, mate-vitest --guard-alloc)', () => 
   test('every report ends at the line that did it: the access block names the addon function and line (canary damage through the rerun)', () => {
     const overflow = reportOf(r.output, 'ERROR: heap-buffer-overflow on WRITE');
     assert.match(overflow, accessSite('overflow'));
-    assert.match(firstAllocationFrame(overflow), /^==mate-guard==   at .*overflow\.test\.mjs:\d+:\d+/, 'the allocation stack starts at the test file\'s line');
+    assert.match(
+      firstAllocationFrame(overflow),
+      /^==mate-guard==   at .*overflow\.test\.mjs:\d+:\d+/,
+      "the allocation stack starts at the test file's line",
+    );
     assert.match(overflow, /… \d+ runner frames?$/m);
     assert.match(reportOf(r.output, 'ERROR: heap-use-after-free on WRITE'), accessSite('use-after-free'));
     assert.match(rerunReportOf(r.output, 'head mode'), accessSite('underflow'));
@@ -97,9 +111,15 @@ describe('planted bugs, guarded (forks pool, mate-vitest --guard-alloc)', () => 
   test('use-after-free through a retained pointer: heap-use-after-free fault, attributed', () => {
     const rep = reportOf(r.output, 'ERROR: heap-use-after-free on WRITE');
     assert.match(rep, /freed allocation #\d+ \(256 bytes, tail mode\)/);
-    assert.match(rep, /^==mate-guard== test: use-after-free\.test\.mjs > touchRetained writes through a stale pointer$/m);
+    assert.match(
+      rep,
+      /^==mate-guard== test: use-after-free\.test\.mjs > touchRetained writes through a stale pointer$/m,
+    );
     assert.match(rep, /freed by the garbage collector/);
-    assert.match(r.output, /killed by a guard fault: heap-use-after-free on allocation #\d+ \(256 bytes, tail mode\) while running use-after-free\.test\.mjs > touchRetained writes through a stale pointer;/);
+    assert.match(
+      r.output,
+      /killed by a guard fault: heap-use-after-free on allocation #\d+ \(256 bytes, tail mode\) while running use-after-free\.test\.mjs > touchRetained writes through a stale pointer;/,
+    );
     assert.equal(json.get('use-after-free.test.mjs > touchRetained writes through a stale pointer').status, 'failed');
   });
 });
@@ -108,9 +128,17 @@ test('a fault while a file is imported (outside any test) fails that file, other
   const j = withJson(['run', '--guard-alloc']);
   const r = await mateVitest('import-crash', j.args);
   assert.notEqual(r.code, 0, r.output);
-  assert.match(reportOf(r.output, 'ERROR: heap-buffer-overflow on WRITE'), /1 byte past the end of allocation #\d+ \(32 bytes, tail mode\)/);
-  assert.match(r.output, /killed by a guard fault: heap-buffer-overflow on allocation #\d+ \(32 bytes, tail mode\) outside any test;/);
-  const files = Object.fromEntries(JSON.parse(fs.readFileSync(j.file, 'utf8')).testResults.map((f) => [path.basename(f.name), f]));
+  assert.match(
+    reportOf(r.output, 'ERROR: heap-buffer-overflow on WRITE'),
+    /1 byte past the end of allocation #\d+ \(32 bytes, tail mode\)/,
+  );
+  assert.match(
+    r.output,
+    /killed by a guard fault: heap-buffer-overflow on allocation #\d+ \(32 bytes, tail mode\) outside any test;/,
+  );
+  const files = Object.fromEntries(
+    JSON.parse(fs.readFileSync(j.file, 'utf8')).testResults.map((f) => [path.basename(f.name), f]),
+  );
   assert.equal(files['at-import.test.mjs'].status, 'failed');
   assert.match(files['at-import.test.mjs'].message, /==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
   assert.equal(files['fine.test.mjs'].status, 'passed');
@@ -121,10 +149,16 @@ test('a fault outside any test (afterAll) fails the test that made the allocatio
   const j = withJson(['run', '--guard-alloc']);
   const r = await mateVitest('after-test-crash', j.args);
   assert.notEqual(r.code, 0, r.output);
-  assert.match(r.output, /killed by a guard fault: heap-buffer-overflow on allocation #\d+ \(32 bytes, tail mode\) outside any test \(allocated in kept\.test\.mjs > keeps a buffer for later\);/);
+  assert.match(
+    r.output,
+    /killed by a guard fault: heap-buffer-overflow on allocation #\d+ \(32 bytes, tail mode\) outside any test \(allocated in kept\.test\.mjs > keeps a buffer for later\);/,
+  );
   const tests = j.read();
   assert.equal(tests.get('kept.test.mjs > keeps a buffer for later').status, 'failed', r.output);
-  assert.match(tests.get('kept.test.mjs > keeps a buffer for later').failureMessages[0], /==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
+  assert.match(
+    tests.get('kept.test.mjs > keeps a buffer for later').failureMessages[0],
+    /==mate-guard== ERROR: heap-buffer-overflow on WRITE/,
+  );
   // Its results may die with the worker (Vitest batches them): never failed by this crash.
   assert.notEqual(tests.get('kept.test.mjs > an unrelated test').status, 'failed', r.output);
 });
@@ -133,9 +167,18 @@ test('damage outside any test (module code, beforeAll) fails the file with the r
   const j = withJson(['run', '--guard-alloc']);
   const r = await mateVitest('outside', j.args);
   assert.notEqual(r.code, 0, r.output);
-  assert.match(r.output, /GuardViolationError: outside any test \(module code or beforeAll\/afterAll hooks of this file\): mate-guard found 2 memory violations/);
-  assert.match(reportOf(r.output, 'ERROR: canary-corruption: 2 bytes past the end'), /allocation #\d+ \(13 bytes, tail mode\)/);
-  assert.match(reportOf(r.output, 'ERROR: canary-corruption: 1 byte before the start'), /allocation #\d+ \(64 bytes, tail mode\)/);
+  assert.match(
+    r.output,
+    /GuardViolationError: outside any test \(module code or beforeAll\/afterAll hooks of this file\): mate-guard found 2 memory violations/,
+  );
+  assert.match(
+    reportOf(r.output, 'ERROR: canary-corruption: 2 bytes past the end'),
+    /allocation #\d+ \(13 bytes, tail mode\)/,
+  );
+  assert.match(
+    reportOf(r.output, 'ERROR: canary-corruption: 1 byte before the start'),
+    /allocation #\d+ \(64 bytes, tail mode\)/,
+  );
   assert.equal(summary(r.output).violations, 2);
   assert.equal(JSON.parse(fs.readFileSync(j.file, 'utf8')).testResults[0].status, 'failed');
 });
@@ -146,23 +189,38 @@ test('head mode (--guard-mode head): the underflow faults at the first bad byte'
   const rep = reportOf(r.output, 'ERROR: heap-buffer-underflow on WRITE');
   assert.match(rep, /1 byte before the start of allocation #\d+ \(64 bytes, head mode\)/);
   assert.match(rep, /^==mate-guard== test: underflow\.test\.mjs > reverseFill underflows by one$/m);
-  assert.match(r.output, /killed by a guard fault: heap-buffer-underflow on allocation #\d+ \(64 bytes, head mode\) while running underflow\.test\.mjs > reverseFill underflows by one;/);
+  assert.match(
+    r.output,
+    /killed by a guard fault: heap-buffer-underflow on allocation #\d+ \(64 bytes, head mode\) while running underflow\.test\.mjs > reverseFill underflows by one;/,
+  );
 });
 
 test('--guard-alignment 1 (a setting added as one row of the table) makes the alignment-gap write fault', async () => {
   const r = await mateVitest('bugs', ['run', 'gap', '--guard-alloc', '--guard-alignment', '1']);
   assert.notEqual(r.code, 0, r.output);
-  assert.match(reportOf(r.output, 'ERROR: heap-buffer-overflow on WRITE'), /2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\)/);
+  assert.match(
+    reportOf(r.output, 'ERROR: heap-buffer-overflow on WRITE'),
+    /2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\)/,
+  );
   assert.match(r.output, /alignment 1, backend host/);
 });
 
 test('mate-vitest reruns files with canary damage in the faulting configuration; --no-guard-rerun and plain vitest do not', async () => {
   const r = await mateVitest('bugs', ['run', 'underflow', 'gap', '--guard-alloc']);
   assert.notEqual(r.code, 0, r.output);
-  assert.match(r.output, /\[mate-guard\] rerunning underflow\.test\.mjs in head mode to find the access behind a canary report \(off: --no-guard-rerun\)/);
-  assert.match(r.output, /\[mate-guard\] rerun in head mode: the canary-corruption of allocation #\d+ \(64 bytes, tail mode\) in underflow\.test\.mjs > reverseFill underflows by one faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-underflow on WRITE/);
-  assert.match(r.output, /\[mate-guard\] rerun in tail mode with alignment 1: the canary-corruption of allocation #\d+ \(13 bytes, tail mode\) in gap\.test\.mjs > writeAt past the end into the alignment gap faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
-  assert.equal(summary(r.output).violations, 2, 'the rerun\'s faults are not counted again');
+  assert.match(
+    r.output,
+    /\[mate-guard\] rerunning underflow\.test\.mjs in head mode to find the access behind a canary report \(off: --no-guard-rerun\)/,
+  );
+  assert.match(
+    r.output,
+    /\[mate-guard\] rerun in head mode: the canary-corruption of allocation #\d+ \(64 bytes, tail mode\) in underflow\.test\.mjs > reverseFill underflows by one faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-underflow on WRITE/,
+  );
+  assert.match(
+    r.output,
+    /\[mate-guard\] rerun in tail mode with alignment 1: the canary-corruption of allocation #\d+ \(13 bytes, tail mode\) in gap\.test\.mjs > writeAt past the end into the alignment gap faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE/,
+  );
+  assert.equal(summary(r.output).violations, 2, "the rerun's faults are not counted again");
   for (const off of [
     await mateVitest('bugs', ['run', 'underflow', '--guard-alloc', '--no-guard-rerun']),
     await vitest('bugs', ['run', 'underflow', '--', '--guard-alloc']),
@@ -178,7 +236,11 @@ test('a TypeScript test: the allocation stack starts at the .ts source line (sou
   const r = await mateVitest('typescript', ['run', '--guard-alloc']);
   assert.notEqual(r.code, 0, r.output);
   const rep = reportOf(r.output, 'ERROR: heap-buffer-overflow on WRITE');
-  assert.match(firstAllocationFrame(rep), new RegExp(`^==mate-guard==   at makeBuffer \\(.*overflow\\.test\\.ts:${line}:\\d+\\)$`), rep);
+  assert.match(
+    firstAllocationFrame(rep),
+    new RegExp(`^==mate-guard==   at makeBuffer \\(.*overflow\\.test\\.ts:${line}:\\d+\\)$`),
+    rep,
+  );
   assert.match(rep, accessSite('overflow'));
 });
 
@@ -190,7 +252,11 @@ describe('clean suite with tagged tests', () => {
     ['tagged.test.mjs > incompatible via helper', 'tagged.test.mjs > incompatible via helper', INCOMPATIBLE],
     ['tagged.test.mjs > graph capture via helper', 'tagged.test.mjs > graph capture via helper', GRAPH],
     ['tagged.test.mjs > graph capture via raw tags', 'tagged.test.mjs > graph capture via raw tags', GRAPH],
-    ['tagged.test.mjs > incompatible describe inherits the tag', 'tagged.test.mjs > incompatible describe > inherits the tag', INCOMPATIBLE],
+    [
+      'tagged.test.mjs > incompatible describe inherits the tag',
+      'tagged.test.mjs > incompatible describe > inherits the tag',
+      INCOMPATIBLE,
+    ],
     ['module-tag.test.mjs > tagged by the file', 'module-tag.test.mjs > tagged by the file', INCOMPATIBLE],
   ];
   const CLEAN = [
@@ -246,16 +312,28 @@ describe('node flags (--expose-gc): the tests get them the way Vitest passes the
   const SHOWN = ['--guard-alloc', '--guard-mode=head', '--guard-log-allocations'];
 
   test('node --expose-gc mate-vitest run --pool threads: Vitest runs in that process, its threads inherit the flag', async () => {
-    assertGcSuiteGuarded(await run(process.execPath, ['--expose-gc', MATE_VITEST, 'run', 'gc.test', '--pool', 'threads', ...SHOWN], { cwd: path.join(FIXTURES, 'gc') }), GC_TEST);
+    assertGcSuiteGuarded(
+      await run(process.execPath, ['--expose-gc', MATE_VITEST, 'run', 'gc.test', '--pool', 'threads', ...SHOWN], {
+        cwd: path.join(FIXTURES, 'gc'),
+      }),
+      GC_TEST,
+    );
   });
 
-  test('mate-vitest\'s canary rerun runs with the node flags, the pool and --execArgv too: the gap write faults there', async () => {
-    const threads = await run(process.execPath, ['--expose-gc', MATE_VITEST, 'run', 'after-gc-gap', '--pool', 'threads', '--guard-alloc'], { cwd: path.join(FIXTURES, 'gc') });
+  test("mate-vitest's canary rerun runs with the node flags, the pool and --execArgv too: the gap write faults there", async () => {
+    const threads = await run(
+      process.execPath,
+      ['--expose-gc', MATE_VITEST, 'run', 'after-gc-gap', '--pool', 'threads', '--guard-alloc'],
+      { cwd: path.join(FIXTURES, 'gc') },
+    );
     const forks = await mateVitest('gc', ['run', 'after-gc-gap', '--execArgv=--expose-gc', '--guard-alloc']);
     for (const r of [threads, forks]) {
       assert.notEqual(r.code, 0, r.output);
       assert.doesNotMatch(r.output, /globalThis\.gc is missing/);
-      assert.match(r.output, /\[mate-guard\] rerun in tail mode with alignment 1: the canary-corruption of allocation #\d+ \(13 bytes, tail mode\) in after-gc-gap\.test\.mjs > collects garbage, then writes into the alignment gap faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
+      assert.match(
+        r.output,
+        /\[mate-guard\] rerun in tail mode with alignment 1: the canary-corruption of allocation #\d+ \(13 bytes, tail mode\) in after-gc-gap\.test\.mjs > collects garbage, then writes into the alignment gap faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE/,
+      );
     }
   });
 
@@ -267,19 +345,26 @@ describe('node flags (--expose-gc): the tests get them the way Vitest passes the
 
 describe('projects (test.projects) with the plugin in the root config only', () => {
   // packages/a: a clean test; packages/b: a write into the alignment gap. Their configs do not load the plugin.
-  const GAP = /==mate-guard== ERROR: canary-corruption: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\) damaged\n==mate-guard== test: \[b\] packages\/b\/gap\.test\.mjs > writes into the alignment gap/;
+  const GAP =
+    /==mate-guard== ERROR: canary-corruption: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\) damaged\n==mate-guard== test: \[b\] packages\/b\/gap\.test\.mjs > writes into the alignment gap/;
   const assertGuarded = (r) => {
     assert.equal(r.code, 1, r.output);
     assert.match(r.output, /Tests +1 failed \| 1 passed \(2\)/);
     assert.match(r.output, GAP);
     const s = SUMMARY.exec(r.output);
-    assert.ok(s && Number(s[1]) > 0 && s[4] === '1', `a summary with guarded allocations and the violation:\n${r.output}`);
+    assert.ok(
+      s && Number(s[1]) > 0 && s[4] === '1',
+      `a summary with guarded allocations and the violation:\n${r.output}`,
+    );
   };
 
   test('mate-vitest --guard-alloc guards every project from the root; the canary rerun faults', async () => {
     const r = await mateVitest('projects', ['run', '--guard-alloc']);
     assertGuarded(r);
-    assert.match(r.output, /\[mate-guard\] rerun in tail mode with alignment 1: the canary-corruption of allocation #\d+ \(13 bytes, tail mode\) in \[b\] packages\/b\/gap\.test\.mjs > writes into the alignment gap faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
+    assert.match(
+      r.output,
+      /\[mate-guard\] rerun in tail mode with alignment 1: the canary-corruption of allocation #\d+ \(13 bytes, tail mode\) in \[b\] packages\/b\/gap\.test\.mjs > writes into the alignment gap faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE/,
+    );
   });
 
   test('plain vitest: flags after -- and MATE_VITEST_GUARD_ALLOC=1 guard every project too', async () => {
@@ -287,11 +372,20 @@ describe('projects (test.projects) with the plugin in the root config only', () 
     assertGuarded(await vitest('projects', ['run'], { MATE_VITEST_GUARD_ALLOC: '1' }));
   });
 
-  test('--reporter on the command line (it replaces the config\'s reporters) still guards them; a JUnit file lists the failure', async () => {
+  test("--reporter on the command line (it replaces the config's reporters) still guards them; a JUnit file lists the failure", async () => {
     const junit = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mate-vitest-junit-')), 'junit.xml');
-    const r = await mateVitest('projects', ['run', '--guard-alloc', '--reporter=dot', '--reporter=junit', `--outputFile.junit=${junit}`]);
+    const r = await mateVitest('projects', [
+      'run',
+      '--guard-alloc',
+      '--reporter=dot',
+      '--reporter=junit',
+      `--outputFile.junit=${junit}`,
+    ]);
     assertGuarded(r);
-    assert.match(fs.readFileSync(junit, 'utf8'), /<testcase [^>]*name="writes into the alignment gap"[^>]*>\s*<failure/);
+    assert.match(
+      fs.readFileSync(junit, 'utf8'),
+      /<testcase [^>]*name="writes into the alignment gap"[^>]*>\s*<failure/,
+    );
     fs.rmSync(path.dirname(junit), { recursive: true, force: true });
   });
 
@@ -305,12 +399,16 @@ describe('projects (test.projects) with the plugin in the root config only', () 
 
 describe('one test file in two projects', () => {
   // projects-shared: inline projects a and b both include shared/overflow.test.mjs, whose overflow faults.
-  test('each report names its project on the test line; each crash fails that project\'s test', async () => {
+  test("each report names its project on the test line; each crash fails that project's test", async () => {
     const r = await mateVitest('projects-shared', ['run', '--guard-alloc']);
     assert.equal(r.code, 1, r.output);
     assert.match(r.output, /Test Files +2 failed \(2\)/);
     assert.match(r.output, /Tests +2 failed \(2\)/);
-    const crashes = [...r.output.matchAll(/^\[mate-guard\] test worker (\d+) was killed by a guard fault: heap-buffer-overflow .* while running (\[[ab]\]) shared\/overflow\.test\.mjs > fillInclusive overflows by one; full report above, JSON in (\S+)$/gm)];
+    const crashes = [
+      ...r.output.matchAll(
+        /^\[mate-guard\] test worker (\d+) was killed by a guard fault: heap-buffer-overflow .* while running (\[[ab]\]) shared\/overflow\.test\.mjs > fillInclusive overflows by one; full report above, JSON in (\S+)$/gm,
+      ),
+    ];
     const byProject = new Map(crashes.map((m) => [m[2], m]));
     assert.deepEqual([...byProject.keys()].sort(), ['[a]', '[b]'], r.output);
     for (const [project, m] of byProject) {
@@ -319,7 +417,9 @@ describe('one test file in two projects', () => {
       assert.equal(json.pid, Number(m[1]));
       assert.equal(json.test, `${project} shared/overflow.test.mjs > fillInclusive overflows by one`);
       // Vitest fails that project's test with it (its FAIL line shows the project as a badge).
-      const fail = new RegExp(`FAIL .*\\b${project[1]}\\b.* shared/overflow\\.test\\.mjs.* > .*fillInclusive overflows by one\n(?:.*\n)*?\\[mate-guard\\] test worker ${m[1]} was killed`);
+      const fail = new RegExp(
+        `FAIL .*\\b${project[1]}\\b.* shared/overflow\\.test\\.mjs.* > .*fillInclusive overflows by one\n(?:.*\n)*?\\[mate-guard\\] test worker ${m[1]} was killed`,
+      );
       assert.match(r.output.replace(/\x1b\[[0-9;]*m/g, ''), fail);
     }
     assert.equal(summary(r.output).violations, 2, r.output);
@@ -331,7 +431,10 @@ test('a file shared by two projects, damaged in one: mate-vitest reruns it in th
   const mark = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mate-vitest-mark-')), 'runs');
   const r = await mateVitest('projects-rerun', ['run', '--guard-alloc'], { MARK: mark });
   assert.equal(r.code, 1, r.output);
-  assert.match(r.output, /\[mate-guard\] rerun in tail mode with alignment 1: the canary-corruption of allocation #\d+ \(13 bytes, tail mode\) in \[b\] shared\/gap\.test\.mjs > writeAt past the end into the alignment gap faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
+  assert.match(
+    r.output,
+    /\[mate-guard\] rerun in tail mode with alignment 1: the canary-corruption of allocation #\d+ \(13 bytes, tail mode\) in \[b\] shared\/gap\.test\.mjs > writeAt past the end into the alignment gap faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE/,
+  );
   // The run itself in a and b, the rerun in b alone.
   assert.deepEqual(fs.readFileSync(mark, 'utf8').trim().split('\n').sort(), ['a', 'b', 'b'], r.output);
 });
@@ -352,7 +455,13 @@ describe('--coverage: the summary still ends the output, after the coverage tabl
   });
 
   test('projects guarded from the root, a failing run with coverage.reportOnFailure: the table, the rerun, then the summary and its reports line', async () => {
-    const r = await mateVitest('projects', ['run', '--guard-alloc', '--coverage', '--coverage.reportOnFailure', '--coverage.reporter=text']);
+    const r = await mateVitest('projects', [
+      'run',
+      '--guard-alloc',
+      '--coverage',
+      '--coverage.reportOnFailure',
+      '--coverage.reporter=text',
+    ]);
     assert.equal(r.code, 1, r.output);
     assertAfterTable(r);
     assert.ok(r.output.indexOf('[mate-guard] rerun in tail mode') > r.output.lastIndexOf('All files |'), r.output);
@@ -387,7 +496,10 @@ describe('precedence: flags > MATE_VITEST_GUARD_* > guardAlloc() options > off',
   });
 
   test('env beats options', async () => {
-    const r = await vitest('options', ['run'], { ...opts({ enabled: true, mode: 'head' }), MATE_VITEST_GUARD_MODE: 'tail' });
+    const r = await vitest('options', ['run'], {
+      ...opts({ enabled: true, mode: 'head' }),
+      MATE_VITEST_GUARD_MODE: 'tail',
+    });
     assert.notEqual(r.code, 0);
     assert.match(r.output, TAIL);
     assertOff(await vitest('options', ['run'], { ...opts({ enabled: true }), MATE_VITEST_GUARD_ALLOC: 'off' }));
@@ -400,22 +512,34 @@ describe('precedence: flags > MATE_VITEST_GUARD_* > guardAlloc() options > off',
   });
 
   test('flags beat env: --guard-mode=head over MATE_VITEST_GUARD_MODE=tail, --guard-alloc over MATE_VITEST_GUARD_ALLOC=0', async () => {
-    const r = await mateVitest('options', ['run', '--guard-alloc', '--guard-mode=head'], { MATE_VITEST_GUARD_ALLOC: '0', MATE_VITEST_GUARD_MODE: 'tail' });
+    const r = await mateVitest('options', ['run', '--guard-alloc', '--guard-mode=head'], {
+      MATE_VITEST_GUARD_ALLOC: '0',
+      MATE_VITEST_GUARD_MODE: 'tail',
+    });
     assert.notEqual(r.code, 0);
     assert.match(r.output, HEAD);
   });
 
   test('--no-guard-alloc beats env and options (mate-vitest and after -- on plain vitest)', async () => {
     for (const r of [
-      await mateVitest('options', ['run', '--no-guard-alloc'], { ...opts({ enabled: true }), MATE_VITEST_GUARD_ALLOC: '1' }),
-      await vitest('options', ['run', '--', '--no-guard-alloc'], { ...opts({ enabled: true }), MATE_VITEST_GUARD_ALLOC: '1' }),
-    ]) assertOff(r);
+      await mateVitest('options', ['run', '--no-guard-alloc'], {
+        ...opts({ enabled: true }),
+        MATE_VITEST_GUARD_ALLOC: '1',
+      }),
+      await vitest('options', ['run', '--', '--no-guard-alloc'], {
+        ...opts({ enabled: true }),
+        MATE_VITEST_GUARD_ALLOC: '1',
+      }),
+    ])
+      assertOff(r);
   });
 
   test('--guard-log-allocations logs each allocation; --no-guard-log-allocations beats the env', async () => {
     const on = await mateVitest('options', ['run', '--guard-alloc', '--guard-log-allocations']);
     assert.match(on.output, /^\[mate-guard\] alloc #\d+ ptr=0x[0-9a-f]+ requested=64 .*mode=tail/m);
-    const off = await mateVitest('options', ['run', '--guard-alloc', '--no-guard-log-allocations'], { MATE_VITEST_GUARD_LOG_ALLOCATIONS: '1' });
+    const off = await mateVitest('options', ['run', '--guard-alloc', '--no-guard-log-allocations'], {
+      MATE_VITEST_GUARD_LOG_ALLOCATIONS: '1',
+    });
     assert.match(off.output, TAIL);
     assert.doesNotMatch(off.output, /\[mate-guard\] alloc #/);
   });
@@ -423,13 +547,41 @@ describe('precedence: flags > MATE_VITEST_GUARD_* > guardAlloc() options > off',
 
 describe('bad values stop the run before any test, naming the source and the value', () => {
   const cases = [
-    ['mate-vitest --guard-mode sideways', () => mateVitest('options', ['run', '--guard-mode', 'sideways']), /--guard-mode: "sideways" is not a guard mode; use tail or head/],
-    ['mate-vitest --guard-alloc=maybe', () => mateVitest('options', ['run', '--guard-alloc=maybe']), /--guard-alloc: "maybe" is not a boolean/],
-    ['vitest -- --guard-mode=diagonal', () => vitest('options', ['run', '--', '--guard-mode=diagonal']), /--guard-mode: "diagonal" is not a guard mode/],
-    ['MATE_VITEST_GUARD_ALLOC=perhaps', () => vitest('options', ['run'], { MATE_VITEST_GUARD_ALLOC: 'perhaps' }), /MATE_VITEST_GUARD_ALLOC: "perhaps" is not a boolean; use 1\/true\/yes\/on or 0\/false\/no\/off/],
-    ['MATE_VITEST_GUARD_MODE=middle', () => mateVitest('options', ['run'], { MATE_VITEST_GUARD_MODE: 'middle' }), /MATE_VITEST_GUARD_MODE: "middle" is not a guard mode/],
-    ['guardAlloc({ mode: "sideways" })', () => vitest('options', ['run'], { FIXTURE_GUARD_OPTIONS: '{"mode":"sideways"}' }), /guardAlloc\(\) options mode: "sideways" is not a guard mode/],
-    ['guardAlloc({ enable: true })', () => vitest('options', ['run'], { FIXTURE_GUARD_OPTIONS: '{"enable":true}' }), /guardAlloc\(\) options: unknown option "enable"; did you mean enabled\?/],
+    [
+      'mate-vitest --guard-mode sideways',
+      () => mateVitest('options', ['run', '--guard-mode', 'sideways']),
+      /--guard-mode: "sideways" is not a guard mode; use tail or head/,
+    ],
+    [
+      'mate-vitest --guard-alloc=maybe',
+      () => mateVitest('options', ['run', '--guard-alloc=maybe']),
+      /--guard-alloc: "maybe" is not a boolean/,
+    ],
+    [
+      'vitest -- --guard-mode=diagonal',
+      () => vitest('options', ['run', '--', '--guard-mode=diagonal']),
+      /--guard-mode: "diagonal" is not a guard mode/,
+    ],
+    [
+      'MATE_VITEST_GUARD_ALLOC=perhaps',
+      () => vitest('options', ['run'], { MATE_VITEST_GUARD_ALLOC: 'perhaps' }),
+      /MATE_VITEST_GUARD_ALLOC: "perhaps" is not a boolean; use 1\/true\/yes\/on or 0\/false\/no\/off/,
+    ],
+    [
+      'MATE_VITEST_GUARD_MODE=middle',
+      () => mateVitest('options', ['run'], { MATE_VITEST_GUARD_MODE: 'middle' }),
+      /MATE_VITEST_GUARD_MODE: "middle" is not a guard mode/,
+    ],
+    [
+      'guardAlloc({ mode: "sideways" })',
+      () => vitest('options', ['run'], { FIXTURE_GUARD_OPTIONS: '{"mode":"sideways"}' }),
+      /guardAlloc\(\) options mode: "sideways" is not a guard mode/,
+    ],
+    [
+      'guardAlloc({ enable: true })',
+      () => vitest('options', ['run'], { FIXTURE_GUARD_OPTIONS: '{"enable":true}' }),
+      /guardAlloc\(\) options: unknown option "enable"; did you mean enabled\?/,
+    ],
   ];
   for (const [title, go, message] of cases) {
     test(title, async () => {
@@ -441,7 +593,7 @@ describe('bad values stop the run before any test, naming the source and the val
   }
 });
 
-test('mate-vitest --help lists the guard flags beside vitest\'s own', async () => {
+test("mate-vitest --help lists the guard flags beside vitest's own", async () => {
   const r = await mateVitest('options', ['--help']);
   assert.equal(r.code, 0, r.output);
   assert.match(r.output, /--reporter/);
@@ -454,7 +606,10 @@ test('mate-vitest warns when the config has no guardAlloc() plugin (the flags di
   const r = await mateVitest('noplugin', ['run', '--guard-alloc', '--guard-mode=head']);
   assert.equal(r.code, 2, r.output);
   assert.match(r.output, /Tests +\d+ passed/);
-  assert.match(r.output, /^\[mate-guard\] warning: --guard-alloc --guard-mode=head had no effect: the vitest config has no guardAlloc\(\) plugin/m);
+  assert.match(
+    r.output,
+    /^\[mate-guard\] warning: --guard-alloc --guard-mode=head had no effect: the vitest config has no guardAlloc\(\) plugin/m,
+  );
   assert.doesNotMatch(r.output, /\[mate-guard\] (summary|guarding on)/);
 });
 
@@ -469,14 +624,23 @@ test('pool threads: a warning at start; a fault still prints its report and fail
   assert.match(rep, /^==mate-guard== test: overflow\.test\.mjs > fillInclusive overflows by one in a worker thread$/m);
 });
 
-test('pool threads, a fault: no summary can follow (the run\'s owner died); the dying process says so and where the reports are, which mate report sums up', async () => {
-  for (const r of [await vitest('threads', ['run', '--', '--guard-alloc']), await mateVitest('threads', ['run', '--guard-alloc'])]) {
+test("pool threads, a fault: no summary can follow (the run's owner died); the dying process says so and where the reports are, which mate report sums up", async () => {
+  for (const r of [
+    await vitest('threads', ['run', '--', '--guard-alloc']),
+    await mateVitest('threads', ['run', '--guard-alloc']),
+  ]) {
     assert.notEqual(r.code, 0, r.output);
-    const m = /^\[mate-guard\] the process that owned this run dies with it, so no summary follows; the reports stay in (\S+) \(mate report \S+ sums them up\)$/m.exec(r.output);
+    const m =
+      /^\[mate-guard\] the process that owned this run dies with it, so no summary follows; the reports stay in (\S+) \(mate report \S+ sums them up\)$/m.exec(
+        r.output,
+      );
     assert.ok(m, r.output);
     const report = await run(process.execPath, [MATE, 'report', m[1]]);
     assert.equal(report.code, 1, report.output);
-    assert.match(report.output, /^\[mate-guard\] summary: [1-9]\d* allocations? guarded, .*1 violation, 1 process died,/m);
+    assert.match(
+      report.output,
+      /^\[mate-guard\] summary: [1-9]\d* allocations? guarded, .*1 violation, 1 process died,/m,
+    );
     fs.rmSync(m[1], { recursive: true, force: true });
   }
 });

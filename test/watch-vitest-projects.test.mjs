@@ -28,12 +28,15 @@ function fixture() {
   fs.mkdirSync(parent, { recursive: true });
   const dir = fs.mkdtempSync(path.join(parent, 'watch-projects-'));
   const plugin = pathToFileURL(path.join(ROOT, 'packages', 'vitest-plugin', 'dist', 'index.mjs')).href;
-  fs.writeFileSync(path.join(dir, 'vitest.config.mjs'), `import guardAlloc from ${JSON.stringify(plugin)};
+  fs.writeFileSync(
+    path.join(dir, 'vitest.config.mjs'),
+    `import guardAlloc from ${JSON.stringify(plugin)};
 export default { test: { projects: [
   { plugins: [guardAlloc({ mode: 'head' })], test: { name: 'head', include: ['*.test.mjs'] } },
   { plugins: [guardAlloc({ mode: 'tail' })], test: { name: 'tail', include: ['*.test.mjs'] } },
 ] } };
-`);
+`,
+  );
   fs.writeFileSync(path.join(dir, 'a.test.mjs'), `${HEAD}test('clean', () => { Buffer.alloc(16); });\n`);
   return dir;
 }
@@ -44,7 +47,7 @@ function lastRound(output) {
   return output.slice(ends.length > 1 ? ends[ends.length - 2] : 0, ends[ends.length - 1]);
 }
 
-test("mate-vitest --watch with per-project plugin options: every rerun guards each project in its own mode", async () => {
+test('mate-vitest --watch with per-project plugin options: every rerun guards each project in its own mode', async () => {
   const dir = fixture();
   const w = startWatch(process.execPath, [MATE_VITEST, '--watch', '--guard-alloc', '--no-guard-rerun'], { cwd: dir });
   try {
@@ -62,9 +65,18 @@ test("mate-vitest --watch with per-project plugin options: every rerun guards ea
       // Waited for as it arrived: the round that reported it is the last one.
       const rerun = lastRound(out);
       assert.match(rerun, /^\[mate-guard\] guarding on: mode head \(project head\), tail \(project tail\)$/m);
-      assert.match(rerun, /ERROR: heap-buffer-underflow on WRITE at 0x[0-9a-f]+: 1 byte before the start of allocation #\d+ \(64 bytes, head mode\)/);
-      assert.match(rerun, /ERROR: canary-corruption: 1 byte before the start of allocation #\d+ \(64 bytes, tail mode\) damaged\n==mate-guard== test: \[tail\] a\.test\.mjs > underflow/);
-      assert.doesNotMatch(rerun, /\(64 bytes, tail mode\)\n==mate-guard== test: \[head\]|\(64 bytes, head mode\)[^\n]*\n==mate-guard== test: \[tail\]/);
+      assert.match(
+        rerun,
+        /ERROR: heap-buffer-underflow on WRITE at 0x[0-9a-f]+: 1 byte before the start of allocation #\d+ \(64 bytes, head mode\)/,
+      );
+      assert.match(
+        rerun,
+        /ERROR: canary-corruption: 1 byte before the start of allocation #\d+ \(64 bytes, tail mode\) damaged\n==mate-guard== test: \[tail\] a\.test\.mjs > underflow/,
+      );
+      assert.doesNotMatch(
+        rerun,
+        /\(64 bytes, tail mode\)\n==mate-guard== test: \[head\]|\(64 bytes, head mode\)[^\n]*\n==mate-guard== test: \[tail\]/,
+      );
     }
     assert.doesNotMatch(w.output, /already active with a different configuration/);
   } finally {

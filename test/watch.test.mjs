@@ -55,7 +55,10 @@ async function watchTwoRounds(w, dir, bugFile, bugText, testName) {
     // The round that found it: its output since the summary before it.
     const end = out.indexOf(all[round]);
     const rerun = out.slice(out.lastIndexOf(all[round - 1], end) + all[round - 1].length, end + all[round].length);
-    assert.match(rerun, /==mate-guard== ERROR: canary-corruption: 1 byte before the start of allocation #\d+ \(64 bytes, tail mode\) damaged/);
+    assert.match(
+      rerun,
+      /==mate-guard== ERROR: canary-corruption: 1 byte before the start of allocation #\d+ \(64 bytes, tail mode\) damaged/,
+    );
     assert.ok(rerun.includes(`==mate-guard== test: ${testName}`), rerun);
     assert.doesNotMatch(out, /already active with a different configuration/);
   } finally {
@@ -74,8 +77,18 @@ test('vitest --watch (pool vmForks: workers live on between reruns): every rerun
     'a.test.mjs': `${head}test('sums', () => { addon.sum(Buffer.alloc(64, 1)); });\n`,
     'b.test.mjs': `${head}test('clean', () => { Buffer.alloc(16); });\n`,
   });
-  const w = startWatch(process.execPath, [path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), '--watch', '--', '--guard-alloc'], { cwd: dir });
-  await watchTwoRounds(w, dir, 'b.test.mjs', `${head}test('underflow', () => { addon.reverseFill(Buffer.alloc(64)); });`, 'b.test.mjs > underflow');
+  const w = startWatch(
+    process.execPath,
+    [path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), '--watch', '--', '--guard-alloc'],
+    { cwd: dir },
+  );
+  await watchTwoRounds(
+    w,
+    dir,
+    'b.test.mjs',
+    `${head}test('underflow', () => { addon.reverseFill(Buffer.alloc(64)); });`,
+    'b.test.mjs > underflow',
+  );
 });
 
 test('mate-jest --watchAll: the reporter owns the run inside Jest, a summary per rerun', async () => {
@@ -84,8 +97,18 @@ test('mate-jest --watchAll: the reporter owns the run inside Jest, a summary per
     'a.test.js': `${BUG_JS}test('sums', () => { addon.sum(Buffer.alloc(64, 1)); });\n`,
     'b.test.js': `test('clean', () => { Buffer.alloc(16); });\n`,
   });
-  const w = startWatch(process.execPath, [path.join(ROOT, 'packages', 'jest-env', 'bin', 'mate-jest.js'), '--guard-alloc', '--watchAll'], { cwd: dir });
-  await watchTwoRounds(w, dir, 'b.test.js', `${BUG_JS}test('underflow', () => { addon.reverseFill(Buffer.alloc(64)); });`, 'b.test.js > underflow');
+  const w = startWatch(
+    process.execPath,
+    [path.join(ROOT, 'packages', 'jest-env', 'bin', 'mate-jest.js'), '--guard-alloc', '--watchAll'],
+    { cwd: dir },
+  );
+  await watchTwoRounds(
+    w,
+    dir,
+    'b.test.js',
+    `${BUG_JS}test('underflow', () => { addon.reverseFill(Buffer.alloc(64)); });`,
+    'b.test.js > underflow',
+  );
 });
 
 test('mocha --watch: the root hooks guard every rerun, a summary per rerun', async () => {
@@ -93,9 +116,24 @@ test('mocha --watch: the root hooks guard every rerun, a summary per rerun', asy
     'a.spec.cjs': `${BUG_JS}it('sums', () => { addon.sum(Buffer.alloc(64, 1)); });\n`,
     'b.spec.cjs': `it('clean', () => { Buffer.alloc(16); });\n`,
   });
-  const args = [path.join(ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js'), '--require', path.join(ROOT, 'packages', 'mocha-plugin'), '--guard-alloc', '--watch', '--watch-files', '*.cjs', '*.spec.cjs'];
+  const args = [
+    path.join(ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js'),
+    '--require',
+    path.join(ROOT, 'packages', 'mocha-plugin'),
+    '--guard-alloc',
+    '--watch',
+    '--watch-files',
+    '*.cjs',
+    '*.spec.cjs',
+  ];
   const w = startWatch(process.execPath, args, { cwd: dir });
-  await watchTwoRounds(w, dir, 'b.spec.cjs', `${BUG_JS}it('underflow', () => { addon.reverseFill(Buffer.alloc(64)); });`, 'b.spec.cjs > underflow');
+  await watchTwoRounds(
+    w,
+    dir,
+    'b.spec.cjs',
+    `${BUG_JS}it('underflow', () => { addon.reverseFill(Buffer.alloc(64)); });`,
+    'b.spec.cjs > underflow',
+  );
 });
 
 // Vitest's watch mode carries every failed file it did not rerun into the
@@ -114,7 +152,11 @@ test('vitest --watch: a crashed file is carried into later reruns as Vitest carr
     'assert.test.mjs': `${head}test('fails', () => { expect(1).toBe(2); });\n`,
   });
   const ROUND_END = /^ (PASS|FAIL) .*(Waiting|Watching) for file changes/m;
-  const w = startWatch(process.execPath, [path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), '--watch', '--', '--guard-alloc'], { cwd: dir });
+  const w = startWatch(
+    process.execPath,
+    [path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), '--watch', '--', '--guard-alloc'],
+    { cwd: dir },
+  );
   /** Changes `file` until round `n` has ended (its summary and Vitest's watch line); that round's output. */
   const round = async (n, file, text) => {
     for (let attempt = 0; ; attempt++) {
@@ -139,8 +181,16 @@ test('vitest --watch: a crashed file is carried into later reruns as Vitest carr
     assert.match(touched, /❯ assert\.test\.mjs \(1 test \| 1 failed\)/, touched);
     assert.match(touched, /Test Files +2 failed \| 1 passed \(3\)/, touched);
     assert.doesNotMatch(touched, /==mate-guard==|killed by a guard fault/, touched);
-    assert.match(touched, /^\[mate-guard\] summary: [1-9]\d* allocations? guarded, .*, 0 violations, 0 tests skipped by tag$/m, touched);
-    const fixed = await round(3, 'crash.test.mjs', `${head}test('overflows', () => { addon.sum(Buffer.alloc(64, 1)); });\n`);
+    assert.match(
+      touched,
+      /^\[mate-guard\] summary: [1-9]\d* allocations? guarded, .*, 0 violations, 0 tests skipped by tag$/m,
+      touched,
+    );
+    const fixed = await round(
+      3,
+      'crash.test.mjs',
+      `${head}test('overflows', () => { addon.sum(Buffer.alloc(64, 1)); });\n`,
+    );
     assert.match(fixed, /✓ crash\.test\.mjs \(1 test\)/, fixed);
     assert.match(fixed, /Test Files +1 failed \| 1 passed \(2\)/, fixed); // the assertion's file, carried
     assert.match(fixed, /^\[mate-guard\] summary: .*, 0 violations, 0 tests skipped by tag$/m, fixed);

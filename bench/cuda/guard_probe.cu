@@ -19,10 +19,10 @@
 
 #include "mate_guard.h"
 
-#define CHECK(x)                                                                  \
-  do {                                                                            \
-    cudaError_t e_ = (x);                                                         \
-    if (e_ != cudaSuccess) printf("%s -> %s\n", #x, cudaGetErrorString(e_));      \
+#define CHECK(x)                                                             \
+  do {                                                                       \
+    cudaError_t e_ = (x);                                                    \
+    if (e_ != cudaSuccess) printf("%s -> %s\n", #x, cudaGetErrorString(e_)); \
   } while (0)
 
 __global__ void Fill(float* p, long from, long to, float v) {
@@ -69,7 +69,8 @@ static int Canary(long n) {  // both sides, expecting the canary side to be caug
   float* b = (float*)Alloc(n * 4);
   const char* settings = getenv("MATE_GUARD_SETTINGS");
   bool head = settings && strstr(settings, "\"mode\":\"head\"") != nullptr;
-  if (head) Launch(a, 0, n + 1); else Launch(a, -1, n);
+  if (head) Launch(a, 0, n + 1);
+  else Launch(a, -1, n);
   Launch(b, 0, n);
   cudaError_t e = cudaDeviceSynchronize();
   printf("after the %s kernel: %s\n", head ? "overrun (head mode)" : "underrun (tail mode)", cudaGetErrorString(e));
@@ -149,7 +150,9 @@ static int Bench(int reps, int n, int burst) {
         guarded.push_back(tg);
       }
       double p = Median(plain), g = Median(guarded);
-      const char* name = pattern == 0 ? "tight loop" : pattern == 1 ? "bursts of 8" : "paced (100 us work between calls)";
+      const char* name = pattern == 0   ? "tight loop"
+                         : pattern == 1 ? "bursts of 8"
+                                        : "paced (100 us work between calls)";
       printf("| %zu B | %s | %.1f us | %.1f us | %.2fx |\n", size, name, p, g, g / p);
     }
   }
@@ -196,9 +199,11 @@ static int DriverCosts() {
     double t5 = Now();
     for (int i = 0; i < N; i++) cuMemRelease(h[i]);
     double t6 = Now();
-    printf("%d granule(s): create %.1f us, map %.1f us, setAccess %.1f us, memset(async) %.1f us, unmap %.1f us, release %.1f us\n",
-           gran, (t1 - t0) / N * 1e6, (t2 - t1) / N * 1e6, (t3 - t2) / N * 1e6, (t4 - t3) / N * 1e6,
-           (t5 - t4) / N * 1e6, (t6 - t5) / N * 1e6);
+    printf(
+        "%d granule(s): create %.1f us, map %.1f us, setAccess %.1f us, memset(async) %.1f us, unmap %.1f us, release "
+        "%.1f us\n",
+        gran, (t1 - t0) / N * 1e6, (t2 - t1) / N * 1e6, (t3 - t2) / N * 1e6, (t4 - t3) / N * 1e6, (t5 - t4) / N * 1e6,
+        (t6 - t5) / N * 1e6);
   }
   // map+setAccess+unmap cycles from several threads at once (own chunks and ranges each)
   for (int threads : {1, 2, 4}) {
@@ -248,7 +253,8 @@ static int DriverCosts() {
       cuEventSynchronize(ev);
     }
     double t2 = Now();
-    printf("free path: readback+event %.1f us async, %.1f us with the wait\n", (t1 - t0) / K * 1e6, (t2 - t1) / K * 1e6);
+    printf("free path: readback+event %.1f us async, %.1f us with the wait\n", (t1 - t0) / K * 1e6,
+           (t2 - t1) / K * 1e6);
   }
   return 0;
 }

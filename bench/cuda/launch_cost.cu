@@ -68,11 +68,14 @@ long Background(const char* mode, std::atomic<bool>* stop) {
   // The driver's own entry points (the runtime has no mapping calls).
   void* cu = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
   auto sym = [&](const char* name) { return cu ? dlsym(cu, name) : nullptr; };
-  auto reserve = (CUresult(*)(CUdeviceptr*, size_t, size_t, CUdeviceptr, unsigned long long))sym("cuMemAddressReserve");
-  auto create = (CUresult(*)(CUmemGenericAllocationHandle*, size_t, const CUmemAllocationProp*, unsigned long long))sym("cuMemCreate");
-  auto map = (CUresult(*)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long))sym("cuMemMap");
-  auto set_access = (CUresult(*)(CUdeviceptr, size_t, const CUmemAccessDesc*, size_t))sym("cuMemSetAccess");
-  auto unmap = (CUresult(*)(CUdeviceptr, size_t))sym("cuMemUnmap");
+  auto reserve =
+      (CUresult (*)(CUdeviceptr*, size_t, size_t, CUdeviceptr, unsigned long long))sym("cuMemAddressReserve");
+  auto create = (CUresult (*)(CUmemGenericAllocationHandle*, size_t, const CUmemAllocationProp*,
+                              unsigned long long))sym("cuMemCreate");
+  auto map =
+      (CUresult (*)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long))sym("cuMemMap");
+  auto set_access = (CUresult (*)(CUdeviceptr, size_t, const CUmemAccessDesc*, size_t))sym("cuMemSetAccess");
+  auto unmap = (CUresult (*)(CUdeviceptr, size_t))sym("cuMemUnmap");
   if (strcmp(mode, "vmm") == 0) {
     if (!reserve || !create || !map || !set_access || !unmap) return -1;
     if (reserve(&va, gran, 0, 0, 0) != CUDA_SUCCESS || create(&h, gran, &prop, 0) != CUDA_SUCCESS) return -1;
@@ -109,7 +112,8 @@ int main(int argc, char** argv) {
     lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
     if (lib == nullptr) return printf("dlopen: %s\n", dlerror()), 2;
     auto install = (int (*)())dlsym(lib, "mate_guard_install_from_env");
-    if (install() != 0) return printf("install: %s\n", ((const char* (*)())dlsym(lib, "mate_guard_install_error"))()), 2;
+    if (install() != 0)
+      return printf("install: %s\n", ((const char* (*)())dlsym(lib, "mate_guard_install_error"))()), 2;
   }
   int batches = argc > 2 ? atoi(argv[2]) : 200;
   int per = argc > 3 ? atoi(argv[3]) : 500;
@@ -146,9 +150,11 @@ int main(int argc, char** argv) {
   stop = true;
   bg.join();
   cudaError_t e = cudaGetLastError();
-  printf("launch %.3f us, event record + stream wait %.3f us (median of %d batches of %d; background %s, %ld rounds)%s%s\n",
-         Median(launch), Median(order), batches, per, bg_mode, bg_rounds, e == cudaSuccess ? "" : " error: ",
-         e == cudaSuccess ? "" : cudaGetErrorString(e));
+  printf(
+      "launch %.3f us, event record + stream wait %.3f us (median of %d batches of %d; background %s, %ld "
+      "rounds)%s%s\n",
+      Median(launch), Median(order), batches, per, bg_mode, bg_rounds,
+      e == cudaSuccess ? "" : " error: ", e == cudaSuccess ? "" : cudaGetErrorString(e));
   cudaFree(buf);
   if (lib) ((void (*)())dlsym(lib, "mate_guard_shutdown"))();
   return e == cudaSuccess ? 0 : 1;

@@ -9,6 +9,7 @@ so the guard takes it back for the walk, as it does under PyTorch.
 With depth 0 and stacks off (`--child 0 <n> 0`, the environment as run() sets it)
 a child measures the guarded alloc+free itself.
 """
+
 import ctypes
 import json
 import os
@@ -54,8 +55,12 @@ def run(fake, depth, n, stacks):
     d = tempfile.mkdtemp()
     handoff = {'version': 1, 'settings': {'reportDir': d, 'captureStacks': stacks}, 'explicit': []}
     env = dict(os.environ, MATE_GUARD_CUDA_DRIVER=fake, MATE_GUARD_CUPTI=fake, MATE_GUARD_SETTINGS=json.dumps(handoff))
-    out = subprocess.run([sys.executable, __file__, '--child', str(depth), str(n), str(int(stacks))], env=env,
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, __file__, '--child', str(depth), str(n), str(int(stacks))],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     if out.returncode != 0:
         sys.exit(out.stdout + out.stderr)
     return json.loads(out.stdout.strip().splitlines()[-1])['us']

@@ -16,15 +16,15 @@
 static double Now() {
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
-#define CHECK(x)                                                              \
-  do {                                                                        \
-    CUresult r_ = (x);                                                        \
-    if (r_ != CUDA_SUCCESS) {                                                 \
-      const char* s_ = nullptr;                                               \
-      cuGetErrorName(r_, &s_);                                                \
-      std::printf("%s failed: %s\n", #x, s_ ? s_ : "?");                      \
-      return 1;                                                               \
-    }                                                                         \
+#define CHECK(x)                                         \
+  do {                                                   \
+    CUresult r_ = (x);                                   \
+    if (r_ != CUDA_SUCCESS) {                            \
+      const char* s_ = nullptr;                          \
+      cuGetErrorName(r_, &s_);                           \
+      std::printf("%s failed: %s\n", #x, s_ ? s_ : "?"); \
+      return 1;                                          \
+    }                                                    \
   } while (0)
 
 int main() {
@@ -74,9 +74,10 @@ int main() {
     const char *set_s = nullptr, *unmap_s = nullptr;
     cuGetErrorName(set, &set_s);
     cuGetErrorName(unmap, &unmap_s);
-    std::printf("%s: one range per call %.1f us a range (map + set access + unmap); "
-                "one cuMemSetAccess over the span: %s; one cuMemUnmap over the span: %s\n",
-                layout, per, set_s, unmap_s);
+    std::printf(
+        "%s: one range per call %.1f us a range (map + set access + unmap); "
+        "one cuMemSetAccess over the span: %s; one cuMemUnmap over the span: %s\n",
+        layout, per, set_s, unmap_s);
     if (unmap != CUDA_SUCCESS)
       for (int i = 0; i < K; i++) cuMemUnmap(at(i), g);
     if (set != CUDA_SUCCESS || unmap != CUDA_SUCCESS) continue;
@@ -89,9 +90,7 @@ int main() {
     for (int i = 0; i < K; i++) {
       unsigned long long flags = 0;
       CUmemLocation loc = prop.location;
-      if (cuMemGetAccess(&flags, &loc, at(i)) == CUDA_SUCCESS &&
-          flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
-        granted++;
+      if (cuMemGetAccess(&flags, &loc, at(i)) == CUDA_SUCCESS && flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE) granted++;
       if (cuMemsetD8(at(i), 0x5A, g) == CUDA_SUCCESS && cuCtxSynchronize() == CUDA_SUCCESS) written++;
     }
     CHECK(cuMemUnmap(va, span));

@@ -23,47 +23,53 @@
 int main(int argc, char** argv) {
   void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   void* fake = dlopen(getenv("MATE_GUARD_CUDA_DRIVER"), RTLD_NOW);
-  if (!lib || !fake) { printf("dlopen: %s\n", dlerror()); return 1; }
+  if (!lib || !fake) {
+    printf("dlopen: %s\n", dlerror());
+    return 1;
+  }
   if (((int (*)())dlsym(lib, "mate_guard_install_from_env"))() != 0) return 1;
   auto launch = (FakeLaunch)dlsym(fake, "fake_launch");
   auto create = (FakeStreamCreate)dlsym(fake, "fake_stream_create");
   int threads = argc > 2 ? atoi(argv[2]) : 1;
   long n = argc > 3 ? atol(argv[3]) : 200000;
   size_t evict = argc > 4 ? atol(argv[4]) << 20 : 0;
-  static FakeFunc k{"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_", 4, {8, 8, 8, 512}};
+  static FakeFunc k{"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_",
+                    4,
+                    {8, 8, 8, 512}};
   std::vector<std::thread> ts;
   std::mutex mu;
   double launch_us = 0;
   auto t0 = std::chrono::steady_clock::now();
-  for (int t = 0; t < threads; t++) ts.emplace_back([&] {
-    void* s;
-    create(&s, 1);
-    void *a, *b, *c;
-    mate_guard_cuda_alloc(&a, 4096, s);
-    mate_guard_cuda_alloc(&b, 4096, s);
-    mate_guard_cuda_alloc(&c, 4096, s);
-    char blob[512];
-    for (int i = 0; i < 512; i++) blob[i] = (char)i;
-    void* params[4] = {&a, &b, &c, blob};
-    std::vector<char> other(evict ? evict : 1);
-    size_t at = 0;
-    double in_launch = 0;  // evicting: the launches' own time, the writes left out
-    for (long i = 0; i < n; i++) {
-      if (!evict) {
+  for (int t = 0; t < threads; t++)
+    ts.emplace_back([&] {
+      void* s;
+      create(&s, 1);
+      void *a, *b, *c;
+      mate_guard_cuda_alloc(&a, 4096, s);
+      mate_guard_cuda_alloc(&b, 4096, s);
+      mate_guard_cuda_alloc(&c, 4096, s);
+      char blob[512];
+      for (int i = 0; i < 512; i++) blob[i] = (char)i;
+      void* params[4] = {&a, &b, &c, blob};
+      std::vector<char> other(evict ? evict : 1);
+      size_t at = 0;
+      double in_launch = 0;  // evicting: the launches' own time, the writes left out
+      for (long i = 0; i < n; i++) {
+        if (!evict) {
+          launch(&k, s, params);
+          continue;
+        }
+        auto a = std::chrono::steady_clock::now();
         launch(&k, s, params);
-        continue;
+        in_launch += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - a).count();
+        memset(other.data() + at, (int)i, 65536);
+        at = (at + 65536) % (evict - evict % 65536);
       }
-      auto a = std::chrono::steady_clock::now();
-      launch(&k, s, params);
-      in_launch += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - a).count();
-      memset(other.data() + at, (int)i, 65536);
-      at = (at + 65536) % (evict - evict % 65536);
-    }
-    if (evict) {
-      std::lock_guard<std::mutex> lock(mu);
-      launch_us += in_launch;
-    }
-  });
+      if (evict) {
+        std::lock_guard<std::mutex> lock(mu);
+        launch_us += in_launch;
+      }
+    });
   for (auto& t : ts) t.join();
   double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
   if (evict) us = launch_us / threads;

@@ -75,7 +75,7 @@ napi_value CborLengthOverread(napi_env env, napi_callback_info info) {
 napi_value SealOutputTooSmall(napi_env env, napi_callback_info info) {
   size_t len;
   unsigned char* out = BufferArg(env, info, &len);
-  for (size_t i = 0; i < len; i++) out[i] ^= 0x5A;       // "ciphertext"
+  for (size_t i = 0; i < len; i++) out[i] ^= 0x5A;                               // "ciphertext"
   for (size_t i = 0; i < 16; i++) out[len + i] = static_cast<unsigned char>(i);  // the bug: the MAC past the end
   return Num(env, static_cast<double>(len));
 }
@@ -150,8 +150,8 @@ napi_value DoubleFreeErrorPath(napi_env env, napi_callback_info) {
 napi_value NegativeIndexWrite(napi_env env, napi_callback_info) {
   int* table = static_cast<int*>(malloc(48 * sizeof(int)));
   memset(table, 0, 48 * sizeof(int));
-  long pos = 0;  // nothing matched: the window starts at pos - 3
-  table[pos - 3] = 7;  // the bug: writes before the block
+  long pos = 0;                                // nothing matched: the window starts at pos - 3
+  table[pos - 3] = 7;                          // the bug: writes before the block
   asm volatile("" : : "r"(table) : "memory");  // the table is used afterwards
   g_sink = static_cast<uint64_t>(table[0]);
   free(table);
@@ -179,7 +179,7 @@ napi_value MemcpyWrongLength(napi_env env, napi_callback_info) {
   unsigned char source[104];
   memset(source, 3, sizeof(source));
   unsigned char* dest = static_cast<unsigned char*>(malloc(96));
-  memcpy(dest, source, sizeof(source));  // the bug: sizeof(source) > 96
+  memcpy(dest, source, sizeof(source));       // the bug: sizeof(source) > 96
   asm volatile("" : : "r"(dest) : "memory");  // the copy is used afterwards
   g_sink = dest[0];
   free(dest);
@@ -214,7 +214,7 @@ napi_value ReallocStalePointer(napi_env env, napi_callback_info) {
   memset(buf, 'a', 32);
   char* old = buf;
   buf = static_cast<char*>(realloc(buf, 64 * 1024));  // moves
-  old[20] = 'b';  // the bug: writes through the old pointer
+  old[20] = 'b';                                      // the bug: writes through the old pointer
   g_sink = static_cast<unsigned char>(buf[0]);
   free(buf);
   return Num(env, 0);
@@ -243,8 +243,8 @@ napi_value ForeignFreeThenWrite(napi_env env, napi_callback_info) {
   size_t cap = 0;
   ssize_t n = getline(&line, &cap, f);
   fclose(f);
-  free(line);                            // the cleanup path
-  if (n > 40) line[n - 1] = '\0';        // the bug: the line was freed
+  free(line);                      // the cleanup path
+  if (n > 40) line[n - 1] = '\0';  // the bug: the line was freed
   return Num(env, static_cast<double>(n));
 }
 

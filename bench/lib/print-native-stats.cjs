@@ -10,5 +10,7 @@ process.on('exit', () => {
   }
   if (!core.isGuardAllocatorActive()) return;
   const s = core.stats();
-  process.stderr.write(`[native-stats] ${JSON.stringify({ native: s.nativeAllocations, unguarded: s.nativeUnguarded, foreign: s.nativeForeignFrees, bad: s.nativeBadFrees, peakLive: s.peakLive, keptMarkers: s.nativeKeptMarkerCloses, keptMprotect: s.nativeKeptMprotectCloses })}\n`);
+  process.stderr.write(
+    `[native-stats] ${JSON.stringify({ native: s.nativeAllocations, unguarded: s.nativeUnguarded, foreign: s.nativeForeignFrees, bad: s.nativeBadFrees, peakLive: s.peakLive, keptMarkers: s.nativeKeptMarkerCloses, keptMprotect: s.nativeKeptMprotectCloses })}\n`,
+  );
 });

@@ -93,10 +93,11 @@ int main(void) {
       for (int j = 0; j < BATCH; j++) madvise(iov[j].iov_base, PAGE, MADV_GUARD_INSTALL);
       close_one += now_ns() - a;
     }
-    printf("per slot: before %.0f ns | batched: open %.0f + first touch and fill %.0f + close %.0f = %.0f ns"
-           " (close as separate ranges: %.0f ns; closed at once, one madvise each: %.0f ns)\n",
-           per_slot, open / SLOTS, touch / SLOTS, close / SLOTS, (open + touch + close) / SLOTS, close_vec / SLOTS,
-           close_one / SLOTS);
+    printf(
+        "per slot: before %.0f ns | batched: open %.0f + first touch and fill %.0f + close %.0f = %.0f ns"
+        " (close as separate ranges: %.0f ns; closed at once, one madvise each: %.0f ns)\n",
+        per_slot, open / SLOTS, touch / SLOTS, close / SLOTS, (open + touch + close) / SLOTS, close_vec / SLOTS,
+        close_one / SLOTS);
   }
   // Kept slots (native one-page allocations): each data page its own
   // mapping between guard mappings (PROT_NONE + MADV_DONTDUMP, so a closed

@@ -6,4 +6,5 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const cross = path.join(__dirname, 'build', `linux-${process.arch}`, 'Release', 'buggy_addon.node');
-module.exports = process.arch !== 'x64' && fs.existsSync(cross) ? require(cross) : require('./build/Release/buggy_addon.node');
+module.exports =
+  process.arch !== 'x64' && fs.existsSync(cross) ? require(cross) : require('./build/Release/buggy_addon.node');

@@ -7,7 +7,8 @@ const path = require('node:path');
 
 function findNvcc() {
   const dirs = (process.env.PATH || '').split(path.delimiter);
-  for (const root of [process.env.CUDA_HOME, process.env.CUDA_PATH, '/usr/local/cuda']) if (root) dirs.push(path.join(root, 'bin'));
+  for (const root of [process.env.CUDA_HOME, process.env.CUDA_PATH, '/usr/local/cuda'])
+    if (root) dirs.push(path.join(root, 'bin'));
   return dirs.map((d) => path.join(d, 'nvcc')).find((f) => fs.existsSync(f));
 }
 

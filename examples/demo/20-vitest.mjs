@@ -34,23 +34,31 @@ export const steps = [
       '4 violations, 2 processes died, 3 tests skipped by tag',
     ],
   }),
-  step('head mode: the underflow faults at the first bad byte', ['run', 'underflow', '--guard-alloc', '--guard-mode', 'head'], {
-    exit: 'nonzero',
-    output: [
-      '==mate-guard== ERROR: heap-buffer-underflow on WRITE',
-      '1 byte before the start of allocation',
-      'while running underflow.test.mjs > underflow > reverseFill writes one byte before the start',
-    ],
-  }),
-  step('clean tests pass guarded (wasm trap included); tagged tests are skipped with the reason', ['run', 'clean', 'tagged', '--guard-alloc'], {
-    exit: 0,
-    output: [
-      'tagged.test.mjs > measures raw allocation speed: guard allocator debug mode does not support this test',
-      'tagged.test.mjs > CUDA graphs > captures a graph: guard allocator debug mode does not support graph capture',
-      '0 violations, 3 tests skipped by tag',
-    ],
-    notOutput: ['==mate-guard=='],
-  }),
+  step(
+    'head mode: the underflow faults at the first bad byte',
+    ['run', 'underflow', '--guard-alloc', '--guard-mode', 'head'],
+    {
+      exit: 'nonzero',
+      output: [
+        '==mate-guard== ERROR: heap-buffer-underflow on WRITE',
+        '1 byte before the start of allocation',
+        'while running underflow.test.mjs > underflow > reverseFill writes one byte before the start',
+      ],
+    },
+  ),
+  step(
+    'clean tests pass guarded (wasm trap included); tagged tests are skipped with the reason',
+    ['run', 'clean', 'tagged', '--guard-alloc'],
+    {
+      exit: 0,
+      output: [
+        'tagged.test.mjs > measures raw allocation speed: guard allocator debug mode does not support this test',
+        'tagged.test.mjs > CUDA graphs > captures a graph: guard allocator debug mode does not support graph capture',
+        '0 violations, 3 tests skipped by tag',
+      ],
+      notOutput: ['==mate-guard=='],
+    },
+  ),
   step('guarding off (the default): tagged tests run', ['run', 'clean', 'tagged'], {
     exit: 0,
     output: ['5 passed'],

@@ -23,46 +23,100 @@ const testLine = (file, ...titles) => `==mate-guard== test: ${spec(file)} > ${ti
 
 export const title = 'mocha: @mate-guard/mocha and mate-mocha';
 export const steps = [
-  mate('native heap (--guard-native): a double free fails its test, a malloc overflow faults at the addon\'s line', ['--guard-alloc', '--guard-native', '*buggy_addon.node', spec('native-heap')], {
-    exit: 'nonzero',
-    output: [
-      '==mate-guard== ERROR: double-free of 0x',
-      testLine('native-heap', 'native heap', 'a double free is reported for this test, and ignored'),
-      '==mate-guard== ERROR: heap-buffer-overflow on WRITE',
-      testLine('native-heap', 'native heap', 'one byte past a malloc block faults at the write'),
-      'backend native-heap',
-      'MallocOverflow examples/addon/src/native_heap.cc:',
-    ],
-  }),
-  plain('overflow by one faults; the dying mocha prints the report with the test', ['--guard-alloc', spec('overflow')], {
-    exit: 'nonzero',
-    output: ['==mate-guard== ERROR: heap-buffer-overflow on WRITE', '1 byte past the end of allocation', testLine('overflow', 'overflow by one', 'fills a 64-byte buffer')],
-  }),
+  mate(
+    "native heap (--guard-native): a double free fails its test, a malloc overflow faults at the addon's line",
+    ['--guard-alloc', '--guard-native', '*buggy_addon.node', spec('native-heap')],
+    {
+      exit: 'nonzero',
+      output: [
+        '==mate-guard== ERROR: double-free of 0x',
+        testLine('native-heap', 'native heap', 'a double free is reported for this test, and ignored'),
+        '==mate-guard== ERROR: heap-buffer-overflow on WRITE',
+        testLine('native-heap', 'native heap', 'one byte past a malloc block faults at the write'),
+        'backend native-heap',
+        'MallocOverflow examples/addon/src/native_heap.cc:',
+      ],
+    },
+  ),
+  plain(
+    'overflow by one faults; the dying mocha prints the report with the test',
+    ['--guard-alloc', spec('overflow')],
+    {
+      exit: 'nonzero',
+      output: [
+        '==mate-guard== ERROR: heap-buffer-overflow on WRITE',
+        '1 byte past the end of allocation',
+        testLine('overflow', 'overflow by one', 'fills a 64-byte buffer'),
+      ],
+    },
+  ),
   plain('underflow by one in tail mode: canary damage fails the test', ['--guard-alloc', spec('underflow')], {
     exit: 'nonzero',
-    output: ['1 failing', '==mate-guard== ERROR: canary-corruption: 1 byte before the start', testLine('underflow', 'underflow by one', 'reverse-fills a 64-byte buffer'), 'rerun with --guard-mode head', '1 violation'],
+    output: [
+      '1 failing',
+      '==mate-guard== ERROR: canary-corruption: 1 byte before the start',
+      testLine('underflow', 'underflow by one', 'reverse-fills a 64-byte buffer'),
+      'rerun with --guard-mode head',
+      '1 violation',
+    ],
   }),
-  mate('underflow by one in head mode faults (mate-mocha takes --guard-mode head)', ['--guard-alloc', '--guard-mode', 'head', spec('underflow')], {
-    exit: 'nonzero',
-    output: ['==mate-guard== ERROR: heap-buffer-underflow on WRITE', testLine('underflow', 'underflow by one', 'reverse-fills a 64-byte buffer'), 'mocha process', 'was killed by a guard fault: heap-buffer-underflow'],
-  }),
+  mate(
+    'underflow by one in head mode faults (mate-mocha takes --guard-mode head)',
+    ['--guard-alloc', '--guard-mode', 'head', spec('underflow')],
+    {
+      exit: 'nonzero',
+      output: [
+        '==mate-guard== ERROR: heap-buffer-underflow on WRITE',
+        testLine('underflow', 'underflow by one', 'reverse-fills a 64-byte buffer'),
+        'mocha process',
+        'was killed by a guard fault: heap-buffer-underflow',
+      ],
+    },
+  ),
   plain('overflow into the alignment gap: canary damage fails the test', ['--guard-alloc', spec('gap-overflow')], {
     exit: 'nonzero',
-    output: ['1 failing', '==mate-guard== ERROR: canary-corruption: 2 bytes past the end', testLine('gap-overflow', 'alignment-gap overflow', 'writes at index length + 1')],
+    output: [
+      '1 failing',
+      '==mate-guard== ERROR: canary-corruption: 2 bytes past the end',
+      testLine('gap-overflow', 'alignment-gap overflow', 'writes at index length + 1'),
+    ],
   }),
   plain('use-after-free via a retained pointer faults', ['--guard-alloc', '--expose-gc', spec('use-after-free')], {
     exit: 'nonzero',
-    output: ['==mate-guard== ERROR: heap-use-after-free on WRITE', 'freed by the garbage collector', testLine('use-after-free', 'use-after-free via a retained pointer', 'touches a buffer after the GC freed it')],
+    output: [
+      '==mate-guard== ERROR: heap-use-after-free on WRITE',
+      'freed by the garbage collector',
+      testLine('use-after-free', 'use-after-free via a retained pointer', 'touches a buffer after the GC freed it'),
+    ],
   }),
-  plain('--parallel: a worker killed by the overflow is named (mocha alone exits 0 and says nothing)', ['--guard-alloc', '--parallel', spec('overflow'), spec('clean')], {
-    exit: 'nonzero',
-    output: ['==mate-guard== ERROR: heap-buffer-overflow on WRITE', 'mocha worker', `was killed by a guard fault: heap-buffer-overflow on allocation`, `while running ${spec('overflow')} > overflow by one > fills a 64-byte buffer`],
-  }),
-  plain('clean and tagged tests guarded: pass, tags pending with the reason, summary', ['--guard-alloc', spec('clean'), spec('tagged')], {
-    exit: 0,
-    output: ['2 passing', '2 pending', 'skipped by mate-guard: guard allocator debug mode does not support graph capture', 'tagged guard_incompatible', '0 violations, 2 tests skipped by tag'],
-    notOutput: ['==mate-guard=='],
-  }),
+  plain(
+    '--parallel: a worker killed by the overflow is named (mocha alone exits 0 and says nothing)',
+    ['--guard-alloc', '--parallel', spec('overflow'), spec('clean')],
+    {
+      exit: 'nonzero',
+      output: [
+        '==mate-guard== ERROR: heap-buffer-overflow on WRITE',
+        'mocha worker',
+        `was killed by a guard fault: heap-buffer-overflow on allocation`,
+        `while running ${spec('overflow')} > overflow by one > fills a 64-byte buffer`,
+      ],
+    },
+  ),
+  plain(
+    'clean and tagged tests guarded: pass, tags pending with the reason, summary',
+    ['--guard-alloc', spec('clean'), spec('tagged')],
+    {
+      exit: 0,
+      output: [
+        '2 passing',
+        '2 pending',
+        'skipped by mate-guard: guard allocator debug mode does not support graph capture',
+        'tagged guard_incompatible',
+        '0 violations, 2 tests skipped by tag',
+      ],
+      notOutput: ['==mate-guard=='],
+    },
+  ),
   plain('the same tests unguarded: the tagged ones run', [spec('clean'), spec('tagged')], {
     exit: 0,
     output: ['4 passing'],

@@ -4,12 +4,16 @@
 const assert = require('node:assert');
 const { guardIncompatible, graphCapture } = require('@mate-guard/mocha');
 
-guardIncompatible(it('compares buffer addresses across calls', function () {
-  assert.ok(Buffer.alloc(8).length === 8);
-}));
+guardIncompatible(
+  it('compares buffer addresses across calls', function () {
+    assert.ok(Buffer.alloc(8).length === 8);
+  }),
+);
 
-graphCapture(describe('CUDA graph capture', function () {
-  it('captures and replays a graph', function () {
-    assert.ok(true);
-  });
-}));
+graphCapture(
+  describe('CUDA graph capture', function () {
+    it('captures and replays a graph', function () {
+      assert.ok(true);
+    });
+  }),
+);

@@ -9,7 +9,9 @@ export function parseToml(text, file) {
     const line = raw.replace(/\s+#[^"']*$/, '').trim();
     if (!line || line.startsWith('#')) return;
     const fail = (why) => {
-      throw new Error(`${file}:${i + 1}: ${why} (the subset read here: [table], key = string, number, boolean or a one-line array)`);
+      throw new Error(
+        `${file}:${i + 1}: ${why} (the subset read here: [table], key = string, number, boolean or a one-line array)`,
+      );
     };
     const header = /^\[([A-Za-z0-9_.-]+)\]$/.exec(line);
     if (header) {

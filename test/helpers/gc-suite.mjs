@@ -8,7 +8,9 @@ import assert from 'node:assert/strict';
 export function assertGcSuiteGuarded(r, testName) {
   assert.doesNotMatch(r.output, /globalThis\.gc is missing/, r.output);
   assert.equal(r.code, 0, r.output);
-  const alloc = r.output.split('\n').find((l) => / alloc #\d+ .*requested=4096 /.test(l) && l.includes(`test="${testName}"`));
+  const alloc = r.output
+    .split('\n')
+    .find((l) => / alloc #\d+ .*requested=4096 /.test(l) && l.includes(`test="${testName}"`));
   assert.ok(alloc, `no allocation line for the test's buffer in:\n${r.output}`);
   assert.match(alloc, / mode=head /, 'the --guard-mode value reached the test process');
   const summary = r.output.split('\n').find((l) => l.startsWith('[mate-guard] summary:'));

@@ -87,13 +87,21 @@ export function libxml2Missing() {
 /** Builds xml_hooks.node (test/fixtures/native-heap/libxml2-hooks.c, linked to the system's libxml2); returns its path. */
 export function buildLibxml2Addon() {
   fs.mkdirSync(HOOK_DIR, { recursive: true });
-  return build(findCc(), path.join(ROOT, 'test', 'fixtures', 'native-heap', 'libxml2-hooks.c'), 'xml_hooks', ['-I', LIBXML2_HEADERS], ['-lxml2']);
+  return build(
+    findCc(),
+    path.join(ROOT, 'test', 'fixtures', 'native-heap', 'libxml2-hooks.c'),
+    'xml_hooks',
+    ['-I', LIBXML2_HEADERS],
+    ['-lxml2'],
+  );
 }
 
 /** cross_thread.node (cross-thread.c): a stale use from another thread right after a free; returns its path. */
 export function buildCrossThreadAddon() {
   fs.mkdirSync(HOOK_DIR, { recursive: true });
-  return build(findCc(), path.join(ROOT, 'test', 'fixtures', 'native-heap', 'cross-thread.c'), 'cross_thread', ['-pthread']);
+  return build(findCc(), path.join(ROOT, 'test', 'fixtures', 'native-heap', 'cross-thread.c'), 'cross_thread', [
+    '-pthread',
+  ]);
 }
 
 /**
@@ -104,7 +112,8 @@ export function buildCrossThreadAddon() {
  */
 export function buildLibxmljs2(version = '0.35.0') {
   const nodedir = path.resolve(path.dirname(process.execPath), '..');
-  if (!fs.existsSync(path.join(nodedir, 'include', 'node', 'node.h'))) return { why: `no Node headers under ${nodedir}/include/node` };
+  if (!fs.existsSync(path.join(nodedir, 'include', 'node', 'node.h')))
+    return { why: `no Node headers under ${nodedir}/include/node` };
   if (!findCc()) return { why: 'no C compiler on PATH' };
   const top = path.join(HOOK_DIR, `libxmljs2-${version}`);
   const dir = path.join(top, 'package');
@@ -114,13 +123,26 @@ export function buildLibxmljs2(version = '0.35.0') {
   fs.mkdirSync(top, { recursive: true });
   const step = (what, cmd, args, cwd) => {
     const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', timeout: 600_000 });
-    return r.status === 0 ? '' : `${what} failed (${r.error?.message ?? `exit ${r.status}`}): ${(r.stderr || r.stdout || '').trim().split('\n').slice(-3).join(' | ')}`;
+    return r.status === 0
+      ? ''
+      : `${what} failed (${r.error?.message ?? `exit ${r.status}`}): ${(r.stderr || r.stdout || '').trim().split('\n').slice(-3).join(' | ')}`;
   };
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  const why = step('npm pack libxmljs2', npm, ['pack', `libxmljs2@${version}`, '--silent'], top) ||
+  const why =
+    step('npm pack libxmljs2', npm, ['pack', `libxmljs2@${version}`, '--silent'], top) ||
     step('unpacking libxmljs2', 'tar', ['xzf', `libxmljs2-${version}.tgz`], top) ||
     // Its install script would fetch a prebuilt binary from GitHub: built here instead.
-    step('installing libxmljs2\'s dependencies', npm, ['install', '--ignore-scripts', '--omit=dev', '--no-audit', '--no-fund', '--silent'], dir) ||
-    step('building libxmljs2 (node-gyp)', process.execPath, [path.join(dir, 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'), 'rebuild', `--nodedir=${nodedir}`, '-j', '2'], dir);
+    step(
+      "installing libxmljs2's dependencies",
+      npm,
+      ['install', '--ignore-scripts', '--omit=dev', '--no-audit', '--no-fund', '--silent'],
+      dir,
+    ) ||
+    step(
+      'building libxmljs2 (node-gyp)',
+      process.execPath,
+      [path.join(dir, 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'), 'rebuild', `--nodedir=${nodedir}`, '-j', '2'],
+      dir,
+    );
   return why ? { why } : { dir };
 }

@@ -9,7 +9,10 @@ export const BUGGY_CC = path.join(ROOT, 'examples', 'addon', 'src', 'buggy.cc');
 
 /** The 1-based line of `file` holding `text`. */
 export function lineOf(file, text) {
-  const i = fs.readFileSync(file, 'utf8').split('\n').findIndex((l) => l.includes(text));
+  const i = fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .findIndex((l) => l.includes(text));
   if (i < 0) throw new Error(`${path.basename(file)} has no line with ${text}`);
   return i + 1;
 }
@@ -30,7 +33,10 @@ const SITES = {
  */
 export function accessSite(bug) {
   const [fn, text] = SITES[bug];
-  return new RegExp(`^==mate-guard==   #0 ${fn} (?:\\S*/)?examples/addon/src/buggy\\.cc:${buggyLine(text)} \\(buggy_addon\\.node\\+0x[0-9a-f]+\\)$`, 'm');
+  return new RegExp(
+    `^==mate-guard==   #0 ${fn} (?:\\S*/)?examples/addon/src/buggy\\.cc:${buggyLine(text)} \\(buggy_addon\\.node\\+0x[0-9a-f]+\\)$`,
+    'm',
+  );
 }
 
 /** An executable named `name` in a directory of `searchPath` (PATH's syntax), or undefined. */

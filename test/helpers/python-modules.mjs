@@ -13,4 +13,5 @@ export function pythonMissing(modules, why, check = 'True') {
 }
 
 /** PyTorch and Triton with a GPU they can use. */
-export const noTorchGpu = () => pythonMissing(['torch', 'triton'], 'no python3 with PyTorch, Triton and a usable GPU', 'torch.cuda.is_available()');
+export const noTorchGpu = () =>
+  pythonMissing(['torch', 'triton'], 'no python3 with PyTorch, Triton and a usable GPU', 'torch.cuda.is_available()');

@@ -14,7 +14,9 @@ export const LIB = path.join(ROOT, 'packages', 'core-native', 'build', 'Release'
 /** Why the Python tests cannot run here, or false. */
 export function noPython() {
   try {
-    execFileSync('python3', ['-c', 'import sys, venv, pytest; assert sys.version_info >= (3, 11)'], { stdio: 'ignore' });
+    execFileSync('python3', ['-c', 'import sys, venv, pytest; assert sys.version_info >= (3, 11)'], {
+      stdio: 'ignore',
+    });
   } catch {
     return 'no python3 >= 3.11 with venv and pytest';
   }
@@ -23,7 +25,9 @@ export function noPython() {
 
 /** The wheel, built into `dir`; its path. */
 export function buildWheel(dir) {
-  return execFileSync('python3', [path.join(PYTHON_PKG, 'backend', 'mate_guard_backend.py'), '--out', dir], { encoding: 'utf8' }).trim();
+  return execFileSync('python3', [path.join(PYTHON_PKG, 'backend', 'mate_guard_backend.py'), '--out', dir], {
+    encoding: 'utf8',
+  }).trim();
 }
 
 /**
@@ -37,12 +41,20 @@ export function freshVenv(prefix, install) {
   // A python3 that is itself a virtual environment (the GPU machine's, with
   // torch) lends its packages too: --system-site-packages reaches only the
   // base interpreter's.
-  const outer = execFileSync('python3', ['-c', 'import site, sys; print("\\n".join(site.getsitepackages()) if sys.prefix != sys.base_prefix else "")'], { encoding: 'utf8' }).trim();
+  const outer = execFileSync(
+    'python3',
+    ['-c', 'import site, sys; print("\\n".join(site.getsitepackages()) if sys.prefix != sys.base_prefix else "")'],
+    { encoding: 'utf8' },
+  ).trim();
   if (outer) {
-    const inner = execFileSync(python, ['-c', 'import site; print(site.getsitepackages()[0])'], { encoding: 'utf8' }).trim();
+    const inner = execFileSync(python, ['-c', 'import site; print(site.getsitepackages()[0])'], {
+      encoding: 'utf8',
+    }).trim();
     fs.writeFileSync(path.join(inner, 'outer-venv.pth'), outer + '\n');
   }
-  execFileSync(python, ['-m', 'pip', 'install', '--quiet', '--no-deps', '--disable-pip-version-check', ...install], { stdio: 'pipe' });
+  execFileSync(python, ['-m', 'pip', 'install', '--quiet', '--no-deps', '--disable-pip-version-check', ...install], {
+    stdio: 'pipe',
+  });
   return python;
 }
 

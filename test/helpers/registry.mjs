@@ -26,7 +26,9 @@ export async function startRegistry(dir) {
         resolve(Number(m[1]));
       }
     });
-    child.stderr.on('data', (d) => { output += d; });
+    child.stderr.on('data', (d) => {
+      output += d;
+    });
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
       reject(new Error(`verdaccio exited (${code ?? signal}) before listening:\n${output}`));
@@ -88,7 +90,11 @@ export function lockClosure(rootLock, names) {
     for (const dep of Object.keys(entry.peerDependencies ?? {})) visit(key, dep, true);
   }
   for (const { from, name } of names) visit(from, name, false);
-  return [...out].map(([key, entry]) => ({ key, entry, name: entry.name ?? key.slice(key.lastIndexOf('node_modules/') + 13) }));
+  return [...out].map(([key, entry]) => ({
+    key,
+    entry,
+    name: entry.name ?? key.slice(key.lastIndexOf('node_modules/') + 13),
+  }));
 }
 
 /** The npm cache's content store (cacache), where `npm install` left every tarball it fetched. */
@@ -106,7 +112,20 @@ function cachedFile(cacache, integrity) {
 }
 
 /** The fields of a lock entry that a registry's version document carries. */
-const MANIFEST_FIELDS = ['dependencies', 'optionalDependencies', 'peerDependencies', 'peerDependenciesMeta', 'bin', 'engines', 'os', 'cpu', 'libc', 'license', 'hasInstallScript', 'deprecated'];
+const MANIFEST_FIELDS = [
+  'dependencies',
+  'optionalDependencies',
+  'peerDependencies',
+  'peerDependenciesMeta',
+  'bin',
+  'engines',
+  'os',
+  'cpu',
+  'libc',
+  'license',
+  'hasInstallScript',
+  'deprecated',
+];
 
 /**
  * Fills a Verdaccio storage folder with `packages` (from lockClosure) as if
@@ -127,7 +146,17 @@ export function seedStorage(storage, packages, cacache) {
     const dir = path.join(storage, name);
     fs.mkdirSync(dir, { recursive: true });
     const base = name.split('/').pop();
-    const doc = { name, versions: {}, 'dist-tags': {}, time: {}, _uplinks: {}, _distfiles: {}, _attachments: {}, _rev: '1-0', readme: '' };
+    const doc = {
+      name,
+      versions: {},
+      'dist-tags': {},
+      time: {},
+      _uplinks: {},
+      _distfiles: {},
+      _attachments: {},
+      _rev: '1-0',
+      readme: '',
+    };
     for (const [version, entry] of versions) {
       const tgz = `${base}-${version}.tgz`;
       const manifest = { name, version, _id: `${name}@${version}` };

@@ -24,8 +24,14 @@ export function run(cmd, args = [], opts = {}) {
     let stdout = '';
     let stderr = '';
     let output = '';
-    child.stdout.on('data', (d) => { stdout += d; output += d; });
-    child.stderr.on('data', (d) => { stderr += d; output += d; });
+    child.stdout.on('data', (d) => {
+      stdout += d;
+      output += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+      output += d;
+    });
     const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeout ?? 120_000);
     child.on('error', reject);
     child.on('close', (code, signal) => {
@@ -87,19 +93,39 @@ export function startWatch(cmd, args = [], opts = {}) {
   const check = () => {
     for (const w of waiters) if ((output.match(w.re) ?? []).length >= w.n) w.done();
   };
-  child.stdout.on('data', (d) => { output += d; check(); });
-  child.stderr.on('data', (d) => { output += d; check(); });
+  child.stdout.on('data', (d) => {
+    output += d;
+    check();
+  });
+  child.stderr.on('data', (d) => {
+    output += d;
+    check();
+  });
   let exited = false;
-  child.on('exit', () => { exited = true; for (const w of waiters) w.fail('the command exited'); });
+  child.on('exit', () => {
+    exited = true;
+    for (const w of waiters) w.fail('the command exited');
+  });
   return {
-    get output() { return output; },
+    get output() {
+      return output;
+    },
     waitFor(re, n = 1, timeout = 60_000) {
       const g = new RegExp(re.source, re.flags.includes('g') ? re.flags : re.flags + 'g');
       return new Promise((resolve, reject) => {
         const w = {
-          re: g, n,
-          done: () => { clearTimeout(w.timer); waiters.delete(w); resolve(output); },
-          fail: (why) => { clearTimeout(w.timer); waiters.delete(w); reject(new Error(`${why} before ${n} × ${re} in:\n${output}`)); },
+          re: g,
+          n,
+          done: () => {
+            clearTimeout(w.timer);
+            waiters.delete(w);
+            resolve(output);
+          },
+          fail: (why) => {
+            clearTimeout(w.timer);
+            waiters.delete(w);
+            reject(new Error(`${why} before ${n} × ${re} in:\n${output}`));
+          },
         };
         w.timer = setTimeout(() => w.fail(`${timeout} ms passed`), timeout);
         waiters.add(w);
@@ -111,7 +137,11 @@ export function startWatch(cmd, args = [], opts = {}) {
       if (exited) return Promise.resolve();
       return new Promise((resolve) => {
         child.once('exit', resolve);
-        try { process.kill(-child.pid, 'SIGKILL'); } catch { resolve(); }
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          resolve();
+        }
       });
     },
   };

@@ -30,7 +30,14 @@ export function buildFakeDriver(prefix = 'mate-sim-') {
 /** The matrix program (matrix.cc: fake kernels launched through the fake CUPTI), beside `lib`. */
 export function buildMatrix(lib) {
   const matrix = path.join(path.dirname(lib), 'matrix');
-  execFileSync('g++', ['-O2', '-std=c++17', `-I${path.join(ROOT, 'packages', 'core-native', 'include')}`, '-o', matrix,
-    path.join(SIM, 'matrix.cc'), '-ldl']);
+  execFileSync('g++', [
+    '-O2',
+    '-std=c++17',
+    `-I${path.join(ROOT, 'packages', 'core-native', 'include')}`,
+    '-o',
+    matrix,
+    path.join(SIM, 'matrix.cc'),
+    '-ldl',
+  ]);
   return matrix;
 }

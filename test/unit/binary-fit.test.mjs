@@ -25,7 +25,11 @@ function pkg(name, bytes, manifest) {
   const pre = path.join(dir, 'prebuilds', 'linux-x64');
   fs.mkdirSync(pre, { recursive: true });
   if (bytes) fs.writeFileSync(path.join(pre, 'mate_guard.node'), bytes);
-  if (manifest !== undefined) fs.writeFileSync(path.join(pre, 'manifest.json'), typeof manifest === 'string' ? manifest : JSON.stringify(manifest));
+  if (manifest !== undefined)
+    fs.writeFileSync(
+      path.join(pre, 'manifest.json'),
+      typeof manifest === 'string' ? manifest : JSON.stringify(manifest),
+    );
   return dir;
 }
 
@@ -48,11 +52,14 @@ test('other targets are refused with one line that names them', () => {
     { platform: 'linux', arch: 'arm64', glibc: null, target: 'linux-arm64-musl' },
     { platform: 'darwin', arch: 'arm64', glibc: null, target: 'darwin-arm64' },
   ]) {
-    assert.equal(fit.unsupportedReason(host), `${host.target} is not supported: mate-guard runs on Linux x86-64 and arm64 with glibc only (see "Platforms" in the README of @mate-guard/core)`);
+    assert.equal(
+      fit.unsupportedReason(host),
+      `${host.target} is not supported: mate-guard runs on Linux x86-64 and arm64 with glibc only (see "Platforms" in the README of @mate-guard/core)`,
+    );
   }
 });
 
-test('on arm64 a checkout\'s cross build in build/linux-arm64/ is tried after the others, and an x86-64 build/Release is passed over', () => {
+test("on arm64 a checkout's cross build in build/linux-arm64/ is tried after the others, and an x86-64 build/Release is passed over", () => {
   const dir = pkg('cross', null);
   fs.mkdirSync(path.join(dir, 'build', 'Release'), { recursive: true });
   fs.copyFileSync(BUILT, path.join(dir, 'build', 'Release', 'mate_guard.node'));
@@ -78,16 +85,42 @@ test('a prebuilt binary that fits is tried first, then the source build', () => 
 
 test('why a prebuilt binary is passed over', () => {
   const cases = [
-    ['older glibc', pkg('old-glibc', real, good), { ...glibcHost, glibc: '2.31' }, 'needs glibc >= 2.35, this system has 2.31'],
-    ['glibc 2.4 < 2.35 compares as versions', pkg('v24', real, good), { ...glibcHost, glibc: '2.4' }, 'needs glibc >= 2.35, this system has 2.4'],
+    [
+      'older glibc',
+      pkg('old-glibc', real, good),
+      { ...glibcHost, glibc: '2.31' },
+      'needs glibc >= 2.35, this system has 2.31',
+    ],
+    [
+      'glibc 2.4 < 2.35 compares as versions',
+      pkg('v24', real, good),
+      { ...glibcHost, glibc: '2.4' },
+      'needs glibc >= 2.35, this system has 2.4',
+    ],
     ['no manifest', pkg('no-manifest', real), glibcHost, 'no manifest.json'],
     ['bad manifest', pkg('bad-manifest', real, '{'), glibcHost, 'manifest.json is not JSON'],
-    ['misplaced', pkg('misplaced', real, { ...good, target: 'linux-arm64' }), glibcHost, 'its manifest says it is for linux-arm64'],
+    [
+      'misplaced',
+      pkg('misplaced', real, { ...good, target: 'linux-arm64' }),
+      glibcHost,
+      'its manifest says it is for linux-arm64',
+    ],
     ['not shipped', pkg('none', null, good), glibcHost, 'not shipped for this platform'],
-    ['not ELF', pkg('not-elf', Buffer.from('<html>404 Not Found</html>'.padEnd(100)), good), glibcHost, 'not an ELF shared object (corrupt or truncated)'],
-    ['truncated', pkg('truncated', real.subarray(0, 8192), good), glibcHost, `truncated (8192 bytes, its headers say at least ${real.length})`],
+    [
+      'not ELF',
+      pkg('not-elf', Buffer.from('<html>404 Not Found</html>'.padEnd(100)), good),
+      glibcHost,
+      'not an ELF shared object (corrupt or truncated)',
+    ],
+    [
+      'truncated',
+      pkg('truncated', real.subarray(0, 8192), good),
+      glibcHost,
+      `truncated (8192 bytes, its headers say at least ${real.length})`,
+    ],
   ];
-  for (const [what, dir, host, problem] of cases) assert.equal(fit.prebuiltProblem(dir, 'mate_guard.node', host), problem, what);
+  for (const [what, dir, host, problem] of cases)
+    assert.equal(fit.prebuiltProblem(dir, 'mate_guard.node', host), problem, what);
   // Another architecture's binary: this one's ELF header says x86-64.
   assert.equal(fit.elfProblem(BUILT, 'arm64'), 'built for ELF machine 0x3e, not arm64');
 });

@@ -13,7 +13,10 @@ import { ROOT } from '../helpers/run.mjs';
 const BUILD = path.join(ROOT, 'packages', 'core-native', 'build');
 
 test('the C++ unit tests pass (ctest)', () => {
-  assert.ok(fs.existsSync(path.join(BUILD, 'CTestTestfile.cmake')), `no C++ unit tests in ${BUILD}: run npm install (it builds them)`);
+  assert.ok(
+    fs.existsSync(path.join(BUILD, 'CTestTestfile.cmake')),
+    `no C++ unit tests in ${BUILD}: run npm install (it builds them)`,
+  );
   const r = spawnSync('ctest', ['--test-dir', BUILD, '--output-on-failure'], { encoding: 'utf8' });
   assert.equal(r.error, undefined, `ctest could not run: ${r.error}`);
   assert.equal(r.status, 0, r.stdout + r.stderr);

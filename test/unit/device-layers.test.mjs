@@ -33,12 +33,18 @@ function upwardIncludes(deviceDir) {
       if (!/\.(cc|h|inc)$/.test(entry.name)) continue;
       const rel = path.relative(deviceDir, full).split(path.sep).join('/');
       const own = layerOf(rel);
-      assert.ok(LAYERS.includes(own), `${rel}: device/${own}/ is no layer (allowed: ${LAYERS.join(', ')}); add it to test/unit/device-layers.test.mjs`);
+      assert.ok(
+        LAYERS.includes(own),
+        `${rel}: device/${own}/ is no layer (allowed: ${LAYERS.join(', ')}); add it to test/unit/device-layers.test.mjs`,
+      );
       for (const line of fs.readFileSync(full, 'utf8').split('\n')) {
         const m = /^\s*#\s*include\s+"device\/([^"]+)"/.exec(line);
         if (!m) continue;
         const target = layerOf(m[1]);
-        assert.ok(LAYERS.includes(target), `${rel} includes device/${m[1]}: device/${target}/ is no layer (allowed: ${LAYERS.join(', ')})`);
+        assert.ok(
+          LAYERS.includes(target),
+          `${rel} includes device/${m[1]}: device/${target}/ is no layer (allowed: ${LAYERS.join(', ')})`,
+        );
         if (LAYERS.indexOf(target) > LAYERS.indexOf(own)) found.push(`${rel} -> device/${m[1]}`);
       }
     }
@@ -62,7 +68,10 @@ test('an allocator file that includes the facade is named, with the include', ()
   try {
     fs.mkdirSync(path.join(dir, 'allocator'));
     fs.mkdirSync(path.join(dir, 'driver'));
-    fs.writeFileSync(path.join(dir, 'allocator', 'pool.cc'), '#include "device/driver/cuda_driver.h"\n#include "device/device_guard.h"\n');
+    fs.writeFileSync(
+      path.join(dir, 'allocator', 'pool.cc'),
+      '#include "device/driver/cuda_driver.h"\n#include "device/device_guard.h"\n',
+    );
     fs.writeFileSync(path.join(dir, 'driver', 'load.cc'), '#include "device/launch/launch_tracker.h"\n');
     fs.writeFileSync(path.join(dir, 'device_guard.h'), '#include "device/allocator/device_allocator.h"\n');
     assert.deepEqual(upwardIncludes(dir), [

@@ -8,12 +8,21 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
-const { trimJsStack, formatDroppedFrames, jsFrameLocation, defaultDropDirs } = require('../../packages/core-native/dist/report/js-stack.js');
+const {
+  trimJsStack,
+  formatDroppedFrames,
+  jsFrameLocation,
+  defaultDropDirs,
+} = require('../../packages/core-native/dist/report/js-stack.js');
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-const lines = (s) => s.trim().split('\n').map((l) => `    ${l.trim()}`);
+const lines = (s) =>
+  s
+    .trim()
+    .split('\n')
+    .map((l) => `    ${l.trim()}`);
 
-test('jest-circus frames under the user\'s TypeScript line are dropped and counted', () => {
+test("jest-circus frames under the user's TypeScript line are dropped and counted", () => {
   const stack = lines(`
     at makeBuffer (/p/test/shared.ts:11:30)
     at Object.<anonymous> (/p/test/alloc.test.ts:16:33)
@@ -57,7 +66,7 @@ test('mocha and node:internal frames go, user frames keep their order across the
   assert.equal(formatDroppedFrames(0), '');
 });
 
-test('mate-guard\'s own packages are dropped by their resolved directories (packages/*/dist here)', () => {
+test("mate-guard's own packages are dropped by their resolved directories (packages/*/dist here)", () => {
   const dirs = defaultDropDirs(ROOT);
   const own = path.join(ROOT, 'packages', 'core-native', 'dist', 'realm.js');
   const jestEnv = path.join(ROOT, 'packages', 'jest-env', 'dist', 'environment.js');
@@ -86,6 +95,9 @@ test('frame locations: parenthesised, bare, file URLs, eval origins', () => {
   assert.equal(jsFrameLocation('    at async file:///a/b%20c.mjs:3:4'), '/a/b c.mjs');
   assert.equal(jsFrameLocation('    at async run (file:///a/b.mjs:3:4)'), '/a/b.mjs');
   assert.equal(jsFrameLocation('    at new Promise (<anonymous>)'), '<anonymous>');
-  assert.equal(jsFrameLocation('    at eval (eval at load (/p/h.js:2:3), <anonymous>:1:1)'), 'eval at load (/p/h.js:2:3), <anonymous>');
+  assert.equal(
+    jsFrameLocation('    at eval (eval at load (/p/h.js:2:3), <anonymous>:1:1)'),
+    'eval at load (/p/h.js:2:3), <anonymous>',
+  );
   assert.equal(jsFrameLocation('Error: boom'), undefined);
 });

@@ -15,11 +15,26 @@ const { demangleNamesSync } = require('../../packages/core-native/dist/symbolize
 /** The frame line a report prints for one frame in `function`. */
 function frameLine(fn) {
   const e = {
-    tool: 'mate-guard', kind: 'heap-buffer-overflow', access: 'write', address: '0x1000', relation: 'past-end', distance: 1, fatal: true, pid: 1, test: null,
-    accessStack: { unwind: 'unwind-tables', frames: [{ module: '/repo/build/a.node', offset: 16, returnAddress: false, function: fn, source: 'llvm-symbolizer' }] },
+    tool: 'mate-guard',
+    kind: 'heap-buffer-overflow',
+    access: 'write',
+    address: '0x1000',
+    relation: 'past-end',
+    distance: 1,
+    fatal: true,
+    pid: 1,
+    test: null,
+    accessStack: {
+      unwind: 'unwind-tables',
+      frames: [
+        { module: '/repo/build/a.node', offset: 16, returnAddress: false, function: fn, source: 'llvm-symbolizer' },
+      ],
+    },
     allocation: null,
   };
-  const line = formatReport(e).split('\n').find((l) => l.startsWith('==mate-guard==   #0 '));
+  const line = formatReport(e)
+    .split('\n')
+    .find((l) => l.startsWith('==mate-guard==   #0 '));
   return line?.slice('==mate-guard==   #0 '.length).replace(/ \(a\.node\+0x10\)$/, '');
 }
 
@@ -27,14 +42,16 @@ test('short function names keep namespaces, classes and short template arguments
   const cases = {
     '(anonymous namespace)::FillInclusive(Napi::CallbackInfo const&)': 'FillInclusive',
     '(anonymous namespace)::FillInclusive(Napi::CallbackInfo const&) [clone .cold]': 'FillInclusive [clone .cold]',
-    'v8::internal::MaybeHandle<v8::internal::Object> v8::internal::(anonymous namespace)::HandleApiCallHelper<false>(v8::internal::Isolate*, int)': 'v8::internal::HandleApiCallHelper<false>',
+    'v8::internal::MaybeHandle<v8::internal::Object> v8::internal::(anonymous namespace)::HandleApiCallHelper<false>(v8::internal::Isolate*, int)':
+      'v8::internal::HandleApiCallHelper<false>',
     'X::{lambda(int, int)#1}::operator()(int, int) const': 'X::{lambda(…)#1}::operator()',
     'std::vector<int, std::allocator<int> >::operator[](unsigned long)': 'std::vector<…>::operator[]',
-    "Napi::details::CallbackData<Napi::Value (*)(Napi::CallbackInfo const&), Napi::Value>::Wrapper(napi_env__*, napi_callback_info__*)::'lambda'()::operator()()": "Napi::details::CallbackData<…>::Wrapper(…)::'lambda'()::operator()",
+    "Napi::details::CallbackData<Napi::Value (*)(Napi::CallbackInfo const&), Napi::Value>::Wrapper(napi_env__*, napi_callback_info__*)::'lambda'()::operator()()":
+      "Napi::details::CallbackData<…>::Wrapper(…)::'lambda'()::operator()",
     'std::vector<int>::push_back(int const&)': 'std::vector<int>::push_back',
     'Foo::operator<(Foo const&) const': 'Foo::operator<',
     'operator new(unsigned long)': 'operator new',
-    'main': 'main',
+    main: 'main',
   };
   for (const [name, short] of Object.entries(cases)) assert.equal(frameLine(name), short, name);
 });
@@ -50,7 +67,8 @@ test('C++ names demangle without c++filt, templates and operators included; plai
     '_Znot-a-name',
   ];
   assert.deepEqual(Object.fromEntries(demangleNamesSync(names)), {
-    _ZN12_GLOBAL__N_113FillInclusiveERKN4Napi12CallbackInfoE: '(anonymous namespace)::FillInclusive(Napi::CallbackInfo const&)',
+    _ZN12_GLOBAL__N_113FillInclusiveERKN4Napi12CallbackInfoE:
+      '(anonymous namespace)::FillInclusive(Napi::CallbackInfo const&)',
     _ZNK4mate16GuardedAllocator8InRegionEm: 'mate::GuardedAllocator::InRegion(unsigned long) const',
     _ZN4mate6WriterD1Ev: 'mate::Writer::~Writer()',
     _ZNSt6vectorIiSaIiEE9push_backERKi: 'std::vector<int, std::allocator<int> >::push_back(int const&)',

@@ -28,15 +28,27 @@ test('device damage in the gap reruns with the largest power of two dividing the
 });
 
 test('damage before the start in tail mode reruns in head mode at the same alignment', () => {
-  const before = { ...gap, damage: { before: { bytes: 1, nearest: 1, farthest: 1 }, after: { bytes: 0, nearest: 0, farthest: 0 } } };
+  const before = {
+    ...gap,
+    damage: { before: { bytes: 1, nearest: 1, farthest: 1 }, after: { bytes: 0, nearest: 0, farthest: 0 } },
+  };
   const [g] = planReruns([before], settings);
   assert.deepEqual([g.mode, g.alignment, g.label], ['head', 16, 'head mode']);
 });
 
 test("native heap damage in the gap reruns with that size byte-exact, every other native allocation at malloc's alignment", () => {
   const [g] = planReruns([withAllocation({ backend: 'native-heap', size: 13 })], settings);
-  assert.deepEqual([g.mode, g.alignment, g.nativeExactSize, g.label], ['tail', 16, 13, "tail mode with the native heap's 13-byte allocations placed byte-exact"]);
+  assert.deepEqual(
+    [g.mode, g.alignment, g.nativeExactSize, g.label],
+    ['tail', 16, 13, "tail mode with the native heap's 13-byte allocations placed byte-exact"],
+  );
   // Two damaged sizes: one rerun each (a rerun places one size byte-exact).
-  const groups = planReruns([withAllocation({ backend: 'native-heap', size: 13 }), withAllocation({ backend: 'native-heap', size: 29 })], settings);
-  assert.deepEqual(groups.map((x) => x.nativeExactSize), [13, 29]);
+  const groups = planReruns(
+    [withAllocation({ backend: 'native-heap', size: 13 }), withAllocation({ backend: 'native-heap', size: 29 })],
+    settings,
+  );
+  assert.deepEqual(
+    groups.map((x) => x.nativeExactSize),
+    [13, 29],
+  );
 });

@@ -14,10 +14,20 @@ const { runOwnership, runsAlone } = await import(path.join(core, 'run/owner.js')
 const { runExitCode, verdictOf } = await import(path.join(core, 'run/verdict.js'));
 const { HANDOFF_ENV } = await import(path.join(core, 'settings/handoff.js'));
 const { defaultSettings } = await import(path.join(core, 'settings/table.js'));
-const event = (name, extra = {}) => ({ ...JSON.parse(fs.readFileSync(path.join(ROOT, 'test/fixtures/events', `${name}.json`), 'utf8')), ...extra });
+const event = (name, extra = {}) => ({
+  ...JSON.parse(fs.readFileSync(path.join(ROOT, 'test/fixtures/events', `${name}.json`), 'utf8')),
+  ...extra,
+});
 
 const settings = { ...defaultSettings({}), enabled: true };
-const handoffEnv = (ownerPid) => ({ [HANDOFF_ENV]: JSON.stringify({ version: 1, settings, explicit: ['enabled'], ...(ownerPid === undefined ? {} : { ownerPid }) }) });
+const handoffEnv = (ownerPid) => ({
+  [HANDOFF_ENV]: JSON.stringify({
+    version: 1,
+    settings,
+    explicit: ['enabled'],
+    ...(ownerPid === undefined ? {} : { ownerPid }),
+  }),
+});
 
 test('no run started: a process that may start one owns it; any other runs alone', () => {
   assert.deepEqual(runOwnership(true, {}), { owns: true, elsewhere: false, handed: undefined });
@@ -29,7 +39,8 @@ test('the process the handoff names owns the run, whatever it may start; its own
   const env = {};
   const run = GuardedRun.start({ runner: 'unit', settings, env });
   try {
-    for (const mayStart of [true, false]) assert.deepEqual(runOwnership(mayStart, env), { owns: true, elsewhere: false, handed: undefined });
+    for (const mayStart of [true, false])
+      assert.deepEqual(runOwnership(mayStart, env), { owns: true, elsewhere: false, handed: undefined });
     assert.equal(runsAlone(env), false);
   } finally {
     fs.rmSync(run.dir, { recursive: true, force: true });
@@ -46,7 +57,7 @@ test('another process named in the handoff owns it: this one uses the settings i
   assert.equal(runsAlone(handoffEnv(process.pid + 1)), false);
 });
 
-test('a launcher that left the run to its runner (watch mode): the runner\'s main process owns it with the handed settings', () => {
+test("a launcher that left the run to its runner (watch mode): the runner's main process owns it with the handed settings", () => {
   const env = {};
   GuardedRun.leaveTo(env, settings, ['enabled']);
   const main = runOwnership(true, env);
@@ -61,7 +72,7 @@ test('a broken handoff is a configuration error, not a guess', () => {
   assert.throws(() => runOwnership(true, { [HANDOFF_ENV]: 'not json' }), { name: 'GuardConfigError' });
 });
 
-test('one exit-code rule: a runner\'s result covers the violations it failed tests with; mate report has none, so each one fails', () => {
+test("one exit-code rule: a runner's result covers the violations it failed tests with; mate report has none, so each one fails", () => {
   const handed = event('underflow', { delivered: 'caller' });
   assert.equal(runExitCode(0, [handed]), 0);
   assert.equal(runExitCode(undefined, [handed]), 1);
@@ -82,5 +93,8 @@ test('one exit-code rule: a runner\'s result covers the violations it failed tes
   // A report file no one could read may hold anything: a violation; a counters file that could not be read is not.
   const cut = verdictOf([report([], [{ file: '/r/mate-guard-1-1.json', holds: 'report', why: 'cut short' }])], 0);
   assert.deepEqual([cut.exitCode, cut.failsPassedRun, cut.summary.violations, cut.summary.unreadable], [1, true, 1, 1]);
-  assert.equal(verdictOf([report([], [{ file: '/r/stats-1-0.json', holds: 'counters', why: 'cut short' }])], 0).exitCode, 0);
+  assert.equal(
+    verdictOf([report([], [{ file: '/r/stats-1-0.json', holds: 'counters', why: 'cut short' }])], 0).exitCode,
+    0,
+  );
 });

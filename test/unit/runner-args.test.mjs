@@ -6,7 +6,11 @@ import { test } from 'node:test';
 
 import { ROOT } from '../helpers/run.mjs';
 
-const { NODE_ARGS, watchRequested: watchOf, withoutWatchAndShards: without } = await import(path.join(ROOT, 'packages/core-native/dist/run/runner-args.js'));
+const {
+  NODE_ARGS,
+  watchRequested: watchOf,
+  withoutWatchAndShards: without,
+} = await import(path.join(ROOT, 'packages/core-native/dist/run/runner-args.js'));
 // Each runner's words come from its own package (its selection), node's from core.
 const ARGS = {
   jest: (await import(path.join(ROOT, 'packages/jest-env/dist/selection.js'))).default.selection.args,
@@ -28,7 +32,7 @@ test('Jest: --watchAll=false, --watch false and --no-watch are not watch mode; -
   assert.equal(watchRequested('jest', ['--no-watch', '--watch']), true, 'the last word wins');
 });
 
-test('Vitest, Mocha, node: -w/--watch and their false forms; node\'s --watch-path; nothing after --', () => {
+test("Vitest, Mocha, node: -w/--watch and their false forms; node's --watch-path; nothing after --", () => {
   assert.equal(watchRequested('vitest', ['-w']), true);
   assert.equal(watchRequested('vitest', ['--watch=false']), false);
   assert.equal(watchRequested('mocha', ['--watch=false']), false);
@@ -38,11 +42,32 @@ test('Vitest, Mocha, node: -w/--watch and their false forms; node\'s --watch-pat
 });
 
 test('dropped for a narrowed run: watch flags and shards with their values; worker counts stay with theirs', () => {
-  assert.deepEqual(withoutWatchAndShards('jest', ['--shard=2/3', '-w', '2', '--watchAll', 'false', '--shard', '1/3', '--maxWorkers=50%', 'a.test.js']),
-    ['-w', '2', '--maxWorkers=50%', 'a.test.js']);
-  assert.deepEqual(withoutWatchAndShards('vitest', ['run', '--shard', '2/2', '-w', 'x', '--', '--guard-alloc', '--shard=1/2']),
-    ['run', 'x', '--', '--guard-alloc', '--shard=1/2']);
-  assert.deepEqual(withoutWatchAndShards('node-test', ['--test-shard=1/2', '--watch-path', 'src', '--test-concurrency=2']), ['--test-concurrency=2']);
+  assert.deepEqual(
+    withoutWatchAndShards('jest', [
+      '--shard=2/3',
+      '-w',
+      '2',
+      '--watchAll',
+      'false',
+      '--shard',
+      '1/3',
+      '--maxWorkers=50%',
+      'a.test.js',
+    ]),
+    ['-w', '2', '--maxWorkers=50%', 'a.test.js'],
+  );
+  assert.deepEqual(
+    withoutWatchAndShards('vitest', ['run', '--shard', '2/2', '-w', 'x', '--', '--guard-alloc', '--shard=1/2']),
+    ['run', 'x', '--', '--guard-alloc', '--shard=1/2'],
+  );
+  assert.deepEqual(
+    withoutWatchAndShards('node-test', ['--test-shard=1/2', '--watch-path', 'src', '--test-concurrency=2']),
+    ['--test-concurrency=2'],
+  );
   assert.deepEqual(withoutWatchAndShards('node', ['--watch', '--expose-gc']), ['--expose-gc']);
-  assert.deepEqual(withoutWatchAndShards('jest', ['--shard=2/3', '--watch'], true), ['--shard=2/3'], 'the whole command keeps its shard');
+  assert.deepEqual(
+    withoutWatchAndShards('jest', ['--shard=2/3', '--watch'], true),
+    ['--shard=2/3'],
+    'the whole command keeps its shard',
+  );
 });

@@ -8,13 +8,19 @@ import { test } from 'node:test';
 
 import { ROOT } from '../helpers/run.mjs';
 
-const { checkRunnerVersion, versionInRange } = await import(path.join(ROOT, 'packages/core-native/dist/run/runner-version.js'));
+const { checkRunnerVersion, versionInRange } = await import(
+  path.join(ROOT, 'packages/core-native/dist/run/runner-version.js')
+);
 const { GuardConfigError } = await import(path.join(ROOT, 'packages/core-native/dist/errors.js'));
-const peer = (dir, name) => JSON.parse(fs.readFileSync(path.join(ROOT, 'packages', dir, 'package.json'), 'utf8')).peerDependencies[name];
+const peer = (dir, name) =>
+  JSON.parse(fs.readFileSync(path.join(ROOT, 'packages', dir, 'package.json'), 'utf8')).peerDependencies[name];
 
 test('each runner package range: in and out, as npm reads it', () => {
   const cases = [
-    [peer('vitest-plugin', 'vitest'), { in: ['4.1.0', '4.1.12', '4.9.0', '5.0.0-beta.3', '5.2.1'], out: ['3.2.4', '4.0.18', '6.0.0'] }],
+    [
+      peer('vitest-plugin', 'vitest'),
+      { in: ['4.1.0', '4.1.12', '4.9.0', '5.0.0-beta.3', '5.2.1'], out: ['3.2.4', '4.0.18', '6.0.0'] },
+    ],
     [peer('jest-env', 'jest'), { in: ['29.0.0', '29.7.0', '30.5.2'], out: ['28.1.3', '27.5.1', '31.0.0'] }],
     [peer('mocha-plugin', 'mocha'), { in: ['10.0.0', '10.8.2', '12.0.3', '13.0.0'], out: ['5.2.0', '8.4.0', '9.2.2'] }],
     ['>=20', { in: ['v20.0.0', 'v20.20.2', 'v22.12.0'], out: ['v18.20.4', 'v16.0.0'] }],
@@ -32,11 +38,17 @@ test('each runner package range: in and out, as npm reads it', () => {
 
 test('outside the range: one GuardConfigError line naming the runner, its version, the range and what is missing; an unknown version passes', () => {
   const check = { runner: 'jest', supported: '^29 || ^30', plugin: '@mate-guard/jest-env', missing: 'X is missing' };
-  assert.throws(() => checkRunnerVersion({ ...check, version: '28.1.3' }), (err) => {
-    assert.ok(err instanceof GuardConfigError);
-    assert.equal(err.message, 'jest 28.1.3 is not supported by @mate-guard/jest-env (it needs jest ^29 || ^30): X is missing; use a supported jest, or run it without mate-guard');
-    return true;
-  });
+  assert.throws(
+    () => checkRunnerVersion({ ...check, version: '28.1.3' }),
+    (err) => {
+      assert.ok(err instanceof GuardConfigError);
+      assert.equal(
+        err.message,
+        'jest 28.1.3 is not supported by @mate-guard/jest-env (it needs jest ^29 || ^30): X is missing; use a supported jest, or run it without mate-guard',
+      );
+      return true;
+    },
+  );
   assert.doesNotThrow(() => checkRunnerVersion({ ...check, version: '30.5.2' }));
   assert.doesNotThrow(() => checkRunnerVersion({ ...check, version: undefined }));
 });
@@ -44,7 +56,10 @@ test('outside the range: one GuardConfigError line naming the runner, its versio
 test("node:test's package checks the running Node against its own engines range", async () => {
   const { checkNodeVersion } = await import(path.join(ROOT, 'packages/node-test/dist/hooks/node-version.js'));
   assert.doesNotThrow(() => checkNodeVersion());
-  assert.throws(() => checkNodeVersion('v18.20.4'), /^GuardConfigError: node 18\.20\.4 is not supported by @mate-guard\/node-test \(it needs node >=20\): /);
+  assert.throws(
+    () => checkNodeVersion('v18.20.4'),
+    /^GuardConfigError: node 18\.20\.4 is not supported by @mate-guard\/node-test \(it needs node >=20\): /,
+  );
 });
 
 test("Jest's package reads the running Jest's version from the package above its executable", async () => {

@@ -14,12 +14,16 @@ const { resolveRunnerSettings } = await import(path.join(core, 'settings/resolve
 const { writeHandoff, readHandoff } = await import(path.join(core, 'settings/handoff.js'));
 const { defaultSettings } = await import(path.join(core, 'settings/table.js'));
 
-const throwsConfig = (fn, message) => assert.throws(fn, (e) => e.name === 'GuardConfigError' && message.test(e.message), String(message));
+const throwsConfig = (fn, message) =>
+  assert.throws(fn, (e) => e.name === 'GuardConfigError' && message.test(e.message), String(message));
 
 test('--guard-device cuda (flag, env, Jest option) turns guarding on; --no-guard-alloc still wins', () => {
   const { values } = parseFlags(['--guard-device', 'cuda'], RUNNER_FLAGS);
   assert.equal(resolveRunnerSettings({ runner: 'vitest', flags: values, env: {} }).settings.enabled, true);
-  assert.equal(resolveRunnerSettings({ runner: 'mocha', env: { MATE_MOCHA_GUARD_DEVICE: 'cuda' } }).settings.enabled, true);
+  assert.equal(
+    resolveRunnerSettings({ runner: 'mocha', env: { MATE_MOCHA_GUARD_DEVICE: 'cuda' } }).settings.enabled,
+    true,
+  );
   const options = { values: { guardDevice: 'cuda' }, spelling: jestSpelling, source: 'testEnvironmentOptions' };
   assert.equal(resolveRunnerSettings({ runner: 'jest', env: {}, options }).settings.enabled, true);
   const off = parseFlags(['--guard-device', 'cuda', '--no-guard-alloc'], RUNNER_FLAGS).values;
@@ -34,10 +38,32 @@ test('the device rows: defaults, guard-run spellings, and bad values named', () 
   assert.equal(d.cudaQuarantine, 'adaptive');
   assert.equal(d.trackLaunches, true);
   assert.equal(d.launchBlocking, false);
-  const { values } = parseFlags(['--device', 'cuda', '--launch-blocking', '--cuda-quarantine', 'strict', '--no-track-launches', '--sync-on-free', '--no-capture-stacks'], GUARD_RUN_FLAGS);
-  assert.deepEqual(values, { device: 'cuda', launchBlocking: true, cudaQuarantine: 'strict', trackLaunches: false, syncOnFree: true, captureStacks: false });
+  const { values } = parseFlags(
+    [
+      '--device',
+      'cuda',
+      '--launch-blocking',
+      '--cuda-quarantine',
+      'strict',
+      '--no-track-launches',
+      '--sync-on-free',
+      '--no-capture-stacks',
+    ],
+    GUARD_RUN_FLAGS,
+  );
+  assert.deepEqual(values, {
+    device: 'cuda',
+    launchBlocking: true,
+    cudaQuarantine: 'strict',
+    trackLaunches: false,
+    syncOnFree: true,
+    captureStacks: false,
+  });
   throwsConfig(() => parseFlags(['--device', 'rocm'], GUARD_RUN_FLAGS), /--device: "rocm" is not a device; use cuda/);
-  throwsConfig(() => resolveRunnerSettings({ runner: 'jest', env: { MATE_JEST_GUARD_CUDA_QUARANTINE: 'loose' } }), /MATE_JEST_GUARD_CUDA_QUARANTINE: "loose" is not a CUDA quarantine policy; use adaptive or strict/);
+  throwsConfig(
+    () => resolveRunnerSettings({ runner: 'jest', env: { MATE_JEST_GUARD_CUDA_QUARANTINE: 'loose' } }),
+    /MATE_JEST_GUARD_CUDA_QUARANTINE: "loose" is not a CUDA quarantine policy; use adaptive or strict/,
+  );
 });
 
 test('the handoff carries them to Python processes: an unset syncOnFree stays unset', () => {

@@ -13,6 +13,7 @@ bad access lands in its slack). Run one shape per process:
 or all of them, scored: `bash bench/detection/device/score.sh`. Needs torch
 and triton on a CUDA machine; the simulated driver runs no kernels.
 """
+
 import sys
 
 import torch
@@ -34,8 +35,8 @@ def absmax_store_past():
     # A 4-bit quantizer's absmax sized n // BLOCK while the grid is cdiv(n, BLOCK):
     # the last block's store is one float past the tensor.
     n = 1000
-    x = torch.randn(n, device="cuda")
-    absmax = torch.empty(n // BLOCK, device="cuda")  # the bug: 15, the grid has 16 blocks
+    x = torch.randn(n, device='cuda')
+    absmax = torch.empty(n // BLOCK, device='cuda')  # the bug: 15, the grid has 16 blocks
     absmax_kernel[(triton.cdiv(n, BLOCK),)](x, absmax, n, BLOCK=BLOCK)
     torch.cuda.synchronize()
 
@@ -52,9 +53,9 @@ def dequant_kernel(q_ptr, scale_ptr, out_ptr, n, BLOCK: tl.constexpr):
 def dequant_write_past():
     # A blockwise dequantizer whose output mask is looser than its input's.
     n = 1000
-    q = torch.randint(-8, 8, (n,), dtype=torch.int8, device="cuda")
-    scale = torch.rand(triton.cdiv(n, BLOCK), device="cuda")
-    out = torch.empty(n, device="cuda")
+    q = torch.randint(-8, 8, (n,), dtype=torch.int8, device='cuda')
+    scale = torch.rand(triton.cdiv(n, BLOCK), device='cuda')
+    out = torch.empty(n, device='cuda')
     dequant_kernel[(triton.cdiv(n, BLOCK),)](q, scale, out, n, BLOCK=BLOCK)
     torch.cuda.synchronize()
 
@@ -73,21 +74,21 @@ def bf16_read_one_past():
     # A reduction whose bound reads one bf16 element past a tensor of 1001
     # elements (2002 bytes: 14 bytes short of a 16-byte multiple).
     n = 1001
-    x = torch.randn(n, dtype=torch.bfloat16, device="cuda")
-    out = torch.empty(1, device="cuda")
+    x = torch.randn(n, dtype=torch.bfloat16, device='cuda')
+    out = torch.empty(1, device='cuda')
     sum_kernel[(1,)](x, out, n, BLOCK=256)
     torch.cuda.synchronize()
 
 
 SHAPES = {
-    "absmax_store_past": absmax_store_past,
-    "dequant_write_past": dequant_write_past,
-    "bf16_read_one_past": bf16_read_one_past,
+    'absmax_store_past': absmax_store_past,
+    'dequant_write_past': dequant_write_past,
+    'bf16_read_one_past': bf16_read_one_past,
 }
 
-if __name__ == "__main__":
-    name = sys.argv[1] if len(sys.argv) > 1 else ""
+if __name__ == '__main__':
+    name = sys.argv[1] if len(sys.argv) > 1 else ''
     if name not in SHAPES:
-        sys.exit(f"shapes.py: unknown shape {name!r}; one of {', '.join(SHAPES)}")
+        sys.exit(f'shapes.py: unknown shape {name!r}; one of {", ".join(SHAPES)}')
     SHAPES[name]()
-    print(f"done {name}")
+    print(f'done {name}')

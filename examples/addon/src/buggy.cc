@@ -106,7 +106,10 @@ Napi::Value NullWrite(const Napi::CallbackInfo& info) {
 class OverflowWorker : public Napi::AsyncWorker {
  public:
   OverflowWorker(Napi::Function cb, uint8_t* p, size_t len) : Napi::AsyncWorker(cb), p_(p), len_(len) {}
-  void Execute() override { for (size_t i = 0; i <= len_; i++) POKE(p_ + i, 0x45); }
+  void Execute() override {
+    for (size_t i = 0; i <= len_; i++) POKE(p_ + i, 0x45);
+  }
+
  private:
   uint8_t* p_;
   size_t len_;

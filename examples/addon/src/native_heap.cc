@@ -111,17 +111,25 @@ __attribute__((noinline)) uint64_t Churn(uint32_t n, size_t size) {
 // made (Opaque keeps the optimizer from eliding any of them).
 __attribute__((noinline)) uint32_t EveryForm() {
   uint32_t made = 0;
-  void* a = Opaque(malloc(10)); made++;
-  void* b = Opaque(calloc(3, 7)); made++;
-  b = Opaque(realloc(b, 100)); made++;  // a new block (the old one is freed)
+  void* a = Opaque(malloc(10));
+  made++;
+  void* b = Opaque(calloc(3, 7));
+  made++;
+  b = Opaque(realloc(b, 100));
+  made++;  // a new block (the old one is freed)
   void* c = nullptr;
   if (posix_memalign(&c, 64, 40) == 0) made++;
   c = Opaque(c);
-  void* d = Opaque(aligned_alloc(256, 512)); made++;
-  char* e = Opaque(strdup("mate-guard")); made++;
-  char* f = Opaque(strndup("mate-guard", 4)); made++;
-  int* g = Opaque(new int[5]); made++;
-  auto* h = Opaque(new std::vector<double>(8)); made += 2;  // the vector and its buffer
+  void* d = Opaque(aligned_alloc(256, 512));
+  made++;
+  char* e = Opaque(strdup("mate-guard"));
+  made++;
+  char* f = Opaque(strndup("mate-guard", 4));
+  made++;
+  int* g = Opaque(new int[5]);
+  made++;
+  auto* h = Opaque(new std::vector<double>(8));
+  made += 2;  // the vector and its buffer
   bool ok = reinterpret_cast<uintptr_t>(c) % 64 == 0 && reinterpret_cast<uintptr_t>(d) % 256 == 0 &&
             strcmp(f, "mate") == 0 && strcmp(e, "mate-guard") == 0 && h->size() == 8;
   free(a);
@@ -189,8 +197,7 @@ __attribute__((noinline)) uint64_t Threads(uint32_t threads, uint32_t n) {
 __attribute__((noinline)) uint64_t ChurnThreads(uint32_t threads, uint32_t n, size_t size) {
   std::vector<std::thread> pool;
   std::vector<uint64_t> sums(threads);
-  for (uint32_t t = 0; t < threads; t++)
-    pool.emplace_back([t, n, size, &sums] { sums[t] = Churn(n, size); });
+  for (uint32_t t = 0; t < threads; t++) pool.emplace_back([t, n, size, &sums] { sums[t] = Churn(n, size); });
   for (auto& th : pool) th.join();
   uint64_t sum = 0;
   for (uint64_t s : sums) sum += s;
@@ -229,6 +236,7 @@ class PoolWorker : public Napi::AsyncWorker {
     free(block_);
     Callback().Call({Env().Null()});
   }
+
  private:
   bool overflow_;
   uint8_t* block_ = nullptr;
@@ -247,36 +255,42 @@ Napi::Value Call(const Napi::CallbackInfo& info, void (*fn)()) {
 
 void InitNativeHeap(Napi::Env env, Napi::Object exports) {
   Napi::Object o = Napi::Object::New(env);
-  o.Set("mallocOverflow", Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Call(i, MallocOverflow); }));
-  o.Set("callocOverflow", Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Call(i, CallocOverflow); }));
-  o.Set("reallocOverflow", Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Call(i, ReallocOverflow); }));
-  o.Set("newArrayOverflow", Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Call(i, NewArrayOverflow); }));
-  o.Set("vectorOverflow", Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Call(i, VectorOverflow); }));
-  o.Set("mallocUnderflow", Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Call(i, MallocUnderflow); }));
+  o.Set("mallocOverflow",
+        Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Call(i, MallocOverflow); }));
+  o.Set("callocOverflow",
+        Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Call(i, CallocOverflow); }));
+  o.Set("reallocOverflow",
+        Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Call(i, ReallocOverflow); }));
+  o.Set("newArrayOverflow",
+        Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Call(i, NewArrayOverflow); }));
+  o.Set("vectorOverflow",
+        Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Call(i, VectorOverflow); }));
+  o.Set("mallocUnderflow",
+        Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Call(i, MallocUnderflow); }));
   o.Set("useAfterFree", Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Call(i, UseAfterFree); }));
   o.Set("doubleFree", Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Call(i, DoubleFree); }));
   o.Set("invalidFree", Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Call(i, InvalidFree); }));
   o.Set("churn", Napi::Function::New(env, [](const Napi::CallbackInfo& i) {
-    return Napi::Number::New(i.Env(), static_cast<double>(Churn(Arg(i, 0, 1000), Arg(i, 1, 64))));
-  }));
-  o.Set("everyForm", Napi::Function::New(env, [](const Napi::CallbackInfo& i) {
-    return Napi::Number::New(i.Env(), EveryForm());
-  }));
+          return Napi::Number::New(i.Env(), static_cast<double>(Churn(Arg(i, 0, 1000), Arg(i, 1, 64))));
+        }));
+  o.Set("everyForm",
+        Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Napi::Number::New(i.Env(), EveryForm()); }));
   o.Set("libcOwned", Napi::Function::New(env, [](const Napi::CallbackInfo& i) {
-    return Napi::Number::New(i.Env(), static_cast<double>(LibcOwned()));
-  }));
+          return Napi::Number::New(i.Env(), static_cast<double>(LibcOwned()));
+        }));
   o.Set("threads", Napi::Function::New(env, [](const Napi::CallbackInfo& i) {
-    return Napi::Number::New(i.Env(), static_cast<double>(Threads(Arg(i, 0, 4), Arg(i, 1, 1000))));
-  }));
+          return Napi::Number::New(i.Env(), static_cast<double>(Threads(Arg(i, 0, 4), Arg(i, 1, 1000))));
+        }));
   o.Set("churnThreads", Napi::Function::New(env, [](const Napi::CallbackInfo& i) {
-    return Napi::Number::New(i.Env(), static_cast<double>(ChurnThreads(Arg(i, 0, 2), Arg(i, 1, 1000), Arg(i, 2, 64))));
-  }));
+          return Napi::Number::New(i.Env(),
+                                   static_cast<double>(ChurnThreads(Arg(i, 0, 2), Arg(i, 1, 1000), Arg(i, 2, 64))));
+        }));
   o.Set("throwThenAllocate", Napi::Function::New(env, ThrowThenAllocate));
   o.Set("doubleFreesAround", Napi::Function::New(env, DoubleFreesAround));
   o.Set("poolThread", Napi::Function::New(env, [](const Napi::CallbackInfo& i) {
-    bool overflow = i.Length() > 1 && i[1].ToBoolean().Value();
-    (new PoolWorker(i[0].As<Napi::Function>(), overflow))->Queue();
-    return i.Env().Undefined();
-  }));
+          bool overflow = i.Length() > 1 && i[1].ToBoolean().Value();
+          (new PoolWorker(i[0].As<Napi::Function>(), overflow))->Queue();
+          return i.Env().Undefined();
+        }));
   exports.Set("nativeHeap", o);
 }

@@ -23,8 +23,10 @@ if (noGpu) {
       cuda.freeAbi(b);
     });
 
-    graphCapture(it('captures a graph', function () {
-      assert.strictEqual(cuda.captureGraph(cuda.createStream()), null);
-    }));
+    graphCapture(
+      it('captures a graph', function () {
+        assert.strictEqual(cuda.captureGraph(cuda.createStream()), null);
+      }),
+    );
   });
 }

@@ -13,13 +13,32 @@ const C = cuda.createStream();
 
 const scenarios = {
   'no-sync': (x) => cuda.fill(x, n, B),
-  'user-waits-on-creation': (x) => { cuda.waitFor(B, A); cuda.fill(x, n, B); },
-  'creation-waits-on-user': (x) => { cuda.fill(x, n, B); cuda.waitFor(A, B); },
-  'both-directions': (x) => { cuda.waitFor(B, A); cuda.fill(x, n, B); cuda.waitFor(A, B); },
-  'device-synchronize': (x) => { cuda.fill(x, n, B); cuda.sync(); },
-  'record-stream': (x) => { cuda.fill(x, n, B); cuda.recordStream(x, B); },
+  'user-waits-on-creation': (x) => {
+    cuda.waitFor(B, A);
+    cuda.fill(x, n, B);
+  },
+  'creation-waits-on-user': (x) => {
+    cuda.fill(x, n, B);
+    cuda.waitFor(A, B);
+  },
+  'both-directions': (x) => {
+    cuda.waitFor(B, A);
+    cuda.fill(x, n, B);
+    cuda.waitFor(A, B);
+  },
+  'device-synchronize': (x) => {
+    cuda.fill(x, n, B);
+    cuda.sync();
+  },
+  'record-stream': (x) => {
+    cuda.fill(x, n, B);
+    cuda.recordStream(x, B);
+  },
   'same-stream': (x) => cuda.fill(x, n, A),
-  'two-user-streams': (x) => { cuda.fill(x, n, B); cuda.fill(x, n, C); },
+  'two-user-streams': (x) => {
+    cuda.fill(x, n, B);
+    cuda.fill(x, n, C);
+  },
 };
 
 const chosen = process.argv.slice(2);

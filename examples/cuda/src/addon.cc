@@ -150,7 +150,8 @@ Napi::Value Sync(const Napi::CallbackInfo& info) { return Done(info, "sync", cud
 Napi::Value CaptureGraph(const Napi::CallbackInfo& info) {
   cudaStream_t s = Stream(info, 0);
   cudaError_t e = cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
-  if (e != cudaSuccess) return Napi::String::New(info.Env(), mate_guard_cuda_installed() ? mate_guard_last_error() : cudaGetErrorString(e));
+  if (e != cudaSuccess)
+    return Napi::String::New(info.Env(), mate_guard_cuda_installed() ? mate_guard_last_error() : cudaGetErrorString(e));
   cudaGraph_t g = nullptr;
   cudaStreamEndCapture(s, &g);
   if (g) cudaGraphDestroy(g);

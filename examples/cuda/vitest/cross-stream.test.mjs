@@ -9,13 +9,14 @@ const noGpu = require('../gpu.js');
 const cuda = require('..');
 
 if (noGpu) test.skip(`CUDA examples skipped: ${noGpu}`, () => {});
-else test('a buffer used on stream B is freed on stream A', () => {
-  const A = cuda.createStream();
-  const B = cuda.createStream();
-  const x = cuda.alloc(1000, A);
-  cuda.fill(x, 1000, A);
-  cuda.waitFor(B, A);
-  cuda.slowTouch(x, 2000, B);
-  cuda.free(x, A);
-  cuda.sync();
-});
+else
+  test('a buffer used on stream B is freed on stream A', () => {
+    const A = cuda.createStream();
+    const B = cuda.createStream();
+    const x = cuda.alloc(1000, A);
+    cuda.fill(x, 1000, A);
+    cuda.waitFor(B, A);
+    cuda.slowTouch(x, 2000, B);
+    cuda.free(x, A);
+    cuda.sync();
+  });

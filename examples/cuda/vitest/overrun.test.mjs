@@ -9,11 +9,12 @@ const noGpu = require('../gpu.js');
 const cuda = require('..');
 
 if (noGpu) test.skip(`CUDA examples skipped: ${noGpu}`, () => {});
-else test('fillInclusive writes one float past the end', () => {
-  const a = cuda.alloc(1000);
-  const b = cuda.alloc(1000);
-  cuda.fill(b, 1000);
-  cuda.fillInclusive(a, 1000);
-  cuda.addInto(b, a, 1000);
-  cuda.sync();
-});
+else
+  test('fillInclusive writes one float past the end', () => {
+    const a = cuda.alloc(1000);
+    const b = cuda.alloc(1000);
+    cuda.fill(b, 1000);
+    cuda.fillInclusive(a, 1000);
+    cuda.addInto(b, a, 1000);
+    cuda.sync();
+  });

@@ -44,9 +44,9 @@ extern "C" {
 #define MATE_GUARD_NOT_INSTALLED (-1)
 
 typedef struct mate_guard_cuda_stats {
-  uint64_t allocations;    /* guarded allocations made */
+  uint64_t allocations; /* guarded allocations made */
   uint64_t frees;
-  uint64_t live;           /* guarded allocations live now */
+  uint64_t live; /* guarded allocations live now */
   uint64_t peak_live;
   uint64_t live_bytes;     /* bytes requested by live allocations */
   uint64_t fallbacks;      /* allocations that could not be guarded (plain cuMemAlloc) */

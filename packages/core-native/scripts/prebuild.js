@@ -33,7 +33,8 @@ if (process.argv.includes('--clean')) {
 }
 
 const fitModule = path.join(root, 'dist', 'install', 'binary-fit.js');
-if (!fs.existsSync(fitModule)) fail(`${path.relative(root, fitModule)} is missing: run npx tsc -b at the repository root first`);
+if (!fs.existsSync(fitModule))
+  fail(`${path.relative(root, fitModule)} is missing: run npx tsc -b at the repository root first`);
 const fit = require(fitModule);
 
 function run(cmd, args, opts = {}) {
@@ -49,14 +50,23 @@ function onPath(cmd) {
 
 /** An incremental cmake-js build (`npm run build:native` without `args`): a no-op when nothing changed. */
 function compile(args = []) {
-  run(process.execPath, [require.resolve('cmake-js/bin/cmake-js', { paths: [root] }), 'compile', '--log-level', 'warn', ...args], { cwd: root });
+  run(
+    process.execPath,
+    [require.resolve('cmake-js/bin/cmake-js', { paths: [root] }), 'compile', '--log-level', 'warn', ...args],
+    { cwd: root },
+  );
 }
 
 /** Cross builds `target` into build/<target>/Release (cmake-js, incremental); false when its compiler is missing. */
 function crossBuild(target) {
   const { toolchain, prefix } = CROSS[target];
   if (!onPath(`${prefix}g++`)) return false;
-  compile(['--out', fit.crossBuildDir(target), `--CDCMAKE_TOOLCHAIN_FILE=${toolchain}`, '--CDMATE_GUARD_UNIT_TESTS=ON']);
+  compile([
+    '--out',
+    fit.crossBuildDir(target),
+    `--CDCMAKE_TOOLCHAIN_FILE=${toolchain}`,
+    '--CDMATE_GUARD_UNIT_TESTS=ON',
+  ]);
   return true;
 }
 
@@ -64,13 +74,15 @@ const buildOnly = process.argv.indexOf('--build');
 if (buildOnly !== -1) {
   const target = process.argv[buildOnly + 1];
   if (!CROSS[target]) fail(`--build: "${target}" is not a cross target; use ${Object.keys(CROSS).join(', ')}`);
-  if (!crossBuild(target)) fail(`${CROSS[target].prefix}g++ is not on PATH: run scripts/install-arm64-tools.sh (as root) first`);
+  if (!crossBuild(target))
+    fail(`${CROSS[target].prefix}g++ is not on PATH: run scripts/install-arm64-tools.sh (as root) first`);
   console.log(`prebuild: built ${fit.crossBuildDir(target)}/Release for ${target}`);
   process.exit(0);
 }
 
 const host = fit.currentHost();
-if (host.target !== fit.NATIVE_BUILD_TARGET) fail(`prebuilt binaries are made on ${fit.NATIVE_BUILD_TARGET} only, this is ${host.target}`);
+if (host.target !== fit.NATIVE_BUILD_TARGET)
+  fail(`prebuilt binaries are made on ${fit.NATIVE_BUILD_TARGET} only, this is ${host.target}`);
 
 // The host build brought up to date by the build system itself, not judged
 // by file times: a library whose own sources had not changed was called
@@ -106,12 +118,18 @@ function writePrebuilds(target, from, binutils) {
   }
   const manifest = { target, glibc, glibcxx: glibcxx === '0' ? null : glibcxx, napi: 9, files: BINARIES };
   fs.writeFileSync(path.join(dir, fit.MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
-  console.log(`prebuild: prebuilds/${target}: ${BINARIES.join(', ')} (glibc >= ${glibc}, libstdc++ GLIBCXX >= ${manifest.glibcxx})`);
+  console.log(
+    `prebuild: prebuilds/${target}: ${BINARIES.join(', ')} (glibc >= ${glibc}, libstdc++ GLIBCXX >= ${manifest.glibcxx})`,
+  );
 }
 
 fs.rmSync(path.join(root, 'prebuilds'), { recursive: true, force: true });
 writePrebuilds(host.target, path.join(root, 'build', 'Release'), '');
 for (const target of Object.keys(CROSS)) {
-  if (crossBuild(target)) writePrebuilds(target, path.join(root, fit.crossBuildDir(target), 'Release'), CROSS[target].prefix);
-  else console.warn(`prebuild: ${target} left out of this package: ${CROSS[target].prefix}g++ is not on PATH (scripts/install-arm64-tools.sh installs the cross tools)`);
+  if (crossBuild(target))
+    writePrebuilds(target, path.join(root, fit.crossBuildDir(target), 'Release'), CROSS[target].prefix);
+  else
+    console.warn(
+      `prebuild: ${target} left out of this package: ${CROSS[target].prefix}g++ is not on PATH (scripts/install-arm64-tools.sh installs the cross tools)`,
+    );
 }

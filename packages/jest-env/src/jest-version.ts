@@ -21,8 +21,12 @@ export function jestVersionAbove(file: string | undefined): string | undefined {
   }
   for (; ; dir = path.dirname(dir)) {
     try {
-      const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: unknown; version?: unknown };
-      if (typeof pkg.name === 'string' && JEST_PACKAGES.has(pkg.name)) return typeof pkg.version === 'string' ? pkg.version : undefined;
+      const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as {
+        name?: unknown;
+        version?: unknown;
+      };
+      if (typeof pkg.name === 'string' && JEST_PACKAGES.has(pkg.name))
+        return typeof pkg.version === 'string' ? pkg.version : undefined;
     } catch {
       // no package.json here: go up
     }
@@ -42,6 +46,7 @@ export function checkJestVersion(version: string | undefined): void {
     version,
     supported: own.peerDependencies.jest,
     plugin: '@mate-guard/jest-env',
-    missing: "the environment and reporter follow Jest 29/30's circus events and reporter results, which other majors shape differently",
+    missing:
+      "the environment and reporter follow Jest 29/30's circus events and reporter results, which other majors shape differently",
   });
 }

@@ -16,7 +16,10 @@ export const selection: RunnerAdapter = {
   runner: 'jest',
   package: '@mate-guard/jest-env',
   // What a recorded run may have started: this package's CLI, or the runner with the plugin.
-  programs: [{ pkg: '@mate-guard/jest-env', bin: 'mate-jest' }, { pkg: 'jest', bin: 'jest' }],
+  programs: [
+    { pkg: '@mate-guard/jest-env', bin: 'mate-jest' },
+    { pkg: 'jest', bin: 'jest' },
+  ],
   // Its README's settings table: where its config names each setting (`mate options --runner`).
   spelling: jestSpelling,
   // Run-wide settings are set before any file starts: Jest takes them as the reporter's options.
@@ -33,8 +36,13 @@ export const selection: RunnerAdapter = {
     const projects = testProjects(tests);
     const kept = options.filter((o) => !SELECTING.test(o[0])).flat();
     return [
-      ...positionals, ...files.map((f) => path.resolve(cwd, f)), ...kept, '--runTestsByPath',
-      ...(names ? ['-t', names] : []), ...projects.map((p) => `--selectProjects=${p}`), ...tail,
+      ...positionals,
+      ...files.map((f) => path.resolve(cwd, f)),
+      ...kept,
+      '--runTestsByPath',
+      ...(names ? ['-t', names] : []),
+      ...projects.map((p) => `--selectProjects=${p}`),
+      ...tail,
     ];
   },
   whole: runAsGiven,

@@ -19,7 +19,11 @@ export const selection: RunnerAdapter = {
   ],
   // Its README's settings table: where its config names each setting (`mate options --runner`).
   spelling: mochaSpelling,
-  configColumn: { heading: 'rc key (`.mocharc.*`, package.json `mocha`)', title: 'Mocha rc key', name: (r) => `\`${rcKey(r)}\`` },
+  configColumn: {
+    heading: 'rc key (`.mocharc.*`, package.json `mocha`)',
+    title: 'Mocha rc key',
+    name: (r) => `\`${rcKey(r)}\``,
+  },
   options,
   // --watch-files/--watch-ignore only configure watch mode.
   args: { watch: ['-w', '--watch'], watchWithValue: [], shard: [] },

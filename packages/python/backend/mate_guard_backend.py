@@ -21,6 +21,7 @@ Also a command, as build_wheel.py was:
 The wheel is tagged manylinux_<glibc floor>_<arch>, the floor read from the
 glibc symbol versions the library imports (objdump -T), as
 packages/core-native/scripts/prebuild.js does for the npm prebuilds."""
+
 import base64
 import hashlib
 import io
@@ -51,6 +52,7 @@ class BuildError(Exception):
 
 def _host_arch():
     import platform
+
     m = platform.machine()
     return {'x86_64': 'x64', 'amd64': 'x64', 'aarch64': 'arm64', 'arm64': 'arm64'}.get(m.lower(), m)
 
@@ -82,21 +84,29 @@ def find_library(config_settings=None):
         f'mate-guard: {LIB} was not found (looked in: {", ".join(p for _, p in tried)}). Build it first: '
         f'`npm install` at the repository root, or `cmake -S packages/core-native -B build-py -DMATE_GUARD_UNIT_TESTS=OFF && '
         f'cmake --build build-py --target mate_guard_cuda`, then pass it: pip install -C library=build-py/{LIB} ... '
-        f'(or {LIBRARY_ENV}=...)')
+        f'(or {LIBRARY_ENV}=...)'
+    )
 
 
 def settings_json():
-    for path in (os.path.join(SHIPPED_DIR, 'settings.json'), os.path.join(CORE, 'src', 'native', 'options', 'settings.json')):
+    for path in (
+        os.path.join(SHIPPED_DIR, 'settings.json'),
+        os.path.join(CORE, 'src', 'native', 'options', 'settings.json'),
+    ):
         if os.path.isfile(path):
             return path
-    raise BuildError('mate-guard: settings.json (the settings table) was not found beside the package or in packages/core-native')
+    raise BuildError(
+        'mate-guard: settings.json (the settings table) was not found beside the package or in packages/core-native'
+    )
 
 
 def project():
     try:
         import tomllib
     except ImportError:
-        raise BuildError(f'mate-guard: building needs Python 3.11+ (tomllib); this is {sys.version.split()[0]}') from None
+        raise BuildError(
+            f'mate-guard: building needs Python 3.11+ (tomllib); this is {sys.version.split()[0]}'
+        ) from None
     with open(os.path.join(PKG_ROOT, 'pyproject.toml'), 'rb') as f:
         return tomllib.load(f)['project']
 
@@ -140,9 +150,14 @@ def metadata(proj, platform_line=None):
     with open(os.path.join(PKG_ROOT, 'README.md'), encoding='utf-8') as f:
         readme = f.read()
     lines = [
-        'Metadata-Version: 2.1', f'Name: {name}', f'Version: {version}', f'Summary: {proj["description"]}',
-        f'License: {proj["license"]["text"]}', f'Requires-Python: {proj["requires-python"]}',
-        'Classifier: Framework :: Pytest', 'Classifier: Operating System :: POSIX :: Linux',
+        'Metadata-Version: 2.1',
+        f'Name: {name}',
+        f'Version: {version}',
+        f'Summary: {proj["description"]}',
+        f'License: {proj["license"]["text"]}',
+        f'Requires-Python: {proj["requires-python"]}',
+        'Classifier: Framework :: Pytest',
+        'Classifier: Operating System :: POSIX :: Linux',
     ]
     if platform_line:
         lines.append(platform_line)
@@ -164,10 +179,13 @@ def _dist_info(proj, files, tag, platform_line=None, generator='mate_guard_backe
     name, version, dist = _names(proj)
     info = f'{dist}-{version}.dist-info'
     files[f'{info}/METADATA'] = metadata(proj, platform_line).encode()
-    files[f'{info}/WHEEL'] = (f'Wheel-Version: 1.0\nGenerator: {generator}\nRoot-Is-Purelib: false\nTag: {tag}\n').encode()
+    files[f'{info}/WHEEL'] = (
+        f'Wheel-Version: 1.0\nGenerator: {generator}\nRoot-Is-Purelib: false\nTag: {tag}\n'
+    ).encode()
     eps = proj.get('entry-points', {})
     files[f'{info}/entry_points.txt'] = ''.join(
-        f'[{group}]\n' + ''.join(f'{k} = {v}\n' for k, v in entries.items()) + '\n' for group, entries in eps.items()).encode()
+        f'[{group}]\n' + ''.join(f'{k} = {v}\n' for k, v in entries.items()) + '\n' for group, entries in eps.items()
+    ).encode()
     files[f'{info}/top_level.txt'] = b'mate_guard\n'
     record = [record_line(n, d) for n, d in files.items()] + [f'{info}/RECORD,,']
     files[f'{info}/RECORD'] = ('\n'.join(record) + '\n').encode()
@@ -213,8 +231,10 @@ def _printer_bytes(library):
     """mate-guard-print from beside the library, stripped; None (said on stderr) when it was not built there."""
     printer = os.path.join(os.path.dirname(library), PRINTER)
     if not os.path.isfile(printer):
-        sys.stderr.write(f'mate-guard: {printer} does not exist (it is built with the library): '
-                         'without it a process without Node prints only a report\'s first line\n')
+        sys.stderr.write(
+            f'mate-guard: {printer} does not exist (it is built with the library): '
+            "without it a process without Node prints only a report's first line\n"
+        )
         return None
     with tempfile.TemporaryDirectory() as tmp:
         copy = os.path.join(tmp, PRINTER)
@@ -245,8 +265,10 @@ def build_editable(wheel_directory, config_settings=None, metadata_directory=Non
     proj = project()
     checkout = os.path.join(CORE, 'build', 'Release', LIB)
     if not os.path.isfile(checkout):
-        raise BuildError(f'mate-guard: an editable install uses the checkout\'s {LIB}, and {checkout} does not exist: '
-                         'run `npm install` (or `npm run build:native`) at the repository root first')
+        raise BuildError(
+            f"mate-guard: an editable install uses the checkout's {LIB}, and {checkout} does not exist: "
+            'run `npm install` (or `npm run build:native`) at the repository root first'
+        )
     settings_json()
     _, version, dist = _names(proj)
     files = {f'__editable__.{dist}-{version}.pth': (PKG_ROOT + '\n').encode()}
@@ -300,6 +322,7 @@ def get_requires_for_build_editable(config_settings=None):
 
 def main():
     import argparse
+
     ap = argparse.ArgumentParser(description='Build the mate-guard wheel (or sdist) from the built CUDA library.')
     ap.add_argument('--library', help=f'the built {LIB} (default: {LIBRARY_ENV}, else the npm build)')
     ap.add_argument('--out', default=os.path.join(PKG_ROOT, 'dist'))

@@ -27,6 +27,7 @@ def _device_from_handoff():
         return None
     try:
         import json
+
         return (json.loads(raw).get('settings') or {}).get('device')
     except ValueError:
         return None
@@ -36,6 +37,7 @@ if _device_from_handoff() == 'cuda':
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     try:
         import mate_guard_cuda
+
         mate_guard_cuda.install_import_hook()
     finally:
         del sys.path[0]

@@ -13,6 +13,7 @@ the guard when torch is importable (now, or at its import); processes
 that allocate through the C ABI (mate_guard.h) are guarded either way.
 `pytest --guard-alloc` and `python -m mate_guard script.py` do this for you.
 """
+
 import atexit
 import importlib.util
 import os
@@ -23,8 +24,17 @@ from ._config import GuardAllocatorConfig
 from ._format import Report, render
 from ._settings import GuardConfigError
 
-__all__ = ['GuardAllocatorConfig', 'GuardConfigError', 'GuardViolationError', 'Report', 'check_canaries',
-           'guard_native_modules', 'install_guard_allocator', 'is_guard_allocator_active', 'stats']
+__all__ = [
+    'GuardAllocatorConfig',
+    'GuardConfigError',
+    'GuardViolationError',
+    'Report',
+    'check_canaries',
+    'guard_native_modules',
+    'install_guard_allocator',
+    'is_guard_allocator_active',
+    'stats',
+]
 
 ALREADY_ACTIVE = 'Guard allocator is already active with a different configuration'
 TOO_LATE = 'Guard allocator must be installed before the first CUDA allocation in the process'
@@ -57,6 +67,7 @@ def _cuda_used():
 
 def _load_torch_hook():
     from . import _torch_hook
+
     return _torch_hook
 
 
@@ -126,15 +137,25 @@ def guarding(host=None, numpy_state=None):
         numpy_state = numpy_state or _numpy.status()
         n = h.get('numpy', {})
         # What numpy made that is not guarded (the counting default handler's counts, _numpy.py).
-        left = [f'{n[k]} {what}' for k, what in (('beforeInstallFreed', 'made before install (counted when freed)'),
-                                                 ('unguarded', 'made where the handler was not set (a thread started '
-                                                               'before install or from C)')) if n.get(k)]
-        parts.append(f'host memory (numpy arrays: {numpy_state}'
-                     + (f', {n.get("allocations", 0)} allocations' if numpy_state == 'guarded' else '')
-                     + (f', not guarded: {", ".join(left)}' if left else '')
-                     + (f'; native heap of {", ".join(_active.native_modules)}: {h.get("nativeAllocations", 0)} allocations'
-                        if _active is not None and getattr(_active, 'native_modules', None) else '')
-                     + ')')
+        left = [
+            f'{n[k]} {what}'
+            for k, what in (
+                ('beforeInstallFreed', 'made before install (counted when freed)'),
+                ('unguarded', 'made where the handler was not set (a thread started before install or from C)'),
+            )
+            if n.get(k)
+        ]
+        parts.append(
+            f'host memory (numpy arrays: {numpy_state}'
+            + (f', {n.get("allocations", 0)} allocations' if numpy_state == 'guarded' else '')
+            + (f', not guarded: {", ".join(left)}' if left else '')
+            + (
+                f'; native heap of {", ".join(_active.native_modules)}: {h.get("nativeAllocations", 0)} allocations'
+                if _active is not None and getattr(_active, 'native_modules', None)
+                else ''
+            )
+            + ')'
+        )
     if _device_off:
         parts.append(f'CUDA device memory: not guarded ({_device_off})')
     elif _active is not None:
@@ -192,12 +213,21 @@ def _new_reports(where=None):
         # The library's report of the loss may be still being written by the
         # thread that saw it first: wait for it a moment (once: the context is gone).
         import time
+
         deadline = time.monotonic() + 2.0
         while time.monotonic() < deadline and not any(r.context_lost for r in reports):
             time.sleep(0.05)
             reports += [render(path, event) for path, event in lib.new_events()]
     if lost > 0 and not any(r.context_lost for r in reports):
-        reports.append(Report(kind='device-fault', text=f'==mate-guard== ERROR: the CUDA context is lost (CUDA error {lost})', file=None, test=None, context_lost=True))
+        reports.append(
+            Report(
+                kind='device-fault',
+                text=f'==mate-guard== ERROR: the CUDA context is lost (CUDA error {lost})',
+                file=None,
+                test=None,
+                context_lost=True,
+            )
+        )
     return reports
 
 
@@ -214,8 +244,10 @@ def _exit_status():
     if not n:
         return
     code = _active.exit_code
-    sys.stderr.write(f'==mate-guard== {n} violation{"" if n == 1 else "s"} in this process: exit status {code} '
-                     f'(exit_code; 0 leaves the status alone)\n')
+    sys.stderr.write(
+        f'==mate-guard== {n} violation{"" if n == 1 else "s"} in this process: exit status {code} '
+        f'(exit_code; 0 leaves the status alone)\n'
+    )
     # The status can only be set by ending here: what Python would still do is flushing.
     if 'logging' in sys.modules:
         sys.modules['logging'].shutdown()

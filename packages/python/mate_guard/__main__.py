@@ -4,6 +4,7 @@ one process. `python -m mate_guard report <dir>...` prints filed reports.
 `run` may name the first form. Settings: `--mode head` (or `--guard-mode
 head`, as pytest spells it), `--log-allocations`, ... (the settings table's names), or MATE_GUARD_SETTINGS-free defaults. A run
 with violations exits with `--exit-code` (default 1), as sanitizers do."""
+
 import os
 import runpy
 import sys
@@ -11,8 +12,10 @@ import sys
 from . import GuardAllocatorConfig, GuardConfigError, install_guard_allocator
 from ._settings import CONFIG_ROWS, parse, suggestion
 
-USAGE = ('usage: python -m mate_guard [run] [--<setting> <value> | --[no-]<boolean-setting>] ... script.py [args...]\n'
-         '       python -m mate_guard report <report dir or event file>... [--format text|sarif|github]')
+USAGE = (
+    'usage: python -m mate_guard [run] [--<setting> <value> | --[no-]<boolean-setting>] ... script.py [args...]\n'
+    '       python -m mate_guard report <report dir or event file>... [--format text|sarif|github]'
+)
 
 
 def _flags(argv):
@@ -29,7 +32,10 @@ def _flags(argv):
         if arg in ('-h', '--help'):
             print(USAGE)
             for r in CONFIG_ROWS:
-                print(f'  --{r["name"]} {r["placeholder"] or ""}'.ljust(34) + f'{r["description"]} (default {r["defaultText"]})')
+                print(
+                    f'  --{r["name"]} {r["placeholder"] or ""}'.ljust(34)
+                    + f'{r["description"]} (default {r["defaultText"]})'
+                )
             sys.exit(0)
         name, eq, inline = arg.partition('=')
         negated = name.startswith('--no-') and f'--{name[5:]}' in by_flag
@@ -60,6 +66,7 @@ def _refuse(why):
 def main(argv):
     if argv[:1] == ['report']:
         from ._report_cli import main as report
+
         return report(argv[1:])
     if argv[:1] == ['run']:  # names the default command, as `report` names the other
         argv = argv[1:]
@@ -85,6 +92,7 @@ def main(argv):
         if done.code not in (None, 0):
             # Already failing: the script's own status stands (exit_code is for a run that would pass).
             import mate_guard
+
             mate_guard._exit_status_owned = False
         raise
     return 0

@@ -1,5 +1,6 @@
 """GuardAllocatorConfig: one field per setting of the table's Python rows
 (snake_case), made from settings.json rather than written out again."""
+
 import dataclasses
 
 from ._settings import CONFIG_ROWS, HANDOFF_VERSION, PROCESS_KEYS, parse
@@ -40,9 +41,11 @@ def _to_handoff(self, report_dir=None):
 
 
 def _doc():
-    lines = ['The device guard\'s settings (the settings table of mate-guard).', '']
+    lines = ["The device guard's settings (the settings table of mate-guard).", '']
     for row in CONFIG_ROWS:
-        lines.append(f'{row["spellings"]["pythonKey"]} ({row["allowed"]}, default {row["defaultText"]}): {row["description"]}')
+        lines.append(
+            f'{row["spellings"]["pythonKey"]} ({row["allowed"]}, default {row["defaultText"]}): {row["description"]}'
+        )
     return '\n'.join(lines)
 
 

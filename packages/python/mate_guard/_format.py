@@ -1,6 +1,7 @@
 """Filed events as the text a user reads: rendered by mate-guard's one
 report formatter (the native core's, through libmate_guard_cuda.so's C
 ABI), byte for byte as `mate report` and a dying process render them."""
+
 import collections
 import json
 import os
@@ -58,6 +59,15 @@ def unreadable_line(path, why):
 
 def render(path, event):
     """A filed event (parsed) as a Report: the text its printer wrote into it, or rendered now."""
-    text = event.get('text') if isinstance(event.get('text'), str) and event.get('text') else format_text(json.dumps(event), path)
-    return Report(kind=event.get('kind') or 'unknown', text=text.rstrip('\n'), file=path, test=event.get('test'),
-                  context_lost=event.get('kind') in CONTEXT_LOST)
+    text = (
+        event.get('text')
+        if isinstance(event.get('text'), str) and event.get('text')
+        else format_text(json.dumps(event), path)
+    )
+    return Report(
+        kind=event.get('kind') or 'unknown',
+        text=text.rstrip('\n'),
+        file=path,
+        test=event.get('test'),
+        context_lost=event.get('kind') in CONTEXT_LOST,
+    )

@@ -3,6 +3,7 @@ guarded slots for numpy arrays (_numpy.py) and for the native heap of
 chosen extension modules, the fault handler, canary checks and counters.
 Reports are filed in the report directory like the device guard's, so one
 reader (_library.Library.new_events) collects both."""
+
 import ctypes
 import json
 

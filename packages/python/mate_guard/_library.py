@@ -1,5 +1,6 @@
 """libmate_guard_cuda.so through ctypes: install from a handoff, the
 end-of-test check, counters, and the reports the library filed."""
+
 import atexit
 import ctypes
 import glob
@@ -55,6 +56,7 @@ class Library:
     def set_current_test(self, name):
         self.lib.mate_guard_set_current_test((name or '').encode())
         from . import _host
+
         _host.set_current_test(name)  # also the host's: its fault handler kept first, new modules mapped
 
     def check(self, where=None):
@@ -68,14 +70,18 @@ class Library:
             self.lib.mate_guard_free_report(ptr)
 
     def format_report(self, event_json, fmt, options_json):
-        ptr = self.lib.mate_guard_format_report(event_json.encode('utf-8', errors='surrogateescape'), fmt.encode(), options_json.encode())
+        ptr = self.lib.mate_guard_format_report(
+            event_json.encode('utf-8', errors='surrogateescape'), fmt.encode(), options_json.encode()
+        )
         if not ptr:
             raise ValueError(f'mate-guard: unknown report format "{fmt}" (text)')
         return self._owned_text(ptr)
 
     def format_reports(self, input_json, fmt, options_json):
         """`mate report`'s sarif or github output of merged events (format_reports.h says what the input holds)."""
-        ptr = self.lib.mate_guard_format_reports(input_json.encode('utf-8', errors='surrogateescape'), fmt.encode(), options_json.encode())
+        ptr = self.lib.mate_guard_format_reports(
+            input_json.encode('utf-8', errors='surrogateescape'), fmt.encode(), options_json.encode()
+        )
         if not ptr:
             raise ValueError(f'mate-guard: cannot format reports as "{fmt}" (sarif, github)')
         return self._owned_text(ptr)
@@ -88,8 +94,10 @@ class Library:
         return json.loads(raw) if raw else None
 
     def _event_files(self):
-        return sorted(glob.glob(os.path.join(self.report_dir, f'mate-guard-{os.getpid()}-*.json')),
-                      key=lambda p: int(p.rsplit('-', 1)[1].split('.')[0]))
+        return sorted(
+            glob.glob(os.path.join(self.report_dir, f'mate-guard-{os.getpid()}-*.json')),
+            key=lambda p: int(p.rsplit('-', 1)[1].split('.')[0]),
+        )
 
     def new_events(self):
         """The events this process filed since the last call: (file, event) pairs."""
@@ -114,6 +122,8 @@ def load():
     if _loaded is None:
         path = library_path()
         if not os.path.exists(path):
-            raise RuntimeError(f'mate-guard: the CUDA guard library is missing: {path} (a broken install? reinstall mate-guard)')
+            raise RuntimeError(
+                f'mate-guard: the CUDA guard library is missing: {path} (a broken install? reinstall mate-guard)'
+            )
         _loaded = Library(path)
     return _loaded

@@ -12,6 +12,7 @@ at a counting copy of numpy's default handler (same name, numpy's own
 functions): the arrays made before install are counted as they are freed,
 and so are arrays made where the guard's handler is not set (a thread
 started before install or from C), which stay numpy's."""
+
 import contextvars
 import ctypes
 import importlib.abc
@@ -88,13 +89,17 @@ def _wrap_thread_starts(set_handler, ours):
                 except Exception:  # numpy being torn down: the thread runs unguarded, never broken
                     pass
                 return function(*a, **kw)
+
             return start(run, *args, **kwargs)
+
         start_guarded._mate_guard_numpy = True
         return start_guarded
 
     # Where each Python version starts threads (3.13+: the joinable ones).
-    for module, names in ((_thread, ('start_new_thread', 'start_new', 'start_joinable_thread')),
-                          (threading, ('_start_new_thread', '_start_joinable_thread'))):
+    for module, names in (
+        (_thread, ('start_new_thread', 'start_new', 'start_joinable_thread')),
+        (threading, ('_start_new_thread', '_start_joinable_thread')),
+    ):
         for name in names:
             start = getattr(module, name, None)
             if start is not None:
@@ -109,6 +114,7 @@ class _AfterImport(importlib.abc.MetaPathFinder):
             return None
         sys.meta_path.remove(self)  # once: the other finders locate numpy
         import importlib.util
+
         spec = importlib.util.find_spec('numpy')
         if spec is None or spec.loader is None:
             return spec

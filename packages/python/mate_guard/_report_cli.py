@@ -5,6 +5,7 @@ core (text, SARIF 2.1.0, GitHub annotations: sites and fingerprints are
 resolved there too). Exit status as `mate report`'s: 1 when a violation
 is not suppressed or a report file cannot be read (named and counted), 0
 when none, 2 for a bad option or a path that is missing or holds no report."""
+
 import json
 import os
 import re
@@ -39,12 +40,14 @@ def _parse(argv):
                     raise _UsageError(f'--format needs a value: {", ".join(FORMATS)}')
                 value = argv[i]
             else:
-                value = arg[len('--format='):]
+                value = arg[len('--format=') :]
             if value not in FORMATS:
                 raise _UsageError(f'--format {json.dumps(value)} is not a format; known: {", ".join(FORMATS)}')
             fmt = value
         elif arg.startswith('-'):
-            raise _UsageError(f'unknown option {json.dumps(arg)}; report takes report directories or event files and --format {"|".join(FORMATS)}')
+            raise _UsageError(
+                f'unknown option {json.dumps(arg)}; report takes report directories or event files and --format {"|".join(FORMATS)}'
+            )
         else:
             paths.append(arg)
         i += 1
@@ -63,7 +66,7 @@ def _files(path):
         names = set(files)
         for f in sorted(files):
             # Beside its report a .tmp is a rewrite that did not finish (the report stands); alone, a report never filed.
-            if _EVENT.match(f) or (_UNFINISHED.match(f) and f[:-len('.tmp')] not in names):
+            if _EVENT.match(f) or (_UNFINISHED.match(f) and f[: -len('.tmp')] not in names):
                 found.append((os.path.join(root, f), root))
     return found
 
@@ -107,18 +110,25 @@ def _run_place(folder, cache=_places):
 def _identity(e):
     """The same violation filed twice (a folder named twice, or copied into two artifacts) is one."""
     a = e.get('allocation') if isinstance(e.get('allocation'), dict) else {}
-    return json.dumps([e.get('kind'), e.get('pid'), a.get('id'), a.get('start'), e.get('address'), e.get('test'), e.get('damage')], sort_keys=True)
+    return json.dumps(
+        [e.get('kind'), e.get('pid'), a.get('id'), a.get('start'), e.get('address'), e.get('test'), e.get('damage')],
+        sort_keys=True,
+    )
 
 
 def _tool_version():
     try:
         from importlib.metadata import version
+
         return version('mate-guard')
     except Exception:
         pass
     try:
         import tomllib
-        with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'pyproject.toml'), 'rb') as f:
+
+        with open(
+            os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'pyproject.toml'), 'rb'
+        ) as f:
             return tomllib.load(f)['project']['version']
     except (OSError, KeyError, ValueError):
         return 'unknown'
@@ -168,7 +178,9 @@ def main(argv):
         out = []
         for path, text, event, _ in events:
             if not event.get('suppressed'):
-                out.append(event['text'] if isinstance(event.get('text'), str) and event['text'] else format_text(text, path))
+                out.append(
+                    event['text'] if isinstance(event.get('text'), str) and event['text'] else format_text(text, path)
+                )
         sys.stdout.write(''.join(out))
     else:
         rendered = format_reports(fmt, [(text, run) for _, text, _, run in events], unreadable, _tool_version())

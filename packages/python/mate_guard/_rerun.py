@@ -3,6 +3,7 @@ late (at the free or the test's end); the test is run once more in a
 child pytest with the placement that makes the first bad access fault
 (the opposite mode, or byte-exact placement for damage in the tail gap),
 and that fault's report is shown under the original."""
+
 import json
 import os
 import subprocess
@@ -62,9 +63,16 @@ def rerun(config, reports, write_line):
         cmd = [sys.executable, '-m', 'pytest', *_base_args(config), *serial, *flags, r.test]
         write_line(f'[mate-guard] rerun of {r.test} with {" ".join(flags)}, to fault at the first bad access:')
         try:
-            out = subprocess.run(cmd, cwd=str(config.invocation_params.dir), env={**os.environ, CHILD_ENV: '1'},
-                                 stdin=subprocess.DEVNULL, capture_output=True, text=True, errors='replace',
-                                 timeout=_TIMEOUT_S)
+            out = subprocess.run(
+                cmd,
+                cwd=str(config.invocation_params.dir),
+                env={**os.environ, CHILD_ENV: '1'},
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                errors='replace',
+                timeout=_TIMEOUT_S,
+            )
         except subprocess.TimeoutExpired:
             write_line(f'[mate-guard] the rerun did not end within {_TIMEOUT_S} s')
             continue
@@ -74,4 +82,6 @@ def rerun(config, reports, write_line):
             for line in lines:
                 write_line(line)
         else:
-            write_line(f'[mate-guard] the rerun did not fault (exit {out.returncode}): the damage may depend on earlier tests')
+            write_line(
+                f'[mate-guard] the rerun did not fault (exit {out.returncode}): the damage may depend on earlier tests'
+            )

@@ -2,6 +2,7 @@
 (`_shipped/`, put there by the build backend), else in the source checkout
 (packages/core-native: an editable install, or the package run from the
 repository)."""
+
 import os
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -26,5 +27,3 @@ def library_path():
     # MATE_GUARD_CUDA_LIBRARY: the library `mate guard-run` points at; also
     # lets a user try a library built elsewhere.
     return os.environ.get('MATE_GUARD_CUDA_LIBRARY') or resource('libmate_guard_cuda.so')
-
-

@@ -2,6 +2,7 @@
 packages/core-native/src/ts/settings/table.ts): the Python package's flags,
 environment names, config fields and docs all come from here, and values
 are parsed by their kind with the wording the Node packages use."""
+
 import json
 import os
 
@@ -19,7 +20,9 @@ def _load():
             return json.load(f)
     except (OSError, ValueError) as err:
         # Said at import, in one line, rather than a traceback in every pytest start-up.
-        raise ImportError(f'mate-guard: its settings table {path} cannot be read ({err}): a broken install? reinstall mate-guard') from None
+        raise ImportError(
+            f'mate-guard: its settings table {path} cannot be read ({err}): a broken install? reinstall mate-guard'
+        ) from None
 
 
 DOC = _load()
@@ -72,9 +75,13 @@ def parse(row, value, where):
             except ValueError:
                 n = None
         if isinstance(n, bool) or not isinstance(n, int) or n < spec['min'] or n > spec['max']:
-            raise GuardConfigError(f'{where}: {show(value)} is not allowed; use an integer from {spec["min"]} to {spec["max"]}')
+            raise GuardConfigError(
+                f'{where}: {show(value)} is not allowed; use an integer from {spec["min"]} to {spec["max"]}'
+            )
         if spec['powerOfTwo'] and n & (n - 1):
-            raise GuardConfigError(f'{where}: {show(value)} is not allowed; use a power of two from {spec["min"]} to {spec["max"]}')
+            raise GuardConfigError(
+                f'{where}: {show(value)} is not allowed; use a power of two from {spec["min"]} to {spec["max"]}'
+            )
         return n
     if kind == 'text':
         if not isinstance(value, str) or not value.strip():
@@ -91,13 +98,16 @@ def parse(row, value, where):
             return [v.strip() for v in value.split(',') if v.strip()]
         if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
             return [v for v in value if v]
-        raise GuardConfigError(f'{where}: {show(value)} is not a list; use comma-separated {spec["item"]}s or a list of strings')
+        raise GuardConfigError(
+            f'{where}: {show(value)} is not a list; use comma-separated {spec["item"]}s or a list of strings'
+        )
     raise GuardConfigError(f'{where}: settings.json names an unknown kind {kind!r}: a newer mate-guard wrote it?')
 
 
 def closest(word, known):
     """The known spelling nearest to `word`, when it is close enough to be a typo."""
     import difflib
+
     near = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
     return near[0] if near else None
 

@@ -6,6 +6,7 @@ node ids, and writes its test reports (pytest's own serialization, as
 pytest-xdist sends them) and its guard summary to a file; the parent
 replays the reports through its hooks, so its terminal, junitxml, cache
 and exit status see them as its own."""
+
 import json
 import os
 import subprocess
@@ -87,8 +88,14 @@ def run(config, nodeids, extra_args=(), env=None):
     start = time.monotonic()
     with open(os.path.join(tmp, 'output.log'), 'w+b') as log:
         # Its terminal output is not shown: its reports are, through the parent.
-        code = subprocess.call([sys.executable, '-m', 'pytest', *args], cwd=str(config.invocation_params.dir),
-                               env=child_env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        code = subprocess.call(
+            [sys.executable, '-m', 'pytest', *args],
+            cwd=str(config.invocation_params.dir),
+            env=child_env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
         log.seek(0)
         text = log.read().decode(errors='replace')
     seconds = time.monotonic() - start

@@ -15,6 +15,7 @@ imports nothing of mate_guard. Importable by name here: a process that
 receives a guarded CUDA tensor (torch.multiprocessing) unpickles references
 to it.
 """
+
 import atexit
 import ctypes
 import glob
@@ -52,7 +53,9 @@ def install(torch):
     try:
         lib = ctypes.CDLL(path)
     except OSError as err:
-        sys.stderr.write(f'[mate-guard] warning: CUDA guarding is off: {path or "MATE_GUARD_CUDA_LIBRARY unset"}: {err}\n')
+        sys.stderr.write(
+            f'[mate-guard] warning: CUDA guarding is off: {path or "MATE_GUARD_CUDA_LIBRARY unset"}: {err}\n'
+        )
         return False
     _preload_cupti()
     lib.mate_guard_install_error.restype = ctypes.c_char_p
@@ -108,13 +111,23 @@ IPC_MESSAGE = (
 
 
 class _SharedRange(ctypes.Structure):
-    _fields_ = [('fd', ctypes.c_int64), ('chunk_bytes', ctypes.c_uint64), ('offset', ctypes.c_uint64),
-                ('size', ctypes.c_uint64), ('granule', ctypes.c_uint64), ('guard_before', ctypes.c_uint64)]
+    _fields_ = [
+        ('fd', ctypes.c_int64),
+        ('chunk_bytes', ctypes.c_uint64),
+        ('offset', ctypes.c_uint64),
+        ('size', ctypes.c_uint64),
+        ('granule', ctypes.c_uint64),
+        ('guard_before', ctypes.c_uint64),
+    ]
 
 
 class _SharedMapping(ctypes.Structure):
-    _fields_ = [('reserved', ctypes.c_uint64), ('reserved_bytes', ctypes.c_uint64), ('data', ctypes.c_uint64),
-                ('chunk_bytes', ctypes.c_uint64)]
+    _fields_ = [
+        ('reserved', ctypes.c_uint64),
+        ('reserved_bytes', ctypes.c_uint64),
+        ('data', ctypes.c_uint64),
+        ('chunk_bytes', ctypes.c_uint64),
+    ]
 
 
 _ipc_lib = None
@@ -163,6 +176,7 @@ class GuardedIpcHandle:
 def _received_handle(fd_holder, chunk_bytes, offset, granule, guard_before):
     # Unpickled in the receiver before torch's rebuild asks for the storage.
     import torch
+
     _rebuild_guarded_storages(torch)
     fd = fd_holder.detach()
     return GuardedIpcHandle(fd, chunk_bytes, offset, granule, guard_before, owned_fd=fd)
@@ -187,6 +201,7 @@ class _SharedMemory:
 def _share_guarded_tensors(torch):
     import multiprocessing.context
     import multiprocessing.reduction
+
     lib = _ipc_library()  # the installed library, its IPC calls declared (the error's text is a char*)
     original = torch.UntypedStorage._share_cuda_
 
@@ -200,8 +215,10 @@ def _share_guarded_tensors(torch):
                 if 'shareIPcHandle' not in str(err) and 'shareIpcHandle' not in str(err):
                     raise
                 if why == 'the pointer is not a guarded allocation':
-                    why = ('the guard did not allocate it (an unguarded fallback, or memory another process shared), '
-                           'and PyTorch cannot share a pluggable allocator\'s memory')
+                    why = (
+                        'the guard did not allocate it (an unguarded fallback, or memory another process shared), '
+                        "and PyTorch cannot share a pluggable allocator's memory"
+                    )
                 raise RuntimeError(IPC_MESSAGE.format(why=why)) from err
         # Sent now (queues, pipes: multiprocessing duplicates the descriptor
         # and we close ours), or at the spawn of the process it is an
@@ -216,8 +233,14 @@ def _share_guarded_tensors(torch):
             os.close(shared.fd)
         # What was queued on the tensor is in its memory before the receiver reads it.
         torch.cuda.current_stream(self.device).synchronize()
-        handle = GuardedIpcHandle(fd_holder, shared.chunk_bytes, shared.offset, shared.granule, bool(shared.guard_before),
-                                  owned_fd=shared.fd if spawning else None)
+        handle = GuardedIpcHandle(
+            fd_holder,
+            shared.chunk_bytes,
+            shared.offset,
+            shared.granule,
+            bool(shared.guard_before),
+            owned_fd=shared.fd if spawning else None,
+        )
         # PyTorch's tuple: device, handle, size, offset in the allocation, ref counter, event.
         return (self.device.index, handle, self.nbytes(), 0, b'', 0, b'', False)
 

@@ -11,6 +11,7 @@ context the tests left run in a fresh process (_subrun.py), and a kernel
 exception found without launch blocking reruns its test with it; under
 pytest-xdist each worker's counts reach the controller, whose summary is
 the run's."""
+
 import gc
 import glob
 import json
@@ -33,8 +34,8 @@ ENV_PREFIX = 'MATE_PYTEST_GUARD_'
 # What a setting does under pytest where it differs from the table's (Node runners') description.
 PYTEST_HELP = {
     'rerun': 'A kernel exception (a fault that loses the CUDA context) found without launch blocking reruns that '
-             'one test alone in a fresh process with launch blocking, and its failure shows the rerun\'s report, '
-             'which names the exact launch; the summary says what the reruns cost.',
+    "one test alone in a fresh process with launch blocking, and its failure shows the rerun's report, "
+    'which names the exact launch; the summary says what the reruns cost.',
 }
 
 
@@ -54,8 +55,9 @@ def pytest_addoption(parser):
         help = help.replace('%', '%%')
         if row['value']['type'] == 'boolean':
             group.addoption(flag, action='store_true', dest=_dest(row), default=None, help=help)
-            group.addoption('--no-' + flag[2:], action='store_false', dest=_dest(row), default=None,
-                            help=f'turn {flag} off')
+            group.addoption(
+                '--no-' + flag[2:], action='store_false', dest=_dest(row), default=None, help=f'turn {flag} off'
+            )
         else:
             # Values parsed here, not by argparse: one wording for flags, variables and ini.
             group.addoption(flag, dest=_dest(row), default=None, metavar=row['placeholder'], help=help)
@@ -148,9 +150,17 @@ def resolve(config):
 
 
 def _zero_summary():
-    return {'stats': {'allocations': 0, 'peakLive': 0, 'fallbacks': 0, 'violations': 0, 'fallbackReason': None},
-            'processes': 0, 'lost': [], 'late': [], 'reruns': [], 'reportDirs': [],
-            'host': {'numpy': {}, 'nativeAllocations': 0}, 'numpyState': None, 'reports': []}
+    return {
+        'stats': {'allocations': 0, 'peakLive': 0, 'fallbacks': 0, 'violations': 0, 'fallbackReason': None},
+        'processes': 0,
+        'lost': [],
+        'late': [],
+        'reruns': [],
+        'reportDirs': [],
+        'host': {'numpy': {}, 'nativeAllocations': 0},
+        'numpyState': None,
+        'reports': [],
+    }
 
 
 def _add(total, part):
@@ -183,6 +193,7 @@ class _Guard:
     def __init__(self, config, settings):
         import mate_guard
         from . import GuardAllocatorConfig, install_guard_allocator
+
         self.config = config
         self.settings = settings
         keys = {_sp(r, 'pythonKey') for r in CONFIG_ROWS}
@@ -191,6 +202,7 @@ class _Guard:
         if fields.get('sync_on_free') is None:
             fields['sync_on_free'] = True
         from . import _host
+
         _host.report_fd = os.dup(2)  # the terminal's stderr (pytest captures fd 2 during tests)
         install_guard_allocator(GuardAllocatorConfig(**fields))
         mate_guard._exit_status_owned = False  # pytest's own exit status is the run's
@@ -210,6 +222,7 @@ class _Guard:
         """Notes how many device allocations are live as `phase` ('test': its
         setup, 'call': its body) begins, for _collect."""
         from . import device_guarded
+
         if device_guarded():
             self.live_at[phase] = (self.lib.stats() or {}).get('live', 0)
 
@@ -232,6 +245,7 @@ class _Guard:
         # freed: a collection is needed only for device memory, whose check
         # runs at its free.
         from . import _new_reports, device_guarded
+
         if self.lost_in is not None:  # nothing more can be asked of a lost context
             return []
         if device_guarded():
@@ -245,11 +259,20 @@ class _Guard:
     def own_summary(self):
         """This process's counts, with those of the fresh process it continued in."""
         from . import _numpy, stats
+
         total = _zero_summary()
-        _add(total, {'stats': stats() or {}, 'numpyState': _numpy.status(), 'processes': 1,
-                     'lost': [self.lost_in] if self.lost_in else [],
-                     'late': [r.text for r in self.late], 'reruns': list(self.reruns),
-                     'reportDirs': [self.lib.report_dir] if self.lib.report_dir else []})
+        _add(
+            total,
+            {
+                'stats': stats() or {},
+                'numpyState': _numpy.status(),
+                'processes': 1,
+                'lost': [self.lost_in] if self.lost_in else [],
+                'late': [r.text for r in self.late],
+                'reruns': list(self.reruns),
+                'reportDirs': [self.lib.report_dir] if self.lib.report_dir else [],
+            },
+        )
         if self.continued:
             _add(total, self.continued)
         return total
@@ -269,8 +292,7 @@ def _xdist_worker(config):
 
 
 def _xdist_controller(config):
-    return _xdist_worker(config) is None and bool(getattr(config.option, 'numprocesses', None)) \
-        and not _role.child
+    return _xdist_worker(config) is None and bool(getattr(config.option, 'numprocesses', None)) and not _role.child
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -301,6 +323,7 @@ def pytest_configure(config):
         return
     if _xdist_controller(config) and not os.environ.get(XDIST_DIR):
         import tempfile
+
         os.environ[XDIST_DIR] = tempfile.mkdtemp(prefix='mate-guard-xdist-')
         config._mate_guard_xdist_dir = os.environ[XDIST_DIR]
     try:
@@ -351,7 +374,7 @@ def _dead_worker(folder, started):
     """The summary of a worker that started and wrote no counts (it died at
     a fault): its reports, filed before it died, and the allocation count the
     last of them carries."""
-    wid, pid = os.path.basename(started)[len('started-'):-len('.json')].rsplit('-', 1)
+    wid, pid = os.path.basename(started)[len('started-') : -len('.json')].rsplit('-', 1)
     if os.path.exists(os.path.join(folder, f'counts-{wid}-{pid}.json')):
         return None
     with open(started, encoding='utf-8') as f:
@@ -364,10 +387,13 @@ def _dead_worker(folder, started):
         except (OSError, ValueError):
             continue
     allocations = max([(e.get('process') or {}).get('allocations', 0) or 0 for _, e in events] or [0])
-    return {'stats': {'allocations': allocations, 'violations': len(events)}, 'processes': 1,
-            'reportDirs': [report_dir] if events and report_dir else [],
-            # Its canary damage is rerun by the controller as a live worker's is.
-            'reports': [[path, e['test']] for path, e in events if isinstance(e.get('test'), str)]}
+    return {
+        'stats': {'allocations': allocations, 'violations': len(events)},
+        'processes': 1,
+        'reportDirs': [report_dir] if events and report_dir else [],
+        # Its canary damage is rerun by the controller as a live worker's is.
+        'reports': [[path, e['test']] for path, e in events if isinstance(e.get('test'), str)],
+    }
 
 
 def _write_worker_counts(config):
@@ -377,9 +403,15 @@ def _write_worker_counts(config):
     if _guard is None or not wid or not folder or not os.path.isdir(folder):
         return
     with open(os.path.join(folder, f'counts-{wid}-{os.getpid()}.json'), 'w', encoding='utf-8') as f:
-        json.dump(dict(_guard.own_summary(), lost=[[wid, n] for n in ([_guard.lost_in] if _guard.lost_in else [])],
-                       # (event file, node id) of each report, for the controller's one-step reruns
-                       reports=[[r.file, r.test] for r in _guard.reports if r.file and r.test]), f)
+        json.dump(
+            dict(
+                _guard.own_summary(),
+                lost=[[wid, n] for n in ([_guard.lost_in] if _guard.lost_in else [])],
+                # (event file, node id) of each report, for the controller's one-step reruns
+                reports=[[r.file, r.test] for r in _guard.reports if r.file and r.test],
+            ),
+            f,
+        )
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -405,11 +437,13 @@ def _continue(item):
     """After a lost CUDA context: the tests left run in a fresh process, whose
     reports are this run's (it continues the same way after its own loss)."""
     session = item.session
-    rest = session.items[session.items.index(item):]
+    rest = session.items[session.items.index(item) :]
     tr = item.config.pluginmanager.get_plugin('terminalreporter')
     if tr is not None:
-        tr.write_line(f'[mate-guard] the CUDA context was lost in {_guard.lost_in}: the {_tests(len(rest))} left '
-                      'run in a fresh process')
+        tr.write_line(
+            f'[mate-guard] the CUDA context was lost in {_guard.lost_in}: the {_tests(len(rest))} left '
+            'run in a fresh process'
+        )
     result = _subrun.run(item.config, [i.nodeid for i in rest])
     _subrun.replay(item.config, result.reports)
     _guard.continued = result.summary or dict(_zero_summary(), processes=1)
@@ -419,9 +453,12 @@ def _continue(item):
         # Never silent: the fresh process ended before these (it crashed, or could not start).
         session.testsfailed += 1
         if tr is not None:
-            tr.write_line(f'[mate-guard] error: the fresh process (exit {result.code}) did not run {_tests(len(missing))}: '
-                          f'{", ".join(missing[:5])}{" ..." if len(missing) > 5 else ""}; its output:\n'
-                          f'{result.log[-3000:]}', red=True)
+            tr.write_line(
+                f'[mate-guard] error: the fresh process (exit {result.code}) did not run {_tests(len(missing))}: '
+                f'{", ".join(missing[:5])}{" ..." if len(missing) > 5 else ""}; its output:\n'
+                f'{result.log[-3000:]}',
+                red=True,
+            )
 
 
 def _rerun_blocking(item):
@@ -429,15 +466,19 @@ def _rerun_blocking(item):
     fresh process with launch blocking, so its report names the exact launch.
     The rerun's failure text, or why there is none."""
     import time
+
     start = time.monotonic()
-    result = _subrun.run(item.config, [item.nodeid], ['--guard-launch-blocking', '--no-guard-rerun'],
-                         env={_subrun.RERUN_ENV: '1'})
+    result = _subrun.run(
+        item.config, [item.nodeid], ['--guard-launch-blocking', '--no-guard-rerun'], env={_subrun.RERUN_ENV: '1'}
+    )
     seconds = time.monotonic() - start
     _guard.reruns.append([item.nodeid, round(seconds, 2)])
     failed = [r for r in result.reports if r.failed]
     if not failed:
-        return (f'[mate-guard] the rerun of {item.nodeid} with launch blocking ({seconds:.1f} s) did not fault '
-                f'(exit {result.code}): the fault depends on timing or on earlier tests')
+        return (
+            f'[mate-guard] the rerun of {item.nodeid} with launch blocking ({seconds:.1f} s) did not fault '
+            f'(exit {result.code}): the fault depends on timing or on earlier tests'
+        )
     text = '\n'.join(str(r.longrepr) for r in failed)
     return f'[mate-guard] rerun of {item.nodeid} alone with launch blocking ({seconds:.1f} s):\n{text}'
 
@@ -464,7 +505,9 @@ def pytest_handlecrashitem(crashitem, report, sched):
     report.longrepr = None
     tr = node.config.pluginmanager.get_plugin('terminalreporter')
     if tr is not None:
-        tr.write_line(f'[mate-guard] worker {wid} lost its CUDA context in {lost_in}: it is replaced, and {crashitem} runs on a fresh worker')
+        tr.write_line(
+            f'[mate-guard] worker {wid} lost its CUDA context in {lost_in}: it is replaced, and {crashitem} runs on a fresh worker'
+        )
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -476,8 +519,12 @@ def pytest_runtest_call(item):
         return
     reports = _guard.check(item, 'call')
     item._mate_guard_call = reports
-    if (_guard.lost_in == item.nodeid and _guard.settings.get('rerun') and not _guard.settings.get('launch_blocking')
-            and not _role.rerun):
+    if (
+        _guard.lost_in == item.nodeid
+        and _guard.settings.get('rerun')
+        and not _guard.settings.get('launch_blocking')
+        and not _role.rerun
+    ):
         item._mate_guard_rerun = _rerun_blocking(item)
 
 
@@ -553,33 +600,49 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     tr.write_line(
         f'[mate-guard] summary: {pl(s["allocations"], "allocation")} guarded, peak live {s["peakLive"]}, '
         f'{pl(s["fallbacks"], "unguarded fallback")}, {pl(s["violations"], "violation")}, '
-        f'{pl(_guard.skipped, "test")} skipped by tag')
+        f'{pl(_guard.skipped, "test")} skipped by tag'
+    )
     from . import guarding
+
     tr.write_line(f'[mate-guard] {guarding(total["host"], total["numpyState"])}')  # under xdist: the workers'
     if s['violations'] and total['reportDirs']:
-        tr.write_line(f'[mate-guard] report files (JSON, every process\'s): {", ".join(total["reportDirs"])}')
+        tr.write_line(f"[mate-guard] report files (JSON, every process's): {', '.join(total['reportDirs'])}")
     if s['fallbacks']:
-        tr.write_line(f'[mate-guard] warning: {pl(s["fallbacks"], "allocation")} ran unguarded: {s.get("fallbackReason")}')
+        tr.write_line(
+            f'[mate-guard] warning: {pl(s["fallbacks"], "allocation")} ran unguarded: {s.get("fallbackReason")}'
+        )
     if getattr(config, '_mate_guard_xdist_dir', None):
         # Said by every worker that lost its context, whether or not it had tests left (and so was replaced).
         replaced = {tuple(w) for w in _guard.worker_lost}
         for wid, lost_in in total['lost']:
-            tr.write_line(f'[mate-guard] worker {wid} lost its CUDA context in {lost_in}'
-                          + (' (replaced by a fresh worker)' if (wid, lost_in) in replaced else ''))
-        tr.write_line(f'[mate-guard] {total["processes"]} worker process{"" if total["processes"] == 1 else "es"}, replaced ones included')
+            tr.write_line(
+                f'[mate-guard] worker {wid} lost its CUDA context in {lost_in}'
+                + (' (replaced by a fresh worker)' if (wid, lost_in) in replaced else '')
+            )
+        tr.write_line(
+            f'[mate-guard] {total["processes"]} worker process{"" if total["processes"] == 1 else "es"}, replaced ones included'
+        )
     elif total['lost']:
-        tr.write_line(f'[mate-guard] {total["processes"]} processes: the CUDA context was lost in '
-                      f'{", ".join(total["lost"])}; the tests after each ran in a fresh process')
+        tr.write_line(
+            f'[mate-guard] {total["processes"]} processes: the CUDA context was lost in '
+            f'{", ".join(total["lost"])}; the tests after each ran in a fresh process'
+        )
     if total['reruns']:
         secs = sum(r[1] for r in total['reruns'])
-        tr.write_line(f'[mate-guard] launch-blocking rerun: {pl(len(total["reruns"]), "test")} '
-                      f'({", ".join(r[0] for r in total["reruns"])}), {secs:.1f} s')
+        tr.write_line(
+            f'[mate-guard] launch-blocking rerun: {pl(len(total["reruns"]), "test")} '
+            f'({", ".join(r[0] for r in total["reruns"])}), {secs:.1f} s'
+        )
     if _guard.settings.get('rerun'):
         from ._format import Report
         from ._rerun import rerun
+
         # Under xdist the reports are the workers' (their event files).
-        reports = [Report(None, None, f, t, False) for f, t in total['reports']] \
-            if getattr(config, '_mate_guard_xdist_dir', None) else _guard.reports
+        reports = (
+            [Report(None, None, f, t, False) for f, t in total['reports']]
+            if getattr(config, '_mate_guard_xdist_dir', None)
+            else _guard.reports
+        )
         rerun(config, reports, tr.write_line)
 
 
@@ -588,6 +651,7 @@ def pytest_sessionfinish(session, exitstatus):
     if _guard is None:
         return
     from . import _new_reports
+
     _guard.late = [] if _guard.lost_in else _new_reports('the end of the session')
     _guard.reports += _guard.late
     # A violation the tests' results do not show yet (one at the session's end, here or in a fresh process) still fails the run.

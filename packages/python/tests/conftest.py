@@ -6,6 +6,7 @@ as there is no torch here.
 
     python3 -m pytest packages/python/tests     (npm test runs it: test/python-suite.test.mjs)
 """
+
 import importlib.metadata
 import os
 import shutil
@@ -33,8 +34,9 @@ def _fake_driver():
     if shutil.which('g++') is None:
         return None
     out = os.path.join(tempfile.mkdtemp(prefix='mate-sim-'), 'libfakecuda.so')
-    subprocess.run(['g++', '-O2', '-shared', '-fPIC', '-o', out, os.path.join(CORE, 'test', 'sim', 'fake_cuda.cc')],
-                   check=True)
+    subprocess.run(
+        ['g++', '-O2', '-shared', '-fPIC', '-o', out, os.path.join(CORE, 'test', 'sim', 'fake_cuda.cc')], check=True
+    )
     return out
 
 
@@ -90,12 +92,18 @@ class Project:
         return env
 
     def python(self, args, env=None, python=sys.executable):
-        proc = subprocess.run([python, *args], cwd=self.dir, env=self.env(env), capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(
+            [python, *args], cwd=self.dir, env=self.env(env), capture_output=True, text=True, timeout=300
+        )
         return Run(proc)
 
     def pytest(self, args, env=None, python=sys.executable):
         plugin = [] if _installed() and python == sys.executable else ['-p', 'mate_guard.pytest_plugin']
-        warn = ['-W', 'error::pytest.PytestRemovedIn10Warning'] if python == sys.executable and hasattr(pytest, 'PytestRemovedIn10Warning') else []
+        warn = (
+            ['-W', 'error::pytest.PytestRemovedIn10Warning']
+            if python == sys.executable and hasattr(pytest, 'PytestRemovedIn10Warning')
+            else []
+        )
         return self.python(['-m', 'pytest', *plugin, *warn, '-p', 'no:cacheprovider', '-rfs', *args], env, python)
 
 

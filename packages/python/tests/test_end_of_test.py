@@ -2,6 +2,7 @@
 test dropped are freed before its check, so canary damage found at their
 free fails the test that made it, also when they sit in reference cycles
 (young, or aged into the oldest generation while the test held them)."""
+
 import re
 
 SUITE = '''
@@ -49,12 +50,14 @@ def test_dropped_device_memory_in_cycles_is_checked_in_the_test_that_made_it(pro
     r = project.pytest(['--guard-alloc', '-p', 'no:randomly'])
     assert r.code == 1, r
     for name in ('test_young_cycle_overrun', 'test_old_cycle_overrun'):
-        assert re.search(rf'^FAILED test_cycles\.py::{name} - ==mate-guard== ERROR: canary-corruption', r.stdout, re.M), r
+        assert re.search(
+            rf'^FAILED test_cycles\.py::{name} - ==mate-guard== ERROR: canary-corruption', r.stdout, re.M
+        ), r
     assert '2 failed, 2 passed' in r.stdout, r
     assert re.search(r'^\[mate-guard\] summary: 4 allocations guarded, .*2 violations', r.stdout, re.M), r
 
 
-FREES = '''
+FREES = """
 import cabi
 
 
@@ -69,7 +72,7 @@ def test_clean_next():
     ptrs = [cabi.alloc(64) for _ in range(12)]
     for p in ptrs:
         cabi.free(p)
-'''
+"""
 
 
 def test_frees_that_do_not_wait_for_the_device_are_checked_at_the_end_of_the_test_that_freed(project):
@@ -80,7 +83,10 @@ def test_frees_that_do_not_wait_for_the_device_are_checked_at_the_end_of_the_tes
     for flags in (['--no-guard-sync-on-free'], []):
         r = project.pytest(['--guard-alloc', '-p', 'no:randomly', *flags])
         assert r.code == 1, r
-        assert re.search(r'^FAILED test_frees\.py::test_many_frees_one_overrun - ==mate-guard== ERROR: canary-corruption',
-                         r.stdout, re.M), r
+        assert re.search(
+            r'^FAILED test_frees\.py::test_many_frees_one_overrun - ==mate-guard== ERROR: canary-corruption',
+            r.stdout,
+            re.M,
+        ), r
         assert '1 failed, 1 passed' in r.stdout, r
         assert re.search(r'^\[mate-guard\] summary: 24 allocations guarded, .*1 violation', r.stdout, re.M), r

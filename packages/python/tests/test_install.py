@@ -1,6 +1,7 @@
 """The package as pip sees it: the in-tree PEP 517 backend builds the wheel,
 the editable wheel and the sdist offline, with nothing to download, and an
 install that cannot find the native library fails at build time, saying so."""
+
 import glob
 import os
 import subprocess
@@ -23,8 +24,13 @@ def venv(tmp_path):
 
 
 def pip(python, *args, env=None):
-    return subprocess.run([python, '-m', 'pip', '--disable-pip-version-check', 'install', '--no-index', '--no-deps', *args],
-                          capture_output=True, text=True, env=dict(os.environ, **(env or {})), timeout=300)
+    return subprocess.run(
+        [python, '-m', 'pip', '--disable-pip-version-check', 'install', '--no-index', '--no-deps', *args],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, **(env or {})),
+        timeout=300,
+    )
 
 
 @pytest.fixture
@@ -37,8 +43,12 @@ def test_pip_install_from_the_source_folder_ships_the_library_and_the_plugin(bui
     python = venv(tmp_path)
     r = pip(python, PKG)
     assert r.returncode == 0, r.stdout + r.stderr
-    where = subprocess.run([python, '-c', 'import mate_guard._resources as r; print(r.library_path())'], cwd=tmp_path,
-                           capture_output=True, text=True)
+    where = subprocess.run(
+        [python, '-c', 'import mate_guard._resources as r; print(r.library_path())'],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
     assert where.stdout.strip().endswith('site-packages/mate_guard/_shipped/libmate_guard_cuda.so'), where
     assert os.path.exists(where.stdout.strip())
     helptext = subprocess.run([python, '-m', 'pytest', '--help'], cwd=tmp_path, capture_output=True, text=True)
@@ -49,8 +59,16 @@ def test_pip_install_editable_runs_the_checkout(built, tmp_path):
     python = venv(tmp_path)
     r = pip(python, '-e', PKG)
     assert r.returncode == 0, r.stdout + r.stderr
-    where = subprocess.run([python, '-c', 'import mate_guard, mate_guard._resources as r; print(mate_guard.__file__); print(r.library_path())'],
-                           cwd=tmp_path, capture_output=True, text=True)
+    where = subprocess.run(
+        [
+            python,
+            '-c',
+            'import mate_guard, mate_guard._resources as r; print(mate_guard.__file__); print(r.library_path())',
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
     assert where.stdout.split('\n')[:2] == [os.path.join(PKG, 'mate_guard', '__init__.py'), LIBRARY], where
 
 
@@ -64,8 +82,23 @@ def test_the_sdist_alone_builds_a_wheel_offline(built, tmp_path):
     assert 'mate_guard-0.1.0/mate_guard/_shipped/libmate_guard_cuda.so' in names
     assert 'mate_guard-0.1.0/backend/mate_guard_backend.py' in names
     # Nowhere near the checkout: what it builds from is in the sdist.
-    w = subprocess.run([sys.executable, '-m', 'pip', 'wheel', '--no-index', '--no-deps', '-q', '-w', str(tmp_path / 'wheels'),
-                        str(tmp_path / 'src' / 'mate_guard-0.1.0')], capture_output=True, text=True, timeout=300)
+    w = subprocess.run(
+        [
+            sys.executable,
+            '-m',
+            'pip',
+            'wheel',
+            '--no-index',
+            '--no-deps',
+            '-q',
+            '-w',
+            str(tmp_path / 'wheels'),
+            str(tmp_path / 'src' / 'mate_guard-0.1.0'),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert w.returncode == 0, w.stdout + w.stderr
     [wheel] = glob.glob(str(tmp_path / 'wheels' / '*.whl'))
     assert os.path.basename(wheel).startswith('mate_guard-0.1.0-py3-none-')
@@ -73,8 +106,16 @@ def test_the_sdist_alone_builds_a_wheel_offline(built, tmp_path):
 
 def test_a_build_that_cannot_find_the_library_fails_naming_it(tmp_path):
     missing = str(tmp_path / 'nowhere.so')
-    r = subprocess.run([sys.executable, '-m', 'pip', 'wheel', '--no-index', '--no-deps', '-w', str(tmp_path), PKG],
-                       capture_output=True, text=True, env=dict(os.environ, MATE_GUARD_BUILD_LIBRARY=missing), timeout=300)
+    r = subprocess.run(
+        [sys.executable, '-m', 'pip', 'wheel', '--no-index', '--no-deps', '-w', str(tmp_path), PKG],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, MATE_GUARD_BUILD_LIBRARY=missing),
+        timeout=300,
+    )
     assert r.returncode != 0
-    assert f'mate-guard: {missing} (MATE_GUARD_BUILD_LIBRARY) does not exist: name the built libmate_guard_cuda.so' in r.stdout + r.stderr
+    assert (
+        f'mate-guard: {missing} (MATE_GUARD_BUILD_LIBRARY) does not exist: name the built libmate_guard_cuda.so'
+        in r.stdout + r.stderr
+    )
     assert not glob.glob(str(tmp_path / '*.whl'))

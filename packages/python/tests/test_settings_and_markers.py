@@ -1,7 +1,8 @@
 """Settings, markers and skips of `pytest --guard-alloc`, and the plugin's start-up rules."""
+
 import re
 
-SUITE = '''
+SUITE = """
 import pytest
 import cabi
 
@@ -23,7 +24,7 @@ def test_incompatible():
 @pytest.mark.parametrize('use_graph', [False, True])
 def test_maybe_graph(use_graph):
     cabi.free(cabi.alloc(8))
-'''
+"""
 REASON = 'guard allocator debug mode does not support graph capture'
 
 
@@ -33,7 +34,9 @@ def test_tagged_tests_are_skipped_with_the_reason_and_counted_in_the_summary(pro
     assert r.code == 0, r
     assert len(re.findall(rf'^SKIPPED \[1\] test_tags\.py:\d+: {REASON}$', r.stdout, re.M)) == 3, r
     assert '2 passed, 3 skipped' in r.stdout, r
-    assert re.search(r'^\[mate-guard\] summary: 2 allocations guarded, .*0 violations, 3 tests skipped by tag$', r.stdout, re.M), r
+    assert re.search(
+        r'^\[mate-guard\] summary: 2 allocations guarded, .*0 violations, 3 tests skipped by tag$', r.stdout, re.M
+    ), r
 
 
 def test_without_guard_alloc_tagged_tests_run_and_nothing_is_guarded(project):
@@ -57,7 +60,9 @@ def test_a_misspelled_variable_or_ini_key_stops_the_session_with_the_nearest_spe
     project.write('test_tags.py', SUITE)
     r = project.pytest(['--guard-alloc'], env={'MATE_PYTEST_GUARD_RERUNN': '0'})
     assert r.code == 2, r
-    assert 'unknown environment variable "MATE_PYTEST_GUARD_RERUNN"; did you mean MATE_PYTEST_GUARD_RERUN?' in r.stderr, r
+    assert (
+        'unknown environment variable "MATE_PYTEST_GUARD_RERUNN"; did you mean MATE_PYTEST_GUARD_RERUN?' in r.stderr
+    ), r
     project.write('pytest.ini', '[pytest]\nguard_mdoe = head\n')
     r = project.pytest(['--guard-alloc'])
     assert r.code == 2, r
@@ -85,7 +90,7 @@ def test_a_missing_library_never_breaks_pytest_and_guard_alloc_says_so_before_co
     assert 'collected' not in r.output, r
 
 
-PLACEMENT = '''
+PLACEMENT = """
 import cabi
 
 
@@ -93,14 +98,16 @@ def test_placement():
     p = cabi.alloc(100)
     print(f'placement: start%16={p % 16} end%16={(p + 100) % 16} end%4096={(p + 100) % 4096}')
     cabi.free(p)
-'''
+"""
 
 
 def test_exact_placement_puts_a_device_allocations_last_byte_against_the_guard(project):
     project.write('test_placement.py', PLACEMENT)
     plain = project.pytest(['--guard-alloc', '-s'])
     assert plain.code == 0, plain
-    assert re.search(r'placement: start%16=0 end%16=4 end%4096=[1-9]', plain.stdout), plain  # aligned: a 12-byte gap after the end
+    assert re.search(r'placement: start%16=0 end%16=4 end%4096=[1-9]', plain.stdout), (
+        plain
+    )  # aligned: a 12-byte gap after the end
     exact = project.pytest(['--guard-alloc', '--guard-exact-placement', '-s'])
     assert exact.code == 0, exact
     assert 'placement: start%16=12 end%16=0 end%4096=0' in exact.stdout, exact

@@ -2,6 +2,7 @@
 the run's, naming the worker that lost its CUDA context. Runs with the
 first Python that has xdist (this one, or Debian's python3-pytest-xdist
 for /usr/bin/python3); skips saying so when none has it."""
+
 import functools
 import re
 import shutil
@@ -23,13 +24,15 @@ def xdist_python():
 def xpython():
     python = xdist_python()
     if python is None:
-        pytest.skip('no Python here has pytest-xdist (pip install pytest-xdist, or apt-get install python3-pytest-xdist)')
+        pytest.skip(
+            'no Python here has pytest-xdist (pip install pytest-xdist, or apt-get install python3-pytest-xdist)'
+        )
     return python
 
 
 # The issue's case: overrun and underrun tests both fail with violations;
 # the summary said "0 violations".
-BUGS = '''
+BUGS = """
 import cabi
 
 
@@ -51,7 +54,7 @@ def test_clean_one():
 
 def test_clean_two():
     cabi.free(cabi.alloc(10))
-'''
+"""
 
 
 def test_the_controllers_summary_counts_every_workers_allocations_and_violations(project, xpython):
@@ -59,12 +62,14 @@ def test_the_controllers_summary_counts_every_workers_allocations_and_violations
     r = project.pytest(['-n', '2', '--guard-alloc'], python=xpython)
     assert r.code == 1, r
     assert '2 failed, 2 passed' in r.stdout, r
-    assert re.search(r'^\[mate-guard\] summary: 4 allocations guarded, .*2 violations, 0 tests skipped by tag$', r.stdout, re.M), r
+    assert re.search(
+        r'^\[mate-guard\] summary: 4 allocations guarded, .*2 violations, 0 tests skipped by tag$', r.stdout, re.M
+    ), r
     assert '0 violations' not in r.stdout, r
     assert re.search(r'^\[mate-guard\] 2 worker processes, replaced ones included$', r.stdout, re.M), r
 
 
-LOST = '''
+LOST = """
 import pytest
 import cabi
 
@@ -87,7 +92,7 @@ def test_c_after():
 @pytest.mark.graph_capture
 def test_d_graph():
     pass
-'''
+"""
 
 
 def test_a_worker_that_lost_its_context_is_named_and_its_counts_are_kept(project, xpython):
@@ -96,7 +101,12 @@ def test_a_worker_that_lost_its_context_is_named_and_its_counts_are_kept(project
     r = project.pytest(['-n', '1', '--guard-alloc', '--no-guard-rerun'], python=xpython)
     assert r.code == 1, r
     assert '2 failed, 1 passed, 1 skipped' in r.stdout, r
-    assert re.search(r'^\[mate-guard\] worker gw0 lost its CUDA context in test_lost\.py::test_a_faults \(replaced by a fresh worker\)$',
-                     r.stdout, re.M), r
-    assert re.search(r'^\[mate-guard\] summary: 3 allocations guarded, .*2 violations, 1 test skipped by tag$', r.stdout, re.M), r
+    assert re.search(
+        r'^\[mate-guard\] worker gw0 lost its CUDA context in test_lost\.py::test_a_faults \(replaced by a fresh worker\)$',
+        r.stdout,
+        re.M,
+    ), r
+    assert re.search(
+        r'^\[mate-guard\] summary: 3 allocations guarded, .*2 violations, 1 test skipped by tag$', r.stdout, re.M
+    ), r
     assert re.search(r'^\[mate-guard\] 2 worker processes, replaced ones included$', r.stdout, re.M), r

@@ -15,19 +15,38 @@ export const selection: RunnerAdapter = {
   runner: 'vitest',
   package: '@mate-guard/vitest',
   // What a recorded run may have started: this package's CLI, or the runner with the plugin.
-  programs: [{ pkg: '@mate-guard/vitest', bin: 'mate-vitest' }, { pkg: 'vitest', bin: 'vitest' }],
+  programs: [
+    { pkg: '@mate-guard/vitest', bin: 'mate-vitest' },
+    { pkg: 'vitest', bin: 'vitest' },
+  ],
   // Its README's settings table: where its config names each setting (`mate options --runner`).
   spelling: BY_KEY,
-  configColumn: { heading: '`guardAlloc()` option', title: 'Vitest `guardAlloc()` option', name: (r) => `\`${r.key}\`` },
+  configColumn: {
+    heading: '`guardAlloc()` option',
+    title: 'Vitest `guardAlloc()` option',
+    name: (r) => `\`${r.key}\``,
+  },
   options,
   args: { watch: ['-w', '--watch'], watchWithValue: [], shard: ['--shard'] },
   select({ options, tail, files, tests }) {
     const names = testNamePattern(tests, (titles) => titles.join(' '));
     const projects = testProjects(tests);
     const kept = options.filter((o) => !(names && NAMES.test(o[0])) && !(projects.length && PROJECT.test(o[0]))).flat();
-    return ['run', ...files, ...kept, ...(names ? ['-t', names] : []), ...projects.map((p) => `--project=${p}`), ...tail];
+    return [
+      'run',
+      ...files,
+      ...kept,
+      ...(names ? ['-t', names] : []),
+      ...projects.map((p) => `--project=${p}`),
+      ...tail,
+    ];
   },
-  whole: ({ positionals, options, tail }) => ['run', ...positionals.filter((a) => !COMMANDS.includes(a)), ...options.flat(), ...tail],
+  whole: ({ positionals, options, tail }) => [
+    'run',
+    ...positionals.filter((a) => !COMMANDS.includes(a)),
+    ...options.flat(),
+    ...tail,
+  ],
 };
 
 /** The runner contract this package implements for core (`mate replay` finds it by package.json's `mateGuard.runner`). */

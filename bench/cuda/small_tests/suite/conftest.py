@@ -26,6 +26,7 @@ def _timed(fn, key, count, default_args=()):
         finally:
             _spent[key] += time.perf_counter() - t
             _spent[count] += 1
+
     return wrapper
 
 
@@ -33,6 +34,7 @@ def pytest_configure(config):
     if not config.getoption('mate_guard_enabled', None) and not os.environ.get('MATE_PYTEST_GUARD_ALLOC'):
         return
     import mate_guard
+
     # The plugin looks both up at call time (gc.collect, `from . import check_canaries`).
     # SMALL_TESTS_GC_GENERATION: what-if variant (run.sh's guard-gc<N>): the
     # plugin's full collections limited to that generation.

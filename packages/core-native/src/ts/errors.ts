@@ -80,7 +80,7 @@ export function runCli(program: string, main: (argv: string[]) => Promise<number
         process.exitCode = reportConfigError(program, err);
         return;
       }
-      process.stderr.write(`${program}: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+      process.stderr.write(`${program}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
       process.exitCode = 1;
     },
   );

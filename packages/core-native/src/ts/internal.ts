@@ -11,18 +11,47 @@ export {
   isGuardAllocatorActive,
   type GuardViolation,
 } from './install/install';
-export { GuardConfigError, CONFIG_ERROR_EXIT, exitOnConfigError, orExitOnConfigError, runCli, wantsHelp } from './errors';
+export {
+  GuardConfigError,
+  CONFIG_ERROR_EXIT,
+  exitOnConfigError,
+  orExitOnConfigError,
+  runCli,
+  wantsHelp,
+} from './errors';
 export { processState } from './run/process-state';
-export { rowsOn, spell, type GuardSettings, type GuardMode, type RunnerSettingKey, type SettingRow } from './settings/table';
+export {
+  rowsOn,
+  spell,
+  type GuardSettings,
+  type GuardMode,
+  type RunnerSettingKey,
+  type SettingRow,
+} from './settings/table';
 export { parseFlags, RUNNER_FLAGS, type ParsedFlags } from './settings/flags';
-export { resolveRunnerSettings, readOptions, checkOptionNames, BY_KEY, type Layer, type OptionSpelling, type RunnerResolution } from './settings/resolve';
+export {
+  resolveRunnerSettings,
+  readOptions,
+  checkOptionNames,
+  BY_KEY,
+  type Layer,
+  type OptionSpelling,
+  type RunnerResolution,
+} from './settings/resolve';
 export { readHandoff, HANDOFF_ENV } from './settings/handoff';
 export { describeRunnerFlags, flagUsage, type ConfigColumn } from './settings/docs';
 export { GUARD_TAGS, GUARD_SKIP_REASONS, GUARD_TAG_DESCRIPTIONS, guardSkipReason, isGuardTag } from './tags';
 export { GUARD_INCOMPATIBLE_TAG, GRAPH_CAPTURE_TAG, type GuardTag } from './tags';
 export { noteTagSkip } from './run/process-stats';
 export { formatTestPath } from './report/test-path';
-export { beginGuardedTest, checkGuardedTest, endGuardedTest, takeOutsideDamage, violationError, outsideTestsError } from './run/test-bracket';
+export {
+  beginGuardedTest,
+  checkGuardedTest,
+  endGuardedTest,
+  takeOutsideDamage,
+  violationError,
+  outsideTestsError,
+} from './run/test-bracket';
 export { GuardedRun, runExitCode } from './run/lifecycle';
 export { replayedProjectSettings } from './run/record';
 export { runOwnership, runsAlone } from './run/owner';
@@ -31,7 +60,15 @@ export { superviseRun } from './run/supervise';
 export { reportText } from './report/render';
 export { rerunCanaryReports, type RerunLauncher } from './run/rerun';
 export { NODE_ARGS, watchRequested, withoutWatchAndShards } from './run/runner-args';
-export { narrowedReruns, runAsGiven, testNamePattern, testProjects, type RunnerArgs, type RunnerSelection, type SelectionInput } from './run/selection';
+export {
+  narrowedReruns,
+  runAsGiven,
+  testNamePattern,
+  testProjects,
+  type RunnerArgs,
+  type RunnerSelection,
+  type SelectionInput,
+} from './run/selection';
 export type { RunnerAdapter, RunnerProgram } from './run/runner-adapter';
 export { NODE_OPTIONS, NODE_TEST_OPTIONS } from './run/node-options';
 export type { OptionKind, OptionRow, RunnerOptions } from './run/runner-options';

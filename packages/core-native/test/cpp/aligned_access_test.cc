@@ -63,9 +63,9 @@ TEST(unaligned_forms_register_operands_and_other_instructions_are_not_misaligned
   uintptr_t regs[16] = {};
   regs[RSI] = 0x1003;
   mate::AlignedAccess a;
-  CHECK(!Decode({0x0F, 0x10, 0x06}, regs, &a));        // movups xmm0, [rsi]
-  CHECK(!Decode({0x66, 0x0F, 0x6F, 0xC1}, regs, &a));  // movdqa xmm0, xmm1
-  CHECK(!Decode({0x48, 0x8B, 0x06}, regs, &a));        // mov rax, [rsi]
+  CHECK(!Decode({0x0F, 0x10, 0x06}, regs, &a));              // movups xmm0, [rsi]
+  CHECK(!Decode({0x66, 0x0F, 0x6F, 0xC1}, regs, &a));        // movdqa xmm0, xmm1
+  CHECK(!Decode({0x48, 0x8B, 0x06}, regs, &a));              // mov rax, [rsi]
   CHECK(!Decode({0x66, 0x0F, 0x38, 0x20, 0x06}, regs, &a));  // pmovsxbw xmm0, [rsi] (8 bytes, unaligned)
   CHECK(!Decode({0x64, 0x66, 0x0F, 0x6F, 0x06}, regs, &a));  // fs: segment: not decoded
 }

@@ -28,29 +28,29 @@ struct Register {
 
 }  // namespace mate_test
 
-#define TEST(name)                                                            \
-  static void name(bool* mate_test_failed);                                   \
-  static ::mate_test::Register name##_registered(#name, &name);               \
+#define TEST(name)                                              \
+  static void name(bool* mate_test_failed);                     \
+  static ::mate_test::Register name##_registered(#name, &name); \
   static void name(bool* mate_test_failed)
 
-#define CHECK(cond)                                                           \
-  do {                                                                        \
-    if (!(cond)) {                                                            \
+#define CHECK(cond)                                                              \
+  do {                                                                           \
+    if (!(cond)) {                                                               \
       fprintf(stderr, "  %s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
-      *mate_test_failed = true;                                               \
-    }                                                                         \
+      *mate_test_failed = true;                                                  \
+    }                                                                            \
   } while (0)
 
-#define CHECK_EQ(a, b)                                                                                  \
-  do {                                                                                                  \
-    auto mate_a = (a);                                                                                  \
-    auto mate_b = (b);                                                                                  \
-    if (!(mate_a == mate_b)) {                                                                          \
-      fprintf(stderr, "  %s:%d: CHECK_EQ(%s, %s) failed: %s vs %s\n", __FILE__, __LINE__, #a, #b,       \
-              std::to_string(static_cast<long long>(mate_a)).c_str(),                                  \
-              std::to_string(static_cast<long long>(mate_b)).c_str());                                 \
-      *mate_test_failed = true;                                                                         \
-    }                                                                                                   \
+#define CHECK_EQ(a, b)                                                                            \
+  do {                                                                                            \
+    auto mate_a = (a);                                                                            \
+    auto mate_b = (b);                                                                            \
+    if (!(mate_a == mate_b)) {                                                                    \
+      fprintf(stderr, "  %s:%d: CHECK_EQ(%s, %s) failed: %s vs %s\n", __FILE__, __LINE__, #a, #b, \
+              std::to_string(static_cast<long long>(mate_a)).c_str(),                             \
+              std::to_string(static_cast<long long>(mate_b)).c_str());                            \
+      *mate_test_failed = true;                                                                   \
+    }                                                                                             \
   } while (0)
 
 #endif  // MATE_TEST_CPP_CHECK_H_

@@ -37,7 +37,7 @@ TEST(frees_pend_without_waiting_up_to_the_bound_then_the_next_one_waits_for_the_
   CHECK(d.a != nullptr);
   if (d.a == nullptr) return;
   constexpr size_t kSize = 32 * kMiB - 4096;  // 16 granules of data: 32 MiB pending per free
-  constexpr size_t kUnder = 8;         // 256 MiB pending: at the bound, not past it
+  constexpr size_t kUnder = 8;                // 256 MiB pending: at the bound, not past it
   std::vector<CUdeviceptr> p;
   for (size_t i = 0; i < kUnder + 2; i++) p.push_back(d.Alloc(kSize));
   CHECK(std::all_of(p.begin(), p.end(), [](CUdeviceptr x) { return x != 0; }));

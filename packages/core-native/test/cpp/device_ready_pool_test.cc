@@ -34,8 +34,7 @@ TEST(allocations_of_a_size_seen_before_are_served_from_ranges_mapped_ahead) {
   CHECK_EQ(s.ready_hits, 0u);
   CHECK(WaitFor([&] { return d.a->Stats().ready_bytes == 4 * kGranule; }));
   std::vector<CUdeviceptr> more;
-  for (size_t size : {100u, 4000u, 1u << 20, (2u << 20) - 16})
-    more.push_back(d.Alloc(size));
+  for (size_t size : {100u, 4000u, 1u << 20, (2u << 20) - 16}) more.push_back(d.Alloc(size));
   s = d.a->Stats();
   CHECK_EQ(s.ready_hits, 4u);
   CHECK_EQ(s.ready_misses, 1u);
@@ -63,7 +62,7 @@ TEST(a_range_from_the_pool_keeps_its_canary_windows_damage_past_the_end_is_repor
   CHECK_EQ(d.a->Stats().ready_hits, 2u);
   CHECK(clean != 0 && damaged != 0);
   if (clean == 0 || damaged == 0) return;
-  d.Write(clean, 0x00, 100);      // every byte of it, none beyond
+  d.Write(clean, 0x00, 100);  // every byte of it, none beyond
   d.Write(damaged, 0x00, 100);
   d.Write(damaged + 100, 0x00, 1);  // one byte past the end, in the alignment gap before the guard
   CHECK(d.Free(clean));

@@ -45,7 +45,8 @@ inline const mate::cuda::Driver* FakeDriver() {
     setenv("MATE_GUARD_CUDA_DRIVER", MATE_FAKE_CUDA_LIB, 1);
     const char* why = nullptr;
     const mate::cuda::Driver* d = mate::cuda::Load(&why);
-    if (d == nullptr) fprintf(stderr, "  the simulated driver %s did not load: %s\n", MATE_FAKE_CUDA_LIB, why ? why : "?");
+    if (d == nullptr)
+      fprintf(stderr, "  the simulated driver %s did not load: %s\n", MATE_FAKE_CUDA_LIB, why ? why : "?");
     return d;
   }();
   return drv;
@@ -161,7 +162,6 @@ inline CUdeviceptr Squeeze(uint64_t left) {
   CUdeviceptr p = 0;
   return FakeDriver()->cuMemAlloc(&p, free_b - left) == mate::cuda::kSuccess ? p : 0;
 }
-
 
 }  // namespace fake_device
 

@@ -8,11 +8,10 @@
 TEST(a_handoff_with_every_kind_of_field_is_read_into_options) {
   mate::Handoff h;
   std::string error;
-  const char* json =
-      R"({"version":1,"ownerPid":42,"explicit":["mode"],"settings":{"mode":"head","alignment":1,)"
-      R"("logAllocations":true,"captureStacks":false,"quarantineMaxBytes":0,"quarantineMaxCount":7,)"
-      R"("syncOnFree":false,"cudaQuarantine":"strict","launchBlocking":true,"reportDir":"/tmp/r \"x\"",)"
-      R"("nativeModules":["*a.node"],"suppressions":null,"dumpInputs":"*Fill<float, 4>*"}})";
+  const char* json = R"({"version":1,"ownerPid":42,"explicit":["mode"],"settings":{"mode":"head","alignment":1,)"
+                     R"("logAllocations":true,"captureStacks":false,"quarantineMaxBytes":0,"quarantineMaxCount":7,)"
+                     R"("syncOnFree":false,"cudaQuarantine":"strict","launchBlocking":true,"reportDir":"/tmp/r \"x\"",)"
+                     R"("nativeModules":["*a.node"],"suppressions":null,"dumpInputs":"*Fill<float, 4>*"}})";
   CHECK(mate::ReadHandoff(json, &h, &error));
   CHECK(h.options.mode == mate::Mode::kHead);
   CHECK_EQ(h.options.alignment, 1u);
@@ -23,7 +22,7 @@ TEST(a_handoff_with_every_kind_of_field_is_read_into_options) {
   CHECK(h.options.sync_on_free == mate::Tristate::kOff);
   CHECK(h.options.cuda_quarantine == mate::CudaQuarantine::kStrict);
   CHECK(h.options.launch_blocking);
-  CHECK(h.options.track_launches);  // absent: the table's default
+  CHECK(h.options.track_launches);                     // absent: the table's default
   CHECK(h.options.dump_inputs == "*Fill<float, 4>*");  // a glob with a comma: one string
   CHECK(h.report_dir == "/tmp/r \"x\"");
   CHECK(h.owned);

@@ -19,13 +19,14 @@
 
 namespace {
 
-#define CHECK_STR(a, b)                                                                                  \
-  do {                                                                                                  \
-    std::string mate_a = (a), mate_b = (b);                                                             \
-    if (mate_a != mate_b) {                                                                             \
-      fprintf(stderr, "  %s:%d: CHECK_STR failed:\n    %s\n    %s\n", __FILE__, __LINE__, mate_a.c_str(), mate_b.c_str()); \
-      *mate_test_failed = true;                                                                         \
-    }                                                                                                   \
+#define CHECK_STR(a, b)                                                                                   \
+  do {                                                                                                    \
+    std::string mate_a = (a), mate_b = (b);                                                               \
+    if (mate_a != mate_b) {                                                                               \
+      fprintf(stderr, "  %s:%d: CHECK_STR failed:\n    %s\n    %s\n", __FILE__, __LINE__, mate_a.c_str(), \
+              mate_b.c_str());                                                                            \
+      *mate_test_failed = true;                                                                           \
+    }                                                                                                     \
   } while (0)
 
 mate::JsonValue Parse(const std::string& json) {
@@ -43,7 +44,8 @@ mate::FormatOptions Options() {
 }
 
 std::string StackLines(const std::string& frames_json) {
-  mate::Lines lines = mate::NativeLines("access", Parse("{\"unwind\":\"unwind-tables\",\"frames\":" + frames_json + "}"), Options());
+  mate::Lines lines =
+      mate::NativeLines("access", Parse("{\"unwind\":\"unwind-tables\",\"frames\":" + frames_json + "}"), Options());
   std::string out;
   for (const std::string& l : lines) out += l + "\n";
   return out;
@@ -89,7 +91,8 @@ TEST(github_and_json_escaping_keep_one_command_one_string) {
 TEST(frame_lines_print_sanitizer_style_with_paths_relative_to_cwd) {
   std::string out = StackLines(
       "[{\"module\":\"/repo/examples/addon/build/Release/buggy_addon.node\",\"offset\":25256,\"function\":\"(anonymous "
-      "namespace)::FillInclusive(Napi::CallbackInfo const&)\",\"file\":\"/repo/examples/addon/src/buggy.cc\",\"line\":36,"
+      "namespace)::FillInclusive(Napi::CallbackInfo "
+      "const&)\",\"file\":\"/repo/examples/addon/src/buggy.cc\",\"line\":36,"
       "\"inlined\":[{\"function\":\"Outer(int)\",\"file\":\"/repo/a.cc\",\"line\":7}]},"
       "{\"module\":\"/usr/lib/libfoo.so\",\"offset\":6699},"
       "{\"module\":null,\"offset\":1,\"pc\":\"0x7f0011223344\"},"
@@ -107,7 +110,8 @@ TEST(frame_lines_print_sanitizer_style_with_paths_relative_to_cwd) {
 }
 
 TEST(short_function_names_drop_return_types_parameters_and_long_templates) {
-  CHECK_STR(mate::ShortFunctionName("napi_value__* Napi::details::WrapCallback<Napi::Value (*)(Napi::CallbackInfo const&)>(napi_env__*)"),
+  CHECK_STR(mate::ShortFunctionName(
+                "napi_value__* Napi::details::WrapCallback<Napi::Value (*)(Napi::CallbackInfo const&)>(napi_env__*)"),
             "Napi::details::WrapCallback<\xE2\x80\xA6>");
   CHECK_STR(mate::ShortFunctionName("Foo::operator()(int) const"), "Foo::operator()");
   CHECK_STR(mate::ShortFunctionName("ThrowUncaught(Napi::CallbackInfo const&) (.cold)"), "ThrowUncaught [clone .cold]");
@@ -119,18 +123,24 @@ TEST(short_function_names_drop_return_types_parameters_and_long_templates) {
 // (three or fewer, such as raise and abort above a caller, stay shown).
 TEST(fold_rule_shows_the_first_frame_outside_the_runtime) {
   std::string out = StackLines(
-      "[{\"module\":\"/usr/bin/node\",\"offset\":16,\"function\":\"v8::internal::Utf8DecoderBase<v8::internal::Utf8Decoder>::Utf8DecoderBase(v8::base::Vector<unsigned char const>)\"},"
-      "{\"module\":\"/usr/bin/node\",\"offset\":32,\"function\":\"v8::internal::Factory::NewStringFromUtf8(v8::base::Vector<char const>)\"},"
+      "[{\"module\":\"/usr/bin/"
+      "node\",\"offset\":16,\"function\":\"v8::internal::Utf8DecoderBase<v8::internal::Utf8Decoder>::Utf8DecoderBase("
+      "v8::base::Vector<unsigned char const>)\"},"
+      "{\"module\":\"/usr/bin/"
+      "node\",\"offset\":32,\"function\":\"v8::internal::Factory::NewStringFromUtf8(v8::base::Vector<char const>)\"},"
       "{\"module\":\"/usr/bin/node\",\"offset\":33},{\"module\":\"/usr/bin/node\",\"offset\":34},"
       "{\"module\":\"/lib/x86_64-linux-gnu/libc.so.6\",\"offset\":48},"
-      "{\"module\":\"/usr/bin/node\",\"offset\":50,\"function\":\"v8::String::NewFromUtf8(v8::Isolate*, char const*, v8::NewStringType, int)\"},"
-      "{\"module\":\"/repo/build/Release/strings.node\",\"offset\":64,\"function\":\"extractStrings(napi_env__*, napi_callback_info__*)\"},"
+      "{\"module\":\"/usr/bin/node\",\"offset\":50,\"function\":\"v8::String::NewFromUtf8(v8::Isolate*, char const*, "
+      "v8::NewStringType, int)\"},"
+      "{\"module\":\"/repo/build/Release/strings.node\",\"offset\":64,\"function\":\"extractStrings(napi_env__*, "
+      "napi_callback_info__*)\"},"
       "{\"module\":\"/usr/bin/node\",\"offset\":80,\"function\":\"v8impl::FunctionCallbackWrapper::Invoke\"},"
       "{\"module\":\"/usr/bin/node\",\"offset\":96}]");
   CHECK_STR(out,
             "access:\n"
             "  #0 v8::internal::Utf8DecoderBase<\xE2\x80\xA6>::Utf8DecoderBase (node+0x10)\n"
-            "  \xE2\x80\xA6 5 frames in the runtime folded (#1 to #5, in node, libc.so.6; #6 called v8::String::NewFromUtf8)\n"
+            "  \xE2\x80\xA6 5 frames in the runtime folded (#1 to #5, in node, libc.so.6; #6 called "
+            "v8::String::NewFromUtf8)\n"
             "  #6 extractStrings (strings.node+0x40)\n"
             "  #7 v8impl::FunctionCallbackWrapper::Invoke (node+0x50)\n"
             "  \xE2\x80\xA6 1 more frame in the runtime\n");
@@ -140,12 +150,20 @@ TEST(fold_rule_shows_the_first_frame_outside_the_runtime) {
 // the addon are folded too (only system libraries' raise and abort stay).
 TEST(fold_rule_folds_even_a_few_host_runtime_frames_but_shows_raise_and_abort) {
   std::string out = StackLines(
-      "[{\"module\":\"/usr/bin/node\",\"offset\":16,\"function\":\"v8::internal::Utf8DecoderBase<v8::internal::Utf8Decoder>::Utf8DecoderBase(v8::base::Vector<unsigned char const>)\"},"
-      "{\"module\":\"/usr/bin/node\",\"offset\":32,\"function\":\"v8::internal::Factory::NewStringFromUtf8(v8::base::Vector<char const> const&)\"},"
-      "{\"module\":\"/usr/bin/node\",\"offset\":48,\"function\":\"v8::String::NewFromUtf8(v8::Isolate*, char const*, v8::NewStringType, int)\"},"
+      "[{\"module\":\"/usr/bin/"
+      "node\",\"offset\":16,\"function\":\"v8::internal::Utf8DecoderBase<v8::internal::Utf8Decoder>::Utf8DecoderBase("
+      "v8::base::Vector<unsigned char const>)\"},"
+      "{\"module\":\"/usr/bin/"
+      "node\",\"offset\":32,\"function\":\"v8::internal::Factory::NewStringFromUtf8(v8::base::Vector<char const> "
+      "const&)\"},"
+      "{\"module\":\"/usr/bin/node\",\"offset\":48,\"function\":\"v8::String::NewFromUtf8(v8::Isolate*, char const*, "
+      "v8::NewStringType, int)\"},"
       "{\"module\":\"/usr/bin/node\",\"offset\":50,\"function\":\"napi_create_string_utf8\"},"
-      "{\"module\":\"/repo/build/Release/strings.node\",\"offset\":64,\"function\":\"(anonymous namespace)::ExtractStrings(Napi::CallbackInfo const&)\"},"
-      "{\"module\":\"/repo/build/Release/strings.node\",\"offset\":72,\"function\":\"Napi::details::CallbackData<int>::Wrapper(napi_env__*, napi_callback_info__*)\"},"
+      "{\"module\":\"/repo/build/Release/strings.node\",\"offset\":64,\"function\":\"(anonymous "
+      "namespace)::ExtractStrings(Napi::CallbackInfo const&)\"},"
+      "{\"module\":\"/repo/build/Release/"
+      "strings.node\",\"offset\":72,\"function\":\"Napi::details::CallbackData<int>::Wrapper(napi_env__*, "
+      "napi_callback_info__*)\"},"
       "{\"module\":\"/usr/bin/node\",\"offset\":80,\"function\":\"v8impl::FunctionCallbackWrapper::Invoke\"},"
       "{\"module\":\"/usr/bin/node\",\"offset\":96}]");
   CHECK_STR(out,
@@ -176,15 +194,21 @@ TEST(fold_rule_folds_even_a_few_host_runtime_frames_but_shows_raise_and_abort) {
 TEST(event_origin_names_the_writers_runtime_and_machinery_whoever_renders_it) {
   mate::FormatOptions reader;
   reader.cwd = "/repo";
-  mate::FormatOptions o = mate::WithOrigin(reader, Parse("{\"runtime\":\"/opt/host/bin/embedder\",\"machineryDirs\":[\"/opt/mg/\"]}"));
+  mate::FormatOptions o =
+      mate::WithOrigin(reader, Parse("{\"runtime\":\"/opt/host/bin/embedder\",\"machineryDirs\":[\"/opt/mg/\"]}"));
   CHECK_STR(o.origin.runtime, "/opt/host/bin/embedder");
-  mate::Lines lines = mate::NativeLines("access", Parse("{\"frames\":[{\"module\":\"/opt/host/bin/embedder\",\"offset\":16},"
-                                                      "{\"module\":\"/opt/host/bin/embedder\",\"offset\":32},"
-                                                      "{\"module\":\"/repo/addon.node\",\"offset\":64,\"function\":\"f\"}]}"), o);
+  mate::Lines lines = mate::NativeLines("access",
+                                        Parse("{\"frames\":[{\"module\":\"/opt/host/bin/embedder\",\"offset\":16},"
+                                              "{\"module\":\"/opt/host/bin/embedder\",\"offset\":32},"
+                                              "{\"module\":\"/repo/addon.node\",\"offset\":64,\"function\":\"f\"}]}"),
+                                        o);
   std::string out;
   for (const std::string& l : lines) out += l + "\n";
-  CHECK_STR(out, "access:\n  #0 (embedder+0x10)\n  \xE2\x80\xA6 1 frame in the runtime folded (#1 to #1, in embedder)\n  #2 f (addon.node+0x40)\n");
-  mate::TrimmedStack t = mate::TrimJsStack("Error\n    at alloc (/opt/mg/dist/install.js:1:2)\n    at t (/repo/a.test.js:3:4)", o);
+  CHECK_STR(out,
+            "access:\n  #0 (embedder+0x10)\n  \xE2\x80\xA6 1 frame in the runtime folded (#1 to #1, in embedder)\n  #2 "
+            "f (addon.node+0x40)\n");
+  mate::TrimmedStack t =
+      mate::TrimJsStack("Error\n    at alloc (/opt/mg/dist/install.js:1:2)\n    at t (/repo/a.test.js:3:4)", o);
   CHECK(t.dropped == 1);
   // An event that does not say (one inside another, or written before events did) keeps what it was given.
   mate::FormatOptions kept = mate::WithOrigin(o, Parse("{\"kind\":\"x\"}"));
@@ -196,16 +220,25 @@ TEST(event_origin_names_the_writers_runtime_and_machinery_whoever_renders_it) {
 // One line for the crash printer ("this process") and a CLI that outlives the process (its label and pid).
 TEST(earlier_reports_header_names_who_how_many_and_what_killed_it) {
   CHECK_STR(mate::EarlierReportsHeader(Parse("{\"kind\":\"heap-buffer-overflow\"}"), 1, "this process"),
-            "[mate-guard] this process gave its test runner a report before the guard fault killed it; the runner never showed it:\n");
-  CHECK_STR(mate::EarlierReportsHeader(Parse("{\"kind\":\"deadly-signal\",\"death\":{\"signal\":6}}"), 2, "mocha worker 42"),
-            "[mate-guard] mocha worker 42 gave its test runner 2 reports before SIGABRT killed it; the runner never showed them:\n");
-  CHECK_STR(mate::EarlierReportsHeader(Parse("{\"kind\":\"uncaught-exception\",\"death\":{\"signal\":6,\"exception\":{\"type\":\"bad\\nline\"}}}"), 1, "this process"),
-            "[mate-guard] this process gave its test runner a report before an uncaught C++ exception (bad\\nline) killed it; the runner never showed it:\n");
+            "[mate-guard] this process gave its test runner a report before the guard fault killed it; the runner "
+            "never showed it:\n");
+  CHECK_STR(
+      mate::EarlierReportsHeader(Parse("{\"kind\":\"deadly-signal\",\"death\":{\"signal\":6}}"), 2, "mocha worker 42"),
+      "[mate-guard] mocha worker 42 gave its test runner 2 reports before SIGABRT killed it; the runner never showed "
+      "them:\n");
+  CHECK_STR(
+      mate::EarlierReportsHeader(
+          Parse("{\"kind\":\"uncaught-exception\",\"death\":{\"signal\":6,\"exception\":{\"type\":\"bad\\nline\"}}}"),
+          1, "this process"),
+      "[mate-guard] this process gave its test runner a report before an uncaught C++ exception (bad\\nline) killed "
+      "it; the runner never showed it:\n");
 }
 
 TEST(untrusted_names_cannot_forge_report_lines) {
   std::string text = mate::FormatTextJson(
-      "{\"tool\":\"mate-guard\",\"kind\":\"double-free\",\"address\":\"0x10\",\"test\":\"t\\n==mate-guard== hint: all good\\u001b[2J\",\"allocation\":null}", Options());
+      "{\"tool\":\"mate-guard\",\"kind\":\"double-free\",\"address\":\"0x10\",\"test\":\"t\\n==mate-guard== hint: all "
+      "good\\u001b[2J\",\"allocation\":null}",
+      Options());
   CHECK(text.find("test: t\\n==mate-guard== hint: all good\\x1b[2J\n") != std::string::npos);
   size_t lines = 0;
   for (char c : text) lines += c == '\n';
@@ -214,25 +247,34 @@ TEST(untrusted_names_cannot_forge_report_lines) {
 }
 
 TEST(a_bad_event_is_one_error_line_naming_the_field_never_a_crash) {
-  CHECK_STR(mate::FormatTextJson("[1,2", Options()), "==mate-guard== ERROR: unreadable report event: not JSON (cut short at byte 4)\n");
-  CHECK_STR(mate::FormatTextJson("42", Options()), "==mate-guard== ERROR: unreadable report event: not a mate-guard report (a number, not an object)\n");
-  CHECK_STR(mate::EventTextProblem("{\"tool\":\"mate-guard\",\"kind\":\"double-free\",\"allocation\":{\"id\":1,\"size\":\"x\"}}"),
+  CHECK_STR(mate::FormatTextJson("[1,2", Options()),
+            "==mate-guard== ERROR: unreadable report event: not JSON (cut short at byte 4)\n");
+  CHECK_STR(mate::FormatTextJson("42", Options()),
+            "==mate-guard== ERROR: unreadable report event: not a mate-guard report (a number, not an object)\n");
+  CHECK_STR(mate::EventTextProblem(
+                "{\"tool\":\"mate-guard\",\"kind\":\"double-free\",\"allocation\":{\"id\":1,\"size\":\"x\"}}"),
             "allocation.size is a string, not a number");
-  CHECK_STR(mate::EventTextProblem("{\"tool\":\"mate-guard\",\"kind\":\"deadly-signal\",\"accessStack\":{\"frames\":[{\"offset\":1},7]}}"),
+  CHECK_STR(mate::EventTextProblem(
+                "{\"tool\":\"mate-guard\",\"kind\":\"deadly-signal\",\"accessStack\":{\"frames\":[{\"offset\":1},7]}}"),
             "accessStack.frames[1] is a number, not an object");
-  CHECK_STR(mate::EventTextProblem("{\"tool\":\"mate-guard\",\"kind\":\"heap-oops\"}"), "kind \"heap-oops\" is no report kind this version knows");
-  CHECK_STR(mate::EventTextProblem("{\"tool\":\"mate-guard\",\"kind\":\"illegal-address\",\"launches\":{\"list\":[{\"args\":[{\"allocation\":3}]}]}}"),
+  CHECK_STR(mate::EventTextProblem("{\"tool\":\"mate-guard\",\"kind\":\"heap-oops\"}"),
+            "kind \"heap-oops\" is no report kind this version knows");
+  CHECK_STR(mate::EventTextProblem("{\"tool\":\"mate-guard\",\"kind\":\"illegal-address\",\"launches\":{\"list\":[{"
+                                   "\"args\":[{\"allocation\":3}]}]}}"),
             "launches.list[0].args[0].allocation is a number, not an object");
-  CHECK_STR(mate::EventTextProblem("{\"tool\":\"mate-guard\",\"kind\":\"out-of-memory\",\"memory\":{\"requested\":1}}"), "");
+  CHECK_STR(mate::EventTextProblem("{\"tool\":\"mate-guard\",\"kind\":\"out-of-memory\",\"memory\":{\"requested\":1}}"),
+            "");
   // Mistyped fields the schema does not reach still give a report, not a crash.
-  std::string text = mate::FormatText(
-      mate::JsonValue(), Options());
+  std::string text = mate::FormatText(mate::JsonValue(), Options());
   CHECK(text.rfind("==mate-guard== ERROR: ", 0) == 0);
 }
 
 TEST(a_long_line_is_capped_saying_how_much_was_cut) {
   std::string test_name(mate::kMaxLineBytes + 100, 'x');
-  std::string text = mate::FormatTextJson("{\"tool\":\"mate-guard\",\"kind\":\"double-free\",\"address\":\"0x10\",\"test\":\"" + test_name + "\",\"allocation\":null}", Options());
+  std::string text =
+      mate::FormatTextJson("{\"tool\":\"mate-guard\",\"kind\":\"double-free\",\"address\":\"0x10\",\"test\":\"" +
+                               test_name + "\",\"allocation\":null}",
+                           Options());
   CHECK(text.find("more bytes cut)") != std::string::npos);
   CHECK(text.size() < 3 * mate::kMaxLineBytes);  // the test's line and the suppression line, each capped
 }
@@ -252,10 +294,14 @@ TEST(github_annotation_is_exactly_one_command) {
   CHECK(cmd.rfind("::error file=src/a%2Cline=1%3Ab.cc,line=12,title=mate-guard%3A double-free of 0x10", 0) == 0);
   CHECK(cmd.find("test: t\\n::error file=x::forged %250A::warning::also forged") != std::string::npos);
   // Text read back from the event is escaped the same way.
-  mate::JsonValue with_text = Parse("{\"tool\":\"mate-guard\",\"kind\":\"out-of-memory\",\"text\":\"==mate-guard== ERROR: x\\r\\n==mate-guard== y\\u001b[1m\\n\"}");
-  CHECK_STR(mate::GithubAnnotation(with_text, Options(), mate::SourcePlace()), "::notice title=mate-guard%3A x\\r::ERROR: x\\r%0Ay\\x1b[1m\n");
+  mate::JsonValue with_text = Parse(
+      "{\"tool\":\"mate-guard\",\"kind\":\"out-of-memory\",\"text\":\"==mate-guard== ERROR: x\\r\\n==mate-guard== "
+      "y\\u001b[1m\\n\"}");
+  CHECK_STR(mate::GithubAnnotation(with_text, Options(), mate::SourcePlace()),
+            "::notice title=mate-guard%3A x\\r::ERROR: x\\r%0Ay\\x1b[1m\n");
   CHECK_STR(mate::GithubUnreadable("/r/a.json", "not JSON (50% read)\n"),
-            "::error title=mate-guard%3A a report file could not be read::cannot read report file /r/a.json: not JSON (50%25 read)%0A; counted as a violation that could not be read\n");
+            "::error title=mate-guard%3A a report file could not be read::cannot read report file /r/a.json: not JSON "
+            "(50%25 read)%0A; counted as a violation that could not be read\n");
 }
 
 TEST(ci_lines_from_a_huge_filed_text_are_capped_like_the_report) {

@@ -34,20 +34,44 @@ static CUresult Ran(void* stream, bool whole_context) {
 }
 CUresult cuInit(unsigned) { return 0; }
 CUresult cuGetErrorName(CUresult r, const char** s) {
-  *s = r == 700 ? "CUDA_ERROR_ILLEGAL_ADDRESS" : r == 710 ? "CUDA_ERROR_ASSERT" : r == 2 ? "CUDA_ERROR_OUT_OF_MEMORY" : "CUDA_ERROR_FAKE";
+  *s = r == 700   ? "CUDA_ERROR_ILLEGAL_ADDRESS"
+       : r == 710 ? "CUDA_ERROR_ASSERT"
+       : r == 2   ? "CUDA_ERROR_OUT_OF_MEMORY"
+                  : "CUDA_ERROR_FAKE";
   return 0;
 }
 CUresult cuGetErrorString(CUresult r, const char** s) {
   *s = r == 700 ? "an illegal memory access was encountered" : r == 710 ? "device-side assert triggered" : "fake error";
   return 0;
 }
-CUresult cuDeviceGet(int* d, int o) { *d = o; return o == 0 ? 0 : 101; }
-CUresult cuDeviceGetCount(int* c) { *c = 1; return 0; }
-CUresult cuDeviceGetAttribute(int* v, int, int) { *v = 1; return 0; }
-CUresult cuDevicePrimaryCtxRetain(void** c, int) { *c = &g_dummy; return 0; }
-CUresult cuCtxGetCurrent(void** c) { *c = t_ctx; return 0; }
-CUresult cuCtxSetCurrent(void* c) { t_ctx = c; return 0; }
-CUresult cuCtxGetDevice(int* d) { *d = 0; return 0; }
+CUresult cuDeviceGet(int* d, int o) {
+  *d = o;
+  return o == 0 ? 0 : 101;
+}
+CUresult cuDeviceGetCount(int* c) {
+  *c = 1;
+  return 0;
+}
+CUresult cuDeviceGetAttribute(int* v, int, int) {
+  *v = 1;
+  return 0;
+}
+CUresult cuDevicePrimaryCtxRetain(void** c, int) {
+  *c = &g_dummy;
+  return 0;
+}
+CUresult cuCtxGetCurrent(void** c) {
+  *c = t_ctx;
+  return 0;
+}
+CUresult cuCtxSetCurrent(void* c) {
+  t_ctx = c;
+  return 0;
+}
+CUresult cuCtxGetDevice(int* d) {
+  *d = 0;
+  return 0;
+}
 CUresult cuCtxSynchronize() { return Ran(nullptr, true); }
 // Device memory: FAKE_CUDA_MEMORY_BYTES bounds what cuMemCreate and
 // cuMemAlloc hand out together (default 80 GiB, never exhausted in tests).
@@ -81,19 +105,33 @@ CUresult cuMemGetInfo_v2(size_t* f, size_t* t) {
 CUresult cuMemAlloc_v2(dptr* p, size_t n) {
   if (E()) return E();
   void* m = aligned_alloc(256, (n + 255) / 256 * 256);
-  if (m == nullptr || !Take((dptr)m, n)) { free(m); return 2; }
+  if (m == nullptr || !Take((dptr)m, n)) {
+    free(m);
+    return 2;
+  }
   *p = (dptr)m;
   return 0;
 }
-CUresult cuMemFree_v2(dptr p) { Give(p); free((void*)p); return E(); }
+CUresult cuMemFree_v2(dptr p) {
+  Give(p);
+  free((void*)p);
+  return E();
+}
 CUresult cuMemAllocAsync(dptr* p, size_t n, void*) { return cuMemAlloc_v2(p, n); }
 CUresult cuMemFreeAsync(dptr p, void*) { return cuMemFree_v2(p); }
-CUresult cuMemAllocHost_v2(void** p, size_t n) { *p = malloc(n); return 0; }
-CUresult cuMemGetAllocationGranularity(size_t* g, const void*, int) { *g = 2u << 20; return 0; }
+CUresult cuMemAllocHost_v2(void** p, size_t n) {
+  *p = malloc(n);
+  return 0;
+}
+CUresult cuMemGetAllocationGranularity(size_t* g, const void*, int) {
+  *g = 2u << 20;
+  return 0;
+}
 CUresult cuMemAddressReserve(dptr* p, size_t n, size_t, dptr, unsigned long long) {
   void* m = mmap(nullptr, n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (m == MAP_FAILED) return 2;
-  *p = (dptr)m; return 0;
+  *p = (dptr)m;
+  return 0;
 }
 static std::atomic<long> g_live_chunks{0};
 CUresult cuMemCreate(unsigned long long* h, size_t n, const void*, unsigned long long) {
@@ -102,11 +140,20 @@ CUresult cuMemCreate(unsigned long long* h, size_t n, const void*, unsigned long
   if (lim && g_live_chunks.load() >= atol(lim)) return 2;
   int fd = memfd_create("fakecuda", MFD_CLOEXEC);
   if (fd < 0 || ftruncate(fd, n) != 0) return 2;
-  if (!Take((unsigned long long)fd + 1, n)) { close(fd); return 2; }
+  if (!Take((unsigned long long)fd + 1, n)) {
+    close(fd);
+    return 2;
+  }
   g_live_chunks++;
-  *h = (unsigned long long)fd + 1; return 0;
+  *h = (unsigned long long)fd + 1;
+  return 0;
 }
-CUresult cuMemRelease(unsigned long long h) { Give(h); g_live_chunks--; close((int)h - 1); return 0; }
+CUresult cuMemRelease(unsigned long long h) {
+  Give(h);
+  g_live_chunks--;
+  close((int)h - 1);
+  return 0;
+}
 CUresult cuMemMap(dptr p, size_t n, size_t off, unsigned long long h, unsigned long long) {
   if (E()) return E();
   void* m = mmap((void*)p, n, PROT_NONE, MAP_SHARED | MAP_FIXED, (int)h - 1, off);
@@ -122,25 +169,47 @@ CUresult cuMemExportToShareableHandle(void* out, unsigned long long h, int type,
   if (type != 1) return 1;
   int fd = dup((int)h - 1);
   if (fd < 0) return 1;
-  *(int*)out = fd; return 0;
+  *(int*)out = fd;
+  return 0;
 }
 CUresult cuMemImportFromShareableHandle(unsigned long long* h, void* os_handle, int type) {
   if (type != 1) return 1;
   int fd = dup((int)(intptr_t)os_handle);
   if (fd < 0) return 1;
   g_live_chunks++;
-  *h = (unsigned long long)fd + 1; return 0;
+  *h = (unsigned long long)fd + 1;
+  return 0;
 }
 CUresult cuMemAddressFree(dptr p, size_t n) { return munmap((void*)p, n) ? 1 : 0; }
-CUresult cuMemSetAccess(dptr p, size_t n, const void*, size_t) { if (E()) return E(); return mprotect((void*)p, n, PROT_READ | PROT_WRITE) ? 1 : 0; }
-CUresult cuMemsetD8Async(dptr p, unsigned char v, size_t n, void*) { if (E()) return E(); memset((void*)p, v, n); return 0; }
-CUresult cuMemcpyDtoHAsync_v2(void* d, dptr s, size_t n, void*) { if (E()) return E(); memcpy(d, (void*)s, n); return 0; }
-CUresult cuStreamCreate(void** s, unsigned) { *s = malloc(1); return 0; }
+CUresult cuMemSetAccess(dptr p, size_t n, const void*, size_t) {
+  if (E()) return E();
+  return mprotect((void*)p, n, PROT_READ | PROT_WRITE) ? 1 : 0;
+}
+CUresult cuMemsetD8Async(dptr p, unsigned char v, size_t n, void*) {
+  if (E()) return E();
+  memset((void*)p, v, n);
+  return 0;
+}
+CUresult cuMemcpyDtoHAsync_v2(void* d, dptr s, size_t n, void*) {
+  if (E()) return E();
+  memcpy(d, (void*)s, n);
+  return 0;
+}
+CUresult cuStreamCreate(void** s, unsigned) {
+  *s = malloc(1);
+  return 0;
+}
 CUresult cuStreamSynchronize(void* s) { return Ran(s, false); }
 CUresult cuStreamQuery(void* s) { return Ran(s, false); }
 CUresult cuStreamWaitEvent(void*, void*, unsigned) { return E(); }
-CUresult cuStreamIsCapturing(void*, int* s) { *s = 0; return 0; }
-CUresult cuEventCreate(void** e, unsigned) { *e = malloc(1); return 0; }
+CUresult cuStreamIsCapturing(void*, int* s) {
+  *s = 0;
+  return 0;
+}
+CUresult cuEventCreate(void** e, unsigned) {
+  *e = malloc(1);
+  return 0;
+}
 CUresult cuEventRecord(void*, void*) { return E(); }
 // fake_cuda_hold_events(1): the simulated GPU runs behind, every event
 // recorded meanwhile stays not ready (a synchronize waits) until
@@ -152,28 +221,64 @@ CUresult cuEventSynchronize(void*) {
   while (g_hold_events.load() && !E()) usleep(1000);
   return E();
 }
-CUresult cuStreamGetFlags(void* s, unsigned* f) { *f = s ? *(unsigned char*)s : 0; return 0; }
-CUresult cuStreamGetCtx(void*, void** c) { *c = &g_dummy; return 0; }
+CUresult cuStreamGetFlags(void* s, unsigned* f) {
+  *f = s ? *(unsigned char*)s : 0;
+  return 0;
+}
+CUresult cuStreamGetCtx(void*, void** c) {
+  *c = &g_dummy;
+  return 0;
+}
 
 // Fake kernels (fake_kernel.h): a name and parameter sizes.
 CUresult cuFuncGetParamInfo(FakeFunc* f, size_t i, size_t* off, size_t* size) {
   if ((int)i >= f->n) return 1;
   size_t o = 0;
   for (size_t k = 0; k < i; k++) o += f->sizes[k];
-  *off = o; *size = f->sizes[i]; return 0;
+  *off = o;
+  *size = f->sizes[i];
+  return 0;
 }
-CUresult cuFuncGetName(const char** name, FakeFunc* f) { *name = f->name; return 0; }
+CUresult cuFuncGetName(const char** name, FakeFunc* f) {
+  *name = f->name;
+  return 0;
+}
 
 // A fake CUPTI: one subscriber; the fake_* calls below issue its driver-domain callbacks.
 typedef void (*CbFn)(void*, int, unsigned, const void*);
 static CbFn g_cb = nullptr;
 static void* g_cb_user = nullptr;
 static bool g_enabled[1024];
-struct CbData { int site; const char* fn; const void* params; void* ret; const char* symbol; void* ctx; unsigned uid; unsigned long long* corr; unsigned corrId; };
-int cuptiSubscribe(void** sub, CbFn cb, void* user) { if (g_cb) return 39; g_cb = cb; g_cb_user = user; *sub = &g_dummy; return 0; }
-int cuptiUnsubscribe(void*) { g_cb = nullptr; return 0; }
-int cuptiEnableCallback(unsigned en, void*, int domain, unsigned id) { if (domain == 1 && id < 1024) g_enabled[id] = en; return 0; }
-int cuptiGetResultString(int, const char** s) { *s = "fake"; return 0; }
+struct CbData {
+  int site;
+  const char* fn;
+  const void* params;
+  void* ret;
+  const char* symbol;
+  void* ctx;
+  unsigned uid;
+  unsigned long long* corr;
+  unsigned corrId;
+};
+int cuptiSubscribe(void** sub, CbFn cb, void* user) {
+  if (g_cb) return 39;
+  g_cb = cb;
+  g_cb_user = user;
+  *sub = &g_dummy;
+  return 0;
+}
+int cuptiUnsubscribe(void*) {
+  g_cb = nullptr;
+  return 0;
+}
+int cuptiEnableCallback(unsigned en, void*, int domain, unsigned id) {
+  if (domain == 1 && id < 1024) g_enabled[id] = en;
+  return 0;
+}
+int cuptiGetResultString(int, const char** s) {
+  *s = "fake";
+  return 0;
+}
 static CUresult Issue(unsigned id, const char* fn, const void* params, const char* symbol, CUresult result) {
   if (!g_cb || !g_enabled[id]) return result;
   CbData d{0, fn, params, &result, symbol, &g_dummy, 1, nullptr, 0};
@@ -182,7 +287,13 @@ static CUresult Issue(unsigned id, const char* fn, const void* params, const cha
   g_cb(g_cb_user, 1, id, &d);
   return result;
 }
-struct LaunchParams { void* f; unsigned g[7]; void* stream; void** params; void** extra; };
+struct LaunchParams {
+  void* f;
+  unsigned g[7];
+  void* stream;
+  void** params;
+  void** extra;
+};
 CUresult fake_launch(FakeFunc* f, void* stream, void** params) {
   LaunchParams p{f, {1, 1, 1, 1, 1, 1, 0}, stream, params, nullptr};
   // FAKE_CUDA_FAULT_KERNEL: a kernel whose name holds it faults as it runs
@@ -195,14 +306,31 @@ CUresult fake_launch(FakeFunc* f, void* stream, void** params) {
   }
   return Issue(307, "cuLaunchKernel", &p, f->name, 0);  // a launch succeeds; the fault shows at a later call
 }
-struct EvStream { void* ev; void* stream; };
-CUresult fake_event_record(void* ev, void* stream) { EvStream p{ev, stream}; return Issue(119, "cuEventRecord", &p, nullptr, E()); }
-struct StreamEv { void* stream; void* ev; unsigned flags; };
-CUresult fake_stream_wait(void* stream, void* ev) { StreamEv p{stream, ev, 0}; return Issue(295, "cuStreamWaitEvent", &p, nullptr, E()); }
+struct EvStream {
+  void* ev;
+  void* stream;
+};
+CUresult fake_event_record(void* ev, void* stream) {
+  EvStream p{ev, stream};
+  return Issue(119, "cuEventRecord", &p, nullptr, E());
+}
+struct StreamEv {
+  void* stream;
+  void* ev;
+  unsigned flags;
+};
+CUresult fake_stream_wait(void* stream, void* ev) {
+  StreamEv p{stream, ev, 0};
+  return Issue(295, "cuStreamWaitEvent", &p, nullptr, E());
+}
 CUresult fake_ctx_sync() { return Issue(17, "cuCtxSynchronize", nullptr, nullptr, Ran(nullptr, true)); }
-struct Create { void** s; unsigned flags; };
+struct Create {
+  void** s;
+  unsigned flags;
+};
 CUresult fake_stream_create(void** s, unsigned flags) {
-  *s = malloc(1); *(unsigned char*)*s = (unsigned char)flags;
+  *s = malloc(1);
+  *(unsigned char*)*s = (unsigned char)flags;
   Create p{s, flags};
   return Issue(124, "cuStreamCreate", &p, nullptr, 0);
 }

@@ -19,7 +19,10 @@ using SetErr = void (*)(int);
 int main(int argc, char** argv) {
   void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   void* fake = dlopen(getenv("MATE_GUARD_CUDA_DRIVER"), RTLD_NOW);
-  if (!lib || !fake) { printf("dlopen: %s\n", dlerror()); return 1; }
+  if (!lib || !fake) {
+    printf("dlopen: %s\n", dlerror());
+    return 1;
+  }
   if (((int (*)())dlsym(lib, "mate_guard_install_from_env"))() != 0) {
     printf("install: %s\n", ((const char* (*)())dlsym(lib, "mate_guard_install_error"))());
     return 1;
@@ -44,13 +47,23 @@ int main(int argc, char** argv) {
     mate_guard_cuda_alloc(&p, 4000, A);
     long n = 1000;
     void* params[2] = {&p, &n};
-    if (kind == 2 || kind == 4) { record(e1, A); wait(B, e1); }  // user waits on creation
+    if (kind == 2 || kind == 4) {
+      record(e1, A);
+      wait(B, e1);
+    }  // user waits on creation
     launch(&use_kernel, B, params);
     if (kind == 7) launch(&use_kernel, C, params);
-    if (kind == 3 || kind == 4) { record(e2, B); wait(A, e2); }  // creation waits on user
+    if (kind == 3 || kind == 4) {
+      record(e2, B);
+      wait(A, e2);
+    }  // creation waits on user
     if (kind == 5) sync();
     if (kind == 6) mate_guard_record_stream(p, B);
-    if (kind == 8) { mate_guard_cuda_free(p, B); printf("%s: freed\n", name); return; }  // same stream
+    if (kind == 8) {
+      mate_guard_cuda_free(p, B);
+      printf("%s: freed\n", name);
+      return;
+    }  // same stream
     mate_guard_cuda_free(p, A);
     printf("%s: freed\n", name);
   };

@@ -48,7 +48,11 @@ export const PROJECTS_NOTE =
  * environment supplied where the config or command line names another;
  * `note` says when it could not be.
  */
-export function withGuardEnvironment(args: readonly string[], file: JestConfigFile | undefined, env: NodeJS.ProcessEnv): { args: string[]; note?: string } {
+export function withGuardEnvironment(
+  args: readonly string[],
+  file: JestConfigFile | undefined,
+  env: NodeJS.ProcessEnv,
+): { args: string[]; note?: string } {
   const projects = file?.config.projects;
   if (Array.isArray(projects) && projects.length > 0) return { args: [...args], note: PROJECTS_NOTE };
   const base = file?.configPath ? path.dirname(file.configPath) : process.cwd();

@@ -3,7 +3,7 @@ import { describeRunnerFlags } from '@mate-guard/core/internal';
 
 export function mateJestHelp(): string {
   return [
-    'mate-jest: runs jest with mate-guard\'s guard flags; every other argument goes to jest unchanged.',
+    "mate-jest: runs jest with mate-guard's guard flags; every other argument goes to jest unchanged.",
     '',
     'Usage: mate-jest [guard flags] [jest options] [testPathPattern]',
     '',

@@ -17,13 +17,14 @@ type ReadInitialOptions = (config?: string, options?: { skipMultipleConfigError?
 
 function jestConfigReader(jestBin: string): ReadInitialOptions | undefined {
   try {
-    const mod = require(require.resolve('jest-config', { paths: [path.dirname(jestBin)] })) as { readInitialOptions?: ReadInitialOptions };
+    const mod = require(require.resolve('jest-config', { paths: [path.dirname(jestBin)] })) as {
+      readInitialOptions?: ReadInitialOptions;
+    };
     return mod.readInitialOptions;
   } catch {
     return undefined;
   }
 }
-
 
 export interface JestConfigFile {
   config: Record<string, unknown>;

@@ -59,7 +59,9 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
   // The environment of each test file reads the handoff; its own options rank below flags and env.
   const env = { ...process.env };
   // Guarding asked for and the config names another environment: ours, wrapping it.
-  const supplied = settings.enabled ? withGuardEnvironment(withReporter.args, await readJestConfig(rest, bin), env) : { args: withReporter.args };
+  const supplied = settings.enabled
+    ? withGuardEnvironment(withReporter.args, await readJestConfig(rest, bin), env)
+    : { args: withReporter.args };
   if (supplied.note) process.stderr.write(supplied.note);
   const { args } = supplied;
   const inBand = (pid: number | undefined, exit: ChildExit) => pid === exit.pid;
@@ -83,7 +85,9 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
       // Not after Jest showed its results (a death at exit): every file had run.
       const shown = run.read().resultsShown;
       if (run.crashed().some((e) => inBand(e.pid, exit) && !shown.includes(e.pid))) {
-        process.stderr.write('[mate-guard] Jest was killed before it could print its results: test files after this one did not run\n');
+        process.stderr.write(
+          '[mate-guard] Jest was killed before it could print its results: test files after this one did not run\n',
+        );
       }
     },
     end: (_run, exit) => ({

@@ -31,7 +31,10 @@ function isPlainData(value: unknown): boolean {
  * Jest's arguments with the reporter added, or a note saying why it could
  * not be (mate-jest still prints the summary and names crashed tests).
  */
-export async function withGuardReporter(args: readonly string[], jestBin: string): Promise<{ args: string[]; note?: string }> {
+export async function withGuardReporter(
+  args: readonly string[],
+  jestBin: string,
+): Promise<{ args: string[]; note?: string }> {
   const out = [...args];
   const onCommandLine = out.some((a) => a === '--reporters' || a.startsWith('--reporters='));
   if (onCommandLine) return { args: [...out, '--reporters', REPORTER] };

@@ -70,9 +70,16 @@ export interface GuardedEnvironment extends JestEnvironment {
  * (over node's) and the one mate-jest supplies over a config's own
  * environment (jsdom keeps its DOM).
  */
-export function guardEnvironmentOf(Base: EnvironmentClass): new (config: JestEnvironmentConfig, context: EnvironmentContext) => GuardedEnvironment {
+export function guardEnvironmentOf(
+  Base: EnvironmentClass,
+): new (
+  config: JestEnvironmentConfig,
+  context: EnvironmentContext,
+) => GuardedEnvironment {
   // The base's own handler (a project's environment may have one): called first.
-  const baseHandler = Base.prototype.handleTestEvent as ((event: Circus.Event, state: Circus.State) => void | Promise<void>) | undefined;
+  const baseHandler = Base.prototype.handleTestEvent as
+    | ((event: Circus.Event, state: Circus.State) => void | Promise<void>)
+    | undefined;
   return class GuardEnvironment extends Base implements GuardedEnvironment {
     /** What this file resolved to (flags > env > testEnvironmentOptions > off). */
     readonly guardSettings: GuardSettings;

@@ -1,6 +1,11 @@
 // Installing the allocator for one test file, with an error a user can act
 // on when files of one worker ask for different configurations.
-import { guardAllocatorConfig, GuardConfigError, installFromSettings, type GuardSettings } from '@mate-guard/core/internal';
+import {
+  guardAllocatorConfig,
+  GuardConfigError,
+  installFromSettings,
+  type GuardSettings,
+} from '@mate-guard/core/internal';
 
 /** Installs (or reuses) the worker's allocator for a file's settings. */
 export function installForFile(settings: GuardSettings, testPath: string): void {

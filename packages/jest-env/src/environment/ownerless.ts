@@ -14,7 +14,9 @@ let announced = false;
 
 /** The Jest process that runs this one: the parent of a worker process, else itself (in band, worker threads). */
 function jestMainPid(): number {
-  return /jest-worker[\\/]build[\\/](?:workers[\\/])?processChild\.js$/.test(process.argv[1] ?? '') ? process.ppid : process.pid;
+  return /jest-worker[\\/]build[\\/](?:workers[\\/])?processChild\.js$/.test(process.argv[1] ?? '')
+    ? process.ppid
+    : process.pid;
 }
 
 /**

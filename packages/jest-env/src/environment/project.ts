@@ -13,4 +13,5 @@ export function projectName(displayName: Config.DisplayName | string | undefined
 }
 
 /** How the test paths of `testFilePath` under `project` begin: `[project] rel/path`. */
-export const testFilePrefix = (testFilePath: string, project: string | undefined): string => formatTestPath(testFilePath, [], project);
+export const testFilePrefix = (testFilePath: string, project: string | undefined): string =>
+  formatTestPath(testFilePath, [], project);

@@ -3,7 +3,15 @@
 // testEnvironmentOptions (the config's, with a `@jest-environment-options`
 // docblock merged in by Jest) can only be read here, and rank below them.
 // Without mate-jest, this is the first process that sees the settings.
-import { GuardConfigError, readHandoff, readOptions, resolveRunnerSettings, rowsOn, spell, type GuardSettings } from '@mate-guard/core/internal';
+import {
+  GuardConfigError,
+  readHandoff,
+  readOptions,
+  resolveRunnerSettings,
+  rowsOn,
+  spell,
+  type GuardSettings,
+} from '@mate-guard/core/internal';
 
 import { jestOptionName, jestSpelling } from '../spelling';
 
@@ -30,7 +38,11 @@ export function resolveJestSettings(
 ): GuardSettings {
   const handoff = readHandoff(env);
   if (!handoff) {
-    return resolveRunnerSettings({ runner: 'jest', env, options: { values: options, spelling: jestSpelling, source: SOURCE } }).settings;
+    return resolveRunnerSettings({
+      runner: 'jest',
+      env,
+      options: { values: options, spelling: jestSpelling, source: SOURCE },
+    }).settings;
   }
   checkRunWide(options);
   const fromOptions = readOptions(options, jestSpelling, SOURCE);

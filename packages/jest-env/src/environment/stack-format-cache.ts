@@ -36,8 +36,10 @@ function frameKey(f: NodeJS.CallSite): string {
     // part of the key either way
   }
   const evalOrigin = f.isEval() ? f.getEvalOrigin() : '';
-  return `${f.getFileName()}:${f.getLineNumber()}:${f.getColumnNumber()}:${f.getFunctionName()}:${typeName}:` +
-    `${+f.isConstructor()}${+f.isNative()}${+f.isToplevel()}${+(f.isAsync?.() ?? 0)}${+(f.isPromiseAll?.() ?? 0)}${evalOrigin}`;
+  return (
+    `${f.getFileName()}:${f.getLineNumber()}:${f.getColumnNumber()}:${f.getFunctionName()}:${typeName}:` +
+    `${+f.isConstructor()}${+f.isNative()}${+f.isToplevel()}${+(f.isAsync?.() ?? 0)}${+(f.isPromiseAll?.() ?? 0)}${evalOrigin}`
+  );
 }
 
 function errorKey(error: unknown): string {

@@ -26,7 +26,10 @@ function resolveEnvironment(name: string): string {
 
 function innerEnvironment(): EnvironmentClass {
   const name = process.env[WRAPPED_ENV] || 'node';
-  const mod = require(resolveEnvironment(name)) as { default?: EnvironmentClass; TestEnvironment?: EnvironmentClass } & EnvironmentClass;
+  const mod = require(resolveEnvironment(name)) as {
+    default?: EnvironmentClass;
+    TestEnvironment?: EnvironmentClass;
+  } & EnvironmentClass;
   return mod.TestEnvironment ?? mod.default ?? mod;
 }
 

@@ -10,7 +10,11 @@ import type { AggregatedResult, AssertionResult, TestResult } from '@jest/test-r
 import { testFilePrefix } from '../environment/project';
 
 /** The fatal events of one test file (core's attribution, by the file and project in the report's test path). */
-function eventsOf(testResult: TestResult, fatal: readonly ViolationEvent[], project: string | undefined): ViolationEvent[] {
+function eventsOf(
+  testResult: TestResult,
+  fatal: readonly ViolationEvent[],
+  project: string | undefined,
+): ViolationEvent[] {
   const file = testFilePrefix(testResult.testFilePath, project);
   return fatal.filter((e) => crashInFile(e, file));
 }
@@ -38,7 +42,13 @@ function crashedTest(e: ViolationEvent, rel: string, label: string): AssertionRe
  * any reporter that writes results out. `project`: the file's Jest project
  * (displayName), whose crashes alone are its own.
  */
-export function addCrashedTests(testResult: TestResult, aggregated: AggregatedResult, fatal: readonly ViolationEvent[], label: string, project: string | undefined): ViolationEvent[] {
+export function addCrashedTests(
+  testResult: TestResult,
+  aggregated: AggregatedResult,
+  fatal: readonly ViolationEvent[],
+  label: string,
+  project: string | undefined,
+): ViolationEvent[] {
   if (!testResult.testExecError || testResult.testResults.length > 0) return [];
   const events = eventsOf(testResult, fatal, project);
   const rel = path.relative(process.cwd(), testResult.testFilePath);

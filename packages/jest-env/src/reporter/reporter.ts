@@ -46,10 +46,12 @@ const WORKER = 'Jest worker';
 /** The reporter's options: the runner settings by their Jest names; anything else is a mistake. */
 function reporterOptions(options: unknown): Record<string, unknown> {
   if (options === undefined || options === null) return {};
-  if (typeof options !== 'object' || Array.isArray(options)) throw new GuardConfigError(`${SOURCE}: ${JSON.stringify(options)} is not an options object`);
+  if (typeof options !== 'object' || Array.isArray(options))
+    throw new GuardConfigError(`${SOURCE}: ${JSON.stringify(options)} is not an options object`);
   const known = rowsOn('runner').map(jestOptionName);
   for (const key of Object.keys(options)) {
-    if (!known.includes(key)) throw new GuardConfigError(`${SOURCE}: unknown option ${JSON.stringify(key)}; known: ${known.join(', ')}`);
+    if (!known.includes(key))
+      throw new GuardConfigError(`${SOURCE}: unknown option ${JSON.stringify(key)}; known: ${known.join(', ')}`);
   }
   return options as Record<string, unknown>;
 }
@@ -83,7 +85,11 @@ function startSession(options: unknown): Session {
     // Jest's own). mate-jest --watch resolved its flags and left the run to us.
     const resolved: RunnerResolution = handoff
       ? { settings: handoff.settings, explicit: handoff.explicit }
-      : resolveRunnerSettings({ runner: 'jest', env: process.env, options: { values: reporterOptions(options), spelling: jestSpelling, source: SOURCE } });
+      : resolveRunnerSettings({
+          runner: 'jest',
+          env: process.env,
+          options: { values: reporterOptions(options), spelling: jestSpelling, source: SOURCE },
+        });
     if (handoff) readOptions(reporterOptions(options), jestSpelling, SOURCE); // still checked
     // Plain jest: the Jest running this process (its bin is the main module), checked before anything is guarded.
     if (resolved.settings.enabled) checkJestVersion(jestVersionAbove(process.argv[1]));
@@ -121,10 +127,16 @@ export default class GuardReporter {
   }
 
   /** A crashed file: its dead test back into the results, before reporters that write them out (JUnit, --json). */
-  onTestFileResult(test: { context: { config: Config.ProjectConfig } }, testResult: TestResult, aggregated: AggregatedResult): void {
+  onTestFileResult(
+    test: { context: { config: Config.ProjectConfig } },
+    testResult: TestResult,
+    aggregated: AggregatedResult,
+  ): void {
     if (!testResult.testExecError || !this.session.dir) return;
     const { announced } = this.session;
-    const fatal = readReportDir(this.session.dir).violations.filter((v) => workerCrash(v) && v.file && !announced.has(v.file));
+    const fatal = readReportDir(this.session.dir).violations.filter(
+      (v) => workerCrash(v) && v.file && !announced.has(v.file),
+    );
     const project = projectName(test.context.config.displayName);
     for (const e of addCrashedTests(testResult, aggregated, fatal, WORKER, project)) announced.add(e.file!);
   }
@@ -149,7 +161,9 @@ export default class GuardReporter {
     });
     if (!verdict.quiet) process.stderr.write(verdict.text);
     // Jest's idiom for failing a run it thinks passed: the reporter's error.
-    this.error = verdict.failsPassedRun ? new Error('mate-guard: a memory violation failed no test (see its report above)') : undefined;
+    this.error = verdict.failsPassedRun
+      ? new Error('mate-guard: a memory violation failed no test (see its report above)')
+      : undefined;
   }
 
   /** Jest fails the run when a reporter has an error. */

@@ -10,16 +10,22 @@ export const options: RunnerOptions = {
   name: 'jest argument',
   positional: 'path',
   rows: [
-    ['flag', `--ci -i --runInBand -b --bail --cache --color --colors --detectOpenHandles --detectLeaks --errorOnDeprecated -e --expand
+    [
+      'flag',
+      `--ci -i --runInBand -b --bail --cache --color --colors --detectOpenHandles --detectLeaks --errorOnDeprecated -e --expand
       --forceExit --injectGlobals --logHeapUsage --noStackTrace --passWithNoTests --randomize --resetMocks --resetModules
       --restoreMocks --clearMocks --runTestsByPath --showSeed --silent --testLocationInResults --useStderr --verbose --watchman
-      --workerThreads --coverage --collectCoverage --json`],
+      --workerThreads --coverage --collectCoverage --json`,
+    ],
     // Worker count and memory limit stay as given: a failure from worker mode replays in worker mode (a worker memory limit
     // keeps Jest's workers even for one file), dying the same way.
     ['value', `-w --maxWorkers --workerIdleMemoryLimit`],
-    ['value', `-t --testNamePattern --testPathPatterns --testPathPattern --testPathIgnorePatterns --maxConcurrency
+    [
+      'value',
+      `-t --testNamePattern --testPathPatterns --testPathPattern --testPathIgnorePatterns --maxConcurrency
       --testTimeout --seed --shard --selectProjects --ignoreProjects --testMatch --testRegex --openHandlesTimeout
-      --testFailureExitCode --collectCoverageFrom --coverageProvider`],
+      --testFailureExitCode --collectCoverageFrom --coverageProvider`,
+    ],
     ['module', '--reporters', 'default summary github-actions'],
     ['module', '--testEnvironment --env', 'node jsdom'],
     // The config is JavaScript Jest runs; --preset names one too.
@@ -27,6 +33,9 @@ export const options: RunnerOptions = {
     ['path', '--rootDir --roots'],
     // Files and folders Jest writes, or empties (--clearCache, the cache folder).
     ['output', '--outputFile --coverageDirectory --cacheDirectory --clearCache'],
-    ['code', '--preset --setupFiles --setupFilesAfterEnv --globalSetup --globalTeardown --testRunner --testSequencer --transform --resolver --snapshotResolver --watchPlugins --moduleDirectories --modulePaths'],
+    [
+      'code',
+      '--preset --setupFiles --setupFilesAfterEnv --globalSetup --globalTeardown --testRunner --testSequencer --transform --resolver --snapshotResolver --watchPlugins --moduleDirectories --modulePaths',
+    ],
   ],
 };

@@ -55,7 +55,10 @@ const watching = (args: readonly string[], options: Record<string, unknown>) =>
 /** The same mocha command, narrowed to the damaged tests as mocha selects them (selection.ts, shared with `mate replay`). */
 function rerunMocha(mochaBin: string, rest: readonly string[]): RerunLauncher {
   const narrowed = narrowedReruns(selection, rest);
-  return (group) => ({ command: process.execPath, args: [...nodeFlagsToPassOn(), mochaBin, '--require', PLUGIN_ENTRY, ...narrowed(group)] });
+  return (group) => ({
+    command: process.execPath,
+    args: [...nodeFlagsToPassOn(), mochaBin, '--require', PLUGIN_ENTRY, ...narrowed(group)],
+  });
 }
 
 export async function main(argv: readonly string[]): Promise<number> {

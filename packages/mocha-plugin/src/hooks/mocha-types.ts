@@ -43,5 +43,11 @@ export function isMochaTest(value: unknown): value is MochaTest {
 
 export function isMochaSuite(value: unknown): value is MochaSuite {
   const v = value as Partial<MochaSuite> | null;
-  return typeof v === 'object' && v !== null && typeof v.title === 'string' && Array.isArray(v.tests) && Array.isArray(v.suites);
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof v.title === 'string' &&
+    Array.isArray(v.tests) &&
+    Array.isArray(v.suites)
+  );
 }

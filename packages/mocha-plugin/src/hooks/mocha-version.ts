@@ -13,7 +13,8 @@ const OWN_PACKAGE = path.join(__dirname, '..', '..', 'package.json');
 function versionAt(root: string | undefined): string | undefined {
   if (!root) return undefined;
   try {
-    const version = (JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { version?: unknown }).version;
+    const version = (JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { version?: unknown })
+      .version;
     return typeof version === 'string' ? version : undefined;
   } catch {
     return undefined;
@@ -30,7 +31,13 @@ function missing(version: string): string {
 
 function check(version: string | undefined): void {
   const own = JSON.parse(fs.readFileSync(OWN_PACKAGE, 'utf8')) as { peerDependencies: { mocha: string } };
-  checkRunnerVersion({ runner: 'mocha', version, supported: own.peerDependencies.mocha, plugin: '@mate-guard/mocha', missing: version ? missing(version) : '' });
+  checkRunnerVersion({
+    runner: 'mocha',
+    version,
+    supported: own.peerDependencies.mocha,
+    plugin: '@mate-guard/mocha',
+    missing: version ? missing(version) : '',
+  });
 }
 
 /** The running Mocha: throws GuardConfigError outside the range; nothing when its version cannot be read. */

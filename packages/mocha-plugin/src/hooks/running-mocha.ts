@@ -43,7 +43,9 @@ export function loadFromMocha<T>(files: readonly string[], fits: (mod: unknown) 
   const root = runningMochaRoot();
   const candidates = [
     ...(root ? files.map((f) => path.join(root, f)) : []),
-    ...[process.cwd(), path.join(__dirname, '..', '..')].flatMap((base) => files.map((f) => ({ request: `mocha/${f}`, base }))),
+    ...[process.cwd(), path.join(__dirname, '..', '..')].flatMap((base) =>
+      files.map((f) => ({ request: `mocha/${f}`, base })),
+    ),
   ];
   for (const c of candidates) {
     try {

@@ -17,7 +17,8 @@ export interface MochaGuardConfig extends RunnerResolution {
  */
 function rcGuardOptions(opts: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(opts)) if (key.startsWith('guard-') && value !== undefined) out[key] = value;
+  for (const [key, value] of Object.entries(opts))
+    if (key.startsWith('guard-') && value !== undefined) out[key] = value;
   return out;
 }
 
@@ -40,7 +41,11 @@ export function resolveMochaConfig(
     runner: 'mocha',
     flags: values,
     env,
-    options: { values: rcGuardOptions(mochaOptions), spelling: mochaSpelling, source: 'mocha config (.mocharc / package.json "mocha") key' },
+    options: {
+      values: rcGuardOptions(mochaOptions),
+      spelling: mochaSpelling,
+      source: 'mocha config (.mocharc / package.json "mocha") key',
+    },
   });
   return { ...resolution, rest, mochaOptions };
 }

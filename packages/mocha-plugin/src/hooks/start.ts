@@ -25,7 +25,9 @@ import { getState, setState, type MochaRole, type PluginState } from './state';
 // worker script as the main module; a mocha that a test starts from inside
 // a worker inherits the variable but is not a worker.
 function isMochaWorker(): boolean {
-  return process.env.MOCHA_WORKER_ID !== undefined && mainIsMochaFile(['lib/nodejs/worker.js', 'lib/nodejs/worker.cjs']);
+  return (
+    process.env.MOCHA_WORKER_ID !== undefined && mainIsMochaFile(['lib/nodejs/worker.js', 'lib/nodejs/worker.cjs'])
+  );
 }
 
 interface Decision {
@@ -43,7 +45,8 @@ function decide(): Decision {
   // mocha's main process owns the run unless mate-mocha (not watching) or mate guard-run does.
   const { owns, handed: handoff } = runOwnership(!worker);
   if (worker) {
-    if (!handoff) throw new Error('mate-guard: a mocha worker without the main process\'s settings (MATE_GUARD_SETTINGS)');
+    if (!handoff)
+      throw new Error("mate-guard: a mocha worker without the main process's settings (MATE_GUARD_SETTINGS)");
     return { role: 'worker', settings: handoff.settings, owner: false, watch: false };
   }
   const { argv, rewritten } = userMochaArgv();
@@ -51,13 +54,22 @@ function decide(): Decision {
     // mate-mocha (or mate guard-run) resolved the settings; guard words left here are not read.
     const mochaOptions = loadMochaOptions(parseFlags(argv, { ...RUNNER_FLAGS, spaceValues: true }).rest);
     return {
-      role: runsInWorkers(mochaOptions) ? 'parallel-main' : 'serial', settings: handoff.settings, explicit: handoff.explicit,
-      owner: owns, watch: mochaOptions.watch === true,
+      role: runsInWorkers(mochaOptions) ? 'parallel-main' : 'serial',
+      settings: handoff.settings,
+      explicit: handoff.explicit,
+      owner: owns,
+      watch: mochaOptions.watch === true,
     };
   }
   // Plain mocha: its own argv (no `--guard-mode tail`, unless Mocha wrote it so), env and rc.
   const { settings, explicit, mochaOptions } = resolveMochaConfig(argv, rewritten);
-  return { role: runsInWorkers(mochaOptions) ? 'parallel-main' : 'serial', settings, explicit, owner: owns, watch: mochaOptions.watch === true };
+  return {
+    role: runsInWorkers(mochaOptions) ? 'parallel-main' : 'serial',
+    settings,
+    explicit,
+    owner: owns,
+    watch: mochaOptions.watch === true,
+  };
 }
 
 export function start(): PluginState {

@@ -4,9 +4,9 @@ import { processState, type GuardSettings } from '@mate-guard/core/internal';
 
 /** Which Mocha process this is, as far as guarding is concerned. */
 export type MochaRole =
-  | 'serial'         // the main process runs the tests itself
-  | 'parallel-main'  // the main process of --parallel: workers run the tests
-  | 'worker';        // a --parallel worker
+  | 'serial' // the main process runs the tests itself
+  | 'parallel-main' // the main process of --parallel: workers run the tests
+  | 'worker'; // a --parallel worker
 
 export interface PluginState {
   role: MochaRole;

@@ -36,7 +36,12 @@ function emitCrash(runner: MochaRunner, Mocha: MochaModule, e: ViolationEvent, l
  * process runs out of work): then the run is ended here, once nothing else
  * is left to do, so that reporters still write their results.
  */
-export function reportCrashedTests(runner: MochaRunner, Mocha: MochaModule, reportDir: string, announced: Set<string>): void {
+export function reportCrashedTests(
+  runner: MochaRunner,
+  Mocha: MochaModule,
+  reportDir: string,
+  announced: Set<string>,
+): void {
   let ended = false;
   const announce = (): number => {
     let n = 0;
@@ -50,7 +55,9 @@ export function reportCrashedTests(runner: MochaRunner, Mocha: MochaModule, repo
   };
   const stranded = () => {
     if (!ended && announce() > 0) {
-      process.stderr.write('[mate-guard] a guard fault killed a mocha worker and mocha stopped waiting for the rest: ending the run here (test files still queued did not run)\n');
+      process.stderr.write(
+        '[mate-guard] a guard fault killed a mocha worker and mocha stopped waiting for the rest: ending the run here (test files still queued did not run)\n',
+      );
       runner.emit('end');
     }
   };

@@ -13,10 +13,16 @@ export function endRunAtExit(run: GuardedRun): void {
   // 'exit' listener it adds when the run ends, after core's: a failing
   // verdict on a passed run (a report file that could not be read, damage
   // found at exit) is put back after it.
-  onEveryRun((runner) => runner.once('end', () => setImmediate(() => process.on('exit', () => {
-    const v = verdict();
-    if (v && v.exitCode !== 0 && Number(process.exitCode ?? 0) === 0) process.exitCode = v.exitCode;
-  }))));
+  onEveryRun((runner) =>
+    runner.once('end', () =>
+      setImmediate(() =>
+        process.on('exit', () => {
+          const v = verdict();
+          if (v && v.exitCode !== 0 && Number(process.exitCode ?? 0) === 0) process.exitCode = v.exitCode;
+        }),
+      ),
+    ),
+  );
 }
 
 /**

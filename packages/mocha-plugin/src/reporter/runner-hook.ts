@@ -43,7 +43,9 @@ function runningMocha(): MochaModule | undefined {
 export function onEveryRun(hook: (runner: MochaRunner, mocha: MochaModule) => void): MochaModule | undefined {
   const Mocha = runningMocha();
   if (!Mocha) return undefined;
-  const proto = Mocha.prototype as MochaModule['prototype'] & { [WRAPPED]?: Array<(r: MochaRunner, m: MochaModule) => void> };
+  const proto = Mocha.prototype as MochaModule['prototype'] & {
+    [WRAPPED]?: Array<(r: MochaRunner, m: MochaModule) => void>;
+  };
   if (!proto[WRAPPED]) {
     const hooks: Array<(r: MochaRunner, m: MochaModule) => void> = [];
     const run = proto.run;

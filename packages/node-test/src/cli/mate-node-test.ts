@@ -41,7 +41,10 @@ function nodeArgs(rest: readonly string[]): string[] {
 
 /** The same node --test command, narrowed to the damaged tests as node selects them (selection.ts, shared with `mate replay`). */
 function rerunNode(rest: readonly string[]): RerunLauncher {
-  const narrowed = narrowedReruns(selection, rest.filter((a) => a !== '--test'));
+  const narrowed = narrowedReruns(
+    selection,
+    rest.filter((a) => a !== '--test'),
+  );
   return (group) => ({ command: process.execPath, args: nodeArgs(narrowed(group)) });
 }
 
@@ -68,7 +71,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     nothingGuardedFails: true,
     rerun: rerunNode(rest),
     // node --test's main process (the plugin preloaded) marks a run that started a test file.
-    end: () => ({ attribution: { label: () => PROCESS_LABEL, earlier: true }, nothingGuardedFix: NOTHING_GUARDED_UNDER_CLI, testsMarked: true }),
+    end: () => ({
+      attribution: { label: () => PROCESS_LABEL, earlier: true },
+      nothingGuardedFix: NOTHING_GUARDED_UNDER_CLI,
+      testsMarked: true,
+    }),
   });
 }
 

@@ -63,7 +63,8 @@ function end(frame: Frame): GuardViolation[] {
 /** The violation error (no stack: the report is the message), naming the test's own error when it failed too. */
 function failure(found: GuardViolation[], own: unknown, threw: boolean): Error {
   const err = violationError(found);
-  if (threw) err.message += `\n(the test also failed: ${own instanceof Error ? `${own.name}: ${own.message}` : String(own)})`;
+  if (threw)
+    err.message += `\n(the test also failed: ${own instanceof Error ? `${own.name}: ${own.message}` : String(own)})`;
   err.stack = `${err.name}: ${err.message}`;
   return err;
 }

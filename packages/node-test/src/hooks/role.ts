@@ -9,11 +9,21 @@
  */
 export type NodeTestRole = 'main' | 'child' | 'inline';
 
-export function nodeTestRole(env: NodeJS.ProcessEnv = process.env, execArgv: readonly string[] = process.execArgv): NodeTestRole {
+export function nodeTestRole(
+  env: NodeJS.ProcessEnv = process.env,
+  execArgv: readonly string[] = process.execArgv,
+): NodeTestRole {
   if (env.NODE_TEST_CONTEXT) return 'child';
   if (!execArgv.includes('--test')) return 'inline';
-  const isolation = execArgv.findIndex((a) => a === '--experimental-test-isolation' || a.startsWith('--experimental-test-isolation='));
-  const value = isolation < 0 ? undefined : execArgv[isolation].includes('=') ? execArgv[isolation].split('=')[1] : execArgv[isolation + 1];
+  const isolation = execArgv.findIndex(
+    (a) => a === '--experimental-test-isolation' || a.startsWith('--experimental-test-isolation='),
+  );
+  const value =
+    isolation < 0
+      ? undefined
+      : execArgv[isolation].includes('=')
+        ? execArgv[isolation].split('=')[1]
+        : execArgv[isolation + 1];
   return value === 'none' ? 'inline' : 'main';
 }
 

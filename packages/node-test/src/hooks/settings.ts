@@ -7,7 +7,10 @@ export interface NodeTestGuardConfig extends RunnerResolution {
   rest: string[];
 }
 
-export function resolveNodeTestConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): NodeTestGuardConfig {
+export function resolveNodeTestConfig(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): NodeTestGuardConfig {
   const { values, rest } = parseFlags(argv, RUNNER_FLAGS);
   return { ...resolveRunnerSettings({ runner: 'node-test', flags: values, env }), rest };
 }

@@ -37,7 +37,7 @@ interface Decision {
 
 const PER_FILE_NOTE =
   "[mate-guard] note: this summary covers this test file only: node --test's main process did not load @mate-guard/node-test " +
-  '(Node 20 loads --import modules in the test files\' processes only); preload it with --require @mate-guard/node-test, or run mate-node-test, for one summary and crashed tests named in the results\n';
+  "(Node 20 loads --import modules in the test files' processes only); preload it with --require @mate-guard/node-test, or run mate-node-test, for one summary and crashed tests named in the results\n";
 
 function decide(): Decision {
   const role = nodeTestRole();
@@ -94,7 +94,8 @@ export function start(): PluginState {
     });
   }
   // Watch mode: a summary per round. Else at exit, after install, so core's exit check and counters come first.
-  if (run && role === 'main' && watchRequested(NODE_ARGS, process.execArgv)) onRootTest((root) => endEachWatchRound(root, run));
+  if (run && role === 'main' && watchRequested(NODE_ARGS, process.execArgv))
+    onRootTest((root) => endEachWatchRound(root, run));
   else if (run) endRunAtExit(run, role === 'child' ? PER_FILE_NOTE : undefined);
   return state;
 }

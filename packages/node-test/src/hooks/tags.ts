@@ -14,7 +14,9 @@ export interface TestOptions {
 
 function tag<T extends TestOptions>(name: GuardTag, fn: string, options?: T): T {
   if (options !== undefined && (options === null || typeof options !== 'object' || Array.isArray(options))) {
-    throw new TypeError(`${fn}() takes node:test's options object, e.g. test('name', ${fn}({ timeout: 500 }), fn); got ${options === null ? 'null' : typeof options}`);
+    throw new TypeError(
+      `${fn}() takes node:test's options object, e.g. test('name', ${fn}({ timeout: 500 }), fn); got ${options === null ? 'null' : typeof options}`,
+    );
   }
   // Test files load after the plugin decided, so the decision is final here.
   const reason = guardSkipReason([name], guardingHere());

@@ -7,7 +7,14 @@
 import * as path from 'node:path';
 import { serialize } from 'node:v8';
 
-import { crashFailure, crashInFile, readReportDir, reportText, workerCrash, type ViolationEvent } from '@mate-guard/core/internal';
+import {
+  crashFailure,
+  crashInFile,
+  readReportDir,
+  reportText,
+  workerCrash,
+  type ViolationEvent,
+} from '@mate-guard/core/internal';
 
 import type { CallTest, NodeTest } from '../hooks/test-class';
 
@@ -99,11 +106,20 @@ function emitterOf(file: FileTest, rel: string, open: readonly Open[]): Emit {
   const loc = { file: file.loc?.file ?? path.resolve(rel), line: 1, column: 1 };
   const numberAt = (nesting: number) => (open.findLast((o) => o.nesting === nesting - 1)?.children ?? 0) + 1;
   const emit = (type: string, name: string, nesting: number, details?: object) =>
-    file.addToReport({ type, data: { ...loc, name, nesting, testNumber: numberAt(nesting), ...(details ? { details } : {}) } });
-  return Object.assign(emit, { plan: (nesting: number, count: number) => file.addToReport({ type: 'test:plan', data: { ...loc, nesting, count } }) });
+    file.addToReport({
+      type,
+      data: { ...loc, name, nesting, testNumber: numberAt(nesting), ...(details ? { details } : {}) },
+    });
+  return Object.assign(emit, {
+    plan: (nesting: number, count: number) => file.addToReport({ type: 'test:plan', data: { ...loc, nesting, count } }),
+  });
 }
 
-const SUITE_FAILED = () => ({ duration_ms: 0, type: 'suite', error: failureError('a guard fault killed the test process') });
+const SUITE_FAILED = () => ({
+  duration_ms: 0,
+  type: 'suite',
+  error: failureError('a guard fault killed the test process'),
+});
 
 /** Ends a suite the dead process left open: its plan, then its failure. */
 function closeSuite(emit: Emit, o: Open): void {
@@ -155,7 +171,12 @@ function emitCrash(emit: Emit, open: Open[], e: ViolationEvent, rel: string, lab
 /** A report the dead process handed to a test that node never heard of (its results died with it). */
 function emitEarlier(emit: Emit, open: Open[], e: ViolationEvent, label: string): void {
   if (!e.test) return;
-  emitFailure(emit, open, e.test, `${reportText(e)}(this test failed with it before a guard fault killed ${label} ${e.pid}, which took its result with it)`);
+  emitFailure(
+    emit,
+    open,
+    e.test,
+    `${reportText(e)}(this test failed with it before a guard fault killed ${label} ${e.pid}, which took its result with it)`,
+  );
 }
 
 /**

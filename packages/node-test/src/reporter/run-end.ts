@@ -10,5 +10,13 @@ export const PROCESS_LABEL = 'node:test process';
 
 /** At 'exit'. `note` follows the summary. */
 export function endRunAtExit(run: GuardedRun, note = ''): void {
-  endAtExit(run, { attribution: { label: () => PROCESS_LABEL, earlier: true }, nothingGuardedFix: NOTHING_GUARDED_FIX, testsMarked: true }, note);
+  endAtExit(
+    run,
+    {
+      attribution: { label: () => PROCESS_LABEL, earlier: true },
+      nothingGuardedFix: NOTHING_GUARDED_FIX,
+      testsMarked: true,
+    },
+    note,
+  );
 }

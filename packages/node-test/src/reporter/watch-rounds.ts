@@ -18,7 +18,10 @@ export function endEachWatchRound(root: NodeTest, run: GuardedRun): void {
   reporter.on('data', (item) => {
     if (item.type === 'test:fail') failed = true;
     if (item.type !== 'test:watch:drained') return;
-    endRound(run, failed ? 1 : 0, { attribution: { label: () => PROCESS_LABEL }, nothingGuardedFix: NOTHING_GUARDED_FIX });
+    endRound(run, failed ? 1 : 0, {
+      attribution: { label: () => PROCESS_LABEL },
+      nothingGuardedFix: NOTHING_GUARDED_FIX,
+    });
     failed = false;
   });
 }

@@ -3,7 +3,15 @@
 // the plugin; everything else goes to vitest unchanged, and --help lists them.
 import { pathToFileURL } from 'node:url';
 
-import { CONFIG_ERROR_EXIT, describeRunnerFlags, flagUsage, parseFlags, RUNNER_FLAGS, spell, type ParsedFlags } from '@mate-guard/core/internal';
+import {
+  CONFIG_ERROR_EXIT,
+  describeRunnerFlags,
+  flagUsage,
+  parseFlags,
+  RUNNER_FLAGS,
+  spell,
+  type ParsedFlags,
+} from '@mate-guard/core/internal';
 
 import { flagsWereRead, handOverFlags } from './flag-handover.mjs';
 import { loadCreateCLI, vitestBin } from './vitest-cli.mjs';
@@ -14,7 +22,10 @@ function addGuardOptions(cli: { option(rawName: string, description: string): un
     const flag = spell.runnerFlag(row);
     const name = row.value.placeholder === undefined ? flag : flagUsage(row, flag);
     const off = row.value.placeholder === undefined ? ` --no-${flag.slice(2)} turns it off whatever the env says.` : '';
-    cli.option(name, `[mate-guard] ${row.description}${off} Env ${spell.env('vitest', row)}. Needs guardAlloc() in the vitest config.`);
+    cli.option(
+      name,
+      `[mate-guard] ${row.description}${off} Env ${spell.env('vitest', row)}. Needs guardAlloc() in the vitest config.`,
+    );
   }
 }
 
@@ -29,7 +40,9 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
     process.on('exit', () => {
       // Vitest ran without a guardAlloc() plugin: the flags did nothing, and a run told to guard fails.
       if (!flagsWereRead() && !refused && !rest.includes('--help') && !rest.includes('-h')) {
-        process.stderr.write(`[mate-guard] warning: ${taken.join(' ')} had no effect: the vitest config has no guardAlloc() plugin (import guardAlloc from '@mate-guard/vitest')\n`);
+        process.stderr.write(
+          `[mate-guard] warning: ${taken.join(' ')} had no effect: the vitest config has no guardAlloc() plugin (import guardAlloc from '@mate-guard/vitest')\n`,
+        );
         if (flags.values.enabled && !process.exitCode) process.exitCode = CONFIG_ERROR_EXIT;
       }
     });
@@ -48,7 +61,9 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
   }
   // No CLI builder found: run vitest's bin on the remaining arguments.
   if (rest.includes('--help') || rest.includes('-h')) {
-    process.on('exit', () => process.stdout.write(`\nmate-guard options:\n${describeRunnerFlags('vitest').join('\n')}\n`));
+    process.on('exit', () =>
+      process.stdout.write(`\nmate-guard options:\n${describeRunnerFlags('vitest').join('\n')}\n`),
+    );
   }
   const bin = vitestBin(import.meta.url);
   process.argv = [process.argv[0], bin, ...rest];

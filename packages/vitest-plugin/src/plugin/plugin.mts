@@ -5,7 +5,13 @@
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { exitOnConfigError, GuardConfigError, replayedProjectSettings, runOwnership, type RunnerResolution } from '@mate-guard/core/internal';
+import {
+  exitOnConfigError,
+  GuardConfigError,
+  replayedProjectSettings,
+  runOwnership,
+  type RunnerResolution,
+} from '@mate-guard/core/internal';
 import type { Plugin } from 'vitest/config';
 import type { TestProject, Vitest } from 'vitest/node';
 
@@ -30,7 +36,8 @@ function declareTags(test: TestConfig): void {
 }
 
 function injectSetup(test: TestConfig): void {
-  const given = test.setupFiles === undefined ? [] : Array.isArray(test.setupFiles) ? test.setupFiles : [test.setupFiles];
+  const given =
+    test.setupFiles === undefined ? [] : Array.isArray(test.setupFiles) ? test.setupFiles : [test.setupFiles];
   // First, so the allocator is in place before user setup files allocate.
   test.setupFiles = [SETUP_FILE, ...given.filter((f) => f !== SETUP_FILE)];
 }
@@ -42,11 +49,17 @@ function guardProject(vitest: Vitest, project: TestProject): void {
 }
 
 /** Vitest's reporters when a config names none. */
-const defaultReporters = (): string[] => (process.env.GITHUB_ACTIONS === 'true' ? ['default', 'github-actions'] : ['default']);
+const defaultReporters = (): string[] =>
+  process.env.GITHUB_ACTIONS === 'true' ? ['default', 'github-actions'] : ['default'];
 
 /** The config's reporters with `first` and `last` around them (Vitest's default when it names none). */
 function around(test: TestConfig, [first, last]: [unknown, unknown]): TestConfig['reporters'] {
-  const given = test.reporters === undefined ? defaultReporters() : Array.isArray(test.reporters) ? test.reporters : [test.reporters];
+  const given =
+    test.reporters === undefined
+      ? defaultReporters()
+      : Array.isArray(test.reporters)
+        ? test.reporters
+        : [test.reporters];
   return [first, ...given, last] as TestConfig['reporters'];
 }
 
@@ -58,7 +71,6 @@ function warnThreads(vitest: Vitest, project: TestProject): void {
       `(the report is still printed). Use pool "forks" (the default) to keep the run going and name the failed file.`,
   );
 }
-
 
 /**
  * A bad setting (or no usable native binary): the one line every entry
@@ -113,7 +125,8 @@ export function guardAlloc(options?: GuardAllocOptions): Plugin {
       const merged = (viteConfig as { _vitest?: TestConfig & { reporter?: string | string[] } })._vitest;
       if (!rootReporters || !merged?.reporter) return;
       const configured = new Map<string, unknown>();
-      for (const r of Array.isArray(merged.reporters) ? merged.reporters : []) if (Array.isArray(r) && typeof r[0] === 'string') configured.set(r[0], r[1]);
+      for (const r of Array.isArray(merged.reporters) ? merged.reporters : [])
+        if (Array.isArray(r) && typeof r[0] === 'string') configured.set(r[0], r[1]);
       const cli = [...new Set(Array.isArray(merged.reporter) ? merged.reporter : [merged.reporter])].filter(Boolean);
       const named = cli.map((r) => [/^\.\.?\//.test(r) ? path.resolve(r) : r, configured.get(r) ?? {}]);
       merged.reporters = [rootReporters[0], ...named, rootReporters[1]] as TestConfig['reporters'];

@@ -14,7 +14,8 @@ import { PROJECT_SETTINGS, projectSettings } from './project-settings.mjs';
 const core = createRequire(import.meta.url)('@mate-guard/core/internal') as typeof import('@mate-guard/core/internal');
 
 const handoff = core.readHandoff();
-if (!handoff) throw new Error(`mate-guard: the worker has no settings from the main process (${core.HANDOFF_ENV} is not set)`);
+if (!handoff)
+  throw new Error(`mate-guard: the worker has no settings from the main process (${core.HANDOFF_ENV} is not set)`);
 // Also in pool threads: each thread that installs gets its own signal stack.
 // The project's own plugin options where its config loads the plugin (project-settings.mts).
 core.installFromSettings(projectSettings(handoff.settings, inject(PROJECT_SETTINGS)));
@@ -28,7 +29,9 @@ beforeEach((context) => {
     return;
   }
   // The project's name too: one file can run in several projects.
-  core.beginGuardedTest(core.formatTestPath(task.file.filepath, [task.fullTestName], task.file.projectName || undefined));
+  core.beginGuardedTest(
+    core.formatTestPath(task.file.filepath, [task.fullTestName], task.file.projectName || undefined),
+  );
 });
 
 afterEach(() => {

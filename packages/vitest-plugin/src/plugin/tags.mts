@@ -1,6 +1,11 @@
 // Test options that tag a test (or a describe block) with a guard tag:
 // `test(name, guardIncompatible(), fn)`.
-import { GRAPH_CAPTURE_TAG, GUARD_INCOMPATIBLE_TAG, GUARD_TAG_DESCRIPTIONS, GUARD_TAGS } from '@mate-guard/core/internal';
+import {
+  GRAPH_CAPTURE_TAG,
+  GUARD_INCOMPATIBLE_TAG,
+  GUARD_TAG_DESCRIPTIONS,
+  GUARD_TAGS,
+} from '@mate-guard/core/internal';
 
 /** The shape Vitest accepts as test options; extra options are kept. */
 export interface GuardTagOptions {

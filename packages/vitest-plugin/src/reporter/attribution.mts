@@ -5,7 +5,14 @@
 // the failure with the report text.
 import * as path from 'node:path';
 
-import { crashFailure, crashInFile, earlierReports, formatTestPath, reportText, type ViolationEvent } from '@mate-guard/core/internal';
+import {
+  crashFailure,
+  crashInFile,
+  earlierReports,
+  formatTestPath,
+  reportText,
+  type ViolationEvent,
+} from '@mate-guard/core/internal';
 import { experimental_getRunnerTask, type TestModule } from 'vitest/node';
 
 type RunnerTask = ReturnType<typeof experimental_getRunnerTask>;
@@ -57,12 +64,18 @@ export function attribute(events: readonly ViolationEvent[], modules: readonly T
  * failed just before the crash can reach the main process as never run or
  * passed (seen with CI=true): those must still fail with their report.
  */
-export function attributeEarlier(all: readonly ViolationEvent[], crashes: readonly ViolationEvent[], modules: readonly TestModule[]): Attribution[] {
-  return crashes.flatMap((crash) => earlierReports(all, crash)).map((event) => ({
-    event,
-    text: reportText(event),
-    module: modules.find((m) => reportedIn(event, m)),
-  }));
+export function attributeEarlier(
+  all: readonly ViolationEvent[],
+  crashes: readonly ViolationEvent[],
+  modules: readonly TestModule[],
+): Attribution[] {
+  return crashes
+    .flatMap((crash) => earlierReports(all, crash))
+    .map((event) => ({
+      event,
+      text: reportText(event),
+      module: modules.find((m) => reportedIn(event, m)),
+    }));
 }
 
 function findTest(task: RunnerTask, file: string, wanted: string): RunnerTask | undefined {
@@ -93,7 +106,12 @@ export function markLost(a: Attribution): boolean {
     stack: '',
   };
   if (test) test.result = { ...test.result, state: 'fail', errors: [...(test.result?.errors ?? []), error] };
-  if (file) file.result = { ...file.result, state: 'fail', ...(test ? {} : { errors: [...(file.result?.errors ?? []), error] }) };
+  if (file)
+    file.result = {
+      ...file.result,
+      state: 'fail',
+      ...(test ? {} : { errors: [...(file.result?.errors ?? []), error] }),
+    };
   return true;
 }
 

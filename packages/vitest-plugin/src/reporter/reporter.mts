@@ -1,7 +1,13 @@
 // Main-process side of a guarded run: the run itself (report directory and
 // the handoff to workers), crash attribution (Vitest only says that a worker
 // exited) and the summary line.
-import { GuardedRun, nodeFlagsToPassOn, rerunCanaryReports, type RerunLauncher, type RunnerResolution } from '@mate-guard/core/internal';
+import {
+  GuardedRun,
+  nodeFlagsToPassOn,
+  rerunCanaryReports,
+  type RerunLauncher,
+  type RunnerResolution,
+} from '@mate-guard/core/internal';
 import { VerboseReporter, type Reporter, type TestModule, type Vitest } from 'vitest/node';
 
 import { flagsWereHandedOver, handedOverArgs } from '../cli/flag-handover.mjs';
@@ -63,9 +69,16 @@ class VitestRun {
   private readonly run: GuardedRun;
   private projectsRecorded = false;
 
-  constructor(private readonly vitest: Vitest, private readonly resolved: RunnerResolution) {
+  constructor(
+    private readonly vitest: Vitest,
+    private readonly resolved: RunnerResolution,
+  ) {
     // Now, before any worker starts: workers inherit the handoff.
-    this.run = GuardedRun.start({ runner: 'vitest', settings: this.resolved.settings, explicit: this.resolved.explicit });
+    this.run = GuardedRun.start({
+      runner: 'vitest',
+      settings: this.resolved.settings,
+      explicit: this.resolved.explicit,
+    });
   }
 
   attributionReporter(): Reporter {
@@ -74,7 +87,11 @@ class VitestRun {
         // Every project is configured by now: the record keeps each one's settings for `mate replay` (once: watch mode starts many runs).
         if (!this.projectsRecorded) {
           this.projectsRecorded = true;
-          this.run.recordProjects(Object.fromEntries(this.vitest.projects.map((p) => [p.name, p.getProvidedContext()[PROJECT_SETTINGS] ?? this.run.settings])));
+          this.run.recordProjects(
+            Object.fromEntries(
+              this.vitest.projects.map((p) => [p.name, p.getProvidedContext()[PROJECT_SETTINGS] ?? this.run.settings]),
+            ),
+          );
         }
         const { logAllocations } = this.resolved.settings;
         this.say(`[mate-guard] guarding on: mode ${this.modes()}${logAllocations ? ', logging allocations' : ''}`);
@@ -87,7 +104,9 @@ class VitestRun {
         }
         for (const a of attributeEarlier(this.run.read().violations, crashed, testModules)) {
           if (!markLost(a)) continue;
-          this.say(`[mate-guard] a test worker reported this to Vitest before a guard fault killed it; Vitest never received it:\n${a.text.trimEnd()}`);
+          this.say(
+            `[mate-guard] a test worker reported this to Vitest before a guard fault killed it; Vitest never received it:\n${a.text.trimEnd()}`,
+          );
         }
       },
     };
@@ -111,7 +130,9 @@ class VitestRun {
       onTestRunEnd: async (testModules: ReadonlyArray<TestModule>) => {
         const run = this.run;
         if (!this.verbose()) for (const line of tagSkipLines(testModules)) this.say(line);
-        const reruns = this.rerunning() ? await rerunCanaryReports(run.read().violations, run.settings, this.rerunLauncher()) : '';
+        const reruns = this.rerunning()
+          ? await rerunCanaryReports(run.read().violations, run.settings, this.rerunLauncher())
+          : '';
         const watching = Boolean(this.vitest.config.watch);
         const verdict = run.finish({ status: Number(process.exitCode ?? 0), more: watching });
         const text = (reruns + verdict.text).trimEnd();
@@ -142,23 +163,42 @@ class VitestRun {
    */
   private rerunLauncher(): RerunLauncher {
     const configFile = this.vitest.vite.config.configFile;
-    const options = [...poolArgs(handedOverArgs()), ...(configFile ? [['--config', configFile]] : []), ['--root', this.vitest.config.root]];
+    const options = [
+      ...poolArgs(handedOverArgs()),
+      ...(configFile ? [['--config', configFile]] : []),
+      ['--root', this.vitest.config.root],
+    ];
     return (group) => ({
       command: process.execPath,
-      args: [...nodeFlagsToPassOn(), vitestBin(import.meta.url), ...selection.select({ positionals: [], options, tail: [], files: group.files, tests: group.tests, cwd: process.cwd() })],
+      args: [
+        ...nodeFlagsToPassOn(),
+        vitestBin(import.meta.url),
+        ...selection.select({
+          positionals: [],
+          options,
+          tail: [],
+          files: group.files,
+          tests: group.tests,
+          cwd: process.cwd(),
+        }),
+      ],
     });
   }
 
   /** The mode, or each project's where their plugins' options differ: `head (project a), tail (project b)`. */
   private modes(): string {
     const own = this.resolved.settings.mode;
-    const of = this.vitest.projects.map((p) => [p.name, p.getProvidedContext()[PROJECT_SETTINGS]?.mode ?? own] as const);
+    const of = this.vitest.projects.map(
+      (p) => [p.name, p.getProvidedContext()[PROJECT_SETTINGS]?.mode ?? own] as const,
+    );
     if (of.every(([, mode]) => mode === own)) return own;
     return of.map(([name, mode]) => `${mode} (project ${name})`).join(', ');
   }
 
   private verbose(): boolean {
-    return this.vitest.config.reporters.some((r) => (Array.isArray(r) ? r[0] === 'verbose' : r instanceof VerboseReporter));
+    return this.vitest.config.reporters.some((r) =>
+      Array.isArray(r) ? r[0] === 'verbose' : r instanceof VerboseReporter,
+    );
   }
 
   // stderr, like the reports: stdout may carry a JSON reporter's output.

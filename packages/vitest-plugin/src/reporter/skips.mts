@@ -15,7 +15,8 @@ export function tagSkipLines(testModules: ReadonlyArray<TestModule>): string[] {
     for (const testCase of testModule.children.allTests('skipped')) {
       const result = testCase.result();
       const note = result.state === 'skipped' ? result.note : undefined;
-      if (note !== undefined && REASONS.has(note)) lines.push(`[mate-guard]   ↓ ${file} > ${testCase.fullName}: ${note}`);
+      if (note !== undefined && REASONS.has(note))
+        lines.push(`[mate-guard]   ↓ ${file} > ${testCase.fullName}: ${note}`);
     }
   }
   return lines.length ? [`[mate-guard] skipped by tag while guarding is on:`, ...lines] : [];

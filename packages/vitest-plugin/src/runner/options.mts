@@ -9,15 +9,25 @@ export const options: RunnerOptions = {
   name: 'vitest argument',
   positional: 'path',
   rows: [
-    ['flag', `--run --passWithNoTests --allowOnly --globals --dom --isolate --fileParallelism --coverage --coverage.enabled --silent
+    [
+      'flag',
+      `--run --passWithNoTests --allowOnly --globals --dom --isolate --fileParallelism --coverage --coverage.enabled --silent
       --hideSkippedTests --printConsoleTrace --logHeapUsage --clearScreen --expandSnapshotDiff --includeTaskLocation --standalone
-      --color --typecheck --sequence.shuffle --sequence.concurrent --dangerouslyIgnoreUnhandledErrors`],
+      --color --typecheck --sequence.shuffle --sequence.concurrent --dangerouslyIgnoreUnhandledErrors`,
+    ],
     // Worker count, pool and memory limit stay as given: a failure from worker mode replays in worker mode.
     ['value', `--maxWorkers --minWorkers --vmMemoryLimit`],
-    ['value', `-t --testNamePattern --bail --retry --testTimeout --hookTimeout --teardownTimeout
+    [
+      'value',
+      `-t --testNamePattern --bail --retry --testTimeout --hookTimeout --teardownTimeout
       --maxConcurrency --shard --project --exclude --mode --sequence.seed --sequence.hooks --sequence.setupFiles --configLoader
-      --slowTestThreshold`],
-    ['module', '--reporter', 'default basic verbose dot json junit tap tap-flat hanging-process github-actions blob tree'],
+      --slowTestThreshold`,
+    ],
+    [
+      'module',
+      '--reporter',
+      'default basic verbose dot json junit tap tap-flat hanging-process github-actions blob tree',
+    ],
     ['module', '--environment', 'node jsdom happy-dom edge-runtime'],
     ['module', '--pool', 'threads forks vmThreads vmForks'],
     ['path', '--dir -r --root'],

@@ -40,7 +40,7 @@ namespace {
 
 std::mutex g_pending_mu;
 std::vector<std::string> g_pending;  // events of violations found at free, surfaced at the next check
-uint64_t g_violations = 0;       // reported by this process (fault reports excluded: they end it)
+uint64_t g_violations = 0;           // reported by this process (fault reports excluded: they end it)
 
 Napi::Value Throw(Napi::Env env, const std::string& msg) {
   Napi::Error::New(env, msg).ThrowAsJavaScriptException();
@@ -49,7 +49,8 @@ Napi::Value Throw(Napi::Env env, const std::string& msg) {
 
 GuardedAllocator* Need(Napi::Env env) {
   GuardedAllocator* a = GuardedAllocator::Instance();
-  if (a == nullptr) Napi::Error::New(env, "mate-guard: the guard allocator is not installed").ThrowAsJavaScriptException();
+  if (a == nullptr)
+    Napi::Error::New(env, "mate-guard: the guard allocator is not installed").ThrowAsJavaScriptException();
   return a;
 }
 
@@ -172,9 +173,7 @@ Napi::Value AllocWith(Napi::Env env, GuardedAllocator* a, size_t size, uint32_t 
   return Napi::Value(env, ab);
 }
 
-size_t SizeArg(const Napi::CallbackInfo& info) {
-  return static_cast<size_t>(info[0].As<Napi::Number>().DoubleValue());
-}
+size_t SizeArg(const Napi::CallbackInfo& info) { return static_cast<size_t>(info[0].As<Napi::Number>().DoubleValue()); }
 
 // Whether the call's argument `i` says the buffer has 1-byte elements.
 bool OneByte(const Napi::CallbackInfo& info, size_t i) {
@@ -291,7 +290,8 @@ Napi::Value Snapshot(const Napi::CallbackInfo& info) {
     o.Set("mode", ModeName(r.mode));
     o.Set("backend", SlotBackendName(r.backend));
     o.Set("test", st.Lookup(r.alloc_test) ? Napi::Value(Napi::String::New(env, st.Lookup(r.alloc_test))) : env.Null());
-    o.Set("stack", st.Lookup(r.alloc_stack) ? Napi::Value(Napi::String::New(env, st.Lookup(r.alloc_stack))) : env.Null());
+    o.Set("stack",
+          st.Lookup(r.alloc_stack) ? Napi::Value(Napi::String::New(env, st.Lookup(r.alloc_stack))) : env.Null());
     arr.Set(i, o);
   }
   return arr;

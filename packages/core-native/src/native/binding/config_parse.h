@@ -13,15 +13,24 @@ namespace mate {
 // the TS settings table, so a wrong type here is a programming error and is
 // reported, not coerced.
 inline bool ReadOption(const Napi::Value& v, bool* out, const char* name, std::string* error) {
-  if (!v.IsBoolean()) { *error = std::string(name) + " must be a boolean"; return false; }
+  if (!v.IsBoolean()) {
+    *error = std::string(name) + " must be a boolean";
+    return false;
+  }
   *out = v.As<Napi::Boolean>().Value();
   return true;
 }
 
 inline bool ReadNumber(const Napi::Value& v, double* out, const char* name, std::string* error) {
-  if (!v.IsNumber()) { *error = std::string(name) + " must be a number"; return false; }
+  if (!v.IsNumber()) {
+    *error = std::string(name) + " must be a number";
+    return false;
+  }
   *out = v.As<Napi::Number>().DoubleValue();
-  if (*out < 0) { *error = std::string(name) + " must not be negative"; return false; }
+  if (*out < 0) {
+    *error = std::string(name) + " must not be negative";
+    return false;
+  }
   return true;
 }
 
@@ -43,12 +52,18 @@ inline bool ReadOption(const Napi::Value& v, Mode* out, const char* name, std::s
   std::string s = v.IsString() ? v.As<Napi::String>().Utf8Value() : "";
   if (s == "tail") *out = Mode::kTail;
   else if (s == "head") *out = Mode::kHead;
-  else { *error = std::string(name) + " must be 'tail' or 'head'"; return false; }
+  else {
+    *error = std::string(name) + " must be 'tail' or 'head'";
+    return false;
+  }
   return true;
 }
 
 inline bool ReadOption(const Napi::Value& v, Tristate* out, const char* name, std::string* error) {
-  if (v.IsNull()) { *out = Tristate::kUnset; return true; }
+  if (v.IsNull()) {
+    *out = Tristate::kUnset;
+    return true;
+  }
   bool b;
   if (!ReadOption(v, &b, name, error)) return false;
   *out = b ? Tristate::kOn : Tristate::kOff;
@@ -59,13 +74,22 @@ inline bool ReadOption(const Napi::Value& v, CudaQuarantine* out, const char* na
   std::string s = v.IsString() ? v.As<Napi::String>().Utf8Value() : "";
   if (s == "adaptive") *out = CudaQuarantine::kAdaptive;
   else if (s == "strict") *out = CudaQuarantine::kStrict;
-  else { *error = std::string(name) + " must be 'adaptive' or 'strict'"; return false; }
+  else {
+    *error = std::string(name) + " must be 'adaptive' or 'strict'";
+    return false;
+  }
   return true;
 }
 
 inline bool ReadOption(const Napi::Value& v, std::string* out, const char* name, std::string* error) {
-  if (v.IsNull()) { out->clear(); return true; }
-  if (!v.IsString()) { *error = std::string(name) + " must be a string"; return false; }
+  if (v.IsNull()) {
+    out->clear();
+    return true;
+  }
+  if (!v.IsString()) {
+    *error = std::string(name) + " must be a string";
+    return false;
+  }
   *out = v.As<Napi::String>().Utf8Value();
   return true;
 }
@@ -73,9 +97,9 @@ inline bool ReadOption(const Napi::Value& v, std::string* out, const char* name,
 // Reads every field of the option table from a JS object; absent keys keep
 // their defaults.
 inline bool ParseOptions(const Napi::Object& obj, Options* out, std::string* error) {
-#define MATE_OPTION(type, field, js_name, def)                                         \
-  if (obj.Has(js_name) && !obj.Get(js_name).IsUndefined() &&                           \
-      !ReadOption(obj.Get(js_name), &out->field, js_name, error))                      \
+#define MATE_OPTION(type, field, js_name, def)                    \
+  if (obj.Has(js_name) && !obj.Get(js_name).IsUndefined() &&      \
+      !ReadOption(obj.Get(js_name), &out->field, js_name, error)) \
     return false;
 #include "options/options.inc"
 #undef MATE_OPTION

@@ -19,7 +19,8 @@ void SetAllocationCounts(Napi::Env env, Napi::Object o, const Stats& s) {
   o.Set("peakLive", CountToJs(env, s.peak_live));
   o.Set("liveBytes", CountToJs(env, s.live_bytes));
   o.Set("fallbacks", CountToJs(env, s.fallbacks));
-  o.Set("fallbackReason", s.last_fallback_reason ? Napi::Value(Napi::String::New(env, s.last_fallback_reason)) : env.Null());
+  o.Set("fallbackReason",
+        s.last_fallback_reason ? Napi::Value(Napi::String::New(env, s.last_fallback_reason)) : env.Null());
   o.Set("quarantined", CountToJs(env, s.quarantined));
 }
 

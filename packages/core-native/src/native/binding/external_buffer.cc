@@ -48,8 +48,7 @@ bool V8PathWorks(napi_env env) {
   void* data = nullptr;
   size_t length = 0;
   if (ab != nullptr && napi_is_arraybuffer(env, ab, &is_ab) == napi_ok && is_ab &&
-      napi_get_arraybuffer_info(env, ab, &data, &length) == napi_ok && data == probe &&
-      length == sizeof(probe)) {
+      napi_get_arraybuffer_info(env, ab, &data, &length) == napi_ok && data == probe && length == sizeof(probe)) {
     engine::V8().set_flags_from_string("--no-concurrent-array-buffer-sweeping");
     state = 1;
   }

@@ -53,7 +53,8 @@ Napi::Value ValidateEvent(const Napi::CallbackInfo& info) {
 // the input holds); the events' native frames are symbolized by the caller.
 Napi::Value FormatReportsJs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 2 || !info[0].IsString() || !info[1].IsString()) return Fail(env, "formatReports(inputJson, format, options) needs two strings");
+  if (info.Length() < 2 || !info[0].IsString() || !info[1].IsString())
+    return Fail(env, "formatReports(inputJson, format, options) needs two strings");
   FormatOptions o;
   if (!ReadOptions(info[2], &o)) return Fail(env, "formatReports: the options must be an object");
   std::string format = info[1].As<Napi::String>().Utf8Value();
@@ -64,14 +65,16 @@ Napi::Value FormatReportsJs(const Napi::CallbackInfo& info) {
   JsonLimits limits;
   limits.max_bytes = size_t{1} << 31;
   limits.max_depth = 64;
-  if (!ParseJson(info[0].As<Napi::String>().Utf8Value(), &input, &error, limits)) return Fail(env, ("formatReports: " + error).c_str());
+  if (!ParseJson(info[0].As<Napi::String>().Utf8Value(), &input, &error, limits))
+    return Fail(env, ("formatReports: " + error).c_str());
   return Napi::String::New(env, FormatReports(input, format, o));
 }
 
 // suppressionsProblem(text, file): "" when the suppressions file's text is good, else the error naming file:line.
 Napi::Value SuppressionsProblem(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 2 || !info[0].IsString() || !info[1].IsString()) return Fail(env, "suppressionsProblem(text, file) needs two strings");
+  if (info.Length() < 2 || !info[0].IsString() || !info[1].IsString())
+    return Fail(env, "suppressionsProblem(text, file) needs two strings");
   std::vector<SuppressionRule> rules;
   std::string error;
   ParseSuppressions(info[0].As<Napi::String>().Utf8Value(), info[1].As<Napi::String>().Utf8Value(), &rules, &error);
@@ -87,7 +90,8 @@ Napi::Value MatchSuppressionJs(const Napi::CallbackInfo& info) {
   std::vector<SuppressionRule> rules;
   std::string error;
   JsonValue e;
-  if (!ParseSuppressions(info[1].As<Napi::String>().Utf8Value(), info[2].As<Napi::String>().Utf8Value(), &rules, &error) ||
+  if (!ParseSuppressions(info[1].As<Napi::String>().Utf8Value(), info[2].As<Napi::String>().Utf8Value(), &rules,
+                         &error) ||
       !ParseJson(info[0].As<Napi::String>().Utf8Value(), &e, &error)) {
     return Napi::String::New(env, "");
   }
@@ -154,7 +158,8 @@ Napi::Value EarlierReportsHeaderJs(const Napi::CallbackInfo& info) {
     return Fail(env, "earlierReportsHeader(crashJson, count, who) needs a string, a number and a string");
   JsonValue crash;
   std::string error;
-  if (!ParseJson(info[0].As<Napi::String>().Utf8Value(), &crash, &error)) return Fail(env, ("earlierReportsHeader: " + error).c_str());
+  if (!ParseJson(info[0].As<Napi::String>().Utf8Value(), &crash, &error))
+    return Fail(env, ("earlierReportsHeader: " + error).c_str());
   size_t count = static_cast<size_t>(info[1].As<Napi::Number>().Int64Value());
   return Napi::String::New(env, EarlierReportsHeader(crash, count, info[2].As<Napi::String>().Utf8Value()));
 }

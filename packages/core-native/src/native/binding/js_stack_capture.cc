@@ -36,7 +36,7 @@ struct MarkedCall {
 struct Registration {
   napi_env env;
   napi_ref capture;
-  bool busy;  // the capture is running: allocations it causes get no stack
+  bool busy;          // the capture is running: allocations it causes get no stack
   MarkedCall marked;  // here, not a thread_local of its own: one TLS lookup fewer per allocation
 };
 thread_local Registration t_reg;

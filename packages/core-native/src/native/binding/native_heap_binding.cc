@@ -82,7 +82,8 @@ Napi::Array Variables(Napi::Env env, const std::vector<platform::RedirectedVaria
   return arr;
 }
 
-// nativeHeap() -> { globs, unmatched, modules: [{ path, slots, symbols, own, error, variables, allocationCalls, rebound, memoryImports }] }
+// nativeHeap() -> { globs, unmatched, modules: [{ path, slots, symbols, own, error, variables, allocationCalls,
+// rebound, memoryImports }] }
 Napi::Value NativeHeap(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Napi::Object o = Napi::Object::New(env);

@@ -11,7 +11,8 @@ namespace {
 // stackKeys(frames) -> whether allocKeyed can key stacks here; sets how many
 // frames a key covers (the allocation path's own frames + the text's).
 Napi::Value StackKeysAvailable(const Napi::CallbackInfo& info) {
-  if (info.Length() > 0 && info[0].IsNumber()) engine::StackKeys::SetFrameLimit(info[0].As<Napi::Number>().Uint32Value());
+  if (info.Length() > 0 && info[0].IsNumber())
+    engine::StackKeys::SetFrameLimit(info[0].As<Napi::Number>().Uint32Value());
   return Napi::Boolean::New(info.Env(), engine::StackKeys::ForThisThread() != nullptr);
 }
 

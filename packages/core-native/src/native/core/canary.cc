@@ -28,11 +28,9 @@ bool AllCanary(uintptr_t start, uintptr_t end) {
 
 void FillCanary(const SlotGeometry& g) {
   if (g.canary_before_end > g.canary_before_start)
-    memset(reinterpret_cast<void*>(g.canary_before_start), kCanaryByte,
-           g.canary_before_end - g.canary_before_start);
+    memset(reinterpret_cast<void*>(g.canary_before_start), kCanaryByte, g.canary_before_end - g.canary_before_start);
   if (g.canary_after_end > g.canary_after_start)
-    memset(reinterpret_cast<void*>(g.canary_after_start), kCanaryByte,
-           g.canary_after_end - g.canary_after_start);
+    memset(reinterpret_cast<void*>(g.canary_after_start), kCanaryByte, g.canary_after_end - g.canary_after_start);
 }
 
 void FillPage(void* start, size_t bytes) { memset(start, kCanaryByte, bytes); }

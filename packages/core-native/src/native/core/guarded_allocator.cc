@@ -13,13 +13,12 @@ namespace mate {
 namespace {
 GuardedAllocator* g_instance = nullptr;
 std::mutex g_create_mu;
-constexpr size_t kChunkBytes = 64u << 20;    // committed at a time (madvise-guard)
+constexpr size_t kChunkBytes = 64u << 20;      // committed at a time (madvise-guard)
 constexpr size_t kRegionBytes = 128ull << 30;  // address space for slots (costs no memory)
 uintptr_t AlignDown(uintptr_t v, uintptr_t a) { return v & ~(a - 1); }
 
 void* MapTable(size_t bytes) {
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   return p == MAP_FAILED ? nullptr : p;
 }
 }  // namespace
@@ -52,16 +51,13 @@ SlotGeometry GeometryOf(const SlotRecord& r, uintptr_t page) {
   return g;
 }
 
-GuardedAllocator* GuardedAllocator::Instance() {
-  return __atomic_load_n(&g_instance, __ATOMIC_ACQUIRE);
-}
+GuardedAllocator* GuardedAllocator::Instance() { return __atomic_load_n(&g_instance, __ATOMIC_ACQUIRE); }
 
 GuardedAllocator* GuardedAllocator::Create(const Options& options, std::string* error) {
   std::lock_guard<std::mutex> lock(g_create_mu);
   if (g_instance != nullptr) return g_instance;
   size_t page = platform::PageSize();
-  if (options.alignment == 0 || (options.alignment & (options.alignment - 1)) != 0 ||
-      options.alignment > page) {
+  if (options.alignment == 0 || (options.alignment & (options.alignment - 1)) != 0 || options.alignment > page) {
     *error = "alignment must be a power of two from 1 to " + std::to_string(page);
     return nullptr;
   }
@@ -71,8 +67,8 @@ GuardedAllocator* GuardedAllocator::Create(const Options& options, std::string* 
     *error = "could not reserve " + std::to_string(bytes >> 20) + " MiB of address space";
     return nullptr;
   }
-  GuardMethod method = (!options.force_mprotect && platform::HasGuardInstall())
-                           ? GuardMethod::kMadviseGuard : GuardMethod::kMprotect;
+  GuardMethod method =
+      (!options.force_mprotect && platform::HasGuardInstall()) ? GuardMethod::kMadviseGuard : GuardMethod::kMprotect;
   auto* a = new GuardedAllocator(options, reinterpret_cast<uintptr_t>(base), bytes, method);
   if (a->page_map_ == nullptr || a->records_ == nullptr) {
     *error = "could not map the allocator's tables";
@@ -83,11 +79,7 @@ GuardedAllocator* GuardedAllocator::Create(const Options& options, std::string* 
 }
 
 GuardedAllocator::GuardedAllocator(const Options& options, uintptr_t base, size_t region_bytes, GuardMethod method)
-    : options_(options),
-      page_(platform::PageSize()),
-      base_(base),
-      region_bytes_(region_bytes),
-      guard_method_(method) {
+    : options_(options), page_(platform::PageSize()), base_(base), region_bytes_(region_bytes), guard_method_(method) {
   size_t pages = region_bytes_ / page_;
   page_map_ = static_cast<uint32_t*>(MapTable(pages * sizeof(uint32_t)));
   max_records_ = static_cast<uint32_t>(pages > 0xFFFFFFF0u ? 0xFFFFFFF0u : pages);
@@ -125,8 +117,8 @@ const SlotRecord* GuardedAllocator::SlotAfter(const SlotRecord& r) const {
   return SlotAt(r.slot_start + (static_cast<uintptr_t>(r.data_pages) + 1) * page_);
 }
 
-uint32_t GuardedAllocator::TakeSlot(uint32_t total_pages, size_t size, SlotBackend backend, bool* opened,
-                                    bool* primed, const char** reason) {
+uint32_t GuardedAllocator::TakeSlot(uint32_t total_pages, size_t size, SlotBackend backend, bool* opened, bool* primed,
+                                    const char** reason) {
   *opened = false;
   *primed = false;
   // Native one-page allocations take kept slots (kept_slots.cc): their
@@ -214,8 +206,7 @@ uint32_t GuardedAllocator::NewSlot(uint32_t total_pages, const char** reason) {
   r->slot_start = base_ + next_page_ * page_;
   r->data_pages = total_pages - 1;
   r->mode = options_.mode;  // fixes where the data pages are
-  for (size_t p = 0; p < total_pages; p++)
-    __atomic_store_n(&page_map_[next_page_ + p], idx, __ATOMIC_RELEASE);
+  for (size_t p = 0; p < total_pages; p++) __atomic_store_n(&page_map_[next_page_ + p], idx, __ATOMIC_RELEASE);
   next_page_ += total_pages;
   return idx;
 }
@@ -254,7 +245,7 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
     }
     if (req.backend == SlotBackend::kNativeHeap && kept_close_ == KeptClose::kAuto) NoteNativeThread();
     if (idx != 0) {
-      stats_.live++;  // reserve the place under the cap before unlocking
+      stats_.live++;                // reserve the place under the cap before unlocking
       res.id = NextAllocationId();  // one numbering for every backend
       // The rest of the bookkeeping here too (one lock per allocation),
       // taken back below should opening the slot fail. The id is on the
@@ -289,8 +280,7 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
     SlotGeometry g0 = GeometryOf(*r, page_);
     // Page-aligned data start: aligning down stays inside the data pages.
     r->user = size == 0 ? g0.guard_start
-              : (r->mode == Mode::kTail ? AlignDown(g0.guard_start - size, alignment)
-                                        : g0.data_start);
+                        : (r->mode == Mode::kTail ? AlignDown(g0.guard_start - size, alignment) : g0.data_start);
     if (!opened && !SetDataAccess(*r, true)) {
       reason = "opening a guarded slot failed (madvise/mprotect)";
       std::lock_guard<std::mutex> lock(mu_);
@@ -299,7 +289,7 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
       if (req.backend == SlotBackend::kNativeHeap) stats_.native_allocations--;
       stats_.live_bytes -= size;
       r->alloc_id = last_id;  // its history back; its entry in recent_ is dropped (another id)
-      if (r->kept) {  // closed still, its page as it was: the next to take
+      if (r->kept) {          // closed still, its page as it was: the next to take
         r->user = last_user;
         r->size = last_size;
         r->canary_intact = refill_last;
@@ -334,7 +324,8 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
     // bench/README.md, native heap); the check at the free reads it anyway.
     // Only where the new allocation does not cover (it is zeroed next).
     uintptr_t last_end = last_user + last_size;
-    if (last_user < g.user) memset(reinterpret_cast<void*>(last_user), kCanaryByte, (last_end < g.user ? last_end : g.user) - last_user);
+    if (last_user < g.user)
+      memset(reinterpret_cast<void*>(last_user), kCanaryByte, (last_end < g.user ? last_end : g.user) - last_user);
     if (last_end > g.user_end) {
       uintptr_t from = last_user > g.user_end ? last_user : g.user_end;
       memset(reinterpret_cast<void*>(from), kCanaryByte, last_end - from);
@@ -390,8 +381,8 @@ FreeResult GuardedAllocator::Free(const FreeRequest& req) {
   // and has passed the quarantine, so its canaries can be checked unlocked.
   std::unique_lock<std::mutex> lock(mu_);
   uint8_t expected = static_cast<uint8_t>(SlotState::kLive);
-  if (!__atomic_compare_exchange_n(&r->state, &expected, static_cast<uint8_t>(SlotState::kQuarantined),
-                                   false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+  if (!__atomic_compare_exchange_n(&r->state, &expected, static_cast<uint8_t>(SlotState::kQuarantined), false,
+                                   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
     res.status = FreeStatus::kDoubleFree;
     res.record = *r;
     return res;

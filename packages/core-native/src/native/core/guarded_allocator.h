@@ -30,8 +30,8 @@ inline const char* GuardMethodName(GuardMethod m) {
 struct AllocResult {
   void* ptr = nullptr;
   uint64_t id = 0;
-  uint32_t record = 0;      // 0 when unguarded
-  size_t mapped = 0;        // bytes of the slot, guard page included
+  uint32_t record = 0;                    // 0 when unguarded
+  size_t mapped = 0;                      // bytes of the slot, guard page included
   const char* fallback_reason = nullptr;  // set when the allocation is unguarded
 };
 
@@ -71,18 +71,18 @@ struct FreeResult {
 using FreeViolationSink = void (*)(const CanaryViolation& violation);
 
 struct AllocatorStats {
-  uint64_t allocations = 0;   // guarded allocations made
+  uint64_t allocations = 0;  // guarded allocations made
   uint64_t frees = 0;
   uint64_t live = 0;
   uint64_t peak_live = 0;
   uint64_t live_bytes = 0;
-  uint64_t fallbacks = 0;     // allocations that could not be guarded
+  uint64_t fallbacks = 0;           // allocations that could not be guarded
   uint64_t native_allocations = 0;  // of those guarded, native-heap ones
   uint64_t quarantined = 0;
   uint64_t quarantined_bytes = 0;
   uint64_t reserved_bytes = 0;
-  uint64_t max_live = 0;      // cap on live allocations (mprotect), 0 = none
-  uint64_t collections = 0;   // garbage collections asked for near that cap (live_cap.cc)
+  uint64_t max_live = 0;              // cap on live allocations (mprotect), 0 = none
+  uint64_t collections = 0;           // garbage collections asked for near that cap (live_cap.cc)
   uint64_t kept_marker_closes = 0;    // freed kept slots closed with a guard marker
   uint64_t kept_mprotect_closes = 0;  // freed kept slots closed with mprotect
   uint64_t primed_allocations = 0;    // allocations that took a slot a primer made ready
@@ -145,8 +145,8 @@ class GuardedAllocator {
   bool CollectionWanted() const {
     if (stats_.max_live == 0) return false;
     uint64_t live = __atomic_load_n(&stats_.live, __ATOMIC_RELAXED);
-    uint64_t tried = __atomic_load_n(&stats_.allocations, __ATOMIC_RELAXED) +
-                     __atomic_load_n(&stats_.fallbacks, __ATOMIC_RELAXED);
+    uint64_t tried =
+        __atomic_load_n(&stats_.allocations, __ATOMIC_RELAXED) + __atomic_load_n(&stats_.fallbacks, __ATOMIC_RELAXED);
     return (live >= collect_live_ || __atomic_load_n(&cap_fallback_, __ATOMIC_RELAXED)) &&
            tried >= __atomic_load_n(&collect_after_, __ATOMIC_RELAXED) && CollectionDue();
   }
@@ -184,24 +184,24 @@ class GuardedAllocator {
  private:
   GuardedAllocator(const Options& options, uintptr_t base, size_t region_bytes, GuardMethod method);
   uint32_t TakeSlot(uint32_t total_pages, size_t size, SlotBackend backend, bool* opened, bool* primed,
-                    const char** reason);  // under mu_
+                    const char** reason);                       // under mu_
   uint32_t NewSlot(uint32_t total_pages, const char** reason);  // under mu_
-  bool OpenAhead(uint32_t total_pages, uint32_t first);           // under mu_
+  bool OpenAhead(uint32_t total_pages, uint32_t first);         // under mu_
   // Up to `max` slots into out[n..]: freed ones first, then new. Under mu_.
   size_t GatherSlots(uint32_t total_pages, uint32_t* out, size_t n, size_t max);
   void DataRanges(const uint32_t* slots, size_t n, platform::PageRange* out) const;
   // Makes a slot's data pages accessible (handed out) or not (freed).
   bool SetDataAccess(const SlotRecord& r, bool accessible);
   void TakeClosing(std::vector<uint32_t>* batch);  // under mu_; CloseBatch must follow
-  void CloseBatch(std::vector<uint32_t>* batch);  // without mu_ held
+  void CloseBatch(std::vector<uint32_t>* batch);   // without mu_ held
   bool CheckFreed(SlotRecord* r);                  // canaries of a freed, still open slot; false: damaged
   void CloserLoop();
-  bool StartCloser();                                  // under mu_; false: no background thread
+  bool StartCloser();  // under mu_; false: no background thread
   // Primer threads (slot_batching.cc): one-page slots made ready ahead of
   // need, apart from the closer, so a burst of frees being closed does not
   // stop them. Started with the first slot wanted; false: none runs.
   void PrimerLoop();
-  bool StartPrimers();  // under mu_
+  bool StartPrimers();       // under mu_
   bool PrimeWanted() const;  // under mu_
   // Primes one batch of one-page slots: all canary, or (zero) only faulted
   // in, their page left as the kernel zeroed it. Under mu_ (released meanwhile).
@@ -210,7 +210,7 @@ class GuardedAllocator {
   // Kept slots (kept_slots.cc): a native one-page slot whose page survives
   // its close. 0 when none can be had (then a regular slot). Under mu_.
   uint32_t TakeKeptSlot(bool* opened);
-  bool MakeKeptSpan();  // under mu_
+  bool MakeKeptSpan();                                    // under mu_
   uint32_t ReuseOldestQuarantined(uint32_t total_pages);  // under mu_; 0 if none
   void CheckInto(const SlotRecord& r, std::vector<CanaryViolation>* out);
   void InitLiveCapCollections();  // live_cap.cc
@@ -222,14 +222,14 @@ class GuardedAllocator {
   const size_t region_bytes_;
   const GuardMethod guard_method_;
 
-  uint32_t* page_map_;     // page index in region -> record index (0 = none)
-  SlotRecord* records_;    // record 0 unused
+  uint32_t* page_map_;   // page index in region -> record index (0 = none)
+  SlotRecord* records_;  // record 0 unused
   uint32_t max_records_;
 
   std::mutex mu_;
   uint32_t record_count_ = 0;
-  size_t next_page_ = 0;        // bump pointer, in pages from base_
-  size_t committed_pages_ = 0;  // madvise-guard: pages made RW
+  size_t next_page_ = 0;                                          // bump pointer, in pages from base_
+  size_t committed_pages_ = 0;                                    // madvise-guard: pages made RW
   std::unordered_map<uint32_t, std::vector<uint32_t>> reusable_;  // total pages -> records
   // Small slots opened ahead in one system call: accessible, zero pages not
   // yet touched, not handed out (total pages -> records).
@@ -248,10 +248,10 @@ class GuardedAllocator {
   bool primers_run_ = false;  // at least one primer thread was started
   std::condition_variable primer_cv_;
   std::deque<uint32_t> quarantine_;
-  uintptr_t kept_base_ = 0;     // first page of the kept span, 0 before the first
-  uint32_t kept_made_ = 0;      // kept slots made so far (at most kept_limit_)
-  uint32_t kept_limit_ = 0;     // kKeptSlots, or fewer for a low vm.max_map_count
-  bool kept_failed_ = false;    // the span could not be set up: no kept slots
+  uintptr_t kept_base_ = 0;   // first page of the kept span, 0 before the first
+  uint32_t kept_made_ = 0;    // kept slots made so far (at most kept_limit_)
+  uint32_t kept_limit_ = 0;   // kKeptSlots, or fewer for a low vm.max_map_count
+  bool kept_failed_ = false;  // the span could not be set up: no kept slots
   // How a freed kept slot is closed (keptClose; kept_slots.cc): mprotect
   // keeps the page but takes the mmap lock for writing (closes from several
   // threads run one at a time, each flushing the others' CPUs); a guard
@@ -262,7 +262,7 @@ class GuardedAllocator {
   bool kept_markers_now_ = false;  // auto: this window's choice (under mu_)
   uintptr_t last_native_thread_ = 0;
   uint32_t window_allocations_ = 0, window_switches_ = 0;
-  void NoteNativeThread();  // under mu_; auto's window (kept_slots.cc)
+  void NoteNativeThread();          // under mu_; auto's window (kept_slots.cc)
   bool CloseKeptByMarker() const {  // under mu_
     return kept_close_ == KeptClose::kMarkers || (kept_close_ == KeptClose::kAuto && kept_markers_now_);
   }
@@ -270,7 +270,7 @@ class GuardedAllocator {
   bool batched_close_ = false;
   FreeViolationSink free_sink_ = nullptr;
   std::vector<uint32_t> closing_;  // freed, not closed yet
-  size_t closes_in_flight_ = 0;  // batches taken, not yet quarantined
+  size_t closes_in_flight_ = 0;    // batches taken, not yet quarantined
   bool closer_started_ = false;
   std::condition_variable closer_cv_;
   std::condition_variable closed_cv_;

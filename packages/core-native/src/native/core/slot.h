@@ -28,22 +28,22 @@ inline const char* SlotBackendName(SlotBackend b) {
 // One page-aligned slot: data pages plus one guard page. Plain data so the
 // crash handler can read it without locks.
 struct SlotRecord {
-  uintptr_t slot_start;   // first page of the slot
-  uintptr_t user;         // pointer handed out
-  uint64_t size;          // requested bytes
-  uint64_t alloc_id;      // allocation number, 1-based, process-wide
-  uint32_t data_pages;    // pages besides the guard page
-  uint32_t alloc_stack;   // StackStore id, 0 = none
-  uint32_t free_stack;    // StackStore id, 0 = none
-  uint32_t alloc_test;    // StackStore id of the test name, 0 = none
+  uintptr_t slot_start;  // first page of the slot
+  uintptr_t user;        // pointer handed out
+  uint64_t size;         // requested bytes
+  uint64_t alloc_id;     // allocation number, 1-based, process-wide
+  uint32_t data_pages;   // pages besides the guard page
+  uint32_t alloc_stack;  // StackStore id, 0 = none
+  uint32_t free_stack;   // StackStore id, 0 = none
+  uint32_t alloc_test;   // StackStore id of the test name, 0 = none
   uint32_t free_test;
   uint32_t alloc_frames;  // StackStore frames id (native PCs), 0 = none
   uint32_t free_frames;
   uint16_t alignment;
   Mode mode;
   FreedBy freed_by;
-  uint8_t state;               // SlotState, read and written with __atomic builtins
-  uint8_t canary_reported;     // a canary violation of this allocation was reported
+  uint8_t state;            // SlotState, read and written with __atomic builtins
+  uint8_t canary_reported;  // a canary violation of this allocation was reported
   SlotBackend backend;
   // A kept slot (native one-page allocations): its page stays mapped while
   // closed (PROT_NONE in its own mapping), so reuse needs no page fault.

@@ -123,9 +123,8 @@ bool GuardedAllocator::CheckFreed(SlotRecord* r) {
 void GuardedAllocator::CloseBatch(std::vector<uint32_t>* batch) {
   if (batch->empty()) return;
   for (uint32_t idx : *batch) CheckFreed(RecordOf(idx));
-  std::sort(batch->begin(), batch->end(), [this](uint32_t a, uint32_t b) {
-    return RecordOf(a)->slot_start < RecordOf(b)->slot_start;
-  });
+  std::sort(batch->begin(), batch->end(),
+            [this](uint32_t a, uint32_t b) { return RecordOf(a)->slot_start < RecordOf(b)->slot_start; });
   std::vector<platform::PageRange> ranges;
   ranges.reserve(std::min(batch->size(), kQuarantineChunk));
   for (size_t from = 0; from < batch->size(); from += kQuarantineChunk) {
@@ -226,8 +225,7 @@ bool GuardedAllocator::PrimeSome(std::unique_lock<std::mutex>* lock, bool zero) 
       }
       if (populated) continue;
       // Fault each page in (the kernel zeroes it); its bytes stay zero.
-      for (size_t off = 0; off < ranges[i].bytes; off += page_)
-        static_cast<volatile char*>(ranges[i].addr)[off] = 0;
+      for (size_t off = 0; off < ranges[i].bytes; off += page_) static_cast<volatile char*>(ranges[i].addr)[off] = 0;
     }
   } else {
     platform::InstallGuards(ranges, n);

@@ -10,8 +10,8 @@
 namespace mate {
 
 namespace {
-constexpr uint32_t kMaxEntries = 1u << 22;       // ids
-constexpr uint32_t kBuckets = 1u << 20;          // hash buckets (power of 2)
+constexpr uint32_t kMaxEntries = 1u << 22;  // ids
+constexpr uint32_t kBuckets = 1u << 20;     // hash buckets (power of 2)
 constexpr size_t kArenaChunk = 4u << 20;
 constexpr uint8_t kString = 1;
 constexpr uint8_t kFrames = 2;
@@ -24,8 +24,7 @@ uint64_t Hash(uint8_t kind, const unsigned char* s, size_t n) {
 }
 
 void* MapZeroed(size_t bytes) {
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   return p == MAP_FAILED ? nullptr : p;
 }
 }  // namespace
@@ -66,8 +65,7 @@ uint32_t StackStore::InternBytes(uint8_t kind, const void* data, size_t len) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   for (uint32_t id = impl_->buckets[b]; id != 0; id = impl_->next_in_bucket[id]) {
     const uint64_t* e = impl_->entries[id].load(std::memory_order_relaxed);
-    if (impl_->hashes[id] == h && impl_->kinds[id] == kind && e[0] == len && memcmp(e + 1, bytes, len) == 0)
-      return id;
+    if (impl_->hashes[id] == h && impl_->kinds[id] == kind && e[0] == len && memcmp(e + 1, bytes, len) == 0) return id;
   }
   if (impl_->count + 1 >= kMaxEntries) return 0;
   // Header + bytes, rounded to 8 so every entry (and its PCs) stays aligned.
@@ -77,7 +75,10 @@ uint32_t StackStore::InternBytes(uint8_t kind, const void* data, size_t len) {
     if (impl_->arena_mapped + chunk > kMaxArenaBytes) return 0;
     impl_->arena_mapped += chunk;
     impl_->arena = static_cast<char*>(MapZeroed(chunk));
-    if (impl_->arena == nullptr) { impl_->arena_left = 0; return 0; }
+    if (impl_->arena == nullptr) {
+      impl_->arena_left = 0;
+      return 0;
+    }
     impl_->arena_left = chunk;
   }
   auto* entry = reinterpret_cast<uint64_t*>(impl_->arena);

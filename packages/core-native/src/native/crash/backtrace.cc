@@ -94,7 +94,8 @@ size_t CaptureFaultBacktrace(const void* ucontext, NativeFrame* out, size_t max,
   RawFrames raw{pcs, exact, raw_cfas, max < kMaxNativeFrames ? max : kMaxNativeFrames};
   raw.start = regs.pc;
   _Unwind_Backtrace(OnFrame, &raw);
-  if (cfas) for (size_t i = 0; i < max; i++) cfas[i] = i < raw.count ? raw_cfas[i] : 0;
+  if (cfas)
+    for (size_t i = 0; i < max; i++) cfas[i] = i < raw.count ? raw_cfas[i] : 0;
   // Frame 0 always comes from the context, whatever the unwinder did.
   Resolve(regs.pc, false, &out[0]);
   if (raw.count >= 2) {

@@ -13,7 +13,6 @@
 
 namespace mate {
 
-
 // Loads and initializes everything the capture touches (libgcc's unwinder,
 // lazy symbol bindings, _dl_find_object) so a handler never does. Call at
 // install, outside any signal handler, with the module map refreshed.

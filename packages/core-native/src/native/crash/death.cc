@@ -44,7 +44,9 @@ void RangeOf(void* libc, FreeFunction* f) {
   if (addr == nullptr) return;
   Dl_info info;
   const ElfW(Sym)* sym = nullptr;
-  if (dladdr1(addr, &info, reinterpret_cast<void**>(const_cast<ElfW(Sym)**>(&sym)), RTLD_DL_SYMENT) == 0 || sym == nullptr) return;
+  if (dladdr1(addr, &info, reinterpret_cast<void**>(const_cast<ElfW(Sym)**>(&sym)), RTLD_DL_SYMENT) == 0 ||
+      sym == nullptr)
+    return;
   f->start = reinterpret_cast<uintptr_t>(addr);
   f->end = f->start + (sym->st_size ? sym->st_size : 1);
 }
@@ -73,8 +75,8 @@ void PrepareDeathReports() {
   for (FreeFunction& f : g_free_functions) RangeOf(libc, &f);
 }
 
-void DescribeDeath(const GuardedAllocator* a, int sig, const siginfo_t* info, const void* ucontext,
-                   DeathDetail* d, Violation* v) {
+void DescribeDeath(const GuardedAllocator* a, int sig, const siginfo_t* info, const void* ucontext, DeathDetail* d,
+                   Violation* v) {
   *d = DeathDetail{};
   d->signal = sig;
   d->code = info ? info->si_code : 0;
@@ -89,7 +91,7 @@ void DescribeDeath(const GuardedAllocator* a, int sig, const siginfo_t* info, co
     FaultAccess fa = ReadFaultAccess(ucontext);
     d->access = fa == FaultAccess::kWrite  ? AccessType::kWrite
                 : fa == FaultAccess::kRead ? AccessType::kRead
-                                                     : AccessType::kUnknown;
+                                           : AccessType::kUnknown;
   }
   if (sig == SIGABRT && g_abort_msg != nullptr) {
     const AbortMsg* m = __atomic_load_n(g_abort_msg, __ATOMIC_ACQUIRE);
@@ -127,8 +129,8 @@ void DescribeDeath(const GuardedAllocator* a, int sig, const siginfo_t* info, co
   }
 }
 
-void FindGuardedFree(const GuardedAllocator& a, const void* ucontext, const NativeFrame* frames,
-                     const uintptr_t* cfas, size_t count, DeathDetail* d, Violation* v) {
+void FindGuardedFree(const GuardedAllocator& a, const void* ucontext, const NativeFrame* frames, const uintptr_t* cfas,
+                     size_t count, DeathDetail* d, Violation* v) {
   size_t at = count;
   const FreeFunction* fn = nullptr;
   for (size_t i = 0; i < count && fn == nullptr; i++) {

@@ -25,16 +25,16 @@ void PrepareDeathReports();
 
 // The violation for a death by `sig`; `a` may be nullptr. `detail` is
 // caller-owned (static) storage the violation points to. Async-signal-safe.
-void DescribeDeath(const GuardedAllocator* a, int sig, const siginfo_t* info, const void* ucontext,
-                   DeathDetail* detail, Violation* out);
+void DescribeDeath(const GuardedAllocator* a, int sig, const siginfo_t* info, const void* ucontext, DeathDetail* detail,
+                   Violation* out);
 
 // Once the stack is captured: a frame in free()/realloc() whose stack (that
 // of the frame and its callees, from the signal's stack pointer up to the
 // frame's CFA) or the context's registers hold a pointer into guarded
 // memory. Sets detail->guarded_free and the violation's allocation.
 // Async-signal-safe.
-void FindGuardedFree(const GuardedAllocator& a, const void* ucontext, const NativeFrame* frames,
-                     const uintptr_t* cfas, size_t count, DeathDetail* detail, Violation* v);
+void FindGuardedFree(const GuardedAllocator& a, const void* ucontext, const NativeFrame* frames, const uintptr_t* cfas,
+                     size_t count, DeathDetail* detail, Violation* v);
 
 }  // namespace mate
 

@@ -99,7 +99,8 @@ bool DescribeFault(const GuardedAllocator& a, uintptr_t addr, AccessType access,
     out->kind = ReportKind::kHeapUseAfterFree;
   } else {
     out->record.freed_by = FreedBy::kNotFreed;
-    out->kind = out->relation == Relation::kBeforeStart ? ReportKind::kHeapBufferUnderflow : ReportKind::kHeapBufferOverflow;
+    out->kind =
+        out->relation == Relation::kBeforeStart ? ReportKind::kHeapBufferUnderflow : ReportKind::kHeapBufferOverflow;
   }
   return true;
 }
@@ -113,8 +114,8 @@ Violation DescribeCanary(const GuardedAllocator& a, const CanaryViolation& c) {
   return v;
 }
 
-Violation DescribeBadFree(const GuardedAllocator& a, bool double_free, const SlotRecord* record,
-                          uintptr_t address, uint32_t frames, uint32_t test) {
+Violation DescribeBadFree(const GuardedAllocator& a, bool double_free, const SlotRecord* record, uintptr_t address,
+                          uint32_t frames, uint32_t test) {
   Violation v;
   SlotRecord none{};
   none.backend = SlotBackend::kNativeHeap;

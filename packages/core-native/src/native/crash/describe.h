@@ -29,8 +29,8 @@ Violation DescribeCanary(const GuardedAllocator& a, const CanaryViolation& c);
 // A double free or invalid free found on a native free path: `record` the
 // allocation concerned (nullptr when the pointer is no allocation's),
 // `frames` the StackStore frames of the bad free, `test` the test running then.
-Violation DescribeBadFree(const GuardedAllocator& a, bool double_free, const SlotRecord* record,
-                          uintptr_t address, uint32_t frames, uint32_t test);
+Violation DescribeBadFree(const GuardedAllocator& a, bool double_free, const SlotRecord* record, uintptr_t address,
+                          uint32_t frames, uint32_t test);
 
 // A finding of the native heap's free paths (native_heap.h): a bad free,
 // or a write after free found in the foreign quarantine (a block the

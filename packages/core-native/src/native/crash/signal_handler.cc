@@ -65,9 +65,12 @@ const platform::PreviousAction* PreviousOf(int sig) {
 
 AccessType AccessOf(const void* uctx) {
   switch (ReadFaultAccess(uctx)) {
-    case FaultAccess::kRead: return AccessType::kRead;
-    case FaultAccess::kWrite: return AccessType::kWrite;
-    case FaultAccess::kUnknown: break;
+    case FaultAccess::kRead:
+      return AccessType::kRead;
+    case FaultAccess::kWrite:
+      return AccessType::kWrite;
+    case FaultAccess::kUnknown:
+      break;
   }
   return AccessType::kUnknown;
 }

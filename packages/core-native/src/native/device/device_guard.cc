@@ -94,7 +94,6 @@ DeviceAllocator* ForDevice(int ordinal, cuda::CUresult* err) {
   return g_devices[ordinal];
 }
 
-
 // Calls fn on each device's allocator made so far, until it returns false.
 template <typename Fn>
 void ForEachDevice(Fn fn) {

@@ -36,8 +36,8 @@ bool CallMark::Set(Isolate* iso) {
 bool CallMark::Holds(Isolate* iso, uint64_t gcs) const {
   // Read in this order: the slot only once its block is known to be the
   // current one and the slot below its next free handle.
-  return slot != nullptr && isolate == iso && gc_count == gcs && *c_entry_fp_at == c_entry_fp &&
-         *limit_at == limit && slot < *next_at && *slot == value;
+  return slot != nullptr && isolate == iso && gc_count == gcs && *c_entry_fp_at == c_entry_fp && *limit_at == limit &&
+         slot < *next_at && *slot == value;
 }
 
 }  // namespace engine

@@ -54,9 +54,7 @@ class FrameWalker {
 
   // A frame pointer whose slots we read (fp - 64 .. fp + 16) lies inside
   // this thread's stack, above the walker's own frame.
-  bool InStack(uintptr_t fp, uintptr_t low) const {
-    return fp >= low + 64 && fp + 16 <= stack_high_ && (fp & 7) == 0;
-  }
+  bool InStack(uintptr_t fp, uintptr_t low) const { return fp >= low + 64 && fp + 16 <= stack_high_ && (fp & 7) == 0; }
   bool InBuiltins(uintptr_t pc) const { return pc - builtins_start_ < builtins_size_; }
   Kind PcKindOf(uintptr_t pc) const;
   bool SetPcKind(uintptr_t pc, Kind kind);

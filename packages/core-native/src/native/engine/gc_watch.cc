@@ -9,7 +9,7 @@ namespace {
 // Plain data: no destructor runs for it on any thread.
 struct GCState {
   bool watching;
-  int depth;  // prologues minus epilogues: collections nest (weak callbacks of a full GC)
+  int depth;       // prologues minus epilogues: collections nest (weak callbacks of a full GC)
   uint64_t count;  // prologues
 };
 thread_local GCState t_gc;

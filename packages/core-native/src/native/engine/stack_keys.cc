@@ -77,7 +77,10 @@ StackKeys* StackKeys::ForThisThread() {
   if (k == nullptr) {
     t_keys.reset(new StackKeys());
     k = t_keys.get();
-    if (k->table_ == nullptr) { t_keys.reset(); return nullptr; }
+    if (k->table_ == nullptr) {
+      t_keys.reset();
+      return nullptr;
+    }
   }
   if (k->isolate_ != isolate) {
     // First use on this isolate: every full GC from now on ends an epoch.

@@ -91,8 +91,8 @@ class StackKeys {
     uint32_t epoch;
     uint32_t stack_id;  // 0 = empty
     uint32_t n;
-    uint32_t seq;       // pending keys: the token's sequence number
-    uintptr_t queue;    // pending keys with a clock: the microtask queue it counts
+    uint32_t seq;     // pending keys: the token's sequence number
+    uintptr_t queue;  // pending keys with a clock: the microtask queue it counts
     uintptr_t frames[kMaxFrames + 1];
   };
   // The pending key of a token from the last Lookups, or nullptr (stale).

@@ -46,17 +46,16 @@ const V8Api& V8() {
 bool HasStackSampling() {
   static const bool has = [] {
     const V8Api& a = V8();
-    return a.get_current && a.get_stack_sample && a.add_gc_prologue_callback &&
-           a.entered_or_microtask_context && a.context_microtask_queue &&
-           a.finished_microtask_count_offset > 0 && a.finished_microtask_count_offset < 4096;
+    return a.get_current && a.get_stack_sample && a.add_gc_prologue_callback && a.entered_or_microtask_context &&
+           a.context_microtask_queue && a.finished_microtask_count_offset > 0 &&
+           a.finished_microtask_count_offset < 4096;
   }();
   return has;
 }
 
 bool HasBackingStoreDeleters() {
   const V8Api& a = V8();
-  return a.get_current && a.new_backing_store && a.array_buffer_new && a.backing_store_dtor &&
-         a.set_flags_from_string;
+  return a.get_current && a.new_backing_store && a.array_buffer_new && a.backing_store_dtor && a.set_flags_from_string;
 }
 
 }  // namespace engine

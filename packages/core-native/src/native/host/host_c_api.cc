@@ -44,7 +44,7 @@ MATE_EXPORT int mate_guard_host_free(void* ptr) { return mate::host::Free(ptr) ?
 MATE_EXPORT int mate_guard_host_guard_native(const char* globs) {
   std::vector<std::string> list;
   std::string g;
-  for (const char* p = globs ? globs : ""; ; p++) {
+  for (const char* p = globs ? globs : "";; p++) {
     if (*p == '\n' || *p == '\0') {
       if (!g.empty()) list.push_back(g);
       g.clear();

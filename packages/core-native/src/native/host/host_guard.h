@@ -15,7 +15,7 @@ namespace mate {
 namespace host {
 
 struct InstallPaths {
-  int report_fd = -1;             // where reports are printed (-1: stderr; report/printer.h SetReportFd)
+  int report_fd = -1;  // where reports are printed (-1: stderr; report/printer.h SetReportFd)
 };
 
 // Creates the allocator (once), installs the fault handler and readies the

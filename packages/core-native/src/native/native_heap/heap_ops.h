@@ -41,9 +41,7 @@ bool MadeAllocationCalls(uintptr_t base);
 extern uintptr_t g_region_base;
 extern uintptr_t g_region_bytes;
 // Whether `p` may be ours: one subtraction and compare, no allocator access.
-inline bool InGuardedRegion(const void* p) {
-  return reinterpret_cast<uintptr_t>(p) - g_region_base < g_region_bytes;
-}
+inline bool InGuardedRegion(const void* p) { return reinterpret_cast<uintptr_t>(p) - g_region_base < g_region_bytes; }
 
 // Who calls: a chosen module's redirected import, or the process-wide free
 // router (any other module; its frees of other pointers are not counted).

@@ -43,7 +43,10 @@ platform::ImportRedirector& Chosen() {
   static platform::ImportRedirector* r = [] {
     size_t n;
     const platform::ImportRedirect* table = Replacements(&n);
-    platform::RedirectorConfig c{"native heap", table, n, platform::Choose::kGlobs,
+    platform::RedirectorConfig c{"native heap",
+                                 table,
+                                 n,
+                                 platform::Choose::kGlobs,
                                  platform::kNeverLoader | platform::kNeverRuntime | platform::kNeverNode,
                                  [] { RefreshModuleMap(); }};
     c.patched = RegisterRange;

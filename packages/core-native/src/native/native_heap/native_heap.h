@@ -43,7 +43,6 @@ bool Active();
 // query when nothing was loaded.
 void Refresh();
 
-
 // What was redirected, per module.
 using PatchedModule = platform::RedirectedModule;
 std::vector<PatchedModule> Modules();
@@ -59,10 +58,10 @@ struct Counters {
   uint64_t bad_frees = 0;      // double and invalid frees found (and ignored)
   uint64_t routed_frees = 0;   // guarded pointers freed or reallocated by other modules (brought home)
   // Why the unguarded ones went to libc (they add up to `unguarded`):
-  uint64_t sampled_out = 0;    // nativeSampleRate
-  uint64_t reentrant = 0;      // made inside a guarded allocation on the same thread (its JS stack capture)
-  uint64_t no_slot = 0;        // the allocator gave no slot (its fallback reasons say why)
-  uint64_t libc_blocks = 0;    // reallocs of blocks libc made (they stay libc's)
+  uint64_t sampled_out = 0;  // nativeSampleRate
+  uint64_t reentrant = 0;    // made inside a guarded allocation on the same thread (its JS stack capture)
+  uint64_t no_slot = 0;      // the allocator gave no slot (its fallback reasons say why)
+  uint64_t libc_blocks = 0;  // reallocs of blocks libc made (they stay libc's)
 };
 Counters GetCounters();
 
@@ -74,11 +73,11 @@ Counters GetCounters();
 enum class FindingKind : uint8_t { kDoubleFree, kInvalidFree, kForeignWriteAfterFree };
 struct Finding {
   FindingKind kind = FindingKind::kDoubleFree;
-  SlotRecord record{};        // the allocation concerned (double free: as freed the first time)
-  bool has_record = false;    // invalid free of a pointer that is no allocation's: false
-  uintptr_t address = 0;      // the pointer given to free/delete/realloc
-  uint32_t frames = 0;        // StackStore frames of the bad free
-  uint32_t test = 0;          // test running at the bad free
+  SlotRecord record{};      // the allocation concerned (double free: as freed the first time)
+  bool has_record = false;  // invalid free of a pointer that is no allocation's: false
+  uintptr_t address = 0;    // the pointer given to free/delete/realloc
+  uint32_t frames = 0;      // StackStore frames of the bad free
+  uint32_t test = 0;        // test running at the bad free
 };
 std::vector<Finding> TakeFindings();
 

@@ -223,7 +223,9 @@ void DeleteNothrow(void* p, const std::nothrow_t&) noexcept { DELETE_FOREIGN(Rel
 void DeleteArrayNothrow(void* p, const std::nothrow_t&) noexcept { DELETE_FOREIGN(RelDeleteArray, 0, 0); }
 void DeleteAligned(void* p, std::align_val_t al) noexcept { DELETE_FOREIGN(RelDeleteAligned, 0, Align(al)); }
 void DeleteArrayAligned(void* p, std::align_val_t al) noexcept { DELETE_FOREIGN(RelDeleteArrayAligned, 0, Align(al)); }
-void DeleteSizedAligned(void* p, size_t n, std::align_val_t al) noexcept { DELETE_FOREIGN(RelDeleteSizedAligned, n, Align(al)); }
+void DeleteSizedAligned(void* p, size_t n, std::align_val_t al) noexcept {
+  DELETE_FOREIGN(RelDeleteSizedAligned, n, Align(al));
+}
 void DeleteArraySizedAligned(void* p, size_t n, std::align_val_t al) noexcept {
   DELETE_FOREIGN(RelDeleteArraySizedAligned, n, Align(al));
 }
@@ -255,23 +257,23 @@ const platform::ImportRedirect kNames[] = {
     {"strndup", Fn(&Strndup)},
     {"__strdup", Fn(&Strdup)},
     {"__strndup", Fn(&Strndup)},
-    {"_Znwm", Fn(&New)},                                      // new(size_t)
-    {"_Znam", Fn(&NewArray)},                                 // new[](size_t)
-    {"_ZnwmRKSt9nothrow_t", Fn(&NewNothrow)},                 // new(size_t, nothrow_t)
+    {"_Znwm", Fn(&New)},                       // new(size_t)
+    {"_Znam", Fn(&NewArray)},                  // new[](size_t)
+    {"_ZnwmRKSt9nothrow_t", Fn(&NewNothrow)},  // new(size_t, nothrow_t)
     {"_ZnamRKSt9nothrow_t", Fn(&NewArrayNothrow)},
-    {"_ZnwmSt11align_val_t", Fn(&NewAligned)},                // new(size_t, align_val_t)
+    {"_ZnwmSt11align_val_t", Fn(&NewAligned)},  // new(size_t, align_val_t)
     {"_ZnamSt11align_val_t", Fn(&NewArrayAligned)},
     {"_ZnwmSt11align_val_tRKSt9nothrow_t", Fn(&NewAlignedNothrow)},
     {"_ZnamSt11align_val_tRKSt9nothrow_t", Fn(&NewArrayAlignedNothrow)},
-    {"_ZdlPv", Fn(&Delete)},                                  // delete(void*)
+    {"_ZdlPv", Fn(&Delete)},  // delete(void*)
     {"_ZdaPv", Fn(&DeleteArray)},
-    {"_ZdlPvm", Fn(&DeleteSized)},                            // delete(void*, size_t)
+    {"_ZdlPvm", Fn(&DeleteSized)},  // delete(void*, size_t)
     {"_ZdaPvm", Fn(&DeleteArraySized)},
     {"_ZdlPvRKSt9nothrow_t", Fn(&DeleteNothrow)},
     {"_ZdaPvRKSt9nothrow_t", Fn(&DeleteArrayNothrow)},
-    {"_ZdlPvSt11align_val_t", Fn(&DeleteAligned)},            // delete(void*, align_val_t)
+    {"_ZdlPvSt11align_val_t", Fn(&DeleteAligned)},  // delete(void*, align_val_t)
     {"_ZdaPvSt11align_val_t", Fn(&DeleteArrayAligned)},
-    {"_ZdlPvmSt11align_val_t", Fn(&DeleteSizedAligned)},      // delete(void*, size_t, align_val_t)
+    {"_ZdlPvmSt11align_val_t", Fn(&DeleteSizedAligned)},  // delete(void*, size_t, align_val_t)
     {"_ZdaPvmSt11align_val_t", Fn(&DeleteArraySizedAligned)},
     {"_ZdlPvSt11align_val_tRKSt9nothrow_t", Fn(&DeleteAlignedNothrow)},
     {"_ZdaPvSt11align_val_tRKSt9nothrow_t", Fn(&DeleteArrayAlignedNothrow)},

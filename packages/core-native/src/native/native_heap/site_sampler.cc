@@ -7,7 +7,8 @@ namespace {
 
 // Taken inside malloc and in signal handlers' allocations: no lock behind the atomics.
 static_assert(std::atomic<uintptr_t>::is_always_lock_free && std::atomic<uint32_t>::is_always_lock_free &&
-              std::atomic<uint64_t>::is_always_lock_free, "site table atomics must be lock-free");
+                  std::atomic<uint64_t>::is_always_lock_free,
+              "site table atomics must be lock-free");
 
 // Fibonacci hashing: return addresses differ in their low bits mostly.
 inline size_t Hash(uintptr_t site) { return static_cast<size_t>((site * 0x9E3779B97F4A7C15ull) >> 32); }

@@ -19,18 +19,18 @@ namespace mate {
 namespace native_heap {
 
 struct SiteEntry {
-  std::atomic<uintptr_t> site{0};    // 0: empty
-  std::atomic<uint32_t> calls{0};    // calls counted; stops being written once it reaches K
-  std::atomic<uint32_t> missed{0};   // one of its first K calls got no guarded slot
+  std::atomic<uintptr_t> site{0};   // 0: empty
+  std::atomic<uint32_t> calls{0};   // calls counted; stops being written once it reaches K
+  std::atomic<uint32_t> missed{0};  // one of its first K calls got no guarded slot
 };
 
 struct SiteCoverage {
-  uint64_t sites = 0;           // distinct call sites in the table
-  uint64_t reached_first = 0;   // sites called at least K times: guarded on each of the first K
-  uint64_t missed = 0;          // sites one of whose first K calls got no slot (went to libc)
-  uint64_t forced = 0;          // allocations guarded because they were among their site's first K
-  uint64_t untracked_calls = 0; // calls from sites the full table could not take (sampled plainly)
-  uint64_t capacity = 0;        // entries of the table
+  uint64_t sites = 0;            // distinct call sites in the table
+  uint64_t reached_first = 0;    // sites called at least K times: guarded on each of the first K
+  uint64_t missed = 0;           // sites one of whose first K calls got no slot (went to libc)
+  uint64_t forced = 0;           // allocations guarded because they were among their site's first K
+  uint64_t untracked_calls = 0;  // calls from sites the full table could not take (sampled plainly)
+  uint64_t capacity = 0;         // entries of the table
 };
 
 class SiteTable {

@@ -54,11 +54,21 @@ class Parser {
       }
       char e = *p_++;
       switch (e) {
-        case 'n': out->push_back('\n'); break;
-        case 't': out->push_back('\t'); break;
-        case 'r': out->push_back('\r'); break;
-        case 'b': out->push_back('\b'); break;
-        case 'f': out->push_back('\f'); break;
+        case 'n':
+          out->push_back('\n');
+          break;
+        case 't':
+          out->push_back('\t');
+          break;
+        case 'r':
+          out->push_back('\r');
+          break;
+        case 'b':
+          out->push_back('\b');
+          break;
+        case 'f':
+          out->push_back('\f');
+          break;
         case 'u': {
           unsigned cp = 0;
           for (int i = 0; i < 4; i++) {
@@ -78,8 +88,10 @@ class Parser {
           }
           break;
         }
-        case '\0': return false;
-        default: out->push_back(e);  // \" \\ \/
+        case '\0':
+          return false;
+        default:
+          out->push_back(e);  // \" \\ \/
       }
     }
     if (*p_ != '"') return false;
@@ -102,7 +114,10 @@ class Parser {
         if (*p_++ != ':') return false;
         if (!ParseValue(&v->fields[key], depth + 1)) return false;
         Space();
-        if (*p_ == ',') { p_++; continue; }
+        if (*p_ == ',') {
+          p_++;
+          continue;
+        }
         if (*p_ == '}') return p_++, true;
         return false;
       }
@@ -116,7 +131,10 @@ class Parser {
         v->items.emplace_back();
         if (!ParseValue(&v->items.back(), depth + 1)) return false;
         Space();
-        if (*p_ == ',') { p_++; continue; }
+        if (*p_ == ',') {
+          p_++;
+          continue;
+        }
         if (*p_ == ']') return p_++, true;
         return false;
       }
@@ -125,9 +143,20 @@ class Parser {
       v->kind = Value::kString;
       return ParseString(&v->s);
     }
-    if (Word("true")) { v->kind = Value::kBool; v->b = true; return true; }
-    if (Word("false")) { v->kind = Value::kBool; v->b = false; return true; }
-    if (Word("null")) { v->kind = Value::kNull; return true; }
+    if (Word("true")) {
+      v->kind = Value::kBool;
+      v->b = true;
+      return true;
+    }
+    if (Word("false")) {
+      v->kind = Value::kBool;
+      v->b = false;
+      return true;
+    }
+    if (Word("null")) {
+      v->kind = Value::kNull;
+      return true;
+    }
     char* end = nullptr;
     v->n = strtod(p_, &end);
     if (end == p_) return false;
@@ -137,7 +166,6 @@ class Parser {
   }
   const char* p_;
 };
-
 
 // One reader per field type of the options table. A value of the wrong
 // type is an error: the handoff is ours, so it is foreign or stale.
@@ -190,16 +218,17 @@ bool ReadHandoff(const char* json, Handoff* out, std::string* error) {
   }
   const Value* version = root.Get("version");
   const Value* s = root.Get("settings");
-  if (version == nullptr || version->kind != Value::kNumber || version->n != 1 || s == nullptr || s->kind != Value::kObject) {
+  if (version == nullptr || version->kind != Value::kNumber || version->n != 1 || s == nullptr ||
+      s->kind != Value::kObject) {
     *error = "MATE_GUARD_SETTINGS is not a version 1 handoff (a different mate-guard started this run?)";
     return false;
   }
   // Absent keys keep their defaults (JSON has no undefined: an unset
   // setting is absent).
-#define MATE_OPTION(type, field, js_name, def)                                                      \
-  if (const Value* v = s->Get(js_name); v != nullptr && !ReadJson(*v, &out->options.field)) {     \
+#define MATE_OPTION(type, field, js_name, def)                                                                        \
+  if (const Value* v = s->Get(js_name); v != nullptr && !ReadJson(*v, &out->options.field)) {                         \
     *error = std::string("MATE_GUARD_SETTINGS has a bad ") + js_name + " (a different mate-guard started this run?)"; \
-    return false;                                                                                  \
+    return false;                                                                                                     \
   }
 #include "options/options.inc"
 #undef MATE_OPTION

@@ -32,7 +32,7 @@ bool RemoveGuards(const PageRange* ranges, size_t n);
 // be; they fault in on first touch as before.
 bool PopulateWrite(const PageRange* ranges, size_t n);
 // mprotect: every protection change may split a mapping.
-bool ProtectNone(void* addr, size_t bytes);   // also discards contents
+bool ProtectNone(void* addr, size_t bytes);  // also discards contents
 bool ProtectReadWrite(void* addr, size_t bytes);
 // Kept slots: PROT_NONE without discarding the contents (the page stays,
 // so opening again needs no fault), and a mapping flag that only guard

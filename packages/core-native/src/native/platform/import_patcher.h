@@ -41,20 +41,20 @@ struct ImportRedirect {
 
 // A data slot this pass found (see above).
 struct DataSlot {
-  uintptr_t slot = 0;     // its address
-  uint32_t entry = 0;     // the table entry it is initialised to
-  void* held = nullptr;   // what it held when this pass read it
-  bool redirected = false;  // it points at the target now (written now or before)
+  uintptr_t slot = 0;          // its address
+  uint32_t entry = 0;          // the table entry it is initialised to
+  void* held = nullptr;        // what it held when this pass read it
+  bool redirected = false;     // it points at the target now (written now or before)
   bool program_owned = false;  // the program set it (it holds neither the real function nor the target)
 };
 
 struct RedirectResult {
-  uint32_t slots_written = 0;   // slots changed by this call
+  uint32_t slots_written = 0;     // slots changed by this call
   uint32_t slots_redirected = 0;  // slots now pointing at a target (written now or before)
-  uint64_t symbols = 0;         // bit i: table[i] has at least one redirected slot
-  uint64_t defined = 0;         // bit i: the object defines table[i] itself (left alone)
-  const char* error = nullptr;  // why the object could not be patched (nothing written)
-  std::vector<DataSlot> data;   // every data slot of a table symbol (with `real` given)
+  uint64_t symbols = 0;           // bit i: table[i] has at least one redirected slot
+  uint64_t defined = 0;           // bit i: the object defines table[i] itself (left alone)
+  const char* error = nullptr;    // why the object could not be patched (nothing written)
+  std::vector<DataSlot> data;     // every data slot of a table symbol (with `real` given)
 };
 
 // Idempotent: slots already pointing at their target are left. Slots in
@@ -68,8 +68,8 @@ RedirectResult RedirectImports(const LoadedObject& obj, const ImportRedirect* ta
 
 // What BindOwnWeakFunctions did to one object.
 struct OwnBindResult {
-  uint32_t slots = 0;               // import slots now pointing at the object's own definition (written now or before)
-  uint32_t written = 0;             // of them, changed by this call
+  uint32_t slots = 0;    // import slots now pointing at the object's own definition (written now or before)
+  uint32_t written = 0;  // of them, changed by this call
   // The symbols (mangled, each once) whose slots were bound, or would have
   // been bound lazily, to another object's copy: the ones re-bound.
   std::vector<std::string> names;

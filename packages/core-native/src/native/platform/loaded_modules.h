@@ -11,9 +11,9 @@ namespace mate {
 namespace platform {
 
 struct LoadedObject {
-  const char* path;    // as the linker knows it; the main program's real path
-  uintptr_t base;      // load bias: runtime address = base + ELF virtual address
-  const void* phdrs;   // the object's program headers (ElfW(Phdr)[phnum])
+  const char* path;   // as the linker knows it; the main program's real path
+  uintptr_t base;     // load bias: runtime address = base + ELF virtual address
+  const void* phdrs;  // the object's program headers (ElfW(Phdr)[phnum])
   uint16_t phnum;
   bool main_program;
 };

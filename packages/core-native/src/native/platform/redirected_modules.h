@@ -37,13 +37,13 @@ bool ModuleNamedLike(const char* path, const char* const (&prefixes)[N]) {
 // A variable (data slot) initialised to a table function: redirected while
 // it held the real function, the program's once it set it.
 struct RedirectedVariable {
-  uintptr_t slot = 0;           // its address
-  std::string symbol;           // the function it was initialised to (`free`)
-  void* first_held = nullptr;   // what it held when first seen (at the module's install)
-  void* held = nullptr;         // what it held at the last pass (before any write)
-  bool redirected = false;      // it points at mate-guard now
+  uintptr_t slot = 0;             // its address
+  std::string symbol;             // the function it was initialised to (`free`)
+  void* first_held = nullptr;     // what it held when first seen (at the module's install)
+  void* held = nullptr;           // what it held at the last pass (before any write)
+  bool redirected = false;        // it points at mate-guard now
   bool owned_at_install = false;  // the program had set it before it was first seen (a constructor)
-  bool owned_later = false;     // redirected at first, then set by the program
+  bool owned_later = false;       // redirected at first, then set by the program
 };
 
 // What import redirection did to one module (the native heap's and the

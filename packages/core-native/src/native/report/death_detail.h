@@ -11,10 +11,10 @@ namespace mate {
 // kernel described it, and what mate-guard could tell about the death.
 struct DeathDetail {
   int signal = 0;
-  int code = 0;            // si_code: the kernel's reason (> 0) or how a process sent it (<= 0)
-  int sender = 0;          // the sending process (kill, raise, abort), 0 when the kernel raised it
+  int code = 0;    // si_code: the kernel's reason (> 0) or how a process sent it (<= 0)
+  int sender = 0;  // the sending process (kill, raise, abort), 0 when the kernel raised it
   bool has_address = false;
-  uintptr_t address = 0;   // faulting address (SIGSEGV, SIGBUS) or instruction (SIGILL, SIGFPE, SIGTRAP)
+  uintptr_t address = 0;                  // faulting address (SIGSEGV, SIGBUS) or instruction (SIGILL, SIGFPE, SIGTRAP)
   AccessType access = AccessType::kNone;  // SIGSEGV: how the address was touched, where known
   const char* abort_message = nullptr;    // glibc's message before it aborted ("free(): invalid pointer")
   const char* exception_type = nullptr;   // uncaught C++ exception: its type

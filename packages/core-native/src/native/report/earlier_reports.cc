@@ -61,7 +61,9 @@ std::string EarlierReportsText(const std::string& dir, const JsonValue& crash, c
     std::string json;
     JsonValue e;
     std::string error;
-    if (!ReadSmallFile(dir + "/" + name, JsonLimits().max_bytes, &json) || !ParseJson(json, &e, &error) || !EventProblem(e).empty()) continue;
+    if (!ReadSmallFile(dir + "/" + name, JsonLimits().max_bytes, &json) || !ParseJson(json, &e, &error) ||
+        !EventProblem(e).empty())
+      continue;
     if (e["pid"].Str() != pid || e["fatal"].Truthy() || e["delivered"].Str() != "caller") continue;
     reports += e["text"].IsString() && !e["text"].text.empty() ? e["text"].text : FormatText(e, o);
     count++;

@@ -41,8 +41,8 @@ ElfFunctions::ElfFunctions(const std::string& file) {
   Fd f{open(file.c_str(), O_RDONLY | O_CLOEXEC)};
   if (f.fd < 0) return;
   Elf64_Ehdr eh;
-  if (!ReadAt(f.fd, 0, &eh, sizeof(eh)) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-      eh.e_shoff == 0 || eh.e_shentsize < sizeof(Elf64_Shdr))
+  if (!ReadAt(f.fd, 0, &eh, sizeof(eh)) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+      eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shoff == 0 || eh.e_shentsize < sizeof(Elf64_Shdr))
     return;
   uint64_t shnum = eh.e_shnum;
   if (shnum == 0) {  // extended numbering: the count is in section 0's size

@@ -7,7 +7,8 @@ namespace mate {
 namespace {
 
 char g_runtime[4096];
-// The folders, each ended by a NUL, the list by an empty one: written as they are, no copy (the handler's stack is small).
+// The folders, each ended by a NUL, the list by an empty one: written as they are, no copy (the handler's stack is
+// small).
 char g_machinery_dirs[16384];
 
 }  // namespace

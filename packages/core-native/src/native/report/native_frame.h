@@ -14,8 +14,8 @@ constexpr size_t kMaxNativeFrames = 64;
 
 struct NativeFrame {
   uintptr_t pc = 0;
-  uintptr_t offset = 0;          // pc - load bias of `module` (link-time address); pc when unknown
-  const char* module = nullptr;  // absolute path (never freed), nullptr when unknown
+  uintptr_t offset = 0;                 // pc - load bias of `module` (link-time address); pc when unknown
+  const char* module = nullptr;         // absolute path (never freed), nullptr when unknown
   uint32_t module_index = 0xffffffffu;  // module map index (kNoModule when unknown)
   // `pc` is a return address (every frame but the interrupted one): the
   // call is the instruction before it, so symbolize offset - 1.

@@ -83,7 +83,8 @@ void AddNativeHeap(mate::JsonValue* event, const std::string& dir) {
   heap.Field("globs") = state["globs"];
   mate::JsonValue& modules = heap.Field("modules");
   modules.kind = mate::JsonValue::kArray;
-  for (const mate::JsonValue& m : state["modules"].items) modules.items.push_back(mate::JsonValue::String(m["path"].Str()));
+  for (const mate::JsonValue& m : state["modules"].items)
+    modules.items.push_back(mate::JsonValue::String(m["path"].Str()));
   event->Field("nativeHeap") = heap;
 }
 
@@ -94,7 +95,8 @@ void Suppress(mate::JsonValue* event, const mate::JsonValue& run) {
   const std::string& file = run["suppressions"].text;
   std::string text, error;
   std::vector<mate::SuppressionRule> rules;
-  if (!mate::ReadSmallFile(file, kMaxSuppressionsBytes, &text) || !mate::ParseSuppressions(text, file, &rules, &error)) return;
+  if (!mate::ReadSmallFile(file, kMaxSuppressionsBytes, &text) || !mate::ParseSuppressions(text, file, &rules, &error))
+    return;
   mate::JsonValue verdict = mate::MatchSuppression(*event, rules);
   if (verdict.IsObject()) event->Field("suppressed") = verdict;
 }
@@ -104,7 +106,9 @@ void Suppress(mate::JsonValue* event, const mate::JsonValue& run) {
 int main(int argc, char** argv) {
   const bool with_earlier = argc == 3 && strcmp(argv[2], "--with-earlier") == 0;
   if (argc != 2 && !with_earlier) {
-    fprintf(stderr, "usage: mate-guard-print <event file> [--with-earlier]  (started by a dying process: prints its report on stderr)\n");
+    fprintf(stderr,
+            "usage: mate-guard-print <event file> [--with-earlier]  (started by a dying process: prints its report on "
+            "stderr)\n");
     return 2;
   }
   std::string json;
@@ -130,8 +134,9 @@ int main(int argc, char** argv) {
   // The dying process owns the run: nothing will print the summary; say where the reports stay.
   std::string owner_gone;
   if (event["fatal"].Truthy() && run_here && run["pid"].Str() == event["pid"].Str()) {
-    owner_gone = "[mate-guard] the process that owned this run dies with it, so no summary follows; the reports stay in " + dir +
-                 " (mate report " + dir + " sums them up)\n";
+    owner_gone =
+        "[mate-guard] the process that owned this run dies with it, so no summary follows; the reports stay in " + dir +
+        " (mate report " + dir + " sums them up)\n";
   }
   WriteAll(2, earlier + text + owner_gone);
   // An event printed before (its text filed) is left as it was.

@@ -23,7 +23,7 @@ const char g_marker_env[] = "MATE_GUARD_PRINTER=1";
 char g_with_earlier[] = "--with-earlier";
 bool g_earlier = false;
 char g_native[4096];  // mate-guard-print beside this library ("" when absent)
-int g_fd = 2;  // where reports go (SetReportFd)
+int g_fd = 2;         // where reports go (SetReportFd)
 
 bool Copy(char* dst, size_t cap, const char* prefix, const char* src) {
   size_t p = strlen(prefix), n = strlen(src);

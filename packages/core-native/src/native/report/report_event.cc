@@ -95,7 +95,10 @@ void Frames(Writer* w, const NativeFrame* frames, size_t n, UnwindMethod unwind)
 void StoredFrames(Writer* w, uint32_t frames_id) {
   const uintptr_t* pcs;
   size_t n = StackStore::Get().LookupFrames(frames_id, &pcs);
-  if (n == 0) { w->Str("null"); return; }
+  if (n == 0) {
+    w->Str("null");
+    return;
+  }
   NativeFrame frames[kMaxNativeFrames];
   if (n > kMaxNativeFrames) n = kMaxNativeFrames;
   for (size_t i = 0; i < n; i++) {
@@ -111,8 +114,8 @@ void StoredFrames(Writer* w, uint32_t frames_id) {
 }
 
 // One allocation: its record and slot, as of the report.
-void AllocationOf(const SlotRecord& r, const SlotGeometry& g, const char* backend, const char* guard_method,
-                  bool freed, Writer* w) {
+void AllocationOf(const SlotRecord& r, const SlotGeometry& g, const char* backend, const char* guard_method, bool freed,
+                  Writer* w) {
   w->Str("{\"id\":");
   w->Dec(r.alloc_id);
   w->Str(",\"size\":");
@@ -148,11 +151,14 @@ void AllocationOf(const SlotRecord& r, const SlotGeometry& g, const char* backen
   w->Str(",\"freedBy\":");
   w->JsonStr(freed ? FreedByName(r.freed_by) : nullptr);
   w->Str(",\"freeTest\":");
-  if (freed) Interned(w, r.free_test); else w->Str("null");
+  if (freed) Interned(w, r.free_test);
+  else w->Str("null");
   w->Str(",\"freeStack\":");
-  if (freed) Interned(w, r.free_stack); else w->Str("null");
+  if (freed) Interned(w, r.free_stack);
+  else w->Str("null");
   w->Str(",\"freeFrames\":");
-  if (freed) StoredFrames(w, r.free_frames); else w->Str("null");
+  if (freed) StoredFrames(w, r.free_frames);
+  else w->Str("null");
   w->Char('}');
 }
 
@@ -213,8 +219,9 @@ void Launch(const DeviceDetail& d, const DeviceLaunch& l, Writer* w) {
       w->Dec(in.saved);
       // The whole path: a report printed in the process itself has no event file to be relative to.
       char file[4352];
-      snprintf(file, sizeof(file), "%s/inputs/%llu-%llu-%llu.bin", ReportDir(), static_cast<unsigned long long>(getpid()),
-               static_cast<unsigned long long>(l.number), static_cast<unsigned long long>(in.index));
+      snprintf(file, sizeof(file), "%s/inputs/%llu-%llu-%llu.bin", ReportDir(),
+               static_cast<unsigned long long>(getpid()), static_cast<unsigned long long>(l.number),
+               static_cast<unsigned long long>(in.index));
       w->Str(",\"file\":");
       w->JsonStr(file);
       w->Char('}');
@@ -269,12 +276,19 @@ void Device(const Violation& v, Writer* w) {
   }
   if (d.memory) {
     const DeviceMemoryAccount& m = *d.memory;
-    const std::pair<const char*, uint64_t> fields[] = {
-        {"requested", m.requested},         {"liveCount", m.live_count},       {"liveBytes", m.live_bytes},
-        {"liveMapped", m.live_mapped},       {"quarantinedCount", m.quarantined_count},
-        {"quarantinedBytes", m.quarantined_bytes}, {"pendingBytes", m.pending_bytes},
-        {"pooledBytes", m.pooled_bytes},     {"readyBytes", m.ready_bytes},     {"givenBack", m.given_back},
-        {"deviceTotal", m.device_total},     {"deviceFree", m.device_free},     {"failures", m.failures}};
+    const std::pair<const char*, uint64_t> fields[] = {{"requested", m.requested},
+                                                       {"liveCount", m.live_count},
+                                                       {"liveBytes", m.live_bytes},
+                                                       {"liveMapped", m.live_mapped},
+                                                       {"quarantinedCount", m.quarantined_count},
+                                                       {"quarantinedBytes", m.quarantined_bytes},
+                                                       {"pendingBytes", m.pending_bytes},
+                                                       {"pooledBytes", m.pooled_bytes},
+                                                       {"readyBytes", m.ready_bytes},
+                                                       {"givenBack", m.given_back},
+                                                       {"deviceTotal", m.device_total},
+                                                       {"deviceFree", m.device_free},
+                                                       {"failures", m.failures}};
     w->Str(",\"memory\":{");
     bool first = true;
     for (const auto& [name, value] : fields) {
@@ -293,7 +307,8 @@ void Device(const Violation& v, Writer* w) {
     w->Str(",\"use\":");
     HexStr(w, d.use_stream);
     w->Str(",\"useLaunch\":");
-    if (d.use) Launch(d, *d.use, w); else w->Str("null");
+    if (d.use) Launch(d, *d.use, w);
+    else w->Str("null");
     w->Char('}');
   }
 }
@@ -310,9 +325,11 @@ void Death(const DeathDetail& d, Writer* w) {
     w->Dec(static_cast<uint64_t>(d.code));
   }
   w->Str(",\"sender\":");
-  if (d.sender > 0) w->Dec(static_cast<uint64_t>(d.sender)); else w->Str("null");
+  if (d.sender > 0) w->Dec(static_cast<uint64_t>(d.sender));
+  else w->Str("null");
   w->Str(",\"address\":");
-  if (d.has_address) HexStr(w, d.address); else w->Str("null");
+  if (d.has_address) HexStr(w, d.address);
+  else w->Str("null");
   w->Str(",\"access\":");
   w->JsonStr(AccessTypeName(d.access));
   w->Str(",\"abortMessage\":");
@@ -370,15 +387,18 @@ void FormatEvent(const Violation& v, Writer* w) {
   w->Str(",\"access\":");
   w->JsonStr(AccessTypeName(v.access));
   w->Str(",\"address\":");
-  if (positioned) HexStr(w, v.address); else w->Str("null");
+  if (positioned) HexStr(w, v.address);
+  else w->Str("null");
   w->Str(",\"relation\":");
   w->JsonStr(positioned && v.has_record ? RelationName(v.relation) : nullptr);
   w->Str(",\"distance\":");
-  if (positioned && v.has_record) w->Dec(v.distance); else w->Str("null");
+  if (positioned && v.has_record) w->Dec(v.distance);
+  else w->Str("null");
   w->Str(",\"fatal\":");
   w->Str(v.signal ? "true" : "false");
   w->Str(",\"signal\":");
-  if (v.signal) w->Dec(static_cast<uint64_t>(v.signal)); else w->Str("null");
+  if (v.signal) w->Dec(static_cast<uint64_t>(v.signal));
+  else w->Str("null");
   w->Str(",\"pid\":");
   w->Dec(static_cast<uint64_t>(getpid()));
   w->Str(",\"test\":");
@@ -401,7 +421,8 @@ void FormatEvent(const Violation& v, Writer* w) {
   w->Str(",\"backend\":");
   w->JsonStr(v.backend);
   w->Str(",\"allocation\":");
-  if (v.has_record) Allocation(v, w); else w->Str("null");
+  if (v.has_record) Allocation(v, w);
+  else w->Str("null");
   if (v.device) Device(v, w);
   if (v.death) Death(*v.death, w);
   w->Str(",\"process\":{\"allocations\":");

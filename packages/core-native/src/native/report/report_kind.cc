@@ -15,10 +15,14 @@ const char* ReportKindName(ReportKind kind) {
 
 const char* AccessTypeName(AccessType access) {
   switch (access) {
-    case AccessType::kNone: return nullptr;
-    case AccessType::kRead: return "READ";
-    case AccessType::kWrite: return "WRITE";
-    case AccessType::kUnknown: return "ACCESS";
+    case AccessType::kNone:
+      return nullptr;
+    case AccessType::kRead:
+      return "READ";
+    case AccessType::kWrite:
+      return "WRITE";
+    case AccessType::kUnknown:
+      return "ACCESS";
   }
   return nullptr;
 }

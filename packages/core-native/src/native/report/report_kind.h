@@ -7,20 +7,20 @@ namespace mate {
 
 // Every kind of violation mate-guard reports: the one list. The TS side's
 // (src/ts/report/kinds.ts) is generated from it (`npm run gen:kinds`).
-#define MATE_REPORT_KINDS(X)                          \
-  X(kHeapBufferOverflow, "heap-buffer-overflow")      \
-  X(kHeapBufferUnderflow, "heap-buffer-underflow")    \
-  X(kHeapUseAfterFree, "heap-use-after-free")         \
-  X(kCanaryCorruption, "canary-corruption")           \
-  X(kInvalidFree, "invalid-free")                     \
-  X(kDoubleFree, "double-free")                       \
-  X(kCrossStreamFree, "cross-stream-free")            \
-  X(kIllegalAddress, "illegal-address")               \
-  X(kDeviceAssert, "device-assert")                   \
-  X(kDeviceFault, "device-fault")                     \
-  X(kWildAccess, "wild-access")                       \
-  X(kDeadlySignal, "deadly-signal")                   \
-  X(kUncaughtException, "uncaught-exception")        \
+#define MATE_REPORT_KINDS(X)                       \
+  X(kHeapBufferOverflow, "heap-buffer-overflow")   \
+  X(kHeapBufferUnderflow, "heap-buffer-underflow") \
+  X(kHeapUseAfterFree, "heap-use-after-free")      \
+  X(kCanaryCorruption, "canary-corruption")        \
+  X(kInvalidFree, "invalid-free")                  \
+  X(kDoubleFree, "double-free")                    \
+  X(kCrossStreamFree, "cross-stream-free")         \
+  X(kIllegalAddress, "illegal-address")            \
+  X(kDeviceAssert, "device-assert")                \
+  X(kDeviceFault, "device-fault")                  \
+  X(kWildAccess, "wild-access")                    \
+  X(kDeadlySignal, "deadly-signal")                \
+  X(kUncaughtException, "uncaught-exception")      \
   X(kOutOfMemory, "out-of-memory")
 
 enum class ReportKind : uint8_t {

@@ -160,7 +160,8 @@ void Symbolize(const std::vector<JsonValue*>& stacks, const SymbolizeOptions& o)
   long tool_deadline = deadline - std::min(1000L, static_cast<long>(o.timeout_ms) / 5);
   std::vector<Query*> asked;
   for (auto& kv : queries) {
-    if (kv.second.source == nullptr && kv.second.module.find('"') == std::string::npos && kv.second.module.find('\n') == std::string::npos) {
+    if (kv.second.source == nullptr && kv.second.module.find('"') == std::string::npos &&
+        kv.second.module.find('\n') == std::string::npos) {
       asked.push_back(&kv.second);
     }
   }
@@ -169,7 +170,8 @@ void Symbolize(const std::vector<JsonValue*>& stacks, const SymbolizeOptions& o)
   if (!llvm.empty() && !asked.empty()) {
     std::string input, out;
     for (Query* q : asked) input += "\"" + q->module + "\" " + Hex(q->address) + "\n";
-    if (RunTool(llvm, {"--inlining", "--demangle", "--functions=linkage", "--output-style=LLVM"}, input, static_cast<int>(tool_deadline - NowMs()), &out)) {
+    if (RunTool(llvm, {"--inlining", "--demangle", "--functions=linkage", "--output-style=LLVM"}, input,
+                static_cast<int>(tool_deadline - NowMs()), &out)) {
       // Per address: pairs of (function, file:line:column) lines, innermost first, then an empty line.
       std::vector<std::vector<Location>> blocks(1);
       std::vector<std::string> lines = SplitLines(out);
@@ -200,13 +202,16 @@ void Symbolize(const std::vector<JsonValue*>& stacks, const SymbolizeOptions& o)
     for (auto& m : by_module) {
       std::string input, out;
       for (Query* q : m.second) input += Hex(q->address) + "\n";
-      if (!RunTool(addr2line, {"-a", "-f", "-C", "-i", "-e", m.first}, input, static_cast<int>(tool_deadline - NowMs()), &out)) continue;
+      if (!RunTool(addr2line, {"-a", "-f", "-C", "-i", "-e", m.first}, input, static_cast<int>(tool_deadline - NowMs()),
+                   &out))
+        continue;
       std::map<unsigned long long, std::vector<Location>> found;
       std::vector<Location>* current = nullptr;
       std::vector<std::string> lines = SplitLines(out);
       for (size_t i = 0; i < lines.size(); i++) {
         const std::string& l = lines[i];
-        if (l.size() > 2 && l[0] == '0' && l[1] == 'x' && l.find_first_not_of("0123456789abcdefABCDEF", 2) == std::string::npos) {
+        if (l.size() > 2 && l[0] == '0' && l[1] == 'x' &&
+            l.find_first_not_of("0123456789abcdefABCDEF", 2) == std::string::npos) {
           current = &found[strtoull(l.c_str(), nullptr, 16)];
         } else if (current != nullptr && !l.empty() && i + 1 < lines.size()) {
           current->push_back(LocationOf(l, lines[i + 1]));

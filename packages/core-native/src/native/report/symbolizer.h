@@ -16,7 +16,7 @@
 namespace mate {
 
 struct SymbolizeOptions {
-  std::string search_path;      // where the tools are looked for (PATH)
+  std::string search_path;  // where the tools are looked for (PATH)
   int timeout_ms = 5000;
   std::string llvm_symbolizer;  // a pinned tool ("" : found on the path)
   std::string addr2line;

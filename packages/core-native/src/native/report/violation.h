@@ -21,11 +21,11 @@ struct Violation {
   AccessType access = AccessType::kNone;  // kNone: canary damage
   uintptr_t address = 0;                  // faulting address, 0 for canary damage
   Relation relation = Relation::kPastEnd;
-  uint64_t distance = 0;          // bytes past the end / before the start / offset inside
+  uint64_t distance = 0;  // bytes past the end / before the start / offset inside
   SlotRecord record{};
   SlotGeometry geometry{};
   CanaryDamage damage{};          // canary-corruption only
-  const char* backend = "host";  // the record's: host / native-heap / cuda
+  const char* backend = "host";   // the record's: host / native-heap / cuda
   uint32_t free_call_frames = 0;  // a bad free: StackStore frames of the free call, 0 = none
   bool has_record = true;         // invalid free of a pointer that is no allocation's: false
   const char* guard_method = "";  // madvise-guard / mprotect

@@ -10,7 +10,9 @@ namespace mate {
 // handler can use it. Output past the capacity is dropped, never overrun.
 class Writer {
  public:
-  Writer(char* buf, size_t cap) : buf_(buf), cap_(cap) { if (cap_) buf_[0] = '\0'; }
+  Writer(char* buf, size_t cap) : buf_(buf), cap_(cap) {
+    if (cap_) buf_[0] = '\0';
+  }
   void Str(const char* s);
   void Mem(const char* s, size_t n);
   void Char(char c);

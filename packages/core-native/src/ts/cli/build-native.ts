@@ -45,7 +45,8 @@ function missingBuildTools(): string[] {
   const cmake = findTool(['cmake']);
   const version = cmake && /(\d+\.\d+(\.\d+)?)/.exec(cmake)?.[1];
   if (!cmake) missing.push('no cmake on PATH');
-  else if (!version || compareVersions(version, '3.15') < 0) missing.push(`cmake is ${version ?? 'of unknown version'}, 3.15 or later is needed`);
+  else if (!version || compareVersions(version, '3.15') < 0)
+    missing.push(`cmake is ${version ?? 'of unknown version'}, 3.15 or later is needed`);
   if (!findTool(['make', 'ninja'])) missing.push('no make or ninja on PATH');
   const compilers = process.env.CXX ? [process.env.CXX] : ['c++', 'g++', 'clang++'];
   if (!findTool(compilers)) missing.push(`no C++ compiler on PATH (tried ${compilers.join(', ')})`);
@@ -61,7 +62,11 @@ function compile(): string | null {
   } catch {
     return 'cmake-js (a dependency of @mate-guard/core) is not installed';
   }
-  const r = spawnSync(process.execPath, [cmakeJs, 'compile', '--log-level', 'warn'], { cwd: packageRoot, encoding: 'utf8', maxBuffer: 64 << 20 });
+  const r = spawnSync(process.execPath, [cmakeJs, 'compile', '--log-level', 'warn'], {
+    cwd: packageRoot,
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+  });
   const output = `${r.stdout ?? ''}${r.stderr ?? ''}`;
   fs.writeFileSync(LOG, output);
   if (r.status === 0) return null;
@@ -89,7 +94,9 @@ export function buildNative(): number {
   tried.push(`prebuilt ${prebuilt.label}: ${problem}`);
   const missing = missingBuildTools();
   if (missing.length) {
-    return fail(`cannot build for ${host.target} (${tried.join('; ')}; ${missing.join(', ')}): install cmake >= 3.15, make and a C++17 compiler (g++ >= 9 or clang++ >= 10), then run it again`);
+    return fail(
+      `cannot build for ${host.target} (${tried.join('; ')}; ${missing.join(', ')}): install cmake >= 3.15, make and a C++17 compiler (g++ >= 9 or clang++ >= 10), then run it again`,
+    );
   }
   const failure = compile();
   if (failure) return fail(`cannot build for ${host.target} (${tried.join('; ')}; ${failure})`);

@@ -38,7 +38,9 @@ export function parseGuardRunArgs(argv: readonly string[]): GuardRunArgs | 'help
   if (rest.length > 0) {
     const known = [...GUARD_RUN_FLAGS.rows.map((r) => GUARD_RUN_FLAGS.flagOf(r)), '--help'].join(', ');
     if (rest[0].startsWith('-')) throw new GuardConfigError(`unknown option ${show(rest[0])}; known: ${known}`);
-    throw new GuardConfigError(`unexpected ${show(rest[0])}: put the command after --, e.g. mate guard-run -- node test.js`);
+    throw new GuardConfigError(
+      `unexpected ${show(rest[0])}: put the command after --, e.g. mate guard-run -- node test.js`,
+    );
   }
   const command = dashDash < 0 ? [] : argv.slice(dashDash + 1);
   if (command.length === 0) throw new GuardConfigError('no command given: mate guard-run [options] -- <command...>');
@@ -71,7 +73,8 @@ export async function guardRun(args: GuardRunArgs): Promise<number> {
     rerun: () => ({ command, args: commandArgs, env, autoInstall: true }),
     rerunOffFlag: '--no-rerun',
     end: () => ({
-      nothingGuardedFix: 'the command started no Node process (NODE_OPTIONS reaches node only; a command that resets NODE_OPTIONS drops it)',
+      nothingGuardedFix:
+        'the command started no Node process (NODE_OPTIONS reaches node only; a command that resets NODE_OPTIONS drops it)',
     }),
   });
 }

@@ -3,7 +3,12 @@ import * as path from 'node:path';
 
 import { CONFIG_ERROR_EXIT, GuardConfigError, wantsHelp } from '../errors';
 import { ownPackages } from '../own-packages';
-import { allocatorOptionsMarkdown, runnerPackageSettingsMarkdown, runnerSettingsMarkdown, type ConfigColumn } from '../settings/docs';
+import {
+  allocatorOptionsMarkdown,
+  runnerPackageSettingsMarkdown,
+  runnerSettingsMarkdown,
+  type ConfigColumn,
+} from '../settings/docs';
 import { findAdapter, installedRunners, loadAdapter } from '../run/runner-adapter';
 import { checkoutOf } from '../run/replay-trust';
 import { BUILD_NATIVE_USAGE, buildNative } from './build-native';
@@ -49,12 +54,17 @@ async function listOptions(args: readonly string[]): Promise<string> {
   if (args.length > 0) {
     const runner = args[0] === '--runner' ? args[1] : /^--runner=(.*)$/.exec(args[0])?.[1];
     if (runner === undefined || args.length > (args[0] === '--runner' ? 2 : 1)) {
-      throw new GuardConfigError(`mate options takes --runner <name> or nothing, got ${JSON.stringify(args.join(' '))}`);
+      throw new GuardConfigError(
+        `mate options takes --runner <name> or nothing, got ${JSON.stringify(args.join(' '))}`,
+      );
     }
     // The runner's package says how its config names a setting (its adapter): core lists no runner.
     const cwd = process.cwd();
     const file = findAdapter(runner, cwd, checkoutOf(cwd));
-    if (!file) throw new GuardConfigError(`--runner: ${JSON.stringify(runner)} is not a runner; use ${installedRunners(cwd, checkoutOf(cwd)).join(', ')}`);
+    if (!file)
+      throw new GuardConfigError(
+        `--runner: ${JSON.stringify(runner)} is not a runner; use ${installedRunners(cwd, checkoutOf(cwd)).join(', ')}`,
+      );
     return runnerPackageSettingsMarkdown(runner, (await loadAdapter(runner, file)).configColumn);
   }
   return `Allocator options (installGuardAllocator):\n\n${allocatorOptionsMarkdown()}\nRunner settings:\n\n${runnerSettingsMarkdown(await configColumns())}`;
@@ -88,7 +98,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         process.stdout.write(BUILD_NATIVE_USAGE);
         return 0;
       }
-      if (rest.length) throw new GuardConfigError(`mate build-native takes no arguments, got ${JSON.stringify(rest[0])}`);
+      if (rest.length)
+        throw new GuardConfigError(`mate build-native takes no arguments, got ${JSON.stringify(rest[0])}`);
       return buildNative();
     case 'options':
       process.stdout.write(await listOptions(rest));
@@ -100,6 +111,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       process.stdout.write(USAGE + pluginsLine());
       return command === undefined ? CONFIG_ERROR_EXIT : 0;
     default:
-      throw new GuardConfigError(`unknown command ${JSON.stringify(command)}; known: guard-run, report, replay, options, build-native`);
+      throw new GuardConfigError(
+        `unknown command ${JSON.stringify(command)}; known: guard-run, report, replay, options, build-native`,
+      );
   }
 }

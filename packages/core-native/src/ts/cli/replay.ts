@@ -76,7 +76,10 @@ const SPELLINGS: FlagSyntax[] = [
   { rows: ROWS, flagOf: spell.guardRunFlag, spaceValues: true, ours: /^$/ },
 ];
 const known = (): string => {
-  const flags = ROWS.flatMap((r) => [spell.guardRunFlag(r), ...(r.value.placeholder === undefined ? [`--no-${r.name}`] : [])]);
+  const flags = ROWS.flatMap((r) => [
+    spell.guardRunFlag(r),
+    ...(r.value.placeholder === undefined ? [`--no-${r.name}`] : []),
+  ]);
   return `${flags.join(', ')} (each also as --guard-<name>), ${OWN.join(', ')}`;
 };
 
@@ -93,10 +96,14 @@ export function parseReplayArgs(argv: readonly string[]): ReplayArgs {
   for (const arg of rest) {
     if (arg === '--trust-record') out.trustRecord = true;
     else if (arg === '--dry-run') out.dryRun = true;
-    else if (arg.startsWith('-')) throw new GuardConfigError(`replay: unknown option ${show(arg.replace(/=.*$/s, ''))}; known: ${known()}`);
+    else if (arg.startsWith('-'))
+      throw new GuardConfigError(`replay: unknown option ${show(arg.replace(/=.*$/s, ''))}; known: ${known()}`);
     else dirs.push(arg);
   }
-  if (dirs.length !== 1) throw new GuardConfigError(`replay: ${dirs.length ? `one report directory, got ${dirs.length}` : 'no report directory given'}: mate replay <report-dir>`);
+  if (dirs.length !== 1)
+    throw new GuardConfigError(
+      `replay: ${dirs.length ? `one report directory, got ${dirs.length}` : 'no report directory given'}: mate replay <report-dir>`,
+    );
   const { mode, alignment, launchBlocking, dumpInputs } = values;
   return {
     ...out,
@@ -116,7 +123,15 @@ export function parseReplayArgs(argv: readonly string[]): ReplayArgs {
  * run's directory is looked for under this one, and read only from inside
  * it (else left out, named in `leftOut`).
  */
-function replaySettings(record: RunRecord, own: GuardSettings, args: ReplayArgs, target: ReplayTarget, file: string, ctx: TrustContext, leftOut: string[]): GuardSettings {
+function replaySettings(
+  record: RunRecord,
+  own: GuardSettings,
+  args: ReplayArgs,
+  target: ReplayTarget,
+  file: string,
+  ctx: TrustContext,
+  leftOut: string[],
+): GuardSettings {
   const rebase = rebaser(record.cwd, ctx.cwd);
   const recorded = own as unknown as Record<string, unknown>;
   const s: Record<string, unknown> = {};
@@ -132,7 +147,10 @@ function replaySettings(record: RunRecord, own: GuardSettings, args: ReplayArgs,
         v = undefined;
       }
     }
-    s[r.key] = v === undefined || v === null || r.key === 'reportDir' ? r.default : r.value.parse(v, `${file}: settings.${r.key}`);
+    s[r.key] =
+      v === undefined || v === null || r.key === 'reportDir'
+        ? r.default
+        : r.value.parse(v, `${file}: settings.${r.key}`);
   }
   const settings = s as GuardSettings;
   return {
@@ -160,14 +178,23 @@ export async function mateReplay(argv: readonly string[]): Promise<number> {
   const file = path.join(dir, RECORD_FILE);
   const target = replayTarget(readReportDir(dir).violations);
   // Nothing in what the user named (a run's directory, or the one holding it) runs.
-  const { note, ...ctx } = trustContext(record.cwd, process.cwd(), path.resolve(args.dir), args.trustRecord) as TrustContext & { note?: string };
+  const { note, ...ctx } = trustContext(
+    record.cwd,
+    process.cwd(),
+    path.resolve(args.dir),
+    args.trustRecord,
+  ) as TrustContext & { note?: string };
   const cwd = ctx.cwd;
   const rebase = rebaser(record.cwd, cwd);
   const settingsLeftOut: string[] = [];
   const settings = replaySettings(record, record.settings, args, target, file, ctx, settingsLeftOut);
   // Each project's own recorded settings (Vitest projects with plugin options of their own), replayed as the run's are.
-  const projects = Object.entries(record.projects ?? {}).map(([name, own]) => [name, replaySettings(record, own, args, target, file, ctx, settingsLeftOut)] as const);
-  const modes = projects.some(([, s]) => s.mode !== settings.mode) ? `mode ${projects.map(([name, s]) => `${s.mode} (project ${name})`).join(', ')}` : `${settings.mode} mode`;
+  const projects = Object.entries(record.projects ?? {}).map(
+    ([name, own]) => [name, replaySettings(record, own, args, target, file, ctx, settingsLeftOut)] as const,
+  );
+  const modes = projects.some(([, s]) => s.mode !== settings.mode)
+    ? `mode ${projects.map(([name, s]) => `${s.mode} (project ${name})`).join(', ')}`
+    : `${settings.mode} mode`;
   const how = `${modes}, alignment ${settings.alignment}${settings.launchBlocking ? ', launch blocking' : ''}${settings.dumpInputs ? `, saving the inputs of ${show(settings.dumpInputs)}` : ''}`;
   const where = note ? ` (${note})` : '';
   const replaying = `replaying ${describe(target)} (${record.runner === 'run' ? 'mate guard-run' : record.runner}) in ${how}${where}`;
@@ -179,7 +206,9 @@ export async function mateReplay(argv: readonly string[]): Promise<number> {
     if (command.length === 0) throw new GuardConfigError(`replay: ${file} has no guard-run command`);
     // Any command at all: replay builds none from a record, it runs this one only when told to.
     if (!args.trustRecord) {
-      throw new GuardConfigError(`replay: ${file} records a mate guard-run command (${shellLine(command)}), which replay does not run from a record; read it, then give --trust-record to run it as recorded`);
+      throw new GuardConfigError(
+        `replay: ${file} records a mate guard-run command (${shellLine(command)}), which replay does not run from a record; read it, then give --trust-record to run it as recorded`,
+      );
     }
     say(replaying);
     if (settingsLeftOut.length) say(`left out of the replay: ${settingsLeftOut.join(', ')}`);
@@ -193,11 +222,14 @@ export async function mateReplay(argv: readonly string[]): Promise<number> {
   // The runner's adapter: its package's, as installed in the checkout (else next to this mate); core knows no runner by name.
   const adapterFile = findAdapter(runner, cwd, ctx.root);
   if (!adapterFile) {
-    throw new GuardConfigError(`replay: ${file} names the runner ${show(runner)}, which no installed @mate-guard package adapts; known here: ${[...installedRunners(cwd, ctx.root), 'run'].join(', ')}`);
+    throw new GuardConfigError(
+      `replay: ${file} names the runner ${show(runner)}, which no installed @mate-guard package adapts; known here: ${[...installedRunners(cwd, ctx.root), 'run'].join(', ')}`,
+    );
   }
   say(replaying);
   // How the runner reads its options and selects tests: its package's word, as installed in the checkout (named before it loads).
-  if (!inside(ctx.root, realOf(adapterFile))) say(`${runner}'s options and test selection from ${adapterFile} (outside the checkout)`);
+  if (!inside(ctx.root, realOf(adapterFile)))
+    say(`${runner}'s options and test selection from ${adapterFile} (outside the checkout)`);
   const selection = await loadAdapter(runner, adapterFile);
   const plan = runnerCommand({ ...record, runner }, selection, ctx, target, file);
   const { args: command, trusted } = plan;

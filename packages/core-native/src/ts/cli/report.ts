@@ -48,7 +48,17 @@ function runDirs(root: string): string[] {
     } catch {
       return;
     }
-    if (entries.some((e) => e.isFile() && (e.name === 'run.json' || EVENT_FILE.test(e.name) || UNFINISHED_EVENT_FILE.test(e.name) || /^stats-\d+-\d+\.json$/.test(e.name)))) out.push(dir);
+    if (
+      entries.some(
+        (e) =>
+          e.isFile() &&
+          (e.name === 'run.json' ||
+            EVENT_FILE.test(e.name) ||
+            UNFINISHED_EVENT_FILE.test(e.name) ||
+            /^stats-\d+-\d+\.json$/.test(e.name)),
+      )
+    )
+      out.push(dir);
     for (const e of entries) if (e.isDirectory()) walk(path.join(dir, e.name));
   };
   walk(root);
@@ -71,10 +81,13 @@ function parseArgs(args: readonly string[]): { dirs: string[]; format: Format } 
     if (arg === '--format' || arg.startsWith('--format=')) {
       const value = arg === '--format' ? args[++i] : arg.slice('--format='.length);
       if (value === undefined) throw new GuardConfigError(`--format needs a value: ${FORMATS.join(', ')}`);
-      if (!(FORMATS as readonly string[]).includes(value)) throw new GuardConfigError(`--format ${JSON.stringify(value)} is not a format; known: ${FORMATS.join(', ')}`);
+      if (!(FORMATS as readonly string[]).includes(value))
+        throw new GuardConfigError(`--format ${JSON.stringify(value)} is not a format; known: ${FORMATS.join(', ')}`);
       format = value as Format;
     } else if (arg.startsWith('-')) {
-      throw new GuardConfigError(`unknown option ${JSON.stringify(arg)}; mate report takes directories and --format ${FORMATS.join('|')}`);
+      throw new GuardConfigError(
+        `unknown option ${JSON.stringify(arg)}; mate report takes directories and --format ${FORMATS.join('|')}`,
+      );
     } else {
       dirs.push(arg);
     }
@@ -96,7 +109,10 @@ export function mateReport(args: readonly string[]): number {
   for (const arg of dirs) {
     if (!fs.existsSync(arg) || !fs.statSync(arg).isDirectory()) throw new GuardConfigError(`${arg}: no such directory`);
     const found = runDirs(arg);
-    if (found.length === 0) throw new GuardConfigError(`${arg}: no mate-guard run in it (a run keeps its directory when given --guard-report-dir)`);
+    if (found.length === 0)
+      throw new GuardConfigError(
+        `${arg}: no mate-guard run in it (a run keeps its directory when given --guard-report-dir)`,
+      );
     for (const dir of found) {
       const real = fs.realpathSync(dir);
       if (seenDirs.has(real)) continue;

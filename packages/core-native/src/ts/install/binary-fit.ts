@@ -48,7 +48,12 @@ export function currentHost(): Host {
   const header = (process.report?.getReport() as { header?: ReportHeader } | undefined)?.header;
   const glibc = process.platform === 'linux' ? (header?.glibcVersionRuntime ?? null) : null;
   const libcSuffix = process.platform === 'linux' && glibc === null ? '-musl' : '';
-  host = { platform: process.platform, arch: process.arch, glibc, target: `${process.platform}-${process.arch}${libcSuffix}` };
+  host = {
+    platform: process.platform,
+    arch: process.arch,
+    glibc,
+    target: `${process.platform}-${process.arch}${libcSuffix}`,
+  };
   return host;
 }
 
@@ -135,7 +140,8 @@ export function prebuiltProblem(packageRoot: string, name: string, host: Host = 
   if (typeof manifest === 'string') return manifest;
   if (manifest.target !== host.target) return `its manifest says it is for ${manifest.target}`;
   if (host.glibc === null) return 'this system has no glibc';
-  if (compareVersions(host.glibc, manifest.glibc) < 0) return `needs glibc >= ${manifest.glibc}, this system has ${host.glibc}`;
+  if (compareVersions(host.glibc, manifest.glibc) < 0)
+    return `needs glibc >= ${manifest.glibc}, this system has ${host.glibc}`;
   return elfProblem(file, host.arch);
 }
 
@@ -163,11 +169,16 @@ export function binaryCandidates(packageRoot: string, name: string, host: Host =
   const builtFile = path.join(packageRoot, built);
   const candidates: Candidate[] = [
     { label: prebuilt, file: path.join(packageRoot, prebuilt), problem: prebuiltProblem(packageRoot, name, host) },
-    { label: built, file: builtFile, problem: fs.existsSync(builtFile) ? elfProblem(builtFile, host.arch) : 'not built from source' },
+    {
+      label: built,
+      file: builtFile,
+      problem: fs.existsSync(builtFile) ? elfProblem(builtFile, host.arch) : 'not built from source',
+    },
   ];
   const cross = path.join(crossBuildDir(host.target), 'Release', name);
   const crossFile = path.join(packageRoot, cross);
-  if (fs.existsSync(crossFile)) candidates.push({ label: cross, file: crossFile, problem: elfProblem(crossFile, host.arch) });
+  if (fs.existsSync(crossFile))
+    candidates.push({ label: cross, file: crossFile, problem: elfProblem(crossFile, host.arch) });
   return candidates;
 }
 

@@ -19,7 +19,10 @@ export type ResolvedGuardConfig = Pick<GuardSettings, AllocatorSettingKey> & { r
  */
 const reportDirOf = (dir: string | undefined): string => (dir === undefined ? ownReportDir() : path.resolve(dir));
 
-export function resolveAllocatorConfig(config: GuardAllocatorConfig = {}, env: NodeJS.ProcessEnv = process.env): ResolvedGuardConfig {
+export function resolveAllocatorConfig(
+  config: GuardAllocatorConfig = {},
+  env: NodeJS.ProcessEnv = process.env,
+): ResolvedGuardConfig {
   if (config === null || typeof config !== 'object') {
     throw new GuardConfigError(`installGuardAllocator: ${show(config)} is not a config object`);
   }
@@ -27,7 +30,9 @@ export function resolveAllocatorConfig(config: GuardAllocatorConfig = {}, env: N
   const names = rows.map((r) => r.key);
   for (const key of Object.keys(config)) {
     if (!names.includes(key)) {
-      throw new GuardConfigError(`installGuardAllocator: unknown option ${JSON.stringify(key)}; known: ${names.join(', ')}`);
+      throw new GuardConfigError(
+        `installGuardAllocator: unknown option ${JSON.stringify(key)}; known: ${names.join(', ')}`,
+      );
     }
   }
   const defaults = defaultSettings(env) as Record<string, unknown>;

@@ -32,7 +32,11 @@ export function cudaLibraryPath(): string | undefined {
  * if CUDA is unusable). `options`: the settings object configure() gets;
  * the binding takes each setting with a device meaning from it.
  */
-export function installDeviceGuard(native: NativeBinding, config: ResolvedGuardConfig, options: Record<string, unknown>): void {
+export function installDeviceGuard(
+  native: NativeBinding,
+  config: ResolvedGuardConfig,
+  options: Record<string, unknown>,
+): void {
   try {
     native.configureDevice({ ...options, redirectGlobs: [...config.nativeModules] });
   } catch (err) {
@@ -48,7 +52,10 @@ export function shutdownDeviceGuard(native: NativeBinding): void {
   native.shutdownDevice();
 }
 
-const addReason = (reasons: Record<string, number>, reason: string, n: number) => ({ ...reasons, [reason]: (reasons[reason] ?? 0) + n });
+const addReason = (reasons: Record<string, number>, reason: string, n: number) => ({
+  ...reasons,
+  [reason]: (reasons[reason] ?? 0) + n,
+});
 
 /** Host counters with the device's added, for the run summary. */
 export function withDeviceStats(native: NativeBinding, host: NativeStats): NativeStats {
@@ -62,7 +69,9 @@ export function withDeviceStats(native: NativeBinding, host: NativeStats): Nativ
     peakLive: host.peakLive + d.peakLive,
     fallbacks: host.fallbacks + d.fallbacks,
     fallbackReason: d.fallbacks ? d.fallbackReason : host.fallbackReason,
-    ...(d.fallbacks ? { fallbackReasons: addReason(host.fallbackReasons ?? {}, d.fallbackReason ?? 'unknown reason', d.fallbacks) } : {}),
+    ...(d.fallbacks
+      ? { fallbackReasons: addReason(host.fallbackReasons ?? {}, d.fallbackReason ?? 'unknown reason', d.fallbacks) }
+      : {}),
     device: d,
   };
 }

@@ -13,7 +13,13 @@ import { processStats, writeProcessStats, type ProcessGuardStats } from '../run/
 import { runOwnership, runsAlone } from '../run/owner';
 import { runExitCode } from '../run/verdict';
 import { SETTINGS, type GuardSettings, type SettingRow } from '../settings/table';
-import { allocatorConfigOf, resolveAllocatorConfig, sameConfig, type GuardAllocatorConfig, type ResolvedGuardConfig } from './config';
+import {
+  allocatorConfigOf,
+  resolveAllocatorConfig,
+  sameConfig,
+  type GuardAllocatorConfig,
+  type ResolvedGuardConfig,
+} from './config';
 import { afterAddonLoads } from './addon-loads';
 import { installDeviceGuard, shutdownDeviceGuard, withDeviceStats } from './device';
 import { loadNative, type NativeAllocation, type NativeBinding } from './native';
@@ -65,7 +71,8 @@ function makeAlloc(native: NativeBinding, stacks: JsStacks | undefined): Guarded
 /** The allocator settings that have a native side (options.inc), by key. */
 function nativeOptionsOf(config: ResolvedGuardConfig): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const r of SETTINGS as readonly SettingRow[]) if (r.native) out[r.key] = (config as Record<string, unknown>)[r.key];
+  for (const r of SETTINGS as readonly SettingRow[])
+    if (r.native) out[r.key] = (config as Record<string, unknown>)[r.key];
   return out;
 }
 
@@ -130,12 +137,16 @@ function onExit(): void {
   const left = collect(true, 'stderr').filter((v) => !v.event.suppressed);
   for (const v of left) process.stderr.write(v.text);
   // Damage reported here reached no test: by the run's rule, it fails the process.
-  const code = runExitCode(Number(process.exitCode ?? 0), left.map((v) => v.event));
+  const code = runExitCode(
+    Number(process.exitCode ?? 0),
+    left.map((v) => v.event),
+  );
   if (code !== 0) process.exitCode = code;
   const s = stats();
   writeProcessStats(active.config.reportDir, s);
   // Diagnostics for tuning the device guard (bench/), as the Python library prints them.
-  if (s.device && process.env.MATE_GUARD_CUDA_STATS) process.stderr.write(`[mate-guard] cuda stats: ${JSON.stringify(s.device)}\n`);
+  if (s.device && process.env.MATE_GUARD_CUDA_STATS)
+    process.stderr.write(`[mate-guard] cuda stats: ${JSON.stringify(s.device)}\n`);
   const native = active.config.nativeModules.length > 0;
   if (native) flushNativeHeapState(active.native, active.config.reportDir);
   removeOwnDirIfClean(active.config.reportDir);
@@ -148,13 +159,24 @@ function onExit(): void {
   }
   if (alone) {
     const by: Record<string, number> = {};
-    for (const [reason, n] of Object.entries(s.fallbackReasons ?? (s.fallbackReason ? { [s.fallbackReason]: s.fallbacks } : {}))) by[`because ${reason}`] = n;
+    for (const [reason, n] of Object.entries(
+      s.fallbackReasons ?? (s.fallbackReason ? { [s.fallbackReason]: s.fallbacks } : {}),
+    ))
+      by[`because ${reason}`] = n;
     process.stderr.write(formatUnguardedWarning(s.fallbacks, by));
-    process.stderr.write(formatTrackingOffWarning(s.device?.launchTracking === false ? [s.device.trackingOff ?? ''] : []));
+    process.stderr.write(
+      formatTrackingOffWarning(s.device?.launchTracking === false ? [s.device.trackingOff ?? ''] : []),
+    );
     if (native) {
       const heap = active.native.nativeHeap();
       process.stderr.write(formatUnmatchedGlobs(heap.unmatched));
-      process.stderr.write(formatSilentModules(heap.modules.filter((m) => !m.error && !m.allocationCalls).map((m) => ({ path: m.path, symbols: m.symbols, memoryImports: m.memoryImports }))));
+      process.stderr.write(
+        formatSilentModules(
+          heap.modules
+            .filter((m) => !m.error && !m.allocationCalls)
+            .map((m) => ({ path: m.path, symbols: m.symbols, memoryImports: m.memoryImports })),
+        ),
+      );
     }
   }
 }

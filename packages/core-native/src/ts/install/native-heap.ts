@@ -57,7 +57,14 @@ interface StateFile {
   globs: string[];
   unmatched: string[];
   final?: boolean;
-  modules?: Array<{ path: string; slots: number; symbols?: string[]; error: string | null; allocationCalls?: boolean; memoryImports?: string[] }>;
+  modules?: Array<{
+    path: string;
+    slots: number;
+    symbols?: string[];
+    error: string | null;
+    allocationCalls?: boolean;
+    memoryImports?: string[];
+  }>;
 }
 
 function readStates(reportDir: string): StateFile[] {
@@ -97,12 +104,15 @@ export function silentNativeModules(reportDir: string): SilentModule[] {
   const called = new Set<string>();
   for (const s of readStates(reportDir)) {
     for (const m of s.modules ?? []) {
-      if (m.error) continue;  // not patched: said by its own line
+      if (m.error) continue; // not patched: said by its own line
       if (m.allocationCalls) called.add(m.path);
-      else if (s.final) silent.set(m.path, { path: m.path, symbols: m.symbols ?? [], memoryImports: m.memoryImports ?? [] });
+      else if (s.final)
+        silent.set(m.path, { path: m.path, symbols: m.symbols ?? [], memoryImports: m.memoryImports ?? [] });
     }
   }
-  return [...silent.values()].filter((m) => !called.has(m.path)).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return [...silent.values()]
+    .filter((m) => !called.has(m.path))
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
 /** Why a chosen module made no allocation call mate-guard saw, by what it imports. */
@@ -111,7 +121,8 @@ function silentLine(m: SilentModule): string {
   // Only a module that maps memory itself and imports no allocation function carries an allocator of its own.
   if (m.symbols.length === 0 && m.memoryImports.length > 0)
     return `${lead}: it imports no allocation function yet maps memory itself (${m.memoryImports.join(', ')}): it carries its own allocator (statically linked, as Rust and Go addons often do), whose memory is not guarded\n`;
-  if (m.symbols.length === 0) return `${lead}: it imports no allocation function and maps no memory: it has no heap of its own to guard\n`;
+  if (m.symbols.length === 0)
+    return `${lead}: it imports no allocation function and maps no memory: it has no heap of its own to guard\n`;
   return `${lead}: it imports ${m.symbols.join(', ')} but made none of those calls in this run\n`;
 }
 
@@ -123,7 +134,10 @@ export function formatSilentModules(modules: readonly SilentModule[]): string {
 /** The globs and chosen modules of one process of the run, from its state file (undefined: it guarded no native heap). */
 export function nativeHeapOf(reportDir: string, pid: number): { globs: string[]; modules: string[] } | undefined {
   try {
-    const s = JSON.parse(fs.readFileSync(path.join(reportDir, `native-heap-${pid}.json`), 'utf8')) as { globs?: string[]; modules?: Array<{ path: string }> };
+    const s = JSON.parse(fs.readFileSync(path.join(reportDir, `native-heap-${pid}.json`), 'utf8')) as {
+      globs?: string[];
+      modules?: Array<{ path: string }>;
+    };
     if (!Array.isArray(s.globs) || s.globs.length === 0) return undefined;
     return { globs: s.globs, modules: (s.modules ?? []).map((m) => m.path) };
   } catch {
@@ -147,6 +161,9 @@ export function unmatchedNativeGlobs(reportDir: string): string[] {
 /** One warning line per glob that matched no loaded module ('' when none). */
 export function formatUnmatchedGlobs(globs: readonly string[]): string {
   return globs
-    .map((g) => `[mate-guard] warning: native heap: ${JSON.stringify(g)} matched no loaded module, so nothing of it was guarded (globs match a module's absolute path or file name, e.g. '*my_addon.node')\n`)
+    .map(
+      (g) =>
+        `[mate-guard] warning: native heap: ${JSON.stringify(g)} matched no loaded module, so nothing of it was guarded (globs match a module's absolute path or file name, e.g. '*my_addon.node')\n`,
+    )
     .join('');
 }

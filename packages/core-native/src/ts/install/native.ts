@@ -155,7 +155,12 @@ export interface NativeHeapState {
   globs: string[];
   unmatched: string[];
   modules: Array<{
-    path: string; slots: number; symbols: string[]; own: string[]; error: string | null; variables: NativeHeapVariable[];
+    path: string;
+    slots: number;
+    symbols: string[];
+    own: string[];
+    error: string | null;
+    variables: NativeHeapVariable[];
     /** Whether it made an allocation call mate-guard saw (through a redirected import or variable). */
     allocationCalls: boolean;
     /** Its own weak functions (mangled) whose calls went to another module's copy, bound to its own now. */
@@ -217,7 +222,11 @@ export type NativeCaptureResult = number | [number, number, number, number, numb
 
 export interface NativeBinding {
   /** `options`: the allocator settings; each key with a native side is read (options.inc). */
-  configure(options: object, reportDir: string, printer: PrinterPaths): { guardMethod: NativeStats['guardMethod']; pageSize: number };
+  configure(
+    options: object,
+    reportDir: string,
+    printer: PrinterPaths,
+  ): { guardMethod: NativeStats['guardMethod']; pageSize: number };
   /** `stack`: an id from internString; `token`: from allocKeyed, the key `stack` is the text of. */
   /** `oneByte`: the buffer's elements are bytes (placed byte-exact under exactPlacement). */
   alloc(size: number, stack?: number, token?: number, oneByte?: boolean): ArrayBuffer;
@@ -260,16 +269,22 @@ export interface NativeBinding {
   shutdownDevice(): void;
   nativeStackTesting: NativeStackTesting;
   /** The one report formatter (report/format/): an event's JSON to its text report. */
-  formatReport(
-    eventJson: string,
-    options: { cwd: string },
-  ): string;
+  formatReport(eventJson: string, options: { cwd: string }): string;
   /** '' when a suppressions file's text is good, else why not (naming file:line). */
   suppressionsProblem(text: string, file: string): string;
   /** The first rule of a suppressions file's text matching the event, as JSON ({file, line, rule}), or ''. */
   matchSuppression(eventJson: string, text: string, file: string): string;
   /** The one symbolizer (report/symbolizer.h): frames (JSON) symbolized, as JSON. */
-  symbolizeFrames(framesJson: string, options?: { path?: string; timeoutMs?: number; llvmSymbolizer?: string | false; addr2line?: string | false; cache?: boolean }): string;
+  symbolizeFrames(
+    framesJson: string,
+    options?: {
+      path?: string;
+      timeoutMs?: number;
+      llvmSymbolizer?: string | false;
+      addr2line?: string | false;
+      cache?: boolean;
+    },
+  ): string;
   clearSymbolCache(): void;
   /** C++ names demangled ('' where a name is none). */
   demangleNames(names: string[]): string[];
@@ -309,5 +324,7 @@ export function loadNative(): NativeBinding {
       tried.push(`${c.label}: does not load (${firstLine((err as Error).message)})`);
     }
   }
-  throw new NativeUnavailableError(`no native allocator loads here (tried ${tried.join('; ')}); ${rebuildHint(packageRoot)}`);
+  throw new NativeUnavailableError(
+    `no native allocator loads here (tried ${tried.join('; ')}); ${rebuildHint(packageRoot)}`,
+  );
 }

@@ -27,8 +27,17 @@ export const passThrough: PassThroughCounts = { resizable: 0, shared: 0, subclas
 const MAX_GUARDED = 2 ** 32;
 
 const TYPED_ARRAY_NAMES = [
-  'Int8Array', 'Uint8Array', 'Uint8ClampedArray', 'Int16Array', 'Uint16Array', 'Int32Array',
-  'Uint32Array', 'Float32Array', 'Float64Array', 'BigInt64Array', 'BigUint64Array',
+  'Int8Array',
+  'Uint8Array',
+  'Uint8ClampedArray',
+  'Int16Array',
+  'Uint16Array',
+  'Int32Array',
+  'Uint32Array',
+  'Float32Array',
+  'Float64Array',
+  'BigInt64Array',
+  'BigUint64Array',
 ] as const;
 
 type Ctor = abstract new (...args: never[]) => object;
@@ -80,8 +89,8 @@ function patchBuffer(alloc: GuardedAlloc): void {
     from: Buffer.from,
     concat: Buffer.concat,
   };
-    const guarded = (n: number, entry: EntryPoint): Buffer => orig.from(alloc(n, entry, true), 0, n);
-    const copy = (src: Buffer, entry: EntryPoint): Buffer => {
+  const guarded = (n: number, entry: EntryPoint): Buffer => orig.from(alloc(n, entry, true), 0, n);
+  const copy = (src: Buffer, entry: EntryPoint): Buffer => {
     const out = guarded(src.length, entry);
     src.copy(out);
     return out;
@@ -108,7 +117,8 @@ function patchBuffer(alloc: GuardedAlloc): void {
       const made = (orig.from as (...a: unknown[]) => Buffer)(value, encodingOrOffset, length);
       // Views over an existing ArrayBuffer stay views; every copying form
       // is copied once more, into guarded memory.
-      const prim = value !== null && typeof value === 'object' ? (value as { valueOf?: () => unknown }).valueOf?.() : undefined;
+      const prim =
+        value !== null && typeof value === 'object' ? (value as { valueOf?: () => unknown }).valueOf?.() : undefined;
       if (types.isAnyArrayBuffer(value) || types.isAnyArrayBuffer(prim)) return made;
       return copy(made, fns.from);
     } as EntryPoint,
@@ -200,7 +210,9 @@ export function patchRealm(realm: typeof globalThis, alloc: GuardedAlloc): () =>
         // converts it, then the values move into guarded memory.
         const made = Reflect.construct(target, args) as { byteLength: number; length: number };
         if (made.byteLength > MAX_GUARDED) return made;
-        const out = Reflect.construct(target, [allocHere(made.byteLength, handler.construct, bpe === 1)]) as { set(src: unknown): void };
+        const out = Reflect.construct(target, [allocHere(made.byteLength, handler.construct, bpe === 1)]) as {
+          set(src: unknown): void;
+        };
         out.set(made);
         return out;
       },

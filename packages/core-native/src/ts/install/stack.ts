@@ -134,7 +134,10 @@ export function makeJsStacks(native: NativeBinding): JsStacks {
  * starts at the JS caller of the addon's function. Native code asks only
  * for stacks its keys have not seen (binding/js_stack_capture.cc).
  */
-export function makeNativeStackCapture(native: NativeBinding, { capture, keepKeysFresh }: JsStacks): () => NativeCaptureResult {
+export function makeNativeStackCapture(
+  native: NativeBinding,
+  { capture, keepKeysFresh }: JsStacks,
+): () => NativeCaptureResult {
   const fromNative = (): NativeCaptureResult => {
     keepKeysFresh();
     const { id, stack } = capture.withText(fromNative);

@@ -15,7 +15,9 @@ import type { RunPlace } from './source-paths';
 
 let version: string | undefined;
 function toolVersion(): string {
-  version ??= (JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
+  version ??= (
+    JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }
+  ).version;
   return version;
 }
 

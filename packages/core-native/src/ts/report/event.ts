@@ -169,9 +169,16 @@ export interface ViolationEvent {
   allocation: EventAllocation | null;
   /** CUDA reports: the device, and for illegal-address the driver's error and the call that saw it first. */
   device?: {
-    api: 'cuda'; ordinal: number; granule: number; error: string | null; errorText: string | null; foundBy: string | null;
+    api: 'cuda';
+    ordinal: number;
+    granule: number;
+    error: string | null;
+    errorText: string | null;
+    foundBy: string | null;
     /** A multi-process job's place (RANK, LOCAL_RANK, WORLD_SIZE), where the launcher set them. */
-    rank?: number | null; localRank?: number | null; worldSize?: number | null;
+    rank?: number | null;
+    localRank?: number | null;
+    worldSize?: number | null;
   };
   /** illegal-address: the guarded allocations live and recently freed when it surfaced, newest first. */
   candidates?: { liveTotal: number; live: EventAllocation[]; freed: EventAllocation[] };
@@ -188,7 +195,13 @@ export interface ViolationEvent {
   /** deadly-signal and uncaught-exception reports. */
   death?: DeathInfo;
   /** The process's counters when it was found (a process killed by a fault writes no others). */
-  process: { allocations: number; peakLive: number; fallbacks: number; nativeAllocations?: number; nativeUnguarded?: number };
+  process: {
+    allocations: number;
+    peakLive: number;
+    fallbacks: number;
+    nativeAllocations?: number;
+    nativeUnguarded?: number;
+  };
   /**
    * Who was given it: `caller` when checkCanaries() returned it (a plugin
    * fails a test with it), `stderr` when its process printed it (at exit,

@@ -31,7 +31,11 @@ export function formatOptions(): { cwd: string } {
 export function withOrigin(e: ViolationEvent): ViolationEvent {
   if (e.runtime !== undefined && e.machineryDirs !== undefined) return e;
   runtime ??= fs.realpathSync(process.execPath);
-  return { ...e, runtime: e.runtime === undefined ? runtime : e.runtime, machineryDirs: e.machineryDirs ?? defaultDropDirs() };
+  return {
+    ...e,
+    runtime: e.runtime === undefined ? runtime : e.runtime,
+    machineryDirs: e.machineryDirs ?? defaultDropDirs(),
+  };
 }
 
 /** The report of one event: every line starts with `==mate-guard== `. */

@@ -11,8 +11,17 @@ import { ownPackages } from '../own-packages';
 
 /** Packages whose frames are runner machinery, matched as `/node_modules/<name>/`. */
 export const RUNNER_PACKAGES: readonly string[] = [
-  'vitest', '@vitest/*', 'vite', 'vite-node', 'tinypool',
-  'jest', 'jest-*', '@jest/*', 'babel-jest', 'ts-jest', 'source-map-support',
+  'vitest',
+  '@vitest/*',
+  'vite',
+  'vite-node',
+  'tinypool',
+  'jest',
+  'jest-*',
+  '@jest/*',
+  'babel-jest',
+  'ts-jest',
+  'source-map-support',
   'mocha',
   '@mate-guard/*',
 ];
@@ -37,9 +46,14 @@ export interface TrimmedJsStack {
 const SEP = '[\\\\/]';
 // A path separator either way; `*` stands for any one path segment.
 const packagePattern = (name: string): string =>
-  name.split('/').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^\\\\/]*')).join(SEP);
+  name
+    .split('/')
+    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^\\\\/]*'))
+    .join(SEP);
 const PYTHON_MACHINERY = /[\\/](?:site|dist)-packages[\\/]|^<frozen |^<string>$/;
-const PACKAGE_SEGMENT = new RegExp(`${SEP}node_modules${SEP}(?:${RUNNER_PACKAGES.map(packagePattern).join('|')})${SEP}`);
+const PACKAGE_SEGMENT = new RegExp(
+  `${SEP}node_modules${SEP}(?:${RUNNER_PACKAGES.map(packagePattern).join('|')})${SEP}`,
+);
 
 /**
  * Where a V8 stack line points: a path (file URLs converted), `node:...`,
@@ -49,7 +63,10 @@ const PACKAGE_SEGMENT = new RegExp(`${SEP}node_modules${SEP}(?:${RUNNER_PACKAGES
 export function jsFrameLocation(line: string): string | undefined {
   const body = line.trim();
   if (!body.startsWith('at ')) return undefined;
-  let loc = body.slice(3).trim().replace(/^async /, '');
+  let loc = body
+    .slice(3)
+    .trim()
+    .replace(/^async /, '');
   if (loc.endsWith(')')) {
     let depth = 0;
     for (let i = loc.length - 1; i >= 0; i--) {
@@ -72,7 +89,9 @@ export function jsFrameLocation(line: string): string | undefined {
 }
 
 /** A V8 stack line's parts: function, file (a path), line, column. Undefined for a line that is not a frame. */
-export function parseJsFrame(line: string): { function?: string; file: string; line?: number; column?: number } | undefined {
+export function parseJsFrame(
+  line: string,
+): { function?: string; file: string; line?: number; column?: number } | undefined {
   const file = jsFrameLocation(line);
   if (file === undefined) return undefined;
   const body = line.trim().slice(3).trim();

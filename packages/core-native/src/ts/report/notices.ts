@@ -16,7 +16,8 @@ export const NOTICE_KINDS: readonly ReportKind[] = ['out-of-memory'];
 type Noticed = Pick<ViolationEvent, 'kind'> & Partial<Pick<ViolationEvent, 'death' | 'allocation'>>;
 
 /** A deadly-signal or uncaught-exception report that names no guarded allocation. */
-export const isDeathOutsideGuardedMemory = (e: Noticed): boolean => e.death !== undefined && e.death !== null && !e.allocation;
+export const isDeathOutsideGuardedMemory = (e: Noticed): boolean =>
+  e.death !== undefined && e.death !== null && !e.allocation;
 
 export const isNotice = (e: Pick<ViolationEvent, 'kind'>): boolean => NOTICE_KINDS.includes(e.kind);
 

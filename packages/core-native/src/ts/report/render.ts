@@ -17,7 +17,9 @@ const symbolized = (stack: NativeStack): boolean => stack.frames.every((f) => f.
  */
 export function symbolizeEvent(event: ViolationEvent): void {
   const a = event.allocation;
-  const stacks = [event.accessStack, a?.allocFrames, a?.freeFrames].filter((s): s is NativeStack => !!s && !symbolized(s));
+  const stacks = [event.accessStack, a?.allocFrames, a?.freeFrames].filter(
+    (s): s is NativeStack => !!s && !symbolized(s),
+  );
   if (!stacks.length) return;
   const all = symbolizeFramesSync(stacks.flatMap((s) => s.frames));
   let at = 0;
@@ -49,7 +51,10 @@ function kernelDisplayName(demangled: string): string {
 
 /** Device reports: C++ kernel names (PyTorch's templates) demangled, in place. */
 function demangleKernels(event: ViolationEvent): void {
-  const launches: DeviceLaunch[] = [...(event.launches?.list ?? []), ...(event.streams?.useLaunch ? [event.streams.useLaunch] : [])];
+  const launches: DeviceLaunch[] = [
+    ...(event.launches?.list ?? []),
+    ...(event.streams?.useLaunch ? [event.streams.useLaunch] : []),
+  ];
   const names = launches.map((l) => l.kernel).filter((k): k is string => !!k && k.startsWith('_Z'));
   if (!names.length) return;
   const demangled = demangleNamesSync(names);
@@ -69,7 +74,10 @@ export function reportText(e: ViolationEvent): string {
  * (a run's suppressions) sees the symbolized event and marks it before it
  * is formatted: a report ends with its suppression, or the line that would.
  */
-export function renderEvent(event: ViolationEvent, suppress?: (e: ViolationEvent) => SuppressionVerdict | undefined): string {
+export function renderEvent(
+  event: ViolationEvent,
+  suppress?: (e: ViolationEvent) => SuppressionVerdict | undefined,
+): string {
   if (event.death && !event.nativeHeap && event.file) {
     const heap = nativeHeapOf(path.dirname(event.file), event.pid);
     if (heap) event.nativeHeap = heap;

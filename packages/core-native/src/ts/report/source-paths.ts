@@ -25,4 +25,3 @@ export interface RunPlace {
   cwd: string;
   root: string;
 }
-

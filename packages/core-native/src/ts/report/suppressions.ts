@@ -46,7 +46,9 @@ export function loadSuppressions(file: string): SuppressionRules {
     try {
       text = fs.readFileSync(abs, 'utf8');
     } catch (err) {
-      throw new GuardConfigError(`${file}: cannot read the suppressions file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      throw new GuardConfigError(
+        `${file}: cannot read the suppressions file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      );
     }
     rules = parseSuppressions(text, file);
     loaded.set(abs, rules);
@@ -55,7 +57,10 @@ export function loadSuppressions(file: string): SuppressionRules {
 }
 
 /** The first rule that suppresses the event (its frames as symbolized), as the event records it. */
-export function matchSuppression(e: ViolationEvent, rules: SuppressionRules | undefined): SuppressionVerdict | undefined {
+export function matchSuppression(
+  e: ViolationEvent,
+  rules: SuppressionRules | undefined,
+): SuppressionVerdict | undefined {
   if (!rules) return undefined;
   const verdict = loadNative().matchSuppression(JSON.stringify(e), rules.text, rules.file);
   return verdict ? (JSON.parse(verdict) as SuppressionVerdict) : undefined;

@@ -60,7 +60,11 @@ function crashOutsideTestTitle(event: ViolationEvent): string {
 export function formatCrashAttribution(event: ViolationEvent, processLabel: string): string {
   const made = event.allocation?.allocTest;
   // Outside any test, the crash is put on the test that made the allocation (crashTest): said so.
-  const where = event.test ? `while running ${event.test}` : made ? `outside any test (allocated in ${made})` : 'outside any test';
+  const where = event.test
+    ? `while running ${event.test}`
+    : made
+      ? `outside any test (allocated in ${made})`
+      : 'outside any test';
   if (event.death) {
     return `[mate-guard] ${processLabel} ${event.pid} died of ${deathCause(event)}: ${event.kind} ${where}; full report above, JSON in ${event.file}\n`;
   }

@@ -15,11 +15,16 @@ export interface ChildExit {
 /** The shell's exit status for a process that ended with (code, signal). */
 function exitStatusOf(code: number | null, signal: NodeJS.Signals | null): number {
   if (code !== null) return code;
-  return 128 + (signal ? constants.signals[signal] ?? 1 : 1);
+  return 128 + (signal ? (constants.signals[signal] ?? 1) : 1);
 }
 
 /** Runs `command` with inherited stdio; rejects only if it can't start. */
-export function runChild(command: string, args: readonly string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<ChildExit> {
+export function runChild(
+  command: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  cwd?: string,
+): Promise<ChildExit> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { stdio: 'inherit', env, cwd });
     const forward = (sig: NodeJS.Signals) => child.kill(sig);

@@ -22,5 +22,7 @@ export function earlierReportsText(dir: string, crash: ViolationEvent, who: stri
   const earlier = earlierReports(report.violations, crash);
   if (!earlier.length) return '';
   // Its header line is the crash printer's own (report/format/earlier_header.cc).
-  return loadNative().earlierReportsHeader(JSON.stringify(crash), earlier.length, who) + earlier.map(reportText).join('');
+  return (
+    loadNative().earlierReportsHeader(JSON.stringify(crash), earlier.length, who) + earlier.map(reportText).join('')
+  );
 }

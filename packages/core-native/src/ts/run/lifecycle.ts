@@ -13,7 +13,12 @@ import { repoRoot } from '../report/source-paths';
 import { loadSuppressions, matchSuppression } from '../report/suppressions';
 import { writeHandoff } from '../settings/handoff';
 import type { GuardSettings, SettingKey } from '../settings/table';
-import { formatSilentModules, formatUnmatchedGlobs, silentNativeModules, unmatchedNativeGlobs } from '../install/native-heap';
+import {
+  formatSilentModules,
+  formatUnmatchedGlobs,
+  silentNativeModules,
+  unmatchedNativeGlobs,
+} from '../install/native-heap';
 import { loadNative } from '../install/native';
 import { formatCrashAttribution, workerCrash } from './attribution';
 import { earlierReportsText } from './earlier';
@@ -102,9 +107,15 @@ function since(p: ProcessGuardStats, base: ProcessGuardStats | undefined): Proce
     allocations: p.allocations - base.allocations,
     fallbacks: p.fallbacks - base.fallbacks,
     skippedByTag: p.skippedByTag - base.skippedByTag,
-    passThrough: pt && bt
-      ? { resizable: pt.resizable - bt.resizable, shared: pt.shared - bt.shared, subclass: pt.subclass - bt.subclass, tooLarge: pt.tooLarge - bt.tooLarge }
-      : pt,
+    passThrough:
+      pt && bt
+        ? {
+            resizable: pt.resizable - bt.resizable,
+            shared: pt.shared - bt.shared,
+            subclass: pt.subclass - bt.subclass,
+            tooLarge: pt.tooLarge - bt.tooLarge,
+          }
+        : pt,
   };
 }
 
@@ -120,7 +131,11 @@ export class GuardedRun {
    * `settings`: as handed to the run's processes (the report directory is
    * the run's). `keep`: the directory was asked for (reportDir): it stays, clean or not.
    */
-  private constructor(readonly dir: string, readonly settings: GuardSettings, private readonly keep: boolean) {}
+  private constructor(
+    readonly dir: string,
+    readonly settings: GuardSettings,
+    private readonly keep: boolean,
+  ) {}
 
   static start(start: RunStart): GuardedRun {
     // The run's processes each load the allocator: when no binary fits
@@ -130,17 +145,25 @@ export class GuardedRun {
     const dir = createReportDir(start.runner, given);
     const run = new GuardedRun(dir, { ...start.settings, reportDir: dir }, given !== undefined);
     writeRunInfo(dir, {
-      runner: start.runner, pid: process.pid, started: new Date().toISOString(), suppressions: run.settings.suppressions ?? null,
-      cwd: process.cwd(), root: repoRoot(process.cwd()),
+      runner: start.runner,
+      pid: process.pid,
+      started: new Date().toISOString(),
+      suppressions: run.settings.suppressions ?? null,
+      cwd: process.cwd(),
+      root: repoRoot(process.cwd()),
     });
     // A rerun is ours, not the user's: `mate replay` replays the run it came from.
-    if (start.runner !== 'rerun') writeRunRecord(dir, start.runner, { settings: run.settings, explicit: start.explicit ?? [] });
-    writeHandoff({
-      settings: run.settings,
-      explicit: start.explicit ?? [],
-      ownerPid: process.pid,
-      ...(start.autoInstall ? { autoInstall: true } : {}),
-    }, start.env ?? process.env);
+    if (start.runner !== 'rerun')
+      writeRunRecord(dir, start.runner, { settings: run.settings, explicit: start.explicit ?? [] });
+    writeHandoff(
+      {
+        settings: run.settings,
+        explicit: start.explicit ?? [],
+        ownerPid: process.pid,
+        ...(start.autoInstall ? { autoInstall: true } : {}),
+      },
+      start.env ?? process.env,
+    );
     return run;
   }
 
@@ -242,13 +265,21 @@ export class GuardedRun {
     const idle = end.testsMarked === true && !report.testsStarted && !verdict.guarded;
     const nothing = end.nothingGuardedFix !== undefined && !verdict.guarded && !idle;
     if (!idle) text += nothing ? formatNothingGuarded(end.nothingGuardedFix!) : formatSummary(verdict.summary);
-    if (this.settings.nativeModules.length) text += formatUnmatchedGlobs(unmatchedNativeGlobs(report.dir)) + formatSilentModules(silentNativeModules(report.dir));
+    if (this.settings.nativeModules.length)
+      text +=
+        formatUnmatchedGlobs(unmatchedNativeGlobs(report.dir)) + formatSilentModules(silentNativeModules(report.dir));
     const any = report.violations.length > 0 || report.unreadable.length > 0;
     if (any) this.held = true;
     if (any || this.keep) text += `[mate-guard] reports: ${report.dir}\n`;
     if (end.more) this.nextRound(report);
     else if (!this.held && !this.keep) this.remove();
-    return { ...verdict, text, quiet: idle || (!this.settings.enabled && !verdict.guarded), nothingGuarded: nothing && this.settings.enabled, report };
+    return {
+      ...verdict,
+      text,
+      quiet: idle || (!this.settings.enabled && !verdict.guarded),
+      nothingGuarded: nothing && this.settings.enabled,
+      report,
+    };
   }
 
   /** The clean temporary directory goes, for good: nothing of this process writes into it again. */

@@ -15,11 +15,22 @@ export interface NativeSiteSummary {
 }
 
 /** Adds one process's (or one run's) counts; `into` undefined starts a new summary. */
-export function addNativeSites(into: NativeSiteSummary | undefined, from: NativeSiteCounts | NativeSiteSummary | undefined): NativeSiteSummary | undefined {
+export function addNativeSites(
+  into: NativeSiteSummary | undefined,
+  from: NativeSiteCounts | NativeSiteSummary | undefined,
+): NativeSiteSummary | undefined {
   // A process whose chosen modules made no allocation call (npx, a runner's main process) counts nothing.
   if (!from || (from.seen === 0 && from.untrackedCalls === 0)) return into;
   const processes = 'processes' in from ? from.processes : 1;
-  if (!into) return { first: from.first, processes, seen: from.seen, reachedFirst: from.reachedFirst, missed: from.missed, untrackedCalls: from.untrackedCalls };
+  if (!into)
+    return {
+      first: from.first,
+      processes,
+      seen: from.seen,
+      reachedFirst: from.reachedFirst,
+      missed: from.missed,
+      untrackedCalls: from.untrackedCalls,
+    };
   into.first = Math.min(into.first, from.first);
   into.processes += processes;
   into.seen += from.seen;
@@ -38,16 +49,19 @@ export function formatNativeSites(s: NativeSiteSummary | undefined): string {
   const fewer = s.seen - s.reachedFirst;
   let text = plural(s.seen, 'call site');
   if (s.missed === 0) {
-    text += fewer === 0
-      ? `, all guarded at least ${plural(k, 'time')}`
-      : s.reachedFirst === 0
-        ? `, all guarded on every call (each called fewer than ${plural(k, 'time')})`
-        : `, all covered: ${s.reachedFirst} guarded at least ${plural(k, 'time')}, ${fewer} on every call (called fewer times)`;
+    text +=
+      fewer === 0
+        ? `, all guarded at least ${plural(k, 'time')}`
+        : s.reachedFirst === 0
+          ? `, all guarded on every call (each called fewer than ${plural(k, 'time')})`
+          : `, all covered: ${s.reachedFirst} guarded at least ${plural(k, 'time')}, ${fewer} on every call (called fewer times)`;
   } else {
-    text += `, ${s.seen - s.missed} covered (guarded at least ${plural(k, 'time')}, or on every call), ` +
+    text +=
+      `, ${s.seen - s.missed} covered (guarded at least ${plural(k, 'time')}, or on every call), ` +
       `${s.missed} not (one of ${s.missed === 1 ? 'its' : 'their'} first ${plural(k, 'call')} got no guarded slot)`;
   }
   if (s.processes > 1) text += ` (counted in each of ${s.processes} processes)`;
-  if (s.untrackedCalls > 0) text += `; the site table was full: ${plural(s.untrackedCalls, 'call')} from sites past it were sampled plainly`;
+  if (s.untrackedCalls > 0)
+    text += `; the site table was full: ${plural(s.untrackedCalls, 'call')} from sites past it were sampled plainly`;
   return `[mate-guard] native heap: ${text}\n`;
 }

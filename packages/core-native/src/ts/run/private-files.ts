@@ -28,10 +28,15 @@ export function perUserParent(tmp = os.tmpdir()): string {
   }
   const st = fs.lstatSync(dir);
   const fix = `remove it, or give a report directory (MATE_GUARD_REPORT_DIR)`;
-  if (st.isSymbolicLink()) throw new GuardConfigError(`mate-guard: ${dir} is a link, not the folder mate-guard made for your reports: ${fix}`);
+  if (st.isSymbolicLink())
+    throw new GuardConfigError(`mate-guard: ${dir} is a link, not the folder mate-guard made for your reports: ${fix}`);
   if (!st.isDirectory()) throw new GuardConfigError(`mate-guard: ${dir} is not a folder: ${fix}`);
-  if (uid() >= 0 && st.uid !== uid()) throw new GuardConfigError(`mate-guard: ${dir} belongs to user ${st.uid}, not you (${uid()}): ${fix}`);
-  if ((st.mode & 0o077) !== 0) throw new GuardConfigError(`mate-guard: ${dir} is open to other users (mode ${(st.mode & 0o777).toString(8)}; mate-guard makes it 0700): ${fix}`);
+  if (uid() >= 0 && st.uid !== uid())
+    throw new GuardConfigError(`mate-guard: ${dir} belongs to user ${st.uid}, not you (${uid()}): ${fix}`);
+  if ((st.mode & 0o077) !== 0)
+    throw new GuardConfigError(
+      `mate-guard: ${dir} is open to other users (mode ${(st.mode & 0o777).toString(8)}; mate-guard makes it 0700): ${fix}`,
+    );
   return dir;
 }
 

@@ -30,7 +30,9 @@ export function packageDir(pkg: string, from: string, stop?: string): string | u
 /** The file of `program`'s bin in the package installed at `dir`. */
 function binFile(dir: string, program: RunnerProgram): string | undefined {
   try {
-    const { bin } = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { bin?: string | Record<string, string> };
+    const { bin } = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as {
+      bin?: string | Record<string, string>;
+    };
     const rel = typeof bin === 'string' ? bin : bin?.[program.bin];
     const file = rel ? path.join(dir, rel) : undefined;
     return file && fs.existsSync(file) ? file : undefined;
@@ -60,9 +62,15 @@ export type LocalEntry =
 /** The local entry point of the program the record's `script` started (one of the runner adapter's programs), resolved from `cwd` up to the checkout `root`. */
 export function localEntry(adapter: RunnerAdapter, script: string, cwd: string, root: string): LocalEntry {
   const program = programOf(adapter.programs, script);
-  if (!program) return { unknown: `${adapter.runner}'s entry point is ${adapter.programs.map((p) => p.bin).join(' or ')}` };
+  if (!program)
+    return { unknown: `${adapter.runner}'s entry point is ${adapter.programs.map((p) => p.bin).join(' or ')}` };
   // A mate-* CLI may come with this mate rather than the project (npx): this mate's own install, never a folder above the checkout.
-  const from: [string, string][] = program.pkg.startsWith('@mate-guard/') ? [[cwd, root], [__dirname, ownInstall()]] : [[cwd, root]];
+  const from: [string, string][] = program.pkg.startsWith('@mate-guard/')
+    ? [
+        [cwd, root],
+        [__dirname, ownInstall()],
+      ]
+    : [[cwd, root]];
   for (const [f, stop] of from) {
     const dir = packageDir(program.pkg, f, stop);
     const file = dir && binFile(dir, program);

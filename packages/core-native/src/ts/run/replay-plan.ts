@@ -43,7 +43,8 @@ export function replayTarget(events: readonly ViolationEvent[]): ReplayTarget {
   for (const e of events) {
     // An out-of-memory is no bug to reproduce.
     if (e.suppressed || isNotice(e)) continue;
-    if (isKernelException(e) || e.kind === 'cross-stream-free' || e.allocation?.backend === 'cuda') target.device = true;
+    if (isKernelException(e) || e.kind === 'cross-stream-free' || e.allocation?.backend === 'cuda')
+      target.device = true;
     const tests = [e.test, e.allocation?.allocTest].filter((t): t is string => !!t);
     if (tests.length === 0) target.whole = true;
     for (const t of tests) {
@@ -75,12 +76,12 @@ export function settingsEnv(runner: RunnerName, settings: GuardSettings, base: N
   return env;
 }
 
-
 /** Replaces the recorded working directory with the local one in a path (a CI artifact replayed in a checkout). */
 export function rebaser(recorded: string, local: string): (arg: string) => string {
   if (recorded === local) return (arg) => arg;
   const prefix = recorded.endsWith(path.sep) ? recorded : recorded + path.sep;
-  return (arg) => (arg === recorded ? local : arg.startsWith(prefix) ? path.join(local, arg.slice(prefix.length)) : arg);
+  return (arg) =>
+    arg === recorded ? local : arg.startsWith(prefix) ? path.join(local, arg.slice(prefix.length)) : arg;
 }
 
 /** The arguments without guard flags, also after a `--` (`vitest run -- --guard-alloc`): the replay's settings come by the environment. */
@@ -108,7 +109,13 @@ export interface ReplayCommand {
  * inside the directory) and tests the way the runner selects them (its
  * package's adapter, run/runner-adapter.ts). `file` names the record in errors.
  */
-export function runnerCommand(record: RunRecord & { runner: RunnerName }, selection: RunnerAdapter, ctx: TrustContext, target: ReplayTarget, file: string): ReplayCommand {
+export function runnerCommand(
+  record: RunRecord & { runner: RunnerName },
+  selection: RunnerAdapter,
+  ctx: TrustContext,
+  target: ReplayTarget,
+  file: string,
+): ReplayCommand {
   const rebase = rebaser(record.cwd, ctx.cwd);
   // Narrowed, a shard would hold other files, or none; a replay never watches.
   const narrow = !target.whole && target.files.length > 0;
@@ -134,14 +141,22 @@ export function runnerCommand(record: RunRecord & { runner: RunnerName }, select
       head.push(rebase(script));
       out.trusted.push(shellWord(script));
     } else if ('unknown' in entry && ctx.trust) {
-      throw new GuardConfigError(`replay: ${file} says the run started ${show(script)}, which is not a file of this checkout (${placeOf(rebase(script), ctx)}): replay does not run it, even with --trust-record`);
+      throw new GuardConfigError(
+        `replay: ${file} says the run started ${show(script)}, which is not a file of this checkout (${placeOf(rebase(script), ctx)}): replay does not run it, even with --trust-record`,
+      );
     } else if ('unknown' in entry) {
-      throw new GuardConfigError(`replay: ${file} says the run started ${show(script)}, which replay does not run from a record (${entry.unknown}); read it, then give --trust-record to run it as recorded`);
+      throw new GuardConfigError(
+        `replay: ${file} says the run started ${show(script)}, which replay does not run from a record (${entry.unknown}); read it, then give --trust-record to run it as recorded`,
+      );
     } else throw new GuardConfigError(`replay: ${file} is a ${record.runner} run, and ${entry.missing}`);
   }
   // The runner's own description of its options (its package's runner/options), or node's for a plain node --test.
   const surface: RunnerOptions = startedByNode ? nodeEntry.options : selection.options;
-  const given = withoutWatchAndShards(selection.args, withoutGuardFlags((startedByNode ? record.argv : record.argv.slice(1)).map(rebase)), !narrow);
+  const given = withoutWatchAndShards(
+    selection.args,
+    withoutGuardFlags((startedByNode ? record.argv : record.argv.slice(1)).map(rebase)),
+    !narrow,
+  );
   const end = given.indexOf('--');
   const args = judge(end < 0 ? given : given.slice(0, end), surface);
   const after = end < 0 ? undefined : judge(given.slice(end + 1), surface);
@@ -151,12 +166,16 @@ export function runnerCommand(record: RunRecord & { runner: RunnerName }, select
   const files: string[] = [];
   for (const f of target.files) {
     const local = rebase(f);
-    const reason = placeOf(local, ctx) ?? (fs.statSync(path.resolve(ctx.cwd, local), { throwIfNoEntry: false })?.isFile() ? undefined : 'not a file here');
+    const reason =
+      placeOf(local, ctx) ??
+      (fs.statSync(path.resolve(ctx.cwd, local), { throwIfNoEntry: false })?.isFile() ? undefined : 'not a file here');
     if (reason) out.leftOut.push(`${shellWord(f)} (a failing test's file, ${reason})`);
     else files.push(local);
   }
   if (narrow && files.length === 0) {
-    throw new GuardConfigError(`replay: ${file} names no failing test's file that replay runs here: ${out.leftOut.join(', ')}`);
+    throw new GuardConfigError(
+      `replay: ${file} names no failing test's file that replay runs here: ${out.leftOut.join(', ')}`,
+    );
   }
   // A test or project name reaches the runner only as an option's value; one that reads as an option is not taken.
   const tests = target.tests.filter((t) => {
@@ -166,7 +185,9 @@ export function runnerCommand(record: RunRecord & { runner: RunnerName }, select
     return false;
   });
   if (narrow && tests.length === 0 && target.tests.length > 0) {
-    throw new GuardConfigError(`replay: ${file} names no failing test that replay runs here: ${out.leftOut.join(', ')}`);
+    throw new GuardConfigError(
+      `replay: ${file} names no failing test that replay runs here: ${out.leftOut.join(', ')}`,
+    );
   }
   const judged = { positionals: args.positionals, options: args.options, tail, cwd: ctx.cwd };
   out.args = [...head, ...(narrow ? selection.select({ ...judged, files, tests }) : selection.whole(judged))];

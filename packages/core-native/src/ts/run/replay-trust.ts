@@ -37,7 +37,8 @@ interface Rule {
 type Options = ReadonlyMap<string, Rule>;
 
 /** `--test-name-pattern`, `--testNamePattern` and `--test_name_pattern` alike; short options as they are. */
-const keyOf = (name: string): string => (/^-[^-]/.test(name) ? name : name.replace(/^--/, '').toLowerCase().replace(/[-_]/g, ''));
+const keyOf = (name: string): string =>
+  /^-[^-]/.test(name) ? name : name.replace(/^--/, '').toLowerCase().replace(/[-_]/g, '');
 
 /** A description's rows as a table by name. */
 function options(desc: RunnerOptions): Options {
@@ -47,7 +48,12 @@ function options(desc: RunnerOptions): Options {
     for (const n of names.split(/\s+/).filter(Boolean)) {
       const takesValue = n.endsWith('=');
       const key = keyOf(takesValue ? n.slice(0, -1) : n);
-      out.set(key, { kind, ...(builtins ? { builtins: builtins.split(' ') } : {}), ...(takesValue ? { takesValue } : {}), ...(commas.has(key) ? { commas: true } : {}) });
+      out.set(key, {
+        kind,
+        ...(builtins ? { builtins: builtins.split(' ') } : {}),
+        ...(takesValue ? { takesValue } : {}),
+        ...(commas.has(key) ? { commas: true } : {}),
+      });
     }
   }
   return out;
@@ -74,7 +80,11 @@ function surfaceOf(desc: RunnerOptions): Surface {
   let s = surfaces.get(desc);
   if (!s) {
     s = {
-      name: desc.name, options: options(desc), positional: desc.positional, debuggerWords: desc.debuggerWords, optionsFirst: desc.optionsFirst,
+      name: desc.name,
+      options: options(desc),
+      positional: desc.positional,
+      debuggerWords: desc.debuggerWords,
+      optionsFirst: desc.optionsFirst,
       ...(desc.nodeOptions ? { fallback: options(NODE_OPTIONS) } : {}),
       commaPositionals: (desc.commaLists ?? '').split(/\s+/).includes('spec') && desc.positional === 'spec',
       readsNode: desc.nodeOptions === true || desc.rows === NODE_OPTIONS.rows,
@@ -154,21 +164,39 @@ export function checkoutOf(here: string): string {
  * outside any git work tree is no checkout replay can vouch for: it says to
  * start from there.
  */
-export function trustContext(recorded: string, here: string, reportDir: string, trust: boolean): TrustContext & { note?: string } {
+export function trustContext(
+  recorded: string,
+  here: string,
+  reportDir: string,
+  trust: boolean,
+): TrustContext & { note?: string } {
   const top = checkoutOf(here);
   const root = realOf(top);
   const artifact = artifactTree(reportDir, root);
-  if (inside(artifact, root) || inside(realOf(path.resolve(reportDir)), root) || inside(artifact, realOf(path.resolve(here)))) {
-    throw new GuardConfigError(`replay: run it from the project's checkout, not from inside the report directory ${reportDir}`);
+  if (
+    inside(artifact, root) ||
+    inside(realOf(path.resolve(reportDir)), root) ||
+    inside(artifact, realOf(path.resolve(here)))
+  ) {
+    throw new GuardConfigError(
+      `replay: run it from the project's checkout, not from inside the report directory ${reportDir}`,
+    );
   }
   const ctx = { root, reportDir: path.resolve(reportDir), artifact, trust };
   if (!path.isAbsolute(recorded) || !fs.statSync(recorded, { throwIfNoEntry: false })?.isDirectory()) {
     return { ...ctx, cwd: top, note: `recorded in ${recorded}, which is not here: replaying in ${top}` };
   }
   const real = realOf(recorded);
-  if (inside(root, real) && !inside(artifact, real) && !path.relative(root, real).split(path.sep).includes('node_modules')) return { ...ctx, cwd: real === root ? top : real };
+  if (
+    inside(root, real) &&
+    !inside(artifact, real) &&
+    !path.relative(root, real).split(path.sep).includes('node_modules')
+  )
+    return { ...ctx, cwd: real === root ? top : real };
   if (inside(real, root) && !fs.existsSync(path.join(top, '.git'))) {
-    throw new GuardConfigError(`replay: the run was made in ${recorded}, above ${top}, which is no git checkout: run mate replay from ${recorded}`);
+    throw new GuardConfigError(
+      `replay: the run was made in ${recorded}, above ${top}, which is no git checkout: run mate replay from ${recorded}`,
+    );
   }
   return { ...ctx, cwd: top, note: `recorded in ${recorded}, which is not in ${top}: replaying here` };
 }
@@ -195,7 +223,8 @@ function reachesOut(dir: string, ctx: TrustContext): string | undefined {
       if (--budget < 0) return 'reaches too many files to look through';
       if (e.isSymbolicLink()) {
         const real = realOf(path.join(d, e.name));
-        if (!inside(ctx.root, real) || inside(ctx.artifact, real)) return `reaches ${path.join(d, e.name)}, a link out of the checkout`;
+        if (!inside(ctx.root, real) || inside(ctx.artifact, real))
+          return `reaches ${path.join(d, e.name)}, a link out of the checkout`;
         continue;
       }
       if (!e.isDirectory()) continue;
@@ -230,15 +259,21 @@ export function placeOf(value: string, ctx: TrustContext, loads = false): string
   const abs = path.resolve(ctx.cwd, value);
   if (!inside(ctx.cwd, abs)) return `outside ${ctx.cwd}`;
   const real = realOf(abs);
-  if (inside(ctx.reportDir, abs) || inside(ctx.artifact, abs) || inside(ctx.artifact, real)) return 'in the report directory';
+  if (inside(ctx.reportDir, abs) || inside(ctx.artifact, abs) || inside(ctx.artifact, real))
+    return 'in the report directory';
   if (!inside(ctx.root, real)) return `a link to ${real}, outside ${ctx.root}`;
-  if (path.relative(ctx.cwd, abs).split(path.sep).includes('node_modules') || path.relative(ctx.root, real).split(path.sep).includes('node_modules')) return 'inside node_modules';
+  if (
+    path.relative(ctx.cwd, abs).split(path.sep).includes('node_modules') ||
+    path.relative(ctx.root, real).split(path.sep).includes('node_modules')
+  )
+    return 'inside node_modules';
   if (loads) {
     const segments = path.relative(ctx.cwd, abs).split(path.sep);
     const magic = segments.findIndex((seg) => MAGIC.test(seg));
     // A file the runner loads that is no glob must be there: a name that only looks like a path is nobody's file.
     if (magic < 0 && !fs.existsSync(abs)) return 'not a file of the checkout';
-    const walks = magic >= 0 ? magic < segments.length - 1 : !!fs.statSync(abs, { throwIfNoEntry: false })?.isDirectory();
+    const walks =
+      magic >= 0 ? magic < segments.length - 1 : !!fs.statSync(abs, { throwIfNoEntry: false })?.isDirectory();
     if (walks) return reachesOut(path.join(ctx.cwd, ...segments.slice(0, magic < 0 ? segments.length : magic)), ctx);
   }
   return undefined;
@@ -260,7 +295,11 @@ function exportsHas(exp: unknown, sub: string): boolean {
   if (!exp || typeof exp !== 'object') return false;
   const keys = Object.keys(exp);
   if (!keys.some((k) => k.startsWith('.'))) return sub === '.';
-  return keys.some((k) => k === sub || (k.includes('*') && sub.startsWith(k.slice(0, k.indexOf('*'))) && sub.endsWith(k.slice(k.indexOf('*') + 1))));
+  return keys.some(
+    (k) =>
+      k === sub ||
+      (k.includes('*') && sub.startsWith(k.slice(0, k.indexOf('*'))) && sub.endsWith(k.slice(k.indexOf('*') + 1))),
+  );
 }
 
 /**
@@ -271,7 +310,10 @@ function exportsHas(exp: unknown, sub: string): boolean {
  * Only the checkout's own node_modules count (node would look above it too).
  */
 function packageDoubt(spec: string, ctx: TrustContext): Refusal | undefined {
-  const name = spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/');
+  const name = spec
+    .split('/')
+    .slice(0, spec.startsWith('@') ? 2 : 1)
+    .join('/');
   const sub = `.${spec.slice(name.length)}`;
   const dir = packageDir(name, ctx.cwd, ctx.root);
   if (!dir) return { why: `not installed in ${ctx.root}`, doubt: true };
@@ -282,16 +324,19 @@ function packageDoubt(spec: string, ctx: TrustContext): Refusal | undefined {
   } catch {
     return { why: `${name} has no readable package.json`, doubt: true };
   }
-  if (pkg.exports === undefined ? sub !== '.' : !exportsHas(pkg.exports, sub)) return { why: `a file inside ${name}, not what it exports`, doubt: true };
+  if (pkg.exports === undefined ? sub !== '.' : !exportsHas(pkg.exports, sub))
+    return { why: `a file inside ${name}, not what it exports`, doubt: true };
   let file: string;
   try {
     file = createRequire(path.join(ctx.cwd, 'noop.js')).resolve(spec);
   } catch {
     return undefined; // exported for import only: node resolves it as it would have in the run
   }
-  if (!inside(realOf(dir), realOf(file))) return { why: `${name} resolves to ${file}, not the package in ${dir}`, doubt: true };
+  if (!inside(realOf(dir), realOf(file)))
+    return { why: `${name} resolves to ${file}, not the package in ${dir}`, doubt: true };
   const bins = typeof pkg.bin === 'string' ? [pkg.bin] : Object.values(pkg.bin ?? {});
-  if (bins.some((b) => realOf(path.join(dir, b)) === realOf(file))) return { why: `${name}'s program (its bin), not a module`, doubt: true };
+  if (bins.some((b) => realOf(path.join(dir, b)) === realOf(file)))
+    return { why: `${name}'s program (its bin), not a module`, doubt: true };
   return undefined;
 }
 
@@ -324,23 +369,38 @@ const NEVER = /^(inspect|debug|eval|print|interactive|repl|execargv|nodeoption|l
  */
 function unknownWhy(name: string, value: string | undefined, ctx: TrustContext, surface: Surface): Refusal {
   if (!/^--?[A-Za-z0-9][\w.-]*$/.test(name)) return { why: 'not an option name' };
-  if (!name.startsWith('--') && surface.readsNode) return { why: `a short option replay does not know, where node reads -pe as -p -e` };
+  if (!name.startsWith('--') && surface.readsNode)
+    return { why: `a short option replay does not know, where node reads -pe as -p -e` };
   // Spelled like node's code and REPL flags (-e, -p, -i, -pe): not taken from a record, whichever runner reads it.
-  if (!name.startsWith('--') && /[epi]/.test(name.slice(1))) return { why: 'a short option replay does not know, spelled like node\'s -e, -p or -i' };
+  if (!name.startsWith('--') && /[epi]/.test(name.slice(1)))
+    return { why: "a short option replay does not know, spelled like node's -e, -p or -i" };
   if (NEVER.test(keyOf(name).replace(/^no/, ''))) return { why: 'a debugger or code' };
   // An absolute path or a climb anywhere in the value (inside code, JSON, a list): from elsewhere.
   const away = /(?:^|[^\w.-])((?:\/[^/\s]|~\/|\.\.[\\/])[^\s"',;)\]]*)/.exec(value ?? '');
   if (away) return { why: `${away[1]} is outside the checkout` };
   for (const piece of (value ?? '').split(/[,=;:]/)) {
     if (!/^(\.|\/|~|file:)|[\\/]/.test(piece)) continue;
-    const place = piece.startsWith('~') ? 'outside the checkout' : piece.startsWith('file:') ? 'a file URL' : placeOf(piece, ctx);
-    if (place) return { why: `${piece} is ${place.startsWith('outside') || place.startsWith('a ') ? place : `not to be taken (${place})`}` };
+    const place = piece.startsWith('~')
+      ? 'outside the checkout'
+      : piece.startsWith('file:')
+        ? 'a file URL'
+        : placeOf(piece, ctx);
+    if (place)
+      return {
+        why: `${piece} is ${place.startsWith('outside') || place.startsWith('a ') ? place : `not to be taken (${place})`}`,
+      };
   }
   return { why: `not a ${surface.name} replay knows`, doubt: true };
 }
 
 /** Why a recorded option and its value may not be taken; undefined when they may. */
-function why(rule: Rule | undefined, name: string, value: string | undefined, ctx: TrustContext, surface: Surface): Refusal | undefined {
+function why(
+  rule: Rule | undefined,
+  name: string,
+  value: string | undefined,
+  ctx: TrustContext,
+  surface: Surface,
+): Refusal | undefined {
   if (!rule) return unknownWhy(name, value, ctx, surface);
   switch (rule.kind) {
     case 'flag':
@@ -366,7 +426,9 @@ function why(rule: Rule | undefined, name: string, value: string | undefined, ct
       const place = placeOf(value, ctx);
       if (place) return { why: place };
       // A file the runner runs or reads settings from: a real file of the checkout, not a link (to one that may change).
-      return fs.lstatSync(path.resolve(ctx.cwd, value), { throwIfNoEntry: false })?.isFile() ? undefined : { why: 'not a file of the checkout' };
+      return fs.lstatSync(path.resolve(ctx.cwd, value), { throwIfNoEntry: false })?.isFile()
+        ? undefined
+        : { why: 'not a file of the checkout' };
     }
     case 'module':
       return moduleWhy(value, rule, ctx);
@@ -392,7 +454,8 @@ function splitInline(arg: string): [string, string | undefined] {
 function splitFor(arg: string, surface: Surface): [string, string | undefined] {
   const eq = arg.indexOf('=');
   if (!surface.readsNode || surface.fallback) {
-    if (/^-[A-Za-z]=/.test(arg) && surface.options.has(keyOf(arg.slice(0, eq)))) return [arg.slice(0, eq), arg.slice(eq + 1)];
+    if (/^-[A-Za-z]=/.test(arg) && surface.options.has(keyOf(arg.slice(0, eq))))
+      return [arg.slice(0, eq), arg.slice(eq + 1)];
   }
   return splitInline(arg);
 }
@@ -410,7 +473,8 @@ function lookup(table: Options, name: string): Rule | undefined {
 }
 
 /** Whether an option reads the next argument as its value (one replay does not know may: its value goes with it). */
-const takesValue = (rule: Rule | undefined): boolean => (rule ? rule.kind !== 'flag' && (rule.kind !== 'debugger' || !!rule.takesValue) : true);
+const takesValue = (rule: Rule | undefined): boolean =>
+  rule ? rule.kind !== 'flag' && (rule.kind !== 'debugger' || !!rule.takesValue) : true;
 
 /** A recorded command line, judged: what is taken (positionals apart from options), what is not. */
 export interface Judged {
@@ -437,7 +501,12 @@ export function judgeArgs(args: readonly string[], desc: RunnerOptions, ctx: Tru
     const arg = args[i];
     if (!arg.startsWith('-') || arg === '-') {
       for (const p of surface.commaPositionals ? commaElements(arg) : [arg]) {
-        const reason = surface.positional === 'none' ? `not a ${surface.name}` : surface.debuggerWords?.includes(p) ? 'a debugger' : placeOf(p, ctx, surface.positional === 'spec');
+        const reason =
+          surface.positional === 'none'
+            ? `not a ${surface.name}`
+            : surface.debuggerWords?.includes(p)
+              ? 'a debugger'
+              : placeOf(p, ctx, surface.positional === 'spec');
         if (reason) leave([p], reason);
         else out.positionals.push(p);
       }
@@ -447,7 +516,8 @@ export function judgeArgs(args: readonly string[], desc: RunnerOptions, ctx: Tru
     const rule = lookup(surface.options, name) ?? (surface.fallback && lookup(surface.fallback, name));
     // The value: inline, else the next argument unless it is an option (which a runner would read as one).
     let value = inline;
-    if (inline === undefined && takesValue(rule) && i + 1 < args.length && !args[i + 1].startsWith('-')) value = args[++i];
+    if (inline === undefined && takesValue(rule) && i + 1 < args.length && !args[i + 1].startsWith('-'))
+      value = args[++i];
     // Each element of a comma list is its own option occurrence: judged, and passed, alone.
     const values = rule?.commas && value !== undefined ? commaElements(value) : [value];
     for (const v of values) {
@@ -468,7 +538,10 @@ export function judgeArgs(args: readonly string[], desc: RunnerOptions, ctx: Tru
  * apart from options (each with its value), nothing judged: a rerun of the
  * run's own command (a mate-* CLI's), which replay's trust has no say in.
  */
-export function splitArgs(args: readonly string[], desc: RunnerOptions): Pick<Judged, 'positionals' | 'options'> & { tail: string[] } {
+export function splitArgs(
+  args: readonly string[],
+  desc: RunnerOptions,
+): Pick<Judged, 'positionals' | 'options'> & { tail: string[] } {
   const surface = surfaceOf(desc);
   const out: Pick<Judged, 'positionals' | 'options'> & { tail: string[] } = { positionals: [], options: [], tail: [] };
   for (let i = 0; i < args.length; i++) {
@@ -484,7 +557,8 @@ export function splitArgs(args: readonly string[], desc: RunnerOptions): Pick<Ju
     const [name, inline] = splitFor(arg, surface);
     const rule = lookup(surface.options, name) ?? (surface.fallback && lookup(surface.fallback, name));
     const tokens = [arg];
-    if (inline === undefined && takesValue(rule) && i + 1 < args.length && !args[i + 1].startsWith('-')) tokens.push(args[++i]);
+    if (inline === undefined && takesValue(rule) && i + 1 < args.length && !args[i + 1].startsWith('-'))
+      tokens.push(args[++i]);
     out.options.push(tokens);
   }
   return out;

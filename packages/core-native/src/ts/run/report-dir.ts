@@ -5,7 +5,14 @@ import * as path from 'node:path';
 
 import type { ViolationEvent } from '../report/event';
 import { countersShapeWhy, MAX_EVENT_BYTES } from '../report/event-shape';
-import { EVENT_FILE, parseChecked, readCapped, readEventFile, ShapeError, UNFINISHED_EVENT_FILE } from '../report/files';
+import {
+  EVENT_FILE,
+  parseChecked,
+  readCapped,
+  readEventFile,
+  ShapeError,
+  UNFINISHED_EVENT_FILE,
+} from '../report/files';
 import { unreadableWhy } from '../report/unreadable';
 import type { ProcessGuardStats } from './process-stats';
 import { perUserParent, writeNewFile } from './private-files';
@@ -65,7 +72,9 @@ export function markResultsShown(dir: string): void {
 export function createReportDir(runner: string, parent?: string): string {
   if (parent === undefined) return fs.mkdtempSync(path.join(perUserParent(), `${runner}-`));
   fs.mkdirSync(parent, { recursive: true });
-  return fs.mkdtempSync(path.join(path.resolve(parent), `${runner}-${new Date().toISOString().replace(/[:.]/g, '-')}-`));
+  return fs.mkdtempSync(
+    path.join(path.resolve(parent), `${runner}-${new Date().toISOString().replace(/[:.]/g, '-')}-`),
+  );
 }
 
 /** What a run's directory says about the run (`run.json`): read by the report printer and `mate report`. */
@@ -117,7 +126,14 @@ function readCounters(file: string): ProcessGuardStats | string {
  * never filed), a file copied without its permissions.
  */
 export function readReportDir(dir: string): RunReport {
-  const report: RunReport = { dir, violations: [], processes: [], unreadable: [], resultsShown: [], testsStarted: false };
+  const report: RunReport = {
+    dir,
+    violations: [],
+    processes: [],
+    unreadable: [],
+    resultsShown: [],
+    testsStarted: false,
+  };
   let names: string[] = [];
   try {
     names = fs.readdirSync(dir).sort();
@@ -133,7 +149,11 @@ export function readReportDir(dir: string): RunReport {
       else report.violations.push(v);
     } else if (UNFINISHED_EVENT_FILE.test(name) && !present.has(name.slice(0, -'.tmp'.length))) {
       // Beside its report it is a rewrite that did not finish (the report stands); alone, a report never filed.
-      report.unreadable.push({ file, holds: 'report', why: 'its writing never finished (the disk filled up, or the process died while writing it)' });
+      report.unreadable.push({
+        file,
+        holds: 'report',
+        why: 'its writing never finished (the disk filled up, or the process died while writing it)',
+      });
     } else if (/^stats-\d+-\d+\.json$/.test(name)) {
       const s = readCounters(file);
       if (typeof s === 'string') report.unreadable.push({ file, holds: 'counters', why: s });

@@ -20,10 +20,12 @@ import { GuardedRun } from './lifecycle';
 /** A canary report: damage on an allocation's slack. */
 type CanaryEvent = ViolationEvent & { allocation: EventAllocation };
 
-const isCanary = (e: ViolationEvent): e is CanaryEvent => e.kind === 'canary-corruption' && !e.fatal && !e.suppressed && e.allocation !== null;
+const isCanary = (e: ViolationEvent): e is CanaryEvent =>
+  e.kind === 'canary-corruption' && !e.fatal && !e.suppressed && e.allocation !== null;
 
 /** A kernel's exception reported without launch blocking: the launches in flight, not the one. */
-const isUnpinnedKernelException = (e: ViolationEvent): boolean => isKernelException(e) && !e.suppressed && e.launches?.blocking !== true;
+const isUnpinnedKernelException = (e: ViolationEvent): boolean =>
+  isKernelException(e) && !e.suppressed && e.launches?.blocking !== true;
 
 /** One rerun: a configuration, the files (and tests) to run in it, and the reports it is for. */
 export interface RerunGroup {
@@ -73,7 +75,10 @@ const lowBit = (n: number): number => {
  * modules' code relies on it): only allocations of the damaged one's size
  * are placed byte-exact.
  */
-function faultingConfig(e: CanaryEvent, settings: GuardSettings): { mode: GuardMode; alignment: number; nativeExactSize: number; launchBlocking: boolean } {
+function faultingConfig(
+  e: CanaryEvent,
+  settings: GuardSettings,
+): { mode: GuardMode; alignment: number; nativeExactSize: number; launchBlocking: boolean } {
   const device = e.allocation.backend === 'cuda';
   const launchBlocking = device || settings.launchBlocking;
   const before = (e.damage?.before.bytes ?? 0) > 0;
@@ -86,7 +91,8 @@ function faultingConfig(e: CanaryEvent, settings: GuardSettings): { mode: GuardM
 }
 
 function labelOf(mode: GuardMode, alignment: number, nativeExactSize: number, settings: GuardSettings): string {
-  if (nativeExactSize !== settings.nativeExactSize) return `${mode} mode with the native heap's ${nativeExactSize}-byte allocations placed byte-exact`;
+  if (nativeExactSize !== settings.nativeExactSize)
+    return `${mode} mode with the native heap's ${nativeExactSize}-byte allocations placed byte-exact`;
   return alignment !== settings.alignment ? `${mode} mode with alignment ${alignment}` : `${mode} mode`;
 }
 
@@ -112,7 +118,16 @@ export function planReruns(events: readonly ViolationEvent[], settings: GuardSet
     const key = `launch-blocking/${settings.mode}/${settings.alignment}`;
     let g = groups.get(key);
     if (!g) {
-      g = { mode: settings.mode, alignment: settings.alignment, nativeExactSize: settings.nativeExactSize, launchBlocking: true, label: 'launch blocking', files: [], tests: [], events: [] };
+      g = {
+        mode: settings.mode,
+        alignment: settings.alignment,
+        nativeExactSize: settings.nativeExactSize,
+        launchBlocking: true,
+        label: 'launch blocking',
+        files: [],
+        tests: [],
+        events: [],
+      };
       groups.set(key, g);
     }
     g.events.push(e);
@@ -148,8 +163,13 @@ async function runGroup(group: RerunGroup, launch: RerunLauncher, settings: Guar
   const run = GuardedRun.start({
     runner: 'rerun',
     settings: {
-      ...settings, enabled: true, mode: group.mode, alignment: group.alignment, nativeExactSize: group.nativeExactSize,
-      launchBlocking: group.launchBlocking, rerun: false,
+      ...settings,
+      enabled: true,
+      mode: group.mode,
+      alignment: group.alignment,
+      nativeExactSize: group.nativeExactSize,
+      launchBlocking: group.launchBlocking,
+      rerun: false,
     },
     explicit: runnerKeys,
     env,
@@ -172,16 +192,23 @@ async function runGroup(group: RerunGroup, launch: RerunLauncher, settings: Guar
 /** The rerun's events that concern one original report: the same test, else the same file (else, with no test known, the first). */
 function sameTest(original: ViolationEvent, found: readonly ViolationEvent[]): ViolationEvent | undefined {
   const tests = [original.test, original.allocation?.allocTest].filter((t): t is string => !!t);
-  return found.find((f) => f.test !== null && tests.includes(f.test))
-    ?? found.find((f) => tests.some((t) => fileOf(t) === fileOf(f.test) || fileOf(t) === fileOf(f.allocation?.allocTest ?? null)))
-    ?? (tests.length === 0 ? found[0] : undefined);
+  return (
+    found.find((f) => f.test !== null && tests.includes(f.test)) ??
+    found.find((f) =>
+      tests.some((t) => fileOf(t) === fileOf(f.test) || fileOf(t) === fileOf(f.allocation?.allocTest ?? null)),
+    ) ??
+    (tests.length === 0 ? found[0] : undefined)
+  );
 }
 
 /** The rerun's fault for one original report. */
 function faultFor(original: CanaryEvent, found: readonly ViolationEvent[]): ViolationEvent | undefined {
   // A host fault kills its process; a CUDA fault (illegal-address) is found
   // by the device guard. A death of another cause is not the access sought.
-  return sameTest(original, found.filter((f) => (f.fatal && !f.death) || f.kind === 'illegal-address'));
+  return sameTest(
+    original,
+    found.filter((f) => (f.fatal && !f.death) || f.kind === 'illegal-address'),
+  );
 }
 
 /** A death of another cause in the rerun (a deadly signal, an uncaught exception) that kept it from the access. */
@@ -219,17 +246,26 @@ export async function rerunCanaryReports(
       const fault = faultFor(original, found);
       const death = fault ? undefined : deathFor(original, found);
       const about = `the canary-corruption of allocation #${original.allocation.id} (${original.allocation.size} bytes, ${original.allocation.mode} mode)${original.test ? ` in ${original.test}` : ''}`;
-      if (fault) text += `[mate-guard] rerun in ${group.label}: ${about} faults at the first bad access:\n${reportText(fault)}`;
-      else if (death) text += `[mate-guard] rerun in ${group.label}: ${about} did not fault: the rerun died of something else first${death.test ? ` (in ${death.test})` : ''}, before the bad access, so it proves nothing about it; the death:\n${reportText(death)}`;
-      else if (ranNoTest) text += `[mate-guard] rerun in ${group.label}: ran no test, so it tells nothing about ${about}: the runner selected none of its tests (a name that changes from run to run, or an argument of the command that excludes it)\n`;
-      else text += `[mate-guard] rerun in ${group.label}: ${about} did not fault (the damage did not happen again on its own: it may depend on timing or on tests that did not rerun)\n`;
+      if (fault)
+        text += `[mate-guard] rerun in ${group.label}: ${about} faults at the first bad access:\n${reportText(fault)}`;
+      else if (death)
+        text += `[mate-guard] rerun in ${group.label}: ${about} did not fault: the rerun died of something else first${death.test ? ` (in ${death.test})` : ''}, before the bad access, so it proves nothing about it; the death:\n${reportText(death)}`;
+      else if (ranNoTest)
+        text += `[mate-guard] rerun in ${group.label}: ran no test, so it tells nothing about ${about}: the runner selected none of its tests (a name that changes from run to run, or an argument of the command that excludes it)\n`;
+      else
+        text += `[mate-guard] rerun in ${group.label}: ${about} did not fault (the damage did not happen again on its own: it may depend on timing or on tests that did not rerun)\n`;
       if (original.file) {
-        const exact = group.nativeExactSize !== settings.nativeExactSize ? { nativeExactSize: group.nativeExactSize } : {};
+        const exact =
+          group.nativeExactSize !== settings.nativeExactSize ? { nativeExactSize: group.nativeExactSize } : {};
         rewriteEventFile(original.file, {
           ...original,
           rerun: {
-            mode: group.mode, alignment: group.alignment, ...exact, fault: fault ? eventBody(fault) : null,
-            ...(death ? { death: eventBody(death) } : {}), ...(!fault && !death && ranNoTest ? { ranNoTest: true as const } : {}),
+            mode: group.mode,
+            alignment: group.alignment,
+            ...exact,
+            fault: fault ? eventBody(fault) : null,
+            ...(death ? { death: eventBody(death) } : {}),
+            ...(!fault && !death && ranNoTest ? { ranNoTest: true as const } : {}),
           },
         });
       }
@@ -243,13 +279,26 @@ export async function rerunCanaryReports(
  * same exception, now pinned on its launch (the kernel, its call site, the
  * argument, allocation and side), or that it did not happen again.
  */
-function kernelRerunText(original: ViolationEvent, found: readonly ViolationEvent[], group: RerunGroup, ranNoTest: boolean): string {
+function kernelRerunText(
+  original: ViolationEvent,
+  found: readonly ViolationEvent[],
+  group: RerunGroup,
+  ranNoTest: boolean,
+): string {
   const pinned = found.filter((f) => isKernelException(f) && f.launches?.list.some((l) => l.faulted));
   const fault = sameTest(original, pinned) ?? (original.test ? undefined : pinned[0]);
   const where = `on device ${original.device?.ordinal ?? 0}${original.test ? ` in ${original.test}` : ''}`;
   const about = `the ${original.kind} ${where}`;
   if (original.file) {
-    rewriteEventFile(original.file, { ...original, rerun: { mode: group.mode, alignment: group.alignment, fault: fault ? eventBody(fault) : null, ...(!fault && ranNoTest ? { ranNoTest: true as const } : {}) } });
+    rewriteEventFile(original.file, {
+      ...original,
+      rerun: {
+        mode: group.mode,
+        alignment: group.alignment,
+        fault: fault ? eventBody(fault) : null,
+        ...(!fault && ranNoTest ? { ranNoTest: true as const } : {}),
+      },
+    });
   }
   if (fault) return `[mate-guard] rerun with launch blocking: ${about} is this launch's:\n${reportText(fault)}`;
   if (ranNoTest) return `[mate-guard] rerun with launch blocking: ran no test, so it tells nothing about ${about}\n`;

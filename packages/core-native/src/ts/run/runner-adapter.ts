@@ -57,7 +57,10 @@ interface Found {
 /** The adapter a package directory declares, or undefined. */
 function declared(dir: string): Found | undefined {
   try {
-    const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { mateGuard?: { runner?: unknown }; exports?: Record<string, unknown> };
+    const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as {
+      mateGuard?: { runner?: unknown };
+      exports?: Record<string, unknown>;
+    };
     const runner = pkg.mateGuard?.runner;
     const entry = pkg.exports?.['./adapter'];
     const rel = typeof entry === 'string' ? entry : (entry as { default?: unknown } | undefined)?.default;
@@ -95,12 +98,16 @@ function installed(from: string, stop: string): Found[] {
 }
 
 /** Where adapters are looked for: the checkout's own node_modules (from `cwd` up to `root`, never above it), then next to this mate. */
-const places = (cwd: string, root: string): [string, string][] => [[cwd, root], [__dirname, ownInstall()]];
+const places = (cwd: string, root: string): [string, string][] => [
+  [cwd, root],
+  [__dirname, ownInstall()],
+];
 
 /** The runners the installed packages adapt, each once, in the order they are looked for. */
 export function installedRunners(cwd: string, root: string): string[] {
   const names: string[] = [];
-  for (const [from, stop] of places(cwd, root)) for (const f of installed(from, stop)) if (!names.includes(f.runner)) names.push(f.runner);
+  for (const [from, stop] of places(cwd, root))
+    for (const f of installed(from, stop)) if (!names.includes(f.runner)) names.push(f.runner);
   return names;
 }
 
@@ -115,10 +122,15 @@ export function findAdapter(runner: string, cwd: string, root: string): string |
 
 /** Loads the adapter `file` (findAdapter's) for `runner`. */
 export async function loadAdapter(runner: string, file: string): Promise<RunnerAdapter> {
-  const mod = (await import(pathToFileURL(file).href)) as { adapter?: RunnerAdapter; default?: { adapter?: RunnerAdapter } };
+  const mod = (await import(pathToFileURL(file).href)) as {
+    adapter?: RunnerAdapter;
+    default?: { adapter?: RunnerAdapter };
+  };
   const adapter = mod.adapter ?? mod.default?.adapter;
   if (adapter?.runner !== runner || !Array.isArray(adapter.programs) || typeof adapter.select !== 'function') {
-    throw new GuardConfigError(`${file} declares the ${runner} runner's adapter but exports none (an adapter with runner "${runner}", its programs and select)`);
+    throw new GuardConfigError(
+      `${file} declares the ${runner} runner's adapter but exports none (an adapter with runner "${runner}", its programs and select)`,
+    );
   }
   return adapter;
 }

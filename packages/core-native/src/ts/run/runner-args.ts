@@ -12,9 +12,7 @@ export const NODE_ARGS: RunnerArgs = { watch: ['--watch'], watchWithValue: ['--w
 const FALSE = /^(false|0|no|off)$/i;
 const BOOLEAN_WORD = /^(true|false)$/;
 
-type Hit =
-  | { kind: 'watch'; on: boolean; words: number }
-  | { kind: 'shard'; words: number };
+type Hit = { kind: 'watch'; on: boolean; words: number } | { kind: 'shard'; words: number };
 
 /** What `args[i]` is for `spec`, and how many words it takes (its value included). */
 function classify(spec: RunnerArgs, args: readonly string[], i: number): Hit | undefined {
@@ -29,8 +27,10 @@ function classify(spec: RunnerArgs, args: readonly string[], i: number): Hit | u
     if (next !== undefined && BOOLEAN_WORD.test(next)) return { kind: 'watch', on: next === 'true', words: 2 };
     return { kind: 'watch', on: true, words: 1 };
   }
-  if (eq < 0 && arg.startsWith('--no-') && spec.watch.includes(`--${arg.slice(5)}`)) return { kind: 'watch', on: false, words: 1 };
-  if (spec.watchWithValue.includes(name)) return { kind: 'watch', on: true, words: inline === undefined && next !== undefined ? 2 : 1 };
+  if (eq < 0 && arg.startsWith('--no-') && spec.watch.includes(`--${arg.slice(5)}`))
+    return { kind: 'watch', on: false, words: 1 };
+  if (spec.watchWithValue.includes(name))
+    return { kind: 'watch', on: true, words: inline === undefined && next !== undefined ? 2 : 1 };
   if (spec.shard.includes(name)) return { kind: 'shard', words: inline === undefined && next !== undefined ? 2 : 1 };
   return undefined;
 }

@@ -41,7 +41,11 @@ function matches(version: Version, comparator: string): boolean {
       return cmp >= 0 && version[0] === base[0];
     default:
       // `=1.2.3` or a bare `20` / `4.1`: the parts given must match.
-      return version[0] === base[0] && (m[3] === undefined || version[1] === base[1]) && (m[4] === undefined || version[2] === base[2]);
+      return (
+        version[0] === base[0] &&
+        (m[3] === undefined || version[1] === base[1]) &&
+        (m[4] === undefined || version[2] === base[2])
+      );
   }
 }
 
@@ -53,7 +57,12 @@ function matches(version: Version, comparator: string): boolean {
 export function versionInRange(version: string, range: string): boolean {
   const v = parse(version);
   if (!v) return false;
-  return range.split('||').some((alternative) => alternative.trim().split(/\s+/).every((c) => matches(v, c)));
+  return range.split('||').some((alternative) =>
+    alternative
+      .trim()
+      .split(/\s+/)
+      .every((c) => matches(v, c)),
+  );
 }
 
 export interface RunnerVersionCheck {

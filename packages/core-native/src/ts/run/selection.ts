@@ -47,7 +47,11 @@ export interface RunnerSelection {
 }
 
 /** `whole` for a runner that takes its command line back as it was given: positionals, options, then what came after `--`. */
-export const runAsGiven: RunnerSelection['whole'] = ({ positionals, options, tail }) => [...positionals, ...options.flat(), ...tail];
+export const runAsGiven: RunnerSelection['whole'] = ({ positionals, options, tail }) => [
+  ...positionals,
+  ...options.flat(),
+  ...tail,
+];
 
 /**
  * A mate-* CLI's canary reruns: the runner arguments it was given (read as
@@ -66,7 +70,9 @@ const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** `^(?:a|b)$` over the tests' names as `name` spells them from a test path's titles, or undefined when none has one. */
 export function testNamePattern(tests: readonly string[], name: (titles: string[]) => string): string | undefined {
-  const names = [...new Set(tests.map((t) => name(t.replace(PROJECT_PREFIX, '').split(' > ').slice(1))))].filter((n) => n.length > 0);
+  const names = [...new Set(tests.map((t) => name(t.replace(PROJECT_PREFIX, '').split(' > ').slice(1))))].filter(
+    (n) => n.length > 0,
+  );
   return names.length ? `^(?:${names.map(escapeRegExp).join('|')})$` : undefined;
 }
 

@@ -23,7 +23,10 @@ const count = (into: Record<string, number>, key: string, n: number) => {
 };
 
 /** A process's fallbacks by reason (a process that wrote only its last reason: all of them under it). */
-function fallbacksByReason(p: Pick<ProcessGuardStats, 'fallbacks' | 'fallbackReason' | 'fallbackReasons'>, into: Record<string, number>): void {
+function fallbacksByReason(
+  p: Pick<ProcessGuardStats, 'fallbacks' | 'fallbackReason' | 'fallbackReasons'>,
+  into: Record<string, number>,
+): void {
   const reasons = p.fallbackReasons ?? (p.fallbackReason ? { [p.fallbackReason]: p.fallbacks } : {});
   let known = 0;
   for (const [reason, n] of Object.entries(reasons)) {
@@ -33,7 +36,12 @@ function fallbacksByReason(p: Pick<ProcessGuardStats, 'fallbacks' | 'fallbackRea
   count(into, 'for a reason its process did not record', p.fallbacks - known);
 }
 
-const PASS_THROUGH_KIND: Record<string, string> = { resizable: 'resizable', shared: 'shared', subclass: 'subclassed', tooLarge: 'too large' };
+const PASS_THROUGH_KIND: Record<string, string> = {
+  resizable: 'resizable',
+  shared: 'shared',
+  subclass: 'subclassed',
+  tooLarge: 'too large',
+};
 
 export interface SummaryCounts {
   allocations: number;
@@ -72,7 +80,9 @@ export interface SummaryCounts {
 export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCounts {
   const unreadable = report.unreadable.filter((u) => u.holds === 'report').length;
   const s: SummaryCounts = {
-    allocations: 0, peakLive: 0, fallbacks: 0,
+    allocations: 0,
+    peakLive: 0,
+    fallbacks: 0,
     violations: report.violations.filter((v) => !v.suppressed && !notCountedAsViolation(v)).length + unreadable,
     unreadable,
     suppressed: report.violations.filter((v) => v.suppressed).length,
@@ -81,8 +91,13 @@ export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCoun
     outOfMemory: 0,
     deathsOutside: report.violations.filter((v) => !v.suppressed && isDeathOutsideGuardedMemory(v)).length,
     sharedIpc: 0,
-    skippedByTag: extraSkippedByTag, passThrough: 0, nativeGuarded: 0, nativeUnguarded: 0, nativeUnguardedBy: noNativeUnguarded(),
-    unguardedBy: {}, trackingOff: [],
+    skippedByTag: extraSkippedByTag,
+    passThrough: 0,
+    nativeGuarded: 0,
+    nativeUnguarded: 0,
+    nativeUnguardedBy: noNativeUnguarded(),
+    unguardedBy: {},
+    trackingOff: [],
   };
   // The allocator is one per process (its counters are process-wide);
   // tag skips and pass-throughs are counted per thread.
@@ -115,8 +130,10 @@ export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCoun
   // Out-of-memory failures: each process's count (its stats at exit), or
   // its one report where it wrote none.
   const oom = new Map<number, number>();
-  for (const v of report.violations) if (v.kind === 'out-of-memory') oom.set(v.pid, Math.max(oom.get(v.pid) ?? 0, v.memory?.failures ?? 1));
-  for (const p of byPid.values()) if (p.device?.outOfMemory) oom.set(p.pid, Math.max(oom.get(p.pid) ?? 0, p.device.outOfMemory));
+  for (const v of report.violations)
+    if (v.kind === 'out-of-memory') oom.set(v.pid, Math.max(oom.get(v.pid) ?? 0, v.memory?.failures ?? 1));
+  for (const p of byPid.values())
+    if (p.device?.outOfMemory) oom.set(p.pid, Math.max(oom.get(p.pid) ?? 0, p.device.outOfMemory));
   for (const n of oom.values()) s.outOfMemory += n;
   for (const p of byPid.values()) {
     if (p.exited === false && !dead.has(p.pid)) s.unfinished++;
@@ -129,7 +146,7 @@ export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCoun
     addNative(s.nativeUnguardedBy, p.nativeUnguardedBy);
     s.nativeSites = addNativeSites(s.nativeSites, p.nativeSites);
     fallbacksByReason(p, s.unguardedBy);
-    const off = p.device?.launchTracking === false ? p.device.trackingOff ?? '' : undefined;
+    const off = p.device?.launchTracking === false ? (p.device.trackingOff ?? '') : undefined;
     if (off !== undefined && !s.trackingOff.includes(off)) s.trackingOff.push(off);
   }
   for (const p of report.processes) {
@@ -137,7 +154,8 @@ export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCoun
     const pt = p.passThrough;
     if (pt) {
       s.passThrough += pt.resizable + pt.shared + pt.subclass + pt.tooLarge;
-      for (const [kind, n] of Object.entries(pt)) count(s.unguardedBy, `${PASS_THROUGH_KIND[kind] ?? kind} buffers, which can't be guarded`, n);
+      for (const [kind, n] of Object.entries(pt))
+        count(s.unguardedBy, `${PASS_THROUGH_KIND[kind] ?? kind} buffers, which can't be guarded`, n);
     }
   }
   return s;
@@ -146,8 +164,24 @@ export function summarize(report: RunReport, extraSkippedByTag = 0): SummaryCoun
 /** Several runs' counts as one (`mate report`: shards, workers, runs). */
 export function mergeSummaries(list: readonly SummaryCounts[]): SummaryCounts {
   const out: SummaryCounts = {
-    allocations: 0, peakLive: 0, fallbacks: 0, violations: 0, unreadable: 0, suppressed: 0, died: 0, unfinished: 0, outOfMemory: 0, deathsOutside: 0, sharedIpc: 0,
-    skippedByTag: 0, passThrough: 0, nativeGuarded: 0, nativeUnguarded: 0, nativeUnguardedBy: noNativeUnguarded(), unguardedBy: {}, trackingOff: [],
+    allocations: 0,
+    peakLive: 0,
+    fallbacks: 0,
+    violations: 0,
+    unreadable: 0,
+    suppressed: 0,
+    died: 0,
+    unfinished: 0,
+    outOfMemory: 0,
+    deathsOutside: 0,
+    sharedIpc: 0,
+    skippedByTag: 0,
+    passThrough: 0,
+    nativeGuarded: 0,
+    nativeUnguarded: 0,
+    nativeUnguardedBy: noNativeUnguarded(),
+    unguardedBy: {},
+    trackingOff: [],
   };
   for (const s of list) {
     out.allocations += s.allocations;
@@ -183,7 +217,17 @@ export function formatSummary(s: SummaryCounts): string {
     // A process that died was counted up to its death: the line says how many died.
     (s.died ? `${plural(s.died, 'process', 'processes')} died, ` : '') +
     `${plural(s.skippedByTag, 'test')} skipped by tag\n`;
-  return out + formatOutOfMemoryLine(s.outOfMemory) + formatDeathsOutsideLine(s.deathsOutside) + formatSharedIpcLine(s.sharedIpc) + formatUnfinished(s.unfinished) + formatNativeCoverage(s) + formatNativeSites(s.nativeSites) + formatUnguardedWarning(s.fallbacks + s.passThrough, s.unguardedBy) + formatTrackingOffWarning(s.trackingOff);
+  return (
+    out +
+    formatOutOfMemoryLine(s.outOfMemory) +
+    formatDeathsOutsideLine(s.deathsOutside) +
+    formatSharedIpcLine(s.sharedIpc) +
+    formatUnfinished(s.unfinished) +
+    formatNativeCoverage(s) +
+    formatNativeSites(s.nativeSites) +
+    formatUnguardedWarning(s.fallbacks + s.passThrough, s.unguardedBy) +
+    formatTrackingOffWarning(s.trackingOff)
+  );
 }
 
 /** Out-of-memory failures ('' when none): they are the program's failures, not memory bugs. */
@@ -220,9 +264,13 @@ function formatUnfinished(n: number): string {
  * file leaves its process out of the counts.
  */
 export function formatUnreadable(files: readonly UnreadableFile[]): string {
-  return files.map((u) => u.holds === 'report'
-    ? `[mate-guard] error: cannot read report file ${visible(u.file)}: ${visible(u.why)}; counted as a violation that could not be read\n`
-    : `[mate-guard] warning: cannot read counters file ${visible(u.file)}: ${visible(u.why)}; that process's counts are missing from the summary\n`).join('');
+  return files
+    .map((u) =>
+      u.holds === 'report'
+        ? `[mate-guard] error: cannot read report file ${visible(u.file)}: ${visible(u.why)}; counted as a violation that could not be read\n`
+        : `[mate-guard] warning: cannot read counters file ${visible(u.file)}: ${visible(u.why)}; that process's counts are missing from the summary\n`,
+    )
+    .join('');
 }
 
 /**
@@ -230,7 +278,9 @@ export function formatUnreadable(files: readonly UnreadableFile[]): string {
  * sampling (nativeSampleRate), or slots running out, part of the chosen
  * modules' allocation calls went to libc.
  */
-export function formatNativeCoverage(s: Pick<SummaryCounts, 'nativeGuarded' | 'nativeUnguarded'> & { nativeUnguardedBy?: NativeUnguardedBy }): string {
+export function formatNativeCoverage(
+  s: Pick<SummaryCounts, 'nativeGuarded' | 'nativeUnguarded'> & { nativeUnguardedBy?: NativeUnguardedBy },
+): string {
   const all = s.nativeGuarded + s.nativeUnguarded;
   if (all === 0) return '';
   const pct = (100 * s.nativeGuarded) / all;
@@ -265,7 +315,10 @@ export function formatTrackingOffWarning(reasons: readonly string[]): string {
 /** The one warning about allocations that ran unguarded, each reason with its count ('' when none did). */
 export function formatUnguardedWarning(total: number, by: Readonly<Record<string, number>>): string {
   if (total <= 0) return '';
-  const parts = Object.entries(by).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]).map(([why, n]) => `${n} ${visible(why)}`);
+  const parts = Object.entries(by)
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => b[1] - a[1])
+    .map(([why, n]) => `${n} ${visible(why)}`);
   return `[mate-guard] warning: ${plural(total, 'allocation')} ran unguarded: ${parts.length ? parts.join('; ') : 'for reasons not recorded'}\n`;
 }
 

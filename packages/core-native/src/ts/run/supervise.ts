@@ -53,10 +53,19 @@ export async function superviseRun(s: SupervisedRun): Promise<number> {
     GuardedRun.leaveTo(s.env, s.settings, s.explicit);
     return (await start())?.status ?? 127;
   }
-  const run = GuardedRun.start({ runner: s.runner, settings: s.settings, explicit: s.explicit, env: s.env, autoInstall: s.autoInstall });
+  const run = GuardedRun.start({
+    runner: s.runner,
+    settings: s.settings,
+    explicit: s.explicit,
+    env: s.env,
+    autoInstall: s.autoInstall,
+  });
   const exit = await start();
   if (exit) s.exited?.(run, exit);
-  const reruns = exit && s.rerun && run.settings.rerun ? await rerunCanaryReports(run.read().violations, run.settings, s.rerun, s.rerunOffFlag) : '';
+  const reruns =
+    exit && s.rerun && run.settings.rerun
+      ? await rerunCanaryReports(run.read().violations, run.settings, s.rerun, s.rerunOffFlag)
+      : '';
   // A command that never started: nothing ran, nothing to say (the directory still goes).
   const verdict = run.finish({ ...(exit ? s.end(run, exit) : {}), status: exit?.status ?? 127 });
   if (!exit) return 127;

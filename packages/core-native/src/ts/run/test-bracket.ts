@@ -2,7 +2,13 @@
 // test in reports, and split the violations found into the test's own and
 // those done outside any test.
 import { isNotice } from '../report/notices';
-import { checkCanaries, flushGuardStats, isGuardAllocatorActive, setCurrentTest, type GuardViolation } from '../install/install';
+import {
+  checkCanaries,
+  flushGuardStats,
+  isGuardAllocatorActive,
+  setCurrentTest,
+  type GuardViolation,
+} from '../install/install';
 import { noteTestStart } from './process-stats';
 
 // Damage found between tests (module code, a hook, a buffer the collector
@@ -65,7 +71,9 @@ function guardError(found: readonly GuardViolation[], lead = ''): Error {
   // An out-of-memory is no memory bug: the test ran out of GPU memory, and the report says what the guard held.
   const what = found.every((v) => isNotice(v.event))
     ? 'that the GPU ran out of memory'
-    : found.length === 1 ? 'a memory violation' : `${found.length} memory violations`;
+    : found.length === 1
+      ? 'a memory violation'
+      : `${found.length} memory violations`;
   const err = new Error(`${lead}mate-guard found ${what}:\n${found.map((v) => v.text).join('')}`);
   err.name = 'GuardViolationError';
   err.stack = `${err.name}: ${err.message}`; // the report is the useful part

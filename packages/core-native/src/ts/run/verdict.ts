@@ -16,9 +16,17 @@ import { mergeSummaries, summarize, type SummaryCounts } from './summary';
  * fact), so every one not suppressed fails. `unreadableReports`: report
  * files of the run that could not be read (each counted as a violation).
  */
-export function runExitCode(status: number | undefined, violations: readonly ViolationEvent[], unreadableReports = 0): number {
+export function runExitCode(
+  status: number | undefined,
+  violations: readonly ViolationEvent[],
+  unreadableReports = 0,
+): number {
   // A report no one could read may hold anything: it fails like one no caller had.
-  const failing = unreadableReports > 0 || violations.some((v) => !v.suppressed && !notCountedAsViolation(v) && (status === undefined || v.delivered !== 'caller'));
+  const failing =
+    unreadableReports > 0 ||
+    violations.some(
+      (v) => !v.suppressed && !notCountedAsViolation(v) && (status === undefined || v.delivered !== 'caller'),
+    );
   const own = status ?? 0;
   return own === 0 && failing ? 1 : own;
 }

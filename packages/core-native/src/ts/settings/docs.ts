@@ -4,7 +4,8 @@
 import { HANDOFF_ENV, HANDOFF_VERSION } from './handoff';
 import { rowsOn, SETTINGS, spell, type RunnerName, type SettingRow } from './table';
 
-const defaultText = (r: SettingRow): string => r.defaultText ?? (r.default === undefined ? 'unset' : JSON.stringify(r.default).replace(/"/g, "'"));
+const defaultText = (r: SettingRow): string =>
+  r.defaultText ?? (r.default === undefined ? 'unset' : JSON.stringify(r.default).replace(/"/g, "'"));
 
 /** A flag as written in docs: `--guard-alloc, --no-guard-alloc` or `--guard-mode <tail|head>`. */
 export function flagUsage(r: SettingRow, flag: string): string {
@@ -32,8 +33,13 @@ export function runnerSettingsMarkdown(columns: readonly ConfigColumn[]): string
     `|---|---|${columns.map(() => '---|').join('')}---|---|`,
   ];
   for (const r of rowsOn('runner')) {
-    const flag = flagUsage(r, spell.runnerFlag(r)).split(', ').map((f) => `\`${f.replace(/\|/g, '\\|')}\``).join(', ');
-    lines.push(`| ${flag} | \`MATE_<RUNNER>_${spell.envSuffix(r)}\` | ${columns.map((c) => `${c.name(r)} | `).join('')}\`${defaultText(r)}\` | ${r.description} |`);
+    const flag = flagUsage(r, spell.runnerFlag(r))
+      .split(', ')
+      .map((f) => `\`${f.replace(/\|/g, '\\|')}\``)
+      .join(', ');
+    lines.push(
+      `| ${flag} | \`MATE_<RUNNER>_${spell.envSuffix(r)}\` | ${columns.map((c) => `${c.name(r)} | `).join('')}\`${defaultText(r)}\` | ${r.description} |`,
+    );
   }
   return lines.join('\n') + '\n';
 }
@@ -45,8 +51,13 @@ export function runnerPackageSettingsMarkdown(runner: RunnerName, config?: Confi
     `|---|---|${config ? '---|' : ''}---|---|`,
   ];
   for (const r of rowsOn('runner')) {
-    const flag = flagUsage(r, spell.runnerFlag(r)).split(', ').map((f) => `\`${f.replace(/\|/g, '\\|')}\``).join(', ');
-    lines.push(`| ${flag} | \`${spell.env(runner, r)}\` | ${config ? `${config.name(r)} | ` : ''}\`${defaultText(r)}\` | ${r.description} |`);
+    const flag = flagUsage(r, spell.runnerFlag(r))
+      .split(', ')
+      .map((f) => `\`${f.replace(/\|/g, '\\|')}\``)
+      .join(', ');
+    lines.push(
+      `| ${flag} | \`${spell.env(runner, r)}\` | ${config ? `${config.name(r)} | ` : ''}\`${defaultText(r)}\` | ${r.description} |`,
+    );
   }
   return lines.join('\n') + '\n';
 }
@@ -62,8 +73,10 @@ export function allocatorOptionsMarkdown(): string {
 
 /** --help lines of a runner CLI's guard flags. */
 export function describeRunnerFlags(runner: RunnerName): string[] {
-  return rowsOn('runner').map((r) =>
-    `  ${flagUsage(r, spell.runnerFlag(r)).padEnd(48)} ${r.description} (env ${spell.env(runner, r)}, default ${defaultText(r)})`);
+  return rowsOn('runner').map(
+    (r) =>
+      `  ${flagUsage(r, spell.runnerFlag(r)).padEnd(48)} ${r.description} (env ${spell.env(runner, r)}, default ${defaultText(r)})`,
+  );
 }
 
 /** --help lines of `mate guard-run`. */
@@ -78,14 +91,20 @@ export function describeGuardRunFlags(): string[] {
 const cxxDefault = (r: SettingRow & { native: NonNullable<SettingRow['native']> }): string => {
   const d = r.default;
   switch (r.native.ctype) {
-    case 'bool': return String(d);
-    case 'std::string': return d === undefined ? '""' : JSON.stringify(d);
-    case 'uint32_t': return `${String(d)}u`;
-    case 'uint64_t': return d === undefined ? 'kUnsetU64' : `${String(d)}ull`;
-    case 'Tristate': return d === undefined ? 'Tristate::kUnset' : d ? 'Tristate::kOn' : 'Tristate::kOff';
+    case 'bool':
+      return String(d);
+    case 'std::string':
+      return d === undefined ? '""' : JSON.stringify(d);
+    case 'uint32_t':
+      return `${String(d)}u`;
+    case 'uint64_t':
+      return d === undefined ? 'kUnsetU64' : `${String(d)}ull`;
+    case 'Tristate':
+      return d === undefined ? 'Tristate::kUnset' : d ? 'Tristate::kOn' : 'Tristate::kOff';
     // Choices: the enum's constant for the value ('tail' -> Mode::kTail).
     case 'Mode':
-    case 'CudaQuarantine': return `${r.native.ctype}::k${String(d).replace(/^./, (c) => c.toUpperCase())}`;
+    case 'CudaQuarantine':
+      return `${r.native.ctype}::k${String(d).replace(/^./, (c) => c.toUpperCase())}`;
   }
 };
 
@@ -97,7 +116,7 @@ export function nativeOptionsInc(): string {
     '//',
     '// MATE_OPTION(type, field, js_name, default): a field of mate::Options and its',
     '// key in the object the TS layer passes to configure() and configureDevice()',
-    '// (already validated) and in the handoff\'s settings (options/handoff_reader.h).',
+    "// (already validated) and in the handoff's settings (options/handoff_reader.h).",
   ];
   for (const r of SETTINGS as readonly SettingRow[]) {
     if (!r.native) continue;
@@ -141,7 +160,8 @@ export function settingsJson(): string {
     },
   }));
   const doc = {
-    comment: 'GENERATED from the settings table (packages/core-native/src/ts/settings/table.ts) by `npm run gen:options -w @mate-guard/core`; a test keeps them equal. Do not edit.',
+    comment:
+      'GENERATED from the settings table (packages/core-native/src/ts/settings/table.ts) by `npm run gen:options -w @mate-guard/core`; a test keeps them equal. Do not edit.',
     version: 1,
     handoffEnv: HANDOFF_ENV,
     handoffVersion: HANDOFF_VERSION,

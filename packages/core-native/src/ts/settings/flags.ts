@@ -33,9 +33,18 @@ export interface FlagSyntax {
   others?: readonly string[];
 }
 
-export const RUNNER_FLAGS: FlagSyntax = { rows: rowsOn('runner'), flagOf: spell.runnerFlag, spaceValues: true, ours: /^--(no-)?guard-/ };
+export const RUNNER_FLAGS: FlagSyntax = {
+  rows: rowsOn('runner'),
+  flagOf: spell.runnerFlag,
+  spaceValues: true,
+  ours: /^--(no-)?guard-/,
+};
 export const GUARD_RUN_FLAGS: FlagSyntax = {
-  rows: rowsOn('guardRun'), flagOf: spell.guardRunFlag, spaceValues: true, ours: /^--[a-z]/, others: ['--help'],
+  rows: rowsOn('guardRun'),
+  flagOf: spell.guardRunFlag,
+  spaceValues: true,
+  ours: /^--[a-z]/,
+  others: ['--help'],
 };
 
 /** Every spelling of the syntax's flags, `--no-` forms included. */
@@ -87,7 +96,8 @@ export function parseFlags(argv: readonly string[], syntax: FlagSyntax): ParsedF
     let value: unknown;
     if (negated) {
       if (!isBoolean) throw new GuardConfigError(`--no-${flag.slice(2)}: there is no negative form of ${flag}`);
-      if (inline !== undefined) throw new GuardConfigError(`--no-${flag.slice(2)} takes no value (got ${show(inline)})`);
+      if (inline !== undefined)
+        throw new GuardConfigError(`--no-${flag.slice(2)} takes no value (got ${show(inline)})`);
       value = false;
     } else if (inline !== undefined) {
       value = row.value.parse(inline, flag);

@@ -31,7 +31,13 @@ function invalid(raw: string, why: string): GuardConfigError {
 export function readHandoff(env: NodeJS.ProcessEnv = process.env): Handoff | undefined {
   const raw = env[HANDOFF_ENV];
   if (!raw) return undefined;
-  let parsed: { version?: unknown; settings?: Record<string, unknown>; explicit?: unknown; ownerPid?: unknown; autoInstall?: unknown };
+  let parsed: {
+    version?: unknown;
+    settings?: Record<string, unknown>;
+    explicit?: unknown;
+    ownerPid?: unknown;
+    autoInstall?: unknown;
+  };
   try {
     parsed = JSON.parse(raw) as typeof parsed;
   } catch {
@@ -48,7 +54,9 @@ export function readHandoff(env: NodeJS.ProcessEnv = process.env): Handoff | und
     settings[row.key] = v === undefined || v === null ? row.default : row.value.parse(v, `${HANDOFF_ENV} ${row.key}`);
   }
   const keys = new Set<string>(SETTINGS.map((r) => r.key));
-  const explicit = Array.isArray(parsed.explicit) ? parsed.explicit.filter((k): k is SettingKey => typeof k === 'string' && keys.has(k)) : [];
+  const explicit = Array.isArray(parsed.explicit)
+    ? parsed.explicit.filter((k): k is SettingKey => typeof k === 'string' && keys.has(k))
+    : [];
   return {
     settings: settings as GuardSettings,
     explicit,

@@ -20,9 +20,15 @@ export type Layer = Partial<GuardSettings>;
  * Names in `names` that look like ours (`ours`) but name no setting are
  * typos: an error naming the word and the closest setting, as for flags.
  */
-function refuseUnknown(names: Iterable<string>, ours: (name: string) => boolean, known: readonly string[], what: string): void {
+function refuseUnknown(
+  names: Iterable<string>,
+  ours: (name: string) => boolean,
+  known: readonly string[],
+  what: string,
+): void {
   for (const name of names) {
-    if (ours(name) && !known.includes(name)) throw new GuardConfigError(`${what} ${JSON.stringify(name)}${suggestion(name, known)}`);
+    if (ours(name) && !known.includes(name))
+      throw new GuardConfigError(`${what} ${JSON.stringify(name)}${suggestion(name, known)}`);
   }
 }
 
@@ -30,7 +36,12 @@ function refuseUnknown(names: Iterable<string>, ours: (name: string) => boolean,
 function readRunnerEnv(runner: RunnerName, env: NodeJS.ProcessEnv = process.env): Layer {
   const rows = rowsOn('runner');
   const prefix = `${spell.envPrefix(runner)}GUARD_`;
-  refuseUnknown(Object.keys(env), (n) => n.startsWith(prefix), rows.map((r) => spell.env(runner, r)), 'unknown environment variable');
+  refuseUnknown(
+    Object.keys(env),
+    (n) => n.startsWith(prefix),
+    rows.map((r) => spell.env(runner, r)),
+    'unknown environment variable',
+  );
   const out: Record<string, unknown> = {};
   for (const row of rows) {
     const name = spell.env(runner, row);
@@ -59,7 +70,11 @@ export const BY_KEY: OptionSpelling = { name: (row) => row.key, ours: () => fals
  * testEnvironmentOptions, Mocha's rc keys). Other keys are left alone: they
  * belong to the runner. `source` names the object in errors.
  */
-export function readOptions(options: Readonly<Record<string, unknown>> | undefined, spelling: OptionSpelling, source: string): Layer {
+export function readOptions(
+  options: Readonly<Record<string, unknown>> | undefined,
+  spelling: OptionSpelling,
+  source: string,
+): Layer {
   const rows = rowsOn('runner');
   // Keys spelled like ours (guardX, guard-x) that name no setting are typos.
   refuseUnknown(Object.keys(options ?? {}), spelling.ours, rows.map(spelling.name), `${source}: unknown option`);
@@ -78,7 +93,12 @@ export function checkOptionNames(options: unknown, source: string): Readonly<Rec
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new GuardConfigError(`${source}: ${JSON.stringify(options)} is not an options object`);
   }
-  refuseUnknown(Object.keys(options), () => true, rowsOn('runner').map((r) => r.key), `${source}: unknown option`);
+  refuseUnknown(
+    Object.keys(options),
+    () => true,
+    rowsOn('runner').map((r) => r.key),
+    `${source}: unknown option`,
+  );
   return options as Record<string, unknown>;
 }
 

@@ -59,7 +59,12 @@ function parseBoolean(value: unknown, where: string): boolean {
   throw new GuardConfigError(`${where}: ${show(value)} is not a boolean; use ${BOOLEAN_WORDS}`);
 }
 
-export const booleanValue: ValueKind<boolean> = { parse: parseBoolean, allowed: 'boolean', hint: BOOLEAN_WORDS, spec: { type: 'boolean' } };
+export const booleanValue: ValueKind<boolean> = {
+  parse: parseBoolean,
+  allowed: 'boolean',
+  hint: BOOLEAN_WORDS,
+  spec: { type: 'boolean' },
+};
 
 /** One of a few words; `what` names the kind in errors (`guard mode`). */
 export function choiceValue<T extends string>(choices: readonly T[], what: string): ValueKind<T> {
@@ -104,8 +109,14 @@ export function listValue(item: string): ValueKind<string[]> {
   return {
     parse(value, where) {
       if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return value.filter((v) => v.length > 0);
-      if (typeof value === 'string') return value.split(',').map((v) => v.trim()).filter((v) => v.length > 0);
-      throw new GuardConfigError(`${where}: ${show(value)} is not a list; use comma-separated ${item}s or an array of strings`);
+      if (typeof value === 'string')
+        return value
+          .split(',')
+          .map((v) => v.trim())
+          .filter((v) => v.length > 0);
+      throw new GuardConfigError(
+        `${where}: ${show(value)} is not a list; use comma-separated ${item}s or an array of strings`,
+      );
     },
     allowed: `${item}s (comma-separated in the environment)`,
     hint: `a ${item}`,
@@ -119,7 +130,8 @@ export function listValue(item: string): ValueKind<string[]> {
 export function textValue(what: string): ValueKind<string> {
   return {
     parse(value, where) {
-      if (typeof value !== 'string' || value.trim() === '') throw new GuardConfigError(`${where}: ${show(value)} is not a ${what}; use a non-empty ${what}`);
+      if (typeof value !== 'string' || value.trim() === '')
+        throw new GuardConfigError(`${where}: ${show(value)} is not a ${what}; use a non-empty ${what}`);
       return value.trim();
     },
     allowed: `a ${what}`,
@@ -133,7 +145,8 @@ export function textValue(what: string): ValueKind<string> {
 export function pathValue(what: string): ValueKind<string> {
   return {
     parse(value, where) {
-      if (typeof value !== 'string' || value === '') throw new GuardConfigError(`${where}: ${show(value)} is not a ${what} path`);
+      if (typeof value !== 'string' || value === '')
+        throw new GuardConfigError(`${where}: ${show(value)} is not a ${what} path`);
       return value;
     },
     allowed: `a ${what} path`,
@@ -151,7 +164,8 @@ export function pathValue(what: string): ValueKind<string> {
 export function fileValue(what: string, check: (file: string) => void): ValueKind<string | undefined> {
   return {
     parse(value, where) {
-      if (typeof value !== 'string' || value === '') throw new GuardConfigError(`${where}: ${show(value)} is not a ${what} path`);
+      if (typeof value !== 'string' || value === '')
+        throw new GuardConfigError(`${where}: ${show(value)} is not a ${what} path`);
       const file = path.resolve(value);
       try {
         check(file);

@@ -9,7 +9,10 @@ import type { NativeFrameRef, SymbolizedFrame, SymbolizeOptions } from './types'
 export type { NativeFrameRef, SourceLocation, SymbolizedFrame, SymbolizeOptions, SymbolSource } from './types';
 
 /** The frames symbolized (each gets `source`; frames that had one are left as they were). */
-export function symbolizeFramesSync(frames: readonly NativeFrameRef[], options: SymbolizeOptions = {}): SymbolizedFrame[] {
+export function symbolizeFramesSync(
+  frames: readonly NativeFrameRef[],
+  options: SymbolizeOptions = {},
+): SymbolizedFrame[] {
   const out = loadNative().symbolizeFrames(JSON.stringify(frames), {
     ...(options.path !== undefined ? { path: options.path } : {}),
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
@@ -30,8 +33,10 @@ export function demangleNamesSync(names: readonly string[]): Map<string, string>
   const mangled = [...new Set(names.filter((n) => n.startsWith('_Z')))];
   const out = new Map<string, string>();
   if (!mangled.length) return out;
-  loadNative().demangleNames(mangled).forEach((d, i) => {
-    if (d && d !== mangled[i]) out.set(mangled[i], d);
-  });
+  loadNative()
+    .demangleNames(mangled)
+    .forEach((d, i) => {
+      if (d && d !== mangled[i]) out.set(mangled[i], d);
+    });
   return out;
 }

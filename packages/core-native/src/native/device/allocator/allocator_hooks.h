@@ -27,7 +27,9 @@ struct AllocatorHooks {
 
   bool LaunchBlocking() const { return launch_blocking != nullptr && launch_blocking(); }
   bool Ordered(cuda::CUstream stream, const StreamUse& use) const { return ordered == nullptr || ordered(stream, use); }
-  cuda::CUstream StreamHandle(uint16_t index) const { return stream_handle != nullptr ? stream_handle(index) : nullptr; }
+  cuda::CUstream StreamHandle(uint16_t index) const {
+    return stream_handle != nullptr ? stream_handle(index) : nullptr;
+  }
   void SetLastError(const char* text) const {
     if (set_last_error != nullptr) set_last_error(text);
   }

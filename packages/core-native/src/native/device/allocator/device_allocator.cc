@@ -89,10 +89,13 @@ bool DeviceAllocator::Init(std::string* error) {
     }
     ReleaseRange(slot_count_);
   }
-  if ((r = drv_->cuStreamCreate(&prep_stream_, cuda::kStreamNonBlocking)) != cuda::kSuccess) return fail("cuStreamCreate", r);
-  if ((r = drv_->cuStreamCreate(&order_stream_, cuda::kStreamNonBlocking)) != cuda::kSuccess) return fail("cuStreamCreate", r);
+  if ((r = drv_->cuStreamCreate(&prep_stream_, cuda::kStreamNonBlocking)) != cuda::kSuccess)
+    return fail("cuStreamCreate", r);
+  if ((r = drv_->cuStreamCreate(&order_stream_, cuda::kStreamNonBlocking)) != cuda::kSuccess)
+    return fail("cuStreamCreate", r);
   void* host = nullptr;
-  if ((r = drv_->cuMemAllocHost(&host, kReadbackSlots * kReadbackBytes)) != cuda::kSuccess) return fail("cuMemAllocHost", r);
+  if ((r = drv_->cuMemAllocHost(&host, kReadbackSlots * kReadbackBytes)) != cuda::kSuccess)
+    return fail("cuMemAllocHost", r);
   readback_ = static_cast<uint8_t*>(host);
   for (uint32_t i = 0; i < kReadbackSlots; i++) readback_slots_.push_back(kReadbackSlots - 1 - i);
   for (int i = 0; i < 64; i++) {
@@ -163,8 +166,8 @@ uint32_t DeviceAllocator::TakeReady(uint32_t n, uint64_t now) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     ClassState& c = classes_[n];
-    uint32_t cap = static_cast<uint32_t>(std::clamp<uint64_t>(
-        config_.prepare_budget_bytes / (n * granule_) / 4, 1, config_.prepare_ahead));
+    uint32_t cap = static_cast<uint32_t>(
+        std::clamp<uint64_t>(config_.prepare_budget_bytes / (n * granule_) / 4, 1, config_.prepare_ahead));
     if (!c.ready.empty()) {
       idx = c.ready.front();
       c.ready.pop_front();
@@ -243,7 +246,8 @@ void DeviceAllocator::BeginLife(Slot* s, size_t size, uint32_t n, uint32_t stack
     stats_.alloc_ns += NowNs() - t0;
   }
   if (config_.settings.log_allocations)
-    LogAlloc(r.alloc_id, r.user, size, static_cast<uint64_t>(s->total_granules) * granule_, r.mode, "cuda", r.alloc_test);
+    LogAlloc(r.alloc_id, r.user, size, static_cast<uint64_t>(s->total_granules) * granule_, r.mode, "cuda",
+             r.alloc_test);
 }
 
 bool DeviceAllocator::FindArg(CUdeviceptr ptr, ArgRef* out) {
@@ -384,7 +388,7 @@ void DeviceAllocator::Shutdown() {
     InContext in_ctx(drv_, ctx_);
     if (!__atomic_load_n(&broken_, __ATOMIC_ACQUIRE)) {
       std::lock_guard<std::mutex> pass(pass_mu_);  // a test's end check still running on another thread
-      ProcessPending(true);  // damage found late is still reported
+      ProcessPending(true);                        // damage found late is still reported
       CUresult r = drv_->cuCtxSynchronize();
       if (cuda::IsSticky(r)) NoteBroken(r, "the check at exit");
       else if (r == cuda::kSuccess) CheckLive();

@@ -40,8 +40,8 @@ struct DeviceConfig {
   // gap on the guard side). Bounded: the slack of a 2 MiB granule is too
   // much to read back at every free.
   uint64_t canary_window = 4096;
-  uint64_t reserve_bytes = 1ull << 40;  // address space reserved per block
-  uint32_t prepare_ahead = 64;          // most ready slots kept per size class
+  uint64_t reserve_bytes = 1ull << 40;         // address space reserved per block
+  uint32_t prepare_ahead = 64;                 // most ready slots kept per size class
   uint64_t prepare_budget_bytes = 1ull << 30;  // memory held in ready slots
   uint64_t idle_chunk_bytes = 1ull << 30;      // freed physical chunks kept for reuse
   // Memory held by freed allocations whose unmapping is pending; a free
@@ -63,9 +63,9 @@ struct DeviceStats {
   uint64_t frees = 0;
   uint64_t live = 0;
   uint64_t peak_live = 0;
-  uint64_t live_bytes = 0;      // requested bytes of live allocations
-  uint64_t live_granules = 0;   // physical granules held by live allocations
-  uint64_t fallbacks = 0;       // plain cuMemAlloc allocations
+  uint64_t live_bytes = 0;     // requested bytes of live allocations
+  uint64_t live_granules = 0;  // physical granules held by live allocations
+  uint64_t fallbacks = 0;      // plain cuMemAlloc allocations
   const char* last_fallback_reason = nullptr;
   uint64_t quarantined = 0;
   uint64_t quarantined_bytes = 0;  // address space of quarantined ranges
@@ -76,8 +76,8 @@ struct DeviceStats {
   uint64_t recycled = 0;        // freed ranges handed out again without quarantine (recycle_when_behind)
   uint64_t ready_bytes = 0;     // memory in ranges mapped ahead and ready now (not those being mapped)
   uint64_t violations = 0;
-  uint64_t out_of_memory = 0;   // allocations that failed for want of GPU memory (after the one retry)
-  uint64_t exported = 0;        // allocations shared with another process (CUDA IPC)
+  uint64_t out_of_memory = 0;  // allocations that failed for want of GPU memory (after the one retry)
+  uint64_t exported = 0;       // allocations shared with another process (CUDA IPC)
   uint64_t granule = 0;
   // Time spent, for tuning (bench/): in Allocate and Free on the callers'
   // threads, and in driver work on the background thread.
@@ -92,14 +92,16 @@ struct DeviceStats {
   void Add(const DeviceStats& s) {
     if (granule == 0) granule = s.granule;
     if (s.last_fallback_reason) last_fallback_reason = s.last_fallback_reason;
-    for (uint64_t DeviceStats::*f :
-         {&DeviceStats::allocations, &DeviceStats::frees, &DeviceStats::live, &DeviceStats::peak_live,
-          &DeviceStats::live_bytes, &DeviceStats::live_granules, &DeviceStats::fallbacks, &DeviceStats::quarantined,
-          &DeviceStats::quarantined_bytes, &DeviceStats::chunks_created, &DeviceStats::physical_bytes,
-          &DeviceStats::ready_hits, &DeviceStats::ready_misses, &DeviceStats::recycled, &DeviceStats::ready_bytes, &DeviceStats::violations, &DeviceStats::out_of_memory, &DeviceStats::exported,
-          &DeviceStats::alloc_ns, &DeviceStats::free_ns, &DeviceStats::background_ns, &DeviceStats::passes,
-          &DeviceStats::fence_records, &DeviceStats::fence_queries, &DeviceStats::free_waits,
-          &DeviceStats::free_wait_ns})
+    for (uint64_t DeviceStats::* f :
+         {&DeviceStats::allocations,    &DeviceStats::frees,          &DeviceStats::live,
+          &DeviceStats::peak_live,      &DeviceStats::live_bytes,     &DeviceStats::live_granules,
+          &DeviceStats::fallbacks,      &DeviceStats::quarantined,    &DeviceStats::quarantined_bytes,
+          &DeviceStats::chunks_created, &DeviceStats::physical_bytes, &DeviceStats::ready_hits,
+          &DeviceStats::ready_misses,   &DeviceStats::recycled,       &DeviceStats::ready_bytes,
+          &DeviceStats::violations,     &DeviceStats::out_of_memory,  &DeviceStats::exported,
+          &DeviceStats::alloc_ns,       &DeviceStats::free_ns,        &DeviceStats::background_ns,
+          &DeviceStats::passes,         &DeviceStats::fence_records,  &DeviceStats::fence_queries,
+          &DeviceStats::free_waits,     &DeviceStats::free_wait_ns})
       this->*f += s.*f;
   }
 };
@@ -127,14 +129,13 @@ static_assert(sizeof(ExportedRange) == 48, "the Python hook's layout");
 // nothing of printing or Node: violations go to the EventSink.
 class DeviceAllocator {
  public:
-  static DeviceAllocator* Create(const cuda::Driver* drv, int ordinal, const DeviceConfig& config,
-                                 EventSink* sink, const AllocatorHooks& hooks, std::string* error);
+  static DeviceAllocator* Create(const cuda::Driver* drv, int ordinal, const DeviceConfig& config, EventSink* sink,
+                                 const AllocatorHooks& hooks, std::string* error);
   ~DeviceAllocator() = delete;  // lives until the process ends
 
   // *out is the pointer, or 0 when the allocation could not be made at all.
   // An allocation that cannot be guarded falls back to cuMemAlloc (counted).
-  cuda::CUresult Allocate(size_t size, cuda::CUstream stream, uint32_t stack_id, cuda::CUdeviceptr* out,
-                          bool* guarded);
+  cuda::CUresult Allocate(size_t size, cuda::CUstream stream, uint32_t stack_id, cuda::CUdeviceptr* out, bool* guarded);
   // kNotGuarded: not ours (a fallback or foreign pointer): free it with cuMemFree.
   FreeStatus Free(cuda::CUdeviceptr ptr, cuda::CUstream stream, uint32_t stack_id);
   // Declares that `stream` uses the allocation: its frees wait for that use.
@@ -294,7 +295,7 @@ class DeviceAllocator {
 
   std::mutex mu_;
   std::mutex pass_mu_;  // one batch of pending frees in hand at a time (CheckPendingNow waits for the background's)
-  std::condition_variable wake_;      // background thread
+  std::condition_variable wake_;  // background thread
   std::condition_variable readback_free_;
   uint32_t slot_count_ = 0;
   std::unordered_map<uint32_t, std::vector<uint32_t>> free_ranges_;  // total granules -> slots
@@ -303,7 +304,7 @@ class DeviceAllocator {
   std::unordered_map<uint32_t, ClassState> classes_;  // data granules -> ready slots
   uint64_t ready_bytes_ = 0;
   std::deque<Pending*> pending_;
-  uint64_t pending_bytes_ = 0;  // memory held by frees not yet unmapped
+  uint64_t pending_bytes_ = 0;      // memory held by frees not yet unmapped
   uint64_t pending_max_bytes_ = 0;  // config_.pending_max_bytes, or an eighth of the device where more (Init)
   std::vector<cuda::CUevent> events_;
   std::vector<uint32_t> readback_slots_;
@@ -313,7 +314,7 @@ class DeviceAllocator {
   std::thread thread_;
   bool stop_ = false;
   bool shut_down_ = false;
-  int broken_ = 0;  // a sticky error was seen: no more driver calls
+  int broken_ = 0;                       // a sticky error was seen: no more driver calls
   bool broken_reported_ = false;         // ... and reported (once)
   std::condition_variable broken_seen_;  // a report waiting for launch blocking's own
 };

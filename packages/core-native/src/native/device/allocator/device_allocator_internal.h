@@ -27,8 +27,8 @@ using cuda::CUresult;
 using cuda::CUstream;
 
 constexpr uint32_t kMaxBlocks = 8;
-constexpr uint32_t kMaxStreams = 4;   // streams declared with RecordStream, per allocation
-constexpr uint32_t kMaxUses = 4;      // streams whose kernels used an allocation, per allocation
+constexpr uint32_t kMaxStreams = 4;  // streams declared with RecordStream, per allocation
+constexpr uint32_t kMaxUses = 4;     // streams whose kernels used an allocation, per allocation
 constexpr uint32_t kMaxWaits = kMaxStreams + kMaxUses;
 constexpr uint32_t kPrepareBatch = 8;
 // While frees wait, the background thread maps at most this many ranges
@@ -124,10 +124,10 @@ struct DeviceAllocator::Fence {
 struct DeviceAllocator::Pending {
   uint32_t slot;
   uint32_t readback;
-  Fence* fence;     // null until the background thread records one
-  CUstream stream;  // the freeing stream (or order_stream_ after waits on several)
-  bool check;       // canary bytes are still to be checked
-  bool copied;      // ... and were read back in stream order already
+  Fence* fence;        // null until the background thread records one
+  CUstream stream;     // the freeing stream (or order_stream_ after waits on several)
+  bool check;          // canary bytes are still to be checked
+  bool copied;         // ... and were read back in stream order already
   bool checked_clean;  // checked at free (syncOnFree); damage found is in rec.canary_reported
 };
 

@@ -21,12 +21,12 @@ struct DeviceEvent {
   ReportKind kind = ReportKind::kIllegalAddress;
   int device = 0;
   uint64_t granule = 0;
-  uint32_t test_id = 0;           // test running when it was found
+  uint32_t test_id = 0;  // test running when it was found
   // canary-corruption, invalid-free, double-free, cross-stream-free: the allocation.
   bool has_record = false;
   SlotRecord record{};
   CanaryDamage damage{};
-  uint64_t address = 0;           // invalid-free / double-free: the pointer given
+  uint64_t address = 0;  // invalid-free / double-free: the pointer given
   // illegal-address: the driver's error and where it was seen, the
   // allocations live and recently freed then (most recent first), and the
   // launches that may have made the bad access.
@@ -45,7 +45,7 @@ struct DeviceEvent {
   // wait for, and the launch that used the memory there last.
   uintptr_t free_stream = 0;
   uintptr_t use_stream = 0;
-  uint64_t use_launch = 0;   // its number (the guard adds the launch)
+  uint64_t use_launch = 0;  // its number (the guard adds the launch)
   bool has_use = false;
   DeviceLaunch use{};
   // out-of-memory: the request and the guard's accounting.

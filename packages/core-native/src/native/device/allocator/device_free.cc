@@ -69,8 +69,9 @@ FreeStatus DeviceAllocator::Free(CUdeviceptr ptr, CUstream stream, uint32_t stac
 }
 
 FreeStatus DeviceAllocator::BadFree(Slot* s, CUdeviceptr ptr, std::unique_lock<std::mutex>* lock) {
-  bool freed_before = s != nullptr && s->rec.user == ptr && s->rec.freed_by != FreedBy::kNotFreed &&
-                      (s->phase == kFreeing || s->phase == kQuarantined || s->phase == kRangeFree || s->phase == kReady);
+  bool freed_before =
+      s != nullptr && s->rec.user == ptr && s->rec.freed_by != FreedBy::kNotFreed &&
+      (s->phase == kFreeing || s->phase == kQuarantined || s->phase == kRangeFree || s->phase == kReady);
   DeviceEvent bad;
   bad.kind = freed_before ? ReportKind::kDoubleFree : ReportKind::kInvalidFree;
   bad.address = ptr;

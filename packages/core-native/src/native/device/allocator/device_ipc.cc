@@ -11,8 +11,9 @@ namespace device {
 
 bool DeviceAllocator::Export(CUdeviceptr ptr, ExportedRange* out, std::string* why) {
   if (!exportable_) {
-    *why = "device " + std::to_string(ordinal_) +
-           " cannot share memory as a file descriptor (CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED)";
+    *why =
+        "device " + std::to_string(ordinal_) +
+        " cannot share memory as a file descriptor (CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED)";
     return false;
   }
   uint32_t idx = Lookup(ptr);
@@ -47,8 +48,8 @@ bool DeviceAllocator::Export(CUdeviceptr ptr, ExportedRange* out, std::string* w
   return true;
 }
 
-bool MapShared(const cuda::Driver* drv, int ordinal, int fd, uint64_t chunk_bytes, uint64_t granule,
-               bool guard_before, SharedMapping* out, std::string* why) {
+bool MapShared(const cuda::Driver* drv, int ordinal, int fd, uint64_t chunk_bytes, uint64_t granule, bool guard_before,
+               SharedMapping* out, std::string* why) {
   auto fail = [&](const char* what, CUresult r) {
     *why = std::string(what) + ": " + cuda::ErrorName(r) + " (" + cuda::ErrorText(r) + ")";
     return false;

@@ -28,8 +28,8 @@ static_assert(sizeof(SharedMapping) == 32, "the Python hook's layout");
 // Maps the chunk behind `fd` (not closed) for device `ordinal`. The
 // imported handle is released at once: the mapping keeps the memory alive,
 // whatever the sending process does with its allocation meanwhile.
-bool MapShared(const cuda::Driver* drv, int ordinal, int fd, uint64_t chunk_bytes, uint64_t granule,
-               bool guard_before, SharedMapping* out, std::string* why);
+bool MapShared(const cuda::Driver* drv, int ordinal, int fd, uint64_t chunk_bytes, uint64_t granule, bool guard_before,
+               SharedMapping* out, std::string* why);
 void UnmapShared(const cuda::Driver* drv, const SharedMapping& m);
 
 }  // namespace device

@@ -118,8 +118,9 @@ CUresult DeviceAllocator::OutOfMemory(size_t size, uint64_t given_back) {
                      " free). Guarded: " + std::to_string(m.live_count) + " live allocations of " +
                      Bytes(m.live_bytes) + " hold " + Bytes(m.live_mapped) + " (guard overhead " +
                      Bytes(m.live_mapped > m.live_bytes ? m.live_mapped - m.live_bytes : 0) +
-                     ": whole 2 MiB granules); " + Bytes(m.pending_bytes) + " in freed allocations still in use by the GPU; " +
-                     Bytes(given_back) + " given back before the one retry. Try a smaller batch or fewer live tensors.";
+                     ": whole 2 MiB granules); " + Bytes(m.pending_bytes) +
+                     " in freed allocations still in use by the GPU; " + Bytes(given_back) +
+                     " given back before the one retry. Try a smaller batch or fewer live tensors.";
   hooks_.SetLastError(text.c_str());
   if (m.failures == 1) {
     e.device = ordinal_;

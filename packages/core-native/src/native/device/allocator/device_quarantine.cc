@@ -3,7 +3,6 @@
 // quarantine of unmapped ranges.
 #include "device/allocator/device_allocator_internal.h"
 
-
 #include <algorithm>
 
 #include "core/alloc_log.h"

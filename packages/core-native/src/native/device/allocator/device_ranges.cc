@@ -46,7 +46,8 @@ uint32_t DeviceAllocator::AcquireRange(uint32_t data_granules) {
       if (bytes / 2 < (total + 1) * granule_ || bytes / 2 < (64ull << 20)) return 0;
       bytes = RoundUp(bytes / 2, granule_);
     }
-    auto* nb = new Block{base, bytes / granule_, 0, static_cast<uint32_t*>(MapTable((bytes / granule_) * sizeof(uint32_t)))};
+    auto* nb =
+        new Block{base, bytes / granule_, 0, static_cast<uint32_t*>(MapTable((bytes / granule_) * sizeof(uint32_t)))};
     if (nb->map == nullptr) return 0;
     blocks_[block_count_] = nb;
     __atomic_store_n(&block_count_, block_count_ + 1, __ATOMIC_RELEASE);
@@ -146,9 +147,10 @@ void DeviceAllocator::PlaceUser(Slot* s, size_t size) const {
   s->rec.mode = config_.tail_mode ? Mode::kTail : Mode::kHead;
   s->rec.alignment = static_cast<uint16_t>(config_.alignment);
   SlotGeometry g = GeometryOf(s->rec, granule_);
-  s->rec.user = size == 0 ? g.guard_start
-                : (config_.tail_mode ? (g.guard_start - size) & ~(static_cast<uintptr_t>(config_.alignment) - 1)
-                                     : g.data_start);
+  s->rec.user = size == 0
+                    ? g.guard_start
+                    : (config_.tail_mode ? (g.guard_start - size) & ~(static_cast<uintptr_t>(config_.alignment) - 1)
+                                         : g.data_start);
 }
 
 SlotGeometry DeviceAllocator::Geometry(const SlotRecord& r) const {

@@ -10,7 +10,8 @@
 namespace mate {
 namespace device {
 
-uint32_t DeviceAllocator::PrepareInline(uint32_t n, size_t size, CUstream stream, const char** reason, CUresult* result) {
+uint32_t DeviceAllocator::PrepareInline(uint32_t n, size_t size, CUstream stream, const char** reason,
+                                        CUresult* result) {
   InternalCalls internal;
   uint32_t idx;
   CUmemGenericAllocationHandle chunk = 0;

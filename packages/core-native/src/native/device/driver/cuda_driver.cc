@@ -22,11 +22,11 @@ void LoadOnce() {
     g_why = "the CUDA driver (libcuda.so.1) could not be loaded: no NVIDIA driver on this machine";
     return;
   }
-#define MATE_CUDA_FN(ret, name, symbol, params)                                  \
-  g_driver.name = reinterpret_cast<ret(*) params>(dlsym(lib, symbol));           \
-  if (g_driver.name == nullptr) {                                                \
+#define MATE_CUDA_FN(ret, name, symbol, params)                                               \
+  g_driver.name = reinterpret_cast<ret(*) params>(dlsym(lib, symbol));                        \
+  if (g_driver.name == nullptr) {                                                             \
     g_why = "the CUDA driver is too old: it lacks " symbol " (CUDA 11.2 or newer is needed)"; \
-    return;                                                                      \
+    return;                                                                                   \
   }
 #define MATE_CUDA_OPTIONAL_FN(ret, name, symbol, params) \
   g_driver.name = reinterpret_cast<ret(*) params>(dlsym(lib, symbol));

@@ -42,7 +42,9 @@ static_assert(kMemAllocGranularityMinimum == CU_MEM_ALLOC_GRANULARITY_MINIMUM, "
 static_assert(kEventDisableTiming == CU_EVENT_DISABLE_TIMING, "");
 static_assert(kStreamNonBlocking == CU_STREAM_NON_BLOCKING, "");
 static_assert(kDeviceAttributeVmmSupported == CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, "");
-static_assert(kDeviceAttributeHandleTypePosixFdSupported == CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, "");
+static_assert(kDeviceAttributeHandleTypePosixFdSupported ==
+                  CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED,
+              "");
 static_assert(kMemHandleTypePosixFd == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, "");
 
 }  // namespace cuda

@@ -48,7 +48,8 @@ void LoadOnce() {
   g_api.cuptiSubscribe = reinterpret_cast<decltype(g_api.cuptiSubscribe)>(dlsym(lib, "cuptiSubscribe"));
   g_api.cuptiUnsubscribe = reinterpret_cast<decltype(g_api.cuptiUnsubscribe)>(dlsym(lib, "cuptiUnsubscribe"));
   g_api.cuptiEnableCallback = reinterpret_cast<decltype(g_api.cuptiEnableCallback)>(dlsym(lib, "cuptiEnableCallback"));
-  g_api.cuptiGetResultString = reinterpret_cast<decltype(g_api.cuptiGetResultString)>(dlsym(lib, "cuptiGetResultString"));
+  g_api.cuptiGetResultString =
+      reinterpret_cast<decltype(g_api.cuptiGetResultString)>(dlsym(lib, "cuptiGetResultString"));
   if (!g_api.cuptiSubscribe || !g_api.cuptiUnsubscribe || !g_api.cuptiEnableCallback) {
     g_why = "the CUPTI library found lacks the callback API";
     return;

@@ -2,8 +2,6 @@
 // the toolkit's. Nothing here runs.
 #include <cupti.h>
 
-
-
 #include <cstddef>
 
 #include "device/driver/cupti.h"
@@ -46,7 +44,6 @@ static_assert(driver::kLaunchKernelPtsz == CUPTI_DRIVER_TRACE_CBID_cuLaunchKerne
 static_assert(driver::kLaunchCooperativeKernel == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, "");
 static_assert(driver::kLaunchKernelEx == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, "");
 static_assert(driver::kLaunchKernelExPtsz == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz, "");
-
 
 SAME_AT(LaunchConfig, CUlaunchConfig, hStream, hStream);
 SAME_AT(cuLaunchKernel_params, ::cuLaunchKernel_params, f, f);

@@ -18,9 +18,9 @@ platform::ImportRedirector& Redirector() {
       table[n++] = platform::ImportRedirect{e[i].symbol, e[i].fn};
     // Every addon and the chosen modules; never the runtimes, Node or
     // NVIDIA's own libraries.
-    return new platform::ImportRedirector({"cuda", table, n, platform::Choose::kGlobsAndAddons,
-                                           platform::kNeverLoader | platform::kNeverRuntime | platform::kNeverNode |
-                                               platform::kNeverNvidia});
+    return new platform::ImportRedirector(
+        {"cuda", table, n, platform::Choose::kGlobsAndAddons,
+         platform::kNeverLoader | platform::kNeverRuntime | platform::kNeverNode | platform::kNeverNvidia});
   }();
   return *r;  // never destroyed: calls may come during exit
 }

@@ -72,22 +72,26 @@ std::string JsonSafe(const char* s) {
 // SIGKILL) is still known to have been guarded.
 std::string StatsJson(const DeviceStats& s, bool exited) {
   char buf[4096];
-  int n = snprintf(buf, sizeof(buf),
-          "{\"pid\":%d,\"threadId\":0,\"exited\":%s,\"allocations\":%llu,\"frees\":%llu,\"live\":%llu,\"peakLive\":%llu,"
-          "\"liveBytes\":%llu,\"fallbacks\":%llu,\"fallbackReason\":%s%s%s,"
-          "\"quarantined\":%llu,\"quarantinedBytes\":%llu,\"reservedBytes\":0,\"maxLive\":0,\"violations\":%llu,"
-          "\"guardMethod\":\"cuda-vmm\",\"nativeAllocations\":0,\"nativeUnguarded\":0,\"nativeForeignFrees\":0,"
-          "\"nativeBadFrees\":0,\"skippedByTag\":0,\"passThrough\":{\"resizable\":0,\"shared\":0,\"subclass\":0,\"tooLarge\":0},"
-          "\"device\":{\"api\":\"cuda\",\"granule\":%llu,\"physicalBytes\":%llu,\"chunksCreated\":%llu,\"readyHits\":%llu,"
-          "\"readyMisses\":%llu,\"recycled\":%llu,\"outOfMemory\":%llu,\"sharedIpc\":%llu,\"launchTracking\":%s,\"trackingOff\":\"%s\"}}",
-          static_cast<int>(getpid()), exited ? "true" : "false", (unsigned long long)s.allocations, (unsigned long long)s.frees,
-          (unsigned long long)s.live, (unsigned long long)s.peak_live, (unsigned long long)s.live_bytes,
-          (unsigned long long)s.fallbacks, s.last_fallback_reason ? "\"" : "",
-          s.last_fallback_reason ? JsonSafe(s.last_fallback_reason).c_str() : "null", s.last_fallback_reason ? "\"" : "",
-          (unsigned long long)s.quarantined, (unsigned long long)s.quarantined_bytes, (unsigned long long)s.violations,
-          (unsigned long long)s.granule, (unsigned long long)s.physical_bytes, (unsigned long long)s.chunks_created,
-          (unsigned long long)s.ready_hits, (unsigned long long)s.ready_misses, (unsigned long long)s.recycled,
-          (unsigned long long)s.out_of_memory, (unsigned long long)s.exported, TrackingOn() ? "true" : "false", JsonSafe(TrackingOff()).c_str());
+  int n = snprintf(
+      buf, sizeof(buf),
+      "{\"pid\":%d,\"threadId\":0,\"exited\":%s,\"allocations\":%llu,\"frees\":%llu,\"live\":%llu,\"peakLive\":%llu,"
+      "\"liveBytes\":%llu,\"fallbacks\":%llu,\"fallbackReason\":%s%s%s,"
+      "\"quarantined\":%llu,\"quarantinedBytes\":%llu,\"reservedBytes\":0,\"maxLive\":0,\"violations\":%llu,"
+      "\"guardMethod\":\"cuda-vmm\",\"nativeAllocations\":0,\"nativeUnguarded\":0,\"nativeForeignFrees\":0,"
+      "\"nativeBadFrees\":0,\"skippedByTag\":0,\"passThrough\":{\"resizable\":0,\"shared\":0,\"subclass\":0,"
+      "\"tooLarge\":0},"
+      "\"device\":{\"api\":\"cuda\",\"granule\":%llu,\"physicalBytes\":%llu,\"chunksCreated\":%llu,\"readyHits\":%llu,"
+      "\"readyMisses\":%llu,\"recycled\":%llu,\"outOfMemory\":%llu,\"sharedIpc\":%llu,\"launchTracking\":%s,"
+      "\"trackingOff\":\"%s\"}}",
+      static_cast<int>(getpid()), exited ? "true" : "false", (unsigned long long)s.allocations,
+      (unsigned long long)s.frees, (unsigned long long)s.live, (unsigned long long)s.peak_live,
+      (unsigned long long)s.live_bytes, (unsigned long long)s.fallbacks, s.last_fallback_reason ? "\"" : "",
+      s.last_fallback_reason ? JsonSafe(s.last_fallback_reason).c_str() : "null", s.last_fallback_reason ? "\"" : "",
+      (unsigned long long)s.quarantined, (unsigned long long)s.quarantined_bytes, (unsigned long long)s.violations,
+      (unsigned long long)s.granule, (unsigned long long)s.physical_bytes, (unsigned long long)s.chunks_created,
+      (unsigned long long)s.ready_hits, (unsigned long long)s.ready_misses, (unsigned long long)s.recycled,
+      (unsigned long long)s.out_of_memory, (unsigned long long)s.exported, TrackingOn() ? "true" : "false",
+      JsonSafe(TrackingOff()).c_str());
   return std::string(buf, n > 0 && static_cast<size_t>(n) < sizeof(buf) ? n : 0);
 }
 
@@ -190,11 +194,14 @@ void Finish() {
             (unsigned long long)s.allocations, (unsigned long long)s.peak_live, (unsigned long long)s.ready_hits,
             (unsigned long long)s.ready_misses, (unsigned long long)s.recycled, (unsigned long long)s.chunks_created,
             (unsigned long long)(s.physical_bytes >> 20), (unsigned long long)s.fallbacks, s.alloc_ns / 1e6,
-            s.free_ns / 1e6, s.background_ns / 1e6, (unsigned long long)t.launches, (unsigned long long)t.no_layout, (unsigned long long)t.guarded_args, t.ns / 1e6,
-            TrackingOn() ? "on" : *TrackingOff() ? TrackingOff() : "off", (unsigned long long)py.captures,
-            (unsigned long long)py.gil_taken, (unsigned long long)py.new_stacks, py.ns / 1e6, py.ensure_ns / 1e6,
-            (unsigned long long)s.passes, (unsigned long long)s.fence_records, (unsigned long long)s.fence_queries,
-            (unsigned long long)s.free_waits, s.free_wait_ns / 1e6);
+            s.free_ns / 1e6, s.background_ns / 1e6, (unsigned long long)t.launches, (unsigned long long)t.no_layout,
+            (unsigned long long)t.guarded_args, t.ns / 1e6,
+            TrackingOn()     ? "on"
+            : *TrackingOff() ? TrackingOff()
+                             : "off",
+            (unsigned long long)py.captures, (unsigned long long)py.gil_taken, (unsigned long long)py.new_stacks,
+            py.ns / 1e6, py.ensure_ns / 1e6, (unsigned long long)s.passes, (unsigned long long)s.fence_records,
+            (unsigned long long)s.fence_queries, (unsigned long long)s.free_waits, s.free_wait_ns / 1e6);
   // Alone (no run owner to sum up the run), warn here, once.
   if (s.fallbacks && !g_owned)
     dprintf(2, "[mate-guard] warning: %llu allocation%s ran unguarded: %s\n", (unsigned long long)s.fallbacks,
@@ -220,7 +227,9 @@ MATE_EXPORT const char* mate_guard_install_error() { return g_error.c_str(); }
 
 // The folder this process files its reports in (the one given, or its own under <tmp>/mate-guard-<uid>/).
 // The folder reports are filed in: the device guard's, else (no GPU) the host guard's.
-MATE_EXPORT const char* mate_guard_report_dir() { return g_report_dir.empty() ? mate::ReportDir() : g_report_dir.c_str(); }
+MATE_EXPORT const char* mate_guard_report_dir() {
+  return g_report_dir.empty() ? mate::ReportDir() : g_report_dir.c_str();
+}
 
 // Why launch tracking is off ("" when on): the Python hook warns once.
 MATE_EXPORT const char* mate_guard_tracking_off() { return TrackingOff(); }

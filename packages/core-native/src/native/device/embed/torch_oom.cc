@@ -50,7 +50,8 @@ void* Find(const char* symbol) {
 
 void ThrowTorchOutOfMemory(const char* message) {
   void* ctor = Find("_ZN3c105ErrorC2ENS_14SourceLocationENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE");
-  if (ctor == nullptr) ctor = Find("_ZN3c105ErrorC1ENS_14SourceLocationENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE");
+  if (ctor == nullptr)
+    ctor = Find("_ZN3c105ErrorC1ENS_14SourceLocationENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE");
   void* vtable = Find("_ZTVN3c1016OutOfMemoryErrorE");
   void* type = Find("_ZTIN3c1016OutOfMemoryErrorE");
   if (ctor && vtable && type) {
@@ -61,7 +62,8 @@ void ThrowTorchOutOfMemory(const char* message) {
     void* dtor = entries[0];
     void* e = __cxxabiv1::__cxa_allocate_exception(kErrorRoom);
     memset(e, 0, kErrorRoom);
-    reinterpret_cast<ErrorCtor>(ctor)(e, SourceLocation{"mate_guard_torch_alloc", __FILE__, __LINE__}, std::string(message));
+    reinterpret_cast<ErrorCtor>(ctor)(e, SourceLocation{"mate_guard_torch_alloc", __FILE__, __LINE__},
+                                      std::string(message));
     // An OutOfMemoryError is a c10::Error with its own vtable (no members
     // of its own): the vtable's address point is past offset-to-top and RTTI.
     *static_cast<void**>(e) = entries;

@@ -169,7 +169,8 @@ size_t DumpInputs(const cuda::Driver* drv, const DumpLaunch& launch, const std::
     std::string rel = "inputs/" + pid + "-" + std::to_string(launch.number) + "-" + std::to_string(k) + ".bin";
     const char* skipped = nullptr;
     if (st.broken) skipped = "an earlier copy failed (the GPU context has a sticky error)";
-    else if (st.saved_bytes + want > kDumpMaxBytesPerProcess) skipped = "this process reached the cap of 1 GiB of saved inputs";
+    else if (st.saved_bytes + want > kDumpMaxBytesPerProcess)
+      skipped = "this process reached the cap of 1 GiB of saved inputs";
     std::unique_ptr<uint8_t[]> host;
     if (skipped == nullptr && want > 0) {
       host.reset(new (std::nothrow) uint8_t[want]);
@@ -182,7 +183,8 @@ size_t DumpInputs(const cuda::Driver* drv, const DumpLaunch& launch, const std::
         if (cuda::IsSticky(r)) st.broken = true;
       }
     }
-    if (skipped == nullptr && !WriteAll(std::string(dir) + "/" + rel, host.get(), want)) skipped = "the file could not be written";
+    if (skipped == nullptr && !WriteAll(std::string(dir) + "/" + rel, host.get(), want))
+      skipped = "the file could not be written";
     std::string line = "{\"launch\":" + std::to_string(launch.number) + ",\"kernel\":";
     JsonStr(&line, launch.kernel);
     line += ",\"site\":";

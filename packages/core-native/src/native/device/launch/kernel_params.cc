@@ -42,7 +42,8 @@ const Kernel& KernelTable::Of(const cuda::Driver* drv, cuda::CUfunction f, const
 
 const uint8_t* ExtraBuffer(void** extra) {
   for (size_t i = 0; extra && extra[i] != nullptr && i < 16; i += 2) {
-    if (extra[i] == reinterpret_cast<void*>(1)) return static_cast<const uint8_t*>(extra[i + 1]);  // CU_LAUNCH_PARAM_BUFFER_POINTER
+    if (extra[i] == reinterpret_cast<void*>(1))
+      return static_cast<const uint8_t*>(extra[i + 1]);  // CU_LAUNCH_PARAM_BUFFER_POINTER
   }
   return nullptr;
 }

@@ -161,7 +161,8 @@ void BeforeLaunch(const Launch& l) {
     std::lock_guard<std::mutex> lock(st.mu);
     const Kernel& k = st.kernels.Of(st.drv, l.f, l.symbol);
     auto hit = st.dump_match.find(k.name);
-    if (hit == st.dump_match.end()) hit = st.dump_match.emplace(k.name, DumpWanted(StackStore::Get().Lookup(k.name))).first;
+    if (hit == st.dump_match.end())
+      hit = st.dump_match.emplace(k.name, DumpWanted(StackStore::Get().Lookup(k.name))).first;
     if (!hit->second) return;
     layout = k.layout;
     params = k.params;

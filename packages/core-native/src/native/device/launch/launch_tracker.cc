@@ -21,18 +21,18 @@
 namespace mate {
 namespace device {
 
+using cuda::CUfunction;
+using cuda::CUstream;
+using tracker::BeforeLaunch;
 using tracker::Launch;
 using tracker::Record;
-using tracker::BeforeLaunch;
 using tracker::S;
 using tracker::State;
 using tracker::t_pending;
-using cuda::CUfunction;
-using cuda::CUstream;
 
 namespace {
 
-thread_local int t_inside = 0;          // inside our callback (CUDA calls we make from it)
+thread_local int t_inside = 0;  // inside our callback (CUDA calls we make from it)
 
 // Ordering calls, under the lock.
 template <typename Fn>
@@ -82,7 +82,9 @@ void Ordering(cupti::CallbackId id, const cupti::CallbackData* cb) {
   if (id == dr::kEventRecord || id == dr::kEventRecordPtsz || id == dr::kEventRecordWithFlags ||
       id == dr::kEventRecordWithFlagsPtsz) {
     const auto* p = P<cupti::EventStream_params>(cb);
-    Clocks([&](StreamClocks& c) { c.EventRecorded(p->event, p->stream, id == dr::kEventRecordPtsz || id == dr::kEventRecordWithFlagsPtsz); });
+    Clocks([&](StreamClocks& c) {
+      c.EventRecorded(p->event, p->stream, id == dr::kEventRecordPtsz || id == dr::kEventRecordWithFlagsPtsz);
+    });
   } else if (id == dr::kStreamWaitEvent || id == dr::kStreamWaitEventPtsz) {
     const auto* p = P<cupti::StreamEvent_params>(cb);
     Clocks([&](StreamClocks& c) { c.StreamWaited(p->stream, p->event, id == dr::kStreamWaitEventPtsz); });
@@ -91,7 +93,8 @@ void Ordering(cupti::CallbackId id, const cupti::CallbackData* cb) {
   } else if (id == dr::kStreamSynchronize || id == dr::kStreamSynchronizePtsz || id == dr::kStreamQuery ||
              id == dr::kStreamQueryPtsz) {
     CUstream stream = P<cupti::Stream_params>(cb)->stream;
-    Clocks([&](StreamClocks& c) { c.StreamDone(stream, id == dr::kStreamSynchronizePtsz || id == dr::kStreamQueryPtsz); });
+    Clocks(
+        [&](StreamClocks& c) { c.StreamDone(stream, id == dr::kStreamSynchronizePtsz || id == dr::kStreamQueryPtsz); });
   } else if (id == dr::kEventSynchronize || id == dr::kEventQuery) {
     cuda::CUevent ev = P<cupti::Event_params>(cb)->event;
     Clocks([&](StreamClocks& c) { c.EventDone(ev); });
@@ -133,14 +136,29 @@ void Callback(void*, cupti::Domain domain, cupti::CallbackId id, const void* dat
 }
 
 const cupti::CallbackId kDriverIds[] = {
-    cupti::driver::kCtxSynchronize, cupti::driver::kCtxSynchronizeV2, cupti::driver::kEventRecord,
-    cupti::driver::kEventQuery, cupti::driver::kEventSynchronize, cupti::driver::kEventDestroy,
-    cupti::driver::kEventDestroyV2, cupti::driver::kStreamCreate, cupti::driver::kStreamCreateWithPriority,
-    cupti::driver::kStreamQuery, cupti::driver::kStreamQueryPtsz, cupti::driver::kStreamSynchronize,
-    cupti::driver::kStreamSynchronizePtsz, cupti::driver::kStreamWaitEvent, cupti::driver::kStreamWaitEventPtsz,
-    cupti::driver::kEventRecordPtsz, cupti::driver::kEventRecordWithFlags, cupti::driver::kEventRecordWithFlagsPtsz,
-    cupti::driver::kLaunchKernel, cupti::driver::kLaunchKernelPtsz, cupti::driver::kLaunchKernelEx,
-    cupti::driver::kLaunchKernelExPtsz, cupti::driver::kLaunchCooperativeKernel,
+    cupti::driver::kCtxSynchronize,
+    cupti::driver::kCtxSynchronizeV2,
+    cupti::driver::kEventRecord,
+    cupti::driver::kEventQuery,
+    cupti::driver::kEventSynchronize,
+    cupti::driver::kEventDestroy,
+    cupti::driver::kEventDestroyV2,
+    cupti::driver::kStreamCreate,
+    cupti::driver::kStreamCreateWithPriority,
+    cupti::driver::kStreamQuery,
+    cupti::driver::kStreamQueryPtsz,
+    cupti::driver::kStreamSynchronize,
+    cupti::driver::kStreamSynchronizePtsz,
+    cupti::driver::kStreamWaitEvent,
+    cupti::driver::kStreamWaitEventPtsz,
+    cupti::driver::kEventRecordPtsz,
+    cupti::driver::kEventRecordWithFlags,
+    cupti::driver::kEventRecordWithFlagsPtsz,
+    cupti::driver::kLaunchKernel,
+    cupti::driver::kLaunchKernelPtsz,
+    cupti::driver::kLaunchKernelEx,
+    cupti::driver::kLaunchKernelExPtsz,
+    cupti::driver::kLaunchCooperativeKernel,
 };
 }  // namespace
 

@@ -27,9 +27,9 @@ namespace device {
 
 struct TrackerStats {
   uint64_t launches = 0;
-  uint64_t no_layout = 0;         // launches whose parameters could not be read (or that have none)
-  uint64_t guarded_args = 0;      // parameter words that pointed into guarded allocations
-  uint64_t ns = 0;                // time spent in the launch callbacks
+  uint64_t no_layout = 0;     // launches whose parameters could not be read (or that have none)
+  uint64_t guarded_args = 0;  // parameter words that pointed into guarded allocations
+  uint64_t ns = 0;            // time spent in the launch callbacks
 };
 
 // Subscribes to CUPTI. False, with `why`, when tracking can't run (no

@@ -34,7 +34,9 @@ struct TrackerHooks {
     }
     for (uint32_t i = 0; i < n && i < kMaxLaunchWords; i++) found[i] = false;
   }
-  bool FindLaunchArg(uint64_t value, ArgRef* out) const { return find_launch_arg != nullptr && find_launch_arg(value, out); }
+  bool FindLaunchArg(uint64_t value, ArgRef* out) const {
+    return find_launch_arg != nullptr && find_launch_arg(value, out);
+  }
   void ResolveArg(const ArgRef& ref, DeviceLaunchArg* out) const {
     if (resolve_arg != nullptr) resolve_arg(ref, out);
   }

@@ -39,7 +39,8 @@ const char* Named(bool vex, int map, uint8_t op, int pp) {
 
 }  // namespace
 
-bool DecodeMisalignedAccess(const uint8_t* code, size_t len, uintptr_t pc, const uintptr_t regs[16], AlignedAccess* out) {
+bool DecodeMisalignedAccess(const uint8_t* code, size_t len, uintptr_t pc, const uintptr_t regs[16],
+                            AlignedAccess* out) {
   size_t i = 0;
   int pp = 0;
   auto need = [&](size_t n) { return i + n <= len; };
@@ -78,8 +79,13 @@ bool DecodeMisalignedAccess(const uint8_t* code, size_t len, uintptr_t pc, const
   } else if (need(2) && code[i] == 0x0F) {
     i++;
     map = 1;
-    if (need(1) && code[i] == 0x38) { map = 2; i++; }
-    else if (need(1) && code[i] == 0x3A) { map = 3; i++; }
+    if (need(1) && code[i] == 0x38) {
+      map = 2;
+      i++;
+    } else if (need(1) && code[i] == 0x3A) {
+      map = 3;
+      i++;
+    }
   } else {
     return false;
   }

@@ -22,7 +22,8 @@ struct AlignedAccess {
 // `code`: the bytes at `pc` (up to 15); `regs`: the 16 general registers in
 // x86 numbering (rax, rcx, rdx, rbx, rsp, rbp, rsi, rdi, r8..r15). True only
 // for an alignment-checking instruction whose memory operand is misaligned.
-bool DecodeMisalignedAccess(const uint8_t* code, size_t len, uintptr_t pc, const uintptr_t regs[16], AlignedAccess* out);
+bool DecodeMisalignedAccess(const uint8_t* code, size_t len, uintptr_t pc, const uintptr_t regs[16],
+                            AlignedAccess* out);
 
 // The same for a signal's context (reads the code at its pc safely).
 bool MisalignedAccessAt(const void* ucontext, AlignedAccess* out);

@@ -28,7 +28,10 @@ struct Reader {
   const uint8_t* end;
   bool ok = true;
   uint8_t U8() {
-    if (p >= end) { ok = false; return 0; }
+    if (p >= end) {
+      ok = false;
+      return 0;
+    }
     return *p++;
   }
   uint64_t Uleb() {
@@ -55,7 +58,10 @@ struct Reader {
   template <typename T>
   T Fixed() {
     T v{};
-    if (end - p < static_cast<long>(sizeof(T))) { ok = false; return v; }
+    if (end - p < static_cast<long>(sizeof(T))) {
+      ok = false;
+      return v;
+    }
     memcpy(&v, p, sizeof(T));
     p += sizeof(T);
     return v;
@@ -65,23 +71,49 @@ struct Reader {
   void SkipEncoded(uint8_t enc) {
     if (enc == 0xff) return;
     switch (enc & 0x0f) {
-      case 0x00: case 0x04: case 0x0c: p += 8; break;
-      case 0x02: case 0x0a: p += 2; break;
-      case 0x03: case 0x0b: p += 4; break;
-      case 0x01: Uleb(); break;
-      case 0x09: Sleb(); break;
-      default: ok = false;
+      case 0x00:
+      case 0x04:
+      case 0x0c:
+        p += 8;
+        break;
+      case 0x02:
+      case 0x0a:
+        p += 2;
+        break;
+      case 0x03:
+      case 0x0b:
+        p += 4;
+        break;
+      case 0x01:
+        Uleb();
+        break;
+      case 0x09:
+        Sleb();
+        break;
+      default:
+        ok = false;
     }
     if (p > end) ok = false;
   }
   uint64_t Encoded(uint8_t enc) {  // value part only (for the address range)
     switch (enc & 0x0f) {
-      case 0x00: case 0x04: case 0x0c: return Fixed<uint64_t>();
-      case 0x02: case 0x0a: return Fixed<uint16_t>();
-      case 0x03: case 0x0b: return Fixed<uint32_t>();
-      case 0x01: return Uleb();
-      case 0x09: return static_cast<uint64_t>(Sleb());
-      default: ok = false; return 0;
+      case 0x00:
+      case 0x04:
+      case 0x0c:
+        return Fixed<uint64_t>();
+      case 0x02:
+      case 0x0a:
+        return Fixed<uint16_t>();
+      case 0x03:
+      case 0x0b:
+        return Fixed<uint32_t>();
+      case 0x01:
+        return Uleb();
+      case 0x09:
+        return static_cast<uint64_t>(Sleb());
+      default:
+        ok = false;
+        return 0;
     }
   }
 };
@@ -115,7 +147,7 @@ bool ParseCie(const uint8_t* cie, Cie* out) {
   size_t aug_len = strnlen(aug, static_cast<size_t>(r.end - r.p));
   r.p += aug_len + 1;
   if (aug_len > 0 && aug[0] != 'z') return false;  // no way to skip unknown augmentation data
-  if (version >= 4) r.p += 2;  // address and segment size
+  if (version >= 4) r.p += 2;                      // address and segment size
   out->code_align = r.Uleb();
   out->data_align = r.Sleb();
   uint64_t ra_reg = version == 1 ? r.U8() : r.Uleb();
@@ -126,11 +158,23 @@ bool ParseCie(const uint8_t* cie, Cie* out) {
     const uint8_t* data_end = r.p + n;
     for (size_t i = 1; i < aug_len && r.ok; i++) {
       switch (aug[i]) {
-        case 'R': out->fde_enc = r.U8(); break;
-        case 'P': { uint8_t enc = r.U8(); r.SkipEncoded(enc); break; }
-        case 'L': r.U8(); break;
-        case 'S': out->signal = true; break;
-        default: i = aug_len; break;  // the rest is skipped by the length
+        case 'R':
+          out->fde_enc = r.U8();
+          break;
+        case 'P': {
+          uint8_t enc = r.U8();
+          r.SkipEncoded(enc);
+          break;
+        }
+        case 'L':
+          r.U8();
+          break;
+        case 'S':
+          out->signal = true;
+          break;
+        default:
+          i = aug_len;
+          break;  // the rest is skipped by the length
       }
     }
     r.p = data_end;
@@ -154,33 +198,67 @@ bool Run(Reader r, const Cie& cie, uintptr_t loc, uintptr_t target, const State&
       advance = lo * cie.code_align;
     } else if (hi == 0x80) {
       int64_t off = static_cast<int64_t>(r.Uleb()) * cie.data_align;
-      if (lo == kRbp) { s->rbp = kOffset; s->rbp_off = off; }
-      if (lo == kRa) { s->ra = kOffset; s->ra_off = off; }
+      if (lo == kRbp) {
+        s->rbp = kOffset;
+        s->rbp_off = off;
+      }
+      if (lo == kRa) {
+        s->ra = kOffset;
+        s->ra_off = off;
+      }
     } else if (hi == 0xc0) {
-      if (lo == kRbp) { s->rbp = initial.rbp; s->rbp_off = initial.rbp_off; }
-      if (lo == kRa) { s->ra = initial.ra; s->ra_off = initial.ra_off; }
+      if (lo == kRbp) {
+        s->rbp = initial.rbp;
+        s->rbp_off = initial.rbp_off;
+      }
+      if (lo == kRa) {
+        s->ra = initial.ra;
+        s->ra_off = initial.ra_off;
+      }
     } else {
       switch (op) {
-        case 0x00: break;                                   // nop
-        case 0x02: advance = r.U8() * cie.code_align; break;  // advance_loc1
-        case 0x03: advance = r.Fixed<uint16_t>() * cie.code_align; break;
-        case 0x04: advance = r.Fixed<uint32_t>() * cie.code_align; break;
-        case 0x05: case 0x11: case 0x2f: {  // offset_extended(_sf), GNU negative
+        case 0x00:
+          break;  // nop
+        case 0x02:
+          advance = r.U8() * cie.code_align;
+          break;  // advance_loc1
+        case 0x03:
+          advance = r.Fixed<uint16_t>() * cie.code_align;
+          break;
+        case 0x04:
+          advance = r.Fixed<uint32_t>() * cie.code_align;
+          break;
+        case 0x05:
+        case 0x11:
+        case 0x2f: {  // offset_extended(_sf), GNU negative
           uint64_t reg = r.Uleb();
-          int64_t off = op == 0x05 ? static_cast<int64_t>(r.Uleb()) * cie.data_align
-                      : op == 0x11 ? r.Sleb() * cie.data_align
-                                   : -static_cast<int64_t>(r.Uleb()) * cie.data_align;
-          if (reg == kRbp) { s->rbp = kOffset; s->rbp_off = off; }
-          if (reg == kRa) { s->ra = kOffset; s->ra_off = off; }
+          int64_t off = op == 0x05   ? static_cast<int64_t>(r.Uleb()) * cie.data_align
+                        : op == 0x11 ? r.Sleb() * cie.data_align
+                                     : -static_cast<int64_t>(r.Uleb()) * cie.data_align;
+          if (reg == kRbp) {
+            s->rbp = kOffset;
+            s->rbp_off = off;
+          }
+          if (reg == kRa) {
+            s->ra = kOffset;
+            s->ra_off = off;
+          }
           break;
         }
         case 0x06: {  // restore_extended
           uint64_t reg = r.Uleb();
-          if (reg == kRbp) { s->rbp = initial.rbp; s->rbp_off = initial.rbp_off; }
-          if (reg == kRa) { s->ra = initial.ra; s->ra_off = initial.ra_off; }
+          if (reg == kRbp) {
+            s->rbp = initial.rbp;
+            s->rbp_off = initial.rbp_off;
+          }
+          if (reg == kRa) {
+            s->ra = initial.ra;
+            s->ra_off = initial.ra_off;
+          }
           break;
         }
-        case 0x07: case 0x08: {  // undefined, same_value
+        case 0x07:
+        case 0x08: {  // undefined, same_value
           uint64_t reg = r.Uleb();
           // An undefined return address marks the outermost frame (a
           // thread's start): the end of the stack, as libgcc reads it.
@@ -202,26 +280,44 @@ bool Run(Reader r, const Cie& cie, uintptr_t loc, uintptr_t target, const State&
           if (depth == 0) return false;
           *s = stack[--depth];  // the whole row, CFA rule included
           break;
-        case 0x0c: s->cfa_reg = static_cast<int>(r.Uleb()); s->cfa_off = static_cast<int64_t>(r.Uleb()); break;
-        case 0x0d: s->cfa_reg = static_cast<int>(r.Uleb()); break;
-        case 0x0e: s->cfa_off = static_cast<int64_t>(r.Uleb()); break;
-        case 0x12: s->cfa_reg = static_cast<int>(r.Uleb()); s->cfa_off = r.Sleb() * cie.data_align; break;
-        case 0x13: s->cfa_off = r.Sleb() * cie.data_align; break;
-        case 0x10: case 0x16: {  // expression, val_expression
+        case 0x0c:
+          s->cfa_reg = static_cast<int>(r.Uleb());
+          s->cfa_off = static_cast<int64_t>(r.Uleb());
+          break;
+        case 0x0d:
+          s->cfa_reg = static_cast<int>(r.Uleb());
+          break;
+        case 0x0e:
+          s->cfa_off = static_cast<int64_t>(r.Uleb());
+          break;
+        case 0x12:
+          s->cfa_reg = static_cast<int>(r.Uleb());
+          s->cfa_off = r.Sleb() * cie.data_align;
+          break;
+        case 0x13:
+          s->cfa_off = r.Sleb() * cie.data_align;
+          break;
+        case 0x10:
+        case 0x16: {  // expression, val_expression
           uint64_t reg = r.Uleb();
           uint64_t n = r.Uleb();
           if (reg == kRbp || reg == kRa) return false;
           r.p += n;
           break;
         }
-        case 0x14: case 0x15: {  // val_offset(_sf)
+        case 0x14:
+        case 0x15: {  // val_offset(_sf)
           uint64_t reg = r.Uleb();
-          if (op == 0x14) r.Uleb(); else r.Sleb();
+          if (op == 0x14) r.Uleb();
+          else r.Sleb();
           if (reg == kRbp || reg == kRa) return false;
           break;
         }
-        case 0x2e: r.Uleb(); break;  // GNU_args_size
-        default: return false;       // def_cfa_expression, set_loc, vendor ops
+        case 0x2e:
+          r.Uleb();
+          break;  // GNU_args_size
+        default:
+          return false;  // def_cfa_expression, set_loc, vendor ops
       }
     }
     if (advance != 0) {

@@ -29,16 +29,14 @@ size_t PageSize() {
 }
 
 void* ReserveRegion(size_t bytes) {
-  void* p = mmap(nullptr, bytes, PROT_NONE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* p = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   return p == MAP_FAILED ? nullptr : p;
 }
 
 bool HasGuardInstall() {
   static const bool has = [] {
     size_t page = PageSize();
-    void* p = mmap(nullptr, page, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void* p = mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return false;
     // Accepted is not enough: an emulator or sandbox may take unknown
     // advice and do nothing. The marked page must refuse a read that a
@@ -53,17 +51,11 @@ bool HasGuardInstall() {
   return has;
 }
 
-bool CommitChunk(void* addr, size_t bytes) {
-  return mprotect(addr, bytes, PROT_READ | PROT_WRITE) == 0;
-}
+bool CommitChunk(void* addr, size_t bytes) { return mprotect(addr, bytes, PROT_READ | PROT_WRITE) == 0; }
 
-bool InstallGuard(void* addr, size_t bytes) {
-  return bytes == 0 || madvise(addr, bytes, MADV_GUARD_INSTALL) == 0;
-}
+bool InstallGuard(void* addr, size_t bytes) { return bytes == 0 || madvise(addr, bytes, MADV_GUARD_INSTALL) == 0; }
 
-bool RemoveGuard(void* addr, size_t bytes) {
-  return bytes == 0 || madvise(addr, bytes, MADV_GUARD_REMOVE) == 0;
-}
+bool RemoveGuard(void* addr, size_t bytes) { return bytes == 0 || madvise(addr, bytes, MADV_GUARD_REMOVE) == 0; }
 
 namespace {
 constexpr size_t kMaxIov = 512;  // below IOV_MAX (1024)
@@ -84,7 +76,10 @@ int SelfPidfdForGuards() {
            syscall(SYS_process_madvise, pidfd, &iov, 1, MADV_GUARD_REMOVE, 0) == static_cast<long>(page);
       munmap(p, page);
     }
-    if (!ok) { close(pidfd); return -1; }
+    if (!ok) {
+      close(pidfd);
+      return -1;
+    }
     return pidfd;
   }();
   return fd;

@@ -29,12 +29,12 @@ constexpr uint32_t kAbs64 = R_AARCH64_ABS64;
 #endif
 
 struct Dynamic {
-  const ElfW(Rela)* rela = nullptr;
+  const ElfW(Rela) * rela = nullptr;
   size_t rela_bytes = 0;
-  const ElfW(Rela)* jmprel = nullptr;
+  const ElfW(Rela) * jmprel = nullptr;
   size_t jmprel_bytes = 0;
   int64_t pltrel = DT_RELA;
-  const ElfW(Sym)* symtab = nullptr;
+  const ElfW(Sym) * symtab = nullptr;
   const char* strtab = nullptr;
   size_t strsz = 0;
 };
@@ -42,9 +42,7 @@ struct Dynamic {
 // glibc relocates the address entries of a writable dynamic section in
 // place, others (read-only dynamic sections, some loaders) leave them as
 // virtual addresses: both forms are accepted.
-uintptr_t Address(const LoadedObject& obj, ElfW(Addr) v) {
-  return v < obj.base ? obj.base + v : v;
-}
+uintptr_t Address(const LoadedObject& obj, ElfW(Addr) v) { return v < obj.base ? obj.base + v : v; }
 
 bool ReadDynamic(const LoadedObject& obj, Dynamic* d) {
   const auto* ph = static_cast<const ElfW(Phdr)*>(obj.phdrs);
@@ -54,15 +52,32 @@ bool ReadDynamic(const LoadedObject& obj, Dynamic* d) {
   if (dyn == nullptr) return false;
   for (; dyn->d_tag != DT_NULL; dyn++) {
     switch (dyn->d_tag) {
-      case DT_RELA: d->rela = reinterpret_cast<const ElfW(Rela)*>(Address(obj, dyn->d_un.d_ptr)); break;
-      case DT_RELASZ: d->rela_bytes = dyn->d_un.d_val; break;
-      case DT_JMPREL: d->jmprel = reinterpret_cast<const ElfW(Rela)*>(Address(obj, dyn->d_un.d_ptr)); break;
-      case DT_PLTRELSZ: d->jmprel_bytes = dyn->d_un.d_val; break;
-      case DT_PLTREL: d->pltrel = static_cast<int64_t>(dyn->d_un.d_val); break;
-      case DT_SYMTAB: d->symtab = reinterpret_cast<const ElfW(Sym)*>(Address(obj, dyn->d_un.d_ptr)); break;
-      case DT_STRTAB: d->strtab = reinterpret_cast<const char*>(Address(obj, dyn->d_un.d_ptr)); break;
-      case DT_STRSZ: d->strsz = dyn->d_un.d_val; break;
-      default: break;
+      case DT_RELA:
+        d->rela = reinterpret_cast<const ElfW(Rela)*>(Address(obj, dyn->d_un.d_ptr));
+        break;
+      case DT_RELASZ:
+        d->rela_bytes = dyn->d_un.d_val;
+        break;
+      case DT_JMPREL:
+        d->jmprel = reinterpret_cast<const ElfW(Rela)*>(Address(obj, dyn->d_un.d_ptr));
+        break;
+      case DT_PLTRELSZ:
+        d->jmprel_bytes = dyn->d_un.d_val;
+        break;
+      case DT_PLTREL:
+        d->pltrel = static_cast<int64_t>(dyn->d_un.d_val);
+        break;
+      case DT_SYMTAB:
+        d->symtab = reinterpret_cast<const ElfW(Sym)*>(Address(obj, dyn->d_un.d_ptr));
+        break;
+      case DT_STRTAB:
+        d->strtab = reinterpret_cast<const char*>(Address(obj, dyn->d_un.d_ptr));
+        break;
+      case DT_STRSZ:
+        d->strsz = dyn->d_un.d_val;
+        break;
+      default:
+        break;
     }
   }
   return d->symtab != nullptr && d->strtab != nullptr;
@@ -120,7 +135,7 @@ bool Owned(const std::vector<uintptr_t>* owned, uintptr_t slot) {
   return false;
 }
 
-void Collect(const LoadedObject& obj, const Dynamic& d, const ElfW(Rela)* rel, size_t bytes,
+void Collect(const LoadedObject& obj, const Dynamic& d, const ElfW(Rela) * rel, size_t bytes,
              const ImportRedirect* table, size_t n, const std::vector<uintptr_t>* owned, std::vector<Write>* writes,
              RedirectResult* res) {
   if (rel == nullptr) return;
@@ -129,7 +144,7 @@ void Collect(const LoadedObject& obj, const Dynamic& d, const ElfW(Rela)* rel, s
     uint32_t type = static_cast<uint32_t>(ELF64_R_TYPE(rel[i].r_info));
     uint32_t sym_index = static_cast<uint32_t>(ELF64_R_SYM(rel[i].r_info));
     if (sym_index == 0 || (type != kJumpSlot && type != kGlobDat && type != kAbs64)) continue;
-    const ElfW(Sym)& sym = d.symtab[sym_index];
+    const ElfW(Sym) & sym = d.symtab[sym_index];
     if (d.strsz && sym.st_name >= d.strsz) continue;
     const char* name = d.strtab + sym.st_name;
     for (size_t t = 0; t < n; t++) {
@@ -182,21 +197,34 @@ RedirectResult RedirectImports(const LoadedObject& obj, const ImportRedirect* ta
                                const std::vector<uintptr_t>* owned) {
   RedirectResult res;
 #ifdef MATE_NO_IMPORT_PATCHING
-  (void)obj; (void)table; (void)n; (void)owned;
+  (void)obj;
+  (void)table;
+  (void)n;
+  (void)owned;
   res.error = "import redirection is not implemented for this CPU architecture";
   return res;
 #else
-  if (n > 64) { res.error = "too many symbols"; return res; }
+  if (n > 64) {
+    res.error = "too many symbols";
+    return res;
+  }
   Dynamic d;
-  if (!ReadDynamic(obj, &d)) { res.error = "no dynamic symbol table (a static object?)"; return res; }
-  if (d.jmprel != nullptr && d.pltrel != DT_RELA) { res.error = "REL-style PLT relocations are not supported"; return res; }
+  if (!ReadDynamic(obj, &d)) {
+    res.error = "no dynamic symbol table (a static object?)";
+    return res;
+  }
+  if (d.jmprel != nullptr && d.pltrel != DT_RELA) {
+    res.error = "REL-style PLT relocations are not supported";
+    return res;
+  }
   std::vector<Write> writes;
   Collect(obj, d, d.rela, d.rela_bytes, table, n, owned, &writes, &res);
   Collect(obj, d, d.jmprel, d.jmprel_bytes, table, n, owned, &writes, &res);
   // DT_RELA may cover the PLT relocations too: one write per slot.
   std::sort(writes.begin(), writes.end(), [](const Write& a, const Write& b) { return a.slot < b.slot; });
-  writes.erase(std::unique(writes.begin(), writes.end(), [](const Write& a, const Write& b) { return a.slot == b.slot; }),
-               writes.end());
+  writes.erase(
+      std::unique(writes.begin(), writes.end(), [](const Write& a, const Write& b) { return a.slot == b.slot; }),
+      writes.end());
   res.slots_redirected = static_cast<uint32_t>(writes.size());
   // Page by page; a read-only page (RELRO) is opened, written, closed.
   const uintptr_t page = PageSize();
@@ -225,7 +253,8 @@ RedirectResult RedirectImports(const LoadedObject& obj, const ImportRedirect* ta
           // Only over what it held: a thread of the program setting the
           // variable meanwhile keeps its value.
           void* expected = writes[k].held;
-          if (__atomic_compare_exchange_n(slot, &expected, writes[k].target, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+          if (__atomic_compare_exchange_n(slot, &expected, writes[k].target, false, __ATOMIC_ACQ_REL,
+                                          __ATOMIC_ACQUIRE)) {
             res.slots_written++;
           } else {
             res.data[writes[k].data].held = expected;
@@ -300,19 +329,27 @@ void ForEachImportSlot(const Dynamic& d, Visit visit) {
 OwnBindResult BindOwnWeakFunctions(const LoadedObject& obj, const ImportRedirect* skip, size_t n) {
   OwnBindResult res;
 #ifdef MATE_NO_IMPORT_PATCHING
-  (void)obj; (void)skip; (void)n;
+  (void)obj;
+  (void)skip;
+  (void)n;
   res.error = "import redirection is not implemented for this CPU architecture";
   return res;
 #else
   Dynamic d;
-  if (!ReadDynamic(obj, &d)) { res.error = "no dynamic symbol table (a static object?)"; return res; }
-  if (d.jmprel != nullptr && d.pltrel != DT_RELA) { res.error = "REL-style PLT relocations are not supported"; return res; }
+  if (!ReadDynamic(obj, &d)) {
+    res.error = "no dynamic symbol table (a static object?)";
+    return res;
+  }
+  if (d.jmprel != nullptr && d.pltrel != DT_RELA) {
+    res.error = "REL-style PLT relocations are not supported";
+    return res;
+  }
   std::vector<std::pair<uintptr_t, void*>> writes;
-  std::vector<uint32_t> seen;  // symbol indexes named already
+  std::vector<uint32_t> seen;          // symbol indexes named already
   uintptr_t self_lo = 0, self_hi = 0;  // mate-guard's own object
   ObjectRange(reinterpret_cast<const void*>(&BindOwnWeakFunctions), &self_lo, &self_hi);
-  ForEachImportSlot(d, [&](const ElfW(Rela)& rel, uint32_t index) {
-    const ElfW(Sym)& sym = d.symtab[index];
+  ForEachImportSlot(d, [&](const ElfW(Rela) & rel, uint32_t index) {
+    const ElfW(Sym) & sym = d.symtab[index];
     if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0 || ELF64_ST_BIND(sym.st_info) != STB_WEAK ||
         ELF64_ST_TYPE(sym.st_info) != STT_FUNC)
       return;
@@ -331,9 +368,9 @@ OwnBindResult BindOwnWeakFunctions(const LoadedObject& obj, const ImportRedirect
     // mate-guard itself is none the object would have bound to.
     void* bound = *reinterpret_cast<void* const*>(slot);
     bool elsewhere = bound != own && (!InObject(obj, reinterpret_cast<uintptr_t>(bound)) || [&] {
-      auto global = reinterpret_cast<uintptr_t>(dlsym(RTLD_DEFAULT, name));
-      return global != 0 && !InObject(obj, global) && !(global >= self_lo && global < self_hi);
-    }());
+                       auto global = reinterpret_cast<uintptr_t>(dlsym(RTLD_DEFAULT, name));
+                       return global != 0 && !InObject(obj, global) && !(global >= self_lo && global < self_hi);
+                     }());
     if (!elsewhere) return;
     seen.push_back(index);
     res.names.push_back(name);
@@ -350,14 +387,16 @@ uint64_t ImportedNames(const LoadedObject& obj, const char* const* names, size_t
 #ifndef MATE_NO_IMPORT_PATCHING
   Dynamic d;
   if (n > 64 || !ReadDynamic(obj, &d)) return 0;
-  ForEachImportSlot(d, [&](const ElfW(Rela)&, uint32_t index) {
-    const ElfW(Sym)& sym = d.symtab[index];
+  ForEachImportSlot(d, [&](const ElfW(Rela) &, uint32_t index) {
+    const ElfW(Sym) & sym = d.symtab[index];
     if (sym.st_shndx != SHN_UNDEF || (d.strsz && sym.st_name >= d.strsz)) return;
     for (size_t t = 0; t < n; t++)
       if (strcmp(d.strtab + sym.st_name, names[t]) == 0) found |= 1ull << t;
   });
 #else
-  (void)obj; (void)names; (void)n;
+  (void)obj;
+  (void)names;
+  (void)n;
 #endif
   return found;
 }
@@ -377,7 +416,7 @@ void* CallTarget(const char* symbol) {
         const auto* rel = d.jmprel;
         for (size_t i = 0; i < d.jmprel_bytes / sizeof(ElfW(Rela)); i++) {
           if (static_cast<uint32_t>(ELF64_R_TYPE(rel[i].r_info)) != kJumpSlot) continue;
-          const ElfW(Sym)& sym = d.symtab[ELF64_R_SYM(rel[i].r_info)];
+          const ElfW(Sym) & sym = d.symtab[ELF64_R_SYM(rel[i].r_info)];
           if (strcmp(d.strtab + sym.st_name, c.symbol) != 0) continue;
           void* bound = *reinterpret_cast<void* const*>(obj.base + rel[i].r_offset);
           if (!InObject(obj, reinterpret_cast<uintptr_t>(bound))) c.bound = bound;  // not a lazy stub

@@ -59,8 +59,10 @@ std::string ReboundLine(const char* name, const std::string& path, const OwnBind
   constexpr size_t kShown = 3;
   for (size_t i = 0; i < b.names.size() && i < kShown; i++) first += (i ? "; " : "") + Readable(b.names[i]);
   if (b.names.size() > kShown) first += Format("; and %zu more", b.names.size() - kShown);
-  return Format("[mate-guard] %s: %s: %zu of its own weak functions re-bound to its own definitions (another module's copy, e.g. node's C++ templates, served its calls; as RTLD_DEEPBIND would): %s\n",
-                name, path.c_str(), b.names.size(), first.c_str());
+  return Format(
+      "[mate-guard] %s: %s: %zu of its own weak functions re-bound to its own definitions (another module's copy, e.g. "
+      "node's C++ templates, served its calls; as RTLD_DEEPBIND would): %s\n",
+      name, path.c_str(), b.names.size(), first.c_str());
 }
 
 }  // namespace
@@ -69,13 +71,18 @@ std::string ReboundLine(const char* name, const std::string& path, const OwnBind
 std::string VariableLine(const char* name, const char* path, const RedirectedVariable& v) {
   std::string var = Describe(reinterpret_cast<const void*>(v.slot));
   if (v.owned_at_install)
-    return Format("[mate-guard] %s: %s: variable %s, initialised to %s, left alone: the program set it to %s (its own allocator) before mate-guard saw it\n",
-                  name, path, var.c_str(), v.symbol.c_str(), Describe(v.first_held).c_str());
+    return Format(
+        "[mate-guard] %s: %s: variable %s, initialised to %s, left alone: the program set it to %s (its own allocator) "
+        "before mate-guard saw it\n",
+        name, path, var.c_str(), v.symbol.c_str(), Describe(v.first_held).c_str());
   if (v.owned_later)
-    return Format("[mate-guard] %s: %s: variable %s, initialised to %s, left alone from now on: the program set it to %s (its own allocator)\n",
-                  name, path, var.c_str(), v.symbol.c_str(), Describe(v.held).c_str());
-  return Format("[mate-guard] %s: %s: variable %s still held libc's %s: redirected (it is left alone once the program sets it)\n",
-                name, path, var.c_str(), v.symbol.c_str());
+    return Format(
+        "[mate-guard] %s: %s: variable %s, initialised to %s, left alone from now on: the program set it to %s (its "
+        "own allocator)\n",
+        name, path, var.c_str(), v.symbol.c_str(), Describe(v.held).c_str());
+  return Format(
+      "[mate-guard] %s: %s: variable %s still held libc's %s: redirected (it is left alone once the program sets it)\n",
+      name, path, var.c_str(), v.symbol.c_str());
 }
 
 void ImportRedirector::Start(const std::vector<std::string>& globs, bool log, const void* self) {
@@ -120,7 +127,8 @@ bool ImportRedirector::Chosen(const LoadedObject& obj) {
 bool ImportRedirector::Takes(const LoadedObject& obj) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!started_ || (obj.base >= own_lo_ && obj.base < own_hi_) || NeverPatched(obj, c_.never)) return false;
-  if (c_.choose == Choose::kEveryModule || (c_.choose == Choose::kGlobsAndAddons && EndsWith(obj.path, ".node"))) return true;
+  if (c_.choose == Choose::kEveryModule || (c_.choose == Choose::kGlobsAndAddons && EndsWith(obj.path, ".node")))
+    return true;
   for (const std::string& g : globs_)
     if (GlobChooses(g, obj.path)) return true;
   return false;
@@ -133,7 +141,8 @@ void ImportRedirector::PatchLoaded() {
     ImportRedirector* self;
     std::string log;  // written after the pass: naming a variable asks the loader (dladdr)
     std::vector<std::pair<std::string, RedirectedVariable>> variables;
-    std::vector<std::pair<LoadedObject, std::string>> bind;  // fresh loads whose own weak functions win (after the pass: dlsym)
+    std::vector<std::pair<LoadedObject, std::string>>
+        bind;  // fresh loads whose own weak functions win (after the pass: dlsym)
   } pass{this, {}, {}, {}};
   ForEachLoadedObject(
       [](const LoadedObject& obj, void* p) {
@@ -172,7 +181,9 @@ void ImportRedirector::PatchLoaded() {
       m->rebound = b.names;
     }
     if (!log_) continue;
-    if (b.error) pass.log += Format("[mate-guard] %s: %s: could not bind its own weak functions to itself: %s\n", c_.name, path.c_str(), b.error);
+    if (b.error)
+      pass.log += Format("[mate-guard] %s: %s: could not bind its own weak functions to itself: %s\n", c_.name,
+                         path.c_str(), b.error);
     if (!b.names.empty()) pass.log += ReboundLine(c_.name, path, b);
   }
   if (!log_) return;

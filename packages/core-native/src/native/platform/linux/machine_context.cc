@@ -67,19 +67,19 @@ FaultAccess DecodeLoadStore(uintptr_t pc) {
   const bool load = insn & (1u << 22);
   if ((insn & 0x3f000000) == 0x08000000) {  // exclusive, ordered, compare-and-swap
     const bool o1 = insn & (1u << 21);
-    if (o1 && (insn & (1u << 23))) return FaultAccess::kWrite;       // CAS
-    if (o1 && !(insn & (1u << 31))) return FaultAccess::kWrite;      // CASP (LDXP/STXP have bit 31 set)
+    if (o1 && (insn & (1u << 23))) return FaultAccess::kWrite;   // CAS
+    if (o1 && !(insn & (1u << 31))) return FaultAccess::kWrite;  // CASP (LDXP/STXP have bit 31 set)
     return load ? FaultAccess::kRead : FaultAccess::kWrite;
   }
   if ((insn & 0x3e000000) == 0x0c000000) return load ? FaultAccess::kRead : FaultAccess::kWrite;  // SIMD structures
   if ((insn & 0x38000000) == 0x28000000) return load ? FaultAccess::kRead : FaultAccess::kWrite;  // pairs
-  if ((insn & 0x38000000) == 0x38000000) {  // single register
+  if ((insn & 0x38000000) == 0x38000000) {                                                        // single register
     const bool unsigned_offset = insn & (1u << 24);
     const bool reg_form = insn & (1u << 21);
     const uint32_t low = (insn >> 10) & 3;
     const uint32_t size = insn >> 30;
     const bool simd = insn & (1u << 26);
-    if (!unsigned_offset && reg_form && low == 0) return FaultAccess::kWrite;  // atomic memory op
+    if (!unsigned_offset && reg_form && low == 0) return FaultAccess::kWrite;           // atomic memory op
     if (!unsigned_offset && reg_form && (low & 1) && !simd) return FaultAccess::kRead;  // LDRAA/LDRAB (pointer auth)
     const uint32_t opc = (insn >> 22) & 3;
     if (simd) return (opc & 1) ? FaultAccess::kRead : FaultAccess::kWrite;
@@ -104,7 +104,8 @@ FaultAccess ReadFaultAccess(const void* ucontext) {
   uint64_t esr = 0;
   if (ReadEsr(uc, &esr)) {
     const uint64_t ec = (esr >> 26) & 0x3f;
-    if (ec == 0x24 || ec == 0x25) return ((esr & (1u << 6)) && !(esr & (1u << 8))) ? FaultAccess::kWrite : FaultAccess::kRead;
+    if (ec == 0x24 || ec == 0x25)
+      return ((esr & (1u << 6)) && !(esr & (1u << 8))) ? FaultAccess::kWrite : FaultAccess::kRead;
   }
   return DecodeLoadStore(static_cast<uintptr_t>(uc->uc_mcontext.pc));
 #else
@@ -141,7 +142,8 @@ bool LeafReturnAddress(const MachineRegs& regs, uintptr_t* out) {
 #if defined(__x86_64__)
   uintptr_t ret = 0;
   unsigned char call[5];
-  if (!SafeReadWord(regs.sp, &ret) || ret < sizeof(call) || !SafeRead(ret - sizeof(call), call, sizeof(call))) return false;
+  if (!SafeReadWord(regs.sp, &ret) || ret < sizeof(call) || !SafeRead(ret - sizeof(call), call, sizeof(call)))
+    return false;
   if (call[0] != 0xe8) return false;  // call rel32
   int32_t rel;
   memcpy(&rel, call + 1, sizeof(rel));

@@ -42,7 +42,7 @@ ModuleSlot g_modules[kMaxModules];
 std::atomic<uint32_t> g_module_count{0};
 std::atomic<const Snapshot*> g_current{nullptr};
 
-std::mutex g_mu;  // serializes builders, never taken by lookups
+std::mutex g_mu;                                                   // serializes builders, never taken by lookups
 std::map<std::pair<std::string, uintptr_t>, uint32_t> g_index_of;  // under g_mu
 
 struct Counters {
@@ -78,7 +78,7 @@ int Collect(struct dl_phdr_info* info, size_t /*size*/, void* data) {
   s.name = info->dlpi_name ? info->dlpi_name : "";
   s.bias = info->dlpi_addr;
   for (int i = 0; i < info->dlpi_phnum; i++) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    const ElfW(Phdr) & ph = info->dlpi_phdr[i];
     if (ph.p_type != PT_LOAD || ph.p_memsz == 0) continue;
     uintptr_t start = info->dlpi_addr + ph.p_vaddr;
     s.segments.emplace_back(start, start + ph.p_memsz);
@@ -186,12 +186,8 @@ bool LookupModule(uintptr_t pc, ModuleRef* out) {
 
 uint32_t ModuleCount() { return g_module_count.load(std::memory_order_acquire); }
 
-const char* ModulePath(uint32_t index) {
-  return index < ModuleCount() ? g_modules[index].path : nullptr;
-}
+const char* ModulePath(uint32_t index) { return index < ModuleCount() ? g_modules[index].path : nullptr; }
 
-uintptr_t ModuleLoadBias(uint32_t index) {
-  return index < ModuleCount() ? g_modules[index].bias : 0;
-}
+uintptr_t ModuleLoadBias(uint32_t index) { return index < ModuleCount() ? g_modules[index].bias : 0; }
 
 }  // namespace mate

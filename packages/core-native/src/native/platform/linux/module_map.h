@@ -48,8 +48,8 @@ bool LookupModule(uintptr_t pc, ModuleRef* out);
 // first sight of (path, load bias) and never reused, so an index stays
 // valid after the object is unloaded. Async-signal-safe.
 uint32_t ModuleCount();
-const char* ModulePath(uint32_t index);      // nullptr when out of range
-uintptr_t ModuleLoadBias(uint32_t index);    // 0 when out of range
+const char* ModulePath(uint32_t index);    // nullptr when out of range
+uintptr_t ModuleLoadBias(uint32_t index);  // 0 when out of range
 
 }  // namespace mate
 

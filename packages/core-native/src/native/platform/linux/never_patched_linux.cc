@@ -8,13 +8,14 @@ namespace platform {
 bool NeverPatched(const LoadedObject& obj, unsigned never) {
   static const char* const kLoader[] = {"ld-linux", "ld64.so", "ld-musl", "linux-vdso", "linux-gate"};
   static const char* const kRuntime[] = {
-      "libc.so", "libc-", "libstdc++", "libc++", "libgcc_s", "libpthread", "libdl.so", "libdl-",
-      "libm.so", "libm-", "librt.so",
+      "libc.so",  "libc-",  "libstdc++", "libc++", "libgcc_s", "libpthread",
+      "libdl.so", "libdl-", "libm.so",   "libm-",  "librt.so",
   };
   static const char* const kNode[] = {"libnode.so", "libv8"};
   static const char* const kNvidia[] = {
-      "libcuda.", "libcudart", "libcublas", "libcudnn", "libcufft", "libcurand", "libcusparse", "libcusolver",
-      "libnccl", "libnvrtc", "libnvJitLink", "libcupti", "libnvidia-", "libnvToolsExt", "libmate_guard_cuda",
+      "libcuda.",     "libcudart",   "libcublas",   "libcudnn",      "libcufft",
+      "libcurand",    "libcusparse", "libcusolver", "libnccl",       "libnvrtc",
+      "libnvJitLink", "libcupti",    "libnvidia-",  "libnvToolsExt", "libmate_guard_cuda",
   };
   // The vDSO has no path; neither has a module we could not name.
   if (obj.path == nullptr || obj.path[0] == '\0') return (never & kNeverLoader) != 0;

@@ -33,7 +33,8 @@ std::string FindOnPath(const std::string& name, const std::string& search_path) 
     if (!dir.empty()) {
       std::string candidate = dir + "/" + name;
       struct stat st;
-      if (access(candidate.c_str(), X_OK) == 0 && stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return candidate;
+      if (access(candidate.c_str(), X_OK) == 0 && stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+        return candidate;
     }
     if (colon == std::string::npos) break;
     start = colon + 1;
@@ -41,7 +42,8 @@ std::string FindOnPath(const std::string& name, const std::string& search_path) 
   return "";
 }
 
-bool RunTool(const std::string& path, const std::vector<std::string>& args, const std::string& input, int timeout_ms, std::string* out) {
+bool RunTool(const std::string& path, const std::vector<std::string>& args, const std::string& input, int timeout_ms,
+             std::string* out) {
   if (timeout_ms <= 0) return false;
   int in[2], outp[2];
   if (pipe2(in, O_CLOEXEC) != 0) return false;

@@ -13,7 +13,8 @@ namespace mate {
 std::string FindOnPath(const std::string& name, const std::string& search_path);
 
 // True with its stdout when it exited 0 within `timeout_ms` (killed and false otherwise).
-bool RunTool(const std::string& path, const std::vector<std::string>& args, const std::string& input, int timeout_ms, std::string* out);
+bool RunTool(const std::string& path, const std::vector<std::string>& args, const std::string& input, int timeout_ms,
+             std::string* out);
 
 }  // namespace mate
 

@@ -20,8 +20,8 @@ std::string DeathCause(const JsonValue& e) {
 std::string EarlierReportsHeader(const JsonValue& crash, size_t count, const std::string& who) {
   std::string what = count == 1 ? "a report" : std::to_string(count) + " reports";
   std::string cause = crash["death"].IsObject() ? DeathCause(crash) : "the guard fault";
-  return "[mate-guard] " + VisibleText(who) + " gave its test runner " + what + " before " + cause + " killed it; the runner never showed " +
-         (count == 1 ? "it" : "them") + ":\n";
+  return "[mate-guard] " + VisibleText(who) + " gave its test runner " + what + " before " + cause +
+         " killed it; the runner never showed " + (count == 1 ? "it" : "them") + ":\n";
 }
 
 }  // namespace mate

@@ -30,7 +30,8 @@ size_t Utf8At(const std::string& s, size_t i, uint32_t* cp) {
     *cp = (*cp << 6) | (d & 0x3F);
   }
   // Overlong forms and surrogates are not UTF-8.
-  if ((n == 3 && *cp < 0x800) || (n == 4 && (*cp < 0x10000 || *cp > 0x10FFFF)) || (*cp >= 0xD800 && *cp < 0xE000)) return 0;
+  if ((n == 3 && *cp < 0x800) || (n == 4 && (*cp < 0x10000 || *cp > 0x10FFFF)) || (*cp >= 0xD800 && *cp < 0xE000))
+    return 0;
   return n;
 }
 
@@ -89,13 +90,27 @@ std::string JsonEscape(const std::string& s) {
       continue;
     }
     switch (cp) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
       default:
         if (cp < 0x20 || cp == 0x2028 || cp == 0x2029) out += Hex("\\u%04x", cp);
         else out.append(s, i, n);

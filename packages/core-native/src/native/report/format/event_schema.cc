@@ -19,12 +19,18 @@ enum Want : unsigned {
 
 const char* KindName(const JsonValue& v) {
   switch (v.kind) {
-    case JsonValue::kNull: return "null";
-    case JsonValue::kBool: return "a boolean";
-    case JsonValue::kNumber: return "a number";
-    case JsonValue::kString: return "a string";
-    case JsonValue::kArray: return "an array";
-    default: return "an object";
+    case JsonValue::kNull:
+      return "null";
+    case JsonValue::kBool:
+      return "a boolean";
+    case JsonValue::kNumber:
+      return "a number";
+    case JsonValue::kString:
+      return "a string";
+    case JsonValue::kArray:
+      return "an array";
+    default:
+      return "an object";
   }
 }
 
@@ -33,7 +39,8 @@ std::string Wanted(unsigned want) {
   const struct {
     unsigned bit;
     const char* name;
-  } names[] = {{kNum, "a number"}, {kStr, "a string"}, {kBool, "a boolean"}, {kArr, "an array"}, {kObj, "an object"}, {kNull, "null"}};
+  } names[] = {{kNum, "a number"}, {kStr, "a string"},  {kBool, "a boolean"},
+               {kArr, "an array"}, {kObj, "an object"}, {kNull, "null"}};
   for (const auto& n : names) {
     if (want & n.bit) out += (out.empty() ? "" : " or ") + std::string(n.name);
   }
@@ -42,12 +49,18 @@ std::string Wanted(unsigned want) {
 
 bool Is(const JsonValue& v, unsigned want) {
   switch (v.kind) {
-    case JsonValue::kNull: return want & kNull;
-    case JsonValue::kBool: return want & kBool;
-    case JsonValue::kNumber: return want & kNum;
-    case JsonValue::kString: return want & kStr;
-    case JsonValue::kArray: return want & kArr;
-    default: return want & kObj;
+    case JsonValue::kNull:
+      return want & kNull;
+    case JsonValue::kBool:
+      return want & kBool;
+    case JsonValue::kNumber:
+      return want & kNum;
+    case JsonValue::kString:
+      return want & kStr;
+    case JsonValue::kArray:
+      return want & kArr;
+    default:
+      return want & kObj;
   }
 }
 
@@ -86,8 +99,14 @@ bool Frames(Checker* c, const JsonValue& stack, const std::string& at) {
   for (size_t i = 0; i < frames.items.size(); i++) {
     std::string f = at + ".frames[" + std::to_string(i) + "]";
     if (!frames.items[i].IsObject()) return c->Fail(f, frames.items[i], kObj);
-    if (!c->Fields(frames.items[i], f + ".", {{"module", kStr | kNull}, {"offset", kNum | kStr}, {"pc", kNum | kStr | kNull},
-                                              {"function", kStr | kNull}, {"file", kStr | kNull}, {"line", kNum | kNull}, {"inlined", kArr | kNull}})) {
+    if (!c->Fields(frames.items[i], f + ".",
+                   {{"module", kStr | kNull},
+                    {"offset", kNum | kStr},
+                    {"pc", kNum | kStr | kNull},
+                    {"function", kStr | kNull},
+                    {"file", kStr | kNull},
+                    {"line", kNum | kNull},
+                    {"inlined", kArr | kNull}})) {
       return false;
     }
   }
@@ -97,24 +116,47 @@ bool Frames(Checker* c, const JsonValue& stack, const std::string& at) {
 bool Allocation(Checker* c, const JsonValue& a, const std::string& at) {
   if (!a.IsObject()) return true;
   const std::string p = at + ".";
-  return c->Fields(a, p, {{"id", kNum}, {"size", kNum}, {"start", kStr}, {"end", kStr}, {"mode", kStr}, {"alignment", kNum},
-                          {"backend", kStr}, {"guardMethod", kStr}, {"slot", kObj}, {"allocTest", kStr | kNull}, {"allocStack", kStr | kNull},
-                          {"allocFrames", kObj | kNull}, {"freed", kBool}, {"freedBy", kStr | kNull}, {"freeTest", kStr | kNull},
-                          {"freeStack", kStr | kNull}, {"freeFrames", kObj | kNull}}) &&
+  return c->Fields(a, p,
+                   {{"id", kNum},
+                    {"size", kNum},
+                    {"start", kStr},
+                    {"end", kStr},
+                    {"mode", kStr},
+                    {"alignment", kNum},
+                    {"backend", kStr},
+                    {"guardMethod", kStr},
+                    {"slot", kObj},
+                    {"allocTest", kStr | kNull},
+                    {"allocStack", kStr | kNull},
+                    {"allocFrames", kObj | kNull},
+                    {"freed", kBool},
+                    {"freedBy", kStr | kNull},
+                    {"freeTest", kStr | kNull},
+                    {"freeStack", kStr | kNull},
+                    {"freeFrames", kObj | kNull}}) &&
          Frames(c, a["allocFrames"], p + "allocFrames") && Frames(c, a["freeFrames"], p + "freeFrames");
 }
 
 bool Launch(Checker* c, const JsonValue& l, const std::string& at) {
   if (!l.IsObject()) return c->Fail(at, l, kObj);
-  if (!c->Fields(l, at + ".", {{"number", kNum}, {"kernel", kStr | kNull}, {"stream", kStr | kNum}, {"site", kStr | kNull}, {"test", kStr | kNull},
-                               {"faulted", kBool}, {"argCount", kNum}, {"args", kArr}, {"inputs", kArr | kNull}})) {
+  if (!c->Fields(l, at + ".",
+                 {{"number", kNum},
+                  {"kernel", kStr | kNull},
+                  {"stream", kStr | kNum},
+                  {"site", kStr | kNull},
+                  {"test", kStr | kNull},
+                  {"faulted", kBool},
+                  {"argCount", kNum},
+                  {"args", kArr},
+                  {"inputs", kArr | kNull}})) {
     return false;
   }
   const JsonValue& args = l["args"];
   for (size_t i = 0; i < args.items.size(); i++) {
     std::string a = at + ".args[" + std::to_string(i) + "]";
     if (!args.items[i].IsObject()) return c->Fail(a, args.items[i], kObj);
-    if (!c->Fields(args.items[i], a + ".", {{"param", kNum}, {"offset", kNum}, {"value", kStr}, {"allocation", kObj}})) return false;
+    if (!c->Fields(args.items[i], a + ".", {{"param", kNum}, {"offset", kNum}, {"value", kStr}, {"allocation", kObj}}))
+      return false;
     if (!Allocation(c, args.items[i]["allocation"], a + ".allocation")) return false;
   }
   return true;
@@ -137,15 +179,38 @@ bool KnownKind(const std::string& kind) {
 std::string EventProblem(const JsonValue& e) {
   if (!e.IsObject()) return std::string("not a mate-guard report (") + KindName(e) + ", not an object)";
   if (e["tool"].Str() != "mate-guard" || !e["kind"].IsString()) return "not a mate-guard report (no tool and kind)";
-  if (!KnownKind(e["kind"].Str())) return "kind \"" + e["kind"].Str().substr(0, 64) + "\" is no report kind this version knows";
+  if (!KnownKind(e["kind"].Str()))
+    return "kind \"" + e["kind"].Str().substr(0, 64) + "\" is no report kind this version knows";
   Checker c;
-  bool ok = c.Fields(e, "", {{"version", kNum}, {"access", kStr | kNull}, {"address", kStr | kNull}, {"relation", kStr | kNull},
-                             {"distance", kNum | kNull}, {"fatal", kBool}, {"signal", kNum | kNull}, {"pid", kNum}, {"test", kStr | kNull},
-                             {"runtime", kStr | kNull}, {"machineryDirs", kArr},
-                             {"accessStack", kObj | kNull}, {"damage", kObj | kNull}, {"backend", kStr}, {"allocation", kObj | kNull},
-                             {"device", kObj}, {"candidates", kObj}, {"launches", kObj}, {"memory", kObj}, {"streams", kObj},
-                             {"death", kObj}, {"process", kObj}, {"rerun", kObj}, {"suppressed", kObj}, {"text", kStr}, {"file", kStr},
-                             {"nativeHeap", kObj}, {"delivered", kStr}}) &&
+  bool ok = c.Fields(e, "",
+                     {{"version", kNum},
+                      {"access", kStr | kNull},
+                      {"address", kStr | kNull},
+                      {"relation", kStr | kNull},
+                      {"distance", kNum | kNull},
+                      {"fatal", kBool},
+                      {"signal", kNum | kNull},
+                      {"pid", kNum},
+                      {"test", kStr | kNull},
+                      {"runtime", kStr | kNull},
+                      {"machineryDirs", kArr},
+                      {"accessStack", kObj | kNull},
+                      {"damage", kObj | kNull},
+                      {"backend", kStr},
+                      {"allocation", kObj | kNull},
+                      {"device", kObj},
+                      {"candidates", kObj},
+                      {"launches", kObj},
+                      {"memory", kObj},
+                      {"streams", kObj},
+                      {"death", kObj},
+                      {"process", kObj},
+                      {"rerun", kObj},
+                      {"suppressed", kObj},
+                      {"text", kStr},
+                      {"file", kStr},
+                      {"nativeHeap", kObj},
+                      {"delivered", kStr}}) &&
             Frames(&c, e["accessStack"], "accessStack") && Allocation(&c, e["allocation"], "allocation");
   const JsonValue& dirs = e["machineryDirs"];
   for (size_t i = 0; ok && i < dirs.items.size(); i++) {
@@ -163,9 +228,11 @@ std::string EventProblem(const JsonValue& e) {
     }
   }
   if (ok && e["launches"].IsObject()) {
-    ok = c.Fields(e["launches"], "launches.", {{"tracking", kBool}, {"off", kStr | kNull}, {"total", kNum}, {"list", kArr}});
+    ok = c.Fields(e["launches"], "launches.",
+                  {{"tracking", kBool}, {"off", kStr | kNull}, {"total", kNum}, {"list", kArr}});
     const JsonValue& list = e["launches"]["list"];
-    for (size_t i = 0; ok && i < list.items.size(); i++) ok = Launch(&c, list.items[i], "launches.list[" + std::to_string(i) + "]");
+    for (size_t i = 0; ok && i < list.items.size(); i++)
+      ok = Launch(&c, list.items[i], "launches.list[" + std::to_string(i) + "]");
   }
   if (ok && e["candidates"].IsObject()) {
     for (const char* which : {"live", "freed"}) {
@@ -182,11 +249,19 @@ std::string EventProblem(const JsonValue& e) {
       if (!ok) break;
     }
   }
-  if (ok && e["streams"].IsObject() && e["streams"]["useLaunch"].IsObject()) ok = Launch(&c, e["streams"]["useLaunch"], "streams.useLaunch");
+  if (ok && e["streams"].IsObject() && e["streams"]["useLaunch"].IsObject())
+    ok = Launch(&c, e["streams"]["useLaunch"], "streams.useLaunch");
   if (ok && e["death"].IsObject()) {
-    ok = c.Fields(e["death"], "death.", {{"signal", kNum}, {"code", kNum}, {"sender", kNum | kNull}, {"address", kStr | kNull},
-                                         {"access", kStr | kNull}, {"abortMessage", kStr | kNull}, {"exception", kObj | kNull},
-                                         {"guardedFree", kObj | kNull}, {"misaligned", kObj | kNull}});
+    ok = c.Fields(e["death"], "death.",
+                  {{"signal", kNum},
+                   {"code", kNum},
+                   {"sender", kNum | kNull},
+                   {"address", kStr | kNull},
+                   {"access", kStr | kNull},
+                   {"abortMessage", kStr | kNull},
+                   {"exception", kObj | kNull},
+                   {"guardedFree", kObj | kNull},
+                   {"misaligned", kObj | kNull}});
   }
   if (ok && e["memory"].IsObject()) {
     for (const auto& f : e["memory"].fields) {
@@ -196,7 +271,8 @@ std::string EventProblem(const JsonValue& e) {
       }
     }
   }
-  if (ok && e["suppressed"].IsObject()) ok = c.Fields(e["suppressed"], "suppressed.", {{"file", kStr}, {"line", kNum}, {"rule", kStr}});
+  if (ok && e["suppressed"].IsObject())
+    ok = c.Fields(e["suppressed"], "suppressed.", {{"file", kStr}, {"line", kNum}, {"rule", kStr}});
   return c.problem;
 }
 
@@ -204,9 +280,12 @@ std::string EventTextProblem(const std::string& json) {
   JsonValue e;
   std::string error;
   JsonLimits limits;
-  if (json.size() > limits.max_bytes) return std::to_string(json.size()) + " bytes, more than any report (" + std::to_string(limits.max_bytes) + " at most)";
+  if (json.size() > limits.max_bytes)
+    return std::to_string(json.size()) + " bytes, more than any report (" + std::to_string(limits.max_bytes) +
+           " at most)";
   if (!ParseJson(json, &e, &error, limits)) {
-    if (error.rfind("nesting deeper than", 0) == 0) return "nested more than " + std::to_string(limits.max_depth) + " levels deep";
+    if (error.rfind("nesting deeper than", 0) == 0)
+      return "nested more than " + std::to_string(limits.max_depth) + " levels deep";
     return "not JSON (" + error + ")";
   }
   return EventProblem(e);

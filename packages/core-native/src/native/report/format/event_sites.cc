@@ -77,14 +77,17 @@ bool ParseJsFrame(const std::string& line, JsonValue* out) {
   return true;
 }
 
-bool InNodeModules(const std::string& p) { return p.compare(0, 13, "node_modules/") == 0 || p.find("/node_modules/") != std::string::npos; }
+bool InNodeModules(const std::string& p) {
+  return p.compare(0, 13, "node_modules/") == 0 || p.find("/node_modules/") != std::string::npos;
+}
 
 void CopyIf(JsonValue* to, const JsonValue& from, const char* key) {
   if (from[key].Truthy()) to->Field(key) = from[key];
 }
 
 // Native frames, inlined calls unfolded (innermost first), down to the first frame in the host runtime.
-std::vector<JsonValue> NativeSourceFrames(const JsonValue& stack, const SourcePaths& paths, const RunPlace& run, const FormatOptions& o) {
+std::vector<JsonValue> NativeSourceFrames(const JsonValue& stack, const SourcePaths& paths, const RunPlace& run,
+                                          const FormatOptions& o) {
   std::vector<JsonValue> out;
   const JsonValue& frames = stack["frames"];
   size_t n = frames.items.size();
@@ -117,7 +120,8 @@ std::vector<JsonValue> NativeSourceFrames(const JsonValue& stack, const SourcePa
 }
 
 // A JS (or Python, written V8-style) stack's user frames.
-std::vector<JsonValue> JsSourceFrames(const JsonValue& stack, const SourcePaths& paths, const RunPlace& run, const FormatOptions& o) {
+std::vector<JsonValue> JsSourceFrames(const JsonValue& stack, const SourcePaths& paths, const RunPlace& run,
+                                      const FormatOptions& o) {
   std::vector<JsonValue> out;
   if (!stack.IsString() || stack.text.empty()) return out;
   for (const std::string& line : TrimJsStack(stack.text, o).frames) {
@@ -220,13 +224,15 @@ JsonValue EventSites(const JsonValue& e, const SourcePaths& paths, const RunPlac
   add(AccessLabel(e), access_frames);
   const JsonValue& rerun = e["rerun"];
   std::vector<JsonValue> rerun_frames = NativeSourceFrames(rerun["fault"]["accessStack"], paths, run, o);
-  add("access, in the rerun in " + (rerun["mode"].IsNull() ? std::string("undefined") : rerun["mode"].Str()) + " mode, alignment " +
-          (rerun["alignment"].IsNull() ? std::string("undefined") : NumText(rerun["alignment"])),
+  add("access, in the rerun in " + (rerun["mode"].IsNull() ? std::string("undefined") : rerun["mode"].Str()) +
+          " mode, alignment " + (rerun["alignment"].IsNull() ? std::string("undefined") : NumText(rerun["alignment"])),
       rerun_frames);
   std::vector<std::vector<JsonValue>> launch_frames;
   for (const JsonValue* l : SuspectLaunches(e)) {
     launch_frames.push_back(JsSourceFrames((*l)["site"], paths, run, o));
-    add("launch " + NumText((*l)["number"]) + " of " + ((*l)["kernel"].Truthy() ? Field(*l, "kernel") : "an unknown kernel"), launch_frames.back());
+    add("launch " + NumText((*l)["number"]) + " of " +
+            ((*l)["kernel"].Truthy() ? Field(*l, "kernel") : "an unknown kernel"),
+        launch_frames.back());
   }
   std::vector<JsonValue> alloc_frames = NativeSourceFrames(a["allocFrames"], paths, run, o);
   for (JsonValue& f : JsSourceFrames(a["allocStack"], paths, run, o)) alloc_frames.push_back(f);

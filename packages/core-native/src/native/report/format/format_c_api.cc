@@ -44,7 +44,8 @@ char* mate_guard_format_report(const char* event_json, const char* format, const
   mate::FormatOptions o = mate::FormatOptionsFromJson(options_json);
   mate::JsonValue options;
   std::string error;
-  bool symbolize = options_json != nullptr && mate::ParseJson(options_json, &options, &error) && options["symbolize"].Truthy();
+  bool symbolize =
+      options_json != nullptr && mate::ParseJson(options_json, &options, &error) && options["symbolize"].Truthy();
   mate::JsonValue event;
   if (!symbolize || !mate::ParseJson(event_json, &event, &error) || !mate::EventProblem(event).empty()) {
     return mate::Dup(mate::FormatTextJson(event_json, o));
@@ -55,7 +56,8 @@ char* mate_guard_format_report(const char* event_json, const char* format, const
 }
 
 char* mate_guard_format_reports(const char* input_json, const char* format, const char* options_json) {
-  if (input_json == nullptr || format == nullptr || (strcmp(format, "sarif") != 0 && strcmp(format, "github") != 0)) return nullptr;
+  if (input_json == nullptr || format == nullptr || (strcmp(format, "sarif") != 0 && strcmp(format, "github") != 0))
+    return nullptr;
   mate::FormatOptions o = mate::FormatOptionsFromJson(options_json);
   mate::JsonValue options;
   mate::JsonValue input;
@@ -69,7 +71,8 @@ char* mate_guard_format_reports(const char* input_json, const char* format, cons
     const char* path = getenv("PATH");
     for (mate::JsonValue& item : input.Field("events").items) {
       mate::JsonValue& event = item.Field("event");
-      if (mate::EventProblem(event).empty()) mate::SymbolizeEvent(&event, path != nullptr ? path : "/usr/bin:/bin", 5000);
+      if (mate::EventProblem(event).empty())
+        mate::SymbolizeEvent(&event, path != nullptr ? path : "/usr/bin:/bin", 5000);
     }
   }
   return mate::Dup(mate::FormatReports(input, format, o));

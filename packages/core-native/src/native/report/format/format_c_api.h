@@ -15,11 +15,13 @@ extern "C" {
 // or addr2line from PATH, within 5 s}. A bad
 // event gives its one-line error report. NULL for an unknown format or a
 // NULL event. Free the result with mate_guard_free_report.
-__attribute__((visibility("default"))) char* mate_guard_format_report(const char* event_json, const char* format, const char* options_json);
+__attribute__((visibility("default"))) char* mate_guard_format_report(const char* event_json, const char* format,
+                                                                      const char* options_json);
 // `mate report --format sarif|github` over the runs a reader merged: `input_json` as format_reports.h describes,
 // `format` "sarif" or "github", `options_json` as above ("symbolize": every event's native frames first). NULL
 // for another format or input that is not JSON. Free the result with mate_guard_free_report.
-__attribute__((visibility("default"))) char* mate_guard_format_reports(const char* input_json, const char* format, const char* options_json);
+__attribute__((visibility("default"))) char* mate_guard_format_reports(const char* input_json, const char* format,
+                                                                       const char* options_json);
 __attribute__((visibility("default"))) void mate_guard_free_report(char* text);
 // "" when the event is one this version reads, else why not (malloc'd; free with mate_guard_free_report).
 __attribute__((visibility("default"))) char* mate_guard_event_problem(const char* event_json);

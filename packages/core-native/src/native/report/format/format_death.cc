@@ -12,21 +12,23 @@ namespace mate {
 namespace {
 
 // Linux's numbering (x86-64 and arm64), as the dying process's.
-const char* const kSignalNames[] = {nullptr,   "SIGHUP",  "SIGINT",    "SIGQUIT", "SIGILL",  "SIGTRAP", "SIGABRT", "SIGBUS",
-                                    "SIGFPE",  "SIGKILL", "SIGUSR1",   "SIGSEGV", "SIGUSR2", "SIGPIPE", "SIGALRM", "SIGTERM",
-                                    "SIGSTKFLT", "SIGCHLD", "SIGCONT", "SIGSTOP", "SIGTSTP", "SIGTTIN", "SIGTTOU", "SIGURG",
-                                    "SIGXCPU", "SIGXFSZ", "SIGVTALRM", "SIGPROF", "SIGWINCH", "SIGIO",  "SIGPWR",  "SIGSYS"};
-
+const char* const kSignalNames[] = {nullptr,    "SIGHUP",  "SIGINT",    "SIGQUIT", "SIGILL",  "SIGTRAP",   "SIGABRT",
+                                    "SIGBUS",   "SIGFPE",  "SIGKILL",   "SIGUSR1", "SIGSEGV", "SIGUSR2",   "SIGPIPE",
+                                    "SIGALRM",  "SIGTERM", "SIGSTKFLT", "SIGCHLD", "SIGCONT", "SIGSTOP",   "SIGTSTP",
+                                    "SIGTTIN",  "SIGTTOU", "SIGURG",    "SIGXCPU", "SIGXFSZ", "SIGVTALRM", "SIGPROF",
+                                    "SIGWINCH", "SIGIO",   "SIGPWR",    "SIGSYS"};
 
 // What si_code says, per signal (Linux).
 const char* CodeText(const std::string& name, int code) {
   static const char* const segv[] = {"address not mapped", "no permission for the access"};
   static const char* const bus[] = {"misaligned address", "nonexistent physical address",
                                     "hardware error on a mapped object (a file truncated under a mapping?)"};
-  static const char* const ill[] = {"illegal opcode", "illegal operand", "illegal addressing mode", "illegal trap",
-                                    "privileged opcode", "privileged register", "coprocessor error", "internal stack error"};
-  static const char* const fpe[] = {"integer divide by zero", "integer overflow", "floating-point divide by zero",
-                                    "floating-point overflow", "floating-point underflow", "floating-point inexact result",
+  static const char* const ill[] = {"illegal opcode",    "illegal operand",     "illegal addressing mode",
+                                    "illegal trap",      "privileged opcode",   "privileged register",
+                                    "coprocessor error", "internal stack error"};
+  static const char* const fpe[] = {"integer divide by zero",           "integer overflow",
+                                    "floating-point divide by zero",    "floating-point overflow",
+                                    "floating-point underflow",         "floating-point inexact result",
                                     "invalid floating-point operation", "subscript out of range"};
   static const char* const trap[] = {"breakpoint", "trace trap"};
   struct Table {
@@ -34,7 +36,8 @@ const char* CodeText(const std::string& name, int code) {
     const char* const* texts;
     int count;
   };
-  static const Table tables[] = {{"SIGSEGV", segv, 2}, {"SIGBUS", bus, 3}, {"SIGILL", ill, 8}, {"SIGFPE", fpe, 8}, {"SIGTRAP", trap, 2}};
+  static const Table tables[] = {
+      {"SIGSEGV", segv, 2}, {"SIGBUS", bus, 3}, {"SIGILL", ill, 8}, {"SIGFPE", fpe, 8}, {"SIGTRAP", trap, 2}};
   for (const Table& t : tables) {
     if (name == t.name && code >= 1 && code <= t.count) return t.texts[code - 1];
   }
@@ -58,25 +61,29 @@ std::string SignalCause(const JsonValue& d, const JsonValue& pid) {
     uint64_t alignment = m["alignment"].U64();
     uint64_t off = alignment ? m["address"].U64() % alignment : 0;
     return "a general-protection fault: " + m["instruction"].Str() + " needs " + NumText(m["alignment"]) +
-           "-byte aligned memory and was given " + m["address"].Str() + ", " + Bytes(off) + " past a " + NumText(m["alignment"]) +
-           "-byte boundary";
+           "-byte aligned memory and was given " + m["address"].Str() + ", " + Bytes(off) + " past a " +
+           NumText(m["alignment"]) + "-byte boundary";
   }
   if (code == kSiKernel) {
-    return SegvOrBus(name) ? "a general-protection fault: a non-canonical pointer, an aligned SSE/AVX access of a misaligned address, "
+    return SegvOrBus(name) ? "a general-protection fault: a non-canonical pointer, an aligned SSE/AVX access of a "
+                             "misaligned address, "
                              "or a privileged instruction; the kernel gives no address"
                            : "raised by the kernel";
   }
   if (!d["sender"].IsNull() && NumText(d["sender"]) == NumText(pid)) {
-    return name == "SIGABRT" ? "abort(): a failed assert, a library's fatal check, or abort() called directly" : "raised by the process itself";
+    return name == "SIGABRT" ? "abort(): a failed assert, a library's fatal check, or abort() called directly"
+                             : "raised by the process itself";
   }
-  return "sent by process " + (d["sender"].IsNull() ? std::string("unknown") : NumText(d["sender"])) + (code == 0 ? " (kill)" : "");
+  return "sent by process " + (d["sender"].IsNull() ? std::string("unknown") : NumText(d["sender"])) +
+         (code == 0 ? " (kill)" : "");
 }
 
 std::string DeathHeadline(const JsonValue& e, const JsonValue& d) {
   const JsonValue& ex = d["exception"];
   if (e["kind"].Str() == "uncaught-exception" && ex.Truthy()) {
     std::string what = ex["what"].IsNull() ? "" : ": " + JsonQuote(ex["what"].Str());
-    return "ERROR: uncaught-exception: " + ex["type"].Str() + what + " (no frame caught it: std::terminate, then " + SignalName(d["signal"]) + ")";
+    return "ERROR: uncaught-exception: " + ex["type"].Str() + what + " (no frame caught it: std::terminate, then " +
+           SignalName(d["signal"]) + ")";
   }
   std::string name = SignalName(d["signal"]);
   int code = static_cast<int>(d["code"].Num());
@@ -107,12 +114,15 @@ Lines DeathFacts(const JsonValue& e, const JsonValue& d, const FormatOptions& o)
       }
     }
     if (caller == nullptr) caller = &frames.At(k + 1);
-    std::string module = (*caller)["module"].Truthy() ? RelativeToCwd((*caller)["module"].Str(), o) : "an unknown module";
+    std::string module =
+        (*caller)["module"].Truthy() ? RelativeToCwd((*caller)["module"].Str(), o) : "an unknown module";
     const std::string& fn = f["function"].Str();
-    lines.push_back("mate-guard: " + fn + "() of a pointer mate-guard allocated (" + f["pointer"].Str() + ", allocation #" +
-                    NumText(e["allocation"]["id"]) + "), called from a module or by a path that is not redirected: " + module +
-                    " (frame #" + std::to_string(k + 1) + " called " + fn +
-                    " directly, not through an import the free router rewrote: a stored pointer to libc's " + fn + ", or code linked statically)");
+    lines.push_back("mate-guard: " + fn + "() of a pointer mate-guard allocated (" + f["pointer"].Str() +
+                    ", allocation #" + NumText(e["allocation"]["id"]) +
+                    "), called from a module or by a path that is not redirected: " + module + " (frame #" +
+                    std::to_string(k + 1) + " called " + fn +
+                    " directly, not through an import the free router rewrote: a stored pointer to libc's " + fn +
+                    ", or code linked statically)");
   }
   return lines;
 }
@@ -123,19 +133,23 @@ std::string MisalignedHint(const JsonValue& e, const JsonValue& m) {
   std::string need = NumText(m["alignment"]);
   if (a.Truthy() && a["alignment"].Num() < m["alignment"].Num()) {
     std::string why = a["backend"].Str() == "native-heap"
-                          ? "the native heap placed its " + NumText(a["size"]) + "-byte allocations byte-exact (--guard-native-exact-size=" +
-                                NumText(a["size"]) + ", as a rerun after gap damage does), which code that needs them " + need +
+                          ? "the native heap placed its " + NumText(a["size"]) +
+                                "-byte allocations byte-exact (--guard-native-exact-size=" + NumText(a["size"]) +
+                                ", as a rerun after gap damage does), which code that needs them " + need +
                                 "-byte aligned cannot run with: leave that setting off for a size such code allocates"
-                          : "mate-guard placed it with alignment " + NumText(a["alignment"]) + " (--guard-alignment), which code that needs " +
-                                need + "-byte alignment cannot run with: raise the alignment to " + need;
-    return m["instruction"].Str() + " was given allocation #" + NumText(a["id"]) + ", which mate-guard placed " + NumText(a["alignment"]) +
-           "-byte aligned: " + why + "; this death is the placement's, not a bug of the program";
+                          : "mate-guard placed it with alignment " + NumText(a["alignment"]) +
+                                " (--guard-alignment), which code that needs " + need +
+                                "-byte alignment cannot run with: raise the alignment to " + need;
+    return m["instruction"].Str() + " was given allocation #" + NumText(a["id"]) + ", which mate-guard placed " +
+           NumText(a["alignment"]) + "-byte aligned: " + why +
+           "; this death is the placement's, not a bug of the program";
   }
   std::string whose = a.Truthy() ? "allocation #" + NumText(a["id"]) + " (mate-guard's, " + NumText(a["alignment"]) +
                                        "-byte aligned; the address is inside it)"
                                  : "memory mate-guard did not allocate";
   return "the code at the top of the stack assumed " + need + "-byte alignment of " + whose +
-         ": a pointer offset from an aligned start, or memory from an allocator that promises less; the stack shows where";
+         ": a pointer offset from an aligned start, or memory from an allocator that promises less; the stack shows "
+         "where";
 }
 
 bool HeapWords(const std::string& msg) {
@@ -149,7 +163,8 @@ bool HeapWords(const std::string& msg) {
 
 std::string DeathHint(const JsonValue& e, const JsonValue& d, const FormatOptions& o) {
   if (e["kind"].Str() == "uncaught-exception") {
-    return "a C++ exception left native code uncaught (thrown through Node's frames, from a noexcept function or on a thread): catch it "
+    return "a C++ exception left native code uncaught (thrown through Node's frames, from a noexcept function or on a "
+           "thread): catch it "
            "where it is thrown and turn it into a JS error (Napi::Error, napi_throw_error)";
   }
   if (d["guardedFree"].Truthy()) return kFreeBypassHint;
@@ -164,12 +179,15 @@ std::string DeathHint(const JsonValue& e, const JsonValue& d, const FormatOption
     guarding = " (its native heap guard covers " + globs + ")";
   }
   if (name == "SIGABRT" && d["abortMessage"].Truthy() && HeapWords(d["abortMessage"].Str())) {
-    return heap.Truthy()
-               ? "glibc found its heap damaged: memory mate-guard does not guard was overrun or freed twice" + guarding +
-                     ": another module's memory, or an allocation sampled out; add the module that allocates it to --guard-native, at "
-                     "sample rate 1, so the first bad access faults"
-               : "glibc found its heap damaged: memory mate-guard does not guard (another module's, or sampled out) was overrun or freed "
-                 "twice; add the module that allocates it to --guard-native (sample rate 1) so the first bad access faults";
+    return heap.Truthy() ? "glibc found its heap damaged: memory mate-guard does not guard was overrun or freed twice" +
+                               guarding +
+                               ": another module's memory, or an allocation sampled out; add the module that allocates "
+                               "it to --guard-native, at "
+                               "sample rate 1, so the first bad access faults"
+                         : "glibc found its heap damaged: memory mate-guard does not guard (another module's, or "
+                           "sampled out) was overrun or freed "
+                           "twice; add the module that allocates it to --guard-native (sample rate 1) so the first bad "
+                           "access faults";
   }
   if (SegvOrBus(name) && code > 0 && code != kSiKernel) {
     std::string top;
@@ -183,19 +201,25 @@ std::string DeathHint(const JsonValue& e, const JsonValue& d, const FormatOption
     for (const JsonValue& m : heap["modules"].items) guarded = guarded || (!top.empty() && m.Str() == top);
     if (heap.Truthy() && guarded) {
       return "the access was outside guarded memory, and " + RelativeToCwd(top, o) +
-             "'s heap is guarded already: the pointer is none of its guarded allocations (a wild, null or stale pointer, memory of "
+             "'s heap is guarded already: the pointer is none of its guarded allocations (a wild, null or stale "
+             "pointer, memory of "
              "another module or of its own allocator, or an allocation sampled out); the stack shows where";
     }
     if (heap.Truthy()) {
-      return "the access was outside guarded memory: a wild or null pointer, or memory mate-guard does not guard" + guarding +
-             "; the stack shows where. Add the module whose memory it is to --guard-native so its overruns fault at the first bad byte";
+      return "the access was outside guarded memory: a wild or null pointer, or memory mate-guard does not guard" +
+             guarding +
+             "; the stack shows where. Add the module whose memory it is to --guard-native so its overruns fault at "
+             "the first bad byte";
     }
-    return "the access was outside guarded memory: a wild or null pointer, or memory mate-guard does not guard; the stack shows where. "
+    return "the access was outside guarded memory: a wild or null pointer, or memory mate-guard does not guard; the "
+           "stack shows where. "
            "Guard the module's heap (--guard-native) so its overruns fault at the first bad byte";
   }
   if (code == kSiKernel && SegvOrBus(name)) {
-    return "a general-protection fault is no guard-page fault: the instruction at the top of the stack used a non-canonical pointer (a "
-           "garbage or freed-and-reused pointer's high bits), an aligned access of a misaligned address, or a privileged instruction; "
+    return "a general-protection fault is no guard-page fault: the instruction at the top of the stack used a "
+           "non-canonical pointer (a "
+           "garbage or freed-and-reused pointer's high bits), an aligned access of a misaligned address, or a "
+           "privileged instruction; "
            "the stack shows where";
   }
   return "the process died by " + name + "; the stack shows where";

@@ -31,8 +31,8 @@ std::string Headline(const JsonValue& e, const JsonValue& a) {
     const JsonValue& side = MainSide(e, &before);
     out += ": " + Bytes(side["farthest"]) + (before ? " before the start of" : " past the end of");
   } else if (e["access"].Truthy()) {
-    out += " on " + e["access"].Str() + " at " + e["address"].Str() + ": " + Where(e) + " " + RelationText(e["relation"].Str()) +
-           (a["freed"].Truthy() ? " freed" : "");
+    out += " on " + e["access"].Str() + " at " + e["address"].Str() + ": " + Where(e) + " " +
+           RelationText(e["relation"].Str()) + (a["freed"].Truthy() ? " freed" : "");
   }
   out += " allocation #" + NumText(a["id"]) + " (" + Bytes(a["size"]) + ", " + a["mode"].Str() + " mode)" +
          (e["damage"].Truthy() ? " damaged" : "");
@@ -48,7 +48,8 @@ Lines DamageLines(const JsonValue& e) {
     std::string extent = NumText(side["nearest"]) == NumText(side["farthest"])
                              ? Bytes(side["farthest"])
                              : "from " + NumText(side["nearest"]) + " to " + Bytes(side["farthest"]);
-    out.push_back("damaged: " + Bytes(side["bytes"]) + ", " + extent + (k == 0 ? " before the start" : " past the end"));
+    out.push_back("damaged: " + Bytes(side["bytes"]) + ", " + extent +
+                  (k == 0 ? " before the start" : " past the end"));
   }
   return out;
 }
@@ -133,7 +134,8 @@ std::string BadFreeHeadline(const JsonValue& e) {
     return head + "the start of " + freed + (js ? what : "allocation") + " #" + id + " " + size +
            (js ? ", which malloc/new never handed out" : "");
   }
-  return head + Where(e) + " " + RelationText(e["relation"].Str()) + " " + freed + "allocation #" + id + " " + size + ", not its start";
+  return head + Where(e) + " " + RelationText(e["relation"].Str()) + " " + freed + "allocation #" + id + " " + size +
+         ", not its start";
 }
 
 std::string Hint(const JsonValue& e, const JsonValue& a) {
@@ -141,29 +143,37 @@ std::string Hint(const JsonValue& e, const JsonValue& a) {
   if (e["damage"].Truthy()) {
     bool before;
     MainSide(e, &before);
-    if (before && tail) return "canary damaged before the start in tail mode: rerun with --guard-mode head to fault at the first bad access";
-    if (!before && !tail) return "canary damaged past the end in head mode: rerun with --guard-mode tail to fault at the first bad access";
+    if (before && tail)
+      return "canary damaged before the start in tail mode: rerun with --guard-mode head to fault at the first bad "
+             "access";
+    if (!before && !tail)
+      return "canary damaged past the end in head mode: rerun with --guard-mode tail to fault at the first bad access";
     std::string size = NumText(a["size"]), alignment = NumText(a["alignment"]);
     if (a["backend"].Str() == "native-heap") {
       // The native heap keeps malloc's 16-byte alignment whatever `alignment` says: only this size goes byte-exact.
-      return "the write landed in the gap malloc's " + alignment + "-byte alignment leaves: rerun with the native heap's " + size +
+      return "the write landed in the gap malloc's " + alignment +
+             "-byte alignment leaves: rerun with the native heap's " + size +
              "-byte allocations placed byte-exact to fault at the first bad access (--guard-native-exact-size=" + size +
-             ", mate guard-run --native-exact-size " + size + ", or installGuardAllocator({ nativeExactSize: " + size + " }))";
+             ", mate guard-run --native-exact-size " + size + ", or installGuardAllocator({ nativeExactSize: " + size +
+             " }))";
     }
     return "the write landed in the alignment gap (alignment " + alignment +
-           "): rerun byte-exact to fault at the first bad access (alignment 1: --guard-alignment=1, mate guard-run --alignment 1, "
+           "): rerun byte-exact to fault at the first bad access (alignment 1: --guard-alignment=1, mate guard-run "
+           "--alignment 1, "
            "or installGuardAllocator({ alignment: 1 }))";
   }
   if (a["freed"].Truthy()) {
     return a["freedBy"].Str() == "gc"
-               ? "the buffer was garbage-collected while native code still held a pointer into it: keep a reference to it (napi_ref / "
+               ? "the buffer was garbage-collected while native code still held a pointer into it: keep a reference to "
+                 "it (napi_ref / "
                  "Napi::Reference) for as long as native code uses the memory"
                : "the memory was used after it was freed: the stale pointer outlived the allocation";
   }
   if (e["relation"].Str() == "past-end") {
-    return IsPythonStack(a["allocStack"].Str())
-               ? "native code accessed past the end: check the length it was given (the array's size / nbytes) and its loop bounds"
-               : "native code accessed past the end: check the length it was given (buffer.length / byteLength) and its loop bounds";
+    return IsPythonStack(a["allocStack"].Str()) ? "native code accessed past the end: check the length it was given "
+                                                  "(the array's size / nbytes) and its loop bounds"
+                                                : "native code accessed past the end: check the length it was given "
+                                                  "(buffer.length / byteLength) and its loop bounds";
   }
   return "native code accessed before the start: check negative indexes and pointer arithmetic";
 }
@@ -178,7 +188,8 @@ bool LibcFreeOfGuarded(const JsonValue& e, const FormatOptions& o, std::string* 
   name = name.substr(0, name.find('('));
   if (name.empty() || !f0["module"].Truthy()) return false;
   std::string bare = StartsWith(name, "__libc_") ? name.substr(7) : name;
-  if (bare != "free" && bare != "cfree" && bare != "realloc" && bare != "reallocarray" && bare != "malloc_usable_size") return false;
+  if (bare != "free" && bare != "cfree" && bare != "realloc" && bare != "reallocarray" && bare != "malloc_usable_size")
+    return false;
   std::string base = Basename(f0["module"].Str());
   if (!(StartsWith(base, "libc.") || StartsWith(base, "libc-"))) return false;
   std::string d = NumText(e["distance"]);
@@ -203,14 +214,17 @@ Lines FormatBadFree(const JsonValue& e, const FormatOptions& o) {
   bool twice = e["kind"].Str() == "double-free";
   Lines lines{BadFreeHeadline(e)};
   if (e["test"].Truthy()) lines.push_back("test: " + e["test"].Str());
-  if (!e["accessStack"]["frames"].items.empty()) Append(&lines, NativeLines(twice ? "freed again at" : "free called at", e["accessStack"], o));
+  if (!e["accessStack"]["frames"].items.empty())
+    Append(&lines, NativeLines(twice ? "freed again at" : "free called at", e["accessStack"], o));
   if (e["allocation"].Truthy()) {
     lines.push_back(AllocationLine(e["allocation"], e));
     Append(&lines, HistoryLines(e["allocation"], twice, o));
   }
   lines.push_back(std::string("hint: ") +
-                  (twice ? "the memory was freed twice; mate-guard ignored the second free (it would corrupt a real heap): free each allocation once"
-                         : "free/delete must get exactly the pointer malloc/new returned; mate-guard ignored this free"));
+                  (twice
+                       ? "the memory was freed twice; mate-guard ignored the second free (it would corrupt a real "
+                         "heap): free each allocation once"
+                       : "free/delete must get exactly the pointer malloc/new returned; mate-guard ignored this free"));
   return lines;
 }
 
@@ -219,15 +233,18 @@ Lines FormatBadFree(const JsonValue& e, const FormatOptions& o) {
 // draw, no allocation site, the free's site.
 Lines FormatForeignWrite(const JsonValue& e, const JsonValue& a, const FormatOptions& o) {
   Lines lines{"ERROR: " + e["kind"].Str() + " on " + e["access"].Str() + " at " + e["address"].Str() + ": offset " +
-              NumText(e["distance"]) + " inside a freed block of " + Bytes(a["size"]) + " that mate-guard did not allocate"};
+              NumText(e["distance"]) + " inside a freed block of " + Bytes(a["size"]) +
+              " that mate-guard did not allocate"};
   if (e["test"].Truthy()) lines.push_back("test: " + e["test"].Str());
-  lines.push_back("block: " + Bytes(a["size"]) + " at [" + a["start"].Str() + ", " + a["end"].Str() +
-                  "), allocated outside the guard (not by a chosen module), freed by a chosen module and held after its free "
-                  "filled with 0xfb (foreign-quarantine); found written when the held block was checked");
+  lines.push_back(
+      "block: " + Bytes(a["size"]) + " at [" + a["start"].Str() + ", " + a["end"].Str() +
+      "), allocated outside the guard (not by a chosen module), freed by a chosen module and held after its free "
+      "filled with 0xfb (foreign-quarantine); found written when the held block was checked");
   if (a["freeTest"].Truthy()) lines.push_back("freed during test: " + a["freeTest"].Str());
   if (a["freeFrames"].Truthy()) Append(&lines, NativeLines("freed at", a["freeFrames"], o));
   lines.push_back(
-      "hint: the block was written after a chosen module freed it: the stale pointer outlived the block. Only a write is seen "
+      "hint: the block was written after a chosen module freed it: the stale pointer outlived the block. Only a write "
+      "is seen "
       "here (the block stays readable, so a read after this free is not), and where it was allocated is unknown");
   return lines;
 }
@@ -240,9 +257,11 @@ Lines FormatAccess(const JsonValue& e, const JsonValue& a, const FormatOptions& 
   bool bypass = LibcFreeOfGuarded(e, o, &fn, &caller);
   if (bypass) {
     lines.push_back("mate-guard: libc's " + fn + "() was given allocation #" + NumText(a["id"]) +
-                    ", a pointer mate-guard allocated, and read its heap header before the start; called from a module or by a path "
-                    "that is not redirected: " + caller + " (not through an import the free router rewrote: a stored pointer to libc's " +
-                    fn + ", or code linked statically)");
+                    ", a pointer mate-guard allocated, and read its heap header before the start; called from a module "
+                    "or by a path "
+                    "that is not redirected: " +
+                    caller + " (not through an import the free router rewrote: a stored pointer to libc's " + fn +
+                    ", or code linked statically)");
   }
   if (!e["accessStack"]["frames"].items.empty()) Append(&lines, NativeLines("access", e["accessStack"], o));
   lines.push_back(AllocationLine(a, e));

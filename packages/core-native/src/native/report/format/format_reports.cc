@@ -47,7 +47,8 @@ std::string Sarif(const JsonValue& input, const SourcePaths& paths, const Format
     for (JsonValue& stack : sites.Field("stacks").items) {
       for (JsonValue& f : stack.Field("frames").items) {
         const std::string& file = f["file"].Str();
-        if (!file.empty() && file[0] == '/' && !f["repoPath"].Truthy()) f.Field("fileUri") = JsonValue::String(FileUri(o.cwd, file));
+        if (!file.empty() && file[0] == '/' && !f["repoPath"].Truthy())
+          f.Field("fileUri") = JsonValue::String(FileUri(o.cwd, file));
       }
     }
     r.Field("event") = event;
@@ -68,8 +69,9 @@ std::string Github(const JsonValue& input, const SourcePaths& paths, const Forma
     JsonValue sites = EventSites(event, paths, PlaceOf(item["run"]), o);
     const JsonValue& primary = sites["primary"];
     SourcePlace at;
-    if (primary.IsObject()) at = SourcePlace{primary["path"].Str(), primary["line"].IsNull() ? "" : NumText(primary["line"]),
-                                             primary["column"].IsNull() ? "" : NumText(primary["column"])};
+    if (primary.IsObject())
+      at = SourcePlace{primary["path"].Str(), primary["line"].IsNull() ? "" : NumText(primary["line"]),
+                       primary["column"].IsNull() ? "" : NumText(primary["column"])};
     out += GithubAnnotation(event, o, at);
   }
   for (const JsonValue& u : input["unreadable"].items) {

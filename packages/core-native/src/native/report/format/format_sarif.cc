@@ -22,32 +22,43 @@ struct Rule {
 // In the order of the one list of kinds (report_kind.h): ruleIndex is a kind's place in it.
 const Rule kRules[] = {
     {"heap-buffer-overflow", "Access past the end of an allocation",
-     "Native code read or wrote past the end of a guarded allocation; the guard page after it faulted at the first bad byte."},
+     "Native code read or wrote past the end of a guarded allocation; the guard page after it faulted at the first bad "
+     "byte."},
     {"heap-buffer-underflow", "Access before the start of an allocation",
-     "Native code read or wrote before the start of a guarded allocation; the guard page before it faulted at the first bad byte."},
+     "Native code read or wrote before the start of a guarded allocation; the guard page before it faulted at the "
+     "first bad byte."},
     {"heap-use-after-free", "Access to freed memory",
-     "Native code read or wrote an allocation after it was freed (explicitly, or by the garbage collector while native code still held a pointer into it)."},
+     "Native code read or wrote an allocation after it was freed (explicitly, or by the garbage collector while native "
+     "code still held a pointer into it)."},
     {"canary-corruption", "Bytes beside an allocation were overwritten",
-     "The canary bytes between an allocation and its guard page were damaged: a write went out of bounds without reaching the guard page. Found when the allocation was checked or freed, away from the write; the rerun in the configuration that makes it fault names the write."},
+     "The canary bytes between an allocation and its guard page were damaged: a write went out of bounds without "
+     "reaching the guard page. Found when the allocation was checked or freed, away from the write; the rerun in the "
+     "configuration that makes it fault names the write."},
     {"invalid-free", "Free of a pointer malloc/new did not return",
      "free/delete was given a pointer that is not the start of a live allocation; mate-guard ignored the free."},
     {"double-free", "Memory freed twice", "An allocation was freed a second time; mate-guard ignored the second free."},
     {"cross-stream-free", "CUDA memory freed while another stream used it",
-     "A device allocation was freed on one stream while a kernel on another stream used it, and the free was not ordered after that use."},
+     "A device allocation was freed on one stream while a kernel on another stream used it, and the free was not "
+     "ordered after that use."},
     {"illegal-address", "CUDA illegal memory access",
-     "A CUDA kernel accessed memory it must not (past a guarded allocation, or into a freed one); the GPU reported CUDA_ERROR_ILLEGAL_ADDRESS."},
+     "A CUDA kernel accessed memory it must not (past a guarded allocation, or into a freed one); the GPU reported "
+     "CUDA_ERROR_ILLEGAL_ADDRESS."},
     {"device-assert", "CUDA device-side assert",
-     "A CUDA kernel's own assert failed (an index or bounds check, as torch.compile's generated kernels make); the GPU reported CUDA_ERROR_ASSERT and the context is lost."},
+     "A CUDA kernel's own assert failed (an index or bounds check, as torch.compile's generated kernels make); the GPU "
+     "reported CUDA_ERROR_ASSERT and the context is lost."},
     {"device-fault", "CUDA kernel exception",
-     "A CUDA kernel raised an exception other than an illegal address or an assert (misaligned address, illegal instruction, launch failure); the context is lost."},
+     "A CUDA kernel raised an exception other than an illegal address or an assert (misaligned address, illegal "
+     "instruction, launch failure); the context is lost."},
     {"wild-access", "Access to guarded memory no allocation owns",
      "Native code accessed guarded address space that belongs to no allocation: a wild or stale pointer."},
     {"deadly-signal", "The process died of a signal",
-     "A guarded process died of a signal that was no guard fault (a crash outside guarded memory, an abort from a failed check or a damaged heap)."},
+     "A guarded process died of a signal that was no guard fault (a crash outside guarded memory, an abort from a "
+     "failed check or a damaged heap)."},
     {"uncaught-exception", "An uncaught C++ exception ended the process",
      "A C++ exception left native code uncaught: std::terminate ended the process."},
     {"out-of-memory", "The GPU ran out of memory under the guard",
-     "A guarded device allocation failed for want of GPU memory after the guard gave back what it keeps; the caller got its out-of-memory error. Not a memory bug: the report gives the guard's accounting."},
+     "A guarded device allocation failed for want of GPU memory after the guard gave back what it keeps; the caller "
+     "got its out-of-memory error. Not a memory bug: the report gives the guard's accounting."},
 };
 static_assert(sizeof(kRules) / sizeof(kRules[0]) == kReportKindCount, "a SARIF rule for every report kind");
 
@@ -83,8 +94,8 @@ std::string UriOf(const std::string& p) {
   static const char hex[] = "0123456789ABCDEF";
   std::string out;
   for (unsigned char c : p) {
-    bool keep = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '/' || c == '-' || c == '_' ||
-                c == '.' || c == '!' || c == '~' || c == '*' || c == '\'' || c == '(' || c == ')';
+    bool keep = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '/' || c == '-' ||
+                c == '_' || c == '.' || c == '!' || c == '~' || c == '*' || c == '\'' || c == '(' || c == ')';
     if (keep) {
       out += static_cast<char>(c);
     } else {
@@ -161,8 +172,8 @@ JsonValue StackFrame(const JsonValue& f) {
 }
 
 bool SameSite(const JsonValue& a, const JsonValue& b) {
-  return a.IsObject() && b.IsObject() && a["path"].Str() == b["path"].Str() && NumText(a["line"]) == NumText(b["line"]) &&
-         a["line"].IsNull() == b["line"].IsNull();
+  return a.IsObject() && b.IsObject() && a["path"].Str() == b["path"].Str() &&
+         NumText(a["line"]) == NumText(b["line"]) && a["line"].IsNull() == b["line"].IsNull();
 }
 
 int KindIndex(const std::string& kind) {
@@ -180,12 +191,14 @@ JsonValue Result(const JsonValue& r, const FormatOptions& o) {
   for (const std::string& l : PlainLines(e, o)) text += (text.empty() ? "" : "\n") + l;
   JsonValue related = Arr();
   auto relate = [&](const JsonValue& site, const std::string& message) {
-    if (site.IsObject() && !SameSite(site, primary)) related.items.push_back(SiteLocation(site, message, static_cast<int>(related.items.size()) + 1));
+    if (site.IsObject() && !SameSite(site, primary))
+      related.items.push_back(SiteLocation(site, message, static_cast<int>(related.items.size()) + 1));
   };
   relate(sites["allocation"], "allocated here");
   relate(sites["free"], e["kind"].Str() == "double-free" ? "first freed here" : "freed here");
   if (sites["test"].IsObject()) {
-    related.items.push_back(SiteLocation(sites["test"], "test: " + sites["test"]["name"].Str(), static_cast<int>(related.items.size()) + 1));
+    related.items.push_back(SiteLocation(sites["test"], "test: " + sites["test"]["name"].Str(),
+                                         static_cast<int>(related.items.size()) + 1));
   }
   JsonValue out = Obj();
   out.Field("ruleId") = e["kind"];
@@ -222,7 +235,8 @@ JsonValue Result(const JsonValue& r, const FormatOptions& o) {
     JsonValue sup = Obj();
     sup.Field("kind") = Str("external");
     sup.Field("status") = Str("accepted");
-    sup.Field("justification") = Str("suppressed by " + s["file"].Str() + ":" + NumText(s["line"]) + " (" + s["rule"].Str() + ")");
+    sup.Field("justification") =
+        Str("suppressed by " + s["file"].Str() + ":" + NumText(s["line"]) + " (" + s["rule"].Str() + ")");
     JsonValue list = Arr();
     list.items.push_back(sup);
     out.Field("suppressions") = list;
@@ -333,8 +347,9 @@ std::string SarifLog(const JsonValue& input, const FormatOptions& o) {
       bool report = u["holds"].Str() == "report";
       JsonValue note = Obj();
       note.Field("level") = Str(report ? "error" : "warning");
-      note.Field("message") = Text(report ? "cannot read report file: " + u["why"].Str() + "; counted as a violation that could not be read"
-                                          : "cannot read counters file: " + u["why"].Str());
+      note.Field("message") =
+          Text(report ? "cannot read report file: " + u["why"].Str() + "; counted as a violation that could not be read"
+                      : "cannot read counters file: " + u["why"].Str());
       JsonValue artifact = Obj();
       artifact.Field("uri") = u["uri"];
       JsonValue physical = Obj();

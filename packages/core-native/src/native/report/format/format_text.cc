@@ -16,7 +16,8 @@ const char kPrefix[] = "==mate-guard== ";
 Lines SuppressionLines(const JsonValue& e, const FormatOptions& o) {
   const JsonValue& s = e["suppressed"];
   if (s.Truthy()) {
-    std::string outcome = e["fatal"].Truthy() ? "counted, not failed; a fault still ends its process" : "counted, not failed";
+    std::string outcome =
+        e["fatal"].Truthy() ? "counted, not failed; a fault still ends its process" : "counted, not failed";
     return {"suppressed by " + s["file"].Str() + ":" + NumText(s["line"]) + " (" + s["rule"].Str() + "): " + outcome};
   }
   // An out-of-memory is not a bug to suppress.
@@ -43,7 +44,8 @@ Lines ReportLines(const JsonValue& e, const FormatOptions& options) {
   if (e["death"].Truthy()) lines = FormatDeath(e, e["death"], o);
   else if (IsKernelException(e)) lines = FormatKernelException(e, o);
   else if (e["kind"].Str() == "out-of-memory" && e["memory"].Truthy()) lines = FormatOutOfMemory(e, e["memory"]);
-  else if (e["kind"].Str() == "cross-stream-free" && a.Truthy() && e["streams"].Truthy()) lines = FormatCrossStreamFree(e, a, o);
+  else if (e["kind"].Str() == "cross-stream-free" && a.Truthy() && e["streams"].Truthy())
+    lines = FormatCrossStreamFree(e, a, o);
   else if (IsBadFree(e) || !a.Truthy()) lines = FormatBadFree(e, o);
   else lines = FormatAccess(e, a, o);
   Append(&lines, SuppressionLines(e, o));
@@ -60,7 +62,8 @@ void CapLines(Lines* lines) {
     if (total > kMaxTextBytes) {
       size_t cut = lines->size() - i;
       lines->resize(i);
-      lines->push_back("\xE2\x80\xA6 " + std::to_string(cut) + " more lines cut (the report's cap is " + std::to_string(kMaxTextBytes >> 10) + " KiB)");
+      lines->push_back("\xE2\x80\xA6 " + std::to_string(cut) + " more lines cut (the report's cap is " +
+                       std::to_string(kMaxTextBytes >> 10) + " KiB)");
       return;
     }
   }
@@ -75,7 +78,8 @@ std::string FormatText(const JsonValue& e, const FormatOptions& o) {
 std::string FormatTextJson(const std::string& json, const FormatOptions& o) {
   JsonValue e;
   std::string error;
-  if (!ParseJson(json, &e, &error)) return std::string(kPrefix) + "ERROR: unreadable report event: not JSON (" + VisibleText(error) + ")\n";
+  if (!ParseJson(json, &e, &error))
+    return std::string(kPrefix) + "ERROR: unreadable report event: not JSON (" + VisibleText(error) + ")\n";
   std::string problem = EventProblem(e);
   if (!problem.empty()) return std::string(kPrefix) + "ERROR: unreadable report event: " + VisibleText(problem) + "\n";
   return FormatText(e, o);

@@ -19,7 +19,8 @@ namespace mate {
 constexpr size_t kMaxLineBytes = 16u << 10;
 constexpr size_t kMaxTextBytes = 1u << 20;
 
-// The report's lines, unprefixed and escaped, capped (the text form, a SARIF message and an annotation are made of them).
+// The report's lines, unprefixed and escaped, capped (the text form, a SARIF message and an annotation are made of
+// them).
 Lines ReportLines(const JsonValue& event, const FormatOptions& o);
 // Each line cut at kMaxLineBytes and the whole at kMaxTextBytes, saying what was cut.
 void CapLines(Lines* lines);

@@ -9,8 +9,9 @@ namespace mate {
 namespace {
 
 // Packages whose frames are runner machinery, matched as `/node_modules/<name>/`; `*` is any text in one segment.
-const char* const kRunnerPackages[] = {"vitest", "@vitest/*", "vite", "vite-node", "tinypool", "jest", "jest-*", "@jest/*",
-                                       "babel-jest", "ts-jest", "source-map-support", "mocha", "@mate-guard/*"};
+const char* const kRunnerPackages[] = {
+    "vitest",  "@vitest/*",  "vite",    "vite-node",          "tinypool", "jest",         "jest-*",
+    "@jest/*", "babel-jest", "ts-jest", "source-map-support", "mocha",    "@mate-guard/*"};
 
 bool Glob(const char* pattern, const std::string& s) {
   const char* star = strchr(pattern, '*');

@@ -17,7 +17,8 @@ class Parser {
 
   bool Parse(JsonValue* out, std::string* error) {
     if (s_.size() > limits_.max_bytes) {
-      *error = std::to_string(s_.size()) + " bytes, more than the " + std::to_string(limits_.max_bytes) + " an event may have";
+      *error = std::to_string(s_.size()) + " bytes, more than the " + std::to_string(limits_.max_bytes) +
+               " an event may have";
       return false;
     }
     if (!Value(out, 0) || (Space(), pos_ != s_.size())) {
@@ -88,14 +89,30 @@ class Parser {
       if (pos_ >= s_.size()) return false;
       char e = s_[pos_++];
       switch (e) {
-        case '"': *out += '"'; break;
-        case '\\': *out += '\\'; break;
-        case '/': *out += '/'; break;
-        case 'b': *out += '\b'; break;
-        case 'f': *out += '\f'; break;
-        case 'n': *out += '\n'; break;
-        case 'r': *out += '\r'; break;
-        case 't': *out += '\t'; break;
+        case '"':
+          *out += '"';
+          break;
+        case '\\':
+          *out += '\\';
+          break;
+        case '/':
+          *out += '/';
+          break;
+        case 'b':
+          *out += '\b';
+          break;
+        case 'f':
+          *out += '\f';
+          break;
+        case 'n':
+          *out += '\n';
+          break;
+        case 'r':
+          *out += '\r';
+          break;
+        case 't':
+          *out += '\t';
+          break;
         case 'u': {
           uint32_t cp;
           if (!Hex4(&cp)) return false;
@@ -111,7 +128,8 @@ class Parser {
           Utf8(cp, out);
           break;
         }
-        default: return false;
+        default:
+          return false;
       }
     }
     return false;
@@ -198,11 +216,16 @@ const JsonValue& JsonValue::At(size_t i) const { return kind == kArray && i < it
 
 bool JsonValue::Truthy() const {
   switch (kind) {
-    case kNull: return false;
-    case kBool: return boolean;
-    case kNumber: return number != 0;
-    case kString: return !text.empty();
-    default: return true;
+    case kNull:
+      return false;
+    case kBool:
+      return boolean;
+    case kNumber:
+      return number != 0;
+    case kString:
+      return !text.empty();
+    default:
+      return true;
   }
 }
 
@@ -244,10 +267,18 @@ namespace {
 
 void Write(const JsonValue& v, std::string* out) {
   switch (v.kind) {
-    case JsonValue::kNull: *out += "null"; break;
-    case JsonValue::kBool: *out += v.boolean ? "true" : "false"; break;
-    case JsonValue::kNumber: *out += v.text; break;
-    case JsonValue::kString: *out += JsonQuote(v.text); break;
+    case JsonValue::kNull:
+      *out += "null";
+      break;
+    case JsonValue::kBool:
+      *out += v.boolean ? "true" : "false";
+      break;
+    case JsonValue::kNumber:
+      *out += v.text;
+      break;
+    case JsonValue::kString:
+      *out += JsonQuote(v.text);
+      break;
     case JsonValue::kArray:
       *out += '[';
       for (size_t i = 0; i < v.items.size(); i++) {

@@ -112,8 +112,9 @@ Lines FrameLines(const JsonValue& frames, size_t from, size_t to, const FormatOp
 }
 
 // System libraries the runtimes run on, by file name (`libc.so.6`, `libtorch_cuda.so`).
-const char* const kRuntimeLibraries[] = {"libc", "libm", "libstdc++", "libgcc_s", "libpthread", "ld-linux", "libpython",
-                                         "libtorch", "libc10", "libcuda", "libcudart", "libnvrtc", "libcupti"};
+const char* const kRuntimeLibraries[] = {"libc",      "libm",      "libstdc++", "libgcc_s", "libpthread",
+                                         "ld-linux",  "libpython", "libtorch",  "libc10",   "libcuda",
+                                         "libcudart", "libnvrtc",  "libcupti"};
 
 }  // namespace
 
@@ -175,8 +176,8 @@ bool IsRuntimeModule(const std::string& module, const FormatOptions& o) {
   if (StartsWith(base, "python")) return true;
   for (const char* lib : kRuntimeLibraries) {
     size_t n = strlen(lib);
-    if (base.compare(0, n, lib) == 0 && base.size() > n && (base[n] == '.' || base[n] == '-' || base[n] == '_' ||
-                                                           (base[n] >= '0' && base[n] <= '9'))) {
+    if (base.compare(0, n, lib) == 0 && base.size() > n &&
+        (base[n] == '.' || base[n] == '-' || base[n] == '_' || (base[n] >= '0' && base[n] <= '9'))) {
       return base.find(".so") != std::string::npos;
     }
   }
@@ -209,11 +210,14 @@ Lines NativeLines(const std::string& title, const JsonValue& stack, const Format
     std::string modules;
     for (size_t i = 1; i < user; i++) {
       std::string m = frames.At(i)["module"].Truthy() ? Basename(frames.At(i)["module"].Str()) : "no module";
-      if ((", " + modules + ", ").find(", " + m + ", ") == std::string::npos) modules += (modules.empty() ? "" : ", ") + m;
+      if ((", " + modules + ", ").find(", " + m + ", ") == std::string::npos)
+        modules += (modules.empty() ? "" : ", ") + m;
     }
     const JsonValue& called = frames.At(user - 1)["function"];
-    lines.push_back("  \xE2\x80\xA6 " + Plural(user - 1, "frame", "frames") + " in the runtime folded (#1 to #" + std::to_string(user - 1) +
-                    ", in " + modules + (called.Truthy() ? "; #" + std::to_string(user) + " called " + ShortFunctionName(called.Str()) : "") + ")");
+    lines.push_back(
+        "  \xE2\x80\xA6 " + Plural(user - 1, "frame", "frames") + " in the runtime folded (#1 to #" +
+        std::to_string(user - 1) + ", in " + modules +
+        (called.Truthy() ? "; #" + std::to_string(user) + " called " + ShortFunctionName(called.Str()) : "") + ")");
     from = user;
   }
   // Down to the first frame in the host runtime (where it called into the user's module).
@@ -227,7 +231,9 @@ Lines NativeLines(const std::string& title, const JsonValue& stack, const Format
   if (from < last) {
     for (const std::string& l : FrameLines(frames, from, last, o)) lines.push_back("  " + l);
   }
-  if (last < n) lines.push_back("  \xE2\x80\xA6 " + std::to_string(n - last) + " more frame" + (n - last == 1 ? "" : "s") + " in the runtime");
+  if (last < n)
+    lines.push_back("  \xE2\x80\xA6 " + std::to_string(n - last) + " more frame" + (n - last == 1 ? "" : "s") +
+                    " in the runtime");
   return lines;
 }
 

@@ -6,13 +6,16 @@
 namespace mate {
 
 const char kFreeBypassHint[] =
-    "glibc was given a pointer it never allocated: free and realloc guarded memory through the module's own import (not a "
+    "glibc was given a pointer it never allocated: free and realloc guarded memory through the module's own import "
+    "(not a "
     "stored pointer to libc's function), or leave that module out of --guard-native";
 
 Lines StackLines(const std::string& title, const JsonValue& stack, const std::string& backend, const FormatOptions& o) {
   if (!stack.Truthy()) {
     return {title + " (no stack captured: " +
-            (backend == "cuda" ? "no JS or Python code was running on that thread, or captureStacks is off" : "captureStacks is off") + ")"};
+            (backend == "cuda" ? "no JS or Python code was running on that thread, or captureStacks is off"
+                               : "captureStacks is off") +
+            ")"};
   }
   TrimmedStack t = TrimJsStack(stack.Str(), o);
   Lines lines{title + ":"};
@@ -32,7 +35,9 @@ Lines SiteLines(const std::string& title, const JsonValue& frames, const JsonVal
                 const FormatOptions& o) {
   if (frames["frames"].items.empty()) return StackLines(title, stack, backend, o);
   Lines lines = NativeLines(title, frames, o);
-  if (stack.Truthy()) Append(&lines, StackLines(IsPythonStack(stack.Str()) ? "called from Python at" : "called from JS at", stack, "", o));
+  if (stack.Truthy())
+    Append(&lines,
+           StackLines(IsPythonStack(stack.Str()) ? "called from Python at" : "called from JS at", stack, "", o));
   return lines;
 }
 
@@ -48,7 +53,8 @@ Lines HistoryLines(const JsonValue& a, bool first_free, const FormatOptions& o) 
     if (a["freedBy"].Str() == "gc") {
       lines.push_back("freed by the garbage collector: no JS reference to the buffer was left");
     } else {
-      Append(&lines, SiteLines(first_free ? "first freed at" : "freed at", a["freeFrames"], a["freeStack"], backend, o));
+      Append(&lines,
+             SiteLines(first_free ? "first freed at" : "freed at", a["freeFrames"], a["freeStack"], backend, o));
     }
   }
   return lines;
@@ -56,9 +62,9 @@ Lines HistoryLines(const JsonValue& a, bool first_free, const FormatOptions& o) 
 
 std::string AllocationLine(const JsonValue& a, const JsonValue& e) {
   std::string device = e["device"].IsObject() ? " on device " + NumText(e["device"]["ordinal"]) : "";
-  return "allocation #" + NumText(a["id"]) + ": " + Bytes(a["size"]) + " at [" + a["start"].Str() + ", " + a["end"].Str() +
-         "), " + a["mode"].Str() + " mode, alignment " + NumText(a["alignment"]) + ", backend " + a["backend"].Str() + device +
-         " (" + a["guardMethod"].Str() + ")";
+  return "allocation #" + NumText(a["id"]) + ": " + Bytes(a["size"]) + " at [" + a["start"].Str() + ", " +
+         a["end"].Str() + "), " + a["mode"].Str() + " mode, alignment " + NumText(a["alignment"]) + ", backend " +
+         a["backend"].Str() + device + " (" + a["guardMethod"].Str() + ")";
 }
 
 }  // namespace mate

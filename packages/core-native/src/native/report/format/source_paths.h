@@ -19,7 +19,8 @@ struct RunPlace {
 
 // `p` made absolute against `base` and normalized (`.`, `..`, `//`), as Node's path.resolve.
 std::string ResolvePath(const std::string& base, const std::string& p);
-// The repository `from` is in: the nearest directory up holding a `.git` (a folder, or a worktree's file); `from` when none.
+// The repository `from` is in: the nearest directory up holding a `.git` (a folder, or a worktree's file); `from` when
+// none.
 std::string RepoRoot(const std::string& from);
 // The file: URI of a path (resolved against `cwd`), encoded as Node's pathToFileURL encodes it.
 std::string FileUri(const std::string& cwd, const std::string& p);

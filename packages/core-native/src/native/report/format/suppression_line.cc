@@ -17,7 +17,8 @@ bool AllDigits(const std::string& s) {
   return true;
 }
 
-// `/^(libc|libm|libstdc\+\+|libgcc_s|libpthread|ld-linux[^/]*)([.-][^/]*)?\.so(\.[\d.]+)?$|^node$|^mate_guard\.node$/` on the file name.
+// `/^(libc|libm|libstdc\+\+|libgcc_s|libpthread|ld-linux[^/]*)([.-][^/]*)?\.so(\.[\d.]+)?$|^node$|^mate_guard\.node$/`
+// on the file name.
 bool IsSystemModule(const std::string& module) {
   std::string base = Basename(module);
   if (base == "node" || base == "mate_guard.node") return true;
@@ -34,14 +35,16 @@ bool IsSystemModule(const std::string& module) {
   for (const char* lib : {"libc", "libm", "libstdc++", "libgcc_s", "libpthread"}) {
     std::string l = lib;
     if (stem == l) return true;
-    if (stem.size() > l.size() && stem.compare(0, l.size(), l) == 0 && (stem[l.size()] == '.' || stem[l.size()] == '-')) return true;
+    if (stem.size() > l.size() && stem.compare(0, l.size(), l) == 0 && (stem[l.size()] == '.' || stem[l.size()] == '-'))
+      return true;
   }
   return false;
 }
 
 std::string Quote(const std::string& v) {
   bool plain = !v.empty();
-  for (char c : v) plain = plain && !(c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' || c == '"');
+  for (char c : v)
+    plain = plain && !(c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' || c == '"');
   return plain ? v : JsonQuote(v);
 }
 
@@ -99,7 +102,8 @@ std::string SuppressionLine(const JsonValue& e, const FormatOptions& o) {
     if (!t.frames.empty()) {
       std::string file, line;
       JsFrameFileLine(t.frames[0], &file, &line);
-      if (!file.empty() && !line.empty()) fields = "allocation=" + Quote("*" + EscapeGlob(Basename(file)) + ":" + line + ":*");
+      if (!file.empty() && !line.empty())
+        fields = "allocation=" + Quote("*" + EscapeGlob(Basename(file)) + ":" + line + ":*");
     }
   }
   const JsonValue& test = !e["test"].IsNull() ? e["test"] : e["allocation"]["allocTest"];

@@ -83,7 +83,8 @@ void AddJsFrame(const std::string& raw, Candidates* c) {
   std::string file = rest.compare(0, 7, "file://") == 0 ? rest.substr(7) : rest;
   if (!fn.empty()) {
     c->functions.push_back(fn);
-    std::string bare = fn.compare(0, 6, "async ") == 0 || fn.compare(0, 4, "new ") == 0 ? fn.substr(fn[0] == 'a' ? 6 : 4) : fn;
+    std::string bare =
+        fn.compare(0, 6, "async ") == 0 || fn.compare(0, 4, "new ") == 0 ? fn.substr(fn[0] == 'a' ? 6 : 4) : fn;
     c->functions.push_back(bare);
   }
   c->parts.push_back(whole);
@@ -146,8 +147,9 @@ bool Matches(const SuppressionRule& r, const JsonValue& e) {
   std::vector<std::string> functions = access.functions;
   functions.insert(functions.end(), alloc.functions.begin(), alloc.functions.end());
   const JsonValue& test = !e["test"].IsNull() ? e["test"] : a["allocTest"];
-  return AnyMatches(r, kFunction, functions) && AnyMatches(r, kModule, access.modules) && AnyMatches(r, kAccess, access.parts) &&
-         AnyMatches(r, kAllocation, alloc.parts) && (!r.given[kTest] || (test.IsString() && Glob(r.globs[kTest].c_str(), test.text.c_str())));
+  return AnyMatches(r, kFunction, functions) && AnyMatches(r, kModule, access.modules) &&
+         AnyMatches(r, kAccess, access.parts) && AnyMatches(r, kAllocation, alloc.parts) &&
+         (!r.given[kTest] || (test.IsString() && Glob(r.globs[kTest].c_str(), test.text.c_str())));
 }
 
 std::string KindList() {
@@ -175,7 +177,9 @@ bool Tokens(const std::string& rest, std::vector<std::pair<std::string, std::str
       continue;
     }
     size_t k = i;
-    while (k < rest.size() && ((rest[k] >= 'A' && rest[k] <= 'Z') || (rest[k] >= 'a' && rest[k] <= 'z') || rest[k] == '-')) k++;
+    while (k < rest.size() &&
+           ((rest[k] >= 'A' && rest[k] <= 'Z') || (rest[k] >= 'a' && rest[k] <= 'z') || rest[k] == '-'))
+      k++;
     if (k == i || k >= rest.size() || rest[k] != '=') {
       size_t end = i;
       while (end < rest.size() && !IsWs(rest[end])) end++;
@@ -218,7 +222,8 @@ bool Tokens(const std::string& rest, std::vector<std::pair<std::string, std::str
 
 }  // namespace
 
-bool ParseSuppressions(const std::string& text, const std::string& file, std::vector<SuppressionRule>* rules, std::string* error) {
+bool ParseSuppressions(const std::string& text, const std::string& file, std::vector<SuppressionRule>* rules,
+                       std::string* error) {
   int number = 0;
   size_t start = 0;
   while (start <= text.size()) {

@@ -27,16 +27,17 @@
 namespace mate {
 
 struct SuppressionRule {
-  std::string kind;       // a report kind, or `*`
-  std::string globs[5];   // function, module, access, allocation, test ("" when not given)
+  std::string kind;      // a report kind, or `*`
+  std::string globs[5];  // function, module, access, allocation, test ("" when not given)
   bool given[5] = {false, false, false, false, false};
-  std::string file;       // where it was read (as named), for `suppressed by <file>:<line>`
+  std::string file;  // where it was read (as named), for `suppressed by <file>:<line>`
   int line = 0;
-  std::string text;       // the line as written
+  std::string text;  // the line as written
 };
 
 // The rules of a suppressions file's text; false with `error` naming `file:line`, what is wrong and the format.
-bool ParseSuppressions(const std::string& text, const std::string& file, std::vector<SuppressionRule>* rules, std::string* error);
+bool ParseSuppressions(const std::string& text, const std::string& file, std::vector<SuppressionRule>* rules,
+                       std::string* error);
 
 // The first rule that suppresses the event (its frames as symbolized), as the event records it:
 // {file, line, rule}; null when none does.

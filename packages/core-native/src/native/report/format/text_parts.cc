@@ -63,6 +63,8 @@ const char* RelationText(const std::string& relation) {
   return "inside";
 }
 
-std::string Plural(uint64_t n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); }
+std::string Plural(uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
 
 }  // namespace mate
