@@ -15,18 +15,6 @@ namespace mate {
 
 namespace {
 
-JsonValue Obj() {
-  JsonValue v;
-  v.kind = JsonValue::kObject;
-  return v;
-}
-
-JsonValue Arr() {
-  JsonValue v;
-  v.kind = JsonValue::kArray;
-  return v;
-}
-
 bool AllDigits(const std::string& s, size_t from, size_t to) {
   if (from >= to) return false;
   for (size_t i = from; i < to; i++) {
@@ -54,7 +42,7 @@ bool ParseJsFrame(const std::string& line, JsonValue* out) {
   std::string file;
   if (!JsFrameLocation(line, &file)) return false;
   std::string body = Trim(Trim(line).substr(3));
-  *out = Obj();
+  *out = JsonValue::Object();
   // `(?:async )?(.*?) \(.*\)$`: the function is what comes before the first ` (` of a line ending in `)`.
   if (!body.empty() && body.back() == ')') {
     std::string rest = body.compare(0, 6, "async ") == 0 ? body.substr(6) : body;
@@ -102,7 +90,7 @@ std::vector<JsonValue> NativeSourceFrames(const JsonValue& stack, const SourcePa
     size_t count = 1 + f["inlined"].items.size();
     for (size_t j = 0; j < count; j++) {
       const JsonValue& loc = j == 0 ? f : f["inlined"].At(j - 1);
-      JsonValue sf = Obj();
+      JsonValue sf = JsonValue::Object();
       CopyIf(&sf, loc, "function");
       CopyIf(&sf, loc, "file");
       CopyIf(&sf, loc, "line");
@@ -149,7 +137,7 @@ JsonValue SiteOf(const std::vector<JsonValue>& frames) {
   }
   if (pick == nullptr) pick = first;
   if (pick == nullptr) return JsonValue();
-  JsonValue site = Obj();
+  JsonValue site = JsonValue::Object();
   site.Field("path") = (*pick)["repoPath"];
   CopyIf(&site, *pick, "line");
   CopyIf(&site, *pick, "column");
@@ -209,12 +197,12 @@ bool IsSystemModule(const std::string& module) {
 
 JsonValue EventSites(const JsonValue& e, const SourcePaths& paths, const RunPlace& run, const FormatOptions& options) {
   const FormatOptions o = WithOrigin(options, e);
-  JsonValue stacks = Arr();
+  JsonValue stacks = JsonValue::Array();
   auto add = [&stacks](const std::string& label, const std::vector<JsonValue>& frames) {
     if (frames.empty()) return;
-    JsonValue s = Obj();
+    JsonValue s = JsonValue::Object();
     s.Field("label") = JsonValue::String(label);
-    JsonValue list = Arr();
+    JsonValue list = JsonValue::Array();
     list.items = frames;
     s.Field("frames") = list;
     stacks.items.push_back(s);
@@ -257,7 +245,7 @@ JsonValue EventSites(const JsonValue& e, const SourcePaths& paths, const RunPlac
   std::string file = name.Truthy() ? TestPathFile(name.Str()) : "";
   std::string test_path = file.empty() ? "" : paths.TestFile(file, run);
   if (name.Truthy() && !test_path.empty()) {
-    test = Obj();
+    test = JsonValue::Object();
     test.Field("name") = name;
     test.Field("path") = JsonValue::String(test_path);
     // The line where one of its stacks ran in the test's own file.
@@ -278,14 +266,14 @@ JsonValue EventSites(const JsonValue& e, const SourcePaths& paths, const RunPlac
   }
   JsonValue primary = access;
   if (!primary.IsObject() && test.IsObject()) {
-    primary = Obj();
+    primary = JsonValue::Object();
     primary.Field("path") = test["path"];
     CopyIf(&primary, test, "line");
     CopyIf(&primary, test, "column");
   }
   if (!primary.IsObject()) primary = allocation.IsObject() ? allocation : free_site;
 
-  JsonValue out = Obj();
+  JsonValue out = JsonValue::Object();
   if (access.IsObject()) out.Field("access") = access;
   if (access_in_rerun) {
     JsonValue yes;

@@ -62,18 +62,6 @@ const Rule kRules[] = {
 };
 static_assert(sizeof(kRules) / sizeof(kRules[0]) == kReportKindCount, "a SARIF rule for every report kind");
 
-JsonValue Obj() {
-  JsonValue v;
-  v.kind = JsonValue::kObject;
-  return v;
-}
-
-JsonValue Arr() {
-  JsonValue v;
-  v.kind = JsonValue::kArray;
-  return v;
-}
-
 JsonValue Str(const std::string& s) { return JsonValue::String(s); }
 
 JsonValue Bool(bool b) {
@@ -84,7 +72,7 @@ JsonValue Bool(bool b) {
 }
 
 JsonValue Text(const std::string& s) {
-  JsonValue v = Obj();
+  JsonValue v = JsonValue::Object();
   v.Field("text") = Str(s);
   return v;
 }
@@ -109,7 +97,7 @@ std::string UriOf(const std::string& p) {
 
 void Region(JsonValue* into, const JsonValue& line, const JsonValue& column) {
   if (!line.Truthy()) return;
-  JsonValue r = Obj();
+  JsonValue r = JsonValue::Object();
   r.Field("startLine") = line;
   if (column.Truthy()) r.Field("startColumn") = column;
   into->Field("region") = r;
@@ -117,19 +105,19 @@ void Region(JsonValue* into, const JsonValue& line, const JsonValue& column) {
 
 void Logical(JsonValue* into, const JsonValue& fn) {
   if (!fn.Truthy()) return;
-  JsonValue l = Obj();
+  JsonValue l = JsonValue::Object();
   l.Field("fullyQualifiedName") = fn;
   l.Field("kind") = Str("function");
-  JsonValue list = Arr();
+  JsonValue list = JsonValue::Array();
   list.items.push_back(l);
   into->Field("logicalLocations") = list;
 }
 
 JsonValue SiteLocation(const JsonValue& site, const std::string& message, int id) {
-  JsonValue loc = Obj();
+  JsonValue loc = JsonValue::Object();
   if (id > 0) loc.Field("id") = JsonValue::Number(id);
-  JsonValue physical = Obj();
-  JsonValue artifact = Obj();
+  JsonValue physical = JsonValue::Object();
+  JsonValue artifact = JsonValue::Object();
   artifact.Field("uri") = Str(UriOf(site["path"].Str()));
   artifact.Field("uriBaseId") = Str(kSrcRoot);
   physical.Field("artifactLocation") = artifact;
@@ -141,11 +129,11 @@ JsonValue SiteLocation(const JsonValue& site, const std::string& message, int id
 }
 
 JsonValue StackFrame(const JsonValue& f) {
-  JsonValue frame = Obj();
-  JsonValue location = Obj();
+  JsonValue frame = JsonValue::Object();
+  JsonValue location = JsonValue::Object();
   if (f["file"].Truthy()) {
-    JsonValue physical = Obj();
-    JsonValue artifact = Obj();
+    JsonValue physical = JsonValue::Object();
+    JsonValue artifact = JsonValue::Object();
     if (f["repoPath"].Truthy()) {
       artifact.Field("uri") = Str(UriOf(f["repoPath"].Str()));
       artifact.Field("uriBaseId") = Str(kSrcRoot);
@@ -163,7 +151,7 @@ JsonValue StackFrame(const JsonValue& f) {
   if (f["module"].Truthy()) {
     frame.Field("module") = Str(Basename(f["module"].Str()));
     if (f["offset"].IsNumber()) {
-      JsonValue props = Obj();
+      JsonValue props = JsonValue::Object();
       props.Field("moduleOffset") = Str(Hex(f["offset"].U64()));
       frame.Field("properties") = props;
     }
@@ -189,7 +177,7 @@ JsonValue Result(const JsonValue& r, const FormatOptions& o) {
   const JsonValue& primary = sites["primary"];
   std::string text;
   for (const std::string& l : PlainLines(e, o)) text += (text.empty() ? "" : "\n") + l;
-  JsonValue related = Arr();
+  JsonValue related = JsonValue::Array();
   auto relate = [&](const JsonValue& site, const std::string& message) {
     if (site.IsObject() && !SameSite(site, primary))
       related.items.push_back(SiteLocation(site, message, static_cast<int>(related.items.size()) + 1));
@@ -200,48 +188,48 @@ JsonValue Result(const JsonValue& r, const FormatOptions& o) {
     related.items.push_back(SiteLocation(sites["test"], "test: " + sites["test"]["name"].Str(),
                                          static_cast<int>(related.items.size()) + 1));
   }
-  JsonValue out = Obj();
+  JsonValue out = JsonValue::Object();
   out.Field("ruleId") = e["kind"];
   out.Field("ruleIndex") = JsonValue::Number(KindIndex(e["kind"].Str()));
   // An out-of-memory is the program's failure, not a memory bug.
   out.Field("level") = Str(e["kind"].Str() == "out-of-memory" ? "note" : "error");
   out.Field("message") = Text(text);
   if (primary.IsObject()) {
-    JsonValue locations = Arr();
+    JsonValue locations = JsonValue::Array();
     locations.items.push_back(SiteLocation(primary, "", 0));
     out.Field("locations") = locations;
   }
   if (!related.items.empty()) out.Field("relatedLocations") = related;
   if (!sites["stacks"].items.empty()) {
-    JsonValue stacks = Arr();
+    JsonValue stacks = JsonValue::Array();
     for (const JsonValue& st : sites["stacks"].items) {
-      JsonValue stack = Obj();
+      JsonValue stack = JsonValue::Object();
       stack.Field("message") = Text(st["label"].Str());
-      JsonValue frames = Arr();
+      JsonValue frames = JsonValue::Array();
       for (const JsonValue& f : st["frames"].items) frames.items.push_back(StackFrame(f));
       stack.Field("frames") = frames;
       stacks.items.push_back(stack);
     }
     out.Field("stacks") = stacks;
   }
-  JsonValue fp = Obj();
+  JsonValue fp = JsonValue::Object();
   fp.Field("mateGuard/v1") = r["fingerprint"];
   out.Field("fingerprints") = fp;
-  JsonValue partial = Obj();
+  JsonValue partial = JsonValue::Object();
   partial.Field("mateGuardBug/v1") = r["fingerprint"];
   out.Field("partialFingerprints") = partial;
   const JsonValue& s = e["suppressed"];
   if (s.IsObject()) {
-    JsonValue sup = Obj();
+    JsonValue sup = JsonValue::Object();
     sup.Field("kind") = Str("external");
     sup.Field("status") = Str("accepted");
     sup.Field("justification") =
         Str("suppressed by " + s["file"].Str() + ":" + NumText(s["line"]) + " (" + s["rule"].Str() + ")");
-    JsonValue list = Arr();
+    JsonValue list = JsonValue::Array();
     list.items.push_back(sup);
     out.Field("suppressions") = list;
   }
-  JsonValue props = Obj();
+  JsonValue props = JsonValue::Object();
   if (e["test"].Truthy()) props.Field("test") = e["test"];
   props.Field("fatal") = Bool(e["fatal"].Truthy());
   out.Field("properties") = props;
@@ -249,9 +237,9 @@ JsonValue Result(const JsonValue& r, const FormatOptions& o) {
 }
 
 JsonValue Rules() {
-  JsonValue rules = Arr();
+  JsonValue rules = JsonValue::Array();
   for (const Rule& r : kRules) {
-    JsonValue rule = Obj();
+    JsonValue rule = JsonValue::Object();
     rule.Field("id") = Str(r.kind);
     // heap-buffer-overflow -> HeapBufferOverflow
     std::string name;
@@ -267,11 +255,11 @@ JsonValue Rules() {
     rule.Field("name") = Str(name);
     rule.Field("shortDescription") = Text(r.short_text);
     rule.Field("fullDescription") = Text(r.full_text);
-    JsonValue config = Obj();
+    JsonValue config = JsonValue::Object();
     config.Field("level") = Str("error");
     rule.Field("defaultConfiguration") = config;
-    JsonValue props = Obj();
-    JsonValue tags = Arr();
+    JsonValue props = JsonValue::Object();
+    JsonValue tags = JsonValue::Array();
     tags.items.push_back(Str("memory-safety"));
     tags.items.push_back(Str("native"));
     props.Field("tags") = tags;
@@ -324,55 +312,55 @@ std::string WriteJsonPretty(const JsonValue& v) {
 }
 
 std::string SarifLog(const JsonValue& input, const FormatOptions& o) {
-  JsonValue driver = Obj();
+  JsonValue driver = JsonValue::Object();
   driver.Field("name") = Str("mate-guard");
   driver.Field("semanticVersion") = input["toolVersion"];
   driver.Field("rules") = Rules();
-  JsonValue tool = Obj();
+  JsonValue tool = JsonValue::Object();
   tool.Field("driver") = driver;
-  JsonValue run = Obj();
+  JsonValue run = JsonValue::Object();
   run.Field("tool") = tool;
-  JsonValue base = Obj();
-  JsonValue root = Obj();
+  JsonValue base = JsonValue::Object();
+  JsonValue root = JsonValue::Object();
   root.Field("uri") = input["srcroot"];
   base.Field(kSrcRoot) = root;
   run.Field("originalUriBaseIds") = base;
   run.Field("columnKind") = Str("utf16CodeUnits");
   const JsonValue& unreadable = input["unreadable"];
-  JsonValue invocation = Obj();
+  JsonValue invocation = JsonValue::Object();
   invocation.Field("executionSuccessful") = Bool(unreadable.items.empty());
   if (!unreadable.items.empty()) {
-    JsonValue notes = Arr();
+    JsonValue notes = JsonValue::Array();
     for (const JsonValue& u : unreadable.items) {
       bool report = u["holds"].Str() == "report";
-      JsonValue note = Obj();
+      JsonValue note = JsonValue::Object();
       note.Field("level") = Str(report ? "error" : "warning");
       note.Field("message") =
           Text(report ? "cannot read report file: " + u["why"].Str() + "; counted as a violation that could not be read"
                       : "cannot read counters file: " + u["why"].Str());
-      JsonValue artifact = Obj();
+      JsonValue artifact = JsonValue::Object();
       artifact.Field("uri") = u["uri"];
-      JsonValue physical = Obj();
+      JsonValue physical = JsonValue::Object();
       physical.Field("artifactLocation") = artifact;
-      JsonValue location = Obj();
+      JsonValue location = JsonValue::Object();
       location.Field("physicalLocation") = physical;
-      JsonValue locations = Arr();
+      JsonValue locations = JsonValue::Array();
       locations.items.push_back(location);
       note.Field("locations") = locations;
       notes.items.push_back(note);
     }
     invocation.Field("toolExecutionNotifications") = notes;
   }
-  JsonValue invocations = Arr();
+  JsonValue invocations = JsonValue::Array();
   invocations.items.push_back(invocation);
   run.Field("invocations") = invocations;
-  JsonValue results = Arr();
+  JsonValue results = JsonValue::Array();
   for (const JsonValue& r : input["results"].items) results.items.push_back(Result(r, o));
   run.Field("results") = results;
-  JsonValue log = Obj();
+  JsonValue log = JsonValue::Object();
   log.Field("$schema") = Str("https://json.schemastore.org/sarif-2.1.0.json");
   log.Field("version") = Str("2.1.0");
-  JsonValue runs = Arr();
+  JsonValue runs = JsonValue::Array();
   runs.items.push_back(run);
   log.Field("runs") = runs;
   return WriteJsonPretty(log);

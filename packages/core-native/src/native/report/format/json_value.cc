@@ -248,6 +248,18 @@ JsonValue& JsonValue::Field(const std::string& key) {
   return fields.back().second;
 }
 
+JsonValue JsonValue::Object() {
+  JsonValue v;
+  v.kind = kObject;
+  return v;
+}
+
+JsonValue JsonValue::Array() {
+  JsonValue v;
+  v.kind = kArray;
+  return v;
+}
+
 JsonValue JsonValue::String(const std::string& s) {
   JsonValue v;
   v.kind = kString;

@@ -43,6 +43,8 @@ struct JsonValue {
   // Building and changing a tree (the crash printer adds symbolized frames).
   JsonValue& Field(const std::string& key);  // this object's field, added (null) when absent
   static JsonValue String(const std::string& s);
+  static JsonValue Object();  // empty
+  static JsonValue Array();   // empty
   static JsonValue Number(long long n);
 };
 
