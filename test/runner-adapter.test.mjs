@@ -5,16 +5,19 @@
 // replay` of a run recorded under it finds its adapter, runs its CLI as
 // installed there, narrowed to the failing test as the adapter selects it,
 // with the recorded settings, judged by the adapter's option description;
-// `mate options` there prints its config column among the others.
+// `mate options` there prints its config column among the others; a report
+// there drops the frames of the package its adapter names as a stack root.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 
-import { MATE, ROOT, run } from './helpers/run.mjs';
+import { guardRun, MATE, ROOT, run } from './helpers/run.mjs';
 
 const STUB = path.join(ROOT, 'test', 'fixtures', 'runner-adapter', 'ava-stub');
+// The stub runner's own library: its adapter's package.json names it in mateGuard.stackRoots.
+const STUB_LIBRARY = path.join(ROOT, 'test', 'fixtures', 'runner-adapter', 'ava-stub-runner');
 const tmp = (prefix) => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
 
 /** A checkout with the stub runner's package installed and one test file. */
@@ -109,6 +112,58 @@ describe('a runner adapted by its own package, unknown to core', () => {
     assert.match(
       own.stdout,
       /^\| `--guard-mode <tail\\\|head>` \| `MATE_AVA_STUB_GUARD_MODE` \| `guard\.mode` \| `'tail'` \|/m,
+    );
+  });
+  test("a report in the stub runner's checkout counts its library's frames as runner frames: the adapter's stack root, recorded in the event", async () => {
+    const co = checkout();
+    fs.cpSync(STUB_LIBRARY, path.join(co, 'node_modules', 'ava-stub-runner'), { recursive: true });
+    const script = path.join(co, 'test', 'overflow.js');
+    fs.writeFileSync(
+      script,
+      `const addon = require(${JSON.stringify(path.join(ROOT, 'examples', 'addon'))});
+require('ava-stub-runner').run(function fillsOnePastTheEnd() {
+  addon.fillInclusive(Buffer.alloc(64));
+});
+`,
+    );
+    const reports = tmp('mate-adapter-reports-');
+    const r = await guardRun(['--report-dir', reports], [script], { cwd: co });
+    assert.equal(r.code, 139, r.output);
+    assert.match(r.output, /==mate-guard== ERROR: heap-buffer-overflow on WRITE/, r.output);
+    assert.match(r.output, /^==mate-guard== +at fillsOnePastTheEnd \(/m, r.output);
+    assert.doesNotMatch(r.output, /ava-stub-runner/, r.output);
+    assert.match(r.output, /^==mate-guard== +… \d+ runner frames$/m, r.output);
+    // The event file, in the run's folder under the report directory.
+    const [filed] = fs
+      .readdirSync(reports, { recursive: true })
+      .filter((f) => /(^|\/)mate-guard-\d+-\d+\.json$/.test(f))
+      .map((f) => path.join(reports, f));
+    const name = path.basename(filed);
+    const event = JSON.parse(fs.readFileSync(filed, 'utf8'));
+    assert.ok(event.machineryPackages.includes('ava-stub-runner'), JSON.stringify(event.machineryPackages));
+    // Named without `*`, the root is resolved to its folder too (a linked install lies outside node_modules).
+    const library = path.join(co, 'node_modules', 'ava-stub-runner') + path.sep;
+    assert.ok(event.machineryDirs.includes(library), JSON.stringify(event.machineryDirs));
+    // The event's own lists decide, whoever reads it: without the root, the library's frames show.
+    const raw = tmp('mate-adapter-raw-');
+    delete event.text;
+    delete event.delivered;
+    fs.writeFileSync(path.join(raw, name), JSON.stringify(event));
+    const same = await run(process.execPath, [MATE, 'report', raw], { cwd: ROOT });
+    assert.doesNotMatch(same.stdout, /ava-stub-runner/, same.stdout);
+    fs.writeFileSync(
+      path.join(raw, name),
+      JSON.stringify({
+        ...event,
+        machineryPackages: event.machineryPackages.filter((p) => p !== 'ava-stub-runner'),
+        machineryDirs: event.machineryDirs.filter((d) => d !== library),
+      }),
+    );
+    const without = await run(process.execPath, [MATE, 'report', raw], { cwd: ROOT });
+    assert.match(
+      without.stdout,
+      /^==mate-guard== +at runTest \(.*node_modules\/ava-stub-runner\/index\.js:\d+:\d+\)$/m,
+      without.stdout,
     );
   });
 });

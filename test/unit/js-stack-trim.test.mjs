@@ -13,6 +13,7 @@ const {
   formatDroppedFrames,
   jsFrameLocation,
   defaultDropDirs,
+  machineryPackages,
 } = require('../../packages/core-native/dist/report/js-stack.js');
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -79,6 +80,18 @@ test("mate-guard's own packages are dropped by their resolved directories (packa
   const t = trimJsStack(stack, { dropDirs: dirs });
   assert.deepEqual(t.frames, [stack[1]]);
   assert.equal(t.dropped, 3);
+});
+
+test("the machinery packages are mate-guard's own and each installed runner package's mateGuard.stackRoots", () => {
+  const roots = ['jest-env', 'mocha-plugin', 'node-test', 'vitest-plugin'].flatMap(
+    (pkg) => require(path.join(ROOT, 'packages', pkg, 'package.json')).mateGuard.stackRoots,
+  );
+  assert.ok(roots.includes('jest-*') && roots.includes('@vitest/*') && roots.includes('mocha'), roots.join(' '));
+  assert.deepEqual(new Set(machineryPackages(ROOT)), new Set(['@mate-guard/*', 'source-map-support', ...roots]));
+  // Given no packages, a runner's node_modules frame is the user's to see.
+  const stack = ['    at run (/p/node_modules/jest-circus/build/run.js:1:2)', '    at t (/p/a.test.js:3:4)'];
+  assert.equal(trimJsStack(stack, { dropDirs: [], packages: [] }).dropped, 0);
+  assert.equal(trimJsStack(stack, { dropDirs: [], packages: machineryPackages(ROOT) }).dropped, 1);
 });
 
 test('a stack with no user frame is kept whole: the runner itself allocated', () => {

@@ -11,11 +11,14 @@ export interface OwnPackage {
   dir: string;
   /** Its commands (package.json "bin"). */
   bin: string[];
+  /** The packages whose JS frames are its runner's machinery (package.json's `mateGuard.stackRoots`, see run/runner-adapter). */
+  stackRoots: string[];
 }
 
 interface Manifest {
   name?: unknown;
   bin?: unknown;
+  mateGuard?: { stackRoots?: unknown };
 }
 
 function readPackage(dir: string): OwnPackage | undefined {
@@ -29,7 +32,9 @@ function readPackage(dir: string): OwnPackage | undefined {
   }
   if (typeof manifest.name !== 'string' || !manifest.name.startsWith('@mate-guard/')) return undefined;
   const bin = typeof manifest.bin === 'object' && manifest.bin !== null ? Object.keys(manifest.bin) : [];
-  return { name: manifest.name, dir: real + path.sep, bin };
+  const roots = manifest.mateGuard?.stackRoots;
+  const stackRoots = Array.isArray(roots) ? roots.filter((r): r is string => typeof r === 'string' && r !== '') : [];
+  return { name: manifest.name, dir: real + path.sep, bin, stackRoots };
 }
 
 /** The @mate-guard packages installed in node_modules above each of `from` (each once, by real directory). */

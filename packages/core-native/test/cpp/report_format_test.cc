@@ -189,6 +189,25 @@ TEST(fold_rule_folds_even_a_few_host_runtime_frames_but_shows_raise_and_abort) {
             "  #4 (node+0x5)\n");
 }
 
+// A runner's machinery is the packages the event names (its runner adapters'
+// stack roots, `*` within one segment), never a list in the formatter: an
+// event naming none shows every node_modules frame.
+TEST(js_frames_in_the_packages_an_event_names_are_machinery) {
+  const std::string stack =
+      "Error\n    at run (/p/node_modules/jest-circus/build/run.js:1:2)\n"
+      "    at load (/p/node_modules/@jest/core/build/x.js:1:2)\n"
+      "    at stub (/p/node_modules/ava-stub-runner/index.js:1:2)\n"
+      "    at lib (/p/node_modules/lodash/index.js:1:2)\n    at t (/p/a.test.js:3:4)";
+  mate::FormatOptions o =
+      mate::WithOrigin(Options(), Parse("{\"machineryPackages\":[\"jest-*\",\"@jest/*\",\"ava-stub-runner\"]}"));
+  mate::TrimmedStack t = mate::TrimJsStack(stack, o);
+  CHECK(t.dropped == 3);
+  CHECK(t.frames.size() == 3);
+  CHECK_STR(t.frames[1], "    at lib (/p/node_modules/lodash/index.js:1:2)");
+  mate::TrimmedStack none = mate::TrimJsStack(stack, mate::WithOrigin(Options(), Parse("{\"machineryPackages\":[]}")));
+  CHECK(none.dropped == 0);
+}
+
 // The same event renders the same whoever renders it: the writer's runtime
 // and machinery folders come from the event, not from the reader.
 TEST(event_origin_names_the_writers_runtime_and_machinery_whoever_renders_it) {

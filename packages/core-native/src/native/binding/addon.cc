@@ -78,12 +78,22 @@ void OnFreeViolation(const CanaryViolation& violation) {
   g_pending.push_back(std::move(event));
 }
 
+// An array's strings, one a line (what the event origin's setters take).
+std::string Lines(const Napi::Array& arr) {
+  std::string out;
+  for (uint32_t i = 0; i < arr.Length(); i++) {
+    Napi::Value d = arr.Get(i);
+    if (d.IsString()) out += (out.empty() ? "" : "\n") + d.As<Napi::String>().Utf8Value();
+  }
+  return out;
+}
+
 std::string StringProp(const Napi::Object& o, const char* key) {
   Napi::Value v = o.Get(key);
   return v.IsString() ? v.As<Napi::String>().Utf8Value() : "";
 }
 
-// configure(options, reportDir, printer: { path, withEarlier, machineryDirs }): creates
+// configure(options, reportDir, printer: { path, withEarlier, machineryDirs, machineryPackages }): creates
 // the allocator once and installs the fault handler.
 Napi::Value Configure(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -99,15 +109,9 @@ Napi::Value Configure(const Napi::CallbackInfo& info) {
     return Throw(env, "mate-guard: PATH is too long for the report printer");
   ConfigureNativePrinter();
   Napi::Value drop = printer.Get("machineryDirs");
-  if (drop.IsArray()) {
-    std::string dirs;
-    Napi::Array arr = drop.As<Napi::Array>();
-    for (uint32_t i = 0; i < arr.Length(); i++) {
-      Napi::Value d = arr.Get(i);
-      if (d.IsString()) dirs += (dirs.empty() ? "" : "\n") + d.As<Napi::String>().Utf8Value();
-    }
-    SetEventMachineryDirs(dirs.c_str());
-  }
+  if (drop.IsArray()) SetEventMachineryDirs(Lines(drop.As<Napi::Array>()).c_str());
+  Napi::Value packages = printer.Get("machineryPackages");
+  if (packages.IsArray()) SetEventMachineryPackages(Lines(packages.As<Napi::Array>()).c_str());
   GuardedAllocator* a = GuardedAllocator::Create(options, &error);
   if (a == nullptr) return Throw(env, "mate-guard: " + error);
   if (!InstallFaultHandler()) return Throw(env, "mate-guard: could not install the SIGSEGV/SIGBUS handler");

@@ -10,6 +10,34 @@ char g_runtime[4096];
 // The folders, each ended by a NUL, the list by an empty one: written as they are, no copy (the handler's stack is
 // small).
 char g_machinery_dirs[16384];
+char g_machinery_packages[4096];
+
+// `lines` (newline-separated) into `out` as NUL-ended items ended by an empty one; too long keeps none.
+void SetList(const char* lines, char* out, size_t size) {
+  size_t n = lines != nullptr ? strlen(lines) : 0;
+  if (n + 2 > size) n = 0;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (lines[i] != '\n') {
+      out[k++] = lines[i];
+    } else if (k > 0 && out[k - 1] != '\0') {
+      out[k++] = '\0';
+    }
+  }
+  if (k > 0 && out[k - 1] != '\0') out[k++] = '\0';
+  out[k] = '\0';
+}
+
+void WriteList(Writer* w, const char* name, const char* list) {
+  w->Str(",\"");
+  w->Str(name);
+  w->Str("\":[");
+  for (const char* p = list; *p != '\0'; p += strlen(p) + 1) {
+    if (p != list) w->Char(',');
+    w->JsonStr(p);
+  }
+  w->Char(']');
+}
 
 }  // namespace
 
@@ -20,30 +48,17 @@ void SetEventRuntime(const char* executable) {
   g_runtime[n] = '\0';
 }
 
-void SetEventMachineryDirs(const char* dirs) {
-  size_t n = dirs != nullptr ? strlen(dirs) : 0;
-  if (n + 2 > sizeof(g_machinery_dirs)) n = 0;
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (dirs[i] != '\n') {
-      g_machinery_dirs[k++] = dirs[i];
-    } else if (k > 0 && g_machinery_dirs[k - 1] != '\0') {
-      g_machinery_dirs[k++] = '\0';
-    }
-  }
-  if (k > 0 && g_machinery_dirs[k - 1] != '\0') g_machinery_dirs[k++] = '\0';
-  g_machinery_dirs[k] = '\0';
+void SetEventMachineryDirs(const char* dirs) { SetList(dirs, g_machinery_dirs, sizeof(g_machinery_dirs)); }
+
+void SetEventMachineryPackages(const char* packages) {
+  SetList(packages, g_machinery_packages, sizeof(g_machinery_packages));
 }
 
 void WriteEventOrigin(Writer* w) {
   w->Str(",\"runtime\":");
   w->JsonStr(g_runtime[0] ? g_runtime : nullptr);
-  w->Str(",\"machineryDirs\":[");
-  for (const char* p = g_machinery_dirs; *p != '\0'; p += strlen(p) + 1) {
-    if (p != g_machinery_dirs) w->Char(',');
-    w->JsonStr(p);
-  }
-  w->Char(']');
+  WriteList(w, "machineryDirs", g_machinery_dirs);
+  WriteList(w, "machineryPackages", g_machinery_packages);
 }
 
 }  // namespace mate

@@ -14,7 +14,11 @@ namespace mate {
 void SetEventRuntime(const char* executable);
 // `dirs`: newline-separated folders; longer lists than the buffer holds keep none.
 void SetEventMachineryDirs(const char* dirs);
-// `,"runtime":...,"machineryDirs":[...]` (runtime null when unknown).
+// `packages`: newline-separated package names (`jest-*`, `@jest/*`: JS frames
+// in node_modules/<name>/ are machinery, as the runners' adapters declare);
+// longer lists than the buffer holds keep none.
+void SetEventMachineryPackages(const char* packages);
+// `,"runtime":...,"machineryDirs":[...],"machineryPackages":[...]` (runtime null when unknown).
 void WriteEventOrigin(Writer* w);
 
 }  // namespace mate

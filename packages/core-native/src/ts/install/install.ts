@@ -5,7 +5,7 @@ import { isMainThread } from 'node:worker_threads';
 import type * as Render from '../report/render';
 import { parseEvent, type ViolationEvent } from '../report/event';
 import { EVENT_FILE, UNFINISHED_EVENT_FILE, writeEventFile } from '../report/files';
-import { defaultDropDirs } from '../report/js-stack';
+import { defaultDropDirs, machineryPackages } from '../report/js-stack';
 import type * as Suppressions from '../report/suppressions';
 import type { ReportKind } from '../report/kinds';
 import { formatTrackingOffWarning, formatUnguardedWarning } from '../run/summary';
@@ -94,6 +94,7 @@ function installResolved(config: ResolvedGuardConfig): void {
     path: process.env.PATH ?? '',
     withEarlier: !ownedElsewhere(),
     machineryDirs: defaultDropDirs(),
+    machineryPackages: machineryPackages(),
   });
   // Every addon loaded from now on is in the module map the fault handler reads.
   afterAddonLoads(() => native.refreshModuleMap());

@@ -188,6 +188,8 @@ interface PrinterPaths {
   withEarlier: boolean;
   /** JS frames under these directories are machinery (mate-guard's, the runners'): recorded in every event (report/event_origin.h). */
   machineryDirs: string[];
+  /** JS frames in node_modules/<one of these>/ are machinery (the runner adapters' stack roots, mate-guard's): recorded in every event. */
+  machineryPackages: string[];
 }
 
 /** A native frame as the binding returns it (see symbolize/types for offset). */

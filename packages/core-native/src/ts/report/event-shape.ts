@@ -152,6 +152,7 @@ const eventFields: Record<string, Check> = {
   test: orNull(str),
   runtime: orNull(str),
   machineryDirs: arr(str),
+  machineryPackages: arr(str),
   accessStack: orNull(stack),
   damage: orNull(obj({ before: side, after: side })),
   backend: str,

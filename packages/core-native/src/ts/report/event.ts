@@ -160,6 +160,8 @@ export interface ViolationEvent {
   runtime?: string | null;
   /** Where its JS frames are machinery (mate-guard's, the runners'); absent in events written before it was recorded. */
   machineryDirs?: string[];
+  /** Packages (`node_modules/<name>/`, `*` within a segment) whose JS frames are machinery: mate-guard's and the runner adapters' stack roots; absent in events written before it was recorded. */
+  machineryPackages?: string[];
   /** The native frames of the bad access: a fault's thread, or a bad free's call. */
   accessStack?: NativeStack | null;
   damage: { before: CanarySideDamage; after: CanarySideDamage } | null;

@@ -8,7 +8,7 @@ import * as os from 'node:os';
 
 import { loadNative } from '../install/native';
 import type { ViolationEvent } from './event';
-import { defaultDropDirs } from './js-stack';
+import { defaultDropDirs, machineryPackages } from './js-stack';
 
 /** `SIGABRT` for 6 (this platform's numbering, as the dying process's). */
 export function signalName(n: number): string {
@@ -26,15 +26,17 @@ export function formatOptions(): { cwd: string } {
 /**
  * The event with its writer's origin: one written before events recorded
  * it is read as this process's, as it was rendered then (node's executable,
- * mate-guard's and the runners' directories).
+ * mate-guard's and the runners' directories, and the packages this
+ * process's runner adapters declare).
  */
 export function withOrigin(e: ViolationEvent): ViolationEvent {
-  if (e.runtime !== undefined && e.machineryDirs !== undefined) return e;
+  if (e.runtime !== undefined && e.machineryDirs !== undefined && e.machineryPackages !== undefined) return e;
   runtime ??= fs.realpathSync(process.execPath);
   return {
     ...e,
     runtime: e.runtime === undefined ? runtime : e.runtime,
     machineryDirs: e.machineryDirs ?? defaultDropDirs(),
+    machineryPackages: e.machineryPackages ?? machineryPackages(),
   };
 }
 

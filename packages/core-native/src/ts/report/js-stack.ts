@@ -9,22 +9,8 @@ import { fileURLToPath } from 'node:url';
 
 import { ownPackages } from '../own-packages';
 
-/** Packages whose frames are runner machinery, matched as `/node_modules/<name>/`. */
-export const RUNNER_PACKAGES: readonly string[] = [
-  'vitest',
-  '@vitest/*',
-  'vite',
-  'vite-node',
-  'tinypool',
-  'jest',
-  'jest-*',
-  '@jest/*',
-  'babel-jest',
-  'ts-jest',
-  'source-map-support',
-  'mocha',
-  '@mate-guard/*',
-];
+/** Packages whose frames are machinery whatever the runner, matched as `/node_modules/<name>/`: mate-guard's own and Node's source-map hook. The runners' are their adapters' (package.json `mateGuard.stackRoots`). */
+const CORE_STACK_ROOTS: readonly string[] = ['@mate-guard/*', 'source-map-support'];
 
 export interface JsStackTrimOptions {
   /**
@@ -33,6 +19,8 @@ export interface JsStackTrimOptions {
    * runners' directories as resolved from `cwd` (linked installs).
    */
   dropDirs?: readonly string[];
+  /** Packages whose frames are dropped (`node_modules/<name>/`, `*` within one segment). Default: machineryPackages(cwd). */
+  packages?: readonly string[];
   cwd?: string;
 }
 
@@ -51,9 +39,18 @@ const packagePattern = (name: string): string =>
     .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^\\\\/]*'))
     .join(SEP);
 const PYTHON_MACHINERY = /[\\/](?:site|dist)-packages[\\/]|^<frozen |^<string>$/;
-const PACKAGE_SEGMENT = new RegExp(
-  `${SEP}node_modules${SEP}(?:${RUNNER_PACKAGES.map(packagePattern).join('|')})${SEP}`,
-);
+const segments = new Map<string, RegExp>();
+/** `/node_modules/<one of packages>/`, or undefined for none. */
+function packageSegment(packages: readonly string[]): RegExp | undefined {
+  if (packages.length === 0) return undefined;
+  const key = packages.join('\n');
+  let re = segments.get(key);
+  if (!re) {
+    re = new RegExp(`${SEP}node_modules${SEP}(?:${packages.map(packagePattern).join('|')})${SEP}`);
+    segments.set(key, re);
+  }
+  return re;
+}
 
 /**
  * Where a V8 stack line points: a path (file URLs converted), `node:...`,
@@ -113,20 +110,42 @@ function realDir(dir: string): string | undefined {
   }
 }
 
-// The runners' own libraries, resolved for linked installs (outside any node_modules).
-const RUNNER_ROOTS = ['vitest', '@vitest/runner', 'vite', 'jest-circus', 'jest-runner', 'jest-runtime', 'mocha'];
+const coreRoot = path.resolve(__dirname, '..', '..');
+const packagesByCwd = new Map<string, string[]>();
+
+/** The runner adapters' stack roots: of the runner packages installed here and above `cwd` (each package's `mateGuard.stackRoots`). */
+function adapterStackRoots(cwd: string): string[] {
+  return [...new Set(ownPackages([coreRoot, cwd]).flatMap((p) => p.stackRoots))];
+}
+
+/**
+ * The packages whose frames are machinery, as the runner adapters installed
+ * here and above `cwd` declare them, and mate-guard's own: recorded in every
+ * event (machineryPackages), so a reader drops the frames the writer did.
+ */
+export function machineryPackages(cwd: string = process.cwd()): string[] {
+  const known = packagesByCwd.get(cwd);
+  if (known) return known;
+  const list = [...new Set([...CORE_STACK_ROOTS, ...adapterStackRoots(cwd)])];
+  packagesByCwd.set(cwd, list);
+  return list;
+}
+
 const defaultDirsByCwd = new Map<string, string[]>();
 
-/** mate-guard's own package directories (found, not listed) and the runners', resolved from `cwd`. */
+/**
+ * mate-guard's own package directories (found, not listed) and the
+ * runners', resolved from `cwd`: each adapter stack root named without `*`,
+ * for linked installs (outside any node_modules).
+ */
 export function defaultDropDirs(cwd: string = process.cwd()): string[] {
   const known = defaultDirsByCwd.get(cwd);
   if (known) return known;
-  const coreRoot = path.resolve(__dirname, '..', '..');
   const dirs = new Set<string>();
   const own = realDir(coreRoot);
   if (own) dirs.add(own);
   for (const p of ownPackages([coreRoot, cwd])) dirs.add(p.dir);
-  for (const name of RUNNER_ROOTS) {
+  for (const name of adapterStackRoots(cwd).filter((r) => !r.includes('*'))) {
     for (const from of [coreRoot, cwd]) {
       try {
         const dir = realDir(path.dirname(require.resolve(`${name}/package.json`, { paths: [from] })));
@@ -142,14 +161,18 @@ export function defaultDropDirs(cwd: string = process.cwd()): string[] {
   return list;
 }
 
-/** True for a frame of node's own code, a runner, or mate-guard. */
-export function isMachineryFrame(line: string, dropDirs: readonly string[]): boolean {
+/** True for a frame of node's own code, a runner, or mate-guard (`packages`: machineryPackages' names). */
+export function isMachineryFrame(
+  line: string,
+  dropDirs: readonly string[],
+  packages: readonly string[] = machineryPackages(),
+): boolean {
   const loc = jsFrameLocation(line);
   if (loc === undefined) return false;
   if (loc.startsWith('node:')) return true;
   // V8's builtins (`new Promise (<anonymous>)`, `Array.map (native)`): the runner's plumbing between frames.
   if (loc === '<anonymous>' || loc === 'native') return true;
-  if (PACKAGE_SEGMENT.test(loc)) return true;
+  if (packageSegment(packages)?.test(loc)) return true;
   // Python frames (the CUDA guard's stacks from PyTorch processes, written
   // V8-style): installed packages (torch, triton, pytest) and the interpreter's own.
   if (PYTHON_MACHINERY.test(loc)) return true;
@@ -165,7 +188,8 @@ export function isMachineryFrame(line: string, dropDirs: readonly string[]): boo
 export function trimJsStack(stack: string | readonly string[], options: JsStackTrimOptions = {}): TrimmedJsStack {
   const lines = (typeof stack === 'string' ? stack.split('\n') : [...stack]).filter((l) => l.trim() !== '');
   const dropDirs = options.dropDirs ?? defaultDropDirs(options.cwd);
-  const kept = lines.filter((l) => !isMachineryFrame(l, dropDirs));
+  const packages = options.packages ?? machineryPackages(options.cwd);
+  const kept = lines.filter((l) => !isMachineryFrame(l, dropDirs, packages));
   const userFrames = kept.filter((l) => jsFrameLocation(l) !== undefined).length;
   if (userFrames === 0) return { frames: lines, dropped: 0 };
   return { frames: kept, dropped: lines.length - kept.length };

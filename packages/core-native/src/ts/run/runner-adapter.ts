@@ -5,6 +5,10 @@
 // selects tests (reruns, replay), how its command line reads (the option
 // description replay's trust check judges by), the programs a run of it
 // starts in, the column its README's settings table has for its config.
+// Its stack roots (the packages whose JS frames are the runner's machinery,
+// dropped from reports) are `"mateGuard": { "stackRoots": [...] }` beside
+// `runner`, read without loading the adapter (own-packages.ts): every
+// guarded process reads them as it installs, synchronously.
 // Core finds adapters among the installed @mate-guard packages
 // and keeps no list of runners: adding a runner touches no core file.
 import * as fs from 'node:fs';

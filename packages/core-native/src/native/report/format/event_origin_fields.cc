@@ -11,6 +11,12 @@ FormatOptions WithOrigin(const FormatOptions& o, const JsonValue& e) {
       if (d.IsString() && !d.text.empty()) out.origin.machinery_dirs.push_back(d.text);
     }
   }
+  if (e["machineryPackages"].IsArray()) {
+    out.origin.machinery_packages.clear();
+    for (const JsonValue& d : e["machineryPackages"].items) {
+      if (d.IsString() && !d.text.empty()) out.origin.machinery_packages.push_back(d.text);
+    }
+  }
   return out;
 }
 

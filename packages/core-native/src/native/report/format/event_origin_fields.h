@@ -6,7 +6,8 @@
 
 namespace mate {
 
-// `o` with the event's own origin (its "runtime" and "machineryDirs"); a
+// `o` with the event's own origin (its "runtime", "machineryDirs" and
+// "machineryPackages"); a
 // field the event lacks keeps `o`'s (an event inside another, its writer's;
 // an event written before events recorded them, what its reader filled in).
 FormatOptions WithOrigin(const FormatOptions& o, const JsonValue& e);

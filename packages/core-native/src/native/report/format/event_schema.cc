@@ -194,6 +194,7 @@ std::string EventProblem(const JsonValue& e) {
                       {"test", kStr | kNull},
                       {"runtime", kStr | kNull},
                       {"machineryDirs", kArr},
+                      {"machineryPackages", kArr},
                       {"accessStack", kObj | kNull},
                       {"damage", kObj | kNull},
                       {"backend", kStr},
@@ -212,9 +213,12 @@ std::string EventProblem(const JsonValue& e) {
                       {"nativeHeap", kObj},
                       {"delivered", kStr}}) &&
             Frames(&c, e["accessStack"], "accessStack") && Allocation(&c, e["allocation"], "allocation");
-  const JsonValue& dirs = e["machineryDirs"];
-  for (size_t i = 0; ok && i < dirs.items.size(); i++) {
-    if (!dirs.items[i].IsString()) ok = c.Fail("machineryDirs[" + std::to_string(i) + "]", dirs.items[i], kStr);
+  for (const char* list : {"machineryDirs", "machineryPackages"}) {
+    const JsonValue& items = e[list];
+    for (size_t i = 0; ok && i < items.items.size(); i++) {
+      if (!items.items[i].IsString())
+        ok = c.Fail(std::string(list) + "[" + std::to_string(i) + "]", items.items[i], kStr);
+    }
   }
   if (ok && e["damage"].IsObject()) {
     for (const char* side : {"before", "after"}) {

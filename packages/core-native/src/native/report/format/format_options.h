@@ -14,6 +14,10 @@ struct EventOrigin {
   // JS frames under these directories are machinery, counted not shown:
   // mate-guard's own packages and the runners' (Node resolved them).
   std::vector<std::string> machinery_dirs;
+  // JS frames in `node_modules/<one of these>/` are machinery: mate-guard's
+  // and the runners' packages, as their adapters declare them (Node gathered
+  // them). `*` is any text within one path segment (`jest-*`, `@jest/*`).
+  std::vector<std::string> machinery_packages;
 };
 
 // What the formatter needs to know about the reader's machine; every

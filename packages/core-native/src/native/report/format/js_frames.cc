@@ -8,25 +8,20 @@ namespace mate {
 
 namespace {
 
-// Packages whose frames are runner machinery, matched as `/node_modules/<name>/`; `*` is any text in one segment.
-const char* const kRunnerPackages[] = {
-    "vitest",  "@vitest/*",  "vite",    "vite-node",          "tinypool", "jest",         "jest-*",
-    "@jest/*", "babel-jest", "ts-jest", "source-map-support", "mocha",    "@mate-guard/*"};
-
-bool Glob(const char* pattern, const std::string& s) {
-  const char* star = strchr(pattern, '*');
-  if (star == nullptr) return s == pattern;
-  size_t head = star - pattern;
-  const char* tail = star + 1;
-  size_t tail_len = strlen(tail);
-  return s.size() >= head + tail_len && s.compare(0, head, pattern, head) == 0 &&
-         s.compare(s.size() - tail_len, tail_len, tail) == 0;
+// `*` is any text (within the one path segment `s` is).
+bool Glob(const std::string& pattern, const std::string& s) {
+  size_t star = pattern.find('*');
+  if (star == std::string::npos) return s == pattern;
+  size_t tail_len = pattern.size() - star - 1;
+  return s.size() >= star + tail_len && s.compare(0, star, pattern, 0, star) == 0 &&
+         s.compare(s.size() - tail_len, tail_len, pattern, star + 1, tail_len) == 0;
 }
 
 bool IsSep(char c) { return c == '/' || c == '\\'; }
 
-// `.../node_modules/<runner package>/...`
-bool InRunnerPackage(const std::string& loc) {
+// `.../node_modules/<one of packages>/...` (the event's machineryPackages: none in an event written before them).
+bool InMachineryPackage(const std::string& loc, const std::vector<std::string>& packages) {
+  if (packages.empty()) return false;
   for (size_t at = 0; (at = loc.find("node_modules", at)) != std::string::npos; at += 12) {
     if (at == 0 || !IsSep(loc[at - 1]) || at + 12 >= loc.size() || !IsSep(loc[at + 12])) continue;
     size_t start = at + 13;
@@ -39,11 +34,11 @@ bool InRunnerPackage(const std::string& loc) {
     while (end2 < loc.size() && !IsSep(loc[end2])) end2++;
     bool scoped_ok = end2 < loc.size();
     if (scoped_ok) second = loc.substr(end + 1, end2 - end - 1);
-    for (const char* p : kRunnerPackages) {
-      const char* slash = strchr(p, '/');
-      if (slash == nullptr) {
+    for (const std::string& p : packages) {
+      size_t slash = p.find('/');
+      if (slash == std::string::npos) {
         if (Glob(p, first)) return true;
-      } else if (scoped_ok && first == std::string(p, slash - p) && Glob(slash + 1, second)) {
+      } else if (scoped_ok && first == p.substr(0, slash) && Glob(p.substr(slash + 1), second)) {
         return true;
       }
     }
@@ -137,7 +132,7 @@ bool IsMachineryFrame(const std::string& line, const FormatOptions& o) {
   if (!JsFrameLocation(line, &loc)) return false;
   if (StartsWith(loc, "node:")) return true;
   if (loc == "<anonymous>" || loc == "native") return true;
-  if (InRunnerPackage(loc) || PythonMachinery(loc)) return true;
+  if (InMachineryPackage(loc, o.origin.machinery_packages) || PythonMachinery(loc)) return true;
   for (const std::string& dir : o.origin.machinery_dirs) {
     if (!dir.empty() && StartsWith(loc, dir.c_str())) return true;
   }
