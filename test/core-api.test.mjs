@@ -321,7 +321,7 @@ test("damage found before a test starts is not that test's: it is kept for the e
     const c = require(${JSON.stringify(core)});
     const plugins = require(${JSON.stringify(path.join(core, 'dist', 'internal.js'))});
     c.installGuardAllocator({});
-    require(${JSON.stringify(addon)}).writeAt(Buffer.alloc(29), 30, 1); // in a hook, outside any test
+    require(${JSON.stringify(addon)}).writeAt(Buffer.from(new ArrayBuffer(29)), 30, 1); // in a hook, outside any test
     plugins.beginGuardedTest('suite > first test');
     console.log(plugins.endGuardedTest().length);
     const outside = plugins.takeOutsideDamage();

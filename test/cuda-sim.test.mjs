@@ -64,9 +64,15 @@ describe('device settings over the simulated driver', { skip: skipReason() }, ()
     assert.equal(p.offset + p.bytes, p.granule, JSON.stringify(p));
   });
 
-  test("--exact-placement: a device allocation's last byte touches the guard (a read one element past a tensor faults)", async () => {
-    const p = await placed(['--exact-placement']);
+  test("--device-exact-placement: a device allocation's last byte touches the guard (a read one element past a tensor faults)", async () => {
+    const p = await placed(['--device-exact-placement']);
     assert.equal(p.granule - p.offset - p.bytes, 0, JSON.stringify(p));
+  });
+
+  test('--exact-placement (host byte buffers only) leaves device allocations aligned', async () => {
+    const p = await placed(['--exact-placement']);
+    assert.equal(p.offset % 16, 0, JSON.stringify(p));
+    assert.equal(p.granule - p.offset - p.bytes, 12, JSON.stringify(p));
   });
 
   test('--mode head: the allocation starts right after the guard', async () => {

@@ -1,5 +1,5 @@
-// exactPlacement: JS buffers with 1-byte elements placed byte-exact (their
-// last byte against the guard page), so a native read 1-3 bytes past a
+// exactPlacement (on by default): JS buffers with 1-byte elements placed
+// byte-exact (their last byte against the guard page), so a native read 1-3 bytes past a
 // Buffer (a truncated UTF-8 lead byte at its end) faults at the read
 // instead of landing in the alignment gap, where reads damage no canary.
 // Wider typed arrays keep the alignment.
@@ -49,14 +49,14 @@ describe('a native read 1-3 bytes past a Buffer (node:test, mate-node-test)', { 
       env: { UTF8_TAIL_ADDON: addon() },
     });
 
-  test('by default it lands in the alignment gap: the test passes, nothing is reported', async () => {
-    const r = await go([]);
+  test('--no-guard-exact-placement: it lands in the alignment gap: the test passes, nothing is reported', async () => {
+    const r = await go(['--no-guard-exact-placement']);
     assert.equal(r.code, 0, r.output);
     assert.doesNotMatch(r.output, /==mate-guard== ERROR/);
   });
 
-  test('--guard-exact-placement: heap-buffer-overflow on READ 1 byte past the end, at the read, and the test fails', async () => {
-    const r = await go(['--guard-exact-placement']);
+  test('by default (exact placement on): heap-buffer-overflow on READ 1 byte past the end, at the read, and the test fails', async () => {
+    const r = await go([]);
     assert.notEqual(r.code, 0, r.output);
     const lines = reportLines(r.output);
     assert.match(
@@ -76,9 +76,9 @@ describe('a native read 1-3 bytes past a Buffer (node:test, mate-node-test)', { 
   });
 });
 
-test('exactPlacement places 1-byte-element buffers byte-exact and leaves wider typed arrays aligned', async () => {
+test('exactPlacement (the default) places 1-byte-element buffers byte-exact and leaves wider typed arrays aligned', async () => {
   const script = 'new Uint8Array(13); Buffer.alloc(13); new Float64Array(3); new ArrayBuffer(13);';
-  const r = await guardRun(['--exact-placement', '--log-allocations'], ['-e', script]);
+  const r = await guardRun(['--log-allocations'], ['-e', script]);
   assert.equal(r.code, 0, r.output);
   const ptrs = [...r.stderr.matchAll(/^\[mate-guard\] alloc #\d+ ptr=0x([0-9a-f]+) requested=(\d+) /gm)].map((m) => [
     Number(BigInt(`0x${m[1]}`) % 16n),
@@ -94,4 +94,14 @@ test('exactPlacement places 1-byte-element buffers byte-exact and leaves wider t
     ],
     r.stderr,
   );
+});
+
+test('--no-exact-placement keeps every JS buffer at the alignment (16)', async () => {
+  const script = 'new Uint8Array(13); Buffer.alloc(13);';
+  const r = await guardRun(['--no-exact-placement', '--log-allocations'], ['-e', script]);
+  assert.equal(r.code, 0, r.output);
+  const mods = [...r.stderr.matchAll(/^\[mate-guard\] alloc #\d+ ptr=0x([0-9a-f]+) requested=13 /gm)].map((m) =>
+    Number(BigInt(`0x${m[1]}`) % 16n),
+  );
+  assert.deepEqual(mods, [0, 0], r.stderr);
 });

@@ -22,7 +22,7 @@ const UID = process.getuid();
 /** A node script that installs the guard allocator alone; `bad`: it damages a canary (reported at exit). */
 const script = (bad) => `const { installGuardAllocator } = require(${JSON.stringify(CORE)});
 installGuardAllocator();
-const buf = Buffer.alloc(13);
+const buf = Buffer.from(new ArrayBuffer(13)); // an ArrayBuffer keeps the alignment gap: canary damage, not a fault
 ${bad ? `require(${JSON.stringify(ADDON)}).writeAt(buf, buf.length + 1, 0x7a);` : ''}
 console.log('done');
 `;

@@ -24,7 +24,7 @@ for ((r = 1; r <= rounds; r++)); do
       guard-notrack) g+=(--no-track-launches) ;;
       guard-emptycb) e=(MATE_GUARD_CUPTI_EMPTY=1) ;;
       guard-nostacks) g+=(--no-capture-stacks) ;;
-      guard-exact) g+=(--exact-placement) ;;
+      guard-exact) g+=(--device-exact-placement) ;;
       *) echo "unknown variant $v" >&2; exit 2 ;;
     esac
     out=$(env "${e[@]}" MATE_GUARD_CUDA_STATS=1 "$PY" "${g[@]}" "$STEPS" "$steps" 2>&1)

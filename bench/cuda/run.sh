@@ -10,7 +10,7 @@
 # (--no-track-launches), guard-nostacks (--no-capture-stacks: tracking
 # without Python call sites), guard-emptycb (tracking subscribed, its
 # callbacks returning at once: CUPTI's own cost), guard-strict (--cuda-quarantine strict
-# --sync-on-free), guard-exact (--exact-placement: device allocations
+# --sync-on-free), guard-exact (--device-exact-placement: device allocations
 # byte-exact; whether PyTorch's kernels run with it decides that setting's
 # default), nocache (PYTORCH_NO_CUDA_MEMORY_CACHING=1), and once
 # compute-sanitizer memcheck with no caching. VARIANTS="caching guard ..."
@@ -57,7 +57,7 @@ for ((rep = 0; rep < REPS; rep++)); do
       guard-nostacks) out=$(guard --no-capture-stacks) ;;
       guard-emptycb) out=$(MATE_GUARD_CUPTI_EMPTY=1 guard) ;;
       guard-strict) out=$(guard --cuda-quarantine strict --sync-on-free) ;;
-      guard-exact) out=$(guard --exact-placement) ;;
+      guard-exact) out=$(guard --device-exact-placement) ;;
     esac
     t=$(grep -o 'in [0-9.]* s' <<<"$out" | grep -o '[0-9.]*')
     [ -n "$t" ] || { echo "$v failed:"; echo "$out" | tail -20; }

@@ -10,7 +10,7 @@ for shape in absmax_store_past dequant_write_past bf16_read_one_past; do
     case $variant in
       plain) cmd=(python bench/detection/device/shapes.py "$shape") ;;
       guarded) cmd=($MATE -- python bench/detection/device/shapes.py "$shape") ;;
-      exact) cmd=($MATE --exact-placement -- python bench/detection/device/shapes.py "$shape") ;;
+      exact) cmd=($MATE --device-exact-placement -- python bench/detection/device/shapes.py "$shape") ;;
     esac
     out=$("${cmd[@]}" 2>&1); rc=$?
     first=$(printf '%s\n' "$out" | grep -m1 '==mate-guard== ERROR' || printf '%s\n' "$out" | grep -m1 "^done $shape" || echo '-')

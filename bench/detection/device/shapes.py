@@ -8,7 +8,7 @@ bad access lands in its slack). Run one shape per process:
 
     python bench/detection/device/shapes.py <shape>            # plain: prints "done <shape>"
     mate guard-run --device cuda -- python bench/detection/device/shapes.py <shape>
-    mate guard-run --device cuda --exact-placement -- python bench/detection/device/shapes.py <shape>
+    mate guard-run --device cuda --device-exact-placement -- python bench/detection/device/shapes.py <shape>
 
 or all of them, scored: `bash bench/detection/device/score.sh`. Needs torch
 and triton on a CUDA machine; the simulated driver runs no kernels.

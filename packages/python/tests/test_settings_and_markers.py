@@ -101,15 +101,20 @@ def test_placement():
 """
 
 
-def test_exact_placement_puts_a_device_allocations_last_byte_against_the_guard(project):
+def test_device_exact_placement_puts_a_device_allocations_last_byte_against_the_guard(project):
     project.write('test_placement.py', PLACEMENT)
     plain = project.pytest(['--guard-alloc', '-s'])
     assert plain.code == 0, plain
     assert re.search(r'placement: start%16=0 end%16=4 end%4096=[1-9]', plain.stdout), (
         plain
     )  # aligned: a 12-byte gap after the end
-    exact = project.pytest(['--guard-alloc', '--guard-exact-placement', '-s'])
+    exact = project.pytest(['--guard-alloc', '--guard-device-exact-placement', '-s'])
     assert exact.code == 0, exact
     assert 'placement: start%16=12 end%16=0 end%4096=0' in exact.stdout, exact
-    env = project.pytest(['--guard-alloc', '-s'], env={'MATE_PYTEST_GUARD_EXACT_PLACEMENT': '1'})
+    env = project.pytest(['--guard-alloc', '-s'], env={'MATE_PYTEST_GUARD_DEVICE_EXACT_PLACEMENT': '1'})
     assert 'placement: start%16=12 end%16=0 end%4096=0' in env.stdout, env
+    host_only = project.pytest(['--guard-alloc', '--guard-exact-placement', '-s'])
+    assert host_only.code == 0, host_only
+    assert re.search(r'placement: start%16=0 end%16=4 end%4096=[1-9]', host_only.stdout), (
+        host_only
+    )  # host exact placement leaves device allocations aligned

@@ -137,11 +137,21 @@ export const SETTINGS = [
     key: 'exactPlacement',
     name: 'exact-placement',
     value: booleanValue,
-    default: false,
+    default: true,
     description:
-      "Tail mode: place JS buffers with 1-byte elements (Buffer, Uint8Array, Int8Array, Uint8ClampedArray) and CUDA device allocations (Node and Python) byte-exact, their last byte against the guard whatever `alignment` says, so code reading past the end (a truncated UTF-8 lead byte at a buffer's end, a kernel reading one element past a tensor) faults at once: a read damages no canary, so the alignment gap alone never shows it. Other JS buffers (ArrayBuffer, wider typed arrays) keep `alignment`; device code that needs aligned pointers (vectorized loads) may fail with it. Off by default: the third-party suites measured with it on ran clean at no measurable cost on the host, but its device half is not measured yet (bench/README.md).",
+      "Tail mode: place JS buffers with 1-byte elements (Buffer, Uint8Array, Int8Array, Uint8ClampedArray) byte-exact, their last byte against the guard whatever `alignment` says, so code reading past the end (a truncated UTF-8 lead byte at a buffer's end) faults at once: a read damages no canary, so the alignment gap alone never shows it. Other JS buffers (ArrayBuffer, wider typed arrays) keep `alignment`. On by default: eight third-party addon suites ran with it as without it (no report, CPU 0.94-1.04x, bench/README.md), and Node's own Buffer pool hands out only 8-byte-aligned slices; a native library that assumes 8- or 16-byte alignment of Buffer data may fail with it: turn it off (`--no-guard-exact-placement`). Device allocations: deviceExactPlacement.",
     surfaces: { runner: true, guardRun: true, api: true, python: true },
     native: { field: 'exact_placement', ctype: 'bool' },
+  }),
+  row({
+    key: 'deviceExactPlacement',
+    name: 'device-exact-placement',
+    value: booleanValue,
+    default: false,
+    description:
+      "Tail mode: place CUDA device allocations (Node and Python) byte-exact, their last byte against the guard whatever `alignment` says, so a kernel reading one element past a tensor faults at once. Off by default: it breaks the CUDA API's 256-byte alignment promise, so a kernel with vector loads (float4, ld.global.v4) on a tensor whose size is not a multiple of 16 faults with a misaligned address, a false failure (PyTorch checks alignment before vectorizing: its loop ran clean with it, bench/README.md).",
+    surfaces: { runner: true, guardRun: true, api: true, python: true },
+    native: { field: 'device_exact_placement', ctype: 'bool' },
   }),
   row({
     key: 'rerun',

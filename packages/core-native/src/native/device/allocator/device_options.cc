@@ -7,9 +7,9 @@ DeviceConfig DeviceConfigFrom(const Options& o, bool sync_on_free_default) {
   DeviceConfig c;
   c.settings = o;  // every setting as given: a new one needs no line here
   c.tail_mode = o.mode == Mode::kTail;
-  // exactPlacement: every device allocation's last byte against the guard
-  // granule (a kernel reading one element past a tensor faults).
-  c.alignment = o.exact_placement && c.tail_mode ? 1 : o.alignment;
+  // deviceExactPlacement: every device allocation's last byte against the
+  // guard granule (a kernel reading one element past a tensor faults).
+  c.alignment = o.device_exact_placement && c.tail_mode ? 1 : o.alignment;
   c.sync_on_free = TristateOr(o.sync_on_free, sync_on_free_default);
   c.quarantine_max_bytes = QuarantineBytes(o, kDeviceQuarantineBytes);
   c.recycle_when_behind = o.cuda_quarantine != CudaQuarantine::kStrict;
