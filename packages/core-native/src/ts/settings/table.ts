@@ -140,7 +140,7 @@ export const SETTINGS = [
     default: true,
     description:
       "Tail mode: place JS buffers with 1-byte elements (Buffer, Uint8Array, Int8Array, Uint8ClampedArray) byte-exact, their last byte against the guard whatever `alignment` says, so code reading past the end (a truncated UTF-8 lead byte at a buffer's end) faults at once: a read damages no canary, so the alignment gap alone never shows it. Other JS buffers (ArrayBuffer, wider typed arrays) keep `alignment`. On by default: eight third-party addon suites ran with it as without it (no report, CPU 0.94-1.04x, bench/README.md), and Node's own Buffer pool hands out only 8-byte-aligned slices; a native library that assumes 8- or 16-byte alignment of Buffer data may fail with it: turn it off (`--no-guard-exact-placement`). Device allocations: deviceExactPlacement.",
-    surfaces: { runner: true, guardRun: true, api: true, python: true },
+    surfaces: { runner: true, guardRun: true, api: true },
     native: { field: 'exact_placement', ctype: 'bool' },
   }),
   row({
