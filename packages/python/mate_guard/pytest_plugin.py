@@ -589,7 +589,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     # An xdist worker runs this hook too, into output nobody sees: the summary
     # and the one-step reruns are the controller's (a worker's rerun would
     # start its own workers and count as violations and processes of the run).
-    if _guard is None or hasattr(config, 'workerinput'):
+    if _guard is None or _xdist_worker(config):
         return
     tr = terminalreporter
     total = _run_summary(config)
