@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { before, describe, test } from 'node:test';
 
-import { LIB } from './helpers/python.mjs';
+import { buildExtension, LIB } from './helpers/python.mjs';
 import { ROOT, run } from './helpers/run.mjs';
 
 const FIX = path.join(ROOT, 'test', 'fixtures', 'python-foreign');
@@ -30,18 +30,7 @@ describe('pytest: a write after an extension frees memory libc allocated', { ski
   let dir;
   before(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-foreign-'));
-    const includes = execFileSync('python3-config', ['--includes'], { encoding: 'utf8' }).trim().split(/\s+/);
-    const suffix = execFileSync('python3-config', ['--extension-suffix'], { encoding: 'utf8' }).trim();
-    execFileSync('cc', [
-      '-shared',
-      '-fPIC',
-      '-O0',
-      '-g',
-      ...includes,
-      path.join(FIX, '_fext.c'),
-      '-o',
-      path.join(dir, `_fext${suffix}`),
-    ]);
+    buildExtension(path.join(FIX, '_fext.c'), dir, '_fext');
     fs.copyFileSync(path.join(FIX, 'test_foreign.py'), path.join(dir, 'test_foreign.py'));
   });
   const pytest = (args) =>

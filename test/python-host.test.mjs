@@ -12,7 +12,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { before, describe, test } from 'node:test';
 
-import { LIB } from './helpers/python.mjs';
+import { buildExtension, LIB } from './helpers/python.mjs';
 import { ROOT, run } from './helpers/run.mjs';
 
 const FIX = path.join(ROOT, 'test', 'fixtures', 'python-host');
@@ -83,18 +83,7 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
   let dir, beforeDir;
   before(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-'));
-    const includes = execFileSync('python3-config', ['--includes'], { encoding: 'utf8' }).trim().split(/\s+/);
-    const suffix = execFileSync('python3-config', ['--extension-suffix'], { encoding: 'utf8' }).trim();
-    execFileSync('cc', [
-      '-shared',
-      '-fPIC',
-      '-O0',
-      '-g',
-      ...includes,
-      path.join(FIX, 'badext.c'),
-      '-o',
-      path.join(dir, `_badext${suffix}`),
-    ]);
+    buildExtension(path.join(FIX, 'badext.c'), dir, '_badext');
     for (const f of ['test_arrays.py', 'script_bugs.py']) fs.copyFileSync(path.join(FIX, f), path.join(dir, f));
     beforeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-before-')); // its own: its conftest makes arrays
     fs.cpSync(path.join(FIX, 'before'), beforeDir, { recursive: true });

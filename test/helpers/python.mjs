@@ -23,6 +23,13 @@ export function noPython() {
   return fs.existsSync(LIB) ? false : 'libmate_guard_cuda.so is not built';
 }
 
+/** A C extension module built from `source` into `dir` as `<name><python3's extension suffix>` with the system compiler. */
+export function buildExtension(source, dir, name) {
+  const includes = execFileSync('python3-config', ['--includes'], { encoding: 'utf8' }).trim().split(/\s+/);
+  const suffix = execFileSync('python3-config', ['--extension-suffix'], { encoding: 'utf8' }).trim();
+  execFileSync('cc', ['-shared', '-fPIC', '-O0', '-g', ...includes, source, '-o', path.join(dir, `${name}${suffix}`)]);
+}
+
 /** The wheel, built into `dir`; its path. */
 export function buildWheel(dir) {
   return execFileSync('python3', [path.join(PYTHON_PKG, 'backend', 'mate_guard_backend.py'), '--out', dir], {
