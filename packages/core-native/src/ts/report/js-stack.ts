@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { ownPackages } from '../own-packages';
+import { type OwnPackage, ownPackages } from '../own-packages';
 
 /** Packages whose frames are machinery whatever the runner, matched as `/node_modules/<name>/`: mate-guard's own and Node's source-map hook. The runners' are their adapters' (package.json `mateGuard.stackRoots`). */
 const CORE_STACK_ROOTS: readonly string[] = ['@mate-guard/*', 'source-map-support'];
@@ -112,10 +112,21 @@ function realDir(dir: string): string | undefined {
 
 const coreRoot = path.resolve(__dirname, '..', '..');
 const packagesByCwd = new Map<string, string[]>();
+const installedByCwd = new Map<string, OwnPackage[]>();
+
+/** mate-guard's packages installed beside core and above `cwd`: one walk per cwd (the stack roots and the drop dirs both read it). */
+function installed(cwd: string): OwnPackage[] {
+  let found = installedByCwd.get(cwd);
+  if (!found) {
+    found = ownPackages([coreRoot, cwd]);
+    installedByCwd.set(cwd, found);
+  }
+  return found;
+}
 
 /** The runner adapters' stack roots: of the runner packages installed here and above `cwd` (each package's `mateGuard.stackRoots`). */
 function adapterStackRoots(cwd: string): string[] {
-  return [...new Set(ownPackages([coreRoot, cwd]).flatMap((p) => p.stackRoots))];
+  return [...new Set(installed(cwd).flatMap((p) => p.stackRoots))];
 }
 
 /**
@@ -144,7 +155,7 @@ export function defaultDropDirs(cwd: string = process.cwd()): string[] {
   const dirs = new Set<string>();
   const own = realDir(coreRoot);
   if (own) dirs.add(own);
-  for (const p of ownPackages([coreRoot, cwd])) dirs.add(p.dir);
+  for (const p of installed(cwd)) dirs.add(p.dir);
   for (const name of adapterStackRoots(cwd).filter((r) => !r.includes('*'))) {
     for (const from of [coreRoot, cwd]) {
       try {
