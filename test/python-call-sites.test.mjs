@@ -14,7 +14,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { before, describe, test } from 'node:test';
 
-import { LIB } from './helpers/python.mjs';
+import { buildExtension, LIB } from './helpers/python.mjs';
 import { ROOT, run } from './helpers/run.mjs';
 import { buildFakeDriver, noGxx } from './helpers/sim.mjs';
 
@@ -136,5 +136,40 @@ describe('Python call sites of a torch.compile-shaped launch', { skip: why() }, 
       /triton_poi_fused_index_0 \(launch 1 on the default stream\)\n==mate-guard== {5}launched at gather \(\S*script_compiled\.py:16\)\n==mate-guard== {5}through torch\.compile's generated code at call \(\S*torchinductor_u\/ab\/cabcdef\.py:3\), called from main \(\S*script_compiled\.py:21\)\n/,
       r.output,
     );
+  });
+});
+
+describe('Python call sites on a thread with a Python thread state that runs no Python (autograd-shaped)', {
+  skip: why(),
+}, () => {
+  test("its allocations while it runs C with the GIL released get no call site without taking the GIL back, and the Python it then runs (a custom backward) is named in that code's report", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-sites-backward-'));
+    fs.cpSync(FIX, dir, { recursive: true });
+    fs.copyFileSync(
+      path.join(ROOT, 'test', 'fixtures', 'python', 'cabi.py'),
+      path.join(dir, 'site-packages', 'cabi.py'),
+    );
+    buildExtension(path.join(dir, 'backward_thread.c'), dir, 'backward_thread');
+    const fake = buildFakeDriver('mate-sim-sites-backward-');
+    const r = await run('python3', ['-m', 'mate_guard', 'script_backward_thread.py'], {
+      cwd: dir,
+      timeout: 60_000,
+      env: {
+        PYTHONPATH: [path.join(ROOT, 'packages', 'python'), dir, path.join(dir, 'site-packages')].join(':'),
+        MATE_GUARD_CUDA_DRIVER: fake,
+        MATE_GUARD_CUPTI: fake,
+        MATE_GUARD_CUDA_STATS: '1',
+        MATE_GUARD_REPORT_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-sites-reports-')),
+      },
+    });
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.stderr, /ERROR: canary-corruption: 4 bytes past the end of allocation #\d+ \(100 bytes/, r.output);
+    assert.match(
+      r.stderr,
+      /allocated at:\n==mate-guard== {3}at backward \(\S*script_backward_thread\.py:21\)\n/,
+      r.output,
+    );
+    // 50 allocations and 50 frees on the thread while it ran no Python.
+    assert.match(r.stderr, /no frame 100, 100 of them without the GIL\)/, r.output);
   });
 });

@@ -11,6 +11,7 @@
 
 #include "core/stack_store.h"
 #include "device/driver/now.h"
+#include "device/embed/python_frame_field.h"
 #include "device/embed/python_user_code.h"
 
 namespace mate {
@@ -47,6 +48,7 @@ struct PyApi {
   void (*Err_Clear)();
   void* (*Sys_GetObject)(const char*);              // optional: for the stdlib's folder
   void* (*Dict_GetItemString)(void*, const char*);  // optional: same
+  void* (*ThreadState_Get)();                       // optional: to learn where frames are kept
 };
 
 const PyApi* Api() {
@@ -71,6 +73,7 @@ const PyApi* Api() {
     api.Err_Clear = reinterpret_cast<void (*)()>(sym("PyErr_Clear"));
     api.Sys_GetObject = reinterpret_cast<void* (*)(const char*)>(sym("PySys_GetObject"));
     api.Dict_GetItemString = reinterpret_cast<void* (*)(void*, const char*)>(sym("PyDict_GetItemString"));
+    api.ThreadState_Get = reinterpret_cast<void* (*)()>(sym("PyThreadState_Get"));
     bool all = api.IsInitialized && api.GILState_Check && api.GILState_GetThisThreadState && api.GILState_Ensure &&
                api.GILState_Release && api.Eval_GetFrame && api.Frame_GetCode && api.Frame_GetLineNumber &&
                api.Frame_GetBack && api.Object_GetAttrString && api.Unicode_AsUTF8 && api.IncRef && api.DecRef &&
@@ -205,9 +208,19 @@ uint32_t CapturePythonStackUpTo(int max_frames) {
   } else {
     // PyTorch's ops and Triton's launcher release the GIL around the C++ call
     // that allocates or launches: take it back for the walk (this thread's
-    // frames can't change meanwhile). A thread Python never ran on (autograd's
-    // backward threads) has no frames: none.
-    if (py->GILState_GetThisThreadState() == nullptr) return 0;
+    // frames can't change meanwhile). A thread Python never ran on has no
+    // frames: none. Nor has one that holds a thread state but runs no Python
+    // now (autograd's backward threads): told without the GIL where the
+    // field that says so has been learnt.
+    void* tstate = py->GILState_GetThisThreadState();
+    if (tstate == nullptr) return 0;
+    if (FramesOf(tstate) == ThreadFrames::kNone) {
+      Add(&g_stats.captures, 1);
+      Add(&g_stats.empty, 1);
+      Add(&g_stats.no_gil_needed, 1);
+      Add(&g_stats.ns, Clock() - t0);
+      return 0;
+    }
     int state = py->GILState_Ensure();
     Add(&g_stats.ensure_ns, Clock() - t0);
     Add(&g_stats.gil_taken, 1);
@@ -215,6 +228,7 @@ uint32_t CapturePythonStackUpTo(int max_frames) {
     py->GILState_Release(state);
   }
   Add(&g_stats.captures, 1);
+  if (id == 0) Add(&g_stats.empty, 1);
   Add(&g_stats.ns, Clock() - t0);
   return id;
 }
@@ -224,6 +238,8 @@ PythonSiteStats GetPythonSiteStats() {
   for (auto [to, from] : {std::pair{&s.captures, &g_stats.captures},
                           {&s.gil_taken, &g_stats.gil_taken},
                           {&s.new_stacks, &g_stats.new_stacks},
+                          {&s.empty, &g_stats.empty},
+                          {&s.no_gil_needed, &g_stats.no_gil_needed},
                           {&s.ns, &g_stats.ns},
                           {&s.ensure_ns, &g_stats.ensure_ns}})
     *to = __atomic_load_n(from, __ATOMIC_RELAXED);
@@ -245,6 +261,7 @@ namespace {
 uint32_t Capture(const PyApi* py, int max_frames) {
   void* frame = py->Eval_GetFrame();  // borrowed
   if (frame == nullptr) return 0;
+  if (py->ThreadState_Get) LearnFrameField(py->ThreadState_Get(), frame, py->Frame_GetLasti != nullptr);
   void* codes[kFrames];
   void* frames[kFrames];  // kept (one reference each) until the lines are known
   int pos[kFrames];

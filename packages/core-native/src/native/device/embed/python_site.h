@@ -31,11 +31,13 @@ void SetPythonStacks(bool on);  // off at shutdown, and with captureStacks off
 
 // What call sites cost, for tuning (MATE_GUARD_CUDA_STATS, bench/cuda).
 struct PythonSiteStats {
-  uint64_t captures = 0;    // stacks taken
-  uint64_t gil_taken = 0;   // ... of which took the GIL back
-  uint64_t new_stacks = 0;  // ... of which were not seen before (lines worked out)
-  uint64_t ns = 0;          // in CapturePythonStack, all of it
-  uint64_t ensure_ns = 0;   // ... of which waiting to take the GIL back
+  uint64_t captures = 0;       // stacks taken
+  uint64_t gil_taken = 0;      // ... of which took the GIL back
+  uint64_t new_stacks = 0;     // ... of which were not seen before (lines worked out)
+  uint64_t empty = 0;          // ... of which found no Python frame on the thread
+  uint64_t no_gil_needed = 0;  // ... of which without taking the GIL back (python_frame_field.h)
+  uint64_t ns = 0;             // in CapturePythonStack, all of it
+  uint64_t ensure_ns = 0;      // ... of which waiting to take the GIL back
 };
 PythonSiteStats GetPythonSiteStats();
 
