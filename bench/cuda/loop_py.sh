@@ -4,8 +4,11 @@
 # against the guard with launch tracking on (default), off, with CUPTI
 # subscribed and every callback returning at once (its mechanism's floor),
 # and tracking without Python call sites; VARIANTS may add guard-exact
-# (device allocations placed byte-exact against the guard). Variants alternate in each round;
-# prints the in-loop seconds of each round and medians.
+# (device allocations placed byte-exact against the guard) and guard-base
+# (the guard from another library, BASE_LIB=<libmate_guard_cuda.so>: a
+# change's before and after in one run). Variants alternate in each round;
+# prints the in-loop seconds of each round, medians, and the median of the
+# per-round ratios to caching.
 #   bench/cuda/loop_py.sh [rounds] [steps] [transformer_steps.py]
 # PY: a python with torch and the mate_guard package. Needs a GPU.
 set -u
@@ -25,6 +28,7 @@ for ((r = 1; r <= rounds; r++)); do
       guard-emptycb) e=(MATE_GUARD_CUPTI_EMPTY=1) ;;
       guard-nostacks) g+=(--no-capture-stacks) ;;
       guard-exact) g+=(--device-exact-placement) ;;
+      guard-base) e=(MATE_GUARD_CUDA_LIBRARY="${BASE_LIB:?BASE_LIB=<libmate_guard_cuda.so> for guard-base}") ;;
       *) echo "unknown variant $v" >&2; exit 2 ;;
     esac
     out=$(env "${e[@]}" MATE_GUARD_CUDA_STATS=1 "$PY" "${g[@]}" "$STEPS" "$steps" 2>&1)
@@ -38,5 +42,8 @@ med() { tr ' ' '\n' <<<"$1" | grep -E '^[0-9.]+$' | sort -g | awk '{a[NR]=$1} EN
 c=$(med "${times[caching]:-}")
 for v in "${variants[@]}"; do
   m=$(med "${times[$v]}")
-  echo "| $v |${times[$v]} | $m | $(awk -v a="$m" -v b="$c" 'BEGIN { if (b > 0) printf "%.2fx", a / b }') |"
+  # And the median of the rounds' own ratios (each round's variants ran back to back).
+  pr=$(paste -d' ' <(tr ' ' '\n' <<<"${times[$v]}" | grep .) <(tr ' ' '\n' <<<"${times[caching]:-}" | grep .) |
+    awk '$2 > 0 { print $1 / $2 }' | sort -g | awk '{a[NR]=$1} END { if (NR) printf "%.2fx", a[int((NR+1)/2)] }')
+  echo "| $v |${times[$v]} | $m | $(awk -v a="$m" -v b="$c" 'BEGIN { if (b > 0) printf "%.2fx", a / b }') | $pr |"
 done
