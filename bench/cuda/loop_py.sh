@@ -6,7 +6,8 @@
 # and tracking without Python call sites; VARIANTS may add guard-exact
 # (device allocations placed byte-exact against the guard) and guard-base
 # (the guard from another library, BASE_LIB=<libmate_guard_cuda.so>: a
-# change's before and after in one run). Variants alternate in each round;
+# change's before and after in one run). Variants alternate in each round,
+# each round starting one variant further on;
 # prints the in-loop seconds of each round, medians, and the median of the
 # per-round ratios to caching.
 #   bench/cuda/loop_py.sh [rounds] [steps] [transformer_steps.py]
@@ -18,8 +19,11 @@ STEPS=${3:-$here/../../../shared/bench-cuda/transformer_steps.py}
 PY=${PY:-python3}
 read -r -a variants <<<"${VARIANTS:-caching guard guard-notrack guard-emptycb guard-nostacks}"
 declare -A times
+n=${#variants[@]}
 for ((r = 1; r <= rounds; r++)); do
-  for v in "${variants[@]}"; do
+  # Each round starts one variant further on: no variant always runs right after another.
+  for ((k = 0; k < n; k++)); do
+    v=${variants[$(((k + r - 1) % n))]}
     g=(-m mate_guard); e=()
     case $v in
       caching) g=() ;;
