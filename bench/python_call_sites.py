@@ -46,6 +46,7 @@ def build(site, out):
         site,
         os.path.join(NATIVE, 'device', 'embed', 'python_user_code.cc'),
         os.path.join(NATIVE, 'device', 'embed', 'python_frame_field.cc'),
+        os.path.join(NATIVE, 'platform', 'linux', 'thread_stack_linux.cc'),
         os.path.join(NATIVE, 'core', 'stack_store.cc'),
         os.path.join(ROOT, 'bench', 'python_call_sites_shim.cc'),
     ]

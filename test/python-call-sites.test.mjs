@@ -20,6 +20,14 @@ import { buildFakeDriver, noGxx } from './helpers/sim.mjs';
 
 const FIX = path.join(ROOT, 'test', 'fixtures', 'python-sites');
 
+/** The fixture folder, copied fresh, with cabi.py among its installed-style packages. */
+function fixtureCopy(prefix) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  fs.cpSync(FIX, dir, { recursive: true });
+  fs.copyFileSync(path.join(ROOT, 'test', 'fixtures', 'python', 'cabi.py'), path.join(dir, 'site-packages', 'cabi.py'));
+  return dir;
+}
+
 function why() {
   try {
     execFileSync(
@@ -40,12 +48,7 @@ describe('Python call sites under a deep library stack', { skip: why() }, () => 
   let r;
   const section = (name) => r.stdout.split(new RegExp(`_+ ${name} _+`))[1]?.split(/\n_{5,} /)[0] ?? '';
   before(async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-sites-'));
-    fs.cpSync(FIX, dir, { recursive: true });
-    fs.copyFileSync(
-      path.join(ROOT, 'test', 'fixtures', 'python', 'cabi.py'),
-      path.join(dir, 'site-packages', 'cabi.py'),
-    );
+    const dir = fixtureCopy('mate-py-sites-');
     const fake = buildFakeDriver('mate-sim-sites-');
     r = await run(
       'python3',
@@ -112,12 +115,7 @@ describe('Python call sites under a deep library stack', { skip: why() }, () => 
 
 describe('Python call sites of a torch.compile-shaped launch', { skip: why() }, () => {
   test('a kernel launched from generated code, 7 torch frames below the compiled function and 7 more below its caller: the report names the function, the generated code and the caller', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-sites-compiled-'));
-    fs.cpSync(FIX, dir, { recursive: true });
-    fs.copyFileSync(
-      path.join(ROOT, 'test', 'fixtures', 'python', 'cabi.py'),
-      path.join(dir, 'site-packages', 'cabi.py'),
-    );
+    const dir = fixtureCopy('mate-py-sites-compiled-');
     const fake = buildFakeDriver('mate-sim-sites-compiled-');
     const r = await run('python3', ['-m', 'mate_guard', 'script_compiled.py'], {
       cwd: dir,
@@ -143,12 +141,7 @@ describe('Python call sites on a thread with a Python thread state that runs no 
   skip: why(),
 }, () => {
   test("its allocations while it runs C with the GIL released get no call site without taking the GIL back, and the Python it then runs (a custom backward) is named in that code's report", async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-sites-backward-'));
-    fs.cpSync(FIX, dir, { recursive: true });
-    fs.copyFileSync(
-      path.join(ROOT, 'test', 'fixtures', 'python', 'cabi.py'),
-      path.join(dir, 'site-packages', 'cabi.py'),
-    );
+    const dir = fixtureCopy('mate-py-sites-backward-');
     buildExtension(path.join(dir, 'backward_thread.c'), dir, 'backward_thread');
     const fake = buildFakeDriver('mate-sim-sites-backward-');
     const r = await run('python3', ['-m', 'mate_guard', 'script_backward_thread.py'], {

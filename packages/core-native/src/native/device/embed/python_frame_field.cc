@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "platform/thread_stack.h"
+
 namespace mate {
 namespace device {
 
@@ -33,22 +35,10 @@ pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 
 uint32_t Encode(const Place& p) { return 1 + static_cast<uint32_t>(p.offset) * 64 + static_cast<uint32_t>(p.via + 1); }
 
-bool ThreadStack(uintptr_t* lo, uintptr_t* hi) {
-  pthread_attr_t attr;
-  if (pthread_getattr_np(pthread_self(), &attr) != 0) return false;
-  void* base = nullptr;
-  size_t size = 0;
-  bool ok = pthread_attr_getstack(&attr, &base, &size) == 0;
-  pthread_attr_destroy(&attr);
-  *lo = reinterpret_cast<uintptr_t>(base);
-  *hi = *lo + size;
-  return ok && size > 0;
-}
-
 // The one place in `tstate` that holds `target`; none where there are none or several.
 bool FindPlace(const void* tstate, const void* target, Place* out) {
   uintptr_t lo, hi;
-  if (!ThreadStack(&lo, &hi)) return false;
+  if (!platform::CurrentThreadStack(&lo, &hi)) return false;
   // The interpreter's C frames are older than this one: above it, where the stack is mapped.
   lo = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
   const char* ts = static_cast<const char*>(tstate);

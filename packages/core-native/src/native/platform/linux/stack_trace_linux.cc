@@ -5,6 +5,7 @@
 #include <unwind.h>
 
 #include "platform/linux/cfi_rules.h"
+#include "platform/thread_stack.h"
 
 namespace mate {
 namespace platform {
@@ -63,17 +64,12 @@ thread_local ThreadRules t_rules;
 
 bool InitThreadRules(ThreadRules* t) {
   t->tried = true;
-  pthread_attr_t attr;
-  if (pthread_getattr_np(pthread_self(), &attr) != 0) return false;
-  void* addr = nullptr;
-  size_t size = 0;
-  bool ok = pthread_attr_getstack(&attr, &addr, &size) == 0;
-  pthread_attr_destroy(&attr);
-  if (!ok) return false;
+  uintptr_t lo, hi;
+  if (!CurrentThreadStack(&lo, &hi)) return false;
   void* p = mmap(nullptr, sizeof(RuleSlot) * kRuleSlots, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return false;
   t->table = static_cast<RuleSlot*>(p);
-  t->stack_hi = reinterpret_cast<uintptr_t>(addr) + size;
+  t->stack_hi = hi;
   return true;
 }
 
