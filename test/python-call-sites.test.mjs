@@ -162,6 +162,12 @@ describe('Python call sites on a thread with a Python thread state that runs no 
       /allocated at:\n==mate-guard== {3}at backward \(\S*script_backward_thread\.py:21\)\n/,
       r.output,
     );
+    // The hint gives a Python user's flags.
+    assert.match(
+      r.stderr,
+      /hint: the write landed in the alignment gap \(alignment 16\): rerun byte-exact to fault at the first bad access \(alignment 1: --guard-alignment=1 for pytest and python -m mate_guard, --alignment 1 for mate guard-run\)\n/,
+      r.output,
+    );
     // 50 allocations and 50 frees on the thread while it ran no Python.
     assert.match(r.stderr, /no frame 100, 100 of them without the GIL\)/, r.output);
   });

@@ -157,10 +157,13 @@ std::string Hint(const JsonValue& e, const JsonValue& a) {
              ", mate guard-run --native-exact-size " + size + ", or installGuardAllocator({ nativeExactSize: " + size +
              " }))";
     }
+    // A Python process's flags: its users have no installGuardAllocator.
+    const char* how =
+        IsPythonStack(a["allocStack"].Str())
+            ? "--guard-alignment=1 for pytest and python -m mate_guard, --alignment 1 for mate guard-run"
+            : "--guard-alignment=1, mate guard-run --alignment 1, or installGuardAllocator({ alignment: 1 })";
     return "the write landed in the alignment gap (alignment " + alignment +
-           "): rerun byte-exact to fault at the first bad access (alignment 1: --guard-alignment=1, mate guard-run "
-           "--alignment 1, "
-           "or installGuardAllocator({ alignment: 1 }))";
+           "): rerun byte-exact to fault at the first bad access (alignment 1: " + how + ")";
   }
   if (a["freed"].Truthy()) {
     return a["freedBy"].Str() == "gc"
