@@ -102,9 +102,17 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
       timeout: 120_000,
     });
   const python = (args) => run('python3', args, { cwd: dir, env: env(), timeout: 60_000 });
+  // What the one-step rerun of `name` with `flags` printed in run `r`.
+  const rerunOf = (r, name, flags) => {
+    const out = r.stdout.split(
+      `[mate-guard] rerun of test_arrays.py::${name} with ${flags}, to fault at the first bad access:\n`,
+    )[1];
+    assert.ok(out, r.output);
+    return out;
+  };
   const section = (out, name) => out.split(new RegExp(`_+ ${name} _+`))[1]?.split(/\n_{5,} /)[0] ?? '';
 
-  test('pytest --guard-alloc without a GPU guards host memory and says so; clean array and heap tests pass; each planted bug fails the test that made it (heap chosen by MATE_PYTEST_GUARD_NATIVE); canary damage is rerun where it faults', async () => {
+  test("pytest --guard-alloc without a GPU guards host memory and says so; clean array and heap tests pass; each planted bug fails the test that made it (heap chosen by MATE_PYTEST_GUARD_NATIVE); canary damage (an array's, and a native block's in malloc's rounding) is rerun where it faults", async () => {
     const r = await pytest(['--guard-alloc', '-k', 'not fault'], { MATE_PYTEST_GUARD_NATIVE: '*_badext*.so' });
     assert.equal(r.code, 1, r.output);
     assert.match(r.stdout, /^test_arrays\.py \.\.\.\.F\.FFF/m, r.output);
@@ -153,18 +161,25 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
     );
     assert.doesNotMatch(r.output, /could not start/);
     // The canary damage is rerun once in head mode, where the write faults at its site.
-    const rerun = r.stdout.split(
-      '[mate-guard] rerun of test_arrays.py::test_canary_before_start with --guard-mode head, to fault at the first bad access:\n',
-    )[1];
-    assert.ok(rerun, r.output);
     assert.match(
-      rerun,
+      rerunOf(r, 'test_canary_before_start', '--guard-mode head'),
       /^==mate-guard== ERROR: heap-buffer-underflow on WRITE at 0x[0-9a-f]+: 1 byte before the start of allocation #\d+ \(100 bytes, head mode\)\n==mate-guard== test: test_arrays\.py::test_canary_before_start\n==mate-guard== access:\n==mate-guard== {3}#0 write_at .*badext\.c:25/,
+    );
+    // The extension's write into malloc's rounding (10 bytes asked, byte 12
+    // written) is rerun with that size alone placed byte-exact, and faults there.
+    assert.match(
+      rerunOf(r, 'test_heap_tail_slack', '--guard-native-exact-size 10'),
+      /^==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 3 bytes past the end of allocation #\d+ \(10 bytes, tail mode\)\n==mate-guard== test: test_arrays\.py::test_heap_tail_slack\n==mate-guard== access:\n==mate-guard== {3}#0 heap_tail_slack .*badext\.c:74/,
+    );
+    assert.match(
+      section(r.stdout, 'test_heap_tail_slack'),
+      /hint: the write landed in the gap malloc's 16-byte alignment leaves: rerun with the native heap's 10-byte allocations placed byte-exact to fault at the first bad access \(--guard-native-exact-size=10 for pytest and python -m mate_guard, --native-exact-size 10 for mate guard-run\)/,
+      "a Python user's flags",
     );
     assert.doesNotMatch(
       r.stdout,
-      /rerun of test_arrays\.py::test_(heap|free)/,
-      'no placement makes a native tail gap or a bad free fault: not rerun',
+      /rerun of test_arrays\.py::test_(heap_double|free)/,
+      'no placement makes a bad free fault: not rerun',
     );
   });
 
@@ -310,12 +325,8 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
     );
     assert.match(r.stdout, /^\[mate-guard\] [2-9] worker processes, replaced ones included$/m, r.output);
     // The workers' canary damage is rerun once by the controller, in one process, where the write faults.
-    const rerun = r.stdout.split(
-      '[mate-guard] rerun of test_arrays.py::test_canary_before_start with --guard-mode head, to fault at the first bad access:\n',
-    )[1];
-    assert.ok(rerun, r.output);
     assert.match(
-      rerun,
+      rerunOf(r, 'test_canary_before_start', '--guard-mode head'),
       /^==mate-guard== ERROR: heap-buffer-underflow on WRITE at 0x[0-9a-f]+: 1 byte before the start of allocation #\d+ \(100 bytes, head mode\)\n==mate-guard== test: test_arrays\.py::test_canary_before_start\n/,
     );
   });

@@ -1,7 +1,8 @@
 """One-step reruns under pytest: canary damage in host memory is found
 late (at the free or the test's end); the test is run once more in a
 child pytest with the placement that makes the first bad access fault
-(the opposite mode, or byte-exact placement for damage in the tail gap),
+(the opposite mode, or byte-exact placement for damage in the tail gap:
+alignment 1 for an array, the block's size alone for a native block),
 and that fault's report is shown under the original."""
 
 import json
@@ -30,7 +31,11 @@ def _plan(event):
         return ['--guard-mode', 'tail']
     if mode == 'tail' and after and a.get('backend') == 'host':
         return ['--guard-alignment', '1']  # the gap the alignment left after the end
-    return None  # a native block's tail gap: malloc's 16-byte alignment stays
+    if mode == 'tail' and after and a.get('size'):
+        # A native block's tail gap: malloc's 16-byte alignment stays for every
+        # other block; this size alone is placed byte-exact (as the Node runners' rerun).
+        return ['--guard-native-exact-size', str(a['size'])]
+    return None
 
 
 def _base_args(config):

@@ -278,7 +278,7 @@ export const SETTINGS = [
     defaultText: '0 (none)',
     description:
       "Native heap: place the chosen modules' allocations of exactly this many bytes byte-exact (tail mode: the end on the guard page), so a write into the gap malloc's 16-byte alignment leaves (1 to 15 bytes of canary) faults at once. Every other native allocation keeps malloc's 16-byte alignment whatever `alignment` says (code relies on it). The automatic rerun sets it after canary damage in such a gap; code that needs blocks of that size 16-byte aligned (SSE loads) may crash with it.",
-    surfaces: { runner: true, guardRun: true, api: true },
+    surfaces: { runner: true, guardRun: true, api: true, python: true },
     native: { field: 'native_exact_size', ctype: 'uint64_t' },
   }),
   row({

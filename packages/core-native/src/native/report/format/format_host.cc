@@ -138,6 +138,16 @@ std::string BadFreeHeadline(const JsonValue& e) {
          ", not its start";
 }
 
+// How to rerun with a setting: a Python process's users have pytest's and
+// python -m mate_guard's flag (and guard-run's), not installGuardAllocator.
+std::string RerunFlags(bool python, const std::string& flag, const std::string& value, const std::string& key) {
+  if (python)
+    return "--guard-" + flag + "=" + value + " for pytest and python -m mate_guard, --" + flag + " " + value +
+           " for mate guard-run";
+  return "--guard-" + flag + "=" + value + ", mate guard-run --" + flag + " " + value +
+         ", or installGuardAllocator({ " + key + ": " + value + " })";
+}
+
 std::string Hint(const JsonValue& e, const JsonValue& a) {
   bool tail = a["mode"].Str() == "tail";
   if (e["damage"].Truthy()) {
@@ -149,21 +159,19 @@ std::string Hint(const JsonValue& e, const JsonValue& a) {
     if (!before && !tail)
       return "canary damaged past the end in head mode: rerun with --guard-mode tail to fault at the first bad access";
     std::string size = NumText(a["size"]), alignment = NumText(a["alignment"]);
+    // A Python process: its stacks are Python's, or its runtime is a python
+    // (a native block allocated with the GIL released has no Python stack).
+    bool py = IsPythonStack(a["allocStack"].Str()) || StartsWith(Basename(e["runtime"].Str()), "python");
     if (a["backend"].Str() == "native-heap") {
       // The native heap keeps malloc's 16-byte alignment whatever `alignment` says: only this size goes byte-exact.
       return "the write landed in the gap malloc's " + alignment +
              "-byte alignment leaves: rerun with the native heap's " + size +
-             "-byte allocations placed byte-exact to fault at the first bad access (--guard-native-exact-size=" + size +
-             ", mate guard-run --native-exact-size " + size + ", or installGuardAllocator({ nativeExactSize: " + size +
-             " }))";
+             "-byte allocations placed byte-exact to fault at the first bad access (" +
+             RerunFlags(py, "native-exact-size", size, "nativeExactSize") + ")";
     }
-    // A Python process's flags: its users have no installGuardAllocator.
-    const char* how =
-        IsPythonStack(a["allocStack"].Str())
-            ? "--guard-alignment=1 for pytest and python -m mate_guard, --alignment 1 for mate guard-run"
-            : "--guard-alignment=1, mate guard-run --alignment 1, or installGuardAllocator({ alignment: 1 })";
     return "the write landed in the alignment gap (alignment " + alignment +
-           "): rerun byte-exact to fault at the first bad access (alignment 1: " + how + ")";
+           "): rerun byte-exact to fault at the first bad access (alignment 1: " +
+           RerunFlags(py, "alignment", "1", "alignment") + ")";
   }
   if (a["freed"].Truthy()) {
     return a["freedBy"].Str() == "gc"
