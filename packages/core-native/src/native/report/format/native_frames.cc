@@ -167,7 +167,11 @@ std::string ShortFunctionName(const std::string& name) {
 
 bool IsHostRuntime(const std::string& module, const FormatOptions& o) {
   if (module.empty()) return false;
-  return module == o.origin.runtime || Basename(module) == "node";
+  if (module == o.origin.runtime || Basename(module) == "node") return true;
+  // A Python built with a shared interpreter (pyenv, python.org, conda): its
+  // eval loop lives in libpython3.X.so, not in the executable.
+  std::string base = Basename(module);
+  return StartsWith(base, "libpython") && base.size() > 9 && base[9] >= '0' && base[9] <= '9';
 }
 
 bool IsRuntimeModule(const std::string& module, const FormatOptions& o) {
