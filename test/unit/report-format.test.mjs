@@ -228,3 +228,11 @@ test('deaths: a hint never asks to guard a module whose heap the dying process g
   const off = lines('death-wild-write');
   assert.match(off.at(-2), /Guard the module's heap \(--guard-native\)/);
 });
+
+test("an overflow of a chosen module's own block: the hint speaks of the size it asked malloc/new for, not a buffer's length", () => {
+  const l = lines('native-heap-overflow');
+  assert.equal(
+    l.find((x) => x.startsWith('==mate-guard== hint:')),
+    '==mate-guard== hint: native code accessed past the end of a block it allocated: check the size it asked malloc/new for and its loop bounds',
+  );
+});

@@ -181,6 +181,10 @@ std::string Hint(const JsonValue& e, const JsonValue& a) {
                : "the memory was used after it was freed: the stale pointer outlived the allocation";
   }
   if (e["relation"].Str() == "past-end") {
+    // A chosen module's own block: the size it asked malloc/new for, not a buffer's or an array's length.
+    if (a["backend"].Str() == "native-heap")
+      return "native code accessed past the end of a block it allocated: check the size it asked malloc/new for "
+             "and its loop bounds";
     return IsPythonStack(a["allocStack"].Str()) ? "native code accessed past the end: check the length it was given "
                                                   "(the array's size / nbytes) and its loop bounds"
                                                 : "native code accessed past the end: check the length it was given "
