@@ -73,7 +73,9 @@ void LearnFrameField(const void* tstate, const void* frame, bool interpreter_fra
   const void* target = frame;
   if (interpreter_frames) memcpy(&target, static_cast<const char*>(frame) + 3 * sizeof(void*), sizeof(target));
   if (target == nullptr) return;
-  pthread_mutex_lock(&g_mu);
+  // Learning is a chance taken, never waited for: a capture on another
+  // thread (or a lock a fork left held in the child) just skips it.
+  if (pthread_mutex_trylock(&g_mu) != 0) return;
   Place p;
   if (g_tries < 8 && target != g_candidate_target) {
     if (!FindPlace(tstate, target, &p)) {
