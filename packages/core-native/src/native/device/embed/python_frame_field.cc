@@ -25,15 +25,19 @@ struct Place {
   bool operator==(const Place& o) const { return offset == o.offset && via == o.via; }
 };
 
-// 0 unknown; else 1 + offset * 64 + (via + 1): published once, read lock-free.
+// 0 still learning; kGaveUp; else Encode(the place): published once, read lock-free.
+constexpr uint32_t kGaveUp = ~0u;
 uint32_t g_place = 0;
 // The first capture's finding, waiting for a second (another frame) to agree.
+// The target is also read outside the lock: a capture from the same frame
+// (a flat script's loop) learns nothing new and takes no lock.
 Place g_candidate;
 const void* g_candidate_target = nullptr;
 int g_tries = 0;  // gives up after a few disagreements
 pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 
 uint32_t Encode(const Place& p) { return 1 + static_cast<uint32_t>(p.offset) * 64 + static_cast<uint32_t>(p.via + 1); }
+Place Decode(uint32_t e) { return Place{static_cast<int16_t>((e - 1) / 64), static_cast<int16_t>((e - 1) % 64 - 1)}; }
 
 // The one place in `tstate` that holds `target`; none where there are none or several.
 bool FindPlace(const void* tstate, const void* target, Place* out) {
@@ -67,17 +71,19 @@ bool FindPlace(const void* tstate, const void* target, Place* out) {
 
 }  // namespace
 
+bool FrameFieldSettled() { return __atomic_load_n(&g_place, __ATOMIC_ACQUIRE) != 0; }
+
 void LearnFrameField(const void* tstate, const void* frame, bool interpreter_frames) {
-  if (__atomic_load_n(&g_place, __ATOMIC_ACQUIRE) != 0 || tstate == nullptr || frame == nullptr) return;
+  if (FrameFieldSettled() || tstate == nullptr || frame == nullptr) return;
   // 3.11+: PyFrameObject is {PyObject_HEAD; f_back; f_frame; ...}: f_frame after two words of header and one pointer.
   const void* target = frame;
   if (interpreter_frames) memcpy(&target, static_cast<const char*>(frame) + 3 * sizeof(void*), sizeof(target));
-  if (target == nullptr) return;
+  if (target == nullptr || target == __atomic_load_n(&g_candidate_target, __ATOMIC_RELAXED)) return;
   // Learning is a chance taken, never waited for: a capture on another
   // thread (or a lock a fork left held in the child) just skips it.
   if (pthread_mutex_trylock(&g_mu) != 0) return;
   Place p;
-  if (g_tries < 8 && target != g_candidate_target) {
+  if (!FrameFieldSettled() && target != g_candidate_target) {
     if (!FindPlace(tstate, target, &p)) {
       g_tries++;
     } else if (g_candidate.offset >= 0 && p == g_candidate) {
@@ -85,24 +91,24 @@ void LearnFrameField(const void* tstate, const void* frame, bool interpreter_fra
     } else {
       if (g_candidate.offset >= 0) g_tries++;  // two captures disagreed
       g_candidate = p;
-      g_candidate_target = target;
+      __atomic_store_n(&g_candidate_target, target, __ATOMIC_RELAXED);
     }
+    if (g_tries >= 8 && !FrameFieldSettled()) __atomic_store_n(&g_place, kGaveUp, __ATOMIC_RELEASE);
   }
   pthread_mutex_unlock(&g_mu);
 }
 
 ThreadFrames FramesOf(const void* tstate) {
   uint32_t e = __atomic_load_n(&g_place, __ATOMIC_ACQUIRE);
-  if (e == 0 || tstate == nullptr) return ThreadFrames::kUnknown;
-  uint32_t offset = (e - 1) / 64;
-  int via = static_cast<int>((e - 1) % 64) - 1;
+  if (e == 0 || e == kGaveUp || tstate == nullptr) return ThreadFrames::kUnknown;
+  Place p = Decode(e);
   const void* w;
-  memcpy(&w, static_cast<const char*>(tstate) + offset, sizeof(w));
-  if (via >= 0) {
+  memcpy(&w, static_cast<const char*>(tstate) + p.offset, sizeof(w));
+  if (p.via >= 0) {
     // 3.11/3.12: the thread's current _PyCFrame, in its thread state (the
     // root one) or on its C stack; never null.
     if (w == nullptr) return ThreadFrames::kUnknown;
-    memcpy(&w, static_cast<const char*>(w) + via, sizeof(w));
+    memcpy(&w, static_cast<const char*>(w) + p.via, sizeof(w));
   }
   return w == nullptr ? ThreadFrames::kNone : ThreadFrames::kSome;
 }

@@ -18,6 +18,8 @@ namespace device {
 // `frame` (PyEval_GetFrame, a PyFrameObject*). `interpreter_frames`: 3.11+,
 // where the field holds the frame object's _PyInterpreterFrame.
 void LearnFrameField(const void* tstate, const void* frame, bool interpreter_frames);
+// Learnt, or given up after captures that found no single place: nothing left to learn.
+bool FrameFieldSettled();
 
 enum class ThreadFrames { kUnknown, kNone, kSome };
 // For the calling thread's own state (PyGILState_GetThisThreadState).

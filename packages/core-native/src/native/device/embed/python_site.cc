@@ -215,17 +215,14 @@ uint32_t CapturePythonStackUpTo(int max_frames) {
     void* tstate = py->GILState_GetThisThreadState();
     if (tstate == nullptr) return 0;
     if (FramesOf(tstate) == ThreadFrames::kNone) {
-      Add(&g_stats.captures, 1);
-      Add(&g_stats.empty, 1);
       Add(&g_stats.no_gil_needed, 1);
-      Add(&g_stats.ns, Clock() - t0);
-      return 0;
+    } else {
+      int state = py->GILState_Ensure();
+      Add(&g_stats.ensure_ns, Clock() - t0);
+      Add(&g_stats.gil_taken, 1);
+      id = Capture(py, max_frames);
+      py->GILState_Release(state);
     }
-    int state = py->GILState_Ensure();
-    Add(&g_stats.ensure_ns, Clock() - t0);
-    Add(&g_stats.gil_taken, 1);
-    id = Capture(py, max_frames);
-    py->GILState_Release(state);
   }
   Add(&g_stats.captures, 1);
   if (id == 0) Add(&g_stats.empty, 1);
@@ -261,7 +258,8 @@ namespace {
 uint32_t Capture(const PyApi* py, int max_frames) {
   void* frame = py->Eval_GetFrame();  // borrowed
   if (frame == nullptr) return 0;
-  if (py->ThreadState_Get) LearnFrameField(py->ThreadState_Get(), frame, py->Frame_GetLasti != nullptr);
+  if (py->ThreadState_Get && !FrameFieldSettled())
+    LearnFrameField(py->ThreadState_Get(), frame, py->Frame_GetLasti != nullptr);
   void* codes[kFrames];
   void* frames[kFrames];  // kept (one reference each) until the lines are known
   int pos[kFrames];
