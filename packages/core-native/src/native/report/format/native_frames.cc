@@ -165,26 +165,27 @@ std::string ShortFunctionName(const std::string& name) {
   return CollapseNested(WithoutReturnType(s)) + suffix;
 }
 
+// `base` (a file name) is the shared library `lib`: libc.so.6, libpython3.11.so.1.0, libstdc++-6.so.
+bool IsSharedLibrary(const std::string& base, const char* lib) {
+  size_t n = strlen(lib);
+  return base.compare(0, n, lib) == 0 && base.size() > n &&
+         (base[n] == '.' || base[n] == '-' || base[n] == '_' || (base[n] >= '0' && base[n] <= '9')) &&
+         base.find(".so") != std::string::npos;
+}
+
 bool IsHostRuntime(const std::string& module, const FormatOptions& o) {
   if (module.empty()) return false;
-  if (module == o.origin.runtime || Basename(module) == "node") return true;
   // A Python built with a shared interpreter (pyenv, python.org, conda): its
   // eval loop lives in libpython3.X.so, not in the executable.
-  std::string base = Basename(module);
-  return StartsWith(base, "libpython") && base.size() > 9 && base[9] >= '0' && base[9] <= '9';
+  return module == o.origin.runtime || Basename(module) == "node" || IsSharedLibrary(Basename(module), "libpython");
 }
 
 bool IsRuntimeModule(const std::string& module, const FormatOptions& o) {
   if (IsHostRuntime(module, o)) return true;
   std::string base = Basename(module);
   if (StartsWith(base, "python")) return true;
-  for (const char* lib : kRuntimeLibraries) {
-    size_t n = strlen(lib);
-    if (base.compare(0, n, lib) == 0 && base.size() > n &&
-        (base[n] == '.' || base[n] == '-' || base[n] == '_' || (base[n] >= '0' && base[n] <= '9'))) {
-      return base.find(".so") != std::string::npos;
-    }
-  }
+  for (const char* lib : kRuntimeLibraries)
+    if (IsSharedLibrary(base, lib)) return true;
   return false;
 }
 
