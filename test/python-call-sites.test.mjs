@@ -8,13 +8,12 @@
 // and a kernel launched through a torch.compile-shaped stack (faketorch.py,
 // generated code under torchinductor_u/) that faults, under python -m mate_guard.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { before, describe, test } from 'node:test';
 
-import { buildExtension, LIB } from './helpers/python.mjs';
+import { buildExtension, noExtensionBuild, noLibrary, noNumpy } from './helpers/python.mjs';
 import { ROOT, run } from './helpers/run.mjs';
 import { buildFakeDriver, noGxx } from './helpers/sim.mjs';
 
@@ -29,19 +28,7 @@ function fixtureCopy(prefix) {
 }
 
 function why() {
-  try {
-    execFileSync(
-      'python3',
-      [
-        '-c',
-        'import sys, pytest, numpy; assert sys.version_info >= (3, 9) and tuple(map(int, numpy.__version__.split(".")[:2])) >= (1, 22)',
-      ],
-      { stdio: 'ignore' },
-    );
-  } catch {
-    return 'no python3 with pytest and numpy >= 1.22';
-  }
-  return noGxx() || (fs.existsSync(LIB) ? false : 'libmate_guard_cuda.so is not built');
+  return noNumpy() || noGxx() || noLibrary();
 }
 
 describe('Python call sites under a deep library stack', { skip: why() }, () => {
@@ -138,7 +125,7 @@ describe('Python call sites of a torch.compile-shaped launch', { skip: why() }, 
 });
 
 describe('Python call sites on a thread with a Python thread state that runs no Python (autograd-shaped)', {
-  skip: why(),
+  skip: why() || noExtensionBuild(),
 }, () => {
   test("its allocations while it runs C with the GIL released get no call site without taking the GIL back, and the Python it then runs (a custom backward) is named in that code's report", async () => {
     const dir = fixtureCopy('mate-py-sites-backward-');

@@ -12,32 +12,14 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { before, describe, test } from 'node:test';
 
-import { buildExtension, LIB } from './helpers/python.mjs';
+import { buildExtension, noExtensionBuild, noLibrary, noNumpy } from './helpers/python.mjs';
 import { ROOT, run } from './helpers/run.mjs';
 
 const FIX = path.join(ROOT, 'test', 'fixtures', 'python-host');
 const NO_DRIVER = 'the CUDA driver (libcuda.so.1) could not be loaded: no NVIDIA driver on this machine';
 
 function why() {
-  try {
-    execFileSync(
-      'python3',
-      [
-        '-c',
-        'import sys, pytest, numpy; assert sys.version_info >= (3, 9) and tuple(map(int, numpy.__version__.split(".")[:2])) >= (1, 22)',
-      ],
-      { stdio: 'ignore' },
-    );
-  } catch {
-    return 'no python3 with pytest and numpy >= 1.22';
-  }
-  try {
-    execFileSync('cc', ['--version'], { stdio: 'ignore' });
-    execFileSync('python3-config', ['--includes'], { stdio: 'ignore' });
-  } catch {
-    return 'no cc or python3-config to build the test extension';
-  }
-  return fs.existsSync(LIB) ? false : 'libmate_guard_cuda.so is not built';
+  return noNumpy() || noExtensionBuild() || noLibrary();
 }
 
 // pytest-xdist for python3 (the Python with numpy): its own, else Debian's

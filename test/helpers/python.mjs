@@ -20,6 +20,39 @@ export function noPython() {
   } catch {
     return 'no python3 >= 3.11 with venv and pytest';
   }
+  return noLibrary();
+}
+
+/** Why python3 with pytest and numpy >= 1.22 (NEP 49's handler API) cannot be used here, or false. */
+export function noNumpy() {
+  try {
+    execFileSync(
+      'python3',
+      [
+        '-c',
+        'import sys, pytest, numpy; assert sys.version_info >= (3, 9) and tuple(map(int, numpy.__version__.split(".")[:2])) >= (1, 22)',
+      ],
+      { stdio: 'ignore' },
+    );
+  } catch {
+    return 'no python3 with pytest and numpy >= 1.22';
+  }
+  return false;
+}
+
+/** Why buildExtension cannot build a test extension here (it needs cc and python3-config), or false. */
+export function noExtensionBuild() {
+  try {
+    execFileSync('cc', ['--version'], { stdio: 'ignore' });
+    execFileSync('python3-config', ['--includes'], { stdio: 'ignore' });
+  } catch {
+    return 'no cc or python3-config to build the test extension';
+  }
+  return false;
+}
+
+/** Why libmate_guard_cuda.so (the Python package's library) is missing, or false. */
+export function noLibrary() {
   return fs.existsSync(LIB) ? false : 'libmate_guard_cuda.so is not built';
 }
 
