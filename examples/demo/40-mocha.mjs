@@ -2,6 +2,8 @@
 // plain `mocha --require @mate-guard/mocha --guard-alloc`, and mate-mocha.
 import { execPath } from 'node:process';
 
+import { nativeHeapStep } from '../demo-steps.mjs';
+
 const mocha = 'node_modules/mocha/bin/mocha.js';
 const mateMocha = 'packages/mocha-plugin/bin/mate-mocha.js';
 const spec = (name) => `examples/mocha/${name}.spec.cjs`;
@@ -23,21 +25,7 @@ const testLine = (file, ...titles) => `==mate-guard== test: ${spec(file)} > ${ti
 
 export const title = 'mocha: @mate-guard/mocha and mate-mocha';
 export const steps = [
-  mate(
-    "native heap (--guard-native): a double free fails its test, a malloc overflow faults at the addon's line",
-    ['--guard-alloc', '--guard-native', '*buggy_addon.node', spec('native-heap')],
-    {
-      exit: 'nonzero',
-      output: [
-        '==mate-guard== ERROR: double-free of 0x',
-        testLine('native-heap', 'native heap', 'a double free is reported for this test, and ignored'),
-        '==mate-guard== ERROR: heap-buffer-overflow on WRITE',
-        testLine('native-heap', 'native heap', 'one byte past a malloc block faults at the write'),
-        'backend native-heap',
-        'MallocOverflow examples/addon/src/native_heap.cc:',
-      ],
-    },
-  ),
+  nativeHeapStep(mate, spec, testLine),
   plain(
     'overflow by one faults; the dying mocha prints the report with the test',
     ['--guard-alloc', spec('overflow')],

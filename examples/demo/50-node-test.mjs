@@ -3,6 +3,8 @@
 // with MATE_NODE_TEST_GUARD_ALLOC=1, and mate-node-test.
 import { execPath } from 'node:process';
 
+import { nativeHeapStep } from '../demo-steps.mjs';
+
 const mateNodeTest = 'packages/node-test/bin/mate-node-test.js';
 const file = (name) => `examples/node-test/${name}.test.mjs`;
 const ON = { MATE_NODE_TEST_GUARD_ALLOC: '1' };
@@ -91,21 +93,7 @@ export const steps = [
       ],
     },
   ),
-  mate(
-    "native heap (--guard-native): a double free fails its test, a malloc overflow faults at the addon's line",
-    ['--guard-alloc', '--guard-native', '*buggy_addon.node', file('native-heap')],
-    {
-      exit: 'nonzero',
-      output: [
-        '==mate-guard== ERROR: double-free of 0x',
-        testLine('native-heap', 'native heap', 'a double free is reported for this test, and ignored'),
-        '==mate-guard== ERROR: heap-buffer-overflow on WRITE',
-        testLine('native-heap', 'native heap', 'one byte past a malloc block faults at the write'),
-        'backend native-heap',
-        'MallocOverflow examples/addon/src/native_heap.cc:',
-      ],
-    },
-  ),
+  nativeHeapStep(mate, file, testLine),
   plain(
     "clean and tagged tests guarded: pass, tags skipped with the reason (node's own skip), summary",
     [file('clean'), file('tagged')],
