@@ -272,3 +272,42 @@ TEST(a_freed_range_goes_back_to_ready_only_when_its_canaries_checked_clean_at_fr
 TEST(a_freed_range_goes_back_to_ready_only_when_its_canaries_checked_clean_after_its_last_use) {
   RecycleOnlyCleanRanges(false, mate_test_failed);
 }
+
+// A loop allocates the same sizes every step: a freed range recycled at a
+// size (its windows checked clean there) goes back out at that size when
+// one is asked for, with no canary fill on the caller's thread, even from
+// behind ranges recycled at another size. Two bursts live at once, one per
+// size, freed in turn; then as many ranges of the second size as its frees
+// recycled are asked for.
+TEST(a_range_recycled_at_a_size_goes_back_out_at_that_size_without_a_canary_fill) {
+  DeviceConfig c = SmallConfig();
+  c.prepare_budget_bytes = 256 * kMiB;
+  c.prepare_ahead = 32;
+  c.reserve_bytes = 4096 * kMiB;
+  Device d(c);
+  CHECK(d.a != nullptr);
+  if (d.a == nullptr) return;
+  constexpr int kBurst = 16;
+  uint64_t reissued = 0;
+  for (int round = 0; round < 60 && reissued < 16; round++) {
+    std::vector<CUdeviceptr> first, second;
+    for (int i = 0; i < kBurst; i++) first.push_back(d.Alloc(100));
+    for (int i = 0; i < kBurst; i++) second.push_back(d.Alloc(200));
+    for (CUdeviceptr p : first) CHECK(p != 0 && d.Free(p));
+    CHECK(WaitFor([&] { return FreesSettled(d.a); }));
+    uint64_t recycled = d.a->Stats().recycled;
+    for (CUdeviceptr p : second) CHECK(p != 0 && d.Free(p));
+    CHECK(WaitFor([&] { return FreesSettled(d.a); }));
+    uint64_t back = d.a->Stats().recycled - recycled;
+    uint64_t fills = d.a->Stats().window_fills;
+    std::vector<CUdeviceptr> again;
+    for (uint64_t i = 0; i < back; i++) again.push_back(d.Alloc(200));
+    CHECK_EQ(d.a->Stats().window_fills, fills);
+    reissued += back;
+    for (CUdeviceptr p : again) CHECK(p != 0 && d.Free(p));
+    CHECK(WaitFor([&] { return FreesSettled(d.a); }));
+    if (*mate_test_failed) return;
+  }
+  CHECK(reissued >= 16);
+  CHECK_EQ(d.events.Count(), 0u);
+}

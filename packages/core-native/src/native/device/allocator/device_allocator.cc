@@ -147,7 +147,7 @@ CUresult DeviceAllocator::Allocate(size_t size, CUstream stream, uint32_t stack_
   uint64_t max_data = (1ull << 31);
   if (size / granule_ >= max_data) return Fallback(size, "the allocation is larger than a guarded range can be", out);
   uint32_t n = DataGranulesFor(size);
-  uint32_t idx = TakeReady(n, t0);
+  uint32_t idx = TakeReady(n, size, t0);
   if (idx == 0) {
     CUresult r = RangeOnDemand(n, size, stream, &idx, out);
     if (idx == 0) return r;  // unguarded (a plain allocation in *out) or out of memory
@@ -159,7 +159,21 @@ CUresult DeviceAllocator::Allocate(size_t size, CUstream stream, uint32_t stack_
   return cuda::kSuccess;
 }
 
-uint32_t DeviceAllocator::TakeReady(uint32_t n, uint64_t now) {
+// The ready slot to hand out for `size`: the oldest whose canary windows
+// need no fill (filled whole, or last checked clean at this very size),
+// else the oldest (a class holds at most prepare_ahead). A fill is one or two memsets on the caller's
+// thread and stream; a loop allocating the same sizes every step gets its
+// recycled ranges back at their own sizes.
+template <typename Filled>
+static std::deque<uint32_t>::iterator PickReady(std::deque<uint32_t>& ready, size_t size, Filled filled) {
+  for (auto it = ready.begin(); it != ready.end(); ++it) {
+    uint64_t f = filled(*it);
+    if (f == kFilledWhole || f == size + 1) return it;
+  }
+  return ready.begin();
+}
+
+uint32_t DeviceAllocator::TakeReady(uint32_t n, size_t size, uint64_t now) {
   if (n == 0 || n > kMaxPreparedGranules) return 0;
   uint32_t idx = 0;
   bool wake = false;
@@ -169,8 +183,9 @@ uint32_t DeviceAllocator::TakeReady(uint32_t n, uint64_t now) {
     uint32_t cap = static_cast<uint32_t>(
         std::clamp<uint64_t>(config_.prepare_budget_bytes / (n * granule_) / 4, 1, config_.prepare_ahead));
     if (!c.ready.empty()) {
-      idx = c.ready.front();
-      c.ready.pop_front();
+      auto it = PickReady(c.ready, size, [this](uint32_t i) { return SlotOf(i)->filled; });
+      idx = *it;
+      c.ready.erase(it);
       ready_bytes_ -= n * granule_;
       stats_.ready_hits++;
       if (c.ready.empty() && c.preparing > 0) c.starved_ns = now;
@@ -213,12 +228,14 @@ CUresult DeviceAllocator::RangeOnDemand(uint32_t n, size_t size, CUstream stream
 
 void DeviceAllocator::BeginLife(Slot* s, size_t size, uint32_t n, uint32_t stack_id, CUstream stream, uint64_t t0) {
   PlaceUser(s, size);
+  bool filled_now = false;
   if (s->filled != kFilledWhole && s->filled != size + 1 && size != 0) {
     // A recycled range last used at another size: fill this size's windows,
     // in stream order before the caller's work.
     InternalCalls internal;
     EnsureContext(drv_, ctx_);
     FillWindows(s->rec, stream);
+    filled_now = true;
   }
   s->filled = 0;  // live: the caller may damage it
   SlotRecord& r = s->rec;
@@ -239,6 +256,7 @@ void DeviceAllocator::BeginLife(Slot* s, size_t size, uint32_t n, uint32_t stack
     s->phase = kLive;
     StoreState(&r, SlotState::kLive);
     stats_.allocations++;
+    stats_.window_fills += filled_now;
     stats_.live++;
     stats_.live_bytes += size;
     stats_.live_granules += n;

@@ -74,6 +74,7 @@ struct DeviceStats {
   uint64_t ready_hits = 0;      // allocations served by a ready slot
   uint64_t ready_misses = 0;    // allocations mapped on the caller's thread
   uint64_t recycled = 0;        // freed ranges handed out again without quarantine (recycle_when_behind)
+  uint64_t window_fills = 0;    // allocations whose canary windows were filled on the caller's thread
   uint64_t ready_bytes = 0;     // memory in ranges mapped ahead and ready now (not those being mapped)
   uint64_t violations = 0;
   uint64_t out_of_memory = 0;  // allocations that failed for want of GPU memory (after the one retry)
@@ -97,11 +98,11 @@ struct DeviceStats {
           &DeviceStats::peak_live,      &DeviceStats::live_bytes,     &DeviceStats::live_granules,
           &DeviceStats::fallbacks,      &DeviceStats::quarantined,    &DeviceStats::quarantined_bytes,
           &DeviceStats::chunks_created, &DeviceStats::physical_bytes, &DeviceStats::ready_hits,
-          &DeviceStats::ready_misses,   &DeviceStats::recycled,       &DeviceStats::ready_bytes,
-          &DeviceStats::violations,     &DeviceStats::out_of_memory,  &DeviceStats::exported,
-          &DeviceStats::alloc_ns,       &DeviceStats::free_ns,        &DeviceStats::background_ns,
-          &DeviceStats::passes,         &DeviceStats::fence_records,  &DeviceStats::fence_queries,
-          &DeviceStats::free_waits,     &DeviceStats::free_wait_ns})
+          &DeviceStats::ready_misses,   &DeviceStats::recycled,       &DeviceStats::window_fills,
+          &DeviceStats::ready_bytes,    &DeviceStats::violations,     &DeviceStats::out_of_memory,
+          &DeviceStats::exported,       &DeviceStats::alloc_ns,       &DeviceStats::free_ns,
+          &DeviceStats::background_ns,  &DeviceStats::passes,         &DeviceStats::fence_records,
+          &DeviceStats::fence_queries,  &DeviceStats::free_waits,     &DeviceStats::free_wait_ns})
       this->*f += s.*f;
   }
 };
@@ -237,7 +238,7 @@ class DeviceAllocator {
   // miss, wakes the background thread when short of this size); else one
   // made now (0 in *index: unguarded, the plain allocation's or the
   // failure's result returned); then its start of life as `size` bytes.
-  uint32_t TakeReady(uint32_t data_granules, uint64_t now);
+  uint32_t TakeReady(uint32_t data_granules, size_t size, uint64_t now);
   cuda::CUresult RangeOnDemand(uint32_t data_granules, size_t size, cuda::CUstream stream, uint32_t* index,
                                cuda::CUdeviceptr* out);
   void BeginLife(Slot* s, size_t size, uint32_t data_granules, uint32_t stack_id, cuda::CUstream stream, uint64_t t0);
