@@ -278,18 +278,20 @@ TEST(a_freed_range_goes_back_to_ready_only_when_its_canaries_checked_clean_after
 // one is asked for, with no canary fill on the caller's thread, even from
 // behind ranges recycled at another size. Two bursts live at once, one per
 // size, freed in turn; then as many ranges of the second size as its frees
-// recycled are asked for.
+// recycled are asked for. The pool counts as behind for the whole test
+// (behind_ns), so frees recycle however slowly the machine runs.
 TEST(a_range_recycled_at_a_size_goes_back_out_at_that_size_without_a_canary_fill) {
   DeviceConfig c = SmallConfig();
   c.prepare_budget_bytes = 256 * kMiB;
   c.prepare_ahead = 32;
   c.reserve_bytes = 4096 * kMiB;
+  c.behind_ns = 600ull * 1000000000ull;
   Device d(c);
   CHECK(d.a != nullptr);
   if (d.a == nullptr) return;
   constexpr int kBurst = 16;
   uint64_t reissued = 0;
-  for (int round = 0; round < 60 && reissued < 16; round++) {
+  for (int round = 0; round < 20 && reissued < 16; round++) {
     std::vector<CUdeviceptr> first, second;
     for (int i = 0; i < kBurst; i++) first.push_back(d.Alloc(100));
     for (int i = 0; i < kBurst; i++) second.push_back(d.Alloc(200));

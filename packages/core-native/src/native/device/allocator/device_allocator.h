@@ -56,6 +56,8 @@ struct DeviceConfig {
   // into that range no longer faults. Counted (DeviceStats::recycled); off
   // = strict quarantine, every freed range unmapped.
   bool recycle_when_behind = true;
+  // How lately a size must have run out of ready ranges to count as behind.
+  uint64_t behind_ns = 20000000;
 };
 
 struct DeviceStats {

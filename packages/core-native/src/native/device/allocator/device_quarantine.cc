@@ -57,8 +57,8 @@ void DeviceAllocator::Finish(const Pending& p, bool check) {
   if (config_.recycle_when_behind && verified && !s->rec.canary_reported && !shared) {  // ...and is intact
     std::lock_guard<std::mutex> lock(mu_);
     auto it = classes_.find(n);
-    // Behind: this size ran out of ready ranges in the last 20 ms.
-    if (it != classes_.end() && NowNs() - it->second.starved_ns < 20000000ull &&
+    // Behind: this size ran out of ready ranges lately (behind_ns).
+    if (it != classes_.end() && NowNs() - it->second.starved_ns < config_.behind_ns &&
         it->second.ready.size() + it->second.preparing < it->second.target &&
         ready_bytes_ + n * granule_ <= config_.prepare_budget_bytes) {
       // Straight back to ready, no driver call: its canary windows are
