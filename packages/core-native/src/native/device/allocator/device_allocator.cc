@@ -161,9 +161,9 @@ CUresult DeviceAllocator::Allocate(size_t size, CUstream stream, uint32_t stack_
 
 // The ready slot to hand out for `size`: the oldest whose canary windows
 // need no fill (filled whole, or last checked clean at this very size),
-// else the oldest (a class holds at most prepare_ahead). A fill is one or two memsets on the caller's
-// thread and stream; a loop allocating the same sizes every step gets its
-// recycled ranges back at their own sizes.
+// else the oldest. A fill is a memset on the caller's thread and stream; a
+// loop allocating the same sizes every step gets its recycled ranges back
+// at their own sizes. A class holds at most prepare_ahead: the scan is short.
 template <typename Filled>
 static std::deque<uint32_t>::iterator PickReady(std::deque<uint32_t>& ready, size_t size, Filled filled) {
   for (auto it = ready.begin(); it != ready.end(); ++it) {
