@@ -81,7 +81,8 @@ TEST(a_313_thread_state_holds_the_interpreter_frame_directly) {
              FakeFrameObject a, b;
              a.f_frame = &ia;
              b.f_frame = &ib;
-             constexpr size_t kCurrentFrame = 72;  // after the recursion counters and the tracing words
+             constexpr size_t kCurrentFrame =
+                 64;  // after eval_breaker, the status bits, recursion counters, tracing words
              LearnFromTwo(&ts, &a, &b, true, [&](FakeFrameObject* f) { ts.Put(kCurrentFrame, f->f_frame); });
              CHECK(FrameFieldSettled());
              CHECK(FramesOf(ts.bytes) == ThreadFrames::kSome);
@@ -99,7 +100,7 @@ static void CFrameLayout(size_t via, bool* mate_test_failed) {
     void* words[3] = {nullptr, nullptr, nullptr};
   } cframe;
   FakeThreadState ts;
-  constexpr size_t kCFrame = 56;
+  constexpr size_t kCFrame = 56;  // 3.12: after the status bits, recursion counters, tracing words
   ts.Put(kCFrame, &cframe);
   int ia = 0, ib = 0;
   FakeFrameObject a, b;
@@ -124,7 +125,7 @@ TEST(a_310_thread_state_holds_the_frame_object_itself) {
   CHECK_EQ(InChild([](bool* mate_test_failed) {
              FakeThreadState ts;
              FakeFrameObject a, b;
-             constexpr size_t kFrame = 24 + 8;
+             constexpr size_t kFrame = 24;  // prev, next, interp, frame
              LearnFromTwo(&ts, &a, &b, false, [&](FakeFrameObject* f) { ts.Put(kFrame, f); });
              CHECK(FrameFieldSettled());
              CHECK(FramesOf(ts.bytes) == ThreadFrames::kSome);
