@@ -159,20 +159,6 @@ CUresult DeviceAllocator::Allocate(size_t size, CUstream stream, uint32_t stack_
   return cuda::kSuccess;
 }
 
-// The ready slot to hand out for `size`: the oldest whose canary windows
-// need no fill (filled whole, or last checked clean at this very size),
-// else the oldest. A fill is a memset on the caller's thread and stream; a
-// loop allocating the same sizes every step gets its recycled ranges back
-// at their own sizes. A class holds at most prepare_ahead: the scan is short.
-template <typename Filled>
-static std::deque<uint32_t>::iterator PickReady(std::deque<uint32_t>& ready, size_t size, Filled filled) {
-  for (auto it = ready.begin(); it != ready.end(); ++it) {
-    uint64_t f = filled(*it);
-    if (f == kFilledWhole || f == size + 1) return it;
-  }
-  return ready.begin();
-}
-
 uint32_t DeviceAllocator::TakeReady(uint32_t n, size_t size, uint64_t now) {
   if (n == 0 || n > kMaxPreparedGranules) return 0;
   uint32_t idx = 0;
@@ -183,7 +169,16 @@ uint32_t DeviceAllocator::TakeReady(uint32_t n, size_t size, uint64_t now) {
     uint32_t cap = static_cast<uint32_t>(
         std::clamp<uint64_t>(config_.prepare_budget_bytes / (n * granule_) / 4, 1, config_.prepare_ahead));
     if (!c.ready.empty()) {
-      auto it = PickReady(c.ready, size, [this](uint32_t i) { return SlotOf(i)->filled; });
+      // The oldest ready range whose canary windows need no fill (filled
+      // whole, or last checked clean at this very size), else the oldest. A
+      // fill is a memset on the caller's thread and stream; a loop allocating
+      // the same sizes every step gets its recycled ranges back at their own
+      // sizes. A class holds at most prepare_ahead: the scan is short.
+      auto it = std::find_if(c.ready.begin(), c.ready.end(), [&](uint32_t i) {
+        uint64_t f = SlotOf(i)->filled;
+        return f == kFilledWhole || f == size + 1;
+      });
+      if (it == c.ready.end()) it = c.ready.begin();
       idx = *it;
       c.ready.erase(it);
       ready_bytes_ -= n * granule_;
