@@ -258,8 +258,8 @@ namespace {
 uint32_t Capture(const PyApi* py, int max_frames) {
   void* frame = py->Eval_GetFrame();  // borrowed
   if (frame == nullptr) return 0;
-  if (py->ThreadState_Get && !FrameFieldSettled())
-    LearnFrameField(py->ThreadState_Get(), frame, py->Frame_GetLasti != nullptr);
+  const bool lasti = py->Frame_GetLasti != nullptr;  // 3.11+: also where frames are _PyInterpreterFrames
+  if (py->ThreadState_Get && !FrameFieldSettled()) LearnFrameField(py->ThreadState_Get(), frame, lasti);
   void* codes[kFrames];
   void* frames[kFrames];  // kept (one reference each) until the lines are known
   int pos[kFrames];
@@ -267,7 +267,6 @@ uint32_t Capture(const PyApi* py, int max_frames) {
   bool user = false;
   int past_user = 0;
   uint64_t hash = 0;
-  const bool lasti = py->Frame_GetLasti != nullptr;
   py->IncRef(frame);
   while (true) {
     void* code = py->Frame_GetCode(frame);  // new reference
