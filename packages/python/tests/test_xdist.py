@@ -110,3 +110,32 @@ def test_a_worker_that_lost_its_context_is_named_and_its_counts_are_kept(project
         r'^\[mate-guard\] summary: 3 allocations guarded, .*2 violations, 1 test skipped by tag$', r.stdout, re.M
     ), r
     assert re.search(r'^\[mate-guard\] 2 worker processes, replaced ones included$', r.stdout, re.M), r
+
+
+# What the handoff hands the device guard: a free's own wait for the GPU
+# (syncOnFree) or the test's end checking it.
+SYNC = """
+import json
+import os
+import cabi
+
+
+def test_the_frees_wait():
+    cabi.free(cabi.alloc(10))
+    settings = json.loads(os.environ['MATE_GUARD_SETTINGS'])['settings']
+    assert settings.get('syncOnFree') is (os.environ['SYNC_EXPECTED'] == 'wait'), settings.get('syncOnFree')
+"""
+
+
+@pytest.mark.parametrize(
+    'args, expected',
+    [([], 'wait'), (['-n', '2'], 'test end'), (['-n', '2', '--guard-sync-on-free'], 'wait')],
+    ids=['serial', 'xdist', 'xdist-explicit'],
+)
+def test_frees_wait_for_the_gpu_in_a_serial_run_and_leave_it_to_the_test_end_in_xdist_workers(
+    project, xpython, args, expected
+):
+    project.write('test_sync.py', SYNC)
+    r = project.pytest([*args, '--guard-alloc'], env={'SYNC_EXPECTED': expected}, python=xpython)
+    assert r.code == 0, r
+    assert '1 passed' in r.stdout, r
