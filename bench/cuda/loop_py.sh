@@ -4,7 +4,8 @@
 # against the guard with launch tracking on (default), off, with CUPTI
 # subscribed and every callback returning at once (its mechanism's floor),
 # and tracking without Python call sites; VARIANTS may add guard-exact
-# (device allocations placed byte-exact against the guard) and guard-base
+# (device allocations placed byte-exact against the guard), guard-strict
+# (every freed range unmapped: the background thread's most work) and guard-base
 # (the guard from another library, BASE_LIB=<libmate_guard_cuda.so>: a
 # change's before and after in one run). Variants alternate in each round,
 # each round starting one variant further on;
@@ -32,6 +33,7 @@ for ((r = 1; r <= rounds; r++)); do
       guard-emptycb) e=(MATE_GUARD_CUPTI_EMPTY=1) ;;
       guard-nostacks) g+=(--no-capture-stacks) ;;
       guard-exact) g+=(--device-exact-placement) ;;
+      guard-strict) g+=(--cuda-quarantine strict) ;;
       guard-base) e=(MATE_GUARD_CUDA_LIBRARY="${BASE_LIB:?BASE_LIB=<libmate_guard_cuda.so> for guard-base}") ;;
       *) echo "unknown variant $v" >&2; exit 2 ;;
     esac
@@ -39,7 +41,7 @@ for ((r = 1; r <= rounds; r++)); do
     t=$(grep -o 'in [0-9.]* s' <<<"$out" | grep -o '[0-9.]*')
     [ -n "$t" ] || { echo "$v failed:"; tail -20 <<<"$out"; exit 1; }
     times[$v]="${times[$v]:-} $t"
-    echo "round $r $v $t s $(grep -o 'launches=[0-9]*\|trackMs=[0-9.]*\|pySites=[0-9]* ([^)]*)\|pyMs=[0-9.]* (GIL wait [0-9.]*)\|allocMs=[0-9.]*' <<<"$out" | tr '\n' ' ')"
+    echo "round $r $v $t s $(grep -o 'launches=[0-9]*\|trackMs=[0-9.]*\|pySites=[0-9]* ([^)]*)\|pyMs=[0-9.]* (GIL wait [0-9.]*)\|allocMs=[0-9.]*\|launchCallMs=[0-9.]*\|backgroundMs=[0-9.]*' <<<"$out" | tr '\n' ' ')"
   done
 done
 med() { tr ' ' '\n' <<<"$1" | grep -E '^[0-9.]+$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }

@@ -66,7 +66,9 @@ bool FindLaunch(uint64_t number, DeviceLaunch* out) {
 TrackerStats GetTrackerStats() {
   State& st = S();
   std::lock_guard<std::mutex> lock(st.mu);
-  return st.stats;
+  TrackerStats t = st.stats;
+  t.call_ns = __atomic_load_n(&st.call_ns, __ATOMIC_RELAXED);
+  return t;
 }
 
 }  // namespace device

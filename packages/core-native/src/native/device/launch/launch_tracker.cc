@@ -110,6 +110,9 @@ void Ordering(cupti::CallbackId id, const cupti::CallbackData* cb) {
 // MATE_GUARD_CUPTI_EMPTY (tuning, bench/cuda): callbacks that return at
 // once, so a run measures what CUPTI's callback mechanism costs by itself.
 bool g_empty_callbacks = false;
+// MATE_GUARD_CUDA_STATS: each launch call timed, entry to exit (TrackerStats::call_ns).
+bool g_time_calls = false;
+thread_local uint64_t t_entered = 0;
 
 void Callback(void*, cupti::Domain domain, cupti::CallbackId id, const void* data) {
   if (g_empty_callbacks || InInternalCalls() || t_inside || domain != cupti::kDomainDriver) return;
@@ -120,7 +123,12 @@ void Callback(void*, cupti::Domain domain, cupti::CallbackId id, const void* dat
       BeforeLaunch(LaunchOf(id, cb));
       t_inside--;
     }
+    if (g_time_calls && IsLaunch(id)) t_entered = NowNs();
     return;
+  }
+  if (g_time_calls && IsLaunch(id) && t_entered != 0) {
+    __atomic_fetch_add(&S().call_ns, NowNs() - t_entered, __ATOMIC_RELAXED);
+    t_entered = 0;
   }
   int result = cb->functionReturnValue ? *static_cast<const int*>(cb->functionReturnValue) : 0;
   t_inside++;
@@ -171,6 +179,7 @@ bool StartTracking(const cuda::Driver* drv, const Options& options, const Tracke
   st.clocks.SetDriver(drv);
   st.blocking = options.launch_blocking;
   g_empty_callbacks = getenv("MATE_GUARD_CUPTI_EMPTY") != nullptr;
+  g_time_calls = getenv("MATE_GUARD_CUDA_STATS") != nullptr;
   ConfigureDump(&options);
   const char* load_why = nullptr;
   st.api = cupti::Load(&load_why);

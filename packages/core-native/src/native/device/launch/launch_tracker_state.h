@@ -71,6 +71,7 @@ struct State {
   Entry ring[kRing];
   uint64_t launches = 0;
   TrackerStats stats;
+  uint64_t call_ns = 0;  // TrackerStats::call_ns, added with atomics outside the lock
 };
 
 State& S();
