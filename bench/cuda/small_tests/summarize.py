@@ -124,6 +124,7 @@ for mode, variant in sorted(k for k in runs if k[1] != 'plain'):
             'backgroundMs',
             'launches',
             'trackMs',
+            'launchCallMs',
             'pySites',
             'pyMs',
             'freeWaits',
