@@ -75,6 +75,9 @@ def test_help_lists_the_rerun_setting_for_pytest_and_not_the_api_only_exit_code(
     assert '--guard-rerun' in r.stdout and '--no-guard-rerun' in r.stdout, r
     assert 'launch blocking' in r.stdout, r
     assert '--guard-exit-code' not in r.stdout, r
+    # pytest's own default for the frees' wait, not a plain Python process's
+    assert 'on in a serial run, off in xdist workers' in ' '.join(r.stdout.split()), r
+    assert 'off in Python' not in ' '.join(r.stdout.split()), r
 
 
 def test_a_missing_library_never_breaks_pytest_and_guard_alloc_says_so_before_collection(project):
