@@ -117,22 +117,23 @@ thread_local uint64_t t_entered = 0;
 void Callback(void*, cupti::Domain domain, cupti::CallbackId id, const void* data) {
   if (g_empty_callbacks || InInternalCalls() || t_inside || domain != cupti::kDomainDriver) return;
   const auto* cb = static_cast<const cupti::CallbackData*>(data);
+  const bool launch = IsLaunch(id);
   if (cb->callbackSite != cupti::kExit) {
-    if (IsLaunch(id) && DumpingInputs()) {
+    if (launch && DumpingInputs()) {
       t_inside++;
       BeforeLaunch(LaunchOf(id, cb));
       t_inside--;
     }
-    if (g_time_calls && IsLaunch(id)) t_entered = NowNs();
+    if (launch && g_time_calls) t_entered = NowNs();
     return;
   }
-  if (g_time_calls && IsLaunch(id) && t_entered != 0) {
+  if (launch && t_entered != 0) {  // set only where g_time_calls
     __atomic_fetch_add(&S().call_ns, NowNs() - t_entered, __ATOMIC_RELAXED);
     t_entered = 0;
   }
   int result = cb->functionReturnValue ? *static_cast<const int*>(cb->functionReturnValue) : 0;
   t_inside++;
-  if (IsLaunch(id)) {
+  if (launch) {
     if (result == 0) Record(LaunchOf(id, cb));
     t_pending.number = 0;  // taken (a failed launch leaves its number unused)
   } else if (result == 0) {
