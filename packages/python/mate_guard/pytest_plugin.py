@@ -36,12 +36,7 @@ PYTEST_HELP = {
     'rerun': 'A kernel exception (a fault that loses the CUDA context) found without launch blocking reruns that '
     "one test alone in a fresh process with launch blocking, and its failure shows the rerun's report, "
     'which names the exact launch; the summary says what the reruns cost.',
-    # What pytest does with it unset (_Guard), not a plain Python process's default.
-    'syncOnFree': 'CUDA: a free waits for the work queued before it on its stream, then checks the canary at once. '
-    'Off: a free never waits for the GPU, and the end of each test checks the frees still pending after one wait '
-    '(the same findings, failing the same test): faster where xdist workers share a GPU.',
 }
-PYTEST_DEFAULT = {'syncOnFree': 'unset: on in a serial run, off in xdist workers'}
 
 
 def _sp(row, what):
@@ -56,7 +51,7 @@ def pytest_addoption(parser):
     group = parser.getgroup('mate-guard', 'mate-guard: host and CUDA device memory guard')
     for row in ROWS:
         flag = _sp(row, 'pytestFlag')
-        help = f'{PYTEST_HELP.get(row["key"], row["description"])} (env {_sp(row, "pytestEnv")}, ini {_sp(row, "pytestIni")}, default {PYTEST_DEFAULT.get(row["key"], row["defaultText"])})'
+        help = f'{PYTEST_HELP.get(row["key"], row["description"])} (env {_sp(row, "pytestEnv")}, ini {_sp(row, "pytestIni")}, default {row["defaultText"]})'
         help = help.replace('%', '%%')
         if row['value']['type'] == 'boolean':
             group.addoption(flag, action='store_true', dest=_dest(row), default=None, help=help)

@@ -235,7 +235,7 @@ export const SETTINGS = [
     name: 'sync-on-free',
     value: booleanValue as ValueKind<boolean | undefined>,
     default: undefined as boolean | undefined,
-    defaultText: 'unset: on in Node, off in Python',
+    defaultText: 'unset: on in Node; in pytest on in a serial run, off in xdist workers; off in other Python',
     description:
       'CUDA: a free waits for the work queued before it on its stream, then checks the canary at once (a violation fails the test that freed). Off: the background thread checks once that work is done (the same finding, a moment later, never stalling the program). Unset: on in Node processes and in a serial pytest run; off in other Python processes (no test to fail there) and in pytest-xdist workers (the end of each test checks their frees, with no free waiting for a GPU the workers share).',
     surfaces: { runner: true, guardRun: true, api: true, python: true },
