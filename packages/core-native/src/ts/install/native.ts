@@ -119,7 +119,7 @@ export interface NativeDeviceStats extends AllocationCounts {
   launchesUnread: number;
   /** Parameter words that pointed into guarded allocations. */
   guardedArgs: number;
-  /** Time spent recording launches. */
+  /** Time spent recording launches (0 unless MATE_GUARD_CUDA_STATS is set: the clock is read only then). */
   trackMs: number;
   /** Modules whose CUDA calls were redirected, with the import slots rewritten. */
   redirected: Array<{ path: string; slots: number }>;

@@ -139,7 +139,7 @@ CUresult DeviceAllocator::Fallback(size_t size, const char* reason, CUdeviceptr*
 }
 
 CUresult DeviceAllocator::Allocate(size_t size, CUstream stream, uint32_t stack_id, CUdeviceptr* out, bool* guarded) {
-  uint64_t t0 = NowNs();
+  uint64_t t0 = CounterStartNs();
   *out = 0;
   *guarded = false;
   if (__atomic_load_n(&broken_, __ATOMIC_ACQUIRE)) return cuda::kErrorIllegalAddress;
@@ -147,7 +147,7 @@ CUresult DeviceAllocator::Allocate(size_t size, CUstream stream, uint32_t stack_
   uint64_t max_data = (1ull << 31);
   if (size / granule_ >= max_data) return Fallback(size, "the allocation is larger than a guarded range can be", out);
   uint32_t n = DataGranulesFor(size);
-  uint32_t idx = TakeReady(n, size, t0);
+  uint32_t idx = TakeReady(n, size);
   if (idx == 0) {
     CUresult r = RangeOnDemand(n, size, stream, &idx, out);
     if (idx == 0) return r;  // unguarded (a plain allocation in *out) or out of memory
@@ -159,7 +159,7 @@ CUresult DeviceAllocator::Allocate(size_t size, CUstream stream, uint32_t stack_
   return cuda::kSuccess;
 }
 
-uint32_t DeviceAllocator::TakeReady(uint32_t n, size_t size, uint64_t now) {
+uint32_t DeviceAllocator::TakeReady(uint32_t n, size_t size) {
   if (n == 0 || n > kMaxPreparedGranules) return 0;
   uint32_t idx = 0;
   bool wake = false;
@@ -183,11 +183,11 @@ uint32_t DeviceAllocator::TakeReady(uint32_t n, size_t size, uint64_t now) {
       c.ready.erase(it);
       ready_bytes_ -= n * granule_;
       stats_.ready_hits++;
-      if (c.ready.empty() && c.preparing > 0) c.starved_ns = now;
+      if (c.ready.empty() && c.preparing > 0) c.starved_ns = NowNs();
     } else {
       // A miss: keep more of this size ready from now on. Not the first
       // request of a size: the background thread is falling behind.
-      if (c.target > 0) c.starved_ns = now;
+      if (c.target > 0) c.starved_ns = NowNs();
       c.target = std::min<uint32_t>(c.target ? c.target * 2 : 4, cap);
       stats_.ready_misses++;
     }
@@ -256,7 +256,7 @@ void DeviceAllocator::BeginLife(Slot* s, size_t size, uint32_t n, uint32_t stack
     stats_.live_bytes += size;
     stats_.live_granules += n;
     stats_.peak_live = std::max(stats_.peak_live, stats_.live);
-    stats_.alloc_ns += NowNs() - t0;
+    if (t0 != 0) stats_.alloc_ns += NowNs() - t0;
   }
   if (config_.settings.log_allocations)
     LogAlloc(r.alloc_id, r.user, size, static_cast<uint64_t>(s->total_granules) * granule_, r.mode, "cuda",

@@ -240,7 +240,7 @@ class DeviceAllocator {
   // miss, wakes the background thread when short of this size); else one
   // made now (0 in *index: unguarded, the plain allocation's or the
   // failure's result returned); then its start of life as `size` bytes.
-  uint32_t TakeReady(uint32_t data_granules, size_t size, uint64_t now);
+  uint32_t TakeReady(uint32_t data_granules, size_t size);
   cuda::CUresult RangeOnDemand(uint32_t data_granules, size_t size, cuda::CUstream stream, uint32_t* index,
                                cuda::CUdeviceptr* out);
   void BeginLife(Slot* s, size_t size, uint32_t data_granules, uint32_t stack_id, cuda::CUstream stream, uint64_t t0);

@@ -12,7 +12,7 @@ namespace device {
 
 FreeStatus DeviceAllocator::Free(CUdeviceptr ptr, CUstream stream, uint32_t stack_id) {
   if (!InBlocks(ptr)) return FreeStatus::kNotGuarded;
-  uint64_t t0 = NowNs();
+  uint64_t t0 = CounterStartNs();
   uint32_t idx = Lookup(ptr);
   Pending* p = nullptr;
   SlotRecord rec;
@@ -62,7 +62,7 @@ FreeStatus DeviceAllocator::Free(CUdeviceptr ptr, CUstream stream, uint32_t stac
   {
     std::lock_guard<std::mutex> lock(mu_);
     pending_.push_back(p);
-    stats_.free_ns += NowNs() - t0;
+    if (t0 != 0) stats_.free_ns += NowNs() - t0;
   }
   wake_.notify_one();
   return FreeStatus::kFreed;

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 
 namespace mate {
 namespace device {
@@ -13,6 +14,18 @@ inline uint64_t NowNs() {
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
           .count());
 }
+
+// The time counters (allocMs, freeMs, trackMs, launchCallMs) are printed
+// only under MATE_GUARD_CUDA_STATS: elsewhere an allocation, a free and a
+// launch read no clock for them (a read costs tens of ns on some VMs; a
+// training step makes hundreds of these calls).
+inline bool TimeCounters() {
+  static const bool on = getenv("MATE_GUARD_CUDA_STATS") != nullptr;
+  return on;
+}
+
+// NowNs() where the time counters are on, else 0.
+inline uint64_t CounterStartNs() { return TimeCounters() ? NowNs() : 0; }
 
 }  // namespace device
 }  // namespace mate

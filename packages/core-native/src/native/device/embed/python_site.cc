@@ -181,7 +181,7 @@ PythonSiteStats g_stats;  // updated with atomics: allocating and launching thre
 // Counted only where MATE_GUARD_CUDA_STATS asks (read once, at load): every
 // allocation, free and launch takes a call site, and the clock reads and
 // shared counters are no use to a run that never prints them.
-const bool g_counting = getenv("MATE_GUARD_CUDA_STATS") != nullptr;
+const bool g_counting = TimeCounters();
 
 void Add(uint64_t* field, uint64_t n) {
   if (g_counting) __atomic_fetch_add(field, n, __ATOMIC_RELAXED);

@@ -108,7 +108,7 @@ void CloseEntry(State& st, uint64_t number, const ArgsFound& args, uint64_t t0) 
     for (uint32_t i = 0; i < args.kept; i++) e.args[i] = args.found[i];
   }
   st.stats.guarded_args += args.total;
-  st.stats.ns += NowNs() - t0;
+  if (t0 != 0) st.stats.ns += NowNs() - t0;
 }
 
 // Launch blocking: wait for this launch (our call: not the program's
@@ -137,7 +137,7 @@ void WaitForLaunch(State& st, CUstream stream, const StreamUse& use, uint64_t nu
 
 void Record(const Launch& l) {
   State& st = S();
-  uint64_t t0 = NowNs();
+  uint64_t t0 = CounterStartNs();
   // The call site first: a JS provider runs JS, outside our lock.
   // Numbered (and its call site taken) at its entry when its inputs were saved then.
   const Pending& pending = t_pending;

@@ -110,8 +110,6 @@ void Ordering(cupti::CallbackId id, const cupti::CallbackData* cb) {
 // MATE_GUARD_CUPTI_EMPTY (tuning, bench/cuda): callbacks that return at
 // once, so a run measures what CUPTI's callback mechanism costs by itself.
 bool g_empty_callbacks = false;
-// MATE_GUARD_CUDA_STATS: each launch call timed, entry to exit (TrackerStats::call_ns).
-bool g_time_calls = false;
 thread_local uint64_t t_entered = 0;
 
 void Callback(void*, cupti::Domain domain, cupti::CallbackId id, const void* data) {
@@ -124,10 +122,11 @@ void Callback(void*, cupti::Domain domain, cupti::CallbackId id, const void* dat
       BeforeLaunch(LaunchOf(id, cb));
       t_inside--;
     }
-    if (launch && g_time_calls) t_entered = NowNs();
+    // Each launch call timed, entry to exit (TrackerStats::call_ns).
+    if (launch) t_entered = CounterStartNs();
     return;
   }
-  if (launch && t_entered != 0) {  // set only where g_time_calls
+  if (launch && t_entered != 0) {  // set only where the time counters are on
     __atomic_fetch_add(&S().call_ns, NowNs() - t_entered, __ATOMIC_RELAXED);
     t_entered = 0;
   }
@@ -180,7 +179,6 @@ bool StartTracking(const cuda::Driver* drv, const Options& options, const Tracke
   st.clocks.SetDriver(drv);
   st.blocking = options.launch_blocking;
   g_empty_callbacks = getenv("MATE_GUARD_CUPTI_EMPTY") != nullptr;
-  g_time_calls = getenv("MATE_GUARD_CUDA_STATS") != nullptr;
   ConfigureDump(&options);
   const char* load_why = nullptr;
   st.api = cupti::Load(&load_why);
