@@ -13,6 +13,7 @@ set -u
 rounds=${1:-2}; steps=${2:-1500}
 here=$(cd "$(dirname "$0")" && pwd)
 PY=${PY:-python3}
+. "$here/loop_variants.sh"
 export PERF=${PERF:-perf}
 OUT=${OUT:-.}
 read -r -a variants <<<"${VARIANTS:-caching guard-notrack guard-emptycb guard}"
@@ -20,15 +21,8 @@ data=$(mktemp -d)
 trap 'rm -rf "$data"' EXIT
 for ((r = 1; r <= rounds; r++)); do
   for v in "${variants[@]}"; do
-    g=(-m mate_guard); e=()
-    case $v in
-      caching) g=() ;;
-      guard) ;;
-      guard-notrack) g+=(--no-track-launches) ;;
-      guard-emptycb) e=(MATE_GUARD_CUPTI_EMPTY=1) ;;
-      *) echo "unknown variant $v" >&2; exit 2 ;;
-    esac
-    out=$(env "${e[@]}" "$PY" "${g[@]}" "$here/loop_profile.py" "$steps" "$data/$v.data" 2>&1)
+    loop_variant "$v" || exit 2
+    out=$(env "${LOOP_ENV[@]}" "$PY" "${LOOP_ARGS[@]}" "$here/loop_profile.py" "$steps" "$data/$v.data" 2>&1)
     grep -q ' steps in ' <<<"$out" || { echo "$v failed:"; tail -20 <<<"$out"; exit 1; }
     echo "round $r $v: $(grep -o '[0-9]* steps in [0-9.]* s' <<<"$out")"
     "$PERF" report -i "$data/$v.data" --stdio -n --sort comm,dso 2>/dev/null | grep -v '^#' | grep . >"$OUT/$v.$r.dso.txt"

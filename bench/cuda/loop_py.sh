@@ -18,6 +18,7 @@ rounds=${1:-3}; steps=${2:-300}
 here=$(cd "$(dirname "$0")" && pwd)
 STEPS=${3:-$here/../../../shared/bench-cuda/transformer_steps.py}
 PY=${PY:-python3}
+. "$here/loop_variants.sh"
 read -r -a variants <<<"${VARIANTS:-caching guard guard-notrack guard-emptycb guard-nostacks}"
 declare -A times
 n=${#variants[@]}
@@ -25,19 +26,8 @@ for ((r = 1; r <= rounds; r++)); do
   # Each round starts one variant further on: no variant always runs right after another.
   for ((k = 0; k < n; k++)); do
     v=${variants[$(((k + r - 1) % n))]}
-    g=(-m mate_guard); e=()
-    case $v in
-      caching) g=() ;;
-      guard) ;;
-      guard-notrack) g+=(--no-track-launches) ;;
-      guard-emptycb) e=(MATE_GUARD_CUPTI_EMPTY=1) ;;
-      guard-nostacks) g+=(--no-capture-stacks) ;;
-      guard-exact) g+=(--device-exact-placement) ;;
-      guard-strict) g+=(--cuda-quarantine strict) ;;
-      guard-base) e=(MATE_GUARD_CUDA_LIBRARY="${BASE_LIB:?BASE_LIB=<libmate_guard_cuda.so> for guard-base}") ;;
-      *) echo "unknown variant $v" >&2; exit 2 ;;
-    esac
-    out=$(env "${e[@]}" MATE_GUARD_CUDA_STATS=1 "$PY" "${g[@]}" "$STEPS" "$steps" 2>&1)
+    loop_variant "$v" || exit 2
+    out=$(env "${LOOP_ENV[@]}" MATE_GUARD_CUDA_STATS=1 "$PY" "${LOOP_ARGS[@]}" "$STEPS" "$steps" 2>&1)
     t=$(grep -o 'in [0-9.]* s' <<<"$out" | grep -o '[0-9.]*')
     [ -n "$t" ] || { echo "$v failed:"; tail -20 <<<"$out"; exit 1; }
     times[$v]="${times[$v]:-} $t"

@@ -1,0 +1,29 @@
+# The reference loop's variants under the Python package, for
+# bench/cuda/loop_py.sh and loop_profile.sh (sourced): `loop_variant
+# <variant>` sets LOOP_ARGS (python's arguments before the script: none for
+# caching, `-m mate_guard` and its flags else) and LOOP_ENV (VAR=value
+# words for env). Returns 2 for an unknown variant.
+#   caching (PyTorch's own allocator), guard (defaults), guard-notrack
+#   (--no-track-launches), guard-emptycb (CUPTI subscribed, every callback
+#   returning at once: MATE_GUARD_CUPTI_EMPTY), guard-nostacks
+#   (--no-capture-stacks), guard-exact (--device-exact-placement),
+#   guard-strict (--cuda-quarantine strict: every freed range unmapped),
+#   guard-base (the guard from another library, BASE_LIB=<libmate_guard_cuda.so>)
+loop_variant() {
+  LOOP_ARGS=(-m mate_guard)
+  LOOP_ENV=()
+  case $1 in
+    caching) LOOP_ARGS=() ;;
+    guard) ;;
+    guard-notrack) LOOP_ARGS+=(--no-track-launches) ;;
+    guard-emptycb) LOOP_ENV=(MATE_GUARD_CUPTI_EMPTY=1) ;;
+    guard-nostacks) LOOP_ARGS+=(--no-capture-stacks) ;;
+    guard-exact) LOOP_ARGS+=(--device-exact-placement) ;;
+    guard-strict) LOOP_ARGS+=(--cuda-quarantine strict) ;;
+    guard-base) LOOP_ENV=(MATE_GUARD_CUDA_LIBRARY="${BASE_LIB:?BASE_LIB=<libmate_guard_cuda.so> for guard-base}") ;;
+    *)
+      echo "unknown variant $1" >&2
+      return 2
+      ;;
+  esac
+}
