@@ -256,7 +256,7 @@ void DeviceAllocator::BeginLife(Slot* s, size_t size, uint32_t n, uint32_t stack
     stats_.live_bytes += size;
     stats_.live_granules += n;
     stats_.peak_live = std::max(stats_.peak_live, stats_.live);
-    if (t0 != 0) stats_.alloc_ns += NowNs() - t0;
+    stats_.alloc_ns += CounterElapsedNs(t0);
   }
   if (config_.settings.log_allocations)
     LogAlloc(r.alloc_id, r.user, size, static_cast<uint64_t>(s->total_granules) * granule_, r.mode, "cuda",

@@ -62,7 +62,7 @@ FreeStatus DeviceAllocator::Free(CUdeviceptr ptr, CUstream stream, uint32_t stac
   {
     std::lock_guard<std::mutex> lock(mu_);
     pending_.push_back(p);
-    if (t0 != 0) stats_.free_ns += NowNs() - t0;
+    stats_.free_ns += CounterElapsedNs(t0);
   }
   wake_.notify_one();
   return FreeStatus::kFreed;

@@ -24,8 +24,10 @@ inline bool TimeCounters() {
   return on;
 }
 
-// NowNs() where the time counters are on, else 0.
+// A time counter's start: NowNs() where the counters are on, else 0; and
+// the time since it (0 from a start of 0, with no clock read).
 inline uint64_t CounterStartNs() { return TimeCounters() ? NowNs() : 0; }
+inline uint64_t CounterElapsedNs(uint64_t start) { return start != 0 ? NowNs() - start : 0; }
 
 }  // namespace device
 }  // namespace mate

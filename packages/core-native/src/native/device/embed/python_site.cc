@@ -186,7 +186,6 @@ const bool g_counting = TimeCounters();
 void Add(uint64_t* field, uint64_t n) {
   if (g_counting) __atomic_fetch_add(field, n, __ATOMIC_RELAXED);
 }
-uint64_t Clock() { return g_counting ? NowNs() : 0; }
 
 uint32_t Capture(const PyApi* py, int max_frames);
 
@@ -201,7 +200,7 @@ uint32_t CapturePythonStackUpTo(int max_frames) {
   if (!__atomic_load_n(&g_enabled, __ATOMIC_ACQUIRE)) return 0;
   const PyApi* py = Api();
   if (py == nullptr || !py->IsInitialized()) return 0;
-  uint64_t t0 = Clock();
+  uint64_t t0 = CounterStartNs();
   uint32_t id = 0;
   if (py->GILState_Check() == 1) {
     id = Capture(py, max_frames);
@@ -218,7 +217,7 @@ uint32_t CapturePythonStackUpTo(int max_frames) {
       Add(&g_stats.no_gil_needed, 1);
     } else {
       int state = py->GILState_Ensure();
-      Add(&g_stats.ensure_ns, Clock() - t0);
+      Add(&g_stats.ensure_ns, CounterElapsedNs(t0));
       Add(&g_stats.gil_taken, 1);
       id = Capture(py, max_frames);
       py->GILState_Release(state);
@@ -226,7 +225,7 @@ uint32_t CapturePythonStackUpTo(int max_frames) {
   }
   Add(&g_stats.captures, 1);
   if (id == 0) Add(&g_stats.empty, 1);
-  Add(&g_stats.ns, Clock() - t0);
+  Add(&g_stats.ns, CounterElapsedNs(t0));
   return id;
 }
 

@@ -108,7 +108,7 @@ void CloseEntry(State& st, uint64_t number, const ArgsFound& args, uint64_t t0) 
     for (uint32_t i = 0; i < args.kept; i++) e.args[i] = args.found[i];
   }
   st.stats.guarded_args += args.total;
-  if (t0 != 0) st.stats.ns += NowNs() - t0;
+  st.stats.ns += CounterElapsedNs(t0);
 }
 
 // Launch blocking: wait for this launch (our call: not the program's

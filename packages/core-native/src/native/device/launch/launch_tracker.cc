@@ -122,11 +122,12 @@ void Callback(void*, cupti::Domain domain, cupti::CallbackId id, const void* dat
       BeforeLaunch(LaunchOf(id, cb));
       t_inside--;
     }
-    // Each launch call timed, entry to exit (TrackerStats::call_ns).
-    if (launch) t_entered = CounterStartNs();
+    // Each launch call timed, entry to exit (TrackerStats::call_ns); the
+    // thread-local is not touched where the counters are off.
+    if (launch && TimeCounters()) t_entered = NowNs();
     return;
   }
-  if (launch && t_entered != 0) {  // set only where the time counters are on
+  if (launch && TimeCounters() && t_entered != 0) {
     __atomic_fetch_add(&S().call_ns, NowNs() - t_entered, __ATOMIC_RELAXED);
     t_entered = 0;
   }

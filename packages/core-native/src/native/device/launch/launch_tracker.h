@@ -31,9 +31,9 @@ struct TrackerStats {
   uint64_t guarded_args = 0;  // parameter words that pointed into guarded allocations
   uint64_t ns = 0;            // time spent in the launch callbacks
   // The launch calls themselves, from CUPTI's entry callback to its exit
-  // one: the driver's launch and CUPTI's own work around it, where the
-  // guard's other driver calls (the background thread's mappings) may
-  // make it wait. Timed only under MATE_GUARD_CUDA_STATS (bench/cuda).
+  // one: the driver's launch and CUPTI's own work around it (the
+  // background thread's mappings were measured not to lengthen it:
+  // bench/README.md). Timed only under MATE_GUARD_CUDA_STATS (bench/cuda).
   uint64_t call_ns = 0;
 };
 
