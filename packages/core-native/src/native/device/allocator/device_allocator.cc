@@ -191,7 +191,7 @@ uint32_t DeviceAllocator::TakeReady(uint32_t n, size_t size) {
       c.target = std::min<uint32_t>(c.target ? c.target * 2 : 4, cap);
       stats_.ready_misses++;
     }
-    wake = c.ready.size() + c.preparing < c.target;
+    wake = c.ready.size() + c.preparing < c.target && ClaimWakeLocked();
   }
   if (wake) wake_.notify_one();
   return idx;

@@ -259,6 +259,12 @@ class DeviceAllocator {
   struct FreeWaits;
   FreeStatus BadFree(Slot* s, cuda::CUdeviceptr ptr, std::unique_lock<std::mutex>* lock);
   void CheckStreamRule(const SlotRecord& rec, cuda::CUstream stream, FreeWaits* waits);
+  // Under mu_: whether this caller must notify wake_ (see woken_).
+  bool ClaimWakeLocked() {
+    if (woken_) return false;
+    woken_ = true;
+    return true;
+  }
   void FenceFree(Pending* p, const SlotRecord& rec, cuda::CUstream stream, const FreeWaits& waits);
 
   void Run();  // background thread
@@ -299,6 +305,10 @@ class DeviceAllocator {
   std::mutex mu_;
   std::mutex pass_mu_;  // one batch of pending frees in hand at a time (CheckPendingNow waits for the background's)
   std::condition_variable wake_;  // background thread
+  // A wake-up is on its way or the background thread has not yet begun its
+  // next pass (under mu_): callers skip the notify, a futex call each, and
+  // the thread does not sleep on it. Cleared as a pass begins.
+  bool woken_ = false;
   std::condition_variable readback_free_;
   uint32_t slot_count_ = 0;
   std::unordered_map<uint32_t, std::vector<uint32_t>> free_ranges_;  // total granules -> slots

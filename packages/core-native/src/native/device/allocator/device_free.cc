@@ -59,12 +59,16 @@ FreeStatus DeviceAllocator::Free(CUdeviceptr ptr, CUstream stream, uint32_t stac
   if (config_.settings.log_allocations) LogFree(rec.alloc_id, ptr, rec.size, rec.mode, "cuda", rec.free_test);
   CheckStreamRule(rec, stream, &waits);
   FenceFree(p, rec, stream, waits);
+  bool wake;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    // With frees already pending the background thread is at work on them
+    // or polls their fences again within 100 us (Run): no wake-up per free.
+    wake = pending_.empty() && ClaimWakeLocked();
     pending_.push_back(p);
     stats_.free_ns += CounterElapsedNs(t0);
   }
-  wake_.notify_one();
+  if (wake) wake_.notify_one();
   return FreeStatus::kFreed;
 }
 

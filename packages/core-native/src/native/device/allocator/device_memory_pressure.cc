@@ -46,6 +46,7 @@ uint64_t DeviceAllocator::GiveBack() {
     // Frees not unmapped yet: the background thread finishes them as
     // their last use completes.
     if (pending_bytes_ > 0) {
+      woken_ = true;
       wake_.notify_one();
       readback_free_.wait_for(lock, kPendingWait, [&] { return pending_bytes_ == 0 || broken_; });
     }

@@ -247,14 +247,16 @@ void DeviceAllocator::CheckPendingNow() {
       p->check = false;  // read back (or failed to be): the background thread only unmaps it
     }
   }
+  bool wake;
   {
     std::lock_guard<std::mutex> lock(mu_);
     while (!batch.empty()) {  // ahead of frees made meanwhile: free order kept
       pending_.push_front(batch.back());
       batch.pop_back();
     }
+    wake = ClaimWakeLocked();
   }
-  wake_.notify_one();
+  if (wake) wake_.notify_one();
 }
 
 void DeviceAllocator::Run() {
@@ -265,6 +267,7 @@ void DeviceAllocator::Run() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stop_) return;
+      woken_ = false;  // what callers change from here on wakes this thread again
     }
     bool did = false;
     uint64_t t0 = NowNs();
@@ -294,7 +297,8 @@ void DeviceAllocator::Run() {
       stats_.passes++;
     }
     if (stop_) return;
-    if (!did) wake_.wait_for(lock, pending_.empty() ? std::chrono::microseconds(5000) : std::chrono::microseconds(100));
+    if (!did && !woken_)
+      wake_.wait_for(lock, pending_.empty() ? std::chrono::microseconds(5000) : std::chrono::microseconds(100));
   }
 }
 
