@@ -46,6 +46,7 @@ def build(site, out):
         site,
         os.path.join(NATIVE, 'device', 'embed', 'python_user_code.cc'),
         os.path.join(NATIVE, 'device', 'embed', 'python_frame_field.cc'),
+        os.path.join(NATIVE, 'device', 'embed', 'python_raw_frames.cc'),
         os.path.join(NATIVE, 'platform', 'linux', 'thread_stack_linux.cc'),
         os.path.join(NATIVE, 'core', 'stack_store.cc'),
         os.path.join(ROOT, 'bench', 'python_call_sites_shim.cc'),
@@ -94,7 +95,13 @@ def child(lib_path, shape, measure, depth, d):
         return fakelib.module_call(block, k - 1, n) if k > 0 else test_fn(n)
 
     call = (lambda n: fakerunner.call_0(lambda: test_fn(n))) if shape == 'pytest' else (lambda n: block(5, n))
-    call(1)  # the stack's first capture: names and lines worked out
+    # The stack's first captures: names and lines worked out, and (as a real
+    # program's first captures, made at many depths, do) where the thread's
+    # frame is kept learnt and the frames' layout checked (python_frame_field,
+    # python_raw_frames): from a second depth, then a few times over.
+    fakelib.empty(capture, 1, depth)
+    for _ in range(10):
+        call(1)
     # This thread's CPU time, not the clock: the machine may be shared.
     t0 = time.thread_time_ns()
     if measure == 'fresh':

@@ -159,3 +159,44 @@ describe('Python call sites on a thread with a Python thread state that runs no 
     assert.match(r.stderr, /no frame 100, 100 of them without the GIL\)/, r.output);
   });
 });
+
+describe('Python call sites read from the frames without the GIL', { skip: why() }, () => {
+  test("call sites seen before are read from the interpreter's frames once their layout agreed with the C API's walk (3.11-3.14), and a damaged allocation still names the caller it came through", async () => {
+    const dir = fixtureCopy('mate-py-sites-raw-');
+    const fake = buildFakeDriver('mate-sim-sites-raw-');
+    const r = await run('python3', ['-m', 'mate_guard', 'script_repeated_sites.py'], {
+      cwd: dir,
+      timeout: 60_000,
+      env: {
+        PYTHONPATH: [path.join(ROOT, 'packages', 'python'), path.join(dir, 'site-packages')].join(':'),
+        MATE_GUARD_CUDA_DRIVER: fake,
+        MATE_GUARD_CUPTI: fake,
+        MATE_GUARD_CUDA_STATS: '1',
+        MATE_GUARD_REPORT_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-sites-reports-')),
+      },
+    });
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.stderr, /ERROR: canary-corruption: 1 byte past the end of allocation #\d+ \(100 bytes/, r.output);
+    // Round 150's allocation came through second(), not first(): one helper, two stacks.
+    assert.match(
+      r.stderr,
+      /allocated at:\n==mate-guard== {3}at make \(\S*script_repeated_sites\.py:11\)\n==mate-guard== {3}at second \(\S*script_repeated_sites\.py:19\)\n==mate-guard== {3}at <module> \(\S*script_repeated_sites\.py:24\)\n/,
+      r.output,
+    );
+    assert.match(r.stderr, /freed at:\n==mate-guard== {3}at <module> \(\S*script_repeated_sites\.py:27\)\n/, r.output);
+    const sites = r.stderr.match(/pySites=(\d+) \(GIL taken back (\d+), new \d+, read from the frames (\d+),/);
+    assert.ok(sites, r.output);
+    const [all, gil, raw] = sites.slice(1).map(Number);
+    assert.equal(all, 800, r.output); // 400 allocations, 400 frees
+    const version = (await run('python3', ['-c', 'import sys; print(sys.version_info[1])'])).stdout.trim();
+    if (Number(version) >= 11 && Number(version) <= 14) {
+      // The first captures take the GIL back, each checking the layout; then nearly all are read.
+      assert.ok(
+        raw >= 760 && gil <= 40,
+        `read from the frames ${raw}, GIL taken back ${gil} (3.${version})\n${r.output}`,
+      );
+    } else {
+      assert.equal(raw, 0, `3.${version} has no known frame layout: ${r.output}`);
+    }
+  });
+});

@@ -7,15 +7,13 @@
 // real interpreters are covered end to end by python-call-sites (3.11 here,
 // 3.12 on the GPU machine). What is learnt is process-wide and learnt once:
 // each case runs in a child process of its own.
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 
 #include "check.h"
+#include "in_child.h"
 #include "device/embed/python_frame_field.h"
 
 using mate::device::FrameFieldSettled;
@@ -24,20 +22,6 @@ using mate::device::LearnFrameField;
 using mate::device::ThreadFrames;
 
 namespace {
-
-// The exit status of `body` run in a child (0: its checks held).
-int InChild(const std::function<void(bool*)>& body) {
-  fflush(stderr);
-  pid_t pid = fork();
-  if (pid == 0) {
-    bool failed = false;
-    body(&failed);
-    _exit(failed ? 1 : 0);
-  }
-  int status = 0;
-  if (pid < 0 || waitpid(pid, &status, 0) != pid) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 // A PyFrameObject's head: PyObject_HEAD (refcount, type), f_back, and
 // (3.11+) f_frame, the _PyInterpreterFrame the thread state points at.

@@ -98,7 +98,7 @@ void LearnFrameField(const void* tstate, const void* frame, bool interpreter_fra
   pthread_mutex_unlock(&g_mu);
 }
 
-ThreadFrames FramesOf(const void* tstate) {
+ThreadFrames FramesOf(const void* tstate, const void** innermost) {
   uint32_t e = __atomic_load_n(&g_place, __ATOMIC_ACQUIRE);
   if (e == 0 || e == kGaveUp || tstate == nullptr) return ThreadFrames::kUnknown;
   Place p = Decode(e);
@@ -110,7 +110,9 @@ ThreadFrames FramesOf(const void* tstate) {
     if (w == nullptr) return ThreadFrames::kUnknown;
     memcpy(&w, static_cast<const char*>(w) + p.via, sizeof(w));
   }
-  return w == nullptr ? ThreadFrames::kNone : ThreadFrames::kSome;
+  if (w == nullptr) return ThreadFrames::kNone;
+  if (innermost != nullptr) *innermost = w;
+  return ThreadFrames::kSome;
 }
 
 }  // namespace device

@@ -22,8 +22,10 @@ void LearnFrameField(const void* tstate, const void* frame, bool interpreter_fra
 bool FrameFieldSettled();
 
 enum class ThreadFrames { kUnknown, kNone, kSome };
-// For the calling thread's own state (PyGILState_GetThisThreadState).
-ThreadFrames FramesOf(const void* tstate);
+// For the calling thread's own state (PyGILState_GetThisThreadState, or
+// PyThreadState_Get with the GIL held). kSome also sets `innermost`, where
+// given: the field's value (3.11+ a _PyInterpreterFrame, before a frame object).
+ThreadFrames FramesOf(const void* tstate, const void** innermost = nullptr);
 
 }  // namespace device
 }  // namespace mate

@@ -12,6 +12,7 @@
 #include "core/stack_store.h"
 #include "device/driver/now.h"
 #include "device/embed/python_frame_field.h"
+#include "device/embed/python_raw_frames.h"
 #include "device/embed/python_user_code.h"
 
 namespace mate {
@@ -49,6 +50,7 @@ struct PyApi {
   void* (*Sys_GetObject)(const char*);              // optional: for the stdlib's folder
   void* (*Dict_GetItemString)(void*, const char*);  // optional: same
   void* (*ThreadState_Get)();                       // optional: to learn where frames are kept
+  void* (*ThreadState_Unchecked)();                 // optional: the running thread state, or null
 };
 
 const PyApi* Api() {
@@ -74,6 +76,12 @@ const PyApi* Api() {
     api.Sys_GetObject = reinterpret_cast<void* (*)(const char*)>(sym("PySys_GetObject"));
     api.Dict_GetItemString = reinterpret_cast<void* (*)(void*, const char*)>(sym("PyDict_GetItemString"));
     api.ThreadState_Get = reinterpret_cast<void* (*)()>(sym("PyThreadState_Get"));
+    api.ThreadState_Unchecked = reinterpret_cast<void* (*)()>(sym("PyThreadState_GetUnchecked"));  // 3.13+
+    if (!api.ThreadState_Unchecked)
+      api.ThreadState_Unchecked = reinterpret_cast<void* (*)()>(sym("_PyThreadState_UncheckedGet"));
+    // 3.11+ (where PyFrame_GetLasti is): the interpreter frames' layout is known by version.
+    const auto* version = static_cast<const unsigned long*>(sym("Py_Version"));
+    if (version && api.Frame_GetLasti) SetRawFramesVersion(*version);
     bool all = api.IsInitialized && api.GILState_Check && api.GILState_GetThisThreadState && api.GILState_Ensure &&
                api.GILState_Release && api.Eval_GetFrame && api.Frame_GetCode && api.Frame_GetLineNumber &&
                api.Frame_GetBack && api.Object_GetAttrString && api.Unicode_AsUTF8 && api.IncRef && api.DecRef &&
@@ -171,6 +179,15 @@ const CodeInfo* Info(const PyApi& py, void* code) {
   return &it->second;
 }
 
+// A code object already named, or null: no call into Python, so no GIL needed.
+const CodeInfo* KnownInfo(void* code) {
+  const CodeInfo* seen = __atomic_load_n(&g_recent[RecentSlot(code)], __ATOMIC_ACQUIRE);
+  if (seen != nullptr && seen->code == code) return seen;
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto it = g_codes.find(code);
+  return it == g_codes.end() ? nullptr : &it->second;
+}
+
 uint64_t Mix(uint64_t h, uint64_t v) {
   h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
   return h * 0xff51afd7ed558ccdull;
@@ -188,6 +205,7 @@ void Add(uint64_t* field, uint64_t n) {
 }
 
 uint32_t Capture(const PyApi* py, int max_frames);
+bool CaptureRaw(const void* top, int max_frames, uint32_t* id);
 
 }  // namespace
 
@@ -202,26 +220,32 @@ uint32_t CapturePythonStackUpTo(int max_frames) {
   if (py == nullptr || !py->IsInitialized()) return 0;
   uint64_t t0 = CounterStartNs();
   uint32_t id = 0;
-  if (py->GILState_Check() == 1) {
+  const bool held = py->GILState_Check() == 1;
+  // The thread state whose frames a walk would read: the running one, or
+  // (GIL released) the one PyGILState_Ensure would take back. A thread
+  // Python never ran on has none: no frames.
+  void* tstate =
+      held ? (py->ThreadState_Unchecked ? py->ThreadState_Unchecked() : nullptr) : py->GILState_GetThisThreadState();
+  if (!held && tstate == nullptr) return 0;
+  const void* top = nullptr;
+  ThreadFrames frames = tstate ? FramesOf(tstate, &top) : ThreadFrames::kUnknown;
+  if (frames == ThreadFrames::kSome && RawFramesVerified() && CaptureRaw(top, max_frames, &id)) {
+    Add(&g_stats.raw, 1);  // a stack seen before, read from the frames: no GIL, no frame objects
+  } else if (held) {
     id = Capture(py, max_frames);
+  } else if (frames == ThreadFrames::kNone) {
+    // A thread state that runs no Python now (autograd's backward threads):
+    // told without the GIL where the field that says so has been learnt.
+    Add(&g_stats.no_gil_needed, 1);
   } else {
     // PyTorch's ops and Triton's launcher release the GIL around the C++ call
     // that allocates or launches: take it back for the walk (this thread's
-    // frames can't change meanwhile). A thread Python never ran on has no
-    // frames: none. Nor has one that holds a thread state but runs no Python
-    // now (autograd's backward threads): told without the GIL where the
-    // field that says so has been learnt.
-    void* tstate = py->GILState_GetThisThreadState();
-    if (tstate == nullptr) return 0;
-    if (FramesOf(tstate) == ThreadFrames::kNone) {
-      Add(&g_stats.no_gil_needed, 1);
-    } else {
-      int state = py->GILState_Ensure();
-      Add(&g_stats.ensure_ns, CounterElapsedNs(t0));
-      Add(&g_stats.gil_taken, 1);
-      id = Capture(py, max_frames);
-      py->GILState_Release(state);
-    }
+    // frames can't change meanwhile).
+    int state = py->GILState_Ensure();
+    Add(&g_stats.ensure_ns, CounterElapsedNs(t0));
+    Add(&g_stats.gil_taken, 1);
+    id = Capture(py, max_frames);
+    py->GILState_Release(state);
   }
   Add(&g_stats.captures, 1);
   if (id == 0) Add(&g_stats.empty, 1);
@@ -236,6 +260,7 @@ PythonSiteStats GetPythonSiteStats() {
                           {&s.new_stacks, &g_stats.new_stacks},
                           {&s.empty, &g_stats.empty},
                           {&s.no_gil_needed, &g_stats.no_gil_needed},
+                          {&s.raw, &g_stats.raw},
                           {&s.ns, &g_stats.ns},
                           {&s.ensure_ns, &g_stats.ensure_ns}})
     *to = __atomic_load_n(from, __ATOMIC_RELAXED);
@@ -254,54 +279,91 @@ namespace {
 // The walk ends kPastUser frames past the user's code, or at `max_frames`
 // once the user's code is reached, or at the ceiling: a library stack
 // deeper than `max_frames` above the user's line is walked through to it.
-uint32_t Capture(const PyApi* py, int max_frames) {
-  void* frame = py->Eval_GetFrame();  // borrowed
-  if (frame == nullptr) return 0;
-  const bool lasti = py->Frame_GetLasti != nullptr;  // 3.11+: also where frames are _PyInterpreterFrames
-  if (py->ThreadState_Get && !FrameFieldSettled()) LearnFrameField(py->ThreadState_Get(), frame, lasti);
+// One walk's frames, innermost first, and where it ends: the same rule
+// for the C API's walk and the raw one, so both find one stack by one key.
+struct Walk {
   void* codes[kFrames];
-  void* frames[kFrames];  // kept (one reference each) until the lines are known
   int pos[kFrames];
   int n = 0;
   bool user = false;
   int past_user = 0;
   uint64_t hash = 0;
-  py->IncRef(frame);
-  while (true) {
-    void* code = py->Frame_GetCode(frame);  // new reference
+  // Takes a frame; false once the walk should end.
+  bool Add(void* code, int p, bool user_code) {
     codes[n] = code;
-    pos[n] = lasti ? py->Frame_GetLasti(frame) : py->Frame_GetLineNumber(frame);
-    frames[n] = frame;
-    hash = Mix(Mix(hash, reinterpret_cast<uintptr_t>(code)), static_cast<uint32_t>(pos[n]));
+    pos[n] = p;
+    hash = Mix(Mix(hash, reinterpret_cast<uintptr_t>(code)), static_cast<uint32_t>(p));
     n++;
-    if (Info(*py, code)->user) {
+    if (user_code) {
       user = true;
       past_user = 0;
     } else if (user) {
       past_user++;
     }
-    if (n == kFrames || (user && (past_user >= kPastUser || n >= max_frames))) break;
+    return !(n == kFrames || (user && (past_user >= kPastUser || n >= max_frames)));
+  }
+  explicit Walk(int max) : max_frames(max) {}
+  const int max_frames;
+  // The interned stack of these frames, seen before; 0 if not.
+  uint32_t Seen() const {
+    std::lock_guard<std::mutex> lock(g_mu);
+    auto hit = g_stacks.find(hash);
+    if (hit == g_stacks.end()) return 0;
+    const Stack& s = hit->second;
+    bool same = s.codes.size() == static_cast<size_t>(n) && memcmp(s.codes.data(), codes, n * sizeof(void*)) == 0 &&
+                memcmp(s.pos.data(), pos, n * sizeof(int)) == 0;
+    return same ? s.id : 0;
+  }
+};
+
+// Without the GIL: only a stack seen before, all of whose code objects are
+// named (held by their CodeInfo, so no address names another).
+bool CaptureRaw(const void* top, int max_frames, uint32_t* id) {
+  Walk w(max_frames);
+  RawFrames frames(top);
+  void* code;
+  int pos;
+  bool more = true;
+  while (more && frames.Next(&code, &pos)) {
+    const CodeInfo* info = KnownInfo(code);
+    if (info == nullptr) return false;
+    more = w.Add(code, pos, info->user);
+  }
+  if (w.n == 0) return false;
+  *id = w.Seen();
+  return *id != 0;
+}
+
+uint32_t Capture(const PyApi* py, int max_frames) {
+  void* frame = py->Eval_GetFrame();  // borrowed
+  if (frame == nullptr) return 0;
+  const bool lasti = py->Frame_GetLasti != nullptr;  // 3.11+: also where frames are _PyInterpreterFrames
+  void* tstate = py->ThreadState_Get ? py->ThreadState_Get() : nullptr;
+  if (tstate && !FrameFieldSettled()) LearnFrameField(tstate, frame, lasti);
+  Walk w(max_frames);
+  void* frames[kFrames];  // kept (one reference each) until the lines are known
+  py->IncRef(frame);
+  while (true) {
+    void* code = py->Frame_GetCode(frame);  // new reference
+    frames[w.n] = frame;
+    if (!w.Add(code, lasti ? py->Frame_GetLasti(frame) : py->Frame_GetLineNumber(frame), Info(*py, code)->user)) break;
     frame = py->Frame_GetBack(frame);  // new reference
     if (frame == nullptr) break;
   }
+  const int n = w.n;
+  void* const* codes = w.codes;
+  const int* pos = w.pos;
+  const void* top = nullptr;
+  if (lasti && tstate && FramesOf(tstate, &top) == ThreadFrames::kSome) VerifyRawFrames(top, codes, pos, n);
   auto release = [&] {
     for (int i = 0; i < n; i++) {
       py->DecRef(codes[i]);
       py->DecRef(frames[i]);
     }
   };
-  auto same = [&](const Stack& s) {
-    return s.codes.size() == static_cast<size_t>(n) && memcmp(s.codes.data(), codes, n * sizeof(void*)) == 0 &&
-           memcmp(s.pos.data(), pos, n * sizeof(int)) == 0;
-  };
-  {
-    std::lock_guard<std::mutex> lock(g_mu);
-    auto hit = g_stacks.find(hash);
-    if (hit != g_stacks.end() && same(hit->second)) {
-      uint32_t id = hit->second.id;
-      release();
-      return id;
-    }
+  if (uint32_t id = w.Seen()) {
+    release();
+    return id;
   }
   Add(&g_stats.new_stacks, 1);
   std::string text;
@@ -314,7 +376,7 @@ uint32_t Capture(const PyApi* py, int max_frames) {
   std::lock_guard<std::mutex> lock(g_mu);
   if (g_stacks.size() >= kCacheLimit) g_stacks.clear();
   // Two stacks with one hash: the newer takes the slot.
-  g_stacks[hash] = Stack{id, std::vector<void*>(codes, codes + n), std::vector<int>(pos, pos + n)};
+  g_stacks[w.hash] = Stack{id, std::vector<void*>(codes, codes + n), std::vector<int>(pos, pos + n)};
   return id;
 }
 

@@ -34,6 +34,7 @@ struct PythonSiteStats {
   uint64_t captures = 0;       // stacks taken
   uint64_t gil_taken = 0;      // ... of which took the GIL back
   uint64_t new_stacks = 0;     // ... of which were not seen before (lines worked out)
+  uint64_t raw = 0;            // ... of which were found reading the frames, no GIL (python_raw_frames.h)
   uint64_t empty = 0;          // ... of which found no Python frame on the thread
   uint64_t no_gil_needed = 0;  // ... of which without taking the GIL back (python_frame_field.h)
   uint64_t ns = 0;             // in CapturePythonStack, all of it

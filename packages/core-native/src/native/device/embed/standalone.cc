@@ -190,7 +190,8 @@ void Finish() {
             "windowFills=%llu "
             "chunks=%llu physical=%llu MiB fallbacks=%llu allocMs=%.1f freeMs=%.1f backgroundMs=%.1f "
             "launches=%llu (parameters not read %llu) guardedArgs=%llu trackMs=%.1f launchCallMs=%.1f tracking=%s "
-            "pySites=%llu (GIL taken back %llu, new %llu, no frame %llu, %llu of them without the GIL) pyMs=%.1f (GIL "
+            "pySites=%llu (GIL taken back %llu, new %llu, read from the frames %llu, no frame %llu, %llu of them "
+            "without the GIL) pyMs=%.1f (GIL "
             "wait %.1f) passes=%llu fenceRecords=%llu "
             "fenceQueries=%llu freeWaits=%llu (%.1f ms)\n",
             (unsigned long long)s.allocations, (unsigned long long)s.peak_live, (unsigned long long)s.ready_hits,
@@ -203,9 +204,9 @@ void Finish() {
             : *TrackingOff() ? TrackingOff()
                              : "off",
             (unsigned long long)py.captures, (unsigned long long)py.gil_taken, (unsigned long long)py.new_stacks,
-            (unsigned long long)py.empty, (unsigned long long)py.no_gil_needed, py.ns / 1e6, py.ensure_ns / 1e6,
-            (unsigned long long)s.passes, (unsigned long long)s.fence_records, (unsigned long long)s.fence_queries,
-            (unsigned long long)s.free_waits, s.free_wait_ns / 1e6);
+            (unsigned long long)py.raw, (unsigned long long)py.empty, (unsigned long long)py.no_gil_needed, py.ns / 1e6,
+            py.ensure_ns / 1e6, (unsigned long long)s.passes, (unsigned long long)s.fence_records,
+            (unsigned long long)s.fence_queries, (unsigned long long)s.free_waits, s.free_wait_ns / 1e6);
   // Alone (no run owner to sum up the run), warn here, once.
   if (s.fallbacks && !g_owned)
     dprintf(2, "[mate-guard] warning: %llu allocation%s ran unguarded: %s\n", (unsigned long long)s.fallbacks,
