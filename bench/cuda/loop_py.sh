@@ -12,7 +12,10 @@
 # prints the in-loop seconds of each round, medians, and the median of the
 # per-round ratios to caching.
 #   bench/cuda/loop_py.sh [rounds] [steps] [transformer_steps.py]
-# PY: a python with torch and the mate_guard package. Needs a GPU.
+# PY: a python with torch and the mate_guard package. STATS=0: as a user
+# runs, without MATE_GUARD_CUDA_STATS (its counters read the clock; no
+# counters printed then). PIN=<cpu list>: every run under `taskset -c` on
+# those CPUs. Needs a GPU.
 set -u
 rounds=${1:-3}; steps=${2:-300}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -20,6 +23,10 @@ STEPS=${3:-$here/../../../shared/bench-cuda/transformer_steps.py}
 PY=${PY:-python3}
 . "$here/loop_variants.sh"
 read -r -a variants <<<"${VARIANTS:-caching guard guard-notrack guard-emptycb guard-nostacks}"
+stats=(MATE_GUARD_CUDA_STATS=1)
+[ "${STATS:-1}" = 0 ] && stats=()
+pin=()
+[ -n "${PIN:-}" ] && pin=(taskset -c "$PIN")
 declare -A times
 n=${#variants[@]}
 for ((r = 1; r <= rounds; r++)); do
@@ -27,7 +34,7 @@ for ((r = 1; r <= rounds; r++)); do
   for ((k = 0; k < n; k++)); do
     v=${variants[$(((k + r - 1) % n))]}
     loop_variant "$v" || exit 2
-    out=$(env "${LOOP_ENV[@]}" MATE_GUARD_CUDA_STATS=1 "$PY" "${LOOP_ARGS[@]}" "$STEPS" "$steps" 2>&1)
+    out=$("${pin[@]}" env "${LOOP_ENV[@]}" "${stats[@]}" "$PY" "${LOOP_ARGS[@]}" "$STEPS" "$steps" 2>&1)
     t=$(grep -o 'in [0-9.]* s' <<<"$out" | grep -o '[0-9.]*')
     [ -n "$t" ] || { echo "$v failed:"; tail -20 <<<"$out"; exit 1; }
     times[$v]="${times[$v]:-} $t"

@@ -8,12 +8,15 @@
 #   returning at once: MATE_GUARD_CUPTI_EMPTY), guard-nostacks
 #   (--no-capture-stacks), guard-exact (--device-exact-placement),
 #   guard-strict (--cuda-quarantine strict: every freed range unmapped),
-#   guard-base (the guard from another library, BASE_LIB=<libmate_guard_cuda.so>)
+#   guard-base (the guard from another library, BASE_LIB=<libmate_guard_cuda.so>),
+#   pluggable-null (no guard: the least allocator PyTorch's pluggable hook can
+#   take, null_pluggable.py: that hook's own cost)
 loop_variant() {
   LOOP_ARGS=(-m mate_guard)
   LOOP_ENV=()
   case $1 in
     caching) LOOP_ARGS=() ;;
+    pluggable-null) LOOP_ARGS=("$(dirname "${BASH_SOURCE[0]}")/null_pluggable.py") ;;
     guard) ;;
     guard-notrack) LOOP_ARGS+=(--no-track-launches) ;;
     guard-emptycb) LOOP_ENV=(MATE_GUARD_CUPTI_EMPTY=1) ;;
