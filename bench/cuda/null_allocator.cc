@@ -27,7 +27,8 @@ extern "C" void* null_alloc(ssize_t size, int, void*) {
     list.pop_back();
     return p;
   }
-  if (g_alloc == nullptr) g_alloc = reinterpret_cast<MemAlloc>(dlsym(dlopen("libcuda.so.1", RTLD_NOW), "cuMemAlloc_v2"));
+  if (g_alloc == nullptr)
+    g_alloc = reinterpret_cast<MemAlloc>(dlsym(dlopen("libcuda.so.1", RTLD_NOW), "cuMemAlloc_v2"));
   unsigned long long p = 0;
   return g_alloc(&p, size > 0 ? size : 1) == 0 ? reinterpret_cast<void*>(p) : nullptr;
 }
