@@ -31,14 +31,39 @@ function why() {
   return noNumpy() || noGxx() || noLibrary();
 }
 
+/**
+ * python3 with `args` in a fresh copy of the fixture folder (named for
+ * `name`), over the simulated driver, reports in a fresh folder named by
+ * `reportVar`; `prepare(dir)` runs first.
+ */
+function inFixture(name, args, { env = {}, prepare, reportVar = 'MATE_GUARD_REPORT_DIR', timeout = 60_000 } = {}) {
+  const dir = fixtureCopy(`mate-py-sites-${name}-`);
+  prepare?.(dir);
+  const fake = buildFakeDriver(`mate-sim-sites-${name}-`);
+  return run('python3', args, {
+    cwd: dir,
+    timeout,
+    env: {
+      PYTHONPATH: [path.join(ROOT, 'packages', 'python'), dir, path.join(dir, 'site-packages')].join(':'),
+      MATE_GUARD_CUDA_DRIVER: fake,
+      MATE_GUARD_CUPTI: fake,
+      [reportVar]: fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-sites-reports-')),
+      ...env,
+    },
+  });
+}
+
+/** `python -m mate_guard <script>` in a fresh fixture copy (inFixture). */
+function guardScript(name, script, opts) {
+  return inFixture(name, ['-m', 'mate_guard', script], opts);
+}
+
 describe('Python call sites under a deep library stack', { skip: why() }, () => {
   let r;
   const section = (name) => r.stdout.split(new RegExp(`_+ ${name} _+`))[1]?.split(/\n_{5,} /)[0] ?? '';
   before(async () => {
-    const dir = fixtureCopy('mate-py-sites-');
-    const fake = buildFakeDriver('mate-sim-sites-');
-    r = await run(
-      'python3',
+    r = await inFixture(
+      'deep',
       [
         '-m',
         'pytest',
@@ -50,16 +75,7 @@ describe('Python call sites under a deep library stack', { skip: why() }, () => 
         '--guard-alloc',
         'test_sites.py',
       ],
-      {
-        cwd: dir,
-        timeout: 120_000,
-        env: {
-          PYTHONPATH: [path.join(ROOT, 'packages', 'python'), dir, path.join(dir, 'site-packages')].join(':'),
-          MATE_GUARD_CUDA_DRIVER: fake,
-          MATE_GUARD_CUPTI: fake,
-          MATE_PYTEST_GUARD_REPORT_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-sites-reports-')),
-        },
-      },
+      { reportVar: 'MATE_PYTEST_GUARD_REPORT_DIR', timeout: 120_000 },
     );
   });
 
@@ -102,18 +118,7 @@ describe('Python call sites under a deep library stack', { skip: why() }, () => 
 
 describe('Python call sites of a torch.compile-shaped launch', { skip: why() }, () => {
   test('a kernel launched from generated code, 7 torch frames below the compiled function and 7 more below its caller: the report names the function, the generated code and the caller', async () => {
-    const dir = fixtureCopy('mate-py-sites-compiled-');
-    const fake = buildFakeDriver('mate-sim-sites-compiled-');
-    const r = await run('python3', ['-m', 'mate_guard', 'script_compiled.py'], {
-      cwd: dir,
-      timeout: 60_000,
-      env: {
-        PYTHONPATH: [path.join(ROOT, 'packages', 'python'), path.join(dir, 'site-packages')].join(':'),
-        MATE_GUARD_CUDA_DRIVER: fake,
-        MATE_GUARD_CUPTI: fake,
-        MATE_GUARD_REPORT_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-sites-reports-')),
-      },
-    });
+    const r = await guardScript('compiled', 'script_compiled.py');
     assert.equal(r.code, 1, r.output);
     assert.match(r.stderr, /ERROR: illegal-address: /, r.output);
     assert.match(
@@ -128,19 +133,9 @@ describe('Python call sites on a thread with a Python thread state that runs no 
   skip: why() || noExtensionBuild(),
 }, () => {
   test("its allocations while it runs C with the GIL released get no call site without taking the GIL back, and the Python it then runs (a custom backward) is named in that code's report", async () => {
-    const dir = fixtureCopy('mate-py-sites-backward-');
-    buildExtension(path.join(dir, 'backward_thread.c'), dir, 'backward_thread');
-    const fake = buildFakeDriver('mate-sim-sites-backward-');
-    const r = await run('python3', ['-m', 'mate_guard', 'script_backward_thread.py'], {
-      cwd: dir,
-      timeout: 60_000,
-      env: {
-        PYTHONPATH: [path.join(ROOT, 'packages', 'python'), dir, path.join(dir, 'site-packages')].join(':'),
-        MATE_GUARD_CUDA_DRIVER: fake,
-        MATE_GUARD_CUPTI: fake,
-        MATE_GUARD_CUDA_STATS: '1',
-        MATE_GUARD_REPORT_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-sites-reports-')),
-      },
+    const r = await guardScript('backward', 'script_backward_thread.py', {
+      env: { MATE_GUARD_CUDA_STATS: '1' },
+      prepare: (dir) => buildExtension(path.join(dir, 'backward_thread.c'), dir, 'backward_thread'),
     });
     assert.equal(r.code, 1, r.output);
     assert.match(r.stderr, /ERROR: canary-corruption: 4 bytes past the end of allocation #\d+ \(100 bytes/, r.output);
@@ -162,19 +157,7 @@ describe('Python call sites on a thread with a Python thread state that runs no 
 
 describe('Python call sites read from the frames without the GIL', { skip: why() }, () => {
   test("call sites seen before are read from the interpreter's frames once their layout agreed with the C API's walk (3.11-3.14), and a damaged allocation still names the caller it came through", async () => {
-    const dir = fixtureCopy('mate-py-sites-raw-');
-    const fake = buildFakeDriver('mate-sim-sites-raw-');
-    const r = await run('python3', ['-m', 'mate_guard', 'script_repeated_sites.py'], {
-      cwd: dir,
-      timeout: 60_000,
-      env: {
-        PYTHONPATH: [path.join(ROOT, 'packages', 'python'), path.join(dir, 'site-packages')].join(':'),
-        MATE_GUARD_CUDA_DRIVER: fake,
-        MATE_GUARD_CUPTI: fake,
-        MATE_GUARD_CUDA_STATS: '1',
-        MATE_GUARD_REPORT_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-sites-reports-')),
-      },
-    });
+    const r = await guardScript('raw', 'script_repeated_sites.py', { env: { MATE_GUARD_CUDA_STATS: '1' } });
     assert.equal(r.code, 1, r.output);
     assert.match(r.stderr, /ERROR: canary-corruption: 1 byte past the end of allocation #\d+ \(100 bytes/, r.output);
     // Round 150's allocation came through second(), not first(): one helper, two stacks.

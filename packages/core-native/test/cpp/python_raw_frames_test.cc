@@ -47,6 +47,19 @@ void Chain(const Offsets& at, FakeFrame* frames, FakeCode* const* codes, const i
   }
 }
 
+// Code a running at lasti[0], called from code b at lasti[1]: what the C
+// API's walk finds is `codes` and `lasti`.
+struct TwoFrames {
+  FakeCode a, b;
+  FakeFrame frames[2];
+  void* codes[2] = {&a, &b};
+  int lasti[2];
+  TwoFrames(const Offsets& at, int la, int lb) : lasti{la, lb} {
+    FakeCode* c[] = {&a, &b};
+    Chain(at, frames, c, lasti, 2);
+  }
+};
+
 int Walk(const void* top, void** codes, int* pos) {
   RawFrames raw(top);
   int n = 0;
@@ -87,18 +100,13 @@ TEST(a_312_walk_agreeing_eight_times_is_used_and_reads_the_c_apis_frames_skippin
 TEST(a_311_walk_is_read_at_311s_offsets) {
   CHECK_EQ(InChild([](bool* mate_test_failed) {
              SetRawFramesVersion(k311);
-             FakeCode a, b;
-             FakeFrame frames[2];
-             FakeCode* codes[] = {&a, &b};
-             int lasti[] = {4, 64};
-             Chain(kAt311, frames, codes, lasti, 2);
-             void* api_codes[] = {&a, &b};
-             for (int i = 0; i < 8; i++) VerifyRawFrames(frames, api_codes, lasti, 2);
+             TwoFrames t(kAt311, 4, 64);
+             for (int i = 0; i < 8; i++) VerifyRawFrames(t.frames, t.codes, t.lasti, 2);
              CHECK(RawFramesVerified());
              void* got[16];
              int pos[16];
-             CHECK_EQ(Walk(frames, got, pos), 2);
-             CHECK(got[0] == &a && got[1] == &b && pos[0] == 4 && pos[1] == 64);
+             CHECK_EQ(Walk(t.frames, got, pos), 2);
+             CHECK(got[0] == &t.a && got[1] == &t.b && pos[0] == 4 && pos[1] == 64);
            }),
            0);
 }
@@ -106,16 +114,11 @@ TEST(a_311_walk_is_read_at_311s_offsets) {
 TEST(one_capture_whose_positions_disagree_stops_raw_frames_for_good) {
   CHECK_EQ(InChild([](bool* mate_test_failed) {
              SetRawFramesVersion(k312);
-             FakeCode a, b;
-             FakeFrame frames[2];
-             FakeCode* codes[] = {&a, &b};
-             int lasti[] = {10, 40};
-             Chain(kAt312, frames, codes, lasti, 2);
-             void* api_codes[] = {&a, &b};
-             for (int i = 0; i < 3; i++) VerifyRawFrames(frames, api_codes, lasti, 2);
+             TwoFrames t(kAt312, 10, 40);
+             for (int i = 0; i < 3; i++) VerifyRawFrames(t.frames, t.codes, t.lasti, 2);
              int off[] = {10, 48};  // bytecode 8 bytes further into b than into a: not one layout
-             VerifyRawFrames(frames, api_codes, off, 2);
-             for (int i = 0; i < 20; i++) VerifyRawFrames(frames, api_codes, lasti, 2);
+             VerifyRawFrames(t.frames, t.codes, off, 2);
+             for (int i = 0; i < 20; i++) VerifyRawFrames(t.frames, t.codes, t.lasti, 2);
              CHECK(!RawFramesVerified());
            }),
            0);
@@ -142,14 +145,11 @@ TEST(a_frame_of_the_c_apis_own_code_objects_found_where_it_skipped_one_stops_raw
 TEST(the_c_apis_frames_not_all_found_on_the_chain_stop_raw_frames) {
   CHECK_EQ(InChild([](bool* mate_test_failed) {
              SetRawFramesVersion(k312);
-             FakeCode a, b, elsewhere;
-             FakeFrame frames[2];
-             FakeCode* codes[] = {&a, &b};
-             int lasti[] = {10, 40};
-             Chain(kAt312, frames, codes, lasti, 2);
-             void* api_codes[] = {&a, &b, &elsewhere};
+             TwoFrames t(kAt312, 10, 40);
+             FakeCode elsewhere;
+             void* api_codes[] = {&t.a, &t.b, &elsewhere};
              int api_pos[] = {10, 40, 2};
-             for (int i = 0; i < 10; i++) VerifyRawFrames(frames, api_codes, api_pos, 3);
+             for (int i = 0; i < 10; i++) VerifyRawFrames(t.frames, api_codes, api_pos, 3);
              CHECK(!RawFramesVerified());
            }),
            0);
