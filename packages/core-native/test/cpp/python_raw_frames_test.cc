@@ -111,6 +111,30 @@ TEST(a_311_walk_is_read_at_311s_offsets) {
            0);
 }
 
+TEST(a_frame_that_cannot_be_read_fails_the_walk_instead_of_ending_it) {
+  CHECK_EQ(InChild([](bool* mate_test_failed) {
+             SetRawFramesVersion(k312);
+             TwoFrames t(kAt312, 10, 40);
+             for (int i = 0; i < 8; i++) VerifyRawFrames(t.frames, t.codes, t.lasti, 2);
+             CHECK(RawFramesVerified());
+             t.frames[1].Put(kAt312.code, nullptr);  // the outermost frame: no code object
+             RawFrames raw(t.frames);
+             void* code;
+             int pos;
+             CHECK(raw.Next(&code, &pos) && code == &t.a);
+             CHECK(!raw.Next(&code, &pos));
+             CHECK(raw.Failed());  // not a stack of one frame: the call site falls back to the C API
+             RawFrames whole(t.frames + 1);
+             CHECK(!whole.Next(&code, &pos) && whole.Failed());
+             t.frames[1].Put(kAt312.code, &t.b);
+             RawFrames fine(t.frames);
+             while (fine.Next(&code, &pos)) {
+             }
+             CHECK(!fine.Failed());
+           }),
+           0);
+}
+
 TEST(one_capture_whose_positions_disagree_stops_raw_frames_for_good) {
   CHECK_EQ(InChild([](bool* mate_test_failed) {
              SetRawFramesVersion(k312);

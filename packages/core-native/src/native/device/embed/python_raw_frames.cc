@@ -114,15 +114,15 @@ bool RawFramesVerified() { return __atomic_load_n(&g_state, __ATOMIC_ACQUIRE) ==
 
 bool RawFrames::Next(void** code, int* pos) {
   const Layout& L = g_layout;
-  while (frame_ != nullptr && steps_++ < kMaxSteps) {
+  while (frame_ != nullptr) {
+    if (steps_++ == kMaxSteps) return Fail();
     uintptr_t c = Word(frame_, L.code) & ~L.tag;
     uintptr_t instr = Word(frame_, L.instr);
     frame_ = reinterpret_cast<const void*>(Word(frame_, L.previous));
     if (IsShim(c)) continue;
-    if (c == 0) return false;
     // As PyFrame_GetLasti: -1 for a frame not started.
     intptr_t p = static_cast<intptr_t>(instr - c) - g_code_start;
-    if (p > INT_MAX) return false;
+    if (c == 0 || p > INT_MAX) return Fail();
     *code = reinterpret_cast<void*>(c);
     *pos = p < 0 ? -1 : static_cast<int>(p);
     return true;

@@ -35,12 +35,19 @@ class RawFrames {
  public:
   explicit RawFrames(const void* top) : frame_(top) {}
   // The next frame's code object and position (as PyFrame_GetLasti gives
-  // it); false past the outermost frame or if the chain looks broken.
+  // it); false past the outermost frame, or where a frame can't be read.
   bool Next(void** code, int* pos);
+  // A frame could not be read: the walk ended early, not at the outermost frame.
+  bool Failed() const { return failed_; }
 
  private:
   const void* frame_;
   int steps_ = 0;
+  bool failed_ = false;
+  bool Fail() {
+    failed_ = true;
+    return false;
+  }
 };
 
 }  // namespace device

@@ -329,7 +329,7 @@ bool CaptureRaw(const void* top, int max_frames, uint32_t* id) {
     if (info == nullptr) return false;
     more = w.Add(code, pos, info->user);
   }
-  if (w.n == 0) return false;
+  if (w.n == 0 || frames.Failed()) return false;  // the C API's walk would have gone on
   *id = w.Seen();
   return *id != 0;
 }
