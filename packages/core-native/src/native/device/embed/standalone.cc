@@ -189,7 +189,8 @@ void Finish() {
             "[mate-guard] cuda stats: allocations=%llu peakLive=%llu readyHits=%llu readyMisses=%llu recycled=%llu "
             "windowFills=%llu "
             "chunks=%llu physical=%llu MiB fallbacks=%llu allocMs=%.1f freeMs=%.1f backgroundMs=%.1f "
-            "launches=%llu (parameters not read %llu) guardedArgs=%llu trackMs=%.1f launchCallMs=%.1f tracking=%s "
+            "launches=%llu (parameters not read %llu) guardedArgs=%llu trackMs=%.1f (call sites %.1f, arguments %.1f) "
+            "launchCallMs=%.1f tracking=%s "
             "pySites=%llu (GIL taken back %llu, new %llu, read from the frames %llu, no frame %llu, %llu of them "
             "without the GIL) pyMs=%.1f (GIL "
             "wait %.1f) passes=%llu fenceRecords=%llu "
@@ -199,7 +200,7 @@ void Finish() {
             (unsigned long long)s.chunks_created, (unsigned long long)(s.physical_bytes >> 20),
             (unsigned long long)s.fallbacks, s.alloc_ns / 1e6, s.free_ns / 1e6, s.background_ns / 1e6,
             (unsigned long long)t.launches, (unsigned long long)t.no_layout, (unsigned long long)t.guarded_args,
-            t.ns / 1e6, t.call_ns / 1e6,
+            t.ns / 1e6, t.site_ns / 1e6, t.args_ns / 1e6, t.call_ns / 1e6,
             TrackingOn()     ? "on"
             : *TrackingOff() ? TrackingOff()
                              : "off",

@@ -98,8 +98,13 @@ void FindGuardedArgs(State& st, const Launch& l, const std::vector<KernelParam>&
   if (n > 0) flush();
 }
 
+// The record's parts, timed where the counters are on (TrackerStats).
+struct RecordTimes {
+  uint64_t start = 0, site = 0, args = 0;
+};
+
 // The args found into the launch's entry (unless the ring has moved past it) and the counters.
-void CloseEntry(State& st, uint64_t number, const ArgsFound& args, uint64_t t0) {
+void CloseEntry(State& st, uint64_t number, const ArgsFound& args, const RecordTimes& t) {
   std::lock_guard<std::mutex> lock(st.mu);
   Entry& e = st.ring[number % kRing];
   if (e.number == number) {
@@ -108,7 +113,9 @@ void CloseEntry(State& st, uint64_t number, const ArgsFound& args, uint64_t t0) 
     for (uint32_t i = 0; i < args.kept; i++) e.args[i] = args.found[i];
   }
   st.stats.guarded_args += args.total;
-  st.stats.ns += CounterElapsedNs(t0);
+  st.stats.ns += CounterElapsedNs(t.start);
+  st.stats.site_ns += t.site;
+  st.stats.args_ns += t.args;
 }
 
 // Launch blocking: wait for this launch (our call: not the program's
@@ -137,16 +144,20 @@ void WaitForLaunch(State& st, CUstream stream, const StreamUse& use, uint64_t nu
 
 void Record(const Launch& l) {
   State& st = S();
-  uint64_t t0 = CounterStartNs();
+  RecordTimes t;
+  t.start = CounterStartNs();
   // The call site first: a JS provider runs JS, outside our lock.
   // Numbered (and its call site taken) at its entry when its inputs were saved then.
   const Pending& pending = t_pending;
   SiteProvider site = __atomic_load_n(&st.site, __ATOMIC_ACQUIRE);
   uint32_t site_id = pending.number ? pending.site : site ? site() : 0;
+  t.site = CounterElapsedNs(t.start);
   Opened o = OpenEntry(st, l, pending, site_id);
   ArgsFound args;
+  uint64_t a0 = CounterStartNs();
   if (o.layout) FindGuardedArgs(st, l, *o.params, o.use, &args);
-  CloseEntry(st, o.number, args, t0);
+  t.args = CounterElapsedNs(a0);
+  CloseEntry(st, o.number, args, t);
   if (st.blocking) WaitForLaunch(st, l.stream, o.use, o.number);
 }
 

@@ -30,6 +30,8 @@ struct TrackerStats {
   uint64_t no_layout = 0;     // launches whose parameters could not be read (or that have none)
   uint64_t guarded_args = 0;  // parameter words that pointed into guarded allocations
   uint64_t ns = 0;            // time spent in the launch callbacks
+  uint64_t site_ns = 0;       // ... of which taking the launches' call sites
+  uint64_t args_ns = 0;       // ... of which finding and noting the guarded arguments (the allocator's lock)
   // The launch calls themselves, from CUPTI's entry callback to its exit
   // one: the driver's launch and CUPTI's own work around it (the
   // background thread's mappings were measured not to lengthen it:
