@@ -9,6 +9,3 @@ extern "C" unsigned mate_bench_capture(int n, int max_frames) {
   for (int i = 0; i < n; i++) id = max_frames > 0 ? mate::device::CapturePythonStackUpTo(max_frames) : 1;
   return id;
 }
-
-// Captures found by reading the frames without the GIL (counted under MATE_GUARD_CUDA_STATS).
-extern "C" unsigned long long mate_bench_raw_reads() { return mate::device::GetPythonSiteStats().raw; }

@@ -204,7 +204,7 @@ void Add(uint64_t* field, uint64_t n) {
   if (g_counting) __atomic_fetch_add(field, n, __ATOMIC_RELAXED);
 }
 
-uint32_t Capture(const PyApi* py, int max_frames);
+uint32_t Capture(const PyApi* py, int max_frames, void* tstate);
 bool CaptureRaw(const void* top, int max_frames, uint32_t* id);
 
 }  // namespace
@@ -232,7 +232,7 @@ uint32_t CapturePythonStackUpTo(int max_frames) {
   if (frames == ThreadFrames::kSome && RawFramesVerified() && CaptureRaw(top, max_frames, &id)) {
     Add(&g_stats.raw, 1);  // a stack seen before, read from the frames: no GIL, no frame objects
   } else if (held) {
-    id = Capture(py, max_frames);
+    id = Capture(py, max_frames, tstate);
   } else if (frames == ThreadFrames::kNone) {
     // A thread state that runs no Python now (autograd's backward threads):
     // told without the GIL where the field that says so has been learnt.
@@ -244,7 +244,7 @@ uint32_t CapturePythonStackUpTo(int max_frames) {
     int state = py->GILState_Ensure();
     Add(&g_stats.ensure_ns, CounterElapsedNs(t0));
     Add(&g_stats.gil_taken, 1);
-    id = Capture(py, max_frames);
+    id = Capture(py, max_frames, tstate);  // the thread state just taken back
     py->GILState_Release(state);
   }
   Add(&g_stats.captures, 1);
@@ -279,9 +279,11 @@ namespace {
 // The walk ends kPastUser frames past the user's code, or at `max_frames`
 // once the user's code is reached, or at the ceiling: a library stack
 // deeper than `max_frames` above the user's line is walked through to it.
-// One walk's frames, innermost first, and where it ends: the same rule
-// for the C API's walk and the raw one, so both find one stack by one key.
+// Walk holds one walk's frames, innermost first, and that rule: the C
+// API's walk and the raw one share it, so both find one stack by one key.
 struct Walk {
+  explicit Walk(int max) : max_frames(max) {}
+  const int max_frames;
   void* codes[kFrames];
   int pos[kFrames];
   int n = 0;
@@ -302,8 +304,6 @@ struct Walk {
     }
     return !(n == kFrames || (user && (past_user >= kPastUser || n >= max_frames)));
   }
-  explicit Walk(int max) : max_frames(max) {}
-  const int max_frames;
   // The interned stack of these frames, seen before; 0 if not.
   uint32_t Seen() const {
     std::lock_guard<std::mutex> lock(g_mu);
@@ -334,11 +334,12 @@ bool CaptureRaw(const void* top, int max_frames, uint32_t* id) {
   return *id != 0;
 }
 
-uint32_t Capture(const PyApi* py, int max_frames) {
+// With the GIL held by `tstate`, the running thread state (null: looked up).
+uint32_t Capture(const PyApi* py, int max_frames, void* tstate) {
   void* frame = py->Eval_GetFrame();  // borrowed
   if (frame == nullptr) return 0;
   const bool lasti = py->Frame_GetLasti != nullptr;  // 3.11+: also where frames are _PyInterpreterFrames
-  void* tstate = py->ThreadState_Get ? py->ThreadState_Get() : nullptr;
+  if (tstate == nullptr && py->ThreadState_Get) tstate = py->ThreadState_Get();
   if (tstate && !FrameFieldSettled()) LearnFrameField(tstate, frame, lasti);
   Walk w(max_frames);
   void* frames[kFrames];  // kept (one reference each) until the lines are known
