@@ -48,8 +48,11 @@ def interrupts():
 
 
 watch = os.environ.get('WATCH')
-cmd = shlex.split(watch.replace('{pid}', str(os.getpid()))) if watch else [
-    os.environ.get('PERF', 'perf'), 'record', '-q', '-F', '3997', '-p', str(os.getpid()), '-o', out]
+cmd = (
+    shlex.split(watch.replace('{pid}', str(os.getpid())))
+    if watch
+    else [os.environ.get('PERF', 'perf'), 'record', '-q', '-F', '3997', '-p', str(os.getpid()), '-o', out]
+)
 perf = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 time.sleep(1.5)  # perf attached to every thread
 irq0 = interrupts()
