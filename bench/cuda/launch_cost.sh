@@ -9,6 +9,7 @@
 # spin, query, sync, vmm, launch); one table per mode.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+. "$ROOT/bench/cuda/medians.sh"
 REPS=${1:-5}
 LIB=$ROOT/packages/core-native/build/Release/libmate_guard_cuda.so
 BIN=${LAUNCH_COST:-$ROOT/bench/cuda/build/launch_cost}
@@ -19,7 +20,6 @@ fi
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 DIR=$(mktemp -d)
 handoff() { echo "{\"version\":1,\"settings\":{\"reportDir\":\"$DIR\"$1},\"explicit\":[]}"; }
-med() { tr ' ' '\n' <<<"$1" | grep -E '^[0-9.]+$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 variants=(plain guard-notrack guard-emptycb guard)
 shift $(($# > 0 ? 1 : 0))
 for bg in "${@:-none}"; do
@@ -40,5 +40,5 @@ for bg in "${@:-none}"; do
   echo "background: $bg"
   echo "| variant | launch us | event record + stream wait us |"
   echo "|---|---|---|"
-  for v in "${variants[@]}"; do echo "| $v | $(med "${L[$v]}") | $(med "${O[$v]}") |"; done
+  for v in "${variants[@]}"; do echo "| $v | $(median "${L[$v]}") | $(median "${O[$v]}") |"; done
 done

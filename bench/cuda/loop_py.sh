@@ -22,6 +22,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 STEPS=${3:-$here/../../../shared/bench-cuda/transformer_steps.py}
 PY=${PY:-python3}
 . "$here/loop_variants.sh"
+. "$here/medians.sh"
 read -r -a variants <<<"${VARIANTS:-caching guard guard-notrack guard-emptycb guard-nostacks}"
 stats=(MATE_GUARD_CUDA_STATS=1)
 [ "${STATS:-1}" = 0 ] && stats=()
@@ -41,12 +42,10 @@ for ((r = 1; r <= rounds; r++)); do
     echo "round $r $v $t s $(grep -o 'launches=[0-9]*\|trackMs=[0-9.]* ([^)]*)\|pySites=[0-9]* ([^)]*)\|pyMs=[0-9.]* (GIL wait [0-9.]*)\|allocMs=[0-9.]*\|launchCallMs=[0-9.]*\|backgroundMs=[0-9.]*' <<<"$out" | tr '\n' ' ')"
   done
 done
-med() { tr ' ' '\n' <<<"$1" | grep -E '^[0-9.]+$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-c=$(med "${times[caching]:-}")
+c=$(median "${times[caching]:-}")
 for v in "${variants[@]}"; do
-  m=$(med "${times[$v]}")
+  m=$(median "${times[$v]}")
   # And the median of the rounds' own ratios (each round's variants ran back to back).
-  pr=$(paste -d' ' <(tr ' ' '\n' <<<"${times[$v]}" | grep .) <(tr ' ' '\n' <<<"${times[caching]:-}" | grep .) |
-    awk '$2 > 0 { print $1 / $2 }' | sort -g | awk '{a[NR]=$1} END { if (NR) printf "%.2fx", a[int((NR+1)/2)] }')
-  echo "| $v |${times[$v]} | $m | $(awk -v a="$m" -v b="$c" 'BEGIN { if (b > 0) printf "%.2fx", a / b }') | $pr |"
+  pr=$(median "$(paired_ratios "${times[$v]}" "${times[caching]:-}")")
+  echo "| $v |${times[$v]} | $m | $([ -n "$c" ] && ratio "$m" "$c") | ${pr:+$(awk -v r="$pr" 'BEGIN {printf "%.2fx", r}')} |"
 done

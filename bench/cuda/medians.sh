@@ -1,7 +1,12 @@
 # Sourced by the CUDA bench scripts: medians of space-separated seconds and
 # the side-by-side table of variants (times[<variant>] = "t1 t2 ...", a
 # failed round "-").
-median() { tr ' ' '\n' <<<"$1" | grep -E '^[0-9.]+$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+# An even count's median is the mean of its middle two (not the lower one:
+# that biased every even-round table low).
+median() {
+  tr ' ' '\n' <<<"$1" | grep -E '^[0-9.]+$' | sort -g |
+    awk '{a[NR]=$1} END {if (NR) print (NR % 2 ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2)}'
+}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2fx", a / b}'; }
 # paired_ratios "<a1 a2 ...>" "<b1 b2 ...>": each round's a / b, space-separated
 # (the variants alternate, so a round's pair ran side by side: steadier than
