@@ -2,6 +2,7 @@
 // limits, escaping per format, frame lines and the fold rule, on events
 // written as report_event.cc writes them.
 #include <string>
+#include <utility>
 
 #include "check.h"
 #include "report/format/earlier_header.h"
@@ -206,6 +207,44 @@ TEST(js_frames_in_the_packages_an_event_names_are_machinery) {
   CHECK_STR(t.frames[1], "    at lib (/p/node_modules/lodash/index.js:1:2)");
   mate::TrimmedStack none = mate::TrimJsStack(stack, mate::WithOrigin(Options(), Parse("{\"machineryPackages\":[]}")));
   CHECK(none.dropped == 0);
+}
+
+// Where a V8-style line points: parenthesised, bare, file URLs decoded, an
+// eval's origin as V8 writes it; a line that is no frame points nowhere.
+TEST(js_frame_locations_parenthesised_bare_file_urls_and_eval_origins) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"    at f (/a/b.js:1:2)", "/a/b.js"},
+      {"    at /a/b c.ts:3:4", "/a/b c.ts"},
+      {"    at async file:///a/b%20c.mjs:3:4", "/a/b c.mjs"},
+      {"    at async run (file:///a/b.mjs:3:4)", "/a/b.mjs"},
+      {"    at new Promise (<anonymous>)", "<anonymous>"},
+      {"    at eval (eval at load (/p/h.js:2:3), <anonymous>:1:1)", "eval at load (/p/h.js:2:3), <anonymous>"},
+  };
+  for (const auto& [line, want] : cases) {
+    std::string loc;
+    CHECK(mate::JsFrameLocation(line, &loc));
+    CHECK_STR(loc, want);
+  }
+  std::string loc;
+  CHECK(!mate::JsFrameLocation("Error: boom", &loc));
+}
+
+// No user frame: the innermost frames are kept (the only clue to where in
+// the runner), the rest counted; a first line that is no frame stays.
+TEST(a_stack_without_user_frames_keeps_its_innermost_frames_and_counts_the_rest) {
+  mate::FormatOptions o = mate::WithOrigin(Options(), Parse("{\"machineryPackages\":[\"jest-*\"]}"));
+  std::string stack = "Error";
+  for (int i = 0; i < 10; i++)
+    stack += "\n    at f" + std::to_string(i) + " (/p/node_modules/jest-runtime/build/x.js:1:2)";
+  mate::TrimmedStack t = mate::TrimJsStack(stack, o);
+  CHECK(t.frames.size() == 1 + mate::kRunnerFramesShown);
+  CHECK_STR(t.frames[0], "Error");
+  CHECK_STR(t.frames[1], "    at f0 (/p/node_modules/jest-runtime/build/x.js:1:2)");
+  CHECK(t.dropped == 10 - mate::kRunnerFramesShown);
+  mate::TrimmedStack two =
+      mate::TrimJsStack("    at f0 (/p/node_modules/jest-runtime/build/x.js:1:2)\n    at f1 (node:internal/x:1:2)", o);
+  CHECK(two.frames.size() == 2);
+  CHECK(two.dropped == 0);
 }
 
 // The same event renders the same whoever renders it: the writer's runtime

@@ -5,7 +5,7 @@ import { isMainThread } from 'node:worker_threads';
 import type * as Render from '../report/render';
 import { parseEvent, type ViolationEvent } from '../report/event';
 import { EVENT_FILE, UNFINISHED_EVENT_FILE, writeEventFile } from '../report/files';
-import { defaultDropDirs, machineryPackages } from '../report/js-stack';
+import { defaultDropDirs, machineryPackages } from '../report/machinery';
 import type * as Suppressions from '../report/suppressions';
 import type { ReportKind } from '../report/kinds';
 import { formatTrackingOffWarning, formatUnguardedWarning } from '../run/summary';

@@ -8,7 +8,7 @@ import * as os from 'node:os';
 
 import { loadNative } from '../install/native';
 import type { ViolationEvent } from './event';
-import { defaultDropDirs, machineryPackages } from './js-stack';
+import { defaultDropDirs, machineryPackages } from './machinery';
 
 /** `SIGABRT` for 6 (this platform's numbering, as the dying process's). */
 export function signalName(n: number): string {

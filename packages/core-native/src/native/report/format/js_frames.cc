@@ -158,9 +158,17 @@ TrimmedStack TrimJsStack(const std::string& stack, const FormatOptions& o) {
     if (JsFrameLocation(l, &loc)) user++;
   }
   if (user == 0) {
-    out.frames = lines;
-    out.dropped = 0;
-    return out;
+    // No user frame (the runner itself allocated, or freed as the test's
+    // frame ended): the innermost frames say where in the runner; the
+    // outer ones (its loop, its command line) say nothing more.
+    out.frames.clear();
+    size_t kept = 0;
+    for (const std::string& l : lines) {
+      bool frame = JsFrameLocation(l, &loc);
+      if (frame && kept == kRunnerFramesShown) continue;
+      kept += frame ? 1 : 0;
+      out.frames.push_back(l);
+    }
   }
   out.dropped = lines.size() - out.frames.size();
   return out;

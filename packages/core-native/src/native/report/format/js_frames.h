@@ -21,7 +21,9 @@ struct TrimmedStack {
 // Where a stack line points (a path, `node:...`, `<anonymous>`); false for a line that is no frame.
 bool JsFrameLocation(const std::string& line, std::string* location);
 bool IsMachineryFrame(const std::string& line, const FormatOptions& o);
-// With no user frame left nothing is dropped: the runner's frames are the only clue.
+// With no user frame left, the innermost kRunnerFramesShown frames are
+// kept (the runner's frames are then the only clue) and the rest dropped.
+constexpr size_t kRunnerFramesShown = 3;
 TrimmedStack TrimJsStack(const std::string& stack, const FormatOptions& o);
 // Whether a stack was written by Python (its first frame is in a `.py` file
 // or a frozen module): the host guard of a Python process writes its stacks
