@@ -228,7 +228,7 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
     }
   });
 
-  test("views, slices, resize, pickling, fork and shared memory work on guarded arrays; arrays made before install keep numpy's handler; plain python reports damage at exit (exit status 1) and a fault at the access", async () => {
+  test("views, slices, resize, pickling, fork and shared memory work on guarded arrays; arrays made before install keep numpy's handler; plain python reports damage at the free that finds it (exit status 1) and a fault at the access", async () => {
     const r = await python(['script_bugs.py', 'canary']);
     assert.equal(r.code, 1, r.output);
     assert.match(
@@ -248,6 +248,11 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
       /==mate-guard== ERROR: canary-corruption: 2 bytes before the start of allocation #\d+ \(64 bytes, tail mode\) damaged/,
     );
     assert.match(r.stderr, /at <module> \(.*script_bugs\.py:\d+\)/);
+    const found = r.stderr.indexOf('==mate-guard== ERROR: canary-corruption');
+    assert.ok(
+      found >= 0 && found < r.stderr.indexOf('after the free\n'),
+      `reported at the free that found the damage, not at exit:\n${r.stderr}`,
+    );
     const f = await python(['script_bugs.py', 'fault']);
     assert.equal(f.signal, 'SIGSEGV', f.output);
     assert.match(

@@ -48,7 +48,7 @@ struct Pending {
   Violation violation;  // plain data: for the headline where the printer cannot run
   std::string json;
 };
-std::vector<Pending> g_pending;  // damage found at free and bad frees, filed at the next check
+std::vector<Pending> g_pending;  // damage found at free and bad frees off Python's threads, filed at the next check
 std::atomic<uint64_t> g_violations{0};
 std::atomic<uint64_t> g_numpy_allocations{0};
 std::atomic<uint64_t> g_numpy_foreign{0};
@@ -60,14 +60,6 @@ bool g_capture = true;
 // interpreter (libpython: its frames are the Python stack's business).
 uintptr_t g_own_lo = 0, g_own_hi = 0, g_stop_lo = 0, g_stop_hi = 0;
 int (*g_gil_held)() = nullptr;  // PyGILState_Check, found at install
-
-// Canary damage found when a freed block is checked (any thread).
-void OnFreeViolation(const CanaryViolation& violation) {
-  Violation v = DescribeCanary(*g_allocator.load(std::memory_order_acquire), violation);
-  std::string event = EventJson(v);
-  std::lock_guard<std::mutex> lock(g_mu);
-  g_pending.push_back({v, std::move(event)});
-}
 
 // The Python stack of the calling thread, only where it holds the GIL: an
 // allocation made with the GIL released (an extension's worker thread)
@@ -90,6 +82,29 @@ void FileAndPrint(const std::string& json, const Violation* v) {
   bool filed = WriteReportFile(json.data(), json.size(), path, sizeof(path));
   if (filed && RunPrinter(path, kPrinterTimeoutMs)) return;
   if (v != nullptr) PrintFallback(*v, filed ? path : "");
+}
+
+// A violation found at a free: filed and printed at once where the freeing
+// thread holds the GIL (numpy frees an array's data so), so a script sees
+// its report when the damage is found, not at exit, and it is on disk
+// should the process be killed; queued for the next check otherwise (a
+// thread outside Python's knowledge is not made to wait for the printer).
+// Either way before the free returns or at the next check, so a test's
+// end finds what its own frees found.
+void FileNowOrAtCheck(const Violation& v) {
+  std::string event = EventJson(v);
+  if (g_gil_held != nullptr && g_gil_held() == 1) {
+    FileAndPrint(event, &v);
+    g_violations.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_pending.push_back({v, std::move(event)});
+}
+
+// Canary damage found when a freed block is checked (any thread).
+void OnFreeViolation(const CanaryViolation& violation) {
+  FileNowOrAtCheck(DescribeCanary(*g_allocator.load(std::memory_order_acquire), violation));
 }
 
 }  // namespace
@@ -190,11 +205,8 @@ bool Free(void* ptr) {
     // numpy frees each block once: a second free means the block was
     // freed behind numpy's back (an extension's free() of an array's data,
     // already reported as an invalid free by the native heap); ignored.
-    Violation v = DescribeBadFree(*a, r.status == FreeStatus::kDoubleFree, r.record.alloc_id ? &r.record : nullptr,
-                                  reinterpret_cast<uintptr_t>(ptr), req.frames_id, a->CurrentTest());
-    std::string event = EventJson(v);
-    std::lock_guard<std::mutex> lock(g_mu);
-    g_pending.push_back({v, std::move(event)});
+    FileNowOrAtCheck(DescribeBadFree(*a, r.status == FreeStatus::kDoubleFree, r.record.alloc_id ? &r.record : nullptr,
+                                     reinterpret_cast<uintptr_t>(ptr), req.frames_id, a->CurrentTest()));
   }
   return true;
 }

@@ -42,9 +42,10 @@ bool GuardNative(const std::vector<std::string>& globs, std::string* error);
 void SetCurrentTest(const char* name);
 
 // Checks canaries (allocations since the last check, or all), collects
-// damage found at free and bad native frees: each becomes an event filed
-// in the report directory (and printed when the printer runs). Returns how
-// many were filed.
+// damage found at frees made without the GIL (those made with it were
+// filed and printed at once) and bad native frees: each becomes an event
+// filed in the report directory (and printed when the printer runs).
+// Returns how many were filed.
 size_t Check(bool all);
 
 // The counters as JSON (host allocations, native heap, numpy handler).
