@@ -229,12 +229,22 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
   });
 
   test("views, slices, resize, pickling, fork and shared memory work on guarded arrays; arrays made before install keep numpy's handler; plain python reports damage at the free that finds it (exit status 1) and a fault at the access", async () => {
-    const r = await python(['script_bugs.py', 'canary']);
+    const e = env();
+    const r = await run('python3', ['script_bugs.py', 'canary'], { cwd: dir, env: e, timeout: 60_000 });
     assert.equal(r.code, 1, r.output);
     assert.match(
       r.stderr,
       /==mate-guard== 1 violation in this process: exit status 1 \(exit_code; 0 leaves the status alone\)/,
     );
+    // The report folder: MATE_GUARD_REPORT_DIR (the setting's environment default), named at exit.
+    const reports = e.MATE_GUARD_REPORT_DIR;
+    assert.ok(
+      r.stderr.includes(
+        `==mate-guard== report files (JSON): ${reports} (python -m mate_guard report ${reports} prints them)\n`,
+      ),
+      r.stderr,
+    );
+    assert.equal(fs.readdirSync(reports).filter((f) => /^mate-guard-\d+-\d+\.json$/.test(f)).length, 1);
     assert.match(r.stdout, /^handlers: mate_guard default_allocator$/m);
     assert.match(r.stdout, /^thread started before install: default_allocator 1 unguarded$/m);
     assert.match(r.stdout, /^arrays work: True$/m);

@@ -2,6 +2,7 @@
 (snake_case), made from settings.json rather than written out again."""
 
 import dataclasses
+import os
 
 from ._settings import CONFIG_ROWS, HANDOFF_VERSION, PROCESS_KEYS, parse
 
@@ -14,11 +15,16 @@ def _field(row):
 
 
 def _post_init(self):
-    # Each value checked and normalised as the Node packages do; None keeps the default.
+    # Each value checked and normalised as the Node packages do; None keeps
+    # the default, or the row's process-wide environment default where it
+    # has one and it is set (MATE_GUARD_REPORT_DIR), as installGuardAllocator's.
     for row in CONFIG_ROWS:
         name = row['spellings']['pythonKey']
         value = getattr(self, name)
         if value is None or value == row['default']:
+            env = os.environ.get(row['processEnv']) if row['processEnv'] else None
+            if env not in (None, ''):
+                object.__setattr__(self, name, parse(row, env, row['processEnv']))
             continue
         object.__setattr__(self, name, parse(row, value, name))
 

@@ -116,3 +116,9 @@ def test_device_exact_placement_puts_a_device_allocations_last_byte_against_the_
     assert 'placement: start%16=12 end%16=0 end%4096=0' in exact.stdout, exact
     env = project.pytest(['--guard-alloc', '-s'], env={'MATE_PYTEST_GUARD_DEVICE_EXACT_PLACEMENT': '1'})
     assert 'placement: start%16=12 end%16=0 end%4096=0' in env.stdout, env
+
+
+def test_the_api_config_takes_the_report_folder_from_mate_guard_report_dir_unless_given(project):
+    show = 'import mate_guard as m; print(m.GuardAllocatorConfig().report_dir, m.GuardAllocatorConfig(report_dir="/g").report_dir)'
+    assert project.python(['-c', show], {'MATE_GUARD_REPORT_DIR': '/from-env'}).stdout == '/from-env /g\n'
+    assert project.python(['-c', show], {'MATE_GUARD_REPORT_DIR': ''}).stdout == 'None /g\n'
