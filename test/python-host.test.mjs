@@ -211,7 +211,7 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
       /#0 write_at .*badext\.c:25/,
     ],
   ];
-  test("an overflow, underflow or use-after-free of a numpy array (also one made in a thread) or of the extension's heap (also sampled) faults at the access: the report names the kind, the test's node id and the access site file:line, the interpreter's frames folded; pytest dies by SIGSEGV", async () => {
+  test("an overflow, underflow or use-after-free of a numpy array (also one made in a thread) or of the extension's heap (also sampled) faults at the access: the report names the kind, the test's node id and the access site file:line, the interpreter's frames folded; pytest dies by SIGSEGV, saying under the report that the tests after it do not run", async () => {
     for (const [name, flags, headline, site] of faults) {
       const r = await pytest(['--guard-alloc', '--guard-native', '*_badext*.so', ...flags, `test_arrays.py::${name}`]);
       assert.equal(r.signal, 'SIGSEGV', `${name} ${flags.join(' ')}: ${r.output}`);
@@ -223,6 +223,12 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
       assert.match(
         r.stderr,
         /==mate-guard== access:\n==mate-guard== {3}#0 .*\n(==mate-guard== {3}#1 .*\n)?==mate-guard== {3}… \d+ more frames? in the runtime\n/,
+        `${name}: ${r.output}`,
+      );
+      // Said under the report: why pytest stops here, and what goes on past a fault.
+      assert.match(
+        r.stderr,
+        /\n==mate-guard== suppression: .*\n==mate-guard== pytest ends here: a fault on guarded memory kills the process, so the tests after this one do not run and pytest prints no summary \(pytest -n 1, with pytest-xdist, replaces the worker and goes on\)\n/,
         `${name}: ${r.output}`,
       );
     }
@@ -311,6 +317,7 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
       r.output,
     );
     assert.match(r.stdout, /^FAILED test_arrays\.py::test_fault_overflow - worker 'gw\d+' crashed/m, r.output);
+    assert.doesNotMatch(r.output, /pytest ends here/, 'a worker is replaced: the run goes on');
     assert.match(
       r.output,
       /==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(80 bytes, tail mode\)\n==mate-guard== test: test_arrays\.py::test_fault_overflow\n/,

@@ -20,6 +20,7 @@ def _bind(lib):
     lib.mate_guard_host_error.restype = ctypes.c_char_p
     lib.mate_guard_host_guard_native.argtypes = [ctypes.c_char_p]
     lib.mate_guard_host_set_current_test.argtypes = [ctypes.c_char_p]
+    lib.mate_guard_host_set_fault_note.argtypes = [ctypes.c_char_p]
     lib.mate_guard_host_check.argtypes = [ctypes.c_int]
     lib.mate_guard_host_stats_json.restype = ctypes.c_char_p
     lib.mate_guard_cuda_missing.restype = ctypes.c_char_p
@@ -68,6 +69,12 @@ def guard_native(globs):
 def set_current_test(name):
     if _lib is not None:
         _lib.mate_guard_host_set_current_test((name or '').encode())
+
+
+def set_fault_note(line):
+    """A line printed after the report of a fault on guarded memory, before the process dies ('' for none)."""
+    if _lib is not None:
+        _lib.mate_guard_host_set_fault_note(line.encode())
 
 
 def check(all_live=False):

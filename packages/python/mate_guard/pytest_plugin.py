@@ -21,7 +21,7 @@ import sys
 
 import pytest
 
-from . import _library, _subrun
+from . import _library, _rerun, _subrun
 from ._resources import library_path
 from ._settings import CONFIG_ROWS, ROWS, GuardConfigError, parse, suggestion
 
@@ -220,6 +220,11 @@ class _Guard:
         self.worker_lost = []  # xdist's controller: (worker, node id) of each worker that lost its context
         self.end_worker = False
         self.live_at = {}  # phase -> device allocations live as it began (mark)
+        if _xdist_worker(config) is None and not _role.child and not os.environ.get(_rerun.CHILD_ENV):
+            # A fault on guarded host memory kills this process, and with it the
+            # session: said under the report (an xdist worker is replaced instead;
+            # a fresh process's parent, and a one-step rerun meant to fault, go on).
+            _host.set_fault_note(FAULT_NOTE)
 
     def mark(self, phase):
         """Notes how many device allocations are live as `phase` ('test': its
@@ -281,6 +286,10 @@ class _Guard:
         return total
 
 
+FAULT_NOTE = (
+    '==mate-guard== pytest ends here: a fault on guarded memory kills the process, so the tests after this one '
+    'do not run and pytest prints no summary (pytest -n 1, with pytest-xdist, replaces the worker and goes on)\n'
+)
 _guard = None
 _role = None  # why this process runs: all of the run, or some of its tests for a parent (_subrun.Role)
 # pytest-xdist: the folder where workers leave their counts (and a worker

@@ -22,6 +22,7 @@
 #include "crash/signal_handler.h"
 
 #include <signal.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -54,6 +55,8 @@ char g_event_file[4200];
 NativeFrame g_frames[kMaxNativeFrames];
 uintptr_t g_cfas[kMaxNativeFrames];
 DeathDetail g_death;
+char g_fault_note[1024];
+size_t g_fault_note_len = 0;  // written before the code it speaks of runs (SetFaultNote), read in the handler
 
 long ThreadId() { return static_cast<long>(syscall(SYS_gettid)); }
 
@@ -143,6 +146,8 @@ void Handle(int sig, siginfo_t* info, void* uctx) {
       if (Lock()) {
         v.signal = sig;
         Report(&v, uctx);
+        size_t note = __atomic_load_n(&g_fault_note_len, __ATOMIC_ACQUIRE);
+        if (note > 0) PrintToReportFd(g_fault_note, note);
       }
       // Die by the signal, as the program would have without us: the
       // faulting instruction runs again with the default action in place.
@@ -166,6 +171,14 @@ void Handle(int sig, siginfo_t* info, void* uctx) {
 }  // namespace
 
 void EnsureAltStack() { platform::EnsureAltStack(); }
+
+void SetFaultNote(const char* line) {
+  size_t n = line ? strlen(line) : 0;
+  if (n > sizeof(g_fault_note)) n = sizeof(g_fault_note);
+  __atomic_store_n(&g_fault_note_len, 0, __ATOMIC_RELEASE);
+  if (n > 0) memcpy(g_fault_note, line, n);
+  __atomic_store_n(&g_fault_note_len, n, __ATOMIC_RELEASE);
+}
 
 bool InstallFaultHandler() {
   EnsureAltStack();

@@ -25,6 +25,12 @@ void KeepFaultHandlerFirst();
 // An alternate signal stack for the calling thread, if it has none.
 void EnsureAltStack();
 
+// A line the host wants printed after the report of a fault on guarded
+// memory, before the process dies (the pytest plugin: the tests after this
+// one do not run). Copied (at most 1 KiB); "" for none. Not while a fault
+// may be handled: set it before the code it speaks of runs.
+void SetFaultNote(const char* line);
+
 }  // namespace mate
 
 #endif  // MATE_CRASH_SIGNAL_HANDLER_H_

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "crash/signal_handler.h"
 #include "host/host_guard.h"
 #include "host/numpy_handler.h"
 #include "device/driver/cuda_driver.h"
@@ -59,6 +60,10 @@ MATE_EXPORT int mate_guard_host_guard_native(const char* globs) {
 
 // The running test for every report (host and device); "" or null: none.
 MATE_EXPORT void mate_guard_host_set_current_test(const char* name) { mate::host::SetCurrentTest(name); }
+
+// A line printed after the report of a fault on guarded memory, before the
+// process dies ("" for none): what the host wants its user told then.
+MATE_EXPORT void mate_guard_host_set_fault_note(const char* line) { mate::SetFaultNote(line); }
 
 // Canary checks (all live blocks with `all`, else those made since the
 // last check) plus damage and bad frees found meanwhile: each filed in the

@@ -153,4 +153,6 @@ void PrintFallback(const Violation& v, const char* event_file) {
   WriteAll(w.data(), w.size());
 }
 
+void PrintToReportFd(const char* text, size_t n) { WriteAll(text, n); }
+
 }  // namespace mate

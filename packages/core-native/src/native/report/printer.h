@@ -35,6 +35,9 @@ bool RunPrinter(const char* event_file, int timeout_ms);
 // event is. Async-signal-safe.
 void PrintFallback(const Violation& v, const char* event_file);
 
+// `n` bytes of text where reports go (SetReportFd). Async-signal-safe.
+void PrintToReportFd(const char* text, size_t n);
+
 }  // namespace mate
 
 #endif  // MATE_REPORT_PRINTER_H_
