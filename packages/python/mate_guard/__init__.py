@@ -245,13 +245,12 @@ def _exit_status():
         return
     code = _active.exit_code
     where = _library.load().report_dir
-    sys.stderr.write(
-        (
+    if where:
+        sys.stderr.write(
             f'==mate-guard== report files (JSON): {where} (python -m mate_guard report {where} prints them)\n'
-            if where
-            else ''
         )
-        + f'==mate-guard== {n} violation{"" if n == 1 else "s"} in this process: exit status {code} '
+    sys.stderr.write(
+        f'==mate-guard== {n} violation{"" if n == 1 else "s"} in this process: exit status {code} '
         f'(exit_code; 0 leaves the status alone)\n'
     )
     # The status can only be set by ending here: what Python would still do is flushing.

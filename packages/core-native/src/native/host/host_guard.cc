@@ -48,7 +48,7 @@ struct Pending {
   Violation violation;  // plain data: for the headline where the printer cannot run
   std::string json;
 };
-std::vector<Pending> g_pending;  // damage found at free and bad frees off Python's threads, filed at the next check
+std::vector<Pending> g_pending;  // damage found at frees made without the GIL, filed at the next check
 std::atomic<uint64_t> g_violations{0};
 std::atomic<uint64_t> g_numpy_allocations{0};
 std::atomic<uint64_t> g_numpy_foreign{0};
