@@ -234,6 +234,24 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
     }
   });
 
+  test("an array freed as pytest's call of the test returns: its free stack shows pytest's three innermost frames and counts the rest, not pytest's whole stack", async () => {
+    fs.writeFileSync(
+      path.join(dir, 'test_freed_on_return.py'),
+      'import numpy as np\nimport _badext\n\n\ndef test_damage_freed_on_return():\n    a = np.ones(100, dtype=np.uint8)\n    _badext.write_at(a, -1)\n',
+    );
+    const r = await pytest(['--guard-alloc', '--no-guard-rerun', 'test_freed_on_return.py']);
+    assert.equal(r.code, 1, r.output);
+    const freed =
+      /==mate-guard== freed at:\n(?:==mate-guard== {3}#.*\n)+==mate-guard== called from Python at:\n((?:==mate-guard== {3}.*\n)+)/.exec(
+        section(r.stdout, 'test_damage_freed_on_return'),
+      );
+    assert.ok(freed, r.output);
+    const lines = freed[1].trimEnd().split('\n');
+    assert.equal(lines.length, 4, freed[1]);
+    assert.match(lines[0], /^==mate-guard== {3}at pytest_pyfunc_call \(\S*_pytest\/python\.py:\d+\)$/, freed[1]);
+    assert.match(lines[3], /^==mate-guard== {3}… [1-9]\d* runner frames$/, freed[1]);
+  });
+
   test("views, slices, resize, pickling, fork and shared memory work on guarded arrays; arrays made before install keep numpy's handler; plain python reports damage at the free that finds it (exit status 1) and a fault at the access", async () => {
     const e = env();
     const r = await run('python3', ['script_bugs.py', 'canary'], { cwd: dir, env: e, timeout: 60_000 });
