@@ -5,7 +5,10 @@
 # words for env). Returns 2 for an unknown variant.
 #   caching (PyTorch's own allocator), guard (defaults), guard-notrack
 #   (--no-track-launches), guard-emptycb (CUPTI subscribed, every callback
-#   returning at once: MATE_GUARD_CUPTI_EMPTY), guard-nostacks
+#   returning at once: MATE_GUARD_CUPTI_EMPTY), guard-norecord, guard-nosite,
+#   guard-noargs (MATE_GUARD_TRACK_SKIP: launches seen but not recorded;
+#   recorded without their Python call sites; without their guarded
+#   arguments), guard-nostacks
 #   (--no-capture-stacks), guard-exact (--device-exact-placement),
 #   guard-strict (--cuda-quarantine strict: every freed range unmapped),
 #   guard-base (the guard from another library, BASE_LIB=<libmate_guard_cuda.so>),
@@ -20,6 +23,9 @@ loop_variant() {
     guard) ;;
     guard-notrack) LOOP_ARGS+=(--no-track-launches) ;;
     guard-emptycb) LOOP_ENV=(MATE_GUARD_CUPTI_EMPTY=1) ;;
+    guard-norecord) LOOP_ENV=(MATE_GUARD_TRACK_SKIP=record) ;;
+    guard-nosite) LOOP_ENV=(MATE_GUARD_TRACK_SKIP=site) ;;
+    guard-noargs) LOOP_ENV=(MATE_GUARD_TRACK_SKIP=args) ;;
     guard-nostacks) LOOP_ARGS+=(--no-capture-stacks) ;;
     guard-exact) LOOP_ARGS+=(--device-exact-placement) ;;
     guard-strict) LOOP_ARGS+=(--cuda-quarantine strict) ;;

@@ -21,6 +21,10 @@ State& S() {
 
 namespace {
 
+// MATE_GUARD_TRACK_SKIP=site,args (tuning, bench/cuda): a launch recorded
+// without its call site or without its guarded arguments.
+bool g_skip_site = false, g_skip_args = false;
+
 // A launch's entry in the log, under the lock: its kernel, stream clock
 // and number (taken at its entry when dumpInputs saved its inputs).
 struct Opened {
@@ -142,6 +146,11 @@ void WaitForLaunch(State& st, CUstream stream, const StreamUse& use, uint64_t nu
 
 }  // namespace
 
+void SkipParts(bool site, bool args) {
+  g_skip_site = site;
+  g_skip_args = args;
+}
+
 void Record(const Launch& l) {
   State& st = S();
   RecordTimes t;
@@ -150,12 +159,12 @@ void Record(const Launch& l) {
   // Numbered (and its call site taken) at its entry when its inputs were saved then.
   const Pending& pending = t_pending;
   SiteProvider site = __atomic_load_n(&st.site, __ATOMIC_ACQUIRE);
-  uint32_t site_id = pending.number ? pending.site : site ? site() : 0;
+  uint32_t site_id = pending.number ? pending.site : site && !g_skip_site ? site() : 0;
   t.site = CounterElapsedNs(t.start);
   Opened o = OpenEntry(st, l, pending, site_id);
   ArgsFound args;
   uint64_t a0 = CounterStartNs();
-  if (o.layout) FindGuardedArgs(st, l, *o.params, o.use, &args);
+  if (o.layout && !g_skip_args) FindGuardedArgs(st, l, *o.params, o.use, &args);
   t.args = CounterElapsedNs(a0);
   CloseEntry(st, o.number, args, t);
   if (st.blocking) WaitForLaunch(st, l.stream, o.use, o.number);

@@ -111,6 +111,9 @@ void Ordering(cupti::CallbackId id, const cupti::CallbackData* cb) {
 // once, so a run measures what CUPTI's callback mechanism costs by itself.
 bool g_empty_callbacks = false;
 thread_local uint64_t t_entered = 0;
+// MATE_GUARD_TRACK_SKIP=record (tuning, bench/cuda): launches seen but
+// not recorded (ordering calls still are), to split the tracker's cost.
+bool g_skip_record = false;
 
 void Callback(void*, cupti::Domain domain, cupti::CallbackId id, const void* data) {
   if (g_empty_callbacks || InInternalCalls() || t_inside || domain != cupti::kDomainDriver) return;
@@ -134,7 +137,7 @@ void Callback(void*, cupti::Domain domain, cupti::CallbackId id, const void* dat
   int result = cb->functionReturnValue ? *static_cast<const int*>(cb->functionReturnValue) : 0;
   t_inside++;
   if (launch) {
-    if (result == 0) Record(LaunchOf(id, cb));
+    if (result == 0 && !g_skip_record) Record(LaunchOf(id, cb));
     t_pending.number = 0;  // taken (a failed launch leaves its number unused)
   } else if (result == 0) {
     Ordering(id, cb);
@@ -180,6 +183,9 @@ bool StartTracking(const cuda::Driver* drv, const Options& options, const Tracke
   st.clocks.SetDriver(drv);
   st.blocking = options.launch_blocking;
   g_empty_callbacks = getenv("MATE_GUARD_CUPTI_EMPTY") != nullptr;
+  const char* skip = getenv("MATE_GUARD_TRACK_SKIP");
+  g_skip_record = skip && strstr(skip, "record");
+  tracker::SkipParts(skip && strstr(skip, "site"), skip && strstr(skip, "args"));
   ConfigureDump(&options);
   const char* load_why = nullptr;
   st.api = cupti::Load(&load_why);

@@ -115,6 +115,8 @@ void ScanWords(const Launch& l, const std::vector<KernelParam>& params, Fn fn) {
 
 // A launch into the log (at its exit); for dumpInputs, its inputs saved at its entry.
 void Record(const Launch& l);
+// Tuning (MATE_GUARD_TRACK_SKIP): leave out a record's call site or its guarded arguments.
+void SkipParts(bool site, bool args);
 void BeforeLaunch(const Launch& l);
 // A log entry as a report's launch.
 void ToLaunch(const Entry& e, DeviceLaunch* out);
