@@ -112,6 +112,31 @@ describe('planted bugs', () => {
     assert.ok(reportLines(r.output).includes(`==mate-guard== test: ${UNDERFLOW_TEST}`), r.output);
   });
 
+  test('plain jest with the reporter, in band and with workers: damage a test does to buffers made before it (module code, beforeAll, an earlier test) fails that test', async () => {
+    for (const band of [['-i'], ['-w', '2', '--workerIdleMemoryLimit=1GB']]) {
+      const r = await jest([...suite('long-lived'), ...band, '--json'], { MATE_JEST_GUARD_ALLOC: '1' });
+      assert.equal(r.code, 1, r.output);
+      const results = new Map(jsonResults(r.stdout).testResults[0].assertionResults.map((a) => [a.title, a]));
+      for (const [name, bytes] of [
+        ['underflows the module buffer', '1 byte'],
+        ['underflows the beforeAll buffer', '2 bytes'],
+        ['underflows the earlier test buffer', '3 bytes'],
+      ]) {
+        const t = results.get(name);
+        assert.equal(t.status, 'failed', `${band}: ${name}`);
+        const message = t.failureMessages.join('');
+        assert.match(message, new RegExp(`ERROR: canary-corruption: ${bytes} before the start`), name);
+        assert.ok(
+          message.includes(`==mate-guard== test: test/fixtures/jest/long-lived/long-lived.test.js > ${name}\n`),
+          message,
+        );
+      }
+      assert.equal(results.get('makes a buffer for later').status, 'passed');
+      assert.equal(results.get('a clean test after them').status, 'passed');
+      assert.match(summary(r.output) ?? '', /, 3 violations,/, r.output);
+    }
+  });
+
   test('with workers: every bug reported with kind, allocation and test; crashes attributed; exit non-zero', async () => {
     const r = await mateJest(['--guard-alloc', ...suite('bugs'), '-w', '2', '--workerIdleMemoryLimit=1GB']);
     assert.notEqual(r.code, 0);

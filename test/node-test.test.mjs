@@ -118,6 +118,23 @@ describe('node --test --require @mate-guard/node-test', () => {
     assert.equal(summary(r.output).violations, 4);
   });
 
+  test('damage a test does to buffers made before it (module code, before(), an earlier test) fails that test', async () => {
+    const r = await node([...REQUIRE, 'canary/long-lived.test.cjs'], { env: ON });
+    assert.equal(r.code, 1, r.output);
+    for (const [name, bytes] of [
+      ['underflows the module buffer', '1 byte'],
+      ['underflows the before() buffer', '2 bytes'],
+      ['underflows the earlier test buffer', '3 bytes'],
+    ]) {
+      const f = failureOf(r.output, name);
+      assert.match(f, new RegExp(`ERROR: canary-corruption: ${bytes} before the start`), name);
+      assert.ok(f.includes(`==mate-guard== test: canary/long-lived.test.cjs > long-lived buffers > ${name}\n`), f);
+    }
+    assert.match(r.output, /✔ makes a buffer for later/);
+    assert.match(r.output, /✔ a clean test after them/);
+    assert.equal(summary(r.output).violations, 3);
+  });
+
   test("a fault kills one file's process: that test fails with its report, the other files run, the summary counts the dead process", async () => {
     const r = await node([...REQUIRE, 'fault/overflow.test.mjs', ...CLEAN], { env: ON });
     assert.equal(r.code, 1, r.output);

@@ -211,6 +211,38 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
       /#0 write_at .*badext\.c:25/,
     ],
   ];
+  test('damage a test does to arrays made before it (at import, by a module fixture, by an earlier test) fails that test; the tests around them pass', async () => {
+    const longDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-long-'));
+    fs.cpSync(path.join(FIX, 'long-lived'), longDir, { recursive: true });
+    const r = await run(
+      'python3',
+      [
+        '-m',
+        'pytest',
+        '-p',
+        'mate_guard.pytest_plugin',
+        '-p',
+        'no:cacheprovider',
+        '-rfs',
+        '--guard-alloc',
+        '--no-guard-rerun',
+      ],
+      { cwd: longDir, env: env(), timeout: 120_000 },
+    );
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.stdout, /^test_long_lived\.py \.FFF\./m, r.output);
+    for (const [name, bytes] of [
+      ['test_underflows_the_module_array', '1 byte'],
+      ['test_underflows_the_fixture_array', '2 bytes'],
+      ['test_underflows_the_earlier_test_array', '3 bytes'],
+    ]) {
+      const s = section(r.stdout, name);
+      assert.match(s, new RegExp(`ERROR: canary-corruption: ${bytes} before the start`), name);
+      assert.ok(s.includes(`==mate-guard== test: test_long_lived.py::${name}\n`), s);
+    }
+    assert.match(r.stdout, /^\[mate-guard\] summary: .*, 3 violations, /m, r.output);
+  });
+
   test("an overflow, underflow or use-after-free of a numpy array (also one made in a thread) or of the extension's heap (also sampled) faults at the access: the report names the kind, the test's node id and the access site file:line, the interpreter's frames folded; pytest dies by SIGSEGV, saying under the report that the tests after it do not run", async () => {
     for (const [name, flags, headline, site] of faults) {
       const r = await pytest(['--guard-alloc', '--guard-native', '*_badext*.so', ...flags, `test_arrays.py::${name}`]);

@@ -183,6 +183,29 @@ test('damage outside any test (module code, beforeAll) fails the file with the r
   assert.equal(JSON.parse(fs.readFileSync(j.file, 'utf8')).testResults[0].status, 'failed');
 });
 
+test('damage a test does to buffers made before it (module code, beforeAll, an earlier test) fails that test', async () => {
+  const j = withJson(['run', '--guard-alloc']);
+  const r = await mateVitest('long-lived', j.args);
+  assert.equal(r.code, 1, r.output);
+  const tests = j.read();
+  for (const [name, bytes] of [
+    ['underflows the module buffer', '1 byte'],
+    ['underflows the beforeAll buffer', '2 bytes'],
+    ['underflows the earlier test buffer', '3 bytes'],
+  ]) {
+    const t = tests.get(`long-lived.test.mjs > ${name}`);
+    assert.equal(t.status, 'failed', name);
+    assert.match(t.failureMessages.join(''), new RegExp(`ERROR: canary-corruption: ${bytes} before the start`), name);
+    assert.match(
+      t.failureMessages.join(''),
+      new RegExp(`^==mate-guard== test: long-lived\\.test\\.mjs > ${name}$`, 'm'),
+    );
+  }
+  assert.equal(tests.get('long-lived.test.mjs > makes a buffer for later').status, 'passed');
+  assert.equal(tests.get('long-lived.test.mjs > a clean test after them').status, 'passed');
+  assert.equal(summary(r.output).violations, 3, r.output);
+});
+
 test('head mode (--guard-mode head): the underflow faults at the first bad byte', async () => {
   const r = await mateVitest('bugs', ['run', 'underflow', '--guard-alloc', '--guard-mode', 'head']);
   assert.notEqual(r.code, 0, r.output);

@@ -76,6 +76,30 @@ TEST(damage_to_the_canary_before_the_start_is_found_by_a_check) {
   CHECK(a->CheckAll().empty());  // reported once
 }
 
+TEST(a_check_after_a_clean_one_finds_later_damage_to_an_older_allocation_while_few_are_live) {
+  mate::GuardedAllocator* a = Allocator();
+  a->CheckAll();  // what earlier cases left
+  mate::AllocResult older = a->Allocate(64, 0);
+  CHECK(a->CheckRecent().empty());  // clean: checked once already
+  static_cast<volatile char*>(older.ptr)[-1] = 0x5a;
+  std::vector<mate::CanaryViolation> found = a->CheckRecent();
+  CHECK_EQ(found.size(), 1u);
+  if (!found.empty()) CHECK_EQ(found[0].record.alloc_id, older.id);
+  CHECK(a->CheckRecent().empty());  // reported once
+}
+
+TEST(damage_far_from_an_older_allocations_data_is_left_to_a_full_check) {
+  mate::GuardedAllocator* a = Allocator();
+  a->CheckAll();
+  mate::AllocResult older = a->Allocate(64, 0);
+  CHECK(a->CheckRecent().empty());
+  // Past the near window: an older allocation's check reads only the bytes
+  // nearest its data; its free, and the check of every byte, find the rest.
+  static_cast<volatile char*>(older.ptr)[-static_cast<int>(mate::GuardedAllocator::kNearCanaryBytes) - 8] = 0x5a;
+  CHECK(a->CheckRecent().empty());
+  CHECK_EQ(a->CheckAll().size(), 1u);
+}
+
 TEST(describe_names_an_overflow_and_a_use_after_free_by_their_distance) {
   mate::GuardedAllocator* a = Allocator();
   mate::AllocResult r = a->Allocate(4096, 0);  // page-sized: the end is exactly the guard page

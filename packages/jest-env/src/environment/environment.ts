@@ -136,7 +136,7 @@ export function guardEnvironmentOf(
           break;
         }
         case 'run_finish':
-          this.outsideTests(state);
+          this.outsideTests(state, true);
           break;
         default:
           break;
@@ -165,10 +165,11 @@ export function guardEnvironmentOf(
     /**
      * Damage found between tests (module scope, beforeAll/afterAll, a buffer
      * the garbage collector freed after its test) fails the file, so that it
-     * is never dropped.
+     * is never dropped; at the file's end (`all`) every live allocation is
+     * checked.
      */
-    private outsideTests(state: Circus.State): void {
-      const found = takeOutsideDamage();
+    private outsideTests(state: Circus.State, all = false): void {
+      const found = takeOutsideDamage({ all });
       if (found.length) state.unhandledErrors.push(outsideTestsError(found, 'this file'));
     }
   };

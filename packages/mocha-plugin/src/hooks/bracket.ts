@@ -124,7 +124,7 @@ function afterEachTest(this: MochaContext): void {
  */
 function afterAllTests(): void {
   flushGuardStats();
-  const found = takeOutsideDamage();
+  const found = takeOutsideDamage({ all: true });
   if (!found.length) return;
   const err = outsideTestsError(found, getState()?.role === 'worker' ? 'this file' : 'this run');
   err.stack = '';

@@ -57,7 +57,7 @@ function decide(): Decision {
 /** Damage no test owned (module code, hooks): fails the file's process once its tests are done. */
 function failOutsideDamageAtExit(scope: string): void {
   process.on('exit', () => {
-    const found = takeOutsideDamage();
+    const found = takeOutsideDamage({ all: true });
     if (!found.length) return;
     process.stderr.write(`${outsideTestsError(found, scope).message}\n`);
     if (!process.exitCode) process.exitCode = 1;

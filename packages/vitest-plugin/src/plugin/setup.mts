@@ -44,6 +44,6 @@ afterEach(() => {
 // may be ended without 'exit' handlers running: leave the counters now.
 afterAll(() => {
   core.flushGuardStats();
-  const found = core.takeOutsideDamage();
+  const found = core.takeOutsideDamage({ all: true });
   if (found.length > 0) throw core.outsideTestsError(found, 'this file');
 });

@@ -35,6 +35,14 @@ void FillCanary(const SlotGeometry& g) {
 
 void FillPage(void* start, size_t bytes) { memset(start, kCanaryByte, bytes); }
 
+bool NearCanaryIntact(const SlotGeometry& g, uint64_t bytes) {
+  uintptr_t before =
+      g.canary_before_end - g.canary_before_start > bytes ? g.canary_before_end - bytes : g.canary_before_start;
+  uintptr_t after =
+      g.canary_after_end - g.canary_after_start > bytes ? g.canary_after_start + bytes : g.canary_after_end;
+  return AllCanary(before, g.canary_before_end) && AllCanary(g.canary_after_start, after);
+}
+
 CanaryDamage CheckCanary(const SlotGeometry& g) {
   CanaryDamage d;
   if (!AllCanary(g.canary_before_start, g.canary_before_end)) {

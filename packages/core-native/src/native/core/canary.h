@@ -28,6 +28,10 @@ void FillCanary(const SlotGeometry& g);
 // Fills whole pages with canary bytes (slots prepared ahead of need).
 void FillPage(void* start, size_t bytes);
 CanaryDamage CheckCanary(const SlotGeometry& g);
+// Whether the `bytes` canary bytes nearest the data on each side are
+// intact: where an overrun or underrun lands first, read in a cache line
+// or two instead of the whole slack (up to a page a side).
+bool NearCanaryIntact(const SlotGeometry& g, uint64_t bytes);
 
 }  // namespace mate
 

@@ -495,12 +495,12 @@ void GuardedAllocator::CheckInto(const SlotRecord& r, std::vector<CanaryViolatio
 }
 
 std::vector<CanaryViolation> GuardedAllocator::CheckRecent() {
-  bool overflow;
+  bool overflow, older;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    overflow = recent_overflow_;
+    overflow = recent_overflow_;  // more allocations than the list keeps since the last check
+    older = stats_.live <= kCheckAllLiveUpTo;
   }
-  // More allocations than the list keeps since the last check: check all.
   if (overflow) return CheckAll();
   FlushFrees();
   std::vector<std::pair<uint32_t, uint64_t>> recent;
@@ -527,6 +527,14 @@ std::vector<CanaryViolation> GuardedAllocator::CheckRecent() {
       else recent_overflow_ = true;
     }
   }
+  if (older) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (uint32_t i = 1; i <= record_count_; i++) {
+      const SlotRecord& r = *RecordOf(i);
+      if (LoadState(r) != SlotState::kLive || r.canary_reported) continue;
+      if (!NearCanaryIntact(GeometryOf(r, page_), kNearCanaryBytes)) CheckInto(r, &out);
+    }
+  }
   return out;
 }
 
@@ -534,7 +542,14 @@ std::vector<CanaryViolation> GuardedAllocator::CheckAll() {
   FlushFrees();
   std::vector<CanaryViolation> out;
   std::lock_guard<std::mutex> lock(mu_);
-  recent_.clear();
+  // Made but not handed out yet (another thread between the two): the
+  // next check's, as in CheckRecent.
+  auto checked_now = [&](const std::pair<uint32_t, uint64_t>& e) {
+    const SlotRecord& r = *RecordOf(e.first);
+    SlotState state = LoadState(r);
+    return r.alloc_id != e.second || state == SlotState::kLive || state == SlotState::kQuarantined;
+  };
+  recent_.erase(std::remove_if(recent_.begin(), recent_.end(), checked_now), recent_.end());
   recent_overflow_ = false;
   for (uint32_t i = 1; i <= record_count_; i++) {
     const SlotRecord& r = *RecordOf(i);

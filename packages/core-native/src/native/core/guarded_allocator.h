@@ -157,6 +157,14 @@ class GuardedAllocator {
 
   // Canary checks: of allocations made since the last CheckRecent (still
   // live), or of every live allocation. Violations are reported once.
+  // CheckRecent also reads the kNearCanaryBytes nearest the data of every
+  // older live allocation while there are at most kCheckAllLiveUpTo (the
+  // whole canary only where those show damage): damage a test does to a
+  // buffer made before it (a module's, a fixture's, an earlier test's)
+  // then fails that test, at a cost bounded per check (bench/README.md,
+  // test-end-check.mjs). CheckAll reads every canary byte.
+  static constexpr uint64_t kCheckAllLiveUpTo = 4096;
+  static constexpr uint64_t kNearCanaryBytes = 64;
   std::vector<CanaryViolation> CheckRecent();
   std::vector<CanaryViolation> CheckAll();
 

@@ -230,8 +230,9 @@ export function guardedBuffer(size: number): Buffer {
 
 /**
  * Checks canaries and returns the violations not reported before: those of
- * allocations made since the last check (or of every live allocation with
- * `all`), plus damage found when buffers were freed. Each is rendered and
+ * allocations made since the last check, and near the data of older live
+ * ones while at most 4,096 are live (`all`: every byte of every live one),
+ * plus damage found when buffers were freed. Each is rendered and
  * written to the report directory; one a run's suppressions match carries
  * `event.suppressed` (the test bracket leaves it out).
  */

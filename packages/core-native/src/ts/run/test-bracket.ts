@@ -59,10 +59,16 @@ export function checkGuardedTest(): GuardViolation[] {
   return unsuppressed(checkCanaries());
 }
 
-/** Damage found outside any test since the last call (checked now too). */
-export function takeOutsideDamage(): GuardViolation[] {
+/**
+ * Damage found outside any test since the last call (checked now too).
+ * `all` at a file's or run's end: every byte of every live allocation,
+ * however many (a test's end reads older allocations only near their data,
+ * and only while few are live), so damage to a long-lived buffer is found
+ * before the worker goes.
+ */
+export function takeOutsideDamage(options: { all?: boolean } = {}): GuardViolation[] {
   if (!isGuardAllocatorActive()) return [];
-  const found = [...outside, ...unsuppressed(checkCanaries())];
+  const found = [...outside, ...unsuppressed(checkCanaries({ all: options.all === true }))];
   outside = [];
   return found;
 }
