@@ -531,7 +531,7 @@ std::vector<CanaryViolation> GuardedAllocator::CheckRecent() {
     std::lock_guard<std::mutex> lock(mu_);
     for (uint32_t i = 1; i <= record_count_; i++) {
       const SlotRecord& r = *RecordOf(i);
-      if (LoadState(r) != SlotState::kLive || r.canary_reported) continue;
+      if (LoadState(r) != SlotState::kLive || __atomic_load_n(&r.canary_reported, __ATOMIC_ACQUIRE)) continue;
       if (!NearCanaryIntact(GeometryOf(r, page_), kNearCanaryBytes)) CheckInto(r, &out);
     }
   }
