@@ -208,7 +208,10 @@ def _new_reports(where=None):
     lib = _library.load()
     _host.check()
     lost = lib.check(where) if _device_off is None else 0
-    reports = [render(path, event) for path, event in lib.new_events()]
+    counted = (_host.stats() or {}).get('violations', 0)  # before the files are read: each is on disk by now
+    events = lib.new_events()
+    reports = [render(path, event) for path, event in events]
+    reports += _unfiled_host_reports(counted, events)
     if lost > 0 and not any(r.context_lost for r in reports):
         # The library's report of the loss may be still being written by the
         # thread that saw it first: wait for it a moment (once: the context is gone).
@@ -229,6 +232,34 @@ def _new_reports(where=None):
             )
         )
     return reports
+
+
+# Host violations this process counted, and those its checks accounted for (a filed event read, or an
+# "unfiled" report): every counted one has its event file written before it is counted (host_guard.cc).
+_host_accounted = 0
+
+
+def _unfiled_host_reports(counted, events):
+    """A report for host violations counted (`counted`: the host's count read before `events` were) that no
+    event file stands for (the report folder went, or the disk filled up): the violation still fails its
+    test, and the run; its text went to stderr only."""
+    global _host_accounted
+    _host_accounted += sum(1 for _, e in events if e.get('backend') == 'host' and e.get('pid') in (None, os.getpid()))
+    missing = counted - _host_accounted
+    if missing <= 0:
+        return []
+    _host_accounted = counted
+    where = _library.load().report_dir
+    return [
+        Report(
+            kind='unfiled',
+            text=f'==mate-guard== ERROR: {missing} violation{"" if missing == 1 else "s"} whose report could not be '
+            f'written to the report folder {where}: the report printed on stderr is all there is',
+            file=None,
+            test=None,
+            context_lost=False,
+        )
+    ]
 
 
 def _exit_status():

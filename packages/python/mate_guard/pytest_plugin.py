@@ -319,7 +319,28 @@ def pytest_cmdline_main(config):
     # No guard library: one line and exit 2 here, as a Node runner with no usable native binary (pytest_configure's UsageError would exit 4).
     if settings.get('enabled') and not os.path.exists(library_path()):
         _bad_setting(f'the CUDA guard library is missing: {library_path()} (a broken install? reinstall mate-guard)')
+    if settings.get('enabled') and settings.get('report_dir'):
+        # Made here, parents too (`--guard-report-dir out/mate-guard` before out/ exists, as CI has it), or refused
+        # in one line: a folder that cannot hold reports would lose every violation. The library makes it the same
+        # way at install; here a failure is one line and exit 2 rather than pytest_configure's usage error.
+        why = _make_report_dir(settings['report_dir'])
+        if why:
+            _bad_setting(why)
     return None
+
+
+def _make_report_dir(path):
+    """Makes the report folder `path` with its missing parents; '' when it is a folder this process can write in,
+    else why not (naming it)."""
+    try:
+        os.makedirs(path, mode=0o755, exist_ok=True)
+    except FileExistsError:
+        return f'the report folder {path} is not a folder'
+    except OSError as err:
+        return f'the report folder {path} cannot be made: {err.filename or path}: {err.strerror}'
+    if not os.access(path, os.W_OK | os.X_OK):
+        return f'the report folder {path} is not writable'
+    return ''
 
 
 def pytest_configure(config):
@@ -667,7 +688,10 @@ def pytest_sessionfinish(session, exitstatus):
     _guard.late = [] if _guard.lost_in else _new_reports('the end of the session')
     _guard.reports += _guard.late
     # A violation the tests' results do not show yet (one at the session's end, here or in a fresh process) still fails the run.
-    if (_guard.reports or _guard.own_summary()['stats']['violations']) and session.exitstatus == 0:
+    # xdist's controller: its workers' counts too (a worker's violation its test's result may not show).
+    summary = _run_summary(session.config) if getattr(session.config, '_mate_guard_xdist_dir', None) else None
+    violations = _guard.own_summary()['stats']['violations'] + (summary['stats']['violations'] if summary else 0)
+    if (_guard.reports or violations) and session.exitstatus == 0:
         session.exitstatus = 1
     if _guard.recorder:
         _guard.recorder.summary(_guard.own_summary())

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -129,7 +128,7 @@ bool Install(const char* handoff_json, const InstallPaths& paths, std::string* e
   // (never a shared fixed folder), removed at exit when nothing was filed.
   std::string dir = h.report_dir;
   if (!dir.empty()) {
-    mkdir(dir.c_str(), 0755);
+    if (!platform::MakeReportDir(dir, error)) return false;
   } else if (*ReportDir() != '\0') {
     dir = ReportDir();
   } else {

@@ -1,0 +1,108 @@
+// A Python run's reports reach the user whatever the run looks like: a
+// report folder whose parents are missing, damage found in a forked child,
+// damage made while pytest collects. Real pytest and python over numpy
+// arrays on the checkout's package (PYTHONPATH); the CUDA driver is pointed
+// at a missing file, so the runs are CPU-only on a GPU machine too.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, test } from 'node:test';
+
+import { noLibrary, noNumpy, project } from './helpers/python.mjs';
+import { ROOT, run } from './helpers/run.mjs';
+
+const EVENT = /^mate-guard-\d+-\d+\.json$/;
+
+// Two arrays damaged past their end and before their start (canary side: found at the free and at the test's end).
+const TEST_BAD = `import numpy as np, ctypes
+def test_overflow():
+    a = np.zeros(10, dtype=np.uint8)
+    ctypes.memset(a.ctypes.data + 10, 0x41, 1)
+def test_underflow():
+    a = np.zeros(16, dtype=np.uint8)
+    ctypes.memset(a.ctypes.data - 1, 0x41, 1)
+def test_ok():
+    pass
+`;
+const SCRIPT_BAD = `import numpy as np, ctypes
+a = np.zeros(10, dtype=np.uint8)
+ctypes.memset(a.ctypes.data + 10, 1, 1)
+del a
+`;
+
+const env = (dir, extra = {}) => ({
+  PYTHONPATH: `${path.join(ROOT, 'packages', 'python')}:${dir}`,
+  MATE_GUARD_CUDA_DRIVER: path.join(dir, 'no-such-libcuda.so.1'),
+  ...extra,
+});
+const pytest = (dir, args, extra) =>
+  run('python3', ['-m', 'pytest', '-p', 'mate_guard.pytest_plugin', '-p', 'no:cacheprovider', '-rfs', ...args], {
+    cwd: dir,
+    env: env(dir, extra),
+    timeout: 120_000,
+  });
+const python = (dir, args, extra) => run('python3', args, { cwd: dir, env: env(dir, extra), timeout: 60_000 });
+const events = (folder) => fs.readdirSync(folder).filter((f) => EVENT.test(f));
+
+describe('Python runs: where reports go and which test they fail', { skip: noNumpy() || noLibrary() }, () => {
+  test('a report folder whose parents are missing (flag, MATE_GUARD_REPORT_DIR, python -m mate_guard --report-dir) is made with them: the damaging tests fail and their reports are filed there', async () => {
+    const dir = project('mate-py-rd-', { 'test_bad.py': TEST_BAD, 's.py': SCRIPT_BAD });
+    for (const [args, extra, folder] of [
+      [['--guard-report-dir', 'out/mate-guard'], {}, path.join(dir, 'out', 'mate-guard')],
+      [[], { MATE_GUARD_REPORT_DIR: path.join(dir, 'missing2', 'x') }, path.join(dir, 'missing2', 'x')],
+    ]) {
+      const r = await pytest(dir, ['--guard-alloc', '--no-guard-rerun', ...args, 'test_bad.py'], extra);
+      assert.equal(r.code, 1, r.output);
+      assert.match(r.stdout, /2 failed, 1 passed/, r.output);
+      assert.match(r.stdout, /FAILED test_bad\.py::test_overflow - ==mate-guard== ERROR: canary-corruption/, r.output);
+      assert.equal(events(folder).length, 2, r.output);
+      assert.ok(r.stdout.includes(`[mate-guard] report files (JSON, every process's): ${folder}`), r.output);
+    }
+    const s = await python(dir, ['-m', 'mate_guard', '--report-dir', 'two/levels', 's.py']);
+    assert.equal(s.code, 1, s.output);
+    assert.equal(events(path.join(dir, 'two', 'levels')).length, 1, s.output);
+    const printed = await python(dir, ['-m', 'mate_guard', 'report', 'two/levels']);
+    assert.equal(printed.code, 1, printed.output);
+    assert.match(printed.stdout, /canary-corruption/);
+  });
+
+  test('a report folder that cannot be made stops pytest and python -m mate_guard before anything runs: one line naming it, exit 2', async () => {
+    const dir = project('mate-py-rd-bad-', { 'test_bad.py': TEST_BAD, 's.py': SCRIPT_BAD, afile: 'x' });
+    const folder = path.join(dir, 'afile', 'reports');
+    const r = await pytest(dir, ['--guard-alloc', '--guard-report-dir', folder, 'test_bad.py']);
+    assert.equal(r.code, 2, r.output);
+    assert.equal(r.stderr.trim(), `mate-guard: the report folder ${folder} cannot be made: ${folder}: Not a directory`);
+    assert.doesNotMatch(r.stdout, /passed|failed/);
+    const s = await python(dir, ['-m', 'mate_guard', '--report-dir', folder, 's.py']);
+    assert.equal(s.code, 2, s.output);
+    assert.match(
+      s.stderr,
+      new RegExp(`^mate_guard: .*the report folder ${folder} cannot be made: .*Not a directory\\n$`),
+    );
+  });
+
+  test('a report folder removed during a run: the damaging test still fails, saying its report could not be filed', async () => {
+    const dir = project('mate-py-rd-gone-', {
+      'test_gone.py': `import numpy as np, ctypes, os, shutil
+def test_gone():
+    shutil.rmtree(os.environ['GONE'])
+    a = np.zeros(10, dtype=np.uint8)
+    ctypes.memset(a.ctypes.data + 10, 0x41, 1)
+    del a
+def test_ok():
+    pass
+`,
+    });
+    const folder = path.join(dir, 'reports');
+    const r = await pytest(dir, ['--guard-alloc', '--no-guard-rerun', '--guard-report-dir', folder, 'test_gone.py'], {
+      GONE: folder,
+    });
+    assert.equal(r.code, 1, r.output);
+    assert.match(
+      r.stdout,
+      /FAILED test_gone\.py::test_gone - ==mate-guard== ERROR: 1 violation whose report could not be written to the report folder/,
+      r.output,
+    );
+    assert.match(r.stdout, /1 failed, 1 passed/, r.output);
+  });
+});
