@@ -105,4 +105,54 @@ def test_ok():
     );
     assert.match(r.stdout, /1 failed, 1 passed/, r.output);
   });
+
+  test("damage found in a multiprocessing fork child fails the parent's test that was running (the child's report is its failure) and counts in the summary; python -m mate_guard exits 1 on it; no marker is left in the report folder", async () => {
+    const work = `import multiprocessing as mp, numpy as np, ctypes
+def work():
+    a = np.zeros(10, dtype=np.uint8)
+    ctypes.memset(a.ctypes.data + 10, 1, 1)
+    del a
+`;
+    const dir = project('mate-py-fork-', {
+      'test_forkchild.py': `${work}def test_child_overflow():
+    p = mp.get_context("fork").Process(target=work); p.start(); p.join()
+    assert p.exitcode == 0
+def test_after():
+    pass
+`,
+      's.py': `${work}if __name__ == "__main__":
+    p = mp.get_context("fork").Process(target=work); p.start(); p.join()
+    print("child exit", p.exitcode)
+`,
+    });
+    const folder = path.join(dir, 'reports');
+    const r = await pytest(dir, [
+      '--guard-alloc',
+      '--no-guard-rerun',
+      '--guard-report-dir',
+      folder,
+      'test_forkchild.py',
+    ]);
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.stdout, /1 failed, 1 passed/, r.output);
+    assert.match(
+      r.stdout,
+      /FAILED test_forkchild\.py::test_child_overflow - ==mate-guard== ERROR: canary-corruption/,
+      r.output,
+    );
+    assert.match(r.stdout, /\[mate-guard\] summary: .*, 1 violation, /, r.output);
+    assert.deepEqual(
+      fs.readdirSync(folder).filter((f) => !EVENT.test(f)),
+      [],
+      'only report files are left',
+    );
+    assert.equal(events(folder).length, 1);
+    const s = await python(dir, ['-m', 'mate_guard', 's.py']);
+    assert.equal(s.code, 1, s.output);
+    assert.match(s.stdout, /child exit 0/);
+    assert.match(
+      s.stderr,
+      /==mate-guard== 1 violation in this process and its forked children \(1 in children\): exit status 1/,
+    );
+  });
 });

@@ -184,6 +184,9 @@ def stats():
     out = dict(_library.load().stats() or {}) if _device_off is None else {'device': None}
     for key in _SUMMED:
         out[key] = out.get(key, 0) + host.get(key, 0)
+    # Reports of forked children (multiprocessing) read so far: their damage is this run's.
+    out['forkedViolations'] = _library.load().forked_violations
+    out['violations'] += out['forkedViolations']
     if not out.get('fallbackReason'):
         out['fallbackReason'] = host.get('fallbackReason')
     out['host'] = host
@@ -271,7 +274,9 @@ def _exit_status():
         return
     if _device_off is None:
         _library.load().lib.mate_guard_shutdown()  # idempotent: the pending checks are done before the count
-    n = (stats() or {}).get('violations', 0)  # host and device
+    _library.load().new_events()  # forked children's reports (they printed them): counted by stats()
+    s = stats() or {}
+    n, forked = s.get('violations', 0), s.get('forkedViolations', 0)  # host, device and forked children
     if not n:
         return
     code = _active.exit_code
@@ -281,7 +286,9 @@ def _exit_status():
             f'==mate-guard== report files (JSON): {where} (python -m mate_guard report {where} prints them)\n'
         )
     sys.stderr.write(
-        f'==mate-guard== {n} violation{"" if n == 1 else "s"} in this process: exit status {code} '
+        f'==mate-guard== {n} violation{"" if n == 1 else "s"} in this process'
+        + (f' and its forked children ({forked} in children)' if forked else '')
+        + f': exit status {code} '
         f'(exit_code; 0 leaves the status alone)\n'
     )
     # The status can only be set by ending here: what Python would still do is flushing.
