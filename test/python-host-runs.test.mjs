@@ -155,4 +155,32 @@ def test_after():
       /==mate-guard== 1 violation in this process and its forked children \(1 in children\): exit status 1/,
     );
   });
+
+  test("damage made while pytest collects (a test module's import: an array freed, one kept) fails the session as found outside any test, never the first test to run", async () => {
+    const dir = project('mate-py-collect-', {
+      'test_a_first.py': 'def test_a_innocent():\n    pass\n',
+      'test_b_coll.py': `import numpy as np, ctypes
+_a = np.zeros(10, dtype=np.uint8)
+ctypes.memset(_a.ctypes.data + 10, 1, 1)
+del _a
+_keep = np.zeros(10, dtype=np.uint8)
+ctypes.memset(_keep.ctypes.data + 10, 1, 1)
+def test_b():
+    pass
+`,
+    });
+    const r = await pytest(dir, ['--guard-alloc', '--no-guard-rerun']);
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.stdout, / 2 passed in /, r.output);
+    assert.doesNotMatch(r.stdout, /FAILED/, r.output);
+    const found = r.stdout.split(
+      '[mate-guard] found at the end of collection, outside any test (made while pytest imported the test modules and conftests): the session fails\n',
+    );
+    assert.equal(found.length, 3, r.output);
+    for (const text of found.slice(1)) {
+      assert.match(text, /^==mate-guard== ERROR: canary-corruption: 1 byte past the end of allocation/);
+      assert.doesNotMatch(text.split('[mate-guard] ')[0], /==mate-guard== test:/);
+    }
+    assert.match(r.stdout, /\[mate-guard\] summary: .*, 2 violations, /, r.output);
+  });
 });

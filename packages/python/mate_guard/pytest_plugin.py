@@ -264,6 +264,17 @@ class _Guard:
             self.lost_in = item.nodeid
         return reports
 
+    def check_collection(self):
+        """Damage made while pytest collected (a test module's import, conftest code), found before the first
+        test starts: filed as outside any test, so that it fails the session and not the first test to run."""
+        from . import _new_reports
+
+        if self.lost_in is not None:
+            return
+        found = _new_reports('the end of collection')
+        self.reports += found
+        self.late += [r._replace(text=f'{COLLECTION_NOTE}\n{r.text}') for r in found]
+
     def own_summary(self):
         """This process's counts, with those of the fresh process it continued in."""
         from . import _numpy, stats
@@ -286,6 +297,10 @@ class _Guard:
         return total
 
 
+COLLECTION_NOTE = (
+    '[mate-guard] found at the end of collection, outside any test (made while pytest imported the test modules '
+    'and conftests): the session fails'
+)
 FAULT_NOTE = (
     '==mate-guard== pytest ends here: a fault on guarded memory kills the process, so the tests after this one '
     'do not run and pytest prints no summary (pytest -n 1, with pytest-xdist, replaces the worker and goes on)\n'
@@ -386,6 +401,11 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if _graph_case(item):
             item.add_marker(pytest.mark.skip(reason=GRAPH_REASON))
+
+
+def pytest_collection_finish(session):
+    if _guard is not None:
+        _guard.check_collection()
 
 
 def _tests(n):
@@ -685,8 +705,9 @@ def pytest_sessionfinish(session, exitstatus):
         return
     from . import _new_reports
 
-    _guard.late = [] if _guard.lost_in else _new_reports('the end of the session')
-    _guard.reports += _guard.late
+    late = [] if _guard.lost_in else _new_reports('the end of the session')
+    _guard.late += late
+    _guard.reports += late
     # A violation the tests' results do not show yet (one at the session's end, here or in a fresh process) still fails the run.
     # xdist's controller: its workers' counts too (a worker's violation its test's result may not show).
     summary = _run_summary(session.config) if getattr(session.config, '_mate_guard_xdist_dir', None) else None
