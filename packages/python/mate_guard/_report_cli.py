@@ -153,6 +153,15 @@ def main(argv):
             sys.stderr.write(f'mate_guard report: {path} holds no mate-guard report (mate-guard-<pid>-<n>.json)\n')
             return 2
         files += found
+    try:
+        # The formatter is the library's: without it nothing can be read (a broken install), said as a bad start
+        # is (exit 2), not as a violation left (exit 1).
+        from . import _library
+
+        _library.load()
+    except (RuntimeError, OSError) as err:
+        sys.stderr.write(f'mate_guard report: {str(err).removeprefix("mate-guard: ")}\n')
+        return 2
     failed = False
     seen_files, seen = set(), set()
     events, unreadable = [], []
