@@ -67,6 +67,20 @@ describe('bad settings leave Python as they leave every Node CLI', { skip: pytho
     const why = `the CUDA guard library is missing: ${env.MATE_GUARD_CUDA_LIBRARY} (a broken install? reinstall mate-guard)`;
     refused(await pytest(['--guard-alloc'], env), `mate-guard: ${why}`);
     refused(await python(['-m', 'mate_guard', 'run', 'script.py'], env), `mate_guard: ${why}`);
+    const reports = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-bad-reports-'));
+    fs.writeFileSync(path.join(reports, 'mate-guard-1-1.json'), '{}');
+    refused(await python(['-m', 'mate_guard', 'report', reports], env), `mate_guard report: ${why}`);
+  });
+
+  test('an empty native-heap glob (--guard-native, --native) is refused in one line, exit 2: it would guard nothing, silently', async () => {
+    refused(
+      await pytest(['--guard-alloc', '--guard-native', '']),
+      'mate-guard: --guard-native: "" names no glob; use a glob',
+    );
+    refused(
+      await python(['-m', 'mate_guard', '--native', '', 'script.py']),
+      'mate_guard: --native: "" names no glob; use a glob',
+    );
   });
 
   test('python -m mate_guard run with a script that is not there: one line and exit 2; a good run still runs the script', async () => {

@@ -183,4 +183,37 @@ def test_b():
     }
     assert.match(r.stdout, /\[mate-guard\] summary: .*, 2 violations, /, r.output);
   });
+
+  test('native-heap globs: --guard-native repeats, an ini list is one glob per line (or several on a line), and a glob that matched no loaded module is warned of in the summary (pytest, also under xdist) and at exit (python -m mate_guard)', async () => {
+    const dir = project('mate-py-globs-', {
+      'test_x.py': 'import numpy\ndef test_x():\n    pass\n',
+      's.py': 'import numpy\nprint("ran")\n',
+    });
+    const warning = (glob) =>
+      `[mate-guard] warning: native heap: "${glob}" matched no loaded module, so nothing of it was guarded (globs match a module's absolute path or file name, e.g. '*_myext*.so')`;
+    const warnings = (out) => out.split('\n').filter((l) => l.startsWith('[mate-guard] warning: native heap:'));
+    const r = await pytest(dir, [
+      '--guard-alloc',
+      '--guard-native',
+      '*_mytypo*.so',
+      '--guard-native',
+      '*_multiarray_umath*',
+      'test_x.py',
+    ]);
+    assert.equal(r.code, 0, r.output);
+    assert.match(r.stdout, /native heap of \*_mytypo\*\.so, \*_multiarray_umath\*: /, r.output);
+    assert.deepEqual(warnings(r.stdout), [warning('*_mytypo*.so')], r.output);
+    fs.writeFileSync(
+      path.join(dir, 'pytest.ini'),
+      '[pytest]\nguard_alloc = true\nguard_native = *_typo_a*.so\n  *_typo_b*.so *_multiarray_umath*\n',
+    );
+    const ini = await pytest(dir, ['test_x.py']);
+    assert.equal(ini.code, 0, ini.output);
+    assert.match(ini.stdout, /native heap of \*_typo_a\*\.so, \*_typo_b\*\.so, \*_multiarray_umath\*: /, ini.output);
+    assert.deepEqual(warnings(ini.stdout), [warning('*_typo_a*.so'), warning('*_typo_b*.so')], ini.output);
+    const s = await python(dir, ['-m', 'mate_guard', '--native', '*_mytypo*.so', 's.py']);
+    assert.equal(s.code, 0, s.output);
+    assert.equal(s.stdout, 'ran\n');
+    assert.deepEqual(warnings(s.stderr), [warning('*_mytypo*.so')], s.output);
+  });
 });

@@ -16,6 +16,7 @@ that allocate through the C ABI (mate_guard.h) are guarded either way.
 
 import atexit
 import importlib.util
+import json
 import os
 import sys
 
@@ -103,6 +104,7 @@ def install_guard_allocator(config=None):
     if missing:
         lib.watch_reports(handoff)  # the folder the host guard picked
     atexit.register(_host_exit_check)  # registered after the device's shutdown: runs before it
+    atexit.register(_warn_unmatched_globs)  # before the exit status's lines (registered later: runs earlier)
     _active = config
     if missing:
         return
@@ -114,6 +116,24 @@ def install_guard_allocator(config=None):
 def _host_exit_check():
     """At exit, damage still unreported (blocks freed since the last check, live ones): filed and printed."""
     _host.check(all_live=True)
+
+
+def unmatched_glob_warnings(globs):
+    """One warning line per native-heap glob that matched no loaded module (the Node runners' wording)."""
+    return [
+        f'[mate-guard] warning: native heap: {json.dumps(g)} matched no loaded module, so nothing of it was guarded '
+        "(globs match a module's absolute path or file name, e.g. '*_myext*.so')"
+        for g in globs
+    ]
+
+
+def _warn_unmatched_globs():
+    """At exit (python -m mate_guard, the API): a glob that matched nothing is said, not silently a no-op.
+    Under pytest the summary says it, for the whole run."""
+    if not _exit_status_owned:
+        return
+    for line in unmatched_glob_warnings((_host.stats() or {}).get('nativeUnmatched') or []):
+        sys.stderr.write(line + '\n')
 
 
 def device_guarded():

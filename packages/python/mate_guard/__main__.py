@@ -51,7 +51,10 @@ def _flags(argv):
             value = argv[i]
         else:
             raise GuardConfigError(f'{name}: a value is needed; use {row["hint"]}')
-        fields[row['spellings']['pythonKey']] = parse(row, value, name)
+        key = row['spellings']['pythonKey']
+        parsed = parse(row, value, name)
+        # A repeatable setting (--native) gathers every use, as mate guard-run's does.
+        fields[key] = fields.get(key, []) + parsed if row.get('repeatable') else parsed
         i += 1
     return fields, argv[i:]
 

@@ -95,7 +95,10 @@ def parse(row, value, where):
         return os.path.abspath(value)
     if kind == 'list':
         if isinstance(value, str):
-            return [v.strip() for v in value.split(',') if v.strip()]
+            items = [v.strip() for v in value.split(',') if v.strip()]
+            if not items:  # `--guard-native ''`: a slip that would guard nothing, silently
+                raise GuardConfigError(f'{where}: {show(value)} names no {spec["item"]}; use {row["hint"]}')
+            return items
         if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
             return [v for v in value if v]
         raise GuardConfigError(

@@ -59,8 +59,10 @@ def pytest_addoption(parser):
                 '--no-' + flag[2:], action='store_false', dest=_dest(row), default=None, help=f'turn {flag} off'
             )
         else:
-            # Values parsed here, not by argparse: one wording for flags, variables and ini.
-            group.addoption(flag, dest=_dest(row), default=None, metavar=row['placeholder'], help=help)
+            # Values parsed here, not by argparse: one wording for flags, variables and ini. A repeatable one
+            # (--guard-native) gathers every use, as the Node runners' flags do.
+            action = 'append' if row.get('repeatable') else 'store'
+            group.addoption(flag, dest=_dest(row), default=None, action=action, metavar=row['placeholder'], help=help)
         parser.addini(_sp(row, 'pytestIni'), help=help, default=None)
 
 
@@ -122,6 +124,9 @@ def _ini(config, row):
         return None
     if isinstance(value, list):  # an ini key pytest read as lines
         value = ','.join(value)
+    if isinstance(value, str) and row['value']['type'] == 'list':
+        # A list in ini is written as pytest's own are: one per line, or several on a line (spaces or commas).
+        value = ','.join(value.replace(',', ' ').split())
     return value if value not in (None, '') else None
 
 
@@ -134,7 +139,9 @@ def resolve(config):
         env = os.environ.get(_sp(row, 'pytestEnv'))
         ini = _ini(config, row)
         proc = os.environ.get(row['processEnv']) if row['processEnv'] else None
-        if flag is not None:
+        if isinstance(flag, list):  # a repeatable flag: each use parsed, then all of them
+            value, where = [v for f in flag for v in parse(row, f, _sp(row, 'pytestFlag'))], None
+        elif flag is not None:
             value, where = flag, _sp(row, 'pytestFlag')
         elif env not in (None, ''):
             value, where = env, _sp(row, 'pytestEnv')
@@ -145,7 +152,7 @@ def resolve(config):
         else:
             out[key] = row['default']
             continue
-        out[key] = parse(row, value, where)
+        out[key] = value if where is None else parse(row, value, where)
     return out
 
 
@@ -181,6 +188,11 @@ def _add(total, part):
     # line: a process's stats carry them, a summed summary (an xdist worker's) too.
     host, th = part.get('host') or s.get('host') or {}, total['host']
     th['nativeAllocations'] += host.get('nativeAllocations', 0) or 0
+    if isinstance(host.get('nativeUnmatched'), list):  # unmatched in the run: in every process that says
+        seen = th.get('nativeUnmatched')
+        th['nativeUnmatched'] = [
+            g for g in (host['nativeUnmatched'] if seen is None else seen) if g in host['nativeUnmatched']
+        ]
     for k, v in (host.get('numpy') or {}).items():
         th['numpy'][k] = th['numpy'].get(k, 0) + (v or 0)
     if part.get('numpyState') and total.get('numpyState') != 'guarded':
@@ -655,9 +667,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         f'{pl(s["fallbacks"], "unguarded fallback")}, {pl(s["violations"], "violation")}, '
         f'{pl(_guard.skipped, "test")} skipped by tag'
     )
-    from . import guarding
+    from . import guarding, unmatched_glob_warnings
 
     tr.write_line(f'[mate-guard] {guarding(total["host"], total["numpyState"])}')  # under xdist: the workers'
+    for line in unmatched_glob_warnings(total['host'].get('nativeUnmatched') or []):
+        tr.write_line(line, yellow=True)
     if s['violations'] and total['reportDirs']:
         tr.write_line(f"[mate-guard] report files (JSON, every process's): {', '.join(total['reportDirs'])}")
     if s['fallbacks']:
