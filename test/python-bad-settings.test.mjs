@@ -83,10 +83,20 @@ describe('bad settings leave Python as they leave every Node CLI', { skip: pytho
     );
   });
 
-  test('python -m mate_guard run with a script that is not there: one line and exit 2; a good run still runs the script', async () => {
+  test('python -m mate_guard run with a script that is not there, a folder without __main__.py or --no- on a setting that is not a boolean: one line and exit 2; a good run still runs the script', async () => {
     refused(
       await python(['-m', 'mate_guard', 'run', 'nosuch.py']),
       "mate_guard: can't open file 'nosuch.py': no such file",
+    );
+    fs.mkdirSync(path.join(dir, 'nomain'), { recursive: true });
+    refused(
+      await python(['-m', 'mate_guard', 'nomain']),
+      "mate_guard: can't find '__main__' module in 'nomain': a folder runs its __main__.py",
+    );
+    // `--no-` is for booleans: on a setting with a value it is no spelling (it set the value, the opposite of what it says).
+    refused(
+      await python(['-m', 'mate_guard', '--no-mode', 'head', 'script.py']),
+      'mate_guard: unknown option "--no-mode"; did you mean --mode?',
     );
     const ok = await python(['-m', 'mate_guard', 'run', '--guard-mode', 'head', 'script.py']);
     assert.equal(ok.code, 0, ok.output);

@@ -38,7 +38,12 @@ def _flags(argv):
                 )
             sys.exit(0)
         name, eq, inline = arg.partition('=')
-        negated = name.startswith('--no-') and f'--{name[5:]}' in by_flag
+        # `--no-` turns a boolean off; on any other setting (`--no-mode head`) it is no spelling at all.
+        negated = (
+            name.startswith('--no-')
+            and f'--{name[5:]}' in by_flag
+            and by_flag[f'--{name[5:]}']['value']['type'] == 'boolean'
+        )
         row = by_flag.get(f'--{name[5:]}' if negated else name)
         if row is None:
             raise GuardConfigError(f'unknown option "{name}"{suggestion(name, known)}')
@@ -82,6 +87,8 @@ def main(argv):
         return 2
     if not os.path.exists(rest[0]):  # a file, or a folder or zip with __main__.py, as runpy takes
         return _refuse(f"can't open file {rest[0]!r}: no such file")
+    if os.path.isdir(rest[0]) and not os.path.isfile(os.path.join(rest[0], '__main__.py')):
+        return _refuse(f"can't find '__main__' module in {rest[0]!r}: a folder runs its __main__.py")
     try:
         install_guard_allocator(GuardAllocatorConfig(**fields))
     except RuntimeError as err:  # no usable guard library: stopped as a bad setting is
