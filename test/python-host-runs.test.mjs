@@ -104,6 +104,7 @@ def test_ok():
       r.output,
     );
     assert.match(r.stdout, /1 failed, 1 passed/, r.output);
+    assert.match(r.stdout, /^\[mate-guard\] guarded: host memory \(numpy arrays: guarded, 1 allocation\); /m, r.output);
   });
 
   test("damage found in a multiprocessing fork child fails the parent's test that was running (the child's report is its failure) and counts in the summary; python -m mate_guard exits 1 on it; no marker is left in the report folder", async () => {

@@ -147,6 +147,10 @@ def guard_native_modules(globs):
     _host.guard_native(globs)
 
 
+def _count(n, word):
+    return f'{n} {word}{"" if n == 1 else "s"}'
+
+
 def guarding(host=None, numpy_state=None):
     """What is guarded, as one line for summaries: this process's host
     counts, or `host` and `numpy_state` given (a run's, summed over
@@ -167,10 +171,10 @@ def guarding(host=None, numpy_state=None):
         ]
         parts.append(
             f'host memory (numpy arrays: {numpy_state}'
-            + (f', {n.get("allocations", 0)} allocations' if numpy_state == 'guarded' else '')
+            + (f', {_count(n.get("allocations", 0), "allocation")}' if numpy_state == 'guarded' else '')
             + (f', not guarded: {", ".join(left)}' if left else '')
             + (
-                f'; native heap of {", ".join(_active.native_modules)}: {h.get("nativeAllocations", 0)} allocations'
+                f'; native heap of {", ".join(_active.native_modules)}: {_count(h.get("nativeAllocations", 0), "allocation")}'
                 if _active is not None and getattr(_active, 'native_modules', None)
                 else ''
             )
@@ -180,7 +184,7 @@ def guarding(host=None, numpy_state=None):
         parts.append(f'CUDA device memory: not guarded ({_device_off})')
     elif _active is not None:
         d = _library.load().stats() or {}
-        parts.append(f'CUDA device memory ({d.get("allocations", 0)} allocations)')
+        parts.append(f'CUDA device memory ({_count(d.get("allocations", 0), "allocation")})')
     return 'guarded: ' + '; '.join(parts)
 
 
