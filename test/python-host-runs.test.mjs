@@ -12,6 +12,7 @@ import { noLibrary, noNumpy, project } from './helpers/python.mjs';
 import { ROOT, run } from './helpers/run.mjs';
 
 const EVENT = /^mate-guard-\d+-\d+\.json$/;
+const COUNTERS = /^stats-\d+-\d+\.json$/;
 
 // Two arrays damaged past their end and before their start (canary side: found at the free and at the test's end).
 const TEST_BAD = `import numpy as np, ctypes
@@ -143,9 +144,9 @@ def test_after():
     );
     assert.match(r.stdout, /\[mate-guard\] summary: .*, 1 violation, /, r.output);
     assert.deepEqual(
-      fs.readdirSync(folder).filter((f) => !EVENT.test(f)),
+      fs.readdirSync(folder).filter((f) => !EVENT.test(f) && !COUNTERS.test(f)),
       [],
-      'only report files are left',
+      "only report files and the parent's counters are left",
     );
     assert.equal(events(folder).length, 1);
     const s = await python(dir, ['-m', 'mate_guard', 's.py']);
@@ -216,5 +217,34 @@ def test_b():
     assert.equal(s.code, 0, s.output);
     assert.equal(s.stdout, 'ran\n');
     assert.deepEqual(warnings(s.stderr), [warning('*_mytypo*.so')], s.output);
+  });
+
+  test("a clean run given a report folder keeps it with each process's counters: python -m mate_guard report and mate report read it as a clean run (exit 0), not as a folder with no run (exit 2)", async () => {
+    const dir = project('mate-py-clean-', { 'test_x.py': 'import numpy\ndef test_x():\n    numpy.zeros(4)\n' });
+    const folder = path.join(dir, 'out', 'reports');
+    const r = await pytest(dir, ['--guard-alloc', '--guard-report-dir', folder, 'test_x.py']);
+    assert.equal(r.code, 0, r.output);
+    assert.deepEqual(
+      fs.readdirSync(folder).map((f) => COUNTERS.test(f)),
+      [true],
+      'one process: its counters',
+    );
+    const printed = await python(dir, ['-m', 'mate_guard', 'report', folder]);
+    assert.equal(printed.code, 0, printed.output);
+    assert.equal(printed.stdout, `[mate-guard] no violations: ${folder} holds clean runs only\n`);
+    const merged = await run(process.execPath, [
+      path.join(ROOT, 'packages', 'core-native', 'bin', 'mate.js'),
+      'report',
+      folder,
+    ]);
+    assert.equal(merged.code, 0, merged.output);
+    assert.match(
+      merged.stdout,
+      /\[mate-guard\] summary: \d+ allocations? guarded, .*0 violations, 0 tests skipped by tag/,
+      merged.output,
+    );
+    const empty = fs.mkdtempSync(path.join(dir, 'empty-'));
+    const none = await python(dir, ['-m', 'mate_guard', 'report', empty]);
+    assert.equal(none.code, 2, none.output);
   });
 });

@@ -42,6 +42,7 @@ TOO_LATE = 'Guard allocator must be installed before the first CUDA allocation i
 
 _active = None  # the GuardAllocatorConfig installed
 _device_off = None  # why device memory is not guarded (no CUDA driver here), or None
+skipped_by_tag = 0  # tests the pytest plugin skipped by tag, for the counters file (a report folder given)
 # Whether this process's exit status tells of violations (exit_code). The
 # pytest plugin turns it off: pytest's own status is the run's there.
 _exit_status_owned = True
@@ -103,6 +104,12 @@ def install_guard_allocator(config=None):
     _numpy.install()
     if missing:
         lib.watch_reports(handoff)  # the folder the host guard picked
+        if handoff['settings'].get('reportDir'):
+            # A folder given is the run's, kept for `python -m mate_guard report` / `mate report` clean or not:
+            # each process's counters in it, as the device guard writes its own where there is a GPU (at
+            # install, so that a process killed later still leaves them; again at exit).
+            _write_host_counters(exited=False)
+            atexit.register(_write_host_counters)
     atexit.register(_host_exit_check)  # registered after the device's shutdown: runs before it
     atexit.register(_warn_unmatched_globs)  # before the exit status's lines (registered later: runs earlier)
     _active = config
@@ -111,6 +118,25 @@ def install_guard_allocator(config=None):
     # PyTorch's allocations, when torch is there: now if imported, else at its import.
     if 'torch' in sys.modules or importlib.util.find_spec('torch') is not None:
         _load_torch_hook().install_import_hook()
+
+
+def _write_host_counters(exited=True):
+    """This process's host counters as `stats-<pid>-0.json` in the report folder (written beside, then renamed)."""
+    if os.getpid() != _library._owner_pid:
+        return  # a forked child that exits through Python: its parent's counters stand for the run
+    try:
+        counters = dict(_host.stats() or {}, threadId=0, skippedByTag=skipped_by_tag, exited=exited)
+        path = os.path.join(_library.load().report_dir, f'stats-{os.getpid()}-0.json')
+        try:
+            os.unlink(path + '.tmp')
+        except FileNotFoundError:
+            pass
+        fd = os.open(path + '.tmp', os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        with os.fdopen(fd, 'w', encoding='utf-8') as f:
+            f.write(json.dumps(counters) + '\n')
+        os.replace(path + '.tmp', path)
+    except OSError:
+        pass  # the counters are best effort; violations have files of their own
 
 
 def _host_exit_check():

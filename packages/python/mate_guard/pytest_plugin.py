@@ -629,6 +629,9 @@ def pytest_runtest_logreport(report):
         return
     if report.skipped and GRAPH_REASON in str(report.longrepr):
         _guard.skipped += 1
+        import mate_guard
+
+        mate_guard.skipped_by_tag = _guard.skipped
     if _guard.recorder:  # a fresh process's reports, its own and those it replayed, go to its parent
         _guard.recorder.report(report)
 
