@@ -10,7 +10,7 @@ import runpy
 import sys
 
 from . import GuardAllocatorConfig, GuardConfigError, install_guard_allocator
-from ._settings import CONFIG_ROWS, parse, suggestion
+from ._settings import CONFIG_ROWS, description, parse, suggestion
 
 USAGE = (
     'usage: python -m mate_guard [run] [--<setting> <value> | --[no-]<boolean-setting>] ... script.py [args...]\n'
@@ -34,7 +34,7 @@ def _flags(argv):
             for r in CONFIG_ROWS:
                 print(
                     f'  --{r["name"]} {r["placeholder"] or ""}'.ljust(34)
-                    + f'{r["description"]} (default {r["defaultText"]})'
+                    + f'{description(r)} (default {r["defaultText"]})'
                 )
             sys.exit(0)
         name, eq, inline = arg.partition('=')

@@ -23,7 +23,7 @@ import pytest
 
 from . import _library, _rerun, _subrun
 from ._resources import library_path
-from ._settings import CONFIG_ROWS, ROWS, GuardConfigError, parse, suggestion
+from ._settings import CONFIG_ROWS, ROWS, GuardConfigError, description, parse, suggestion
 
 GRAPH_REASON = 'guard allocator debug mode does not support graph capture'
 MARKERS = {
@@ -51,7 +51,7 @@ def pytest_addoption(parser):
     group = parser.getgroup('mate-guard', 'mate-guard: host and CUDA device memory guard')
     for row in ROWS:
         flag = _sp(row, 'pytestFlag')
-        help = f'{PYTEST_HELP.get(row["key"], row["description"])} (env {_sp(row, "pytestEnv")}, ini {_sp(row, "pytestIni")}, default {row["defaultText"]})'
+        help = f'{PYTEST_HELP.get(row["key"], description(row))} (env {_sp(row, "pytestEnv")}, ini {_sp(row, "pytestIni")}, default {row["defaultText"]})'
         help = help.replace('%', '%%')
         if row['value']['type'] == 'boolean':
             group.addoption(flag, action='store_true', dest=_dest(row), default=None, help=help)
