@@ -120,7 +120,7 @@ def install_guard_allocator(config=None):
         _load_torch_hook().install_import_hook()
 
 
-def _write_host_counters(exited=True):
+def _write_host_counters(exited: bool = True) -> None:
     """This process's host counters as `stats-<pid>-0.json` in the report folder (written beside, then renamed)."""
     if os.getpid() != _library._owner_pid:
         return  # a forked child that exits through Python: its parent's counters stand for the run
@@ -144,7 +144,7 @@ def _host_exit_check():
     _host.check(all_live=True)
 
 
-def unmatched_glob_warnings(globs):
+def unmatched_glob_warnings(globs: list[str]) -> list[str]:
     """One warning line per native-heap glob that matched no loaded module (the Node runners' wording)."""
     return [
         f'[mate-guard] warning: native heap: {json.dumps(g)} matched no loaded module, so nothing of it was guarded '
@@ -292,7 +292,7 @@ def _new_reports(where=None):
 _host_accounted = 0
 
 
-def _unfiled_host_reports(counted, events):
+def _unfiled_host_reports(counted: int, events: list) -> list[Report]:
     """A report for host violations counted (`counted`: the host's count read before `events` were) that no
     event file stands for (the report folder went, or the disk filled up): the violation still fails its
     test, and the run; its text went to stderr only."""

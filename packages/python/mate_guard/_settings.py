@@ -58,7 +58,7 @@ PYTHON_DESCRIPTIONS = {
 }
 
 
-def description(row):
+def description(row: dict) -> str:
     """The row's description as a Python user reads it."""
     return PYTHON_DESCRIPTIONS.get(row['key'], row['description'])
 

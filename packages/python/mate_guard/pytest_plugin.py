@@ -356,7 +356,7 @@ def pytest_cmdline_main(config):
     return None
 
 
-def _make_report_dir(path):
+def _make_report_dir(path: str) -> str:
     """Makes the report folder `path` with its missing parents; '' when it is a folder this process can write in,
     else why not (naming it)."""
     try:
