@@ -67,12 +67,36 @@ describe('bad settings leave Python as they leave every Node CLI', { skip: pytho
     const why = `the CUDA guard library is missing: ${env.MATE_GUARD_CUDA_LIBRARY} (a broken install? reinstall mate-guard)`;
     refused(await pytest(['--guard-alloc'], env), `mate-guard: ${why}`);
     refused(await python(['-m', 'mate_guard', 'run', 'script.py'], env), `mate_guard: ${why}`);
+    const reports = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-bad-reports-'));
+    fs.writeFileSync(path.join(reports, 'mate-guard-1-1.json'), '{}');
+    refused(await python(['-m', 'mate_guard', 'report', reports], env), `mate_guard report: ${why}`);
   });
 
-  test('python -m mate_guard run with a script that is not there: one line and exit 2; a good run still runs the script', async () => {
+  test('an empty native-heap glob (--guard-native, --native) is refused in one line, exit 2: it would guard nothing, silently', async () => {
+    refused(
+      await pytest(['--guard-alloc', '--guard-native', '']),
+      'mate-guard: --guard-native: "" names no glob; use a glob',
+    );
+    refused(
+      await python(['-m', 'mate_guard', '--native', '', 'script.py']),
+      'mate_guard: --native: "" names no glob; use a glob',
+    );
+  });
+
+  test('python -m mate_guard run with a script that is not there, a folder without __main__.py or --no- on a setting that is not a boolean: one line and exit 2; a good run still runs the script', async () => {
     refused(
       await python(['-m', 'mate_guard', 'run', 'nosuch.py']),
       "mate_guard: can't open file 'nosuch.py': no such file",
+    );
+    fs.mkdirSync(path.join(dir, 'nomain'), { recursive: true });
+    refused(
+      await python(['-m', 'mate_guard', 'nomain']),
+      "mate_guard: can't find '__main__' module in 'nomain': a folder runs its __main__.py",
+    );
+    // `--no-` is for booleans: on a setting with a value it is no spelling (it set the value, the opposite of what it says).
+    refused(
+      await python(['-m', 'mate_guard', '--no-mode', 'head', 'script.py']),
+      'mate_guard: unknown option "--no-mode"; did you mean --mode?',
     );
     const ok = await python(['-m', 'mate_guard', 'run', '--guard-mode', 'head', 'script.py']);
     assert.equal(ok.code, 0, ok.output);

@@ -16,6 +16,7 @@ that allocate through the C ABI (mate_guard.h) are guarded either way.
 
 import atexit
 import importlib.util
+import json
 import os
 import sys
 
@@ -41,6 +42,7 @@ TOO_LATE = 'Guard allocator must be installed before the first CUDA allocation i
 
 _active = None  # the GuardAllocatorConfig installed
 _device_off = None  # why device memory is not guarded (no CUDA driver here), or None
+skipped_by_tag = 0  # tests the pytest plugin skipped by tag, for the counters file (a report folder given)
 # Whether this process's exit status tells of violations (exit_code). The
 # pytest plugin turns it off: pytest's own status is the run's there.
 _exit_status_owned = True
@@ -102,7 +104,14 @@ def install_guard_allocator(config=None):
     _numpy.install()
     if missing:
         lib.watch_reports(handoff)  # the folder the host guard picked
+        if handoff['settings'].get('reportDir'):
+            # A folder given is the run's, kept for `python -m mate_guard report` / `mate report` clean or not:
+            # each process's counters in it, as the device guard writes its own where there is a GPU (at
+            # install, so that a process killed later still leaves them; again at exit).
+            _write_host_counters(exited=False)
+            atexit.register(_write_host_counters)
     atexit.register(_host_exit_check)  # registered after the device's shutdown: runs before it
+    atexit.register(_warn_unmatched_globs)  # before the exit status's lines (registered later: runs earlier)
     _active = config
     if missing:
         return
@@ -111,9 +120,46 @@ def install_guard_allocator(config=None):
         _load_torch_hook().install_import_hook()
 
 
+def _write_host_counters(exited: bool = True) -> None:
+    """This process's host counters as `stats-<pid>-0.json` in the report folder (written beside, then renamed)."""
+    if os.getpid() != _library._owner_pid:
+        return  # a forked child that exits through Python: its parent's counters stand for the run
+    try:
+        counters = dict(_host.stats() or {}, threadId=0, skippedByTag=skipped_by_tag, exited=exited)
+        path = os.path.join(_library.load().report_dir, f'stats-{os.getpid()}-0.json')
+        try:
+            os.unlink(path + '.tmp')
+        except FileNotFoundError:
+            pass
+        fd = os.open(path + '.tmp', os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        with os.fdopen(fd, 'w', encoding='utf-8') as f:
+            f.write(json.dumps(counters) + '\n')
+        os.replace(path + '.tmp', path)
+    except OSError:
+        pass  # the counters are best effort; violations have files of their own
+
+
 def _host_exit_check():
     """At exit, damage still unreported (blocks freed since the last check, live ones): filed and printed."""
     _host.check(all_live=True)
+
+
+def unmatched_glob_warnings(globs: list[str]) -> list[str]:
+    """One warning line per native-heap glob that matched no loaded module (the Node runners' wording)."""
+    return [
+        f'[mate-guard] warning: native heap: {json.dumps(g)} matched no loaded module, so nothing of it was guarded '
+        "(globs match a module's absolute path or file name, e.g. '*_myext*.so')"
+        for g in globs
+    ]
+
+
+def _warn_unmatched_globs():
+    """At exit (python -m mate_guard, the API): a glob that matched nothing is said, not silently a no-op.
+    Under pytest the summary says it, for the whole run."""
+    if not _exit_status_owned:
+        return
+    for line in unmatched_glob_warnings((_host.stats() or {}).get('nativeUnmatched') or []):
+        sys.stderr.write(line + '\n')
 
 
 def device_guarded():
@@ -125,6 +171,10 @@ def guard_native_modules(globs):
     """Guards the native heap of loaded and later-loaded modules whose path or file name matches `globs`
     (e.g. '*_myext*.so'); needs install_guard_allocator first."""
     _host.guard_native(globs)
+
+
+def _count(n, word):
+    return f'{n} {word}{"" if n == 1 else "s"}'
 
 
 def guarding(host=None, numpy_state=None):
@@ -147,10 +197,10 @@ def guarding(host=None, numpy_state=None):
         ]
         parts.append(
             f'host memory (numpy arrays: {numpy_state}'
-            + (f', {n.get("allocations", 0)} allocations' if numpy_state == 'guarded' else '')
+            + (f', {_count(n.get("allocations", 0), "allocation")}' if numpy_state == 'guarded' else '')
             + (f', not guarded: {", ".join(left)}' if left else '')
             + (
-                f'; native heap of {", ".join(_active.native_modules)}: {h.get("nativeAllocations", 0)} allocations'
+                f'; native heap of {", ".join(_active.native_modules)}: {_count(h.get("nativeAllocations", 0), "allocation")}'
                 if _active is not None and getattr(_active, 'native_modules', None)
                 else ''
             )
@@ -160,7 +210,7 @@ def guarding(host=None, numpy_state=None):
         parts.append(f'CUDA device memory: not guarded ({_device_off})')
     elif _active is not None:
         d = _library.load().stats() or {}
-        parts.append(f'CUDA device memory ({d.get("allocations", 0)} allocations)')
+        parts.append(f'CUDA device memory ({_count(d.get("allocations", 0), "allocation")})')
     return 'guarded: ' + '; '.join(parts)
 
 
@@ -184,6 +234,9 @@ def stats():
     out = dict(_library.load().stats() or {}) if _device_off is None else {'device': None}
     for key in _SUMMED:
         out[key] = out.get(key, 0) + host.get(key, 0)
+    # Reports of forked children (multiprocessing) read so far: their damage is this run's.
+    out['forkedViolations'] = _library.load().forked_violations
+    out['violations'] += out['forkedViolations']
     if not out.get('fallbackReason'):
         out['fallbackReason'] = host.get('fallbackReason')
     out['host'] = host
@@ -208,7 +261,10 @@ def _new_reports(where=None):
     lib = _library.load()
     _host.check()
     lost = lib.check(where) if _device_off is None else 0
-    reports = [render(path, event) for path, event in lib.new_events()]
+    counted = (_host.stats() or {}).get('violations', 0)  # before the files are read: each is on disk by now
+    events = lib.new_events()
+    reports = [render(path, event) for path, event in events]
+    reports += _unfiled_host_reports(counted, events)
     if lost > 0 and not any(r.context_lost for r in reports):
         # The library's report of the loss may be still being written by the
         # thread that saw it first: wait for it a moment (once: the context is gone).
@@ -231,6 +287,34 @@ def _new_reports(where=None):
     return reports
 
 
+# Host violations this process counted, and those its checks accounted for (a filed event read, or an
+# "unfiled" report): every counted one has its event file written before it is counted (host_guard.cc).
+_host_accounted = 0
+
+
+def _unfiled_host_reports(counted: int, events: list) -> list[Report]:
+    """A report for host violations counted (`counted`: the host's count read before `events` were) that no
+    event file stands for (the report folder went, or the disk filled up): the violation still fails its
+    test, and the run; its text went to stderr only."""
+    global _host_accounted
+    _host_accounted += sum(1 for _, e in events if e.get('backend') == 'host' and e.get('pid') in (None, os.getpid()))
+    missing = counted - _host_accounted
+    if missing <= 0:
+        return []
+    _host_accounted = counted
+    where = _library.load().report_dir
+    return [
+        Report(
+            kind='unfiled',
+            text=f'==mate-guard== ERROR: {missing} violation{"" if missing == 1 else "s"} whose report could not be '
+            f'written to the report folder {where}: the report printed on stderr is all there is',
+            file=None,
+            test=None,
+            context_lost=False,
+        )
+    ]
+
+
 def _exit_status():
     """At exit: a process that had violations exits with the config's
     exit_code, as sanitizers do, so CI does not pass it. Registered when the
@@ -240,7 +324,9 @@ def _exit_status():
         return
     if _device_off is None:
         _library.load().lib.mate_guard_shutdown()  # idempotent: the pending checks are done before the count
-    n = (stats() or {}).get('violations', 0)  # host and device
+    _library.load().new_events()  # forked children's reports (they printed them): counted by stats()
+    s = stats() or {}
+    n, forked = s.get('violations', 0), s.get('forkedViolations', 0)  # host, device and forked children
     if not n:
         return
     code = _active.exit_code
@@ -250,7 +336,9 @@ def _exit_status():
             f'==mate-guard== report files (JSON): {where} (python -m mate_guard report {where} prints them)\n'
         )
     sys.stderr.write(
-        f'==mate-guard== {n} violation{"" if n == 1 else "s"} in this process: exit status {code} '
+        f'==mate-guard== {n} violation{"" if n == 1 else "s"} in this process'
+        + (f' and its forked children ({forked} in children)' if forked else '')
+        + f': exit status {code} '
         f'(exit_code; 0 leaves the status alone)\n'
     )
     # The status can only be set by ending here: what Python would still do is flushing.

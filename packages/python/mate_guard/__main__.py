@@ -10,7 +10,7 @@ import runpy
 import sys
 
 from . import GuardAllocatorConfig, GuardConfigError, install_guard_allocator
-from ._settings import CONFIG_ROWS, parse, suggestion
+from ._settings import CONFIG_ROWS, description, parse, suggestion
 
 USAGE = (
     'usage: python -m mate_guard [run] [--<setting> <value> | --[no-]<boolean-setting>] ... script.py [args...]\n'
@@ -34,11 +34,16 @@ def _flags(argv):
             for r in CONFIG_ROWS:
                 print(
                     f'  --{r["name"]} {r["placeholder"] or ""}'.ljust(34)
-                    + f'{r["description"]} (default {r["defaultText"]})'
+                    + f'{description(r)} (default {r["defaultText"]})'
                 )
             sys.exit(0)
         name, eq, inline = arg.partition('=')
-        negated = name.startswith('--no-') and f'--{name[5:]}' in by_flag
+        # `--no-` turns a boolean off; on any other setting (`--no-mode head`) it is no spelling at all.
+        negated = (
+            name.startswith('--no-')
+            and f'--{name[5:]}' in by_flag
+            and by_flag[f'--{name[5:]}']['value']['type'] == 'boolean'
+        )
         row = by_flag.get(f'--{name[5:]}' if negated else name)
         if row is None:
             raise GuardConfigError(f'unknown option "{name}"{suggestion(name, known)}')
@@ -51,7 +56,10 @@ def _flags(argv):
             value = argv[i]
         else:
             raise GuardConfigError(f'{name}: a value is needed; use {row["hint"]}')
-        fields[row['spellings']['pythonKey']] = parse(row, value, name)
+        key = row['spellings']['pythonKey']
+        parsed = parse(row, value, name)
+        # A repeatable setting (--native) gathers every use, as mate guard-run's does.
+        fields[key] = fields.get(key, []) + parsed if row.get('repeatable') else parsed
         i += 1
     return fields, argv[i:]
 
@@ -79,6 +87,8 @@ def main(argv):
         return 2
     if not os.path.exists(rest[0]):  # a file, or a folder or zip with __main__.py, as runpy takes
         return _refuse(f"can't open file {rest[0]!r}: no such file")
+    if os.path.isdir(rest[0]) and not os.path.isfile(os.path.join(rest[0], '__main__.py')):
+        return _refuse(f"can't find '__main__' module in {rest[0]!r}: a folder runs its __main__.py")
     try:
         install_guard_allocator(GuardAllocatorConfig(**fields))
     except RuntimeError as err:  # no usable guard library: stopped as a bad setting is

@@ -4,7 +4,7 @@
 import dataclasses
 import os
 
-from ._settings import CONFIG_ROWS, HANDOFF_VERSION, PROCESS_KEYS, parse
+from ._settings import CONFIG_ROWS, HANDOFF_VERSION, PROCESS_KEYS, description, parse
 
 
 def _field(row):
@@ -50,7 +50,7 @@ def _doc():
     lines = ["The device guard's settings (the settings table of mate-guard).", '']
     for row in CONFIG_ROWS:
         lines.append(
-            f'{row["spellings"]["pythonKey"]} ({row["allowed"]}, default {row["defaultText"]}): {row["description"]}'
+            f'{row["spellings"]["pythonKey"]} ({row["allowed"]}, default {row["defaultText"]}): {description(row)}'
         )
     return '\n'.join(lines)
 

@@ -6,6 +6,7 @@ import ctypes
 import glob
 import json
 import os
+import secrets
 
 from ._resources import library_path
 from ._settings import HANDOFF_ENV
@@ -32,6 +33,13 @@ class Library:
         self.lib.mate_guard_free_report.argtypes = [ctypes.c_void_p]
         self.report_dir = None
         self._seen = set()
+        # Forked children (multiprocessing's default on Linux) inherit the guard and file their reports in the
+        # same folder under their own pid: each leaves a marker naming its parent's token (_forked), so that this
+        # process reads its descendants' reports, and not those of other processes sharing the folder (xdist's).
+        self._token = secrets.token_hex(8)
+        self._markers = {}  # marker file -> (mtime, its pid, its parent's token, its token)
+        self._forked_markers = []  # the markers of this process's descendants
+        self.forked_violations = 0  # reports read from descendants (counted with this process's)
 
     def install(self, handoff):
         """Starts the guard with `handoff`'s settings; raises with the library's reason when it cannot."""
@@ -52,6 +60,13 @@ class Library:
         when clean): never a shared fixed folder."""
         self.report_dir = handoff['settings'].get('reportDir') or self.lib.mate_guard_report_dir().decode()
         self._seen = set(self._event_files())
+        global _fork_hook, _owner_pid
+        _owner_pid = os.getpid()
+        if not _fork_hook:
+            os.register_at_fork(after_in_child=_forked)
+            # Registered after mate_guard's exit status: runs before it, so the count has the children's reports.
+            atexit.register(self._forget_forked)
+            _fork_hook = True
 
     def set_current_test(self, name):
         self.lib.mate_guard_set_current_test((name or '').encode())
@@ -99,19 +114,96 @@ class Library:
             key=lambda p: int(p.rsplit('-', 1)[1].split('.')[0]),
         )
 
+    def _descendants(self):
+        """The pids of this process's forked descendants, from their markers (re-read when rewritten)."""
+        markers = {}
+        for path in glob.glob(os.path.join(self.report_dir, 'mate-guard-forked-*.json')):
+            try:
+                mtime = os.stat(path).st_mtime_ns
+                known = self._markers.get(path)
+                if known is None or known[0] != mtime:
+                    with open(path, encoding='utf-8') as f:
+                        m = json.load(f)
+                    known = (mtime, int(m['pid']), m['parent'], m['token'])
+                markers[path] = known
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+        self._markers = markers
+        family, pids, mine = {self._token}, set(), []
+        grown = True
+        while grown:  # children, grandchildren, ...
+            grown = False
+            for path, (_, pid, parent, token) in markers.items():
+                if parent in family and token not in family:
+                    family.add(token)
+                    pids.add(pid)
+                    mine.append(path)
+                    grown = True
+        self._forked_markers = mine
+        return pids
+
+    def _forget_forked(self):
+        """At exit: the descendants' reports counted, their markers removed (the folder holds reports only, and
+        a private one is removed when it holds none)."""
+        if os.getpid() != _owner_pid:
+            return  # a forked child that exits through Python: its parent reads the markers
+        self.new_events()
+        for path in self._forked_markers:
+            for p in (path, path + '.tmp'):
+                try:
+                    os.unlink(p)
+                except OSError:
+                    pass
+
     def new_events(self):
-        """The events this process filed since the last call: (file, event) pairs."""
+        """The events this process and its forked descendants filed since the last call: (file, event) pairs."""
         out = []
-        for path in self._event_files():
+        own = self._event_files()
+        forked = [
+            path
+            for pid in sorted(self._descendants())
+            for path in glob.glob(os.path.join(self.report_dir, f'mate-guard-{pid}-*.json'))
+        ]
+        for path in own + forked:
             if path in self._seen:
                 continue
             self._seen.add(path)
+            if path not in own:
+                self.forked_violations += 1
             try:
                 with open(path, encoding='utf-8') as f:
                     out.append((path, json.load(f)))
             except (OSError, ValueError):
                 out.append((path, {}))
         return out
+
+
+_fork_hook = False
+_owner_pid = os.getpid()  # the process that installed the guard (set again at install)
+
+
+def _forked():
+    """In a forked child: a token of its own, and a marker in the report folder naming its parent's, so that the
+    parent reads this child's reports (Library._descendants). Written beside and renamed: never half a file, and
+    a stale marker of a reused pid replaced, never followed."""
+    lib = _loaded
+    if lib is None or not lib.report_dir:
+        return
+    parent, lib._token = lib._token, secrets.token_hex(8)
+    lib._markers, lib._forked_markers = {}, []
+    lib.forked_violations = 0
+    path = os.path.join(lib.report_dir, f'mate-guard-forked-{os.getpid()}.json')
+    try:
+        try:
+            os.unlink(path + '.tmp')
+        except FileNotFoundError:
+            pass
+        fd = os.open(path + '.tmp', os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        with os.fdopen(fd, 'w', encoding='utf-8') as f:
+            json.dump({'pid': os.getpid(), 'parent': parent, 'token': lib._token}, f)
+        os.replace(path + '.tmp', path)
+    except OSError:
+        pass  # a folder that cannot take it: the child's reports are still printed and filed
 
 
 _loaded = None

@@ -4,7 +4,8 @@ prints them: the same formats, rendered by the one formatter in the native
 core (text, SARIF 2.1.0, GitHub annotations: sites and fingerprints are
 resolved there too). Exit status as `mate report`'s: 1 when a violation
 is not suppressed or a report file cannot be read (named and counted), 0
-when none, 2 for a bad option or a path that is missing or holds no report."""
+when none (a folder of clean runs, their counters only, included), 2 for a bad option, a path that is missing
+or holds neither a report nor a run's counters, or a missing library."""
 
 import json
 import os
@@ -16,6 +17,8 @@ from ._format import event_problem, format_reports, format_text, unreadable_line
 FORMATS = ('text', 'sarif', 'github')
 USAGE = 'usage: python -m mate_guard report <report dir or event file>... [--format text|sarif|github]'
 _EVENT = re.compile(r'^mate-guard-\d+-\d+\.json$')
+# A process's counters: a run's folder holds them clean or not (a clean run: no report, still a run).
+_COUNTERS = re.compile(r'^stats-\d+-\d+\.json$')
 _UNFINISHED = re.compile(r'^mate-guard-\d+-\d+\.json\.tmp$')
 _UNFINISHED_WHY = 'its writing never finished (the disk filled up, or the process died while writing it)'
 # Notices (an out-of-memory) explain a failure; by themselves they fail nothing.
@@ -54,6 +57,11 @@ def _parse(argv):
     if not paths:
         raise _UsageError(f'no report directory given\n{USAGE}')
     return paths, fmt
+
+
+def _holds_run(path):
+    """Whether the folder `path` (or one below it) holds a run's counters: a clean run's folder."""
+    return any(_COUNTERS.match(f) for _, _, files in os.walk(path) for f in files)
 
 
 def _files(path):
@@ -149,10 +157,22 @@ def main(argv):
             sys.stderr.write(f'mate_guard report: {path} does not exist\n')
             return 2
         found = _files(path)
-        if not found:
-            sys.stderr.write(f'mate_guard report: {path} holds no mate-guard report (mate-guard-<pid>-<n>.json)\n')
+        if not found and not (os.path.isdir(path) and _holds_run(path)):
+            sys.stderr.write(
+                f'mate_guard report: {path} holds no mate-guard report (mate-guard-<pid>-<n>.json) '
+                'nor run (stats-<pid>-<n>.json)\n'
+            )
             return 2
         files += found
+    try:
+        # The formatter is the library's: without it nothing can be read (a broken install), said as a bad start
+        # is (exit 2), not as a violation left (exit 1).
+        from . import _library
+
+        _library.load()
+    except (RuntimeError, OSError) as err:
+        sys.stderr.write(f'mate_guard report: {str(err).removeprefix("mate-guard: ")}\n')
+        return 2
     failed = False
     seen_files, seen = set(), set()
     events, unreadable = [], []
@@ -182,6 +202,8 @@ def main(argv):
                     event['text'] if isinstance(event.get('text'), str) and event['text'] else format_text(text, path)
                 )
         sys.stdout.write(''.join(out))
+        if not events and not unreadable:  # only clean runs' folders: said, so that silence is not mistaken
+            sys.stdout.write(f'[mate-guard] no violations: {", ".join(paths)} holds clean runs only\n')
     else:
         rendered = format_reports(fmt, [(text, run) for _, text, _, run in events], unreadable, _tool_version())
         sys.stdout.write(rendered + ('\n' if fmt == 'sarif' else ''))

@@ -20,7 +20,9 @@ SHIPPED = os.path.join(_HERE, '_shipped')
 def resource(name):
     """The path of a shipped file (it may not exist: the caller says so)."""
     shipped = os.path.join(SHIPPED, name)
-    return shipped if os.path.exists(shipped) else _CHECKOUT[name]
+    # An installed package (a wheel: its _shipped/ folder) uses its own copy, and names it when it is missing:
+    # the checkout's place exists only in a source checkout (an editable install), which has no _shipped/.
+    return shipped if os.path.exists(shipped) or os.path.isdir(SHIPPED) else _CHECKOUT[name]
 
 
 def library_path():

@@ -37,6 +37,32 @@ CONFIG_ROWS = [r for r in DOC['settings'] if r['key'] != 'enabled' and {'python'
 # Rows of this process's Python side only: not handed to the library.
 PROCESS_KEYS = {r['key'] for r in CONFIG_ROWS if 'python' not in r['surfaces']}
 
+# What a setting does in a Python process where the table's description speaks of Node (JS buffers, its API,
+# the runners' report folders): pytest --help and python -m mate_guard --help show these.
+PYTHON_DESCRIPTIONS = {
+    'enabled': 'Guard the host memory of this pytest process and of its xdist workers (numpy arrays; with '
+    '--guard-native, the native heap of chosen extension modules) and its CUDA device memory where there is a GPU, '
+    'and check canaries after every test.',
+    'captureStacks': 'Record the Python stack (and the native frames) of every allocation and free for reports; '
+    "of a chosen module's native allocation, the Python call into the module; with the device guard also of "
+    'every kernel launch.',
+    'nativeModules': 'Guard the native heap (malloc, calloc, realloc, free, aligned forms, strdup, C++ new/delete) '
+    "of the loaded extension modules whose absolute path or file name matches, e.g. '*_myext*.so'; a library the "
+    "module pulls in matches too. Other modules' allocations are untouched. A glob that matches no loaded module "
+    'gets one warning.',
+    'reportDir': "Where violations are written as JSON events, with each process's counters (stats-<pid>-0.json); "
+    'made with its missing parents. Every process of the run (xdist workers, forked children) writes straight into '
+    'it, and it is kept, clean or not, for python -m mate_guard report <dir> (CI: shards). Without one: a fresh '
+    "folder of the process's own under <tmp>/mate-guard-<uid>/, private to you, removed at exit when it holds no "
+    'report.',
+}
+
+
+def description(row: dict) -> str:
+    """The row's description as a Python user reads it."""
+    return PYTHON_DESCRIPTIONS.get(row['key'], row['description'])
+
+
 _TRUE = {'1', 'true', 'yes', 'on'}
 _FALSE = {'0', 'false', 'no', 'off'}
 
@@ -95,7 +121,10 @@ def parse(row, value, where):
         return os.path.abspath(value)
     if kind == 'list':
         if isinstance(value, str):
-            return [v.strip() for v in value.split(',') if v.strip()]
+            items = [v.strip() for v in value.split(',') if v.strip()]
+            if not items:  # `--guard-native ''`: a slip that would guard nothing, silently
+                raise GuardConfigError(f'{where}: {show(value)} names no {spec["item"]}; use {row["hint"]}')
+            return items
         if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
             return [v for v in value if v]
         raise GuardConfigError(

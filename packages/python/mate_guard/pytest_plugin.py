@@ -23,7 +23,7 @@ import pytest
 
 from . import _library, _rerun, _subrun
 from ._resources import library_path
-from ._settings import CONFIG_ROWS, ROWS, GuardConfigError, parse, suggestion
+from ._settings import CONFIG_ROWS, ROWS, GuardConfigError, description, parse, suggestion
 
 GRAPH_REASON = 'guard allocator debug mode does not support graph capture'
 MARKERS = {
@@ -51,7 +51,7 @@ def pytest_addoption(parser):
     group = parser.getgroup('mate-guard', 'mate-guard: host and CUDA device memory guard')
     for row in ROWS:
         flag = _sp(row, 'pytestFlag')
-        help = f'{PYTEST_HELP.get(row["key"], row["description"])} (env {_sp(row, "pytestEnv")}, ini {_sp(row, "pytestIni")}, default {row["defaultText"]})'
+        help = f'{PYTEST_HELP.get(row["key"], description(row))} (env {_sp(row, "pytestEnv")}, ini {_sp(row, "pytestIni")}, default {row["defaultText"]})'
         help = help.replace('%', '%%')
         if row['value']['type'] == 'boolean':
             group.addoption(flag, action='store_true', dest=_dest(row), default=None, help=help)
@@ -59,8 +59,10 @@ def pytest_addoption(parser):
                 '--no-' + flag[2:], action='store_false', dest=_dest(row), default=None, help=f'turn {flag} off'
             )
         else:
-            # Values parsed here, not by argparse: one wording for flags, variables and ini.
-            group.addoption(flag, dest=_dest(row), default=None, metavar=row['placeholder'], help=help)
+            # Values parsed here, not by argparse: one wording for flags, variables and ini. A repeatable one
+            # (--guard-native) gathers every use, as the Node runners' flags do.
+            action = 'append' if row.get('repeatable') else 'store'
+            group.addoption(flag, dest=_dest(row), default=None, action=action, metavar=row['placeholder'], help=help)
         parser.addini(_sp(row, 'pytestIni'), help=help, default=None)
 
 
@@ -122,6 +124,9 @@ def _ini(config, row):
         return None
     if isinstance(value, list):  # an ini key pytest read as lines
         value = ','.join(value)
+    if isinstance(value, str) and row['value']['type'] == 'list':
+        # A list in ini is written as pytest's own are: one per line, or several on a line (spaces or commas).
+        value = ','.join(value.replace(',', ' ').split())
     return value if value not in (None, '') else None
 
 
@@ -134,7 +139,9 @@ def resolve(config):
         env = os.environ.get(_sp(row, 'pytestEnv'))
         ini = _ini(config, row)
         proc = os.environ.get(row['processEnv']) if row['processEnv'] else None
-        if flag is not None:
+        if isinstance(flag, list):  # a repeatable flag: each use parsed, then all of them
+            value, where = [v for f in flag for v in parse(row, f, _sp(row, 'pytestFlag'))], None
+        elif flag is not None:
             value, where = flag, _sp(row, 'pytestFlag')
         elif env not in (None, ''):
             value, where = env, _sp(row, 'pytestEnv')
@@ -145,7 +152,7 @@ def resolve(config):
         else:
             out[key] = row['default']
             continue
-        out[key] = parse(row, value, where)
+        out[key] = value if where is None else parse(row, value, where)
     return out
 
 
@@ -181,6 +188,11 @@ def _add(total, part):
     # line: a process's stats carry them, a summed summary (an xdist worker's) too.
     host, th = part.get('host') or s.get('host') or {}, total['host']
     th['nativeAllocations'] += host.get('nativeAllocations', 0) or 0
+    if isinstance(host.get('nativeUnmatched'), list):  # unmatched in the run: in every process that says
+        seen = th.get('nativeUnmatched')
+        th['nativeUnmatched'] = [
+            g for g in (host['nativeUnmatched'] if seen is None else seen) if g in host['nativeUnmatched']
+        ]
     for k, v in (host.get('numpy') or {}).items():
         th['numpy'][k] = th['numpy'].get(k, 0) + (v or 0)
     if part.get('numpyState') and total.get('numpyState') != 'guarded':
@@ -264,6 +276,17 @@ class _Guard:
             self.lost_in = item.nodeid
         return reports
 
+    def check_collection(self):
+        """Damage made while pytest collected (a test module's import, conftest code), found before the first
+        test starts: filed as outside any test, so that it fails the session and not the first test to run."""
+        from . import _new_reports
+
+        if self.lost_in is not None:
+            return
+        found = _new_reports('the end of collection')
+        self.reports += found
+        self.late += [r._replace(text=f'{COLLECTION_NOTE}\n{r.text}') for r in found]
+
     def own_summary(self):
         """This process's counts, with those of the fresh process it continued in."""
         from . import _numpy, stats
@@ -286,6 +309,10 @@ class _Guard:
         return total
 
 
+COLLECTION_NOTE = (
+    '[mate-guard] found at the end of collection, outside any test (made while pytest imported the test modules '
+    'and conftests): the session fails'
+)
 FAULT_NOTE = (
     '==mate-guard== pytest ends here: a fault on guarded memory kills the process, so the tests after this one '
     'do not run and pytest prints no summary (pytest -n 1, with pytest-xdist, replaces the worker and goes on)\n'
@@ -319,7 +346,28 @@ def pytest_cmdline_main(config):
     # No guard library: one line and exit 2 here, as a Node runner with no usable native binary (pytest_configure's UsageError would exit 4).
     if settings.get('enabled') and not os.path.exists(library_path()):
         _bad_setting(f'the CUDA guard library is missing: {library_path()} (a broken install? reinstall mate-guard)')
+    if settings.get('enabled') and settings.get('report_dir'):
+        # Made here, parents too (`--guard-report-dir out/mate-guard` before out/ exists, as CI has it), or refused
+        # in one line: a folder that cannot hold reports would lose every violation. The library makes it the same
+        # way at install; here a failure is one line and exit 2 rather than pytest_configure's usage error.
+        why = _make_report_dir(settings['report_dir'])
+        if why:
+            _bad_setting(why)
     return None
+
+
+def _make_report_dir(path: str) -> str:
+    """Makes the report folder `path` with its missing parents; '' when it is a folder this process can write in,
+    else why not (naming it)."""
+    try:
+        os.makedirs(path, mode=0o755, exist_ok=True)
+    except FileExistsError:
+        return f'the report folder {path} is not a folder'
+    except OSError as err:
+        return f'the report folder {path} cannot be made: {err.filename or path}: {err.strerror}'
+    if not os.access(path, os.W_OK | os.X_OK):
+        return f'the report folder {path} is not writable'
+    return ''
 
 
 def pytest_configure(config):
@@ -365,6 +413,11 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if _graph_case(item):
             item.add_marker(pytest.mark.skip(reason=GRAPH_REASON))
+
+
+def pytest_collection_finish(session):
+    if _guard is not None:
+        _guard.check_collection()
 
 
 def _tests(n):
@@ -576,6 +629,9 @@ def pytest_runtest_logreport(report):
         return
     if report.skipped and GRAPH_REASON in str(report.longrepr):
         _guard.skipped += 1
+        import mate_guard
+
+        mate_guard.skipped_by_tag = _guard.skipped
     if _guard.recorder:  # a fresh process's reports, its own and those it replayed, go to its parent
         _guard.recorder.report(report)
 
@@ -614,9 +670,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         f'{pl(s["fallbacks"], "unguarded fallback")}, {pl(s["violations"], "violation")}, '
         f'{pl(_guard.skipped, "test")} skipped by tag'
     )
-    from . import guarding
+    from . import guarding, unmatched_glob_warnings
 
     tr.write_line(f'[mate-guard] {guarding(total["host"], total["numpyState"])}')  # under xdist: the workers'
+    for line in unmatched_glob_warnings(total['host'].get('nativeUnmatched') or []):
+        tr.write_line(line, yellow=True)
     if s['violations'] and total['reportDirs']:
         tr.write_line(f"[mate-guard] report files (JSON, every process's): {', '.join(total['reportDirs'])}")
     if s['fallbacks']:
@@ -664,10 +722,14 @@ def pytest_sessionfinish(session, exitstatus):
         return
     from . import _new_reports
 
-    _guard.late = [] if _guard.lost_in else _new_reports('the end of the session')
-    _guard.reports += _guard.late
+    late = [] if _guard.lost_in else _new_reports('the end of the session')
+    _guard.late += late
+    _guard.reports += late
     # A violation the tests' results do not show yet (one at the session's end, here or in a fresh process) still fails the run.
-    if (_guard.reports or _guard.own_summary()['stats']['violations']) and session.exitstatus == 0:
+    # xdist's controller: its workers' counts too (a worker's violation its test's result may not show).
+    summary = _run_summary(session.config) if getattr(session.config, '_mate_guard_xdist_dir', None) else None
+    violations = _guard.own_summary()['stats']['violations'] + (summary['stats']['violations'] if summary else 0)
+    if (_guard.reports or violations) and session.exitstatus == 0:
         session.exitstatus = 1
     if _guard.recorder:
         _guard.recorder.summary(_guard.own_summary())

@@ -53,6 +53,18 @@ def test_pip_install_from_the_source_folder_ships_the_library_and_the_plugin(bui
     assert os.path.exists(where.stdout.strip())
     helptext = subprocess.run([python, '-m', 'pytest', '--help'], cwd=tmp_path, capture_output=True, text=True)
     assert '--guard-alloc' in helptext.stdout, helptext.stderr
+    # A broken install (its library deleted): one line naming the wheel's own copy, exit 2, from each entry point.
+    shipped = where.stdout.strip()
+    os.remove(shipped)
+    (tmp_path / 'reports').mkdir()
+    (tmp_path / 'reports' / 'mate-guard-1-1.json').write_text('{}')
+    missing = f'the CUDA guard library is missing: {shipped} (a broken install? reinstall mate-guard)\n'
+    for args, prefix in (
+        (['-m', 'mate_guard', 'report', str(tmp_path / 'reports')], 'mate_guard report: '),
+        (['-m', 'pytest', '-p', 'no:cacheprovider', '--guard-alloc', '--co', '-q', os.devnull], 'mate-guard: '),
+    ):
+        r = subprocess.run([python, *args], cwd=tmp_path, capture_output=True, text=True)
+        assert (r.returncode, r.stderr) == (2, prefix + missing), r.stdout + r.stderr
 
 
 def test_pip_install_editable_runs_the_checkout(built, tmp_path):

@@ -78,6 +78,13 @@ def test_help_lists_the_rerun_setting_for_pytest_and_not_the_api_only_exit_code(
     # pytest's own default for the frees' wait, not a plain Python process's
     assert 'on in a serial run, off in xdist workers' in ' '.join(r.stdout.split()), r
     assert 'off in Python' not in ' '.join(r.stdout.split()), r
+    # Python's wording, not the Node runners' (JS buffers, installGuardAllocator, a run folder made inside).
+    flat = ' '.join(r.stdout.split())
+    assert 'Guard the host memory of this pytest process' in flat, r
+    assert 'Record the Python stack' in flat, r
+    assert 'python -m mate_guard report <dir>' in flat, r
+    for node_words in ('JS buffers', 'JS stack', 'installGuardAllocator', 'makes a directory of its own inside it'):
+        assert node_words not in flat, node_words
 
 
 def test_a_missing_library_never_breaks_pytest_and_guard_alloc_says_so_before_collection(project):

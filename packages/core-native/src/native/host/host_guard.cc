@@ -4,12 +4,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "binding/event_json.h"
 #include "core/alloc_log.h"
@@ -129,7 +129,7 @@ bool Install(const char* handoff_json, const InstallPaths& paths, std::string* e
   // (never a shared fixed folder), removed at exit when nothing was filed.
   std::string dir = h.report_dir;
   if (!dir.empty()) {
-    mkdir(dir.c_str(), 0755);
+    if (!platform::MakeReportDir(dir, error)) return false;
   } else if (*ReportDir() != '\0') {
     dir = ReportDir();
   } else {
@@ -300,7 +300,31 @@ std::string StatsJson() {
                    GuardMethodName(s.guard_method), u(s.native_allocations), u(nc.unguarded), u(nc.foreign_frees),
                    u(nc.bad_frees), u(nc.routed_frees), u(g_numpy_allocations.load()), u(g_numpy_foreign.load()),
                    u(g_numpy_fallbacks.load()), u(g_numpy_before_install_freed.load()), u(g_numpy_unguarded.load()));
-  return std::string(buf, n > 0 && static_cast<size_t>(n) < sizeof(buf) ? n : 0);
+  if (n <= 0 || static_cast<size_t>(n) >= sizeof(buf)) return "";
+  std::string out(buf, n - 1);  // the closing brace comes after the globs
+  // The native-heap globs that matched no loaded module yet: a typo guards
+  // nothing, and the Python side warns of it as the Node runners do.
+  out += ",\"nativeUnmatched\":[";
+  std::vector<std::string> unmatched =
+      native_heap::Active() ? native_heap::UnmatchedGlobs() : std::vector<std::string>{};
+  for (size_t i = 0; i < unmatched.size(); i++) {
+    out += i ? ",\"" : "\"";
+    for (unsigned char c : unmatched[i]) {
+      if (c == '"' || c == '\\') {
+        out += '\\';
+        out += static_cast<char>(c);
+      } else if (c < 0x20) {
+        char esc[8];
+        snprintf(esc, sizeof(esc), "\\u%04x", c);
+        out += esc;
+      } else {
+        out += static_cast<char>(c);
+      }
+    }
+    out += '"';
+  }
+  out += "]}";
+  return out;
 }
 
 }  // namespace host

@@ -21,6 +21,12 @@ int OpenAppendFile(const char* path);
 // which is made 0700 when absent and refused when it is a link, another
 // user's or open to others: false, with `why`, then.
 bool FreshPrivateDir(const char* prefix, std::string* dir, std::string* why);
+// The report folder given (`dir`), made with its missing parents as
+// `mkdir -p` does (0755 before the umask; a level made here is never a
+// link), and checked to be a folder this process can write in: false, with
+// `why` naming the path, otherwise. A folder that cannot hold reports is
+// refused at install: every violation's report would be lost.
+bool MakeReportDir(const std::string& dir, std::string* why);
 
 }  // namespace platform
 }  // namespace mate

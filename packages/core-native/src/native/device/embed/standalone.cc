@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <mutex>
@@ -150,8 +149,9 @@ void InstallOnce() {
       return;
     }
     g_own_dir = true;
-  } else {
-    mkdir(dir.c_str(), 0755);
+  } else if (!mate::platform::MakeReportDir(dir, &g_error)) {
+    g_status = 1;
+    return;
   }
   SetReportDir(dir.c_str());
   g_report_dir = dir;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <vector>
 
 namespace mate {
@@ -49,6 +50,34 @@ bool FreshPrivateDir(const char* prefix, std::string* dir, std::string* why) {
     return true;
   }
   return false;
+}
+
+bool MakeReportDir(const std::string& dir, std::string* why) {
+  if (dir.empty()) {
+    *why = "the report folder is an empty path";
+    return false;
+  }
+  struct stat st;
+  // Each level from the top: one already there is used as it is (a link
+  // the user put in the path is theirs to put); a missing one is made.
+  for (size_t i = 1; i <= dir.size(); ++i) {
+    if (i != dir.size() && dir[i] != '/') continue;
+    std::string part = dir.substr(0, i);
+    if (mkdir(part.c_str(), 0755) == 0 || errno == EEXIST) continue;
+    int err = errno;
+    if (stat(part.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) continue;  // there, in a folder we may not write
+    *why = "the report folder " + dir + " cannot be made: " + part + ": " + strerror(err);
+    return false;
+  }
+  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    *why = "the report folder " + dir + " is not a folder";
+    return false;
+  }
+  if (access(dir.c_str(), W_OK | X_OK) != 0) {
+    *why = "the report folder " + dir + " is not writable: " + strerror(errno);
+    return false;
+  }
+  return true;
 }
 
 }  // namespace platform
