@@ -8,9 +8,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 
-import { noLibrary, noNumpy, project } from './helpers/python.mjs';
+import { findXdist, noLibrary, noNumpy, project } from './helpers/python.mjs';
 import { ROOT, run } from './helpers/run.mjs';
 
+const XDIST = findXdist();
 const EVENT = /^mate-guard-\d+-\d+\.json$/;
 const COUNTERS = /^stats-\d+-\d+\.json$/;
 
@@ -184,6 +185,29 @@ def test_b():
       assert.doesNotMatch(text.split('[mate-guard] ')[0], /==mate-guard== test:/);
     }
     assert.match(r.stdout, /\[mate-guard\] summary: .*, 2 violations, /, r.output);
+  });
+
+  test("under xdist, a worker killed by a fault still counts in the summary: its arrays in the allocations, the peak live and the guarded line's numpy count alike", {
+    skip: XDIST.skip ?? false,
+  }, async () => {
+    const dir = project('mate-py-dead-', {
+      'test_fault.py': `import numpy as np, ctypes
+def test_overflow_fault():
+    keep = [np.zeros(8) for _ in range(3000)]
+    a = np.zeros(16, dtype=np.uint8)
+    ctypes.memset(a.ctypes.data + 16, 1, 1)
+`,
+      'test_other.py': 'def test_other():\n    pass\n',
+    });
+    const r = await pytest(dir, ['--guard-alloc', '-n', '2'], {
+      PYTHONPATH: [env(dir).PYTHONPATH, XDIST.path].filter(Boolean).join(':'),
+    });
+    assert.notEqual(r.code, 0, r.output);
+    const m = /^\[mate-guard\] summary: (\d+) allocations guarded, peak live (\d+),/m.exec(r.stdout);
+    assert.ok(m, r.output);
+    assert.ok(Number(m[1]) >= 3001 && Number(m[2]) >= 3001, r.stdout);
+    const g = /^\[mate-guard\] guarded: host memory \(numpy arrays: guarded, (\d+) allocations/m.exec(r.stdout);
+    assert.ok(g && Number(g[1]) >= 3001, r.stdout);
   });
 
   test('native-heap globs: --guard-native repeats, an ini list is one glob per line (or several on a line), and a glob that matched no loaded module is warned of in the summary (pytest, also under xdist) and at exit (python -m mate_guard)', async () => {

@@ -6,13 +6,12 @@
 // checkout (PYTHONPATH). The CUDA driver is pointed at a missing file, so
 // the runs are CPU-only on a GPU machine too.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { before, describe, test } from 'node:test';
 
-import { buildExtension, noExtensionBuild, noLibrary, noNumpy } from './helpers/python.mjs';
+import { buildExtension, findXdist, noExtensionBuild, noLibrary, noNumpy } from './helpers/python.mjs';
 import { ROOT, run } from './helpers/run.mjs';
 
 const FIX = path.join(ROOT, 'test', 'fixtures', 'python-host');
@@ -22,43 +21,6 @@ function why() {
   return noNumpy() || noExtensionBuild() || noLibrary();
 }
 
-// pytest-xdist for python3 (the Python with numpy): its own, else Debian's
-// python3-pytest-xdist (scripts/install-python-xdist.sh, /usr/bin/python3's),
-// whose pure-Python packages are lent through a folder of links on
-// PYTHONPATH. { path } ('' when python3 has it), or { skip } saying why not.
-function findXdist() {
-  const has = (extra) => {
-    try {
-      execFileSync('python3', ['-c', 'import xdist, pytest'], {
-        stdio: 'ignore',
-        env: { ...process.env, PYTHONPATH: extra },
-      });
-      return true;
-    } catch {
-      return false;
-    }
-  };
-  if (has('')) return { path: '' };
-  let where;
-  try {
-    where = execFileSync(
-      '/usr/bin/python3',
-      ['-c', 'import os, xdist, execnet; print(os.path.dirname(os.path.dirname(xdist.__file__)))'],
-      { encoding: 'utf8' },
-    ).trim();
-  } catch {
-    return { skip: 'pytest-xdist is not installed here (scripts/install-python-xdist.sh installs it)' };
-  }
-  const lent = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-xdist-'));
-  for (const name of fs
-    .readdirSync(where)
-    .filter((n) => /^(xdist|execnet|pytest_xdist-.+\.dist-info|execnet-.+\.(egg|dist)-info)$/.test(n))) {
-    fs.symlinkSync(path.join(where, name), path.join(lent, name));
-  }
-  return has(lent)
-    ? { path: lent }
-    : { skip: `pytest-xdist of /usr/bin/python3 (${where}) does not import in python3` };
-}
 const XDIST = findXdist();
 
 describe('Python host memory: numpy arrays and an extension heap', { skip: why() }, () => {

@@ -106,3 +106,41 @@ export function project(prefix, files) {
   }
   return dir;
 }
+
+// pytest-xdist for python3 (the Python with numpy): its own, else Debian's
+// python3-pytest-xdist (scripts/install-python-xdist.sh, /usr/bin/python3's),
+// whose pure-Python packages are lent through a folder of links on
+// PYTHONPATH. { path } ('' when python3 has it), or { skip } saying why not.
+export function findXdist() {
+  const has = (extra) => {
+    try {
+      execFileSync('python3', ['-c', 'import xdist, pytest'], {
+        stdio: 'ignore',
+        env: { ...process.env, PYTHONPATH: extra },
+      });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (has('')) return { path: '' };
+  let where;
+  try {
+    where = execFileSync(
+      '/usr/bin/python3',
+      ['-c', 'import os, xdist, execnet; print(os.path.dirname(os.path.dirname(xdist.__file__)))'],
+      { encoding: 'utf8' },
+    ).trim();
+  } catch {
+    return { skip: 'pytest-xdist is not installed here (scripts/install-python-xdist.sh installs it)' };
+  }
+  const lent = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-xdist-'));
+  for (const name of fs
+    .readdirSync(where)
+    .filter((n) => /^(xdist|execnet|pytest_xdist-.+\.dist-info|execnet-.+\.(egg|dist)-info)$/.test(n))) {
+    fs.symlinkSync(path.join(where, name), path.join(lent, name));
+  }
+  return has(lent)
+    ? { path: lent }
+    : { skip: `pytest-xdist of /usr/bin/python3 (${where}) does not import in python3` };
+}

@@ -452,8 +452,23 @@ def _dead_worker(folder, started):
         except (OSError, ValueError):
             continue
     allocations = max([(e.get('process') or {}).get('allocations', 0) or 0 for _, e in events] or [0])
+    # Its host counters as the last host report left them (a device report's
+    # are the device guard's): numpy's arrays are the host allocations that
+    # are not the native heap's, so the "guarded:" line agrees with the summary.
+    host = [e.get('process') or {} for _, e in events if e.get('backend') != 'cuda']
+    proc = max(host, key=lambda p: p.get('allocations', 0) or 0, default={})
+    native = proc.get('nativeAllocations', 0) or 0
     return {
-        'stats': {'allocations': allocations, 'violations': len(events)},
+        'stats': {
+            'allocations': allocations,
+            'violations': len(events),
+            'peakLive': proc.get('peakLive', 0) or 0,
+            'fallbacks': proc.get('fallbacks', 0) or 0,
+        },
+        'host': {
+            'nativeAllocations': native,
+            'numpy': {'allocations': max((proc.get('allocations', 0) or 0) - native, 0)},
+        },
         'processes': 1,
         'reportDirs': [report_dir] if events and report_dir else [],
         # Its canary damage is rerun by the controller as a live worker's is.
