@@ -330,3 +330,60 @@ describe('the same event renders the same text through Node, Python and the cras
     assert.match(py.stderr, /cannot read report file \S+mate-guard-4242-3\.json: nested more than 32 levels deep; /);
   });
 });
+
+describe('a report folder from elsewhere (a downloaded artifact): both readers show what it holds, never obey it', {
+  skip: noPython(),
+}, () => {
+  const readers = (dir) =>
+    Promise.all([
+      run(process.execPath, [MATE, 'report', dir], { cwd: ROOT, timeout: 30_000 }),
+      run('python3', ['-m', 'mate_guard', 'report', dir], { cwd: ROOT, env: pythonEnv, timeout: 30_000 }),
+    ]);
+
+  test("an event's filed text: printed as filed when it is the printer's; escape sequences forged into it are spelled out, its lines and tabs kept", async () => {
+    const { dir, file } = reportDir('overflow');
+    const printer = await run(PRINTER, [file], { cwd: ROOT });
+    assert.equal(printer.code, 0, printer.output);
+    const filed = JSON.parse(fs.readFileSync(file, 'utf8'));
+    for (const r of await readers(dir)) {
+      assert.equal(r.code, 1, r.output);
+      assert.ok(r.stdout.startsWith(filed.text), `the filed text, byte for byte:\n${r.stdout}`);
+    }
+    filed.text = '==mate-guard== \x1b]0;PWNED\x07\x1b[31mRED\x1b[0m \x1b[2J\u009b2J cleared\u202e\n\tindented\n';
+    fs.writeFileSync(file, JSON.stringify(filed));
+    const [node, py] = await readers(dir);
+    for (const r of [node, py]) {
+      assert.equal(r.code, 1, r.output);
+      assert.doesNotMatch(r.output, /[\x07\x1b\x9b\u202e]/);
+      assert.ok(
+        r.stdout.startsWith(
+          '==mate-guard== \\x1b]0;PWNED\\x07\\x1b[31mRED\\x1b[0m \\x1b[2J\\u009b2J cleared\\u202e\n\tindented\n',
+        ),
+        r.stdout,
+      );
+    }
+    assert.equal(reportText(py.stdout), reportText(node.stdout));
+  });
+
+  test("the crash printer shows an earlier report's filed text the same way: spelled out, its lines kept", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-parity-earlier-'));
+    const crash = path.join(dir, 'mate-guard-1067-2.json');
+    fs.copyFileSync(path.join(FIXTURES, 'overflow.json'), crash);
+    const earlier = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'gap-overflow.json'), 'utf8'));
+    Object.assign(earlier, {
+      pid: 1067,
+      delivered: 'caller',
+      text: '==mate-guard== ERROR: canary-corruption\x1b[2J\x1b]0;PWNED\x07\n==mate-guard== \x1b[8mhidden\n',
+    });
+    fs.writeFileSync(path.join(dir, 'mate-guard-1067-1.json'), JSON.stringify(earlier));
+    const printer = await run(PRINTER, [crash, '--with-earlier'], { cwd: ROOT, timeout: 30_000 });
+    assert.equal(printer.code, 0, printer.output);
+    assert.doesNotMatch(printer.stderr, /[\x07\x1b]/);
+    assert.ok(
+      printer.stderr.includes(
+        '==mate-guard== ERROR: canary-corruption\\x1b[2J\\x1b]0;PWNED\\x07\n==mate-guard== \\x1b[8mhidden\n',
+      ),
+      printer.stderr,
+    );
+  });
+});

@@ -30,6 +30,8 @@ class Library:
         self.lib.mate_guard_format_reports.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p]
         self.lib.mate_guard_format_reports.restype = ctypes.c_void_p
         self.lib.mate_guard_free_report.argtypes = [ctypes.c_void_p]
+        self.lib.mate_guard_visible_lines.argtypes = [ctypes.c_char_p]
+        self.lib.mate_guard_visible_lines.restype = ctypes.c_void_p
         self.report_dir = None
         self._seen = set()
 
@@ -88,6 +90,14 @@ class Library:
 
     def event_problem(self, event_json):
         return self._owned_text(self.lib.mate_guard_event_problem(event_json.encode('utf-8', errors='surrogateescape')))
+
+    def visible_lines(self, text):
+        try:
+            raw = text.encode('utf-8', errors='surrogateescape')
+        except UnicodeEncodeError:
+            # A lone surrogate from a \ud800 escape: its bytes are not UTF-8, so they are shown as \xNN.
+            raw = text.encode('utf-8', errors='surrogatepass')
+        return self._owned_text(self.lib.mate_guard_visible_lines(raw))
 
     def stats(self):
         raw = self.lib.mate_guard_stats_json().decode()

@@ -11,7 +11,7 @@ import os
 import re
 import sys
 
-from ._format import event_problem, format_reports, format_text, unreadable_line
+from ._format import event_problem, format_reports, format_text, unreadable_line, visible_lines
 
 FORMATS = ('text', 'sarif', 'github')
 USAGE = 'usage: python -m mate_guard report <report dir or event file>... [--format text|sarif|github]'
@@ -178,9 +178,8 @@ def main(argv):
         out = []
         for path, text, event, _ in events:
             if not event.get('suppressed'):
-                out.append(
-                    event['text'] if isinstance(event.get('text'), str) and event['text'] else format_text(text, path)
-                )
+                filed = event.get('text')
+                out.append(visible_lines(filed) if isinstance(filed, str) and filed else format_text(text, path))
         sys.stdout.write(''.join(out))
     else:
         rendered = format_reports(fmt, [(text, run) for _, text, _, run in events], unreadable, _tool_version())

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "report/format/earlier_header.h"
+#include "report/format/escape.h"
 #include "report/format/event_schema.h"
 #include "report/format/format_text.h"
 
@@ -65,7 +66,8 @@ std::string EarlierReportsText(const std::string& dir, const JsonValue& crash, c
         !EventProblem(e).empty())
       continue;
     if (e["pid"].Str() != pid || e["fatal"].Truthy() || e["delivered"].Str() != "caller") continue;
-    reports += e["text"].IsString() && !e["text"].text.empty() ? e["text"].text : FormatText(e, o);
+    // A filed text is the folder's word (a folder others can write to): shown, never obeyed by the terminal.
+    reports += e["text"].IsString() && !e["text"].text.empty() ? VisibleLines(e["text"].text) : FormatText(e, o);
     count++;
   }
   if (count == 0) return "";
