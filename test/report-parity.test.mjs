@@ -8,6 +8,7 @@
 // who wrote it (runtime, machinery folders): a reader of another runtime
 // renders it as its writer would.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -385,5 +386,88 @@ describe('a report folder from elsewhere (a downloaded artifact): both readers s
       ),
       printer.stderr,
     );
+  });
+
+  const fileLine = (file, why) =>
+    `[mate-guard] error: cannot read report file ${file}: ${why}; counted as a violation that could not be read`;
+  const LINK = "a symbolic link (a report folder's files are read as plain files, never through a link)";
+
+  test('a FIFO or a link (to /dev/zero, to a FIFO) where a report folder has its files is refused and named; neither reader waits on it', async () => {
+    const { dir } = reportDir('overflow');
+    const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-parity-fifo-'));
+    execFileSync('mkfifo', [
+      path.join(dir, 'mate-guard-4242-2.json'),
+      path.join(dir, 'stats-4242-0.json'),
+      path.join(elsewhere, 'fifo'),
+    ]);
+    fs.symlinkSync(path.join(elsewhere, 'fifo'), path.join(dir, 'mate-guard-4242-3.json'));
+    fs.symlinkSync('/dev/zero', path.join(dir, 'run.json'));
+    const [node, py] = await readers(dir);
+    for (const r of [node, py]) {
+      assert.equal(r.signal, null, `it waited (killed at 30 s):\n${r.output}`);
+      assert.equal(r.code, 1, r.output);
+      const lines = r.stderr.split('\n');
+      assert.ok(
+        lines.includes(fileLine(path.join(dir, 'mate-guard-4242-2.json'), 'a FIFO, not a regular file')),
+        r.stderr,
+      );
+      assert.ok(lines.includes(fileLine(path.join(dir, 'mate-guard-4242-3.json'), LINK)), r.stderr);
+      assert.ok(
+        lines.includes(
+          `[mate-guard] warning: cannot read run file ${path.join(dir, 'run.json')}: ${LINK}; that run is shown without its runner and paths`,
+        ),
+        r.stderr,
+      );
+      assert.match(r.stdout, /^==mate-guard== ERROR: heap-buffer-overflow/m, 'the good event is still reported');
+    }
+    assert.ok(
+      node.stderr
+        .split('\n')
+        .includes(
+          `[mate-guard] warning: cannot read counters file ${path.join(dir, 'stats-4242-0.json')}: a FIFO, not a regular file; that process's counts are missing from the summary`,
+        ),
+      node.stderr,
+    );
+    assert.match(node.stdout, /3 violations \(2 could not be read\)/);
+  });
+
+  test('a run.json that is a FIFO is named, and fails nothing by itself', async () => {
+    const { dir } = reportDir('cuda-out-of-memory');
+    execFileSync('mkfifo', [path.join(dir, 'run.json')]);
+    for (const r of await readers(dir)) {
+      assert.equal(r.signal, null, `it waited (killed at 30 s):\n${r.output}`);
+      assert.equal(r.code, 0, r.output);
+      assert.ok(
+        r.stderr
+          .split('\n')
+          .includes(
+            `[mate-guard] warning: cannot read run file ${path.join(dir, 'run.json')}: a FIFO, not a regular file; that run is shown without its runner and paths`,
+          ),
+        r.stderr,
+      );
+    }
+  });
+
+  test("an event's native frame naming a FIFO as its module: printed as module+offset, the symbolizers never wait on it", async () => {
+    const { dir, file } = reportDir('native-heap-overflow');
+    const fifo = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mate-parity-fifo-')), 'module.so');
+    execFileSync('mkfifo', [fifo]);
+    const event = JSON.parse(fs.readFileSync(file, 'utf8'));
+    delete event.text;
+    for (const stack of [event.accessStack, event.allocation.allocFrames])
+      for (const f of stack.frames)
+        for (const k of ['function', 'file', 'line', 'column', 'inlined', 'source']) delete f[k];
+    event.accessStack.frames[0].module = fifo;
+    fs.writeFileSync(file, JSON.stringify(event));
+    for (const r of await readers(dir)) {
+      assert.equal(r.signal, null, `it waited (killed at 30 s):\n${r.output}`);
+      assert.equal(r.code, 1, r.output);
+      assert.match(r.stdout, /^==mate-guard== ERROR: heap-buffer-overflow/m);
+      assert.match(r.stdout, /^==mate-guard== {3}#0 \(module\.so\+0x10b13\)$/m);
+    }
+    const printer = await run(PRINTER, [file], { cwd: ROOT, timeout: 30_000 });
+    assert.equal(printer.signal, null, printer.output);
+    assert.equal(printer.code, 0, printer.output);
+    assert.match(printer.stderr, /^==mate-guard== {3}#0 \(module\.so\+0x10b13\)$/m);
   });
 });

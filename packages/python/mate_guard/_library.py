@@ -7,6 +7,7 @@ import glob
 import json
 import os
 
+from ._files import read_report_file
 from ._resources import library_path
 from ._settings import HANDOFF_ENV
 
@@ -117,8 +118,8 @@ class Library:
                 continue
             self._seen.add(path)
             try:
-                with open(path, encoding='utf-8') as f:
-                    out.append((path, json.load(f)))
+                # Only this process's own files, but in a folder others may write to: never a FIFO waited on.
+                out.append((path, json.loads(read_report_file(path))))
             except (OSError, ValueError):
                 out.append((path, {}))
         return out

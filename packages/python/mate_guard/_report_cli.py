@@ -11,6 +11,7 @@ import os
 import re
 import sys
 
+from ._files import MAX_REPORT_BYTES, Refused, read_report_file
 from ._format import event_problem, format_reports, format_text, unreadable_line, visible_lines
 
 FORMATS = ('text', 'sarif', 'github')
@@ -20,8 +21,7 @@ _UNFINISHED = re.compile(r'^mate-guard-\d+-\d+\.json\.tmp$')
 _UNFINISHED_WHY = 'its writing never finished (the disk filled up, or the process died while writing it)'
 # Notices (an out-of-memory) explain a failure; by themselves they fail nothing.
 _NOTICES = {'out-of-memory'}
-# No writer makes an event this big (the native reader's cap).
-_MAX_EVENT_BYTES = 16 * 1024 * 1024
+_MAX_EVENT_BYTES = MAX_REPORT_BYTES
 
 
 class _UsageError(Exception):
@@ -76,11 +76,9 @@ def _read(path):
     if _UNFINISHED.match(os.path.basename(path)):
         return None, _UNFINISHED_WHY
     try:
-        size = os.path.getsize(path)
-        if size > _MAX_EVENT_BYTES:
-            return None, f'{size} bytes, more than any report ({_MAX_EVENT_BYTES} at most)'
-        with open(path, encoding='utf-8', errors='surrogateescape') as f:
-            text = f.read()
+        text = read_report_file(path, _MAX_EVENT_BYTES)
+    except Refused as refused:
+        return None, refused.why
     except OSError as err:
         return None, f'{err.strerror}'
     if not text.strip():
@@ -93,16 +91,29 @@ _places = {}
 
 
 def _run_place(folder, cache=_places):
-    """Where the run in `folder` ran, as its run.json recorded it (data: shown, never obeyed); None when it did not."""
+    """Where the run in `folder` ran, as its run.json recorded it (data: shown, never obeyed); None when it did not.
+    A run.json that is there but cannot be read is named (as `mate report` names it); it fails nothing."""
     if folder not in cache:
         place = None
+        file = os.path.join(folder, 'run.json')
+        why = None
         try:
-            with open(os.path.join(folder, 'run.json'), encoding='utf-8') as f:
-                info = json.load(f)
+            info = json.loads(read_report_file(file, _MAX_EVENT_BYTES))
             if isinstance(info, dict) and info.get('tool') == 'mate-guard' and info.get('cwd') and info.get('root'):
                 place = {'cwd': str(info['cwd']), 'root': str(info['root'])}
-        except (OSError, ValueError):
+        except Refused as refused:
+            why = refused.why
+        except FileNotFoundError:
             pass
+        except OSError as err:
+            why = err.strerror
+        except ValueError as err:
+            why = f'not JSON ({err})'
+        if why:
+            sys.stderr.write(
+                f'[mate-guard] warning: cannot read run file {file}: {why}; '
+                'that run is shown without its runner and paths\n'
+            )
         cache[folder] = place
     return cache[folder]
 
