@@ -319,6 +319,29 @@ describe('the same event renders the same text through Node, Python and the cras
     assert.equal((await run(PRINTER, [bad])).code, 1);
   });
 
+  test('a raw control character inside a JSON string is unreadable in both readers, named by its file, not a crash', async () => {
+    const { dir } = reportDir('overflow');
+    const bad = path.join(dir, 'mate-guard-4242-2.json');
+    fs.writeFileSync(bad, '{"tool":"mate-guard","kind":"heap-buffer-overflow","test":"a\x1bb"}');
+    const lead = `[mate-guard] error: cannot read report file ${bad}: not JSON (`;
+    const tail = '); counted as a violation that could not be read';
+    const node = await run(process.execPath, [MATE, 'report', dir], { cwd: ROOT, timeout: 30_000 });
+    const py = await run('python3', ['-m', 'mate_guard', 'report', dir], {
+      cwd: ROOT,
+      env: pythonEnv,
+      timeout: 30_000,
+    });
+    for (const r of [node, py]) {
+      assert.equal(r.code, 1, r.output);
+      assert.doesNotMatch(r.stderr, /Traceback/);
+      assert.ok(
+        r.stderr.split('\n').some((l) => l.startsWith(lead) && l.endsWith(tail) && /control character/i.test(l)),
+        r.stderr,
+      );
+      assert.match(r.stdout, /^==mate-guard== ERROR: heap-buffer-overflow/m, 'the good event is still reported');
+    }
+  });
+
   test("nesting past the reader's depth is unreadable, not a crash", async () => {
     const { dir } = reportDir('overflow');
     const deep = path.join(dir, 'mate-guard-4242-3.json');

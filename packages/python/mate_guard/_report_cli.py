@@ -72,19 +72,25 @@ def _files(path):
 
 
 def _read(path):
-    """(event JSON text, '') or (None, why it cannot be read)."""
+    """(event JSON text, its event, '') or (None, None, why it cannot be read)."""
     if _UNFINISHED.match(os.path.basename(path)):
-        return None, _UNFINISHED_WHY
+        return None, None, _UNFINISHED_WHY
     try:
         text = read_report_file(path, _MAX_EVENT_BYTES)
     except Refused as refused:
-        return None, refused.why
+        return None, None, refused.why
     except OSError as err:
-        return None, f'{err.strerror}'
+        return None, None, f'{err.strerror}'
     if not text.strip():
-        return None, 'the file is empty'
+        return None, None, 'the file is empty'
     problem = event_problem(text)
-    return (None, problem) if problem else (text, '')
+    if problem:
+        return None, None, problem
+    try:
+        # Stricter than the native reader (a raw control character in a string), as mate report's JSON.parse is.
+        return text, json.loads(text), ''
+    except ValueError as err:
+        return None, None, f'not JSON ({err})'
 
 
 _places = {}
@@ -172,14 +178,13 @@ def main(argv):
         if real in seen_files:
             continue
         seen_files.add(real)
-        text, why = _read(path)
+        text, event, why = _read(path)
         if text is None:
             # Named on stderr whatever the format: a file cut short is never passed over.
             sys.stderr.write(unreadable_line(path, why))
             unreadable.append((path, why))
             failed = True
             continue
-        event = json.loads(text)
         if _identity(event) in seen:
             continue
         seen.add(_identity(event))
