@@ -107,7 +107,9 @@ export function mateReport(args: readonly string[]): number {
   const seenDirs = new Set<string>();
   const runs: RunReport[] = [];
   for (const arg of dirs) {
-    if (!fs.existsSync(arg) || !fs.statSync(arg).isDirectory()) throw new GuardConfigError(`${arg}: no such directory`);
+    if (!fs.existsSync(arg)) throw new GuardConfigError(`${visible(arg)}: no such directory`);
+    if (!fs.statSync(arg).isDirectory())
+      throw new GuardConfigError(`${visible(arg)} is not a directory: mate report reads report directories`);
     const found = runDirs(arg);
     if (found.length === 0)
       throw new GuardConfigError(
