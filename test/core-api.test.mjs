@@ -1,6 +1,8 @@
 // The install contract, config errors, the CLI's errors, logging, stats,
 // the JS buffer forms, capacity and the mprotect fallback.
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
 
@@ -103,6 +105,17 @@ for (const [args, message] of [
   [['guard-run', '--mode', 'tail'], 'mate: no command given'],
   [['guard-run'], 'mate: no command given'],
   [['frobnicate'], 'mate: unknown command "frobnicate"; known: guard-run, report, replay, options, build-native'],
+  // A negative number is the flag's value (named as not allowed), not a missing one.
+  [
+    ['guard-run', '--native-sample-rate', '-1', '--', 'node', '-v'],
+    'mate: --native-sample-rate: "-1" is not allowed; use an integer from 1 to 2147483648',
+  ],
+  [
+    ['guard-run', '--native-sample-rate', '--', 'node', '-v'],
+    'mate: --native-sample-rate needs a value: an integer from 1 to 2147483648 (e.g. --native-sample-rate=1)',
+  ],
+  [['report', MATE], `mate: ${MATE} is not a directory: mate report reads report directories`],
+  [['report', path.join(ROOT, 'no-such-folder')], `mate: ${path.join(ROOT, 'no-such-folder')}: no such directory`],
 ]) {
   test(`mate ${args.join(' ')} exits 2 with a clear error`, async () => {
     const r = await run(process.execPath, [MATE, ...args]);
@@ -110,6 +123,35 @@ for (const [args, message] of [
     assert.ok(r.stderr.includes(message), r.stderr);
   });
 }
+
+test('mate --version and -v print the version of @mate-guard/core, exit 0', async () => {
+  const { version } = JSON.parse(fs.readFileSync(path.join(core, 'package.json'), 'utf8'));
+  for (const flag of ['--version', '-v']) {
+    const r = await run(process.execPath, [MATE, flag]);
+    assert.equal(r.code, 0, r.output);
+    assert.equal(r.output, `${version}\n`);
+  }
+});
+
+test('mate options --runner <name> where no runner package is installed says so (no empty list after "use")', async () => {
+  const project = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-no-runner-'));
+  try {
+    // @mate-guard/core alone in a project outside the checkout (dist, bin, package.json: what options needs).
+    const installed = path.join(project, 'node_modules', '@mate-guard', 'core');
+    for (const part of ['dist', 'bin', 'package.json'])
+      fs.cpSync(path.join(core, part), path.join(installed, part), { recursive: true });
+    const r = await run(process.execPath, [path.join(installed, 'bin', 'mate.js'), 'options', '--runner', 'nope'], {
+      cwd: project,
+    });
+    assert.equal(r.code, 2, r.output);
+    assert.equal(
+      r.output,
+      'mate: --runner: "nope" is not a runner installed here: no runner package is (the README lists them)\n',
+    );
+  } finally {
+    fs.rmSync(project, { recursive: true, force: true });
+  }
+});
 
 test("mate guard-run exits with the command's status and --help documents the flags", async () => {
   const r = await guardRun([], ['-e', 'process.exitCode = 7']);

@@ -121,3 +121,48 @@ test("mate-jest outlives Jest in band killed by a guard fault: it shows the cana
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a report folder open to others: a link planted at <event>.printing is removed, never written through; the file it named is unchanged and the event is filed', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-crash-planted-'));
+  try {
+    const shared = path.join(dir, 'shared');
+    fs.mkdirSync(shared);
+    fs.chmodSync(shared, 0o777);
+    const victim = path.join(dir, 'victim.txt');
+    fs.writeFileSync(victim, 'VICTIM ORIGINAL CONTENT\n');
+    const script = `require(${JSON.stringify(path.join(ROOT, 'packages', 'core-native'))}).installGuardAllocator({});
+require(${JSON.stringify(path.join(ROOT, 'examples', 'addon'))}).fillInclusive(Buffer.alloc(64));`;
+    // The pid is known before the process runs: the shell plants the link, then becomes node.
+    const r = await run(
+      'sh',
+      [
+        '-c',
+        `ln -s "$1" "$2/mate-guard-$$-1.json.printing" && exec "$3" -e "$4"`,
+        'sh',
+        victim,
+        shared,
+        process.execPath,
+        script,
+      ],
+      { env: { MATE_GUARD_REPORT_DIR: shared } },
+    );
+    assert.ok(r.signal === 'SIGSEGV' || r.code === SIGSEGV_EXIT, r.output);
+    assert.match(r.stderr, /^==mate-guard== ERROR: heap-buffer-overflow on WRITE/m);
+    assert.equal(fs.readFileSync(victim, 'utf8'), 'VICTIM ORIGINAL CONTENT\n');
+    const names = fs.readdirSync(shared);
+    assert.deepEqual(
+      names.filter((n) => n.endsWith('.printing')),
+      [],
+      names.join(' '),
+    );
+    const [name] = names.filter((n) => /^mate-guard-\d+-1\.json$/.test(n));
+    assert.ok(fs.lstatSync(path.join(shared, name)).isFile(), 'the event is a file of the folder, not a link');
+    assert.match(
+      events(shared)[0].text,
+      /^==mate-guard== ERROR: heap-buffer-overflow on WRITE/,
+      'the printed text is filed',
+    );
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -8,6 +8,7 @@
 // who wrote it (runtime, machinery folders): a reader of another runtime
 // renders it as its writer would.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -318,6 +319,29 @@ describe('the same event renders the same text through Node, Python and the cras
     assert.equal((await run(PRINTER, [bad])).code, 1);
   });
 
+  test('a raw control character inside a JSON string is unreadable in both readers, named by its file, not a crash', async () => {
+    const { dir } = reportDir('overflow');
+    const bad = path.join(dir, 'mate-guard-4242-2.json');
+    fs.writeFileSync(bad, '{"tool":"mate-guard","kind":"heap-buffer-overflow","test":"a\x1bb"}');
+    const lead = `[mate-guard] error: cannot read report file ${bad}: not JSON (`;
+    const tail = '); counted as a violation that could not be read';
+    const node = await run(process.execPath, [MATE, 'report', dir], { cwd: ROOT, timeout: 30_000 });
+    const py = await run('python3', ['-m', 'mate_guard', 'report', dir], {
+      cwd: ROOT,
+      env: pythonEnv,
+      timeout: 30_000,
+    });
+    for (const r of [node, py]) {
+      assert.equal(r.code, 1, r.output);
+      assert.doesNotMatch(r.stderr, /Traceback/);
+      assert.ok(
+        r.stderr.split('\n').some((l) => l.startsWith(lead) && l.endsWith(tail) && /control character/i.test(l)),
+        r.stderr,
+      );
+      assert.match(r.stdout, /^==mate-guard== ERROR: heap-buffer-overflow/m, 'the good event is still reported');
+    }
+  });
+
   test("nesting past the reader's depth is unreadable, not a crash", async () => {
     const { dir } = reportDir('overflow');
     const deep = path.join(dir, 'mate-guard-4242-3.json');
@@ -328,5 +352,145 @@ describe('the same event renders the same text through Node, Python and the cras
     const py = await run('python3', ['-m', 'mate_guard', 'report', deep], { cwd: ROOT, env: pythonEnv });
     assert.equal(py.code, 1, py.output);
     assert.match(py.stderr, /cannot read report file \S+mate-guard-4242-3\.json: nested more than 32 levels deep; /);
+  });
+});
+
+describe('a report folder from elsewhere (a downloaded artifact): both readers show what it holds, never obey it', {
+  skip: noPython(),
+}, () => {
+  const readers = (dir) =>
+    Promise.all([
+      run(process.execPath, [MATE, 'report', dir], { cwd: ROOT, timeout: 30_000 }),
+      run('python3', ['-m', 'mate_guard', 'report', dir], { cwd: ROOT, env: pythonEnv, timeout: 30_000 }),
+    ]);
+
+  test("an event's filed text: printed as filed when it is the printer's; escape sequences forged into it are spelled out, its lines and tabs kept", async () => {
+    const { dir, file } = reportDir('overflow');
+    const printer = await run(PRINTER, [file], { cwd: ROOT });
+    assert.equal(printer.code, 0, printer.output);
+    const filed = JSON.parse(fs.readFileSync(file, 'utf8'));
+    for (const r of await readers(dir)) {
+      assert.equal(r.code, 1, r.output);
+      assert.ok(r.stdout.startsWith(filed.text), `the filed text, byte for byte:\n${r.stdout}`);
+    }
+    filed.text = '==mate-guard== \x1b]0;PWNED\x07\x1b[31mRED\x1b[0m \x1b[2J\u009b2J cleared\u202e\n\tindented\n';
+    fs.writeFileSync(file, JSON.stringify(filed));
+    const [node, py] = await readers(dir);
+    for (const r of [node, py]) {
+      assert.equal(r.code, 1, r.output);
+      assert.doesNotMatch(r.output, /[\x07\x1b\x9b\u202e]/);
+      assert.ok(
+        r.stdout.startsWith(
+          '==mate-guard== \\x1b]0;PWNED\\x07\\x1b[31mRED\\x1b[0m \\x1b[2J\\u009b2J cleared\\u202e\n\tindented\n',
+        ),
+        r.stdout,
+      );
+    }
+    assert.equal(reportText(py.stdout), reportText(node.stdout));
+  });
+
+  test("the crash printer shows an earlier report's filed text the same way: spelled out, its lines kept", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-parity-earlier-'));
+    const crash = path.join(dir, 'mate-guard-1067-2.json');
+    fs.copyFileSync(path.join(FIXTURES, 'overflow.json'), crash);
+    const earlier = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'gap-overflow.json'), 'utf8'));
+    Object.assign(earlier, {
+      pid: 1067,
+      delivered: 'caller',
+      text: '==mate-guard== ERROR: canary-corruption\x1b[2J\x1b]0;PWNED\x07\n==mate-guard== \x1b[8mhidden\n',
+    });
+    fs.writeFileSync(path.join(dir, 'mate-guard-1067-1.json'), JSON.stringify(earlier));
+    const printer = await run(PRINTER, [crash, '--with-earlier'], { cwd: ROOT, timeout: 30_000 });
+    assert.equal(printer.code, 0, printer.output);
+    assert.doesNotMatch(printer.stderr, /[\x07\x1b]/);
+    assert.ok(
+      printer.stderr.includes(
+        '==mate-guard== ERROR: canary-corruption\\x1b[2J\\x1b]0;PWNED\\x07\n==mate-guard== \\x1b[8mhidden\n',
+      ),
+      printer.stderr,
+    );
+  });
+
+  const fileLine = (file, why) =>
+    `[mate-guard] error: cannot read report file ${file}: ${why}; counted as a violation that could not be read`;
+  const LINK = "a symbolic link (a report folder's files are read as plain files, never through a link)";
+
+  test('a FIFO or a link (to /dev/zero, to a FIFO) where a report folder has its files is refused and named; neither reader waits on it', async () => {
+    const { dir } = reportDir('overflow');
+    const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-parity-fifo-'));
+    execFileSync('mkfifo', [
+      path.join(dir, 'mate-guard-4242-2.json'),
+      path.join(dir, 'stats-4242-0.json'),
+      path.join(elsewhere, 'fifo'),
+    ]);
+    fs.symlinkSync(path.join(elsewhere, 'fifo'), path.join(dir, 'mate-guard-4242-3.json'));
+    fs.symlinkSync('/dev/zero', path.join(dir, 'run.json'));
+    const [node, py] = await readers(dir);
+    for (const r of [node, py]) {
+      assert.equal(r.signal, null, `it waited (killed at 30 s):\n${r.output}`);
+      assert.equal(r.code, 1, r.output);
+      const lines = r.stderr.split('\n');
+      assert.ok(
+        lines.includes(fileLine(path.join(dir, 'mate-guard-4242-2.json'), 'a FIFO, not a regular file')),
+        r.stderr,
+      );
+      assert.ok(lines.includes(fileLine(path.join(dir, 'mate-guard-4242-3.json'), LINK)), r.stderr);
+      assert.ok(
+        lines.includes(
+          `[mate-guard] warning: cannot read run file ${path.join(dir, 'run.json')}: ${LINK}; that run is shown without its runner and paths`,
+        ),
+        r.stderr,
+      );
+      assert.match(r.stdout, /^==mate-guard== ERROR: heap-buffer-overflow/m, 'the good event is still reported');
+    }
+    assert.ok(
+      node.stderr
+        .split('\n')
+        .includes(
+          `[mate-guard] warning: cannot read counters file ${path.join(dir, 'stats-4242-0.json')}: a FIFO, not a regular file; that process's counts are missing from the summary`,
+        ),
+      node.stderr,
+    );
+    assert.match(node.stdout, /3 violations \(2 could not be read\)/);
+  });
+
+  test('a run.json that is a FIFO is named, and fails nothing by itself', async () => {
+    const { dir } = reportDir('cuda-out-of-memory');
+    execFileSync('mkfifo', [path.join(dir, 'run.json')]);
+    for (const r of await readers(dir)) {
+      assert.equal(r.signal, null, `it waited (killed at 30 s):\n${r.output}`);
+      assert.equal(r.code, 0, r.output);
+      assert.ok(
+        r.stderr
+          .split('\n')
+          .includes(
+            `[mate-guard] warning: cannot read run file ${path.join(dir, 'run.json')}: a FIFO, not a regular file; that run is shown without its runner and paths`,
+          ),
+        r.stderr,
+      );
+    }
+  });
+
+  test("an event's native frame naming a FIFO as its module: printed as module+offset, the symbolizers never wait on it", async () => {
+    const { dir, file } = reportDir('native-heap-overflow');
+    const fifo = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mate-parity-fifo-')), 'module.so');
+    execFileSync('mkfifo', [fifo]);
+    const event = JSON.parse(fs.readFileSync(file, 'utf8'));
+    delete event.text;
+    for (const stack of [event.accessStack, event.allocation.allocFrames])
+      for (const f of stack.frames)
+        for (const k of ['function', 'file', 'line', 'column', 'inlined', 'source']) delete f[k];
+    event.accessStack.frames[0].module = fifo;
+    fs.writeFileSync(file, JSON.stringify(event));
+    for (const r of await readers(dir)) {
+      assert.equal(r.signal, null, `it waited (killed at 30 s):\n${r.output}`);
+      assert.equal(r.code, 1, r.output);
+      assert.match(r.stdout, /^==mate-guard== ERROR: heap-buffer-overflow/m);
+      assert.match(r.stdout, /^==mate-guard== {3}#0 \(module\.so\+0x10b13\)$/m);
+    }
+    const printer = await run(PRINTER, [file], { cwd: ROOT, timeout: 30_000 });
+    assert.equal(printer.signal, null, printer.output);
+    assert.equal(printer.code, 0, printer.output);
+    assert.match(printer.stderr, /^==mate-guard== {3}#0 \(module\.so\+0x10b13\)$/m);
   });
 });

@@ -52,6 +52,18 @@ def event_problem(event_json):
     return _library.load().event_problem(event_json)
 
 
+def visible_lines(text):
+    """A report's text as filed in an event (the artifact's word: a forged one can hold escape sequences) with
+    what a terminal would obey spelled out, as the formatter does for every field; newlines and tabs stay."""
+    return _library.load().visible_lines(text)
+
+
+def filed_text(path, event):
+    """The text an event's printer filed in it, shown safely; else the event rendered now."""
+    text = event.get('text')
+    return visible_lines(text) if isinstance(text, str) and text else format_text(json.dumps(event), path)
+
+
 def unreadable_line(path, why):
     """The line that names a report file no reader could read (as `mate report` prints it)."""
     return f'[mate-guard] error: cannot read report file {path}: {why}; counted as a violation that could not be read\n'
@@ -59,11 +71,7 @@ def unreadable_line(path, why):
 
 def render(path, event):
     """A filed event (parsed) as a Report: the text its printer wrote into it, or rendered now."""
-    text = (
-        event.get('text')
-        if isinstance(event.get('text'), str) and event.get('text')
-        else format_text(json.dumps(event), path)
-    )
+    text = filed_text(path, event)
     return Report(
         kind=event.get('kind') or 'unknown',
         text=text.rstrip('\n'),

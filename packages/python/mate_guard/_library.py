@@ -8,6 +8,7 @@ import json
 import os
 import secrets
 
+from ._files import read_report_file
 from ._resources import library_path
 from ._settings import HANDOFF_ENV
 
@@ -31,6 +32,8 @@ class Library:
         self.lib.mate_guard_format_reports.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p]
         self.lib.mate_guard_format_reports.restype = ctypes.c_void_p
         self.lib.mate_guard_free_report.argtypes = [ctypes.c_void_p]
+        self.lib.mate_guard_visible_lines.argtypes = [ctypes.c_char_p]
+        self.lib.mate_guard_visible_lines.restype = ctypes.c_void_p
         self.report_dir = None
         self._seen = set()
         # Forked children (multiprocessing's default on Linux) inherit the guard and file their reports in the
@@ -104,6 +107,14 @@ class Library:
     def event_problem(self, event_json):
         return self._owned_text(self.lib.mate_guard_event_problem(event_json.encode('utf-8', errors='surrogateescape')))
 
+    def visible_lines(self, text):
+        try:
+            raw = text.encode('utf-8', errors='surrogateescape')
+        except UnicodeEncodeError:
+            # A lone surrogate from a \ud800 escape: its bytes are not UTF-8, so they are shown as \xNN.
+            raw = text.encode('utf-8', errors='surrogatepass')
+        return self._owned_text(self.lib.mate_guard_visible_lines(raw))
+
     def stats(self):
         raw = self.lib.mate_guard_stats_json().decode()
         return json.loads(raw) if raw else None
@@ -171,8 +182,8 @@ class Library:
             if path not in own:
                 self.forked_violations += 1
             try:
-                with open(path, encoding='utf-8') as f:
-                    out.append((path, json.load(f)))
+                # Only this process's own files, but in a folder others may write to: never a FIFO waited on.
+                out.append((path, json.loads(read_report_file(path))))
             except (OSError, ValueError):
                 out.append((path, {}))
         return out

@@ -12,7 +12,8 @@ import os
 import re
 import sys
 
-from ._format import event_problem, format_reports, format_text, unreadable_line
+from ._files import MAX_REPORT_BYTES, Refused, read_report_file
+from ._format import event_problem, format_reports, format_text, unreadable_line, visible_lines
 
 FORMATS = ('text', 'sarif', 'github')
 USAGE = 'usage: python -m mate_guard report <report dir or event file>... [--format text|sarif|github]'
@@ -23,8 +24,7 @@ _UNFINISHED = re.compile(r'^mate-guard-\d+-\d+\.json\.tmp$')
 _UNFINISHED_WHY = 'its writing never finished (the disk filled up, or the process died while writing it)'
 # Notices (an out-of-memory) explain a failure; by themselves they fail nothing.
 _NOTICES = {'out-of-memory'}
-# No writer makes an event this big (the native reader's cap).
-_MAX_EVENT_BYTES = 16 * 1024 * 1024
+_MAX_EVENT_BYTES = MAX_REPORT_BYTES
 
 
 class _UsageError(Exception):
@@ -80,37 +80,54 @@ def _files(path):
 
 
 def _read(path):
-    """(event JSON text, '') or (None, why it cannot be read)."""
+    """(event JSON text, its event, '') or (None, None, why it cannot be read)."""
     if _UNFINISHED.match(os.path.basename(path)):
-        return None, _UNFINISHED_WHY
+        return None, None, _UNFINISHED_WHY
     try:
-        size = os.path.getsize(path)
-        if size > _MAX_EVENT_BYTES:
-            return None, f'{size} bytes, more than any report ({_MAX_EVENT_BYTES} at most)'
-        with open(path, encoding='utf-8', errors='surrogateescape') as f:
-            text = f.read()
+        text = read_report_file(path, _MAX_EVENT_BYTES)
+    except Refused as refused:
+        return None, None, refused.why
     except OSError as err:
-        return None, f'{err.strerror}'
+        return None, None, f'{err.strerror}'
     if not text.strip():
-        return None, 'the file is empty'
+        return None, None, 'the file is empty'
     problem = event_problem(text)
-    return (None, problem) if problem else (text, '')
+    if problem:
+        return None, None, problem
+    try:
+        # Stricter than the native reader (a raw control character in a string), as mate report's JSON.parse is.
+        return text, json.loads(text), ''
+    except ValueError as err:
+        return None, None, f'not JSON ({err})'
 
 
 _places = {}
 
 
 def _run_place(folder, cache=_places):
-    """Where the run in `folder` ran, as its run.json recorded it (data: shown, never obeyed); None when it did not."""
+    """Where the run in `folder` ran, as its run.json recorded it (data: shown, never obeyed); None when it did not.
+    A run.json that is there but cannot be read is named (as `mate report` names it); it fails nothing."""
     if folder not in cache:
         place = None
+        file = os.path.join(folder, 'run.json')
+        why = None
         try:
-            with open(os.path.join(folder, 'run.json'), encoding='utf-8') as f:
-                info = json.load(f)
+            info = json.loads(read_report_file(file, _MAX_EVENT_BYTES))
             if isinstance(info, dict) and info.get('tool') == 'mate-guard' and info.get('cwd') and info.get('root'):
                 place = {'cwd': str(info['cwd']), 'root': str(info['root'])}
-        except (OSError, ValueError):
+        except Refused as refused:
+            why = refused.why
+        except FileNotFoundError:
             pass
+        except OSError as err:
+            why = err.strerror
+        except ValueError as err:
+            why = f'not JSON ({err})'
+        if why:
+            sys.stderr.write(
+                f'[mate-guard] warning: cannot read run file {file}: {why}; '
+                'that run is shown without its runner and paths\n'
+            )
         cache[folder] = place
     return cache[folder]
 
@@ -181,14 +198,13 @@ def main(argv):
         if real in seen_files:
             continue
         seen_files.add(real)
-        text, why = _read(path)
+        text, event, why = _read(path)
         if text is None:
             # Named on stderr whatever the format: a file cut short is never passed over.
             sys.stderr.write(unreadable_line(path, why))
             unreadable.append((path, why))
             failed = True
             continue
-        event = json.loads(text)
         if _identity(event) in seen:
             continue
         seen.add(_identity(event))
@@ -198,9 +214,8 @@ def main(argv):
         out = []
         for path, text, event, _ in events:
             if not event.get('suppressed'):
-                out.append(
-                    event['text'] if isinstance(event.get('text'), str) and event['text'] else format_text(text, path)
-                )
+                filed = event.get('text')
+                out.append(visible_lines(filed) if isinstance(filed, str) and filed else format_text(text, path))
         sys.stdout.write(''.join(out))
         if not events and not unreadable:  # only clean runs' folders: said, so that silence is not mistaken
             sys.stdout.write(f'[mate-guard] no violations: {", ".join(paths)} holds clean runs only\n')

@@ -83,6 +83,14 @@ TEST(text_escaping_shows_controls_and_bidi_and_keeps_one_line) {
   CHECK_STR(mate::VisibleText("bad \xff byte, ok \xE2\x80\xA6"), "bad \\xff byte, ok \xE2\x80\xA6");
 }
 
+TEST(filed_report_text_keeps_its_lines_and_tabs_and_shows_every_other_control) {
+  const std::string real = "==mate-guard== ERROR: x\n==mate-guard==\tat f (a.js:1)\n\xE2\x80\xA6\n";
+  CHECK_STR(mate::VisibleLines(real), real);
+  CHECK_STR(mate::VisibleLines("a\x1b]0;t\x07\x1b[2J\r\xC2\x9b\n\xE2\x80\xAE"
+                               "b\xff\n"),
+            "a\\x1b]0;t\\x07\\x1b[2J\\r\\u009b\n\\u202eb\\xff\n");
+}
+
 TEST(github_and_json_escaping_keep_one_command_one_string) {
   CHECK_STR(mate::GithubMessage("50%\r\n::error::x"), "50%25%0D%0A::error::x");
   CHECK_STR(mate::GithubProperty("a:b,c\n"), "a%3Ab%2Cc%0A");

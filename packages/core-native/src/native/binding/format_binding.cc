@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "report/format/earlier_header.h"
+#include "report/format/escape.h"
 #include "report/format/event_schema.h"
 #include "report/format/format_options.h"
 #include "report/format/format_reports.h"
@@ -164,6 +165,13 @@ Napi::Value EarlierReportsHeaderJs(const Napi::CallbackInfo& info) {
   return Napi::String::New(env, EarlierReportsHeader(crash, count, info[2].As<Napi::String>().Utf8Value()));
 }
 
+// visibleLines(text): a report's text from an artifact with what a terminal would obey spelled out (escape.h).
+Napi::Value VisibleLinesJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsString()) return Fail(env, "visibleLines(text) needs a string");
+  return Napi::String::New(env, VisibleLines(info[0].As<Napi::String>().Utf8Value()));
+}
+
 }  // namespace
 
 void AddFormatExports(Napi::Env env, Napi::Object exports) {
@@ -176,6 +184,7 @@ void AddFormatExports(Napi::Env env, Napi::Object exports) {
   exports.Set("demangleNames", Napi::Function::New(env, DemangleNamesJs));
   exports.Set("matchSuppression", Napi::Function::New(env, MatchSuppressionJs));
   exports.Set("earlierReportsHeader", Napi::Function::New(env, EarlierReportsHeaderJs));
+  exports.Set("visibleLines", Napi::Function::New(env, VisibleLinesJs));
 }
 
 }  // namespace mate

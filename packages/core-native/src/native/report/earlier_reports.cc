@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include "report/format/earlier_header.h"
+#include "report/format/escape.h"
 #include "report/format/event_schema.h"
 #include "report/format/format_text.h"
 
@@ -33,12 +35,20 @@ bool IsEventFile(const std::string& name) {
 }  // namespace
 
 bool ReadSmallFile(const std::string& path, size_t cap, std::string* out) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
+  struct Fd {
+    int fd;
+    ~Fd() {
+      if (fd >= 0) close(fd);
+    }
+  };
+  // Files of a report folder others may write to: a FIFO or a device there must not hold the printer for ever.
+  Fd f{open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
+  struct stat st;
+  if (f.fd < 0 || fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) > cap)
+    return false;
   char buf[65536];
   ssize_t n;
-  while ((n = read(fd, buf, sizeof(buf))) > 0 && out->size() <= cap) out->append(buf, static_cast<size_t>(n));
-  close(fd);
+  while ((n = read(f.fd, buf, sizeof(buf))) > 0 && out->size() <= cap) out->append(buf, static_cast<size_t>(n));
   return n == 0 && out->size() <= cap;
 }
 
@@ -65,7 +75,8 @@ std::string EarlierReportsText(const std::string& dir, const JsonValue& crash, c
         !EventProblem(e).empty())
       continue;
     if (e["pid"].Str() != pid || e["fatal"].Truthy() || e["delivered"].Str() != "caller") continue;
-    reports += e["text"].IsString() && !e["text"].text.empty() ? e["text"].text : FormatText(e, o);
+    // A filed text is the folder's word (a folder others can write to): shown, never obeyed by the terminal.
+    reports += e["text"].IsString() && !e["text"].text.empty() ? VisibleLines(e["text"].text) : FormatText(e, o);
     count++;
   }
   if (count == 0) return "";

@@ -17,7 +17,8 @@ namespace mate {
 // its results before it died).
 std::string EarlierReportsText(const std::string& dir, const JsonValue& crash, const FormatOptions& o);
 
-// The file's text, at most `cap` bytes; false when it cannot be read whole.
+// The file's text, at most `cap` bytes; false when it cannot be read whole or is not a regular file (a FIFO
+// or a device is refused, never waited on).
 bool ReadSmallFile(const std::string& path, size_t cap, std::string* out);
 
 }  // namespace mate

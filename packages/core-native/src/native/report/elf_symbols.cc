@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -38,8 +39,10 @@ struct Fd {
 
 // 64-bit little- or native-endian objects (the platforms mate-guard builds for: x86-64, aarch64).
 ElfFunctions::ElfFunctions(const std::string& file) {
-  Fd f{open(file.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (f.fd < 0) return;
+  // The module is an event's word: a FIFO there would block a plain open (and a device's reads) for ever.
+  Fd f{open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
+  struct stat st;
+  if (f.fd < 0 || fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode)) return;
   Elf64_Ehdr eh;
   if (!ReadAt(f.fd, 0, &eh, sizeof(eh)) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
       eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shoff == 0 || eh.e_shentsize < sizeof(Elf64_Shdr))

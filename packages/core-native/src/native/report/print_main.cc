@@ -9,7 +9,6 @@
 // test runner. Exit 0 only when it printed. No Node, no Python: native
 // frames are symbolized with llvm-symbolizer or addr2line where one is on
 // PATH (else they print as module+offset).
-#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "platform/private_files.h"
 #include "report/earlier_reports.h"
 #include "report/format/escape.h"
 #include "report/format/event_schema.h"
@@ -47,12 +47,15 @@ void WriteAll(int fd, const std::string& s) {
 }
 
 // The event with its symbolized frames and the printed text in it, written
-// beside and renamed over it (readers never see half a file).
+// beside and renamed over it (readers never see half a file). The report
+// folder may be open to others: `.printing` is made new like every report
+// file (OpenNewFile: a leftover or planted one, link or file, is removed,
+// never followed or truncated); if one reappears first, nothing is recorded.
 void RecordPrinted(const char* path, mate::JsonValue* event, const std::string& text) {
   event->Field("text") = mate::JsonValue::String(text);
   event->Field("delivered") = mate::JsonValue::String("stderr");
   std::string tmp = std::string(path) + ".printing";
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = mate::platform::OpenNewFile(tmp.c_str());
   if (fd < 0) return;
   WriteAll(fd, mate::WriteJson(*event) + "\n");
   close(fd);

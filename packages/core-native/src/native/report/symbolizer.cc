@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <string.h>
@@ -158,10 +159,19 @@ void Symbolize(const std::vector<JsonValue*>& stacks, const SymbolizeOptions& o)
   long deadline = NowMs() + o.timeout_ms;
   // A hung tool must not cost the ELF names: the tools stop a fifth early.
   long tool_deadline = deadline - std::min(1000L, static_cast<long>(o.timeout_ms) / 5);
+  // A module that is not a regular file (an event can name a FIFO or a device) is never handed to a tool: it
+  // would wait on it until the deadline.
+  std::map<std::string, bool> regular;
+  auto is_regular = [&regular](const std::string& module) {
+    auto r = regular.find(module);
+    if (r != regular.end()) return r->second;
+    struct stat st;
+    return regular[module] = stat(module.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  };
   std::vector<Query*> asked;
   for (auto& kv : queries) {
-    if (kv.second.source == nullptr && kv.second.module.find('"') == std::string::npos &&
-        kv.second.module.find('\n') == std::string::npos) {
+    if (kv.second.source == nullptr && is_regular(kv.second.module) &&
+        kv.second.module.find('"') == std::string::npos && kv.second.module.find('\n') == std::string::npos) {
       asked.push_back(&kv.second);
     }
   }
@@ -197,7 +207,8 @@ void Symbolize(const std::vector<JsonValue*>& stacks, const SymbolizeOptions& o)
   if (!addr2line.empty()) {
     std::map<std::string, std::vector<Query*>> by_module;
     for (auto& kv : queries) {
-      if (kv.second.source == nullptr) by_module[kv.second.module].push_back(&kv.second);
+      if (kv.second.source == nullptr && is_regular(kv.second.module))
+        by_module[kv.second.module].push_back(&kv.second);
     }
     for (auto& m : by_module) {
       std::string input, out;

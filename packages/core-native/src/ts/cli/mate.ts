@@ -1,4 +1,5 @@
 // The `mate` command.
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { CONFIG_ERROR_EXIT, GuardConfigError, wantsHelp } from '../errors';
@@ -27,8 +28,16 @@ Commands:
                                         --guard-mode/--alignment given (see mate replay --help)
   options [--runner <name>]             list the allocator options and the runner settings (the README's tables);
                                         --runner <name>: an installed runner's (its package README's table)
+  --version, -v                         print the version of mate (@mate-guard/core)
   build-native                          build the native allocator from source where the prebuilt binary does not fit this machine
 `;
+
+/** This package's version, from its package.json (dist/cli/ is two folders below it). */
+function coreVersion(): string {
+  return (
+    JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }
+  ).version;
+}
 
 /** The runner plugins installed with this core (found, not listed: a new runner package shows up by itself). */
 function pluginsLine(): string {
@@ -61,10 +70,14 @@ async function listOptions(args: readonly string[]): Promise<string> {
     // The runner's package says how its config names a setting (its adapter): core lists no runner.
     const cwd = process.cwd();
     const file = findAdapter(runner, cwd, checkoutOf(cwd));
-    if (!file)
+    if (!file) {
+      const runners = installedRunners(cwd, checkoutOf(cwd));
       throw new GuardConfigError(
-        `--runner: ${JSON.stringify(runner)} is not a runner; use ${installedRunners(cwd, checkoutOf(cwd)).join(', ')}`,
+        runners.length
+          ? `--runner: ${JSON.stringify(runner)} is not a runner; use ${runners.join(', ')}`
+          : `--runner: ${JSON.stringify(runner)} is not a runner installed here: no runner package is (the README lists them)`,
       );
+    }
     return runnerPackageSettingsMarkdown(runner, (await loadAdapter(runner, file)).configColumn);
   }
   return `Allocator options (installGuardAllocator):\n\n${allocatorOptionsMarkdown()}\nRunner settings:\n\n${runnerSettingsMarkdown(await configColumns())}`;
@@ -103,6 +116,10 @@ export async function main(argv: readonly string[]): Promise<number> {
       return buildNative();
     case 'options':
       process.stdout.write(await listOptions(rest));
+      return 0;
+    case '--version':
+    case '-v':
+      process.stdout.write(`${coreVersion()}\n`);
       return 0;
     case undefined:
     case '-h':

@@ -12,7 +12,7 @@ import { EVENT_FILE, UNFINISHED_EVENT_FILE } from '../report/files';
 import { ciFormatText } from '../report/ci-formats';
 import { reportText } from '../report/render';
 import type { RunPlace } from '../report/source-paths';
-import { readReportDir, readRunInfo, type RunReport } from '../run/report-dir';
+import { readReportDir, readRunInfo, runInfoOf, type RunReport } from '../run/report-dir';
 import { formatSummary, formatUnreadable } from '../run/summary';
 import { verdictOf } from '../run/verdict';
 import { visible } from '../text/escape';
@@ -107,7 +107,9 @@ export function mateReport(args: readonly string[]): number {
   const seenDirs = new Set<string>();
   const runs: RunReport[] = [];
   for (const arg of dirs) {
-    if (!fs.existsSync(arg) || !fs.statSync(arg).isDirectory()) throw new GuardConfigError(`${arg}: no such directory`);
+    if (!fs.existsSync(arg)) throw new GuardConfigError(`${visible(arg)}: no such directory`);
+    if (!fs.statSync(arg).isDirectory())
+      throw new GuardConfigError(`${visible(arg)} is not a directory: mate report reads report directories`);
     const found = runDirs(arg);
     if (found.length === 0)
       throw new GuardConfigError(
@@ -139,6 +141,14 @@ export function mateReport(args: readonly string[]): number {
   const unreadable = unique.flatMap((r) => r.unreadable);
   // Named on stderr whatever the format: a file cut short is never passed over.
   process.stderr.write(formatUnreadable(unreadable));
+  // run.json only names a run's runner and where it ran: one that cannot be read is named, and fails nothing.
+  for (const r of runs) {
+    const { why } = runInfoOf(r.dir);
+    if (why)
+      process.stderr.write(
+        `[mate-guard] warning: cannot read run file ${visible(path.join(r.dir, 'run.json'))}: ${visible(why)}; that run is shown without its runner and paths\n`,
+      );
+  }
   const events = unique.flatMap((r) => {
     const run = runPlace(r.dir);
     return r.violations.map((event) => ({ event, run }));

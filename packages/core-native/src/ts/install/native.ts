@@ -296,6 +296,8 @@ export interface NativeBinding {
   earlierReportsHeader(crashJson: string, count: number, who: string): string;
   /** '' when the event's JSON is one this version reads, else why not (the field named). */
   validateEvent(eventJson: string): string;
+  /** A report's text from an artifact with what a terminal would obey spelled out; newlines and tabs kept. */
+  visibleLines(text: string): string;
 }
 
 const packageRoot = path.resolve(__dirname, '..', '..');

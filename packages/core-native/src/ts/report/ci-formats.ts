@@ -10,7 +10,7 @@ import { loadNative } from '../install/native';
 import type { UnreadableFile } from '../run/report-dir';
 import type { ViolationEvent } from './event';
 import { formatOptions, withOrigin } from './format';
-import { reportText, symbolizeEvent } from './render';
+import { filedReportText, symbolizeEvent } from './render';
 import type { RunPlace } from './source-paths';
 
 let version: string | undefined;
@@ -34,7 +34,7 @@ export function ciFormatText(format: 'sarif' | 'github', { events, unreadable }:
     events: events.map(({ event, run }) => {
       // The sites read symbolized frames, also of an event its process rendered.
       symbolizeEvent(event);
-      return { event: { ...withOrigin(event), text: reportText(event) }, run: run ?? null };
+      return { event: { ...withOrigin(event), text: filedReportText(event) }, run: run ?? null };
     }),
     unreadable: unreadable.map((u) => ({ holds: u.holds, why: u.why, file: u.file })),
   };

@@ -43,15 +43,36 @@ export function rewriteEventFile(file: string, event: ViolationEvent): void {
   writeWhole(file, JSON.stringify(eventBody(event)) + '\n');
 }
 
+/** What a file that is not a plain one is, in a word (for the line that names it). */
+function kindOf(st: fs.Stats): string {
+  if (st.isFIFO()) return 'a FIFO';
+  if (st.isCharacterDevice()) return 'a character device';
+  if (st.isBlockDevice()) return 'a block device';
+  if (st.isSocket()) return 'a socket';
+  if (st.isDirectory()) return 'a directory';
+  return 'not a file';
+}
+
 /**
  * The text of a report file no bigger than `max` bytes, or why not (read
- * through one descriptor: the size checked is the size read).
+ * through one descriptor: the size checked is the size read). A folder
+ * from elsewhere (a downloaded artifact) can hold anything: never through
+ * a link, and only a regular file (O_NONBLOCK: opening a FIFO waits for no
+ * writer; it is then refused).
  */
 export function readCapped(file: string, max: number): string {
-  const fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0));
+  let fd: number;
   try {
-    const size = fs.fstatSync(fd).size;
-    if (size > max) throw new ShapeError(`${size} bytes, more than any report (${max} at most)`);
+    fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP')
+      throw new ShapeError("a symbolic link (a report folder's files are read as plain files, never through a link)");
+    throw err;
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) throw new ShapeError(`${kindOf(st)}, not a regular file`);
+    if (st.size > max) throw new ShapeError(`${st.size} bytes, more than any report (${max} at most)`);
     return fs.readFileSync(fd, 'utf8');
   } finally {
     fs.closeSync(fd);

@@ -3,6 +3,7 @@
 // in-process checks and by a run's owner for events nobody rendered.
 import * as path from 'node:path';
 
+import { loadNative } from '../install/native';
 import { nativeHeapOf } from '../install/native-heap';
 import { demangleNamesSync, symbolizeFramesSync } from '../symbolize';
 import type { DeviceLaunch, NativeStack, ViolationEvent } from './event';
@@ -64,8 +65,18 @@ function demangleKernels(event: ViolationEvent): void {
   }
 }
 
-/** An event's report: as its process rendered it, or rendered now (its printer could not run). */
+/**
+ * An event's report for a terminal: as its process rendered it, or rendered
+ * now (its printer could not run). The filed text is the artifact's word (a
+ * forged one can hold escape sequences): what a terminal would obey is
+ * spelled out, as the formatter does for every field; newlines and tabs stay.
+ */
 export function reportText(e: ViolationEvent): string {
+  return e.text != null ? loadNative().visibleLines(e.text) : renderEvent(e);
+}
+
+/** The same, as filed: for the formats that escape the whole text themselves (SARIF, GitHub annotations). */
+export function filedReportText(e: ViolationEvent): string {
   return e.text ?? renderEvent(e);
 }
 

@@ -97,15 +97,23 @@ export function writeRunInfo(dir: string, info: Omit<RunInfo, 'tool'>): void {
 }
 
 export function readRunInfo(dir: string): RunInfo | undefined {
-  const info = readJson<RunInfo>(path.join(dir, RUN_INFO));
-  return info?.tool === 'mate-guard' ? info : undefined;
+  return runInfoOf(dir).info;
 }
 
-function readJson<T>(file: string): T | undefined {
+/**
+ * run.json of `dir`, read as every report file is (readCapped: a regular
+ * file, never through a link, capped): its info when it is mate-guard's;
+ * `why` when one is there but cannot be read (absent: neither).
+ */
+export function runInfoOf(dir: string): { info?: RunInfo; why?: string } {
+  let text: string | undefined;
   try {
-    return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
-  } catch {
-    return undefined;
+    text = readCapped(path.join(dir, RUN_INFO), MAX_EVENT_BYTES);
+    const info = JSON.parse(text) as RunInfo | null;
+    return info?.tool === 'mate-guard' ? { info } : {};
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    return { why: err instanceof ShapeError ? err.message : unreadableWhy(err, text) };
   }
 }
 

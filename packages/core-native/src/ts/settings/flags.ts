@@ -105,7 +105,8 @@ export function parseFlags(argv: readonly string[], syntax: FlagSyntax): ParsedF
       value = true;
     } else {
       const next = argv[i + 1];
-      if (next === undefined || next.startsWith('-')) {
+      // A negative number is this flag's value (one its parser names as not allowed), not the next option.
+      if (next === undefined || (next.startsWith('-') && !/^-\d/.test(next))) {
         throw new GuardConfigError(`${flag} needs a value: ${row.value.hint} (e.g. ${flag}=${exampleValue(row)})`);
       }
       if (!syntax.spaceValues) {

@@ -47,9 +47,7 @@ std::string Hex(const char* format, uint32_t v) {
   return buf;
 }
 
-}  // namespace
-
-std::string VisibleText(const std::string& s) {
+std::string Visible(const std::string& s, bool keep_lines) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size();) {
@@ -60,7 +58,7 @@ std::string VisibleText(const std::string& s) {
       i++;
       continue;
     }
-    if (!Invisible(cp)) {
+    if (!Invisible(cp) || (keep_lines && (cp == '\n' || cp == '\t'))) {
       out.append(s, i, n);
     } else if (cp == '\n') {
       out += "\\n";
@@ -77,6 +75,12 @@ std::string VisibleText(const std::string& s) {
   }
   return out;
 }
+
+}  // namespace
+
+std::string VisibleText(const std::string& s) { return Visible(s, false); }
+
+std::string VisibleLines(const std::string& s) { return Visible(s, true); }
 
 std::string JsonEscape(const std::string& s) {
   std::string out;

@@ -13,6 +13,10 @@ namespace mate {
 // one of those doubled only where ambiguous is left alone: one line stays
 // one line and a terminal is never driven by a report.
 std::string VisibleText(const std::string& s);
+// A whole report's text as filed in an event (`text`, many lines): as
+// VisibleText, but newlines and tabs stay what they are. A report this
+// formatter wrote comes back unchanged; a forged one drives no terminal.
+std::string VisibleLines(const std::string& s);
 
 // The body of a JSON string (no quotes): `"`, `\`, controls and the line
 // separators escaped; bytes that are not UTF-8 become U+FFFD.

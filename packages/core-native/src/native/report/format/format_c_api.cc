@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "report/format/escape.h"
 #include "report/format/event_schema.h"
 #include "report/format/format_reports.h"
 #include "report/format/format_text.h"
@@ -83,3 +84,5 @@ void mate_guard_free_report(char* text) { free(text); }
 char* mate_guard_event_problem(const char* event_json) {
   return mate::Dup(event_json == nullptr ? std::string("no event") : mate::EventTextProblem(event_json));
 }
+
+char* mate_guard_visible_lines(const char* text) { return mate::Dup(mate::VisibleLines(text == nullptr ? "" : text)); }

@@ -25,6 +25,9 @@ __attribute__((visibility("default"))) char* mate_guard_format_reports(const cha
 __attribute__((visibility("default"))) void mate_guard_free_report(char* text);
 // "" when the event is one this version reads, else why not (malloc'd; free with mate_guard_free_report).
 __attribute__((visibility("default"))) char* mate_guard_event_problem(const char* event_json);
+// A report's text from an artifact (an event's `text`) with what a terminal would obey spelled out, newlines and
+// tabs kept (escape.h, VisibleLines). Free the result with mate_guard_free_report.
+__attribute__((visibility("default"))) char* mate_guard_visible_lines(const char* text);
 }
 
 namespace mate {
