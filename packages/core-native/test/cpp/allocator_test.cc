@@ -88,6 +88,21 @@ TEST(a_check_after_a_clean_one_finds_later_damage_to_an_older_allocation_while_f
   CHECK(a->CheckRecent().empty());  // reported once
 }
 
+TEST(frees_in_any_order_leave_every_older_live_allocation_checked) {
+  mate::GuardedAllocator* a = Allocator();
+  a->CheckAll();
+  std::vector<mate::AllocResult> made;
+  for (int i = 0; i < 8; i++) made.push_back(a->Allocate(32 + i, 0));
+  CHECK(a->CheckRecent().empty());
+  // The first, the last and a middle one go: the live list's swaps move the others.
+  for (int i : {0, 7, 3}) a->Free(made[i].ptr, mate::FreedBy::kExplicit, 0);
+  a->FlushFrees();
+  for (int i : {1, 2, 4, 5, 6}) static_cast<volatile char*>(made[i].ptr)[-1] = 0x5a;
+  std::vector<mate::CanaryViolation> found = a->CheckRecent();
+  CHECK_EQ(found.size(), 5u);
+  for (int i : {1, 2, 4, 5, 6}) a->Free(made[i].ptr, mate::FreedBy::kExplicit, 0);
+}
+
 TEST(damage_far_from_an_older_allocations_data_is_left_to_a_full_check) {
   mate::GuardedAllocator* a = Allocator();
   a->CheckAll();

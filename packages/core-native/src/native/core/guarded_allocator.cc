@@ -84,6 +84,7 @@ GuardedAllocator::GuardedAllocator(const Options& options, uintptr_t base, size_
   page_map_ = static_cast<uint32_t*>(MapTable(pages * sizeof(uint32_t)));
   max_records_ = static_cast<uint32_t>(pages > 0xFFFFFFF0u ? 0xFFFFFFF0u : pages);
   records_ = static_cast<SlotRecord*>(MapTable(static_cast<size_t>(max_records_) * sizeof(SlotRecord)));
+  live_pos_ = static_cast<uint32_t*>(MapTable(static_cast<size_t>(max_records_) * sizeof(uint32_t)));
   stats_.guard_method = method;
   // Validated by the settings table (keptClose): auto, mprotect or markers.
   if (options.kept_close == "mprotect") kept_close_ = KeptClose::kMprotect;
@@ -245,7 +246,8 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
     }
     if (req.backend == SlotBackend::kNativeHeap && kept_close_ == KeptClose::kAuto) NoteNativeThread();
     if (idx != 0) {
-      stats_.live++;                // reserve the place under the cap before unlocking
+      stats_.live++;  // reserve the place under the cap before unlocking
+      AddLive(idx);
       res.id = NextAllocationId();  // one numbering for every backend
       // The rest of the bookkeeping here too (one lock per allocation),
       // taken back below should opening the slot fail. The id is on the
@@ -285,6 +287,7 @@ AllocResult GuardedAllocator::Allocate(const AllocRequest& req) {
       reason = "opening a guarded slot failed (madvise/mprotect)";
       std::lock_guard<std::mutex> lock(mu_);
       stats_.live--;
+      RemoveLive(idx);
       stats_.allocations--;
       if (req.backend == SlotBackend::kNativeHeap) stats_.native_allocations--;
       stats_.live_bytes -= size;
@@ -389,6 +392,7 @@ FreeResult GuardedAllocator::Free(const FreeRequest& req) {
   }
   stats_.frees++;
   stats_.live--;
+  RemoveLive(static_cast<uint32_t>(r - records_));
   stats_.live_bytes -= r->size;
   r->freed_by = by;
   r->free_stack = req.stack_id;
@@ -486,6 +490,19 @@ uint32_t GuardedAllocator::ReuseOldestQuarantined(uint32_t total_pages) {
   return 0;
 }
 
+void GuardedAllocator::AddLive(uint32_t idx) {
+  live_pos_[idx] = static_cast<uint32_t>(live_list_.size());
+  live_list_.push_back(idx);
+}
+
+void GuardedAllocator::RemoveLive(uint32_t idx) {
+  uint32_t pos = live_pos_[idx];
+  uint32_t last = live_list_.back();
+  live_list_[pos] = last;
+  live_pos_[last] = pos;
+  live_list_.pop_back();
+}
+
 void GuardedAllocator::CheckInto(const SlotRecord& r, std::vector<CanaryViolation>* out) {
   CanaryDamage damage = CheckCanary(GeometryOf(r, page_));
   if (!damage.any()) return;
@@ -529,7 +546,7 @@ std::vector<CanaryViolation> GuardedAllocator::CheckRecent() {
   }
   if (older) {
     std::lock_guard<std::mutex> lock(mu_);
-    for (uint32_t i = 1; i <= record_count_; i++) {
+    for (uint32_t i : live_list_) {
       const SlotRecord& r = *RecordOf(i);
       if (LoadState(r) != SlotState::kLive || __atomic_load_n(&r.canary_reported, __ATOMIC_ACQUIRE)) continue;
       if (!NearCanaryIntact(GeometryOf(r, page_), kNearCanaryBytes)) CheckInto(r, &out);

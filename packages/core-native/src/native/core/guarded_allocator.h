@@ -287,6 +287,14 @@ class GuardedAllocator {
   static constexpr size_t kMaxRecent = 1 << 16;
   std::vector<std::pair<uint32_t, uint64_t>> recent_;
   bool recent_overflow_ = false;
+  // The live allocations' records (unordered, under mu_) and each one's
+  // place in it, by record: CheckRecent's walk of older allocations reads
+  // the live ones, not every record a long run made (the quarantine alone
+  // keeps up to 65,536 more).
+  std::vector<uint32_t> live_list_;
+  uint32_t* live_pos_ = nullptr;  // a table like records_
+  void AddLive(uint32_t idx);     // under mu_
+  void RemoveLive(uint32_t idx);  // under mu_
   // Live-cap collections (live_cap.cc): asked for when live reaches
   // collect_live_, or an allocation fell back since the last one, and
   // allocations + fallbacks reach collect_after_.
