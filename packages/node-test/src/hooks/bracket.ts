@@ -15,7 +15,7 @@ import {
   type GuardViolation,
 } from '@mate-guard/core/internal';
 
-import { ownFile } from './role';
+import { nodeTestRole, ownFile } from './role';
 import { kindOf, type CallTest, type NodeTest } from './test-class';
 
 const OUR_REASONS = new Set<string>(Object.values(GUARD_SKIP_REASONS));
@@ -27,8 +27,13 @@ function titles(test: NodeTest): string[] {
   return out;
 }
 
+// A test file's own process names its tests by that file, also those a
+// shared helper module defined (as Mocha, Jest and Vitest name them); tests
+// of several files in one process, by where each was defined.
+const ONE_FILE = nodeTestRole() === 'child';
+
 function fileOf(test: NodeTest): string | undefined {
-  const file = test.loc?.file ?? ownFile();
+  const file = (ONE_FILE ? ownFile() : undefined) ?? test.loc?.file ?? ownFile();
   if (!file) return undefined;
   const local = file.startsWith('file://') ? new URL(file).pathname : file;
   return path.isAbsolute(local) ? path.relative(process.cwd(), local) || local : local;
