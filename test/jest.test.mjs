@@ -119,7 +119,7 @@ describe('planted bugs', () => {
       const results = new Map(jsonResults(r.stdout).testResults[0].assertionResults.map((a) => [a.title, a]));
       for (const [name, bytes] of [
         ['underflows the module buffer', '1 byte'],
-        ['underflows the beforeAll buffer', '2 bytes'],
+        ['underflows the hook buffer', '2 bytes'],
         ['underflows the earlier test buffer', '3 bytes'],
       ]) {
         const t = results.get(name);

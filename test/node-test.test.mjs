@@ -123,7 +123,7 @@ describe('node --test --require @mate-guard/node-test', () => {
     assert.equal(r.code, 1, r.output);
     for (const [name, bytes] of [
       ['underflows the module buffer', '1 byte'],
-      ['underflows the before() buffer', '2 bytes'],
+      ['underflows the hook buffer', '2 bytes'],
       ['underflows the earlier test buffer', '3 bytes'],
     ]) {
       const f = failureOf(r.output, name);

@@ -39,9 +39,9 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
     MATE_PYTEST_GUARD_REPORT_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-reports-')),
     MATE_GUARD_REPORT_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-reports-')),
   });
-  const pytest = (args, extraEnv = {}) =>
+  const pytest = (args, extraEnv = {}, cwd = dir) =>
     run('python3', ['-m', 'pytest', '-p', 'mate_guard.pytest_plugin', '-p', 'no:cacheprovider', '-rfs', ...args], {
-      cwd: dir,
+      cwd,
       env: { ...env(), ...extraEnv },
       timeout: 120_000,
     });
@@ -176,21 +176,7 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
   test('damage a test does to arrays made before it (at import, by a module fixture, by an earlier test) fails that test; the tests around them pass', async () => {
     const longDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-long-'));
     fs.cpSync(path.join(FIX, 'long-lived'), longDir, { recursive: true });
-    const r = await run(
-      'python3',
-      [
-        '-m',
-        'pytest',
-        '-p',
-        'mate_guard.pytest_plugin',
-        '-p',
-        'no:cacheprovider',
-        '-rfs',
-        '--guard-alloc',
-        '--no-guard-rerun',
-      ],
-      { cwd: longDir, env: env(), timeout: 120_000 },
-    );
+    const r = await pytest(['--guard-alloc', '--no-guard-rerun'], {}, longDir);
     assert.equal(r.code, 1, r.output);
     assert.match(r.stdout, /^test_long_lived\.py \.FFF\./m, r.output);
     for (const [name, bytes] of [

@@ -190,7 +190,7 @@ test('damage a test does to buffers made before it (module code, beforeAll, an e
   const tests = j.read();
   for (const [name, bytes] of [
     ['underflows the module buffer', '1 byte'],
-    ['underflows the beforeAll buffer', '2 bytes'],
+    ['underflows the hook buffer', '2 bytes'],
     ['underflows the earlier test buffer', '3 bytes'],
   ]) {
     const t = tests.get(`long-lived.test.mjs > ${name}`);

@@ -22,6 +22,7 @@ import sys
 
 from . import _host, _library, _numpy
 from ._config import GuardAllocatorConfig
+from ._files import write_new_file
 from ._format import Report, render
 from ._settings import GuardConfigError
 
@@ -127,14 +128,7 @@ def _write_host_counters(exited: bool = True) -> None:
     try:
         counters = dict(_host.stats() or {}, threadId=0, skippedByTag=skipped_by_tag, exited=exited)
         path = os.path.join(_library.load().report_dir, f'stats-{os.getpid()}-0.json')
-        try:
-            os.unlink(path + '.tmp')
-        except FileNotFoundError:
-            pass
-        fd = os.open(path + '.tmp', os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-        with os.fdopen(fd, 'w', encoding='utf-8') as f:
-            f.write(json.dumps(counters) + '\n')
-        os.replace(path + '.tmp', path)
+        write_new_file(path, json.dumps(counters) + '\n')
     except OSError:
         pass  # the counters are best effort; violations have files of their own
 

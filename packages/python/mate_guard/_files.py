@@ -1,6 +1,7 @@
 """The files of a report folder as a reader takes them: the folder may come from elsewhere (a downloaded
 artifact, a folder others can write to), so only a regular file is read, never through a link, and never more
-than a cap; a FIFO or a device is refused, never waited on. As `mate report` reads them (report/files.ts)."""
+than a cap; a FIFO or a device is refused, never waited on. As `mate report` reads them (report/files.ts).
+And as this process writes its own there: whole, through no link."""
 
 import errno
 import os
@@ -61,3 +62,17 @@ def read_report_file(path, cap=MAX_REPORT_BYTES):
     finally:
         os.close(fd)
     return b''.join(chunks).decode('utf-8', errors='surrogateescape')
+
+
+def write_new_file(path: str, text: str) -> None:
+    """Writes `text` to `path` whole: beside it first, then renamed over it, so a reader never sees half a file
+    and a leftover or planted file or link at the side name is replaced, never followed."""
+    side = path + '.tmp'
+    try:
+        os.unlink(side)
+    except FileNotFoundError:
+        pass
+    fd = os.open(side, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    with os.fdopen(fd, 'w', encoding='utf-8') as f:
+        f.write(text)
+    os.replace(side, path)

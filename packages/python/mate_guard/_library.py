@@ -8,7 +8,7 @@ import json
 import os
 import secrets
 
-from ._files import read_report_file
+from ._files import read_report_file, write_new_file
 from ._resources import library_path
 from ._settings import HANDOFF_ENV
 
@@ -205,14 +205,7 @@ def _forked():
     lib.forked_violations = 0
     path = os.path.join(lib.report_dir, f'mate-guard-forked-{os.getpid()}.json')
     try:
-        try:
-            os.unlink(path + '.tmp')
-        except FileNotFoundError:
-            pass
-        fd = os.open(path + '.tmp', os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-        with os.fdopen(fd, 'w', encoding='utf-8') as f:
-            json.dump({'pid': os.getpid(), 'parent': parent, 'token': lib._token}, f)
-        os.replace(path + '.tmp', path)
+        write_new_file(path, json.dumps({'pid': os.getpid(), 'parent': parent, 'token': lib._token}))
     except OSError:
         pass  # a folder that cannot take it: the child's reports are still printed and filed
 
