@@ -568,7 +568,7 @@ std::vector<CanaryViolation> GuardedAllocator::CheckAll() {
   };
   recent_.erase(std::remove_if(recent_.begin(), recent_.end(), checked_now), recent_.end());
   recent_overflow_ = false;
-  for (uint32_t i = 1; i <= record_count_; i++) {
+  for (uint32_t i : live_list_) {
     const SlotRecord& r = *RecordOf(i);
     if (LoadState(r) == SlotState::kLive) CheckInto(r, &out);
   }

@@ -288,9 +288,8 @@ class GuardedAllocator {
   std::vector<std::pair<uint32_t, uint64_t>> recent_;
   bool recent_overflow_ = false;
   // The live allocations' records (unordered, under mu_) and each one's
-  // place in it, by record: CheckRecent's walk of older allocations reads
-  // the live ones, not every record a long run made (the quarantine alone
-  // keeps up to 65,536 more).
+  // place in it, by record: the checks walk the live ones, not every record
+  // a long run made (the quarantine alone keeps up to 65,536 more).
   std::vector<uint32_t> live_list_;
   uint32_t* live_pos_ = nullptr;  // a table like records_
   void AddLive(uint32_t idx);     // under mu_
