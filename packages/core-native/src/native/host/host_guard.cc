@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "binding/event_json.h"
+#include "report/format/escape.h"
 #include "core/alloc_log.h"
 #include "core/guarded_allocator.h"
 #include "core/stack_store.h"
@@ -308,20 +309,8 @@ std::string StatsJson() {
   std::vector<std::string> unmatched =
       native_heap::Active() ? native_heap::UnmatchedGlobs() : std::vector<std::string>{};
   for (size_t i = 0; i < unmatched.size(); i++) {
-    out += i ? ",\"" : "\"";
-    for (unsigned char c : unmatched[i]) {
-      if (c == '"' || c == '\\') {
-        out += '\\';
-        out += static_cast<char>(c);
-      } else if (c < 0x20) {
-        char esc[8];
-        snprintf(esc, sizeof(esc), "\\u%04x", c);
-        out += esc;
-      } else {
-        out += static_cast<char>(c);
-      }
-    }
-    out += '"';
+    if (i) out += ',';
+    out += JsonQuote(unmatched[i]);
   }
   out += "]}";
   return out;
