@@ -3,9 +3,9 @@ end-of-test check, counters, and the reports the library filed."""
 
 import atexit
 import ctypes
-import glob
 import json
 import os
+import re
 import secrets
 
 from ._files import read_report_file, write_new_file
@@ -62,7 +62,7 @@ class Library:
         the library's own fresh one under <tmp>/mate-guard-<uid>/ (made private, checked; removed at exit
         when clean): never a shared fixed folder."""
         self.report_dir = handoff['settings'].get('reportDir') or self.lib.mate_guard_report_dir().decode()
-        self._seen = set(self._event_files())
+        self._seen = set(self._event_files(self._names(), {os.getpid()}))
         global _fork_hook, _owner_pid
         _owner_pid = os.getpid()
         if not _fork_hook:
@@ -119,16 +119,30 @@ class Library:
         raw = self.lib.mate_guard_stats_json().decode()
         return json.loads(raw) if raw else None
 
-    def _event_files(self):
-        return sorted(
-            glob.glob(os.path.join(self.report_dir, f'mate-guard-{os.getpid()}-*.json')),
-            key=lambda p: int(p.rsplit('-', 1)[1].split('.')[0]),
-        )
+    def _names(self):
+        """The report folder's file names, listed once for a check (own reports, markers, descendants' reports)."""
+        try:
+            return os.listdir(self.report_dir)
+        except OSError:
+            return []
 
-    def _descendants(self):
-        """The pids of this process's forked descendants, from their markers (re-read when rewritten)."""
+    def _event_files(self, names, pids):
+        """The event files of the processes `pids` among `names`, each process's in the order it filed them."""
+        found = []
+        for name in names:
+            m = _EVENT_NAME.fullmatch(name)
+            if m and int(m[1]) in pids:
+                found.append((int(m[1]), int(m[2]), os.path.join(self.report_dir, name)))
+        return [path for _, _, path in sorted(found)]
+
+    def _descendants(self, names):
+        """The pids of this process's forked descendants, from their markers among `names` (re-read when
+        rewritten)."""
         markers = {}
-        for path in glob.glob(os.path.join(self.report_dir, 'mate-guard-forked-*.json')):
+        for name in names:
+            if not _MARKER_NAME.fullmatch(name):
+                continue
+            path = os.path.join(self.report_dir, name)
             try:
                 mtime = os.stat(path).st_mtime_ns
                 known = self._markers.get(path)
@@ -169,17 +183,14 @@ class Library:
     def new_events(self):
         """The events this process and its forked descendants filed since the last call: (file, event) pairs."""
         out = []
-        own = self._event_files()
-        forked = [
-            path
-            for pid in sorted(self._descendants())
-            for path in glob.glob(os.path.join(self.report_dir, f'mate-guard-{pid}-*.json'))
-        ]
+        names = self._names()
+        own = self._event_files(names, {os.getpid()})
+        forked = self._event_files(names, self._descendants(names))
         for path in own + forked:
             if path in self._seen:
                 continue
             self._seen.add(path)
-            if path not in own:
+            if path in forked:
                 self.forked_violations += 1
             try:
                 # Only this process's own files, but in a folder others may write to: never a FIFO waited on.
@@ -189,6 +200,9 @@ class Library:
         return out
 
 
+# A process's report files, mate-guard-<pid>-<n>.json, and a forked child's marker (_forked).
+_EVENT_NAME = re.compile(r'mate-guard-(\d+)-(\d+)\.json')
+_MARKER_NAME = re.compile(r'mate-guard-forked-\d+\.json')
 _fork_hook = False
 _owner_pid = os.getpid()  # the process that installed the guard (set again at install)
 
