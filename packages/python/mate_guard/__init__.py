@@ -167,7 +167,8 @@ def guard_native_modules(globs):
     _host.guard_native(globs)
 
 
-def _count(n, word):
+def plural(n: int, word: str) -> str:
+    """`n` and `word`, in the plural unless n is 1 (summaries, counts in reports)."""
     return f'{n} {word}{"" if n == 1 else "s"}'
 
 
@@ -191,10 +192,10 @@ def guarding(host=None, numpy_state=None):
         ]
         parts.append(
             f'host memory (numpy arrays: {numpy_state}'
-            + (f', {_count(n.get("allocations", 0), "allocation")}' if numpy_state == 'guarded' else '')
+            + (f', {plural(n.get("allocations", 0), "allocation")}' if numpy_state == 'guarded' else '')
             + (f', not guarded: {", ".join(left)}' if left else '')
             + (
-                f'; native heap of {", ".join(_active.native_modules)}: {_count(h.get("nativeAllocations", 0), "allocation")}'
+                f'; native heap of {", ".join(_active.native_modules)}: {plural(h.get("nativeAllocations", 0), "allocation")}'
                 if _active is not None and getattr(_active, 'native_modules', None)
                 else ''
             )
@@ -204,7 +205,7 @@ def guarding(host=None, numpy_state=None):
         parts.append(f'CUDA device memory: not guarded ({_device_off})')
     elif _active is not None:
         d = _library.load().stats() or {}
-        parts.append(f'CUDA device memory ({_count(d.get("allocations", 0), "allocation")})')
+        parts.append(f'CUDA device memory ({plural(d.get("allocations", 0), "allocation")})')
     return 'guarded: ' + '; '.join(parts)
 
 
@@ -300,7 +301,7 @@ def _unfiled_host_reports(counted: int, events: list) -> list[Report]:
     return [
         Report(
             kind='unfiled',
-            text=f'==mate-guard== ERROR: {missing} violation{"" if missing == 1 else "s"} whose report could not be '
+            text=f'==mate-guard== ERROR: {plural(missing, "violation")} whose report could not be '
             f'written to the report folder {where}: the report printed on stderr is all there is',
             file=None,
             test=None,
@@ -330,7 +331,7 @@ def _exit_status():
             f'==mate-guard== report files (JSON): {where} (python -m mate_guard report {where} prints them)\n'
         )
     sys.stderr.write(
-        f'==mate-guard== {n} violation{"" if n == 1 else "s"} in this process'
+        f'==mate-guard== {plural(n, "violation")} in this process'
         + (f' and its forked children ({forked} in children)' if forked else '')
         + f': exit status {code} '
         f'(exit_code; 0 leaves the status alone)\n'

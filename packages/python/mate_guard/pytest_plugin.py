@@ -21,7 +21,7 @@ import sys
 
 import pytest
 
-from . import _library, _rerun, _subrun
+from . import _library, _rerun, _subrun, plural
 from ._resources import library_path
 from ._settings import CONFIG_ROWS, ROWS, GuardConfigError, description, parse, suggestion
 
@@ -420,10 +420,6 @@ def pytest_collection_finish(session):
         _guard.check_collection()
 
 
-def _tests(n):
-    return f'{n} test{"" if n == 1 else "s"}'
-
-
 def _note_worker_start(config):
     """An xdist worker says where it files reports, so that the controller
     can count them should it die (a fault) before writing its counts."""
@@ -521,7 +517,7 @@ def _continue(item):
     tr = item.config.pluginmanager.get_plugin('terminalreporter')
     if tr is not None:
         tr.write_line(
-            f'[mate-guard] the CUDA context was lost in {_guard.lost_in}: the {_tests(len(rest))} left '
+            f'[mate-guard] the CUDA context was lost in {_guard.lost_in}: the {plural(len(rest), "test")} left '
             'run in a fresh process'
         )
     result = _subrun.run(item.config, [i.nodeid for i in rest])
@@ -534,7 +530,7 @@ def _continue(item):
         session.testsfailed += 1
         if tr is not None:
             tr.write_line(
-                f'[mate-guard] error: the fresh process (exit {result.code}) did not run {_tests(len(missing))}: '
+                f'[mate-guard] error: the fresh process (exit {result.code}) did not run {plural(len(missing), "test")}: '
                 f'{", ".join(missing[:5])}{" ..." if len(missing) > 5 else ""}; its output:\n'
                 f'{result.log[-3000:]}',
                 red=True,
@@ -679,11 +675,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     for text in total['late']:
         tr.write_line(text)
     s = total['stats']
-    pl = lambda v, w: f'{v} {w}{"" if v == 1 else "s"}'  # noqa: E731
     tr.write_line(
-        f'[mate-guard] summary: {pl(s["allocations"], "allocation")} guarded, peak live {s["peakLive"]}, '
-        f'{pl(s["fallbacks"], "unguarded fallback")}, {pl(s["violations"], "violation")}, '
-        f'{pl(_guard.skipped, "test")} skipped by tag'
+        f'[mate-guard] summary: {plural(s["allocations"], "allocation")} guarded, peak live {s["peakLive"]}, '
+        f'{plural(s["fallbacks"], "unguarded fallback")}, {plural(s["violations"], "violation")}, '
+        f'{plural(_guard.skipped, "test")} skipped by tag'
     )
     from . import guarding, unmatched_glob_warnings
 
@@ -694,7 +689,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         tr.write_line(f"[mate-guard] report files (JSON, every process's): {', '.join(total['reportDirs'])}")
     if s['fallbacks']:
         tr.write_line(
-            f'[mate-guard] warning: {pl(s["fallbacks"], "allocation")} ran unguarded: {s.get("fallbackReason")}'
+            f'[mate-guard] warning: {plural(s["fallbacks"], "allocation")} ran unguarded: {s.get("fallbackReason")}'
         )
     if getattr(config, '_mate_guard_xdist_dir', None):
         # Said by every worker that lost its context, whether or not it had tests left (and so was replaced).
@@ -715,7 +710,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if total['reruns']:
         secs = sum(r[1] for r in total['reruns'])
         tr.write_line(
-            f'[mate-guard] launch-blocking rerun: {pl(len(total["reruns"]), "test")} '
+            f'[mate-guard] launch-blocking rerun: {plural(len(total["reruns"]), "test")} '
             f'({", ".join(r[0] for r in total["reruns"])}), {secs:.1f} s'
         )
     if _guard.settings.get('rerun'):
