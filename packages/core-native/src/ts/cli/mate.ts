@@ -1,7 +1,7 @@
 // The `mate` command.
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+import { coreVersion } from '../core-version';
 import { CONFIG_ERROR_EXIT, GuardConfigError, wantsHelp } from '../errors';
 import { ownPackages } from '../own-packages';
 import {
@@ -31,13 +31,6 @@ Commands:
   --version, -v                         print the version of mate (@mate-guard/core)
   build-native                          build the native allocator from source where the prebuilt binary does not fit this machine
 `;
-
-/** This package's version, from its package.json (dist/cli/ is two folders below it). */
-function coreVersion(): string {
-  return (
-    JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }
-  ).version;
-}
 
 /** The runner plugins installed with this core (found, not listed: a new runner package shows up by itself). */
 function pluginsLine(): string {

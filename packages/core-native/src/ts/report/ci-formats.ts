@@ -3,23 +3,14 @@
 // resolves their sites, fingerprints and file URIs against the reader's
 // repository, as `python -m mate_guard report` has it do. Node symbolizes
 // the events' native frames first and renders an event its process left unrendered.
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 
+import { coreVersion } from '../core-version';
 import { loadNative } from '../install/native';
 import type { UnreadableFile } from '../run/report-dir';
 import type { ViolationEvent } from './event';
 import { formatOptions, withOrigin } from './format';
 import { filedReportText, symbolizeEvent } from './render';
 import type { RunPlace } from './source-paths';
-
-let version: string | undefined;
-function toolVersion(): string {
-  version ??= (
-    JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }
-  ).version;
-  return version;
-}
 
 export interface CiInput {
   /** Each violation once, with where its run ran (undefined: a run that did not record it). */
@@ -30,7 +21,7 @@ export interface CiInput {
 /** The SARIF log (JSON text), or the GitHub annotations (one command a line). */
 export function ciFormatText(format: 'sarif' | 'github', { events, unreadable }: CiInput): string {
   const input = {
-    toolVersion: toolVersion(),
+    toolVersion: coreVersion(),
     events: events.map(({ event, run }) => {
       // The sites read symbolized frames, also of an event its process rendered.
       symbolizeEvent(event);
