@@ -1,7 +1,6 @@
 #include "report/earlier_reports.h"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "platform/regular_file.h"
 #include "report/format/earlier_header.h"
 #include "report/format/escape.h"
 #include "report/format/event_schema.h"
@@ -35,17 +35,10 @@ bool IsEventFile(const std::string& name) {
 }  // namespace
 
 bool ReadSmallFile(const std::string& path, size_t cap, std::string* out) {
-  struct Fd {
-    int fd;
-    ~Fd() {
-      if (fd >= 0) close(fd);
-    }
-  };
   // Files of a report folder others may write to: a FIFO or a device there must not hold the printer for ever.
-  Fd f{open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
-  struct stat st;
-  if (f.fd < 0 || fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) > cap)
-    return false;
+  uint64_t size = 0;
+  platform::OwnedFd f{platform::OpenRegularFile(path.c_str(), &size)};
+  if (f.fd < 0 || size > cap) return false;
   char buf[65536];
   ssize_t n;
   while ((n = read(f.fd, buf, sizeof(buf))) > 0 && out->size() <= cap) out->append(buf, static_cast<size_t>(n));

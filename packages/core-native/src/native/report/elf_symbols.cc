@@ -2,13 +2,13 @@
 
 #include <cxxabi.h>
 #include <elf.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+
+#include "platform/regular_file.h"
 
 namespace mate {
 
@@ -27,22 +27,13 @@ bool ReadAt(int fd, uint64_t offset, void* buf, size_t len) {
   return true;
 }
 
-// A file descriptor closed when it goes out of scope.
-struct Fd {
-  int fd;
-  ~Fd() {
-    if (fd >= 0) close(fd);
-  }
-};
-
 }  // namespace
 
 // 64-bit little- or native-endian objects (the platforms mate-guard builds for: x86-64, aarch64).
 ElfFunctions::ElfFunctions(const std::string& file) {
   // The module is an event's word: a FIFO there would block a plain open (and a device's reads) for ever.
-  Fd f{open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
-  struct stat st;
-  if (f.fd < 0 || fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode)) return;
+  platform::OwnedFd f{platform::OpenRegularFile(file.c_str(), nullptr)};
+  if (f.fd < 0) return;
   Elf64_Ehdr eh;
   if (!ReadAt(f.fd, 0, &eh, sizeof(eh)) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
       eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shoff == 0 || eh.e_shentsize < sizeof(Elf64_Shdr))
