@@ -1,5 +1,6 @@
 #include "report/report_file.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -28,10 +29,8 @@ const char* ReportDir() { return g_report_dir; }
 
 namespace {
 
-// Writes `json` to `tmp`, then renames it over `path`: readers only ever see
-// whole files. `tmp` is a new file (never through a link, never someone
-// else's); rename replaces a link at `path` itself, not what it points to.
-bool WriteWhole(const char* tmp, const char* path, const char* json, size_t len) {
+// `json` in the new file `tmp` (never through a link, never someone else's).
+bool WriteTmp(const char* tmp, const char* json, size_t len) {
   int fd = platform::OpenNewFile(tmp);
   if (fd < 0) return false;
   size_t done = 0;
@@ -41,7 +40,15 @@ bool WriteWhole(const char* tmp, const char* path, const char* json, size_t len)
     done += static_cast<size_t>(n);
   }
   close(fd);
-  return done == len && rename(tmp, path) == 0;
+  if (done == len) return true;
+  unlink(tmp);
+  return false;
+}
+
+// Writes `json` to `tmp`, then renames it over `path`: readers only ever see
+// whole files. Rename replaces a link at `path` itself, not what it points to.
+bool WriteWhole(const char* tmp, const char* path, const char* json, size_t len) {
+  return WriteTmp(tmp, json, len) && rename(tmp, path) == 0;
 }
 
 bool TmpPath(const char* path, char* tmp, size_t cap) {
@@ -55,17 +62,33 @@ bool TmpPath(const char* path, char* tmp, size_t cap) {
 
 bool WriteReportFile(const char* json, size_t len, char* path, size_t cap) {
   if (g_report_dir[0] == '\0') return false;
-  Writer p(path, cap);
-  p.Str(g_report_dir);
-  p.Str("/mate-guard-");
-  p.Dec(static_cast<uint64_t>(getpid()));
-  p.Char('-');
-  p.Dec(static_cast<uint64_t>(__atomic_add_fetch(&g_report_seq, 1, __ATOMIC_RELAXED)));
-  p.Str(".json");
   char tmp[4200];
-  // A truncated path would be a wrong file: none rather than that.
-  if (p.size() + 1 >= cap || !TmpPath(path, tmp, sizeof(tmp))) return false;
-  return WriteWhole(tmp, path, json, len);
+  bool written = false;
+  // A name no earlier process with this pid left (pid reuse over a long
+  // run, or the process this one replaced: the pytest plugin's
+  // continuation keeps the pid): link() never replaces a file.
+  for (int tries = 0; tries < 1000; tries++) {
+    Writer p(path, cap);
+    p.Str(g_report_dir);
+    p.Str("/mate-guard-");
+    p.Dec(static_cast<uint64_t>(getpid()));
+    p.Char('-');
+    p.Dec(static_cast<uint64_t>(__atomic_add_fetch(&g_report_seq, 1, __ATOMIC_RELAXED)));
+    p.Str(".json");
+    // A truncated path would be a wrong file: none rather than that.
+    if (p.size() + 1 >= cap) return false;
+    if (!written) {
+      if (!TmpPath(path, tmp, sizeof(tmp)) || !WriteTmp(tmp, json, len)) return false;
+      written = true;
+    }
+    if (link(tmp, path) == 0) {
+      unlink(tmp);
+      return true;
+    }
+    if (errno != EEXIST) return rename(tmp, path) == 0;  // a file system without hard links
+  }
+  if (written) unlink(tmp);
+  return false;
 }
 
 bool RewriteReportFile(const char* path, const char* json, size_t len) {
