@@ -191,10 +191,10 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
     assert.match(r.stdout, /^\[mate-guard\] summary: .*, 3 violations, /m, r.output);
   });
 
-  test("an overflow, underflow or use-after-free of a numpy array (also one made in a thread) or of the extension's heap (also sampled) faults at the access: the report names the kind, the test's node id and the access site file:line, the interpreter's frames folded; pytest dies by SIGSEGV, saying under the report that the tests after it do not run", async () => {
+  test("an overflow, underflow or use-after-free of a numpy array (also one made in a thread) or of the extension's heap (also sampled) faults at the access: the report names the kind, the test's node id and the access site file:line, the interpreter's frames folded; the test fails with it, saying under the report that pytest goes on in a fresh process", async () => {
     for (const [name, flags, headline, site] of faults) {
       const r = await pytest(['--guard-alloc', '--guard-native', '*_badext*.so', ...flags, `test_arrays.py::${name}`]);
-      assert.equal(r.signal, 'SIGSEGV', `${name} ${flags.join(' ')}: ${r.output}`);
+      assert.equal(r.code, 1, `${name} ${flags.join(' ')}: ${r.output}`);
       assert.match(r.stderr, new RegExp(`==mate-guard== ERROR: ${headline.source}`), `${name}: ${r.output}`);
       assert.match(r.stderr, new RegExp(`==mate-guard== test: test_arrays\\.py::${name}\\n`), `${name}: ${r.output}`);
       assert.match(r.stderr, site, `${name}: ${r.output}`);
@@ -205,13 +205,116 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
         /==mate-guard== access:\n==mate-guard== {3}#0 .*\n(==mate-guard== {3}#1 .*\n)?==mate-guard== {3}… \d+ more frames? in the runtime\n/,
         `${name}: ${r.output}`,
       );
-      // Said under the report: why pytest stops here, and what goes on past a fault.
+      // Said under the report: the process ends, pytest goes on in its place.
       assert.match(
         r.stderr,
-        /\n==mate-guard== suppression: .*\n==mate-guard== pytest ends here: a fault on guarded memory kills the process, so the tests after this one do not run and pytest prints no summary \(pytest -n 1, with pytest-xdist, replaces the worker and goes on\)\n/,
+        /\n==mate-guard== suppression: .*\n==mate-guard== pytest goes on in a fresh process \(the same command line, the same pid\): a fault on guarded memory ends this one, so this test fails with the report above, and the results so far carry over\n/,
         `${name}: ${r.output}`,
       );
+      assert.match(
+        r.stdout,
+        new RegExp(`^FAILED test_arrays\\.py::${name} - ==mate-guard== ERROR: ${headline.source.slice(0, 20)}`, 'm'),
+        `${name}: ${r.output}`,
+      );
+      assert.match(r.stdout, /^=+ 1 failed in /m, `${name}: ${r.output}`);
     }
+  });
+
+  test("after a fault on guarded memory plain pytest goes on in the process's place, again after a second fault: the faulting tests fail (in setup: an error) with their reports, the tests before and after keep their results, and the terminal, junitxml, -x and the exit status see the whole run", async () => {
+    const onDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-goes-on-'));
+    fs.copyFileSync(path.join(FIX, 'goes-on', 'test_goes_on.py'), path.join(onDir, 'test_goes_on.py'));
+    const reports = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-goes-on-reports-'));
+    const r = await pytest(
+      ['--guard-alloc', '--no-guard-rerun', '-v', '--junitxml=junit.xml', 'test_goes_on.py'],
+      {
+        MATE_PYTEST_GUARD_REPORT_DIR: reports,
+      },
+      onDir,
+    );
+    assert.equal(r.code, 1, r.output);
+    // Each fault's report, then the note, on the terminal's stderr.
+    assert.equal(r.stderr.match(/==mate-guard== pytest goes on in a fresh process/g)?.length, 2, r.output);
+    assert.match(
+      r.stdout,
+      /\[mate-guard\] pytest goes on after a fault on guarded memory in test_goes_on\.py::test_overflows: this process took the place of the one that faulted/,
+      r.output,
+    );
+    const last = r.stdout.split('[mate-guard] pytest goes on after a fault').at(-1);
+    for (const [name, outcome] of [
+      ['test_before_passes', 'PASSED'],
+      ['test_before_fails', 'FAILED'],
+      ['test_overflows', 'FAILED'],
+      ['test_between_skipped', 'SKIPPED'],
+      ['test_overflows_in_setup', 'ERROR'],
+      ['test_after_passes', 'PASSED'],
+    ])
+      assert.match(last, new RegExp(`^test_goes_on\\.py::${name} ${outcome}`, 'm'), `${name}: ${r.output}`);
+    assert.match(r.stdout, /^=+ 2 failed, 2 passed, 1 skipped, 1 error in /m, r.output);
+    assert.match(
+      section(last, 'test_overflows'),
+      /==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(80 bytes, tail mode\)/,
+      r.output,
+    );
+    assert.match(
+      last,
+      /ERROR at setup of test_overflows_in_setup _+\n==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(96 bytes, tail mode\)/,
+      r.output,
+    );
+    assert.match(r.stdout, /^\[mate-guard\] summary: .*, 2 violations, /m, r.output);
+    assert.match(
+      r.stdout,
+      /^\[mate-guard\] 3 processes: a fault on guarded memory ended the one running test_goes_on\.py::test_overflows, test_goes_on\.py::test_overflows_in_setup; pytest went on in a fresh process after each$/m,
+      r.output,
+    );
+    // Every test in the run's junitxml, with its own result.
+    const junit = fs.readFileSync(path.join(onDir, 'junit.xml'), 'utf8');
+    assert.equal(junit.match(/<testcase /g)?.length, 6, junit);
+    assert.match(
+      junit,
+      /<testcase classname="test_goes_on" name="test_overflows" [^>]*><failure message="==mate-guard== ERROR: heap-buffer-overflow/,
+      junit,
+    );
+    assert.match(junit, /name="test_overflows_in_setup" [^>]*><error message="failed on setup/, junit);
+    // Both reports kept in the report folder (the same pid filed them), and the
+    // continuation's folder gone with the run.
+    assert.equal(
+      fs.readdirSync(reports).filter((f) => /^mate-guard-\d+-\d+\.json$/.test(f)).length,
+      2,
+      fs.readdirSync(reports).join(' '),
+    );
+    assert.deepEqual(
+      fs
+        .readdirSync(os.tmpdir())
+        .filter(
+          (f) =>
+            f.startsWith('mate-pytest-continue-') &&
+            fs.statSync(path.join(os.tmpdir(), f)).mtimeMs > Date.now() - 60_000,
+        ),
+      [],
+    );
+
+    // -x: the first fault is the run's first failure, so it stops there.
+    const x = await pytest(
+      ['--guard-alloc', '--no-guard-rerun', '-x', '-k', 'not before_fails', 'test_goes_on.py'],
+      {},
+      onDir,
+    );
+    assert.equal(x.code, 1, x.output);
+    assert.match(x.stdout, /^=+ 1 failed, 1 passed, 1 deselected in /m, x.output);
+    assert.doesNotMatch(x.stdout, /the last test ran|test_after_passes/, x.output);
+  });
+
+  test('a fault while pytest imports a test module (before any test) ends the session: pytest dies by SIGSEGV, saying under the report that no tests run', async () => {
+    const colDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-collect-'));
+    fs.copyFileSync(path.join(FIX, 'goes-on', 'test_collect_fault.py'), path.join(colDir, 'test_collect_fault.py'));
+    const r = await pytest(['--guard-alloc', 'test_collect_fault.py'], {}, colDir);
+    assert.equal(r.signal, 'SIGSEGV', r.output);
+    assert.match(r.stderr, /==mate-guard== ERROR: heap-buffer-overflow on WRITE/, r.output);
+    assert.match(
+      r.stderr,
+      /\n==mate-guard== pytest ends here: a fault on guarded memory kills the process, and pytest cannot go on in a fresh one from here \(while it collects, after its tests, or started with plugin objects\), so no more tests run and pytest prints no summary \(pytest -n 1, with pytest-xdist, replaces the worker and goes on\)\n/,
+      r.output,
+    );
   });
 
   test("an array freed as pytest's call of the test returns: its free stack shows pytest's three innermost frames and counts the rest, not pytest's whole stack", async () => {

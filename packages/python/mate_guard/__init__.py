@@ -121,13 +121,19 @@ def install_guard_allocator(config=None):
         _load_torch_hook().install_import_hook()
 
 
+# n of this process's counters file, stats-<pid>-<n>.json: a process that took the place of an earlier one with
+# the same pid (the pytest plugin's continuation after a fault) takes the next n, leaving the earlier one's file.
+counters_index = 0
+
+
 def _write_host_counters(exited: bool = True) -> None:
-    """This process's host counters as `stats-<pid>-0.json` in the report folder (written beside, then renamed)."""
+    """This process's host counters as `stats-<pid>-<counters_index>.json` in the report folder (written beside,
+    then renamed)."""
     if os.getpid() != _library._owner_pid:
         return  # a forked child that exits through Python: its parent's counters stand for the run
     try:
-        counters = dict(_host.stats() or {}, threadId=0, skippedByTag=skipped_by_tag, exited=exited)
-        path = os.path.join(_library.load().report_dir, f'stats-{os.getpid()}-0.json')
+        counters = dict(_host.stats() or {}, threadId=counters_index, skippedByTag=skipped_by_tag, exited=exited)
+        path = os.path.join(_library.load().report_dir, f'stats-{os.getpid()}-{counters_index}.json')
         write_new_file(path, json.dumps(counters) + '\n')
     except OSError:
         pass  # the counters are best effort; violations have files of their own

@@ -21,6 +21,13 @@ def _bind(lib):
     lib.mate_guard_host_guard_native.argtypes = [ctypes.c_char_p]
     lib.mate_guard_host_set_current_test.argtypes = [ctypes.c_char_p]
     lib.mate_guard_host_set_fault_note.argtypes = [ctypes.c_char_p]
+    lib.mate_guard_host_set_fault_continuation.argtypes = [
+        ctypes.POINTER(ctypes.c_char_p),
+        ctypes.POINTER(ctypes.c_char_p),
+        ctypes.c_int,
+        ctypes.c_int,
+        ctypes.c_int,
+    ]
     lib.mate_guard_host_check.argtypes = [ctypes.c_int]
     lib.mate_guard_host_stats_json.restype = ctypes.c_char_p
     lib.mate_guard_cuda_missing.restype = ctypes.c_char_p
@@ -75,6 +82,25 @@ def set_fault_note(line):
     """A line printed after the report of a fault on guarded memory, before the process dies ('' for none)."""
     if _lib is not None:
         _lib.mate_guard_host_set_fault_note(line.encode())
+
+
+def keep_fault_handler_first():
+    """The guard's fault handler in front of any installed since (pytest's faulthandler)."""
+    if _lib is not None:
+        _lib.mate_guard_host_keep_fault_handler_first()
+
+
+def set_fault_continuation(argv, envp, std_fds):
+    """After a fault's report (and note), the program `argv` (bytes) with `envp` replaces the dying process,
+    descriptors 0-2 put back to `std_fds` first; an empty `argv` turns it off (_continuation.py)."""
+    if _lib is None:
+        return
+
+    def array(items):
+        arr = (ctypes.c_char_p * (len(items) + 1))(*items, None)
+        return ctypes.cast(arr, ctypes.POINTER(ctypes.c_char_p))
+
+    _lib.mate_guard_host_set_fault_continuation(array(argv), array(envp), *std_fds)
 
 
 def check(all_live=False):

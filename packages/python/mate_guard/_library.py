@@ -130,7 +130,7 @@ class Library:
         """The event files of the processes `pids` among `names`, each process's in the order it filed them."""
         found = []
         for name in names:
-            m = _EVENT_NAME.fullmatch(name)
+            m = EVENT_NAME.fullmatch(name)
             if m and int(m[1]) in pids:
                 found.append((int(m[1]), int(m[2]), os.path.join(self.report_dir, name)))
         return [path for _, _, path in sorted(found)]
@@ -201,7 +201,7 @@ class Library:
 
 
 # A process's report files, mate-guard-<pid>-<n>.json, and a forked child's marker (_forked).
-_EVENT_NAME = re.compile(r'mate-guard-(\d+)-(\d+)\.json')
+EVENT_NAME = re.compile(r'mate-guard-(\d+)-(\d+)\.json')
 _MARKER_NAME = re.compile(r'mate-guard-forked-\d+\.json')
 _fork_hook = False
 _owner_pid = os.getpid()  # the process that installed the guard (set again at install)

@@ -14,6 +14,8 @@ import sys
 import tempfile
 import time
 
+from . import _continuation
+
 ONLY_ENV = 'MATE_PYTEST_ONLY'  # a JSON file: the node ids the child runs
 RESULTS_ENV = 'MATE_PYTEST_RESULTS'  # a JSONL file the child writes: reports, then its summary
 RERUN_ENV = 'MATE_PYTEST_RERUN'  # set in a launch-blocking rerun (it reruns nothing itself)
@@ -27,6 +29,8 @@ class Role:
         self._only = os.environ.pop(ONLY_ENV, None)
         self.results = os.environ.pop(RESULTS_ENV, None)
         self.rerun = os.environ.pop(RERUN_ENV, None) is not None
+        # The folder of a run this process goes on with, having replaced its process after a fault (_continuation.py).
+        self.resumed = os.environ.pop(_continuation.ENV, None)
 
     @property
     def child(self):
@@ -105,13 +109,18 @@ def run(config, nodeids, extra_args=(), env=None):
             for line in f:
                 obj = json.loads(line)
                 if 'report' in obj:
-                    rep = config.hook.pytest_report_from_serializable(config=config, data=obj['report'])
-                    if rep.skipped and isinstance(rep.longrepr, list):  # JSON made pytest's (path, line, reason) a list
-                        rep.longrepr = tuple(rep.longrepr)
-                    reports.append(rep)
+                    reports.append(deserialize(config, obj['report']))
                 elif 'summary' in obj:
                     summary = obj['summary']
     return Result(reports, summary, code, seconds, text)
+
+
+def deserialize(config, data):
+    """A report from pytest's serialization (Recorder, _continuation.Log)."""
+    rep = config.hook.pytest_report_from_serializable(config=config, data=data)
+    if rep.skipped and isinstance(rep.longrepr, list):  # JSON made pytest's (path, line, reason) a list
+        rep.longrepr = tuple(rep.longrepr)
+    return rep
 
 
 def replay(config, reports):

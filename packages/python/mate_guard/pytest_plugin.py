@@ -7,7 +7,9 @@ the ini key guard_alloc; flag > environment > ini > off, per setting. The
 flags, variables and ini keys come from the settings table (settings.json).
 
 One run reports every bug of a suite: after a fault that loses the CUDA
-context the tests left run in a fresh process (_subrun.py), and a kernel
+context the tests left run in a fresh process (_subrun.py), after a fault
+on guarded host memory pytest goes on in the process's place
+(_continuation.py), and a kernel
 exception found without launch blocking reruns its test with it; under
 pytest-xdist each worker's counts reach the controller, whose summary is
 the run's."""
@@ -21,7 +23,7 @@ import sys
 
 import pytest
 
-from . import _library, _rerun, _subrun, plural
+from . import _continuation, _host, _library, _rerun, _subrun, plural
 from ._resources import library_path
 from ._settings import CONFIG_ROWS, ROWS, GuardConfigError, description, parse, suggestion
 
@@ -167,6 +169,7 @@ def _zero_summary():
         'host': {'numpy': {}, 'nativeAllocations': 0},
         'numpyState': None,
         'reports': [],
+        'faulted': [],
     }
 
 
@@ -179,7 +182,7 @@ def _add(total, part):
     if s.get('fallbacks') and not t.get('fallbackReason'):
         t['fallbackReason'] = s.get('fallbackReason')
     total['processes'] += part.get('processes', 1)
-    for k in ('lost', 'late', 'reruns', 'reports'):
+    for k in ('lost', 'late', 'reruns', 'reports', 'faulted'):
         total[k] += part.get(k) or []
     for d in part.get('reportDirs') or []:
         if d not in total['reportDirs']:
@@ -216,7 +219,6 @@ class _Guard:
         # frees still pending (same findings, same test; bench/README.md).
         if fields.get('sync_on_free') is None:
             fields['sync_on_free'] = getattr(config, 'workerinput', None) is None
-        from . import _host
 
         _host.report_fd = os.dup(2)  # the terminal's stderr (pytest captures fd 2 during tests)
         install_guard_allocator(GuardAllocatorConfig(**fields))
@@ -232,11 +234,105 @@ class _Guard:
         self.worker_lost = []  # xdist's controller: (worker, node id) of each worker that lost its context
         self.end_worker = False
         self.live_at = {}  # phase -> device allocations live as it began (mark)
-        if _xdist_worker(config) is None and not _role.child and not os.environ.get(_rerun.CHILD_ENV):
-            # A fault on guarded host memory kills this process, and with it the
-            # session: said under the report (an xdist worker is replaced instead;
-            # a fresh process's parent, and a one-step rerun meant to fault, go on).
+        self.log = None  # once armed: what the process that replaces this one after a fault replays
+        self.resumed = None  # what the process this one replaced logged (_continuation.Resumed)
+        self.inherited = None  # the summary of the processes this one goes on from
+        self.fault_text = ''
+        self.said_resumed = False  # the continuation's first line, said before the first replayed test
+        # Report files of earlier processes with this pid (the one this replaced): not this process's.
+        self.events_before = sorted(os.path.basename(p) for p in self.lib._seen)
+        # Whose session this is: not an xdist worker's (xdist replaces it), a fresh process's (its parent goes
+        # on), or a one-step rerun's (meant to fault).
+        self.top = _xdist_worker(config) is None and not _role.child and not os.environ.get(_rerun.CHILD_ENV)
+        if self.top:
+            # A fault on guarded host memory kills this process: said under the report, until the
+            # continuation is armed (pytest_collection_finish).
             _host.set_fault_note(FAULT_NOTE)
+            self.std_fds = tuple(_copy_of_fd(fd) for fd in (0, 1, 2))  # the terminal's, put back for the continuation
+            if _role.resumed:
+                self._resume(_role.resumed)
+
+    def _resume(self, folder):
+        """Goes on from the process this one replaced: its summary (its own counts from the reports it filed,
+        with those it went on from), and the faulting test's report."""
+        import mate_guard
+
+        from ._format import render
+
+        r = self.resumed = _continuation.Resumed(folder)
+        mate_guard.counters_index = r.gen  # the replaced process's counters file stays (same pid)
+        events = r.dead_events()
+        dead = _events_summary(r.header.get('reportDir'), events)
+        dead['faulted'] = [r.faulted or '(outside any test)']
+        self.inherited = _zero_summary()
+        if r.header.get('inherited'):
+            _add(self.inherited, r.header['inherited'])
+        _add(self.inherited, dead)
+        reports = [render(path, event) for path, event in events]
+        self.reports += reports  # one-step reruns of its canary damage, and the exit status
+        fault = reports[-1].text if reports else ''
+        self.fault_text = fault or (
+            '==mate-guard== a fault on guarded memory ended the process running this test; its report was printed '
+            'above (no report file was left in the report folder)'
+        )
+        if r.faulted is None:
+            self.late.append(f'[mate-guard] a fault on guarded memory ended the process outside any test:\n{fault}')
+
+    def arm_continuation(self):
+        """From here on a fault on guarded host memory replaces this process with pytest going on (after
+        collection: a fault while pytest collects ends the session)."""
+        if not self.top or _xdist_controller(self.config) or not _host.active() or _continuation.can_arm(self.config):
+            return
+        if os.environ.get(_continuation.OFF_ENV):  # tuning (bench/pytest-continuation.mjs): what the log costs
+            return
+        header = {
+            'pid': os.getpid(),
+            'reportDir': self.lib.report_dir,
+            'eventsBefore': self.events_before,
+            'inherited': self.inherited or {},
+        }
+        r = self.resumed
+        self.log = _continuation.arm(
+            self.config, r.gen if r else 0, r.folder if r else None, header, self.std_fds, _host.set_fault_continuation
+        )
+        _host.set_fault_note(CONTINUE_NOTE)
+
+    def disarm_continuation(self):
+        if self.log is not None:
+            _host.set_fault_continuation([], [], (-1, -1, -1))
+            _host.set_fault_note(FAULT_NOTE)
+            self.log.close()
+
+    def replay(self, item):
+        """In a continuation: a test the replaced process ran (or was running) gets its results from there, not
+        a second run. Whether it was one."""
+        r = self.resumed
+        if not self.said_resumed:
+            self.said_resumed = True
+            tr = item.config.pluginmanager.get_plugin('terminalreporter')
+            if tr is not None:
+                tr.write_line(
+                    f'[mate-guard] pytest goes on after a fault on guarded memory in {r.faulted or "no test"}: '
+                    f'this process took the place of the one that faulted (the same command line), and the '
+                    f'{plural(len(r.tests), "test")} it ran are replayed'
+                )
+            ran = {i.nodeid for i in item.session.items}
+            for nodeid in [n for n in r.tests if n not in ran]:  # collected then, not now: still this run's
+                self._replay_test(item.config, nodeid)
+        if item.nodeid not in r.tests:
+            return False
+        self._replay_test(item.config, item.nodeid)
+        return True
+
+    def _replay_test(self, config, nodeid):
+        r = self.resumed
+        t = r.tests[nodeid]
+        data = list(t['reports'])
+        if nodeid == r.faulted:
+            data.append(r.fault_report(self.fault_text))
+        if self.log is not None:
+            self.log.start(nodeid, t['location'])
+        _subrun.replay(config, [_subrun.deserialize(config, d) for d in data])
 
     def mark(self, phase):
         """Notes how many device allocations are live as `phase` ('test': its
@@ -288,7 +384,8 @@ class _Guard:
         self.late += [r._replace(text=f'{COLLECTION_NOTE}\n{r.text}') for r in found]
 
     def own_summary(self):
-        """This process's counts, with those of the fresh process it continued in."""
+        """This process's counts, with those of the fresh process it continued in and of the processes it
+        took the place of."""
         from . import _numpy, stats
 
         total = _zero_summary()
@@ -306,7 +403,16 @@ class _Guard:
         )
         if self.continued:
             _add(total, self.continued)
+        if self.inherited:
+            _add(total, self.inherited)
         return total
+
+
+def _copy_of_fd(fd):
+    try:
+        return os.dup(fd)
+    except OSError:
+        return -1
 
 
 COLLECTION_NOTE = (
@@ -314,8 +420,13 @@ COLLECTION_NOTE = (
     'and conftests): the session fails'
 )
 FAULT_NOTE = (
-    '==mate-guard== pytest ends here: a fault on guarded memory kills the process, so the tests after this one '
-    'do not run and pytest prints no summary (pytest -n 1, with pytest-xdist, replaces the worker and goes on)\n'
+    '==mate-guard== pytest ends here: a fault on guarded memory kills the process, and pytest cannot go on in a '
+    'fresh one from here (while it collects, after its tests, or started with plugin objects), so no more tests '
+    'run and pytest prints no summary (pytest -n 1, with pytest-xdist, replaces the worker and goes on)\n'
+)
+CONTINUE_NOTE = (
+    '==mate-guard== pytest goes on in a fresh process (the same command line, the same pid): a fault on guarded '
+    'memory ends this one, so this test fails with the report above, and the results so far carry over\n'
 )
 _guard = None
 _role = None  # why this process runs: all of the run, or some of its tests for a parent (_subrun.Role)
@@ -415,9 +526,18 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason=GRAPH_REASON))
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session):
+    if _guard is not None:
+        # pytest's faulthandler plugin installed its handler after ours (pytest_configure): a guard fault while
+        # the test modules are imported must reach ours first, or it is reported as a signal faulthandler raised.
+        _host.keep_fault_handler_first()
+
+
 def pytest_collection_finish(session):
     if _guard is not None:
         _guard.check_collection()
+        _guard.arm_continuation()
 
 
 def _note_worker_start(config):
@@ -447,6 +567,12 @@ def _dead_worker(folder, started):
                 events.append((path, json.load(f)))
         except (OSError, ValueError):
             continue
+    return _events_summary(report_dir, events)
+
+
+def _events_summary(report_dir, events):
+    """The summary of a process that died (a fault) from the reports it filed, `events` ((file, event) pairs):
+    one violation each, and the allocation counts the last of them carries."""
     allocations = max([(e.get('process') or {}).get('allocations', 0) or 0 for _, e in events] or [0])
     # Its host counters as the last host report left them (a device report's
     # are the device guard's): numpy's arrays are the host allocations that
@@ -494,6 +620,10 @@ def _write_worker_counts(config):
 def pytest_runtest_protocol(item, nextitem):
     if _guard is None:
         return None
+    if _guard.resumed is not None and _guard.replay(item):
+        return True
+    if _guard.log is not None:
+        _guard.log.start(item.nodeid, item.location)
     if _guard.end_worker:
         # xdist: this worker's CUDA context is lost; xdist replaces it.
         _write_worker_counts(item.config)
@@ -645,6 +775,8 @@ def pytest_runtest_logreport(report):
         mate_guard.skipped_by_tag = _guard.skipped
     if _guard.recorder:  # a fresh process's reports, its own and those it replayed, go to its parent
         _guard.recorder.report(report)
+    if _guard.log is not None:  # for the process that takes this one's place after a fault
+        _guard.log.report(_guard.config, report)
 
 
 def _run_summary(config):
@@ -707,6 +839,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             f'[mate-guard] {total["processes"]} processes: the CUDA context was lost in '
             f'{", ".join(total["lost"])}; the tests after each ran in a fresh process'
         )
+    if total['faulted']:
+        tr.write_line(
+            f'[mate-guard] {total["processes"]} processes: a fault on guarded memory ended the one running '
+            f'{", ".join(total["faulted"])}; pytest went on in a fresh process after each'
+        )
     if total['reruns']:
         secs = sum(r[1] for r in total['reruns'])
         tr.write_line(
@@ -730,6 +867,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 def pytest_sessionfinish(session, exitstatus):
     if _guard is None:
         return
+    _guard.disarm_continuation()  # the tests are done: a later fault ends the process (FAULT_NOTE)
     from . import _new_reports
 
     late = [] if _guard.lost_in else _new_reports('the end of the session')
@@ -750,3 +888,6 @@ def pytest_unconfigure(config):
     folder = getattr(config, '_mate_guard_xdist_dir', None)
     if folder:
         shutil.rmtree(folder, ignore_errors=True)
+    if _guard is not None and (_guard.log or _guard.resumed):
+        # The run ends in this process: nothing will replace it.
+        shutil.rmtree((_guard.log or _guard.resumed).folder, ignore_errors=True)

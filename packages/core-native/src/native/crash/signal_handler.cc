@@ -31,6 +31,7 @@
 #include "crash/backtrace.h"
 #include "crash/death.h"
 #include "crash/describe.h"
+#include "crash/fault_continuation.h"
 #include "report/printer.h"
 #include "report/report_event.h"
 #include "report/report_file.h"
@@ -148,6 +149,7 @@ void Handle(int sig, siginfo_t* info, void* uctx) {
         Report(&v, uctx);
         size_t note = __atomic_load_n(&g_fault_note_len, __ATOMIC_ACQUIRE);
         if (note > 0) PrintToReportFd(g_fault_note, note);
+        ContinueAfterFault();  // returns when there is none (or it could not start)
       }
       // Die by the signal, as the program would have without us: the
       // faulting instruction runs again with the default action in place.

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "crash/fault_continuation.h"
 #include "crash/signal_handler.h"
 #include "host/host_guard.h"
 #include "host/numpy_handler.h"
@@ -64,6 +65,24 @@ MATE_EXPORT void mate_guard_host_set_current_test(const char* name) { mate::host
 // A line printed after the report of a fault on guarded memory, before the
 // process dies ("" for none): what the host wants its user told then.
 MATE_EXPORT void mate_guard_host_set_fault_note(const char* line) { mate::SetFaultNote(line); }
+
+// The crash handler in front again, where another was installed since
+// (pytest's faulthandler plugin, enabled after the guard: a guard fault while
+// pytest collects would reach it first, and come back to us as a signal it raised).
+MATE_EXPORT void mate_guard_host_keep_fault_handler_first() { mate::KeepFaultHandlerFirst(); }
+
+// After the report (and note) of a fault on guarded memory, the program
+// `argv[0]` with `argv` and `envp` (null-terminated) replaces the dying
+// process, descriptors 0-2 put back to `fd0`-`fd2` first (-1: as they are):
+// the pytest plugin's continuation. A null or empty `argv` turns it off.
+MATE_EXPORT void mate_guard_host_set_fault_continuation(const char* const* argv, const char* const* envp, int fd0,
+                                                        int fd1, int fd2) {
+  std::vector<std::string> args, env;
+  for (const char* const* p = argv; p != nullptr && *p != nullptr; p++) args.emplace_back(*p);
+  for (const char* const* p = envp; p != nullptr && *p != nullptr; p++) env.emplace_back(*p);
+  const int fds[3] = {fd0, fd1, fd2};
+  mate::SetFaultContinuation(args, env, fds);
+}
 
 // Canary checks (all live blocks with `all`, else those made since the
 // last check) plus damage and bad frees found meanwhile: each filed in the

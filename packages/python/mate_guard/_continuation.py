@@ -1,0 +1,172 @@
+"""Plain pytest going on after a fault on guarded host memory. The fault
+kills the process (the native code that faulted cannot be resumed), so once
+the tests are collected the plugin arms the crash handler with a
+continuation: after the fault's report the process is replaced (execve: the
+same pid, so a shell or CI gets the continuation's exit status) by pytest
+on the same command line, in the same folder. The armed process logs each
+test's start and reports (pytest's own serialization, as pytest-xdist sends
+them) as they happen: all that is left of it once it is replaced. The
+continuation replays them through its hooks (terminal, junitxml, the cache,
+-x and the exit status see them as its own), fails the faulting test with
+its report, runs the tests after it, and arms itself the same way.
+
+Only a top-level pytest process arms it: an xdist worker is replaced by
+xdist, a fresh process run for a parent (_subrun.py) is watched by it, and
+a one-step rerun is meant to fault."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from typing import Any
+
+from ._files import read_report_file
+from ._library import EVENT_NAME
+
+ENV = 'MATE_PYTEST_CONTINUE'  # the continuation's folder: run.json, one log per process of the run
+OFF_ENV = 'MATE_PYTEST_NO_CONTINUATION'  # tuning (bench/): never armed, the process dies at a fault as before
+# sys.path[0] as the interpreter set it (the pytest script's folder, or the
+# current one under `python -m pytest`), read when the plugin is imported,
+# before pytest's prepend import mode puts test folders in front. The
+# continuation starts with `-c`, which would put '' there instead.
+PATH0 = sys.path[0] if sys.path else ''
+_LOG_NAME = re.compile(r'log-(\d+)\.jsonl')
+_LAUNCHER = (
+    'import json, os, sys\n'
+    'with open(os.path.join(sys.argv[1], "run.json"), encoding="utf-8") as f:\n'
+    '    run = json.load(f)\n'
+    'os.chdir(run["dir"])\n'
+    'if not getattr(sys.flags, "safe_path", False):\n'
+    '    sys.path[0] = run["path0"]\n'
+    'sys.argv = ["pytest", *run["args"]]\n'
+    'import pytest\n'
+    'sys.exit(pytest.console_main())\n'
+)
+PHASES = ('setup', 'call', 'teardown')
+
+
+def can_arm(config) -> str:
+    """'' when this process can be continued, else why not."""
+    if not sys.executable:
+        return 'no Python executable to start'
+    if config.invocation_params.plugins:
+        return 'pytest was started with plugin objects (pytest.main(plugins=...)), which a new process cannot have'
+    return ''
+
+
+class Log:
+    """The armed process's side: a header (what came before it), then each test's start and reports."""
+
+    def __init__(self, folder: str, gen: int, header: dict[str, Any]):
+        self.folder = folder
+        self.path = os.path.join(folder, f'log-{gen}.jsonl')
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        self._write(dict(header, gen=gen))
+
+    def start(self, nodeid: str, location) -> None:
+        self._write({'start': nodeid, 'location': list(location)})
+
+    def report(self, config, report) -> None:
+        self._write({'report': config.hook.pytest_report_to_serializable(config=config, report=report)})
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def _write(self, obj) -> None:
+        if self._fd >= 0:
+            os.write(self._fd, (json.dumps(obj) + '\n').encode())
+
+
+def arm(config, gen: int, folder: str | None, header: dict[str, Any], std_fds, set_continuation) -> Log:
+    """Logs from now on and sets the crash handler's continuation (`set_continuation(argv, envp, std_fds)`):
+    the first process of a run makes the folder and writes how to start pytest again."""
+    if folder is None:
+        folder = tempfile.mkdtemp(prefix='mate-pytest-continue-')
+        run = {'args': list(config.invocation_params.args), 'dir': str(config.invocation_params.dir), 'path0': PATH0}
+        with open(os.path.join(folder, 'run.json'), 'w', encoding='utf-8') as f:
+            json.dump(run, f)
+    log = Log(folder, gen, header)
+    argv = [sys.executable, *subprocess._args_from_interpreter_flags(), '-c', _LAUNCHER, folder]
+    env = dict(os.environ, **{ENV: folder})
+    set_continuation(
+        [os.fsencode(a) for a in argv], [os.fsencode(k) + b'=' + os.fsencode(v) for k, v in env.items()], std_fds
+    )
+    return log
+
+
+class Resumed:
+    """The continuation's side: what the process it replaced logged."""
+
+    def __init__(self, folder: str):
+        self.folder = folder
+        gens = [int(m[1]) for m in map(_LOG_NAME.fullmatch, os.listdir(folder)) if m]
+        self.gen = max(gens) + 1  # this process's
+        self.header: dict[str, Any] = {}
+        self.tests: dict[str, dict[str, Any]] = {}  # node id -> location, reports (serialized), in start order
+        last = None
+        with open(os.path.join(folder, f'log-{self.gen - 1}.jsonl'), encoding='utf-8') as f:
+            for line in f:
+                try:
+                    obj = json.loads(line)
+                except ValueError:
+                    continue  # a line cut short by the fault: nothing after it was written
+                if 'start' in obj:
+                    last = obj['start']
+                    self.tests[last] = {'location': tuple(obj['location']), 'reports': []}
+                elif 'report' in obj:
+                    t = self.tests.get(obj['report'].get('nodeid'))
+                    if t is not None:
+                        t['reports'].append(obj['report'])
+                elif not self.header:
+                    self.header = obj
+        # The test the fault ended: the last one started, unless its teardown was logged (then the fault came
+        # between tests or after them, outside any test).
+        whens = {r.get('when') for r in self.tests[last]['reports']} if last else set()
+        self.faulted = last if last and 'teardown' not in whens else None
+        self.faulted_when = next((p for p in PHASES if p not in whens), 'teardown')
+
+    def dead_events(self) -> list[tuple[str, dict]]:
+        """The report files the replaced process filed (its pid, not there when it started), in filing order."""
+        report_dir, pid = self.header.get('reportDir'), self.header.get('pid')
+        before = set(self.header.get('eventsBefore') or [])
+        found = []
+        try:
+            names = os.listdir(report_dir or '')
+        except OSError:
+            return []
+        for name in names:
+            m = EVENT_NAME.fullmatch(name)
+            if m and int(m[1]) == pid and name not in before:
+                found.append((int(m[2]), os.path.join(report_dir, name)))
+        out = []
+        for _, path in sorted(found):
+            try:
+                out.append((path, json.loads(read_report_file(path))))
+            except (OSError, ValueError):
+                out.append((path, {}))
+        return out
+
+    def fault_report(self, text: str) -> dict[str, Any]:
+        """The faulting test's failure, serialized as pytest-xdist sends reports."""
+        return {
+            '$report_type': 'TestReport',
+            'nodeid': self.faulted,
+            'location': list(self.tests[self.faulted]['location']),
+            'keywords': {},
+            'outcome': 'failed',
+            'longrepr': text,
+            'when': self.faulted_when,
+            'sections': [],
+            'duration': 0.0,
+            'user_properties': [],
+        }
+
+    def remove(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
