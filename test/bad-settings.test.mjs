@@ -44,7 +44,7 @@ const cases = [
   [
     'mate options --runner karma',
     () => node(MATE, ['options', '--runner', 'karma']),
-    'mate: --runner: "karma" is not a runner; use jest, mocha, node-test, vitest',
+    'mate: --runner: "karma" is not a runner installed here; installed: jest, mocha, node-test, vitest',
   ],
   // Vitest: the drop-in CLI, and plain vitest with the plugin (its config hook)
   [

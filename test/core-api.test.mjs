@@ -133,6 +133,30 @@ test('mate --version and -v print the version of @mate-guard/core, exit 0', asyn
   }
 });
 
+test('mate options --runner vitest where only another runner package is installed: not installed here, not "not a runner"', async () => {
+  // Before: 'mate: --runner: "vitest" is not a runner; use node-test', in a project that just lacks @mate-guard/vitest.
+  const project = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-one-runner-'));
+  try {
+    const scope = path.join(project, 'node_modules', '@mate-guard');
+    for (const part of ['dist', 'bin', 'package.json'])
+      fs.cpSync(path.join(core, part), path.join(scope, 'core', part), { recursive: true });
+    const nodeTest = path.join(ROOT, 'packages', 'node-test');
+    for (const part of ['dist', 'bin', 'package.json'])
+      fs.cpSync(path.join(nodeTest, part), path.join(scope, 'node-test', part), { recursive: true });
+    const r = await run(
+      process.execPath,
+      [path.join(scope, 'core', 'bin', 'mate.js'), 'options', '--runner', 'vitest'],
+      {
+        cwd: project,
+      },
+    );
+    assert.equal(r.code, 2, r.output);
+    assert.equal(r.output, 'mate: --runner: "vitest" is not a runner installed here; installed: node-test\n');
+  } finally {
+    fs.rmSync(project, { recursive: true, force: true });
+  }
+});
+
 test('mate options --runner <name> where no runner package is installed says so (no empty list after "use")', async () => {
   const project = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-no-runner-'));
   try {

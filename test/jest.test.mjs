@@ -565,6 +565,64 @@ describe('a death at exit, after Jest showed its results (in band)', () => {
   });
 });
 
+describe('reports a test got before a guard fault killed its process', () => {
+  const REPORTER = path.join(ROOT, 'packages', 'jest-env', 'dist', 'reporter', 'reporter.js');
+  const canaryLines = (output) =>
+    output.split('\n').filter((l) => /==mate-guard== ERROR: canary-corruption/.test(l)).length;
+
+  test('one Jest showed with an earlier file (in band) is not called unshown, nor printed again', async () => {
+    // Before: the dying process said "the runner never showed it" and printed a-canary's report a second time.
+    for (const r of [
+      await jest(['-i', ...suite('shown-then-fault')], { MATE_JEST_GUARD_ALLOC: '1' }),
+      await mateJest(['--guard-alloc', '--no-guard-rerun', '-i', ...suite('shown-then-fault')]),
+    ]) {
+      assert.notEqual(r.code, 0, r.output);
+      assert.match(r.output, /● writes into the alignment gap/);
+      assert.match(r.output, /==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
+      assert.doesNotMatch(r.output, /the runner never showed it/);
+      assert.equal(canaryLines(r.output), 1, r.output);
+    }
+  });
+
+  test("plain jest with the reporter and workers: the crashed file's earlier failure is shown and back in the results", async () => {
+    // Before: counted in the summary (2 violations) but never shown, and missing from Jest's results.
+    const r = await jest(
+      [
+        ...suite('earlier-then-fault'),
+        '-w',
+        '2',
+        '--workerIdleMemoryLimit=1GB',
+        '--json',
+        '--reporters',
+        'default',
+        '--reporters',
+        REPORTER,
+      ],
+      { MATE_JEST_GUARD_ALLOC: '1' },
+    );
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.output, /Jest worker \d+ gave its test runner a report before the guard fault killed it/);
+    assert.match(
+      r.output,
+      /==mate-guard== ERROR: canary-corruption: \d+ bytes? past the end of allocation #\d+ \(13 bytes/,
+    );
+    assert.match(summary(r.output) ?? '', /2 violations,/);
+    const tests = jsonResults(r.stdout).testResults.flatMap((f) => f.assertionResults);
+    assert.deepEqual(
+      tests.map((t) => [t.title, t.status]),
+      [
+        ['writes into the alignment gap', 'failed'],
+        ['writes one byte past the end', 'failed'],
+      ],
+    );
+    assert.match(tests[0].failureMessages[0], /^==mate-guard== ERROR: canary-corruption/);
+    assert.match(
+      tests[0].failureMessages[0],
+      /before a guard fault killed Jest worker \d+, which took its result with it/,
+    );
+  });
+});
+
 describe('plain jest with the environment but no reporter', () => {
   const envOnly = ['-c', path.join(ROOT, 'test', 'fixtures', 'jest', 'clean', 'jest.config.js'), 'clean-[12]'];
   const NOTE =

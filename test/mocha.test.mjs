@@ -224,6 +224,24 @@ describe('mocha --parallel (plain mocha)', () => {
     );
     assert.equal(summary(r.output).violations, 1);
   });
+
+  test('a report mocha got with an earlier file of the worker is not called unshown when a fault kills that worker', async () => {
+    // Before: "mocha worker N gave its test runner a report before the guard fault killed it; the runner
+    // never showed it", then a-canary's report a second time, though mocha had listed it under its failure.
+    const files = ['a-canary', 'b-slow', 'c-fault'].map((f) => `shown-then-fault/${f}.spec.cjs`);
+    for (const r of [
+      await mocha([...PLUGIN, '--guard-alloc', '--parallel', '--jobs', '2', ...files]),
+      await mateMocha(['--guard-alloc', '--no-guard-rerun', '--parallel', '--jobs', '2', ...files]),
+    ]) {
+      const pids = [...r.output.matchAll(/(?:a-canary|c-fault) ran in (\d+)/g)].map((m) => m[1]);
+      assert.deepEqual(new Set(pids).size, 1, `a-canary and c-fault share a worker:\n${r.output}`);
+      assert.match(r.output, /==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
+      assert.match(r.output, /\d+\) writes into the alignment gap:\n\s+mate-guard found a memory violation/);
+      assert.doesNotMatch(r.output, /the runner never showed it/);
+      const canary = r.output.split('\n').filter((l) => /==mate-guard== ERROR: canary-corruption/.test(l));
+      assert.equal(canary.length, 1, r.output);
+    }
+  });
 });
 
 describe('mate-mocha (drop-in CLI that watches mocha)', () => {

@@ -541,3 +541,17 @@ describe('TAP after a crash', () => {
     );
   });
 });
+
+describe('tests skipped by tag, then a guard fault in the same process', () => {
+  test('the summary still counts the skips (plain node --test and mate-node-test)', async () => {
+    // Before: "0 tests skipped by tag": the skips were counted only in the dying process.
+    for (const r of [
+      await node([...REQUIRE, 'tags-then-fault/tags-then-fault.test.mjs'], { env: ON }),
+      await mateNodeTest(['--guard-alloc', 'tags-then-fault/tags-then-fault.test.mjs']),
+    ]) {
+      assert.notEqual(r.code, 0, r.output);
+      assert.match(r.output, /==mate-guard== ERROR: heap-buffer-overflow on WRITE/);
+      assert.match(r.output, /\[mate-guard\] summary: .*, 1 process died, 2 tests skipped by tag$/m);
+    }
+  });
+});

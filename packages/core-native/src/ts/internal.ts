@@ -74,7 +74,7 @@ export { NODE_OPTIONS, NODE_TEST_OPTIONS } from './run/node-options';
 export type { OptionKind, OptionRow, RunnerOptions } from './run/runner-options';
 export { crashFailure, crashInFile, workerCrash, type CrashFailure } from './run/attribution';
 export { earlierReports } from './run/earlier';
-export { markResultsShown, markTestsStarted, readReportDir } from './run/report-dir';
+export { markReportsShown, markResultsShown, markTestsStarted, readReportDir } from './run/report-dir';
 export { checkRunnerVersion, versionInRange } from './run/runner-version';
 export { nodeFlagsToPassOn, runChild, type ChildExit } from './run/child';
 export type { ViolationEvent } from './report/event';

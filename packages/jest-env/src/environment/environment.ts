@@ -7,16 +7,19 @@ import {
   endGuardedTest,
   flushGuardStats,
   formatTestPath,
+  guardAllocatorConfig,
   GuardConfigError,
   guardRealm,
   guardSkipReason,
   isGuardAllocatorActive,
   isGuardTag,
+  markReportsShown,
   noteTagSkip,
   outsideTestsError,
   takeOutsideDamage,
   violationError,
   type GuardSettings,
+  type GuardViolation,
 } from '@mate-guard/core/internal';
 import NodeEnvironment from 'jest-environment-node';
 
@@ -89,6 +92,8 @@ export function guardEnvironmentOf(
     private readonly fileTags: string[];
     private restoreRealm: (() => void) | undefined;
     private readonly stacks: ReturnType<typeof stackFormatCache>;
+    /** Reports this file's tests (or the file) failed with: Jest shows them with the file's results. */
+    private readonly delivered: GuardViolation[] = [];
 
     constructor(config: JestEnvironmentConfig, context: EnvironmentContext) {
       super(config, context);
@@ -133,6 +138,7 @@ export function guardEnvironmentOf(
         case 'test_done': {
           const found = endGuardedTest();
           if (found.length) event.test.errors.push(violationError(found));
+          this.delivered.push(...found);
           break;
         }
         case 'run_finish':
@@ -145,6 +151,14 @@ export function guardEnvironmentOf(
 
     override async teardown(): Promise<void> {
       if (isGuardAllocatorActive()) flushGuardStats(); // workers may be killed without 'exit'
+      // The file ended: Jest shows its results, these reports with them. A
+      // guard fault in a later file of this process takes them no more.
+      const dir = guardAllocatorConfig()?.reportDir;
+      if (dir)
+        markReportsShown(
+          dir,
+          this.delivered.map((v) => v.event),
+        );
       this.restoreRealm?.();
       this.restoreRealm = undefined;
       this.stacks.release();
@@ -171,6 +185,7 @@ export function guardEnvironmentOf(
     private outsideTests(state: Circus.State, all = false): void {
       const found = takeOutsideDamage({ all });
       if (found.length) state.unhandledErrors.push(outsideTestsError(found, 'this file'));
+      this.delivered.push(...found);
     }
   };
 }

@@ -126,7 +126,11 @@ export default class GuardReporter {
     checkFileSettings(test.context.config);
   }
 
-  /** A crashed file: its dead test back into the results, before reporters that write them out (JUnit, --json). */
+  /**
+   * A crashed file: its dead test, and the tests that failed with a report
+   * before the crash, back into the results, before reporters that write
+   * them out (JUnit, --json).
+   */
   onTestFileResult(
     test: { context: { config: Config.ProjectConfig } },
     testResult: TestResult,
@@ -134,11 +138,11 @@ export default class GuardReporter {
   ): void {
     if (!testResult.testExecError || !this.session.dir) return;
     const { announced } = this.session;
-    const fatal = readReportDir(this.session.dir).violations.filter(
-      (v) => workerCrash(v) && v.file && !announced.has(v.file),
-    );
+    const report = readReportDir(this.session.dir);
+    const fatal = report.violations.filter((v) => workerCrash(v) && v.file && !announced.has(v.file));
+    const all = { fatal, events: report.violations, shown: report.shownReports };
     const project = projectName(test.context.config.displayName);
-    for (const e of addCrashedTests(testResult, aggregated, fatal, WORKER, project)) announced.add(e.file!);
+    for (const e of addCrashedTests(testResult, aggregated, all, WORKER, project)) announced.add(e.file!);
   }
 
   onRunComplete(_contexts: unknown, results: AggregatedResult): void {
@@ -151,8 +155,9 @@ export default class GuardReporter {
     flushGuardStats();
     const verdict = run.finish({
       status,
-      // A dead worker's report went through Jest's pipe, which Jest may not drain: print it again.
-      attribution: { label: () => WORKER, reprint: () => true },
+      // A dead worker's report went through Jest's pipe, which Jest may not drain: print it again,
+      // and what it had reported to its tests before it died, which Jest never received.
+      attribution: { label: () => WORKER, reprint: () => true, earlier: true },
       // Jest passed, yet a process found damage (e.g. at exit): show it, fail.
       showReportsIfPassed: true,
       more: this.watching,

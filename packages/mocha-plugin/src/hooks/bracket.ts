@@ -9,17 +9,23 @@ import {
   endGuardedTest,
   flushGuardStats,
   formatTestPath,
+  guardAllocatorConfig,
   isGuardAllocatorActive,
+  markReportsShown,
   outsideTestsError,
   takeOutsideDamage,
   violationError,
   type GuardViolation,
+  type ViolationEvent,
 } from '@mate-guard/core/internal';
 
 import type { MochaContext, MochaTest, RootHooks, TestFn } from './mocha-types';
 import { getState } from './state';
 
 const wrapped = new WeakSet<TestFn>();
+
+/** Reports this process failed tests (or the file) with since its last file ended. */
+const delivered: ViolationEvent[] = [];
 
 // formatTestPath makes absolute files relative (path.relative per call);
 // a file's relative path is worked out once.
@@ -44,6 +50,7 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
  * (its stack filter rewrites the report's stack lines, so the two differ).
  */
 function failure(found: GuardViolation[], note?: string): Error {
+  delivered.push(...found.map((v) => v.event));
   const err = violationError(found);
   if (note) err.message += `\n(${note})`;
   err.stack = '';
@@ -125,8 +132,15 @@ function afterEachTest(this: MochaContext): void {
 function afterAllTests(): void {
   flushGuardStats();
   const found = takeOutsideDamage({ all: true });
+  delivered.push(...found.map((v) => v.event));
+  const worker = getState()?.role === 'worker';
+  // A --parallel worker hands the file's results to mocha now, these reports
+  // with them: a guard fault in its next file takes them no more. (Serial
+  // mocha shows failures when the whole run ends.)
+  const dir = guardAllocatorConfig()?.reportDir;
+  if (worker && dir) markReportsShown(dir, delivered.splice(0));
   if (!found.length) return;
-  const err = outsideTestsError(found, getState()?.role === 'worker' ? 'this file' : 'this run');
+  const err = outsideTestsError(found, worker ? 'this file' : 'this run');
   err.stack = '';
   throw err;
 }

@@ -68,6 +68,8 @@ std::string EarlierReportsText(const std::string& dir, const JsonValue& crash, c
         !EventProblem(e).empty())
       continue;
     if (e["pid"].Str() != pid || e["fatal"].Truthy() || e["delivered"].Str() != "caller") continue;
+    // Its runner showed it with its test's result (a Jest file that ended before this one): not lost.
+    if (stat((dir + "/shown-" + name).c_str(), &st) == 0) continue;
     // A filed text is the folder's word (a folder others can write to): shown, never obeyed by the terminal.
     reports += e["text"].IsString() && !e["text"].text.empty() ? VisibleLines(e["text"].text) : FormatText(e, o);
     count++;

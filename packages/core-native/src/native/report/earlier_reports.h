@@ -14,7 +14,8 @@ namespace mate {
 
 // The caller-delivered reports of `crash`'s process filed in `dir`, under a
 // line saying why they are shown ('' when none, or when its runner showed
-// its results before it died).
+// its results before it died); a report marked `shown-<its file>` there (its
+// runner showed it with its test's result) is left out.
 std::string EarlierReportsText(const std::string& dir, const JsonValue& crash, const FormatOptions& o);
 
 // The file's text, at most `cap` bytes; false when it cannot be read whole or is not a regular file (a FIFO

@@ -67,7 +67,7 @@ async function listOptions(args: readonly string[]): Promise<string> {
       const runners = installedRunners(cwd, checkoutOf(cwd));
       throw new GuardConfigError(
         runners.length
-          ? `--runner: ${JSON.stringify(runner)} is not a runner; use ${runners.join(', ')}`
+          ? `--runner: ${JSON.stringify(runner)} is not a runner installed here; installed: ${runners.join(', ')}`
           : `--runner: ${JSON.stringify(runner)} is not a runner installed here: no runner package is (the README lists them)`,
       );
     }

@@ -4,14 +4,30 @@
 // them when a file ends; Vitest batches its workers' task updates, so a
 // test failed just before a crash may arrive as never run or passed), so
 // nobody shows them unless we do.
+import * as path from 'node:path';
+
 import { loadNative } from '../install/native';
 import type { ViolationEvent } from '../report/event';
 import { reportText } from '../report/render';
 import { readReportDir } from './report-dir';
 
-/** The caller-delivered reports of `crash`'s process, among `events`. */
-export function earlierReports(events: readonly ViolationEvent[], crash: ViolationEvent): ViolationEvent[] {
-  return events.filter((v) => v.pid === crash.pid && !v.fatal && v.delivered === 'caller');
+/**
+ * The caller-delivered reports of `crash`'s process, among `events`, less
+ * those `shown` (event file names) the runner showed with their tests'
+ * results (markReportsShown: a Jest file that ended before the crash).
+ */
+export function earlierReports(
+  events: readonly ViolationEvent[],
+  crash: ViolationEvent,
+  shown: readonly string[] = [],
+): ViolationEvent[] {
+  return events.filter(
+    (v) =>
+      v.pid === crash.pid &&
+      !v.fatal &&
+      v.delivered === 'caller' &&
+      !(v.file !== undefined && shown.includes(path.basename(v.file))),
+  );
 }
 
 /** Text for the caller-delivered reports of `crash`'s process ('' when none). `who` names it. */
@@ -19,7 +35,7 @@ export function earlierReportsText(dir: string, crash: ViolationEvent, who: stri
   const report = readReportDir(dir);
   // Its runner showed the results before it died (a death at exit): they were shown.
   if (report.resultsShown.includes(crash.pid)) return '';
-  const earlier = earlierReports(report.violations, crash);
+  const earlier = earlierReports(report.violations, crash, report.shownReports);
   if (!earlier.length) return '';
   // Its header line is the crash printer's own (report/format/earlier_header.cc).
   return (

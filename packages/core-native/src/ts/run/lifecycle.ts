@@ -195,6 +195,7 @@ export class GuardedRun {
         processes: all.processes.map((p) => since(p, this.baseline.get(statsKey(p)))),
         unreadable: all.unreadable.filter((u) => !this.seen.has(u.file)),
         resultsShown: all.resultsShown,
+        shownReports: all.shownReports,
         testsStarted: all.testsStarted,
       };
       this.markSuppressed(this.report.violations);

@@ -32,6 +32,11 @@ export function noteTagSkip(): void {
   skippedByTag++;
 }
 
+/** Tests skipped by tag in this process so far. */
+export function tagSkipsSoFar(): number {
+  return skippedByTag;
+}
+
 export function processStats(native: NativeStats): ProcessGuardStats {
   return { ...native, pid: process.pid, threadId, skippedByTag, testsStarted, passThrough: { ...passThrough } };
 }

@@ -32,11 +32,14 @@ export interface RunReport {
   unreadable: UnreadableFile[];
   /** Processes whose runner had shown the run's results (markResultsShown) before they ended. */
   resultsShown: number[];
+  /** Event files (names) whose report the runner showed with its test's result (markReportsShown). */
+  shownReports: string[];
   /** The runner started a test file (markTestsStarted); false: it ran none (nothing matched, or it stopped on its own error). */
   testsStarted: boolean;
 }
 
 const RESULTS_SHOWN = /^results-shown-(\d+)$/;
+const REPORT_SHOWN = /^shown-(mate-guard-\d+-\d+\.json)$/;
 const TESTS_STARTED = /^tests-started-\d+$/;
 
 /**
@@ -61,6 +64,23 @@ export function markResultsShown(dir: string): void {
     writeNewFile(path.join(dir, `results-shown-${process.pid}`), '');
   } catch {
     // the directory went: nobody will ask
+  }
+}
+
+/**
+ * The runner showed these reports with their tests' results (Jest prints
+ * each file's results when the file ends): a process that dies later in
+ * another file took them with it no more (earlier.ts). The printer of a
+ * dying process reads the same marks (report/earlier_reports.cc).
+ */
+export function markReportsShown(dir: string, events: readonly ViolationEvent[]): void {
+  for (const e of events) {
+    if (!e.file) continue;
+    try {
+      writeNewFile(path.join(dir, `shown-${path.basename(e.file)}`), '');
+    } catch {
+      // marked already, or the directory went
+    }
   }
 }
 
@@ -140,6 +160,7 @@ export function readReportDir(dir: string): RunReport {
     processes: [],
     unreadable: [],
     resultsShown: [],
+    shownReports: [],
     testsStarted: false,
   };
   let names: string[] = [];
@@ -168,6 +189,8 @@ export function readReportDir(dir: string): RunReport {
       else report.processes.push(s);
     } else if (RESULTS_SHOWN.test(name)) {
       report.resultsShown.push(Number(RESULTS_SHOWN.exec(name)![1]));
+    } else if (REPORT_SHOWN.test(name)) {
+      report.shownReports.push(REPORT_SHOWN.exec(name)![1]);
     } else if (TESTS_STARTED.test(name)) {
       report.testsStarted = true;
     }

@@ -9,7 +9,7 @@ import {
   setCurrentTest,
   type GuardViolation,
 } from '../install/install';
-import { noteTestStart } from './process-stats';
+import { noteTestStart, tagSkipsSoFar } from './process-stats';
 
 // Damage found between tests (module code, a hook, a buffer the collector
 // freed after its test ended) is not the next test's doing: it is kept here
@@ -20,10 +20,23 @@ let outside: GuardViolation[] = [];
 // A run's suppressions marked these: counted in the summary, never a failure.
 const unsuppressed = (found: readonly GuardViolation[]) => found.filter((v) => !v.event.suppressed);
 
+// Tag skips already in this process's counters file. A test that follows
+// skipped ones writes them first: a guard fault in it would otherwise take
+// them with it (a dying process's event carries allocation counts only), and
+// the summary would say "0 tests skipped by tag".
+let flushedTagSkips = 0;
+function flushNewTagSkips(): void {
+  const skips = tagSkipsSoFar();
+  if (skips === flushedTagSkips) return;
+  flushedTagSkips = skips;
+  flushGuardStats();
+}
+
 /** Names the test in reports and starts its canary scope. */
 export function beginGuardedTest(name: string): void {
   if (!isGuardAllocatorActive()) return;
   noteTestStart();
+  flushNewTagSkips();
   outside.push(...unsuppressed(checkCanaries()));
   setCurrentTest(name);
 }
