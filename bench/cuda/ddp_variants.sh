@@ -7,8 +7,12 @@
 #   (--no-capture-stacks), guard-emptycb (CUPTI subscribed, every callback
 #   returning at once: MATE_GUARD_CUPTI_EMPTY), guard-pending1g (frees wait
 #   once 1 GiB of them pend, the bound before it scaled:
-#   MATE_GUARD_CUDA_PENDING_MIB)
-DDP_VARIANTS="plain guard guard-notrack guard-nostacks guard-emptycb guard-pending1g"
+#   MATE_GUARD_CUDA_PENDING_MIB), guard-noordering (only the launch calls
+#   subscribed: MATE_GUARD_TRACK_SKIP=ordering), guard-emptylaunch (both),
+#   guard-norecord, guard-nosite, guard-noargs (MATE_GUARD_TRACK_SKIP: launches
+#   seen but not recorded; recorded without their Python call sites; without
+#   their guarded arguments)
+DDP_VARIANTS="plain guard guard-notrack guard-nostacks guard-emptycb guard-pending1g guard-noordering guard-emptylaunch guard-norecord guard-nosite guard-noargs"
 ddp_variant() {
   local torchrun=(python3 -m torch.distributed.run --nproc-per-node "$2" "$ROOT/test/fixtures/cuda/ddp_train.py" "$3")
   local guard=(node "$ROOT/packages/core-native/bin/mate.js" guard-run --device cuda)
@@ -18,6 +22,13 @@ ddp_variant() {
     guard-notrack) MATE_GUARD_CUDA_STATS=1 "${guard[@]}" --no-track-launches -- "${torchrun[@]}" ;;
     guard-nostacks) MATE_GUARD_CUDA_STATS=1 "${guard[@]}" --no-capture-stacks -- "${torchrun[@]}" ;;
     guard-emptycb) MATE_GUARD_CUPTI_EMPTY=1 MATE_GUARD_CUDA_STATS=1 "${guard[@]}" -- "${torchrun[@]}" ;;
+    guard-norecord | guard-nosite | guard-noargs)
+      MATE_GUARD_TRACK_SKIP=${1#guard-no} MATE_GUARD_CUDA_STATS=1 "${guard[@]}" -- "${torchrun[@]}"
+      ;;
+    guard-noordering) MATE_GUARD_TRACK_SKIP=ordering MATE_GUARD_CUDA_STATS=1 "${guard[@]}" -- "${torchrun[@]}" ;;
+    guard-emptylaunch)
+      MATE_GUARD_CUPTI_EMPTY=1 MATE_GUARD_TRACK_SKIP=ordering MATE_GUARD_CUDA_STATS=1 "${guard[@]}" -- "${torchrun[@]}"
+      ;;
     guard-pending1g) MATE_GUARD_CUDA_PENDING_MIB=1024 MATE_GUARD_CUDA_STATS=1 "${guard[@]}" -- "${torchrun[@]}" ;;
     *) echo "unknown variant $1 (one of: $DDP_VARIANTS)"; return 2 ;;
   esac 2>&1

@@ -8,7 +8,10 @@
 #   returning at once: MATE_GUARD_CUPTI_EMPTY), guard-norecord, guard-nosite,
 #   guard-noargs (MATE_GUARD_TRACK_SKIP: launches seen but not recorded;
 #   recorded without their Python call sites; without their guarded
-#   arguments), guard-nostacks
+#   arguments), guard-noordering (MATE_GUARD_TRACK_SKIP=ordering: only the
+#   launch calls subscribed, event records, waits, queries and synchronizes
+#   not), guard-emptylaunch (both: CUPTI subscribed to the launch calls only,
+#   callbacks returning at once), guard-nostacks
 #   (--no-capture-stacks), guard-exact (--device-exact-placement),
 #   guard-strict (--cuda-quarantine strict: every freed range unmapped),
 #   guard-base (the guard from another library, BASE_LIB=<libmate_guard_cuda.so>),
@@ -26,6 +29,8 @@ loop_variant() {
     guard-norecord) LOOP_ENV=(MATE_GUARD_TRACK_SKIP=record) ;;
     guard-nosite) LOOP_ENV=(MATE_GUARD_TRACK_SKIP=site) ;;
     guard-noargs) LOOP_ENV=(MATE_GUARD_TRACK_SKIP=args) ;;
+    guard-noordering) LOOP_ENV=(MATE_GUARD_TRACK_SKIP=ordering) ;;
+    guard-emptylaunch) LOOP_ENV=(MATE_GUARD_CUPTI_EMPTY=1 MATE_GUARD_TRACK_SKIP=ordering) ;;
     guard-nostacks) LOOP_ARGS+=(--no-capture-stacks) ;;
     guard-exact) LOOP_ARGS+=(--device-exact-placement) ;;
     guard-strict) LOOP_ARGS+=(--cuda-quarantine strict) ;;

@@ -203,7 +203,11 @@ bool StartTracking(const cuda::Driver* drv, const Options& options, const Tracke
     *why = st.off;
     return false;
   }
-  for (cupti::CallbackId id : kDriverIds) st.api->cuptiEnableCallback(1, st.sub, cupti::kDomainDriver, id);
+  // MATE_GUARD_TRACK_SKIP=ordering (tuning, bench/cuda): only the launch
+  // calls subscribed, to measure what the ordering calls' callbacks cost.
+  const bool skip_ordering = skip && strstr(skip, "ordering");
+  for (cupti::CallbackId id : kDriverIds)
+    if (!skip_ordering || IsLaunch(id)) st.api->cuptiEnableCallback(1, st.sub, cupti::kDomainDriver, id);
   // Without cuFuncGetParamInfo (a driver older than CUDA 12.4) kernels
   // are named but their parameters not read (counted: no_layout).
   st.off = "";
