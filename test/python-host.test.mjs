@@ -220,7 +220,7 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
     }
   });
 
-  test("after a fault on guarded memory plain pytest goes on in the process's place, again after a second fault: the faulting tests fail (in setup: an error) with their reports, the tests before and after keep their results, and the terminal, junitxml, -x and the exit status see the whole run", async () => {
+  test("after a fault on guarded memory plain pytest goes on in the process's place, again after a second fault (a forked child's fault kills the child only): the faulting tests fail (in setup: an error) with their reports, the tests before and after keep their results, and the terminal, junitxml, -x, the summary's counts and the exit status see the whole run", async () => {
     const onDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-goes-on-'));
     fs.copyFileSync(path.join(FIX, 'goes-on', 'test_goes_on.py'), path.join(onDir, 'test_goes_on.py'));
     const reports = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-goes-on-reports-'));
@@ -234,6 +234,13 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
     assert.equal(r.code, 1, r.output);
     // Each fault's report, then the note, on the terminal's stderr.
     assert.equal(r.stderr.match(/==mate-guard== pytest goes on in a fresh process/g)?.length, 2, r.output);
+    // The forked child's fault killed the child only: one pytest session per fault, and the first.
+    assert.equal(r.stdout.match(/=+ test session starts =+/g)?.length, 3, r.output);
+    assert.equal(
+      r.stderr.match(/==mate-guard== test: test_goes_on\.py::test_forked_child_faults\n/g)?.length,
+      1,
+      r.output,
+    );
     assert.match(
       r.stdout,
       /\[mate-guard\] pytest goes on after a fault on guarded memory in test_goes_on\.py::test_overflows: this process took the place of the one that faulted/,
@@ -241,6 +248,7 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
     );
     const last = r.stdout.split('[mate-guard] pytest goes on after a fault').at(-1);
     for (const [name, outcome] of [
+      ['test_forked_child_faults', 'FAILED'],
       ['test_before_passes', 'PASSED'],
       ['test_before_fails', 'FAILED'],
       ['test_overflows', 'FAILED'],
@@ -249,7 +257,7 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
       ['test_after_passes', 'PASSED'],
     ])
       assert.match(last, new RegExp(`^test_goes_on\\.py::${name} ${outcome}`, 'm'), `${name}: ${r.output}`);
-    assert.match(r.stdout, /^=+ 2 failed, 2 passed, 1 skipped, 1 error in /m, r.output);
+    assert.match(r.stdout, /^=+ 3 failed, 2 passed, 1 skipped, 1 error in /m, r.output);
     assert.match(
       section(last, 'test_overflows'),
       /==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(80 bytes, tail mode\)/,
@@ -260,7 +268,7 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
       /ERROR at setup of test_overflows_in_setup _+\n==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(96 bytes, tail mode\)/,
       r.output,
     );
-    assert.match(r.stdout, /^\[mate-guard\] summary: .*, 2 violations, /m, r.output);
+    assert.match(r.stdout, /^\[mate-guard\] summary: .*, 3 violations, /m, r.output);
     assert.match(
       r.stdout,
       /^\[mate-guard\] 3 processes: a fault on guarded memory ended the one running test_goes_on\.py::test_overflows, test_goes_on\.py::test_overflows_in_setup; pytest went on in a fresh process after each$/m,
@@ -268,19 +276,24 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
     );
     // Every test in the run's junitxml, with its own result.
     const junit = fs.readFileSync(path.join(onDir, 'junit.xml'), 'utf8');
-    assert.equal(junit.match(/<testcase /g)?.length, 6, junit);
+    assert.equal(junit.match(/<testcase /g)?.length, 7, junit);
     assert.match(
       junit,
       /<testcase classname="test_goes_on" name="test_overflows" [^>]*><failure message="==mate-guard== ERROR: heap-buffer-overflow/,
       junit,
     );
     assert.match(junit, /name="test_overflows_in_setup" [^>]*><error message="failed on setup/, junit);
-    // Both reports kept in the report folder (the same pid filed them), and the
+    // Every report kept in the report folder (both faults' filed by the same
+    // pid, and the forked child's), no fork marker left, and the
     // continuation's folder gone with the run.
     assert.equal(
       fs.readdirSync(reports).filter((f) => /^mate-guard-\d+-\d+\.json$/.test(f)).length,
-      2,
+      3,
       fs.readdirSync(reports).join(' '),
+    );
+    assert.deepEqual(
+      fs.readdirSync(reports).filter((f) => f.startsWith('mate-guard-forked-')),
+      [],
     );
     assert.deepEqual(
       fs
@@ -295,12 +308,12 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
 
     // -x: the first fault is the run's first failure, so it stops there.
     const x = await pytest(
-      ['--guard-alloc', '--no-guard-rerun', '-x', '-k', 'not before_fails', 'test_goes_on.py'],
+      ['--guard-alloc', '--no-guard-rerun', '-x', '-k', 'not before_fails and not forked', 'test_goes_on.py'],
       {},
       onDir,
     );
     assert.equal(x.code, 1, x.output);
-    assert.match(x.stdout, /^=+ 1 failed, 1 passed, 1 deselected in /m, x.output);
+    assert.match(x.stdout, /^=+ 1 failed, 1 passed, 2 deselected in /m, x.output);
     assert.doesNotMatch(x.stdout, /the last test ran|test_after_passes/, x.output);
   });
 

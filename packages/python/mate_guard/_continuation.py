@@ -19,14 +19,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 from typing import Any
 
 from ._files import read_report_file
-from ._library import EVENT_NAME
+from ._library import EVENT_NAME, family, read_fork_markers
 
 ENV = 'MATE_PYTEST_CONTINUE'  # the continuation's folder: run.json, one log per process of the run
 OFF_ENV = 'MATE_PYTEST_NO_CONTINUATION'  # tuning (bench/): never armed, the process dies at a fault as before
@@ -132,26 +131,30 @@ class Resumed:
         self.faulted = last if last and 'teardown' not in whens else None
         self.faulted_when = next((p for p in PHASES if p not in whens), 'teardown')
 
-    def dead_events(self) -> list[tuple[str, dict]]:
-        """The report files the replaced process filed (its pid, not there when it started), in filing order."""
-        report_dir, pid = self.header.get('reportDir'), self.header.get('pid')
+    def dead_events(self) -> tuple[list[tuple[str, dict]], list[tuple[str, dict]]]:
+        """The report files the replaced process filed (its pid, not there when it started), and those of the
+        children it forked (multiprocessing), each in filing order; the children's markers are removed (their
+        parent, which would have, is gone)."""
+        report_dir, pid = self.header.get('reportDir') or '', self.header.get('pid')
         before = set(self.header.get('eventsBefore') or [])
-        found = []
         try:
-            names = os.listdir(report_dir or '')
+            names = os.listdir(report_dir)
         except OSError:
-            return []
+            return [], []
+        children, markers = family(read_fork_markers(report_dir, names), self.header.get('token'))
+        own, forked = [], []
         for name in names:
             m = EVENT_NAME.fullmatch(name)
             if m and int(m[1]) == pid and name not in before:
-                found.append((int(m[2]), os.path.join(report_dir, name)))
-        out = []
-        for _, path in sorted(found):
+                own.append((int(m[2]), os.path.join(report_dir, name)))
+            elif m and int(m[1]) in children:
+                forked.append((int(m[1]), int(m[2]), os.path.join(report_dir, name)))
+        for path in markers:
             try:
-                out.append((path, json.loads(read_report_file(path))))
-            except (OSError, ValueError):
-                out.append((path, {}))
-        return out
+                os.unlink(path)
+            except OSError:
+                pass
+        return [_read(p) for _, p in sorted(own)], [_read(p) for _, _, p in sorted(forked)]
 
     def fault_report(self, text: str) -> dict[str, Any]:
         """The faulting test's failure, serialized as pytest-xdist sends reports."""
@@ -168,5 +171,9 @@ class Resumed:
             'user_properties': [],
         }
 
-    def remove(self) -> None:
-        shutil.rmtree(self.folder, ignore_errors=True)
+
+def _read(path: str) -> tuple[str, dict]:
+    try:
+        return path, json.loads(read_report_file(path))
+    except (OSError, ValueError):
+        return path, {}

@@ -138,33 +138,8 @@ class Library:
     def _descendants(self, names):
         """The pids of this process's forked descendants, from their markers among `names` (re-read when
         rewritten)."""
-        markers = {}
-        for name in names:
-            if not _MARKER_NAME.fullmatch(name):
-                continue
-            path = os.path.join(self.report_dir, name)
-            try:
-                mtime = os.stat(path).st_mtime_ns
-                known = self._markers.get(path)
-                if known is None or known[0] != mtime:
-                    with open(path, encoding='utf-8') as f:
-                        m = json.load(f)
-                    known = (mtime, int(m['pid']), m['parent'], m['token'])
-                markers[path] = known
-            except (OSError, ValueError, KeyError, TypeError):
-                continue
-        self._markers = markers
-        family, pids, mine = {self._token}, set(), []
-        grown = True
-        while grown:  # children, grandchildren, ...
-            grown = False
-            for path, (_, pid, parent, token) in markers.items():
-                if parent in family and token not in family:
-                    family.add(token)
-                    pids.add(pid)
-                    mine.append(path)
-                    grown = True
-        self._forked_markers = mine
+        self._markers = read_fork_markers(self.report_dir, names, self._markers)
+        pids, self._forked_markers = family(self._markers, self._token)
         return pids
 
     def _forget_forked(self):
@@ -198,6 +173,43 @@ class Library:
             except (OSError, ValueError):
                 out.append((path, {}))
         return out
+
+
+def read_fork_markers(report_dir, names, known=None):
+    """The forked children's markers among `names` in `report_dir`: {path: (mtime, its pid, its parent's token,
+    its token)}; `known` (an earlier call's) spares reading those unchanged since."""
+    markers = {}
+    for name in names:
+        if not _MARKER_NAME.fullmatch(name):
+            continue
+        path = os.path.join(report_dir, name)
+        try:
+            mtime = os.stat(path).st_mtime_ns
+            seen = (known or {}).get(path)
+            if seen is None or seen[0] != mtime:
+                with open(path, encoding='utf-8') as f:
+                    m = json.load(f)
+                seen = (mtime, int(m['pid']), m['parent'], m['token'])
+            markers[path] = seen
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return markers
+
+
+def family(markers, token):
+    """The pids and marker paths of the descendants (children, grandchildren, ...) of the process whose
+    token is `token`, among `markers` (read_fork_markers)."""
+    tokens, pids, mine = {token}, set(), []
+    grown = True
+    while grown:
+        grown = False
+        for path, (_, pid, parent, child) in markers.items():
+            if parent in tokens and child not in tokens:
+                tokens.add(child)
+                pids.add(pid)
+                mine.append(path)
+                grown = True
+    return pids, mine
 
 
 # A process's report files, mate-guard-<pid>-<n>.json, and a forked child's marker (_forked).

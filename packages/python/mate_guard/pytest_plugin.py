@@ -261,8 +261,9 @@ class _Guard:
 
         r = self.resumed = _continuation.Resumed(folder)
         mate_guard.counters_index = r.gen  # the replaced process's counters file stays (same pid)
-        events = r.dead_events()
+        events, forked = r.dead_events()
         dead = _events_summary(r.header.get('reportDir'), events)
+        dead['stats']['violations'] += len(forked)  # its children's, which it counted as its own
         dead['faulted'] = [r.faulted or '(outside any test)']
         self.inherited = _zero_summary()
         if r.header.get('inherited'):
@@ -289,6 +290,7 @@ class _Guard:
             'pid': os.getpid(),
             'reportDir': self.lib.report_dir,
             'eventsBefore': self.events_before,
+            'token': self.lib._token,  # its forked children's markers name it
             'inherited': self.inherited or {},
         }
         r = self.resumed

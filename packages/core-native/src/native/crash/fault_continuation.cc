@@ -1,5 +1,7 @@
 #include "crash/fault_continuation.h"
 
+#include <unistd.h>
+
 #include "platform/replace_process.h"
 #include "report/printer.h"
 
@@ -13,6 +15,7 @@ struct Continuation {
   std::vector<std::string> strings;
   std::vector<char*> argv, envp;
   int std_fds[3];
+  pid_t pid;  // the process it was set in: a forked child (multiprocessing) dies, it does not start pytest again
 };
 
 Continuation* g_continuation = nullptr;
@@ -36,13 +39,14 @@ void SetFaultContinuation(const std::vector<std::string>& argv, const std::vecto
     c->argv = Pointers(&c->strings, 0, argv.size());
     c->envp = Pointers(&c->strings, argv.size(), envp.size());
     for (int i = 0; i < 3; i++) c->std_fds[i] = std_fds[i];
+    c->pid = getpid();
   }
   __atomic_store_n(&g_continuation, c, __ATOMIC_RELEASE);
 }
 
 void ContinueAfterFault() {
   Continuation* c = __atomic_load_n(&g_continuation, __ATOMIC_ACQUIRE);
-  if (c == nullptr) return;
+  if (c == nullptr || c->pid != getpid()) return;
   platform::ReplaceProcess(c->argv[0], c->argv.data(), c->envp.data(), c->std_fds);
   static const char kFailed[] =
       "==mate-guard== the process that was to go on could not start (execve failed): the run ends here\n";

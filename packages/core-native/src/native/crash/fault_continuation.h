@@ -22,7 +22,8 @@ void SetFaultContinuation(const std::vector<std::string>& argv, const std::vecto
                           const int std_fds[3]);
 
 // Called by the crash handler after a guard fault's report: replaces the
-// process when a continuation is set, else returns (so does a failed exec,
+// process when a continuation is set (in this process, not in a forked
+// child, which inherits it), else returns (so does a failed exec,
 // after saying so where reports go). Async-signal-safe.
 void ContinueAfterFault();
 

@@ -58,6 +58,7 @@ uintptr_t g_cfas[kMaxNativeFrames];
 DeathDetail g_death;
 char g_fault_note[1024];
 size_t g_fault_note_len = 0;  // written before the code it speaks of runs (SetFaultNote), read in the handler
+pid_t g_fault_note_pid = 0;   // the process it speaks of: not a forked child, which inherits it
 
 long ThreadId() { return static_cast<long>(syscall(SYS_gettid)); }
 
@@ -148,7 +149,7 @@ void Handle(int sig, siginfo_t* info, void* uctx) {
         v.signal = sig;
         Report(&v, uctx);
         size_t note = __atomic_load_n(&g_fault_note_len, __ATOMIC_ACQUIRE);
-        if (note > 0) PrintToReportFd(g_fault_note, note);
+        if (note > 0 && g_fault_note_pid == getpid()) PrintToReportFd(g_fault_note, note);
         ContinueAfterFault();  // returns when there is none (or it could not start)
       }
       // Die by the signal, as the program would have without us: the
@@ -179,6 +180,7 @@ void SetFaultNote(const char* line) {
   if (n > sizeof(g_fault_note)) n = sizeof(g_fault_note);
   __atomic_store_n(&g_fault_note_len, 0, __ATOMIC_RELEASE);
   if (n > 0) memcpy(g_fault_note, line, n);
+  g_fault_note_pid = getpid();
   __atomic_store_n(&g_fault_note_len, n, __ATOMIC_RELEASE);
 }
 

@@ -27,7 +27,8 @@ void EnsureAltStack();
 
 // A line the host wants printed after the report of a fault on guarded
 // memory, before the process dies (the pytest plugin: the tests after this
-// one do not run). Copied (at most 1 KiB); "" for none. Not while a fault
+// one do not run). Copied (at most 1 KiB); "" for none; said in this
+// process only (not in a child it forks). Not while a fault
 // may be handled: set it before the code it speaks of runs.
 void SetFaultNote(const char* line);
 
