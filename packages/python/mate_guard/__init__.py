@@ -298,7 +298,10 @@ def _unfiled_host_reports(counted: int, events: list) -> list[Report]:
     event file stands for (the report folder went, or the disk filled up): the violation still fails its
     test, and the run; its text went to stderr only."""
     global _host_accounted
-    _host_accounted += sum(1 for _, e in events if e.get('backend') == 'host' and e.get('pid') in (None, os.getpid()))
+    # The host guard counts numpy arrays' violations (backend host) and the native heap's (backend native-heap).
+    _host_accounted += sum(
+        1 for _, e in events if e.get('backend') in ('host', 'native-heap') and e.get('pid') in (None, os.getpid())
+    )
     missing = counted - _host_accounted
     if missing <= 0:
         return []
