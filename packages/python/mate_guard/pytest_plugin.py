@@ -119,12 +119,22 @@ def pytest_load_initial_conftests(early_config, parser, args):
     _refuse_misspellings(args, _ini_keys(early_config))
 
 
-def _ini(config, row):
+def _ini_value(config, name):
+    """The ini key's value as the config file wrote it. pytest 9's own TOML table ([tool.pytest]) keeps TOML's
+    types and its getini refuses any but a string for a key registered as one (a TypeError, a traceback): there the
+    TOML value itself (true, 16, a list of globs) is taken, and parsed as the setting's kind like any other."""
     try:
-        value = config.getini(_sp(row, 'pytestIni'))
+        return config.getini(name)
     except ValueError:
         return None
-    if isinstance(value, list):  # an ini key pytest read as lines
+    except TypeError:
+        entry = (getattr(config, '_inicfg', None) or {}).get(name)
+        return getattr(entry, 'value', None)
+
+
+def _ini(config, row):
+    value = _ini_value(config, _sp(row, 'pytestIni'))
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):  # an ini key read as lines, a TOML list
         value = ','.join(value)
     if isinstance(value, str) and row['value']['type'] == 'list':
         # A list in ini is written as pytest's own are: one per line, or several on a line (spaces or commas).

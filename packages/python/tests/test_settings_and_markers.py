@@ -2,6 +2,8 @@
 
 import re
 
+import pytest
+
 SUITE = """
 import pytest
 import cabi
@@ -67,6 +69,27 @@ def test_a_misspelled_variable_or_ini_key_stops_the_session_with_the_nearest_spe
     r = project.pytest(['--guard-alloc'])
     assert r.code == 2, r
     assert 'unknown ini option "guard_mdoe"; did you mean guard_mode?' in r.stderr, r
+
+
+@pytest.mark.skipif(int(pytest.__version__.split('.')[0]) < 9, reason="pytest < 9 reads no [tool.pytest] table")
+def test_pytest_9s_toml_table_takes_typed_values_and_names_a_bad_one(project):
+    project.write('test_tags.py', SUITE)
+    # TOML's own types (a bool, an integer, a list of globs), as pytest 9's [tool.pytest] keeps them: taken, not a
+    # TypeError traceback from getini.
+    project.write(
+        'pyproject.toml',
+        '[tool.pytest]\nguard_alloc = true\nguard_alignment = 16\nguard_rerun = false\n'
+        'guard_native = ["*_nosuchext*.so"]\n',
+    )
+    r = project.pytest(['-k', 'clean'])
+    assert r.code == 0, r
+    assert 'Traceback' not in r.output, r
+    assert '[mate-guard] summary:' in r.stdout, r
+    assert '"*_nosuchext*.so" matched no loaded module' in r.stdout, r
+    project.write('pyproject.toml', '[tool.pytest]\nguard_alloc = true\nguard_mode = 5\n')
+    r = project.pytest([])
+    assert r.code == 2, r
+    assert r.stderr == 'mate-guard: ini guard_mode: 5 is not a guard mode; use tail or head\n', r
 
 
 def test_help_lists_the_rerun_setting_for_pytest_and_not_the_api_only_exit_code(project):
