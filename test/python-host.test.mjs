@@ -175,6 +175,27 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
       /#0 write_at .*badext\.c:25/,
     ],
   ];
+  test("a heap chosen by a conftest through mate_guard.guard_native_modules() is guarded and named in the summary's guarded: line, as one given by --guard-native", async () => {
+    const own = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-api-'));
+    fs.copyFileSync(path.join(FIX, 'test_arrays.py'), path.join(own, 'test_arrays.py'));
+    fs.writeFileSync(
+      path.join(own, 'conftest.py'),
+      `import mate_guard, pytest
+@pytest.fixture(autouse=True, scope='session')
+def _guard_the_extension():
+    mate_guard.guard_native_modules(['*_badext*.so'])
+`,
+    );
+    const r = await pytest(['--guard-alloc', '--no-guard-rerun', '-k', 'clean_heap or heap_double_free'], {}, own);
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.stdout, /FAILED test_arrays\.py::test_heap_double_free - ==mate-guard== ERROR: double-free/, r.output);
+    assert.match(
+      r.stdout,
+      /^\[mate-guard\] guarded: host memory \(numpy arrays: [^;]*; native heap of \*_badext\*\.so: [1-9]\d* allocations?\); /m,
+      r.output,
+    );
+  });
+
   test('damage a test does to arrays made before it (at import, by a module fixture, by an earlier test) fails that test; the tests around them pass', async () => {
     const longDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-long-'));
     fs.cpSync(path.join(FIX, 'long-lived'), longDir, { recursive: true });

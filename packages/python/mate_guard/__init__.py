@@ -196,13 +196,15 @@ def guarding(host=None, numpy_state=None):
             )
             if n.get(k)
         ]
+        # The native heap's globs: given at install or to guard_native_modules() later (a run's: every worker's).
+        globs = list(h['nativeGlobs']) if 'nativeGlobs' in h else _host.native_globs()
         parts.append(
             f'host memory (numpy arrays: {numpy_state}'
             + (f', {plural(n.get("allocations", 0), "allocation")}' if numpy_state == 'guarded' else '')
             + (f', not guarded: {", ".join(left)}' if left else '')
             + (
-                f'; native heap of {", ".join(_active.native_modules)}: {plural(h.get("nativeAllocations", 0), "allocation")}'
-                if _active is not None and getattr(_active, 'native_modules', None)
+                f'; native heap of {", ".join(globs)}: {plural(h.get("nativeAllocations", 0), "allocation")}'
+                if globs
                 else ''
             )
             + ')'

@@ -201,6 +201,8 @@ def _add(total, part):
     # line: a process's stats carry them, a summed summary (an xdist worker's) too.
     host, th = part.get('host') or s.get('host') or {}, total['host']
     th['nativeAllocations'] += host.get('nativeAllocations', 0) or 0
+    if isinstance(host.get('nativeGlobs'), list):  # guarded in any process of the run
+        th['nativeGlobs'] = list(dict.fromkeys((th.get('nativeGlobs') or []) + host['nativeGlobs']))
     if isinstance(host.get('nativeUnmatched'), list):  # unmatched in the run: in every process that says
         seen = th.get('nativeUnmatched')
         th['nativeUnmatched'] = [
@@ -396,13 +398,16 @@ class _Guard:
     def own_summary(self):
         """This process's counts, with those of the fresh process it continued in and of the processes it
         took the place of."""
-        from . import _numpy, stats
+        from . import _host, _numpy, stats
 
         total = _zero_summary()
+        counters = stats() or {}
         _add(
             total,
             {
-                'stats': stats() or {},
+                'stats': counters,
+                # The globs guarded, also those a conftest gave guard_native_modules(), for the summary's "guarded:".
+                'host': dict(counters.get('host') or {}, nativeGlobs=_host.native_globs()),
                 'numpyState': _numpy.status(),
                 'processes': 1,
                 'lost': [self.lost_in] if self.lost_in else [],
