@@ -175,6 +175,25 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
       /#0 write_at .*badext\.c:25/,
     ],
   ];
+  test("without captured stacks (--no-guard-capture-stacks) a report is still worded for Python: its hint names the array's size and pytest's flags, never a JS buffer's length", async () => {
+    // Head mode: the write one past the array's end hits the canary; the one-step rerun in tail mode faults at it.
+    const r = await pytest([
+      '--guard-alloc',
+      '--guard-mode',
+      'head',
+      '--no-guard-capture-stacks',
+      'test_arrays.py::test_fault_overflow',
+    ]);
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.stdout, /allocated at \(no stack captured: captureStacks is off\)/, r.output);
+    assert.match(
+      rerunOf(r, 'test_fault_overflow', '--guard-mode tail'),
+      /hint: native code accessed past the end: check the length it was given \(the array's size \/ nbytes\)/,
+      r.output,
+    );
+    assert.doesNotMatch(r.output, /buffer\.length|JS buffer|installGuardAllocator/, r.output);
+  });
+
   test("a heap chosen by a conftest through mate_guard.guard_native_modules() is guarded and named in the summary's guarded: line, as one given by --guard-native", async () => {
     const own = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-api-'));
     fs.copyFileSync(path.join(FIX, 'test_arrays.py'), path.join(own, 'test_arrays.py'));

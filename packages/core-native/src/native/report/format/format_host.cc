@@ -120,8 +120,14 @@ Lines Picture(const JsonValue& e, const JsonValue& a) {
 
 // A Python process's report: told by the allocation's own stack, as every
 // Python wording is (an event renders the same whoever renders it; the
-// runtime field of an older event is the renderer's).
-bool FromPython(const JsonValue& a) { return IsPythonStack(a["allocStack"].Str()); }
+// runtime field of an older event is the renderer's). An allocation without
+// a stack (captureStacks off) is told by the event's own `runtime`, the
+// writing process's executable (python3.11), never the renderer's.
+bool FromPython(const JsonValue& e) {
+  const std::string& stack = e["allocation"]["allocStack"].Str();
+  if (!stack.empty()) return IsPythonStack(stack);
+  return StartsWith(Basename(e["runtime"].Str()), "python");
+}
 
 // A double or invalid free (the native heap): what was freed, relative to what.
 std::string BadFreeHeadline(const JsonValue& e) {
@@ -135,7 +141,7 @@ std::string BadFreeHeadline(const JsonValue& e) {
   if (e["address"].Str() == a["start"].Str()) {
     bool js = a["backend"].Str() == "host";
     // A Python process's host slots are numpy arrays' data.
-    const char* what = FromPython(a) ? "numpy array allocation" : "JS buffer allocation";
+    const char* what = FromPython(e) ? "numpy array allocation" : "JS buffer allocation";
     return head + "the start of " + freed + (js ? what : "allocation") + " #" + id + " " + size +
            (js ? ", which malloc/new never handed out" : "");
   }
@@ -164,7 +170,7 @@ std::string Hint(const JsonValue& e, const JsonValue& a) {
     if (!before && !tail)
       return "canary damaged past the end in head mode: rerun with --guard-mode tail to fault at the first bad access";
     std::string size = NumText(a["size"]), alignment = NumText(a["alignment"]);
-    bool py = FromPython(a);
+    bool py = FromPython(e);
     if (a["backend"].Str() == "native-heap") {
       // The native heap keeps malloc's 16-byte alignment whatever `alignment` says: only this size goes byte-exact.
       return "the write landed in the gap malloc's " + alignment +
@@ -188,7 +194,7 @@ std::string Hint(const JsonValue& e, const JsonValue& a) {
     if (a["backend"].Str() == "native-heap")
       return "native code accessed past the end of a block it allocated: check the size it asked malloc/new for "
              "and its loop bounds";
-    return FromPython(a) ? "native code accessed past the end: check the length it was given "
+    return FromPython(e) ? "native code accessed past the end: check the length it was given "
                            "(the array's size / nbytes) and its loop bounds"
                          : "native code accessed past the end: check the length it was given "
                            "(buffer.length / byteLength) and its loop bounds";
