@@ -175,6 +175,46 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
       /#0 write_at .*badext\.c:25/,
     ],
   ];
+  test("a double free in the extension's heap is filed at the free: in a multiprocessing fork child (which ends by os._exit, no check after it) it fails the parent's test, and python -m mate_guard exits 1 on it", async () => {
+    const own = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-fork-'));
+    const work = `import multiprocessing as mp, _badext
+def work():
+    _badext.heap_double_free()
+`;
+    fs.writeFileSync(
+      path.join(own, 'test_fork_free.py'),
+      `${work}def test_child_double_free():
+    p = mp.get_context("fork").Process(target=work); p.start(); p.join()
+    assert p.exitcode == 0
+def test_after():
+    pass
+`,
+    );
+    fs.writeFileSync(
+      path.join(own, 's.py'),
+      `${work}if __name__ == "__main__":
+    p = mp.get_context("fork").Process(target=work); p.start(); p.join()
+    print("child exit", p.exitcode)
+`,
+    );
+    const r = await pytest(['--guard-alloc', '--guard-native', '*_badext*.so', '--no-guard-rerun'], {}, own);
+    assert.equal(r.code, 1, r.output);
+    assert.match(
+      r.stdout,
+      /FAILED test_fork_free\.py::test_child_double_free - ==mate-guard== ERROR: double-free/,
+      r.output,
+    );
+    assert.match(r.stdout, /1 failed, 1 passed/, r.output);
+    const p = await run('python3', ['-m', 'mate_guard', '--native', '*_badext*.so', 's.py'], {
+      cwd: own,
+      env: env(),
+      timeout: 60_000,
+    });
+    assert.equal(p.code, 1, p.output);
+    assert.match(p.stderr, /ERROR: double-free of 0x[0-9a-f]+: allocation #\d+ \(\d+ bytes, tail mode\) was already freed/);
+    assert.match(p.stderr, /1 violation in this process and its forked children \(1 in children\): exit status 1/);
+  });
+
   test("without captured stacks (--no-guard-capture-stacks) a report is still worded for Python: its hint names the array's size and pytest's flags, never a JS buffer's length", async () => {
     // Head mode: the write one past the array's end hits the canary; the one-step rerun in tail mode faults at it.
     const r = await pytest([
