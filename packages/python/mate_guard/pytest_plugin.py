@@ -35,9 +35,12 @@ MARKERS = {
 ENV_PREFIX = 'MATE_PYTEST_GUARD_'
 # What a setting does under pytest where it differs from the table's (Node runners') description.
 PYTEST_HELP = {
-    'rerun': 'A kernel exception (a fault that loses the CUDA context) found without launch blocking reruns that '
-    "one test alone in a fresh process with launch blocking, and its failure shows the rerun's report, "
-    'which names the exact launch; the summary says what the reruns cost.',
+    'rerun': 'After a session with canary damage in host memory, each such test runs once more in a child pytest '
+    'with the placement that makes its first bad access fault (the other mode, --guard-alignment 1 or '
+    "--guard-native-exact-size), and that fault's report is printed after the summary. A kernel exception (a "
+    'fault that loses the CUDA context) found without launch blocking reruns that one test alone in a fresh '
+    "process with launch blocking, and its failure shows the rerun's report, which names the exact launch; the "
+    'summary says what the reruns cost.',
 }
 
 

@@ -97,6 +97,8 @@ def test_help_lists_the_rerun_setting_for_pytest_and_not_the_api_only_exit_code(
     assert r.code == 0, r
     assert '--guard-rerun' in r.stdout and '--no-guard-rerun' in r.stdout, r
     assert 'launch blocking' in r.stdout, r
+    # Both reruns the flag turns off: the host canary one (the only one without a GPU) too.
+    assert 'canary damage in host memory' in ' '.join(r.stdout.split()), r
     assert '--guard-exit-code' not in r.stdout, r
     # pytest's own default for the frees' wait, not a plain Python process's
     assert 'on in a serial run, off in xdist workers' in ' '.join(r.stdout.split()), r
