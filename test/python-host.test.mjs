@@ -175,6 +175,25 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
       /#0 write_at .*badext\.c:25/,
     ],
   ];
+  test("the one-step rerun files into a folder of its own: the run's report folder holds the canary report once, with the rerun's fault attached as rerun, and python -m mate_guard report prints one violation", async () => {
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-rerun-dir-'));
+    // `=`: a separate value outside the project would count as a path for pytest's rootdir.
+    const r = await pytest(['--guard-alloc', `--guard-report-dir=${folder}`, 'test_arrays.py::test_canary_before_start']);
+    assert.equal(r.code, 1, r.output);
+    assert.match(rerunOf(r, 'test_canary_before_start', '--guard-mode head'), /heap-buffer-underflow on WRITE/);
+    const events = fs.readdirSync(folder).filter((f) => /^mate-guard-\d+-\d+\.json$/.test(f));
+    assert.equal(events.length, 1, `${events.join(', ')}\n${r.output}`);
+    assert.equal(fs.readdirSync(folder).filter((f) => /^stats-\d+-\d+\.json$/.test(f)).length, 1, 'no rerun counters');
+    const event = JSON.parse(fs.readFileSync(path.join(folder, events[0]), 'utf8'));
+    assert.equal(event.kind, 'canary-corruption');
+    assert.equal(event.rerun.mode, 'head');
+    assert.equal(event.rerun.fault.kind, 'heap-buffer-underflow');
+    assert.equal(event.rerun.fault.test, 'test_arrays.py::test_canary_before_start');
+    const report = await python(['-m', 'mate_guard', 'report', folder]);
+    assert.equal(report.code, 1, report.output);
+    assert.equal([...report.stdout.matchAll(/^==mate-guard== ERROR: /gm)].length, 1, report.output);
+  });
+
   test("a double free in the extension's heap is filed at the free: in a multiprocessing fork child (which ends by os._exit, no check after it) it fails the parent's test, and python -m mate_guard exits 1 on it", async () => {
     const own = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-fork-'));
     const work = `import multiprocessing as mp, _badext

@@ -878,7 +878,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             if getattr(config, '_mate_guard_xdist_dir', None)
             else _guard.reports
         )
-        rerun(config, reports, tr.write_line)
+        rerun(config, reports, tr.write_line, _guard.settings.get('alignment'))
 
 
 @pytest.hookimpl(tryfirst=True)
