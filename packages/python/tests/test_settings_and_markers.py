@@ -92,6 +92,22 @@ def test_pytest_9s_toml_table_takes_typed_values_and_names_a_bad_one(project):
     assert r.stderr == 'mate-guard: ini guard_mode: 5 is not a guard mode; use tail or head\n', r
 
 
+def test_a_node_only_setting_is_named_as_such_not_answered_with_the_nearest_python_spelling(project):
+    project.write('test_tags.py', SUITE)
+    r = project.pytest(['--guard-alloc', '--guard-suppressions', 'x.supp'])
+    assert r.code == 2, r
+    assert r.stderr == (
+        'mate-guard: unknown option "--guard-suppressions": --guard-suppressions is a setting of the Node runners '
+        'and mate guard-run, which pytest and python -m mate_guard do not take\n'
+    ), r
+    r = project.pytest(['--guard-alloc'], env={'MATE_PYTEST_GUARD_FORCE_MPROTECT': '1'})
+    assert r.code == 2, r
+    assert "--guard-force-mprotect is a setting of the Node API's installGuardAllocator" in r.stderr, r
+    r = project.python(['-m', 'mate_guard', '--suppressions', 'x.supp', 'missing.py'])
+    assert r.code == 2, r
+    assert r.stderr.startswith('mate_guard: unknown option "--suppressions": --guard-suppressions is a setting'), r
+
+
 def test_help_lists_the_rerun_setting_for_pytest_and_not_the_api_only_exit_code(project):
     r = project.pytest(['--help'])
     assert r.code == 0, r
