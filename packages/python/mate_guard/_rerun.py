@@ -74,9 +74,11 @@ def _fault(folder: str, test: str):
 
 def _attach(file: str, event: dict, flags: list, alignment, fault) -> None:
     """The original event gets the rerun's placement and fault (or null), as `mate report` reads it."""
+    a = event.get('allocation') or {}
+    # Both always given, as `mate report` reads them (a string and a number).
     result = {
-        'mode': flags[1] if flags[0] == '--guard-mode' else (event.get('allocation') or {}).get('mode'),
-        'alignment': 1 if flags[0] == '--guard-alignment' else alignment,
+        'mode': flags[1] if flags[0] == '--guard-mode' else str(a.get('mode') or 'tail'),
+        'alignment': 1 if flags[0] == '--guard-alignment' else alignment if isinstance(alignment, int) else 16,
     }
     if flags[0] == '--guard-native-exact-size':
         result['nativeExactSize'] = int(flags[1])
