@@ -178,7 +178,11 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
   test("the one-step rerun files into a folder of its own: the run's report folder holds the canary report once, with the rerun's fault attached as rerun, and python -m mate_guard report prints one violation", async () => {
     const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-rerun-dir-'));
     // `=`: a separate value outside the project would count as a path for pytest's rootdir.
-    const r = await pytest(['--guard-alloc', `--guard-report-dir=${folder}`, 'test_arrays.py::test_canary_before_start']);
+    const r = await pytest([
+      '--guard-alloc',
+      `--guard-report-dir=${folder}`,
+      'test_arrays.py::test_canary_before_start',
+    ]);
     assert.equal(r.code, 1, r.output);
     assert.match(rerunOf(r, 'test_canary_before_start', '--guard-mode head'), /heap-buffer-underflow on WRITE/);
     const events = fs.readdirSync(folder).filter((f) => /^mate-guard-\d+-\d+\.json$/.test(f));
@@ -230,7 +234,10 @@ def test_after():
       timeout: 60_000,
     });
     assert.equal(p.code, 1, p.output);
-    assert.match(p.stderr, /ERROR: double-free of 0x[0-9a-f]+: allocation #\d+ \(\d+ bytes, tail mode\) was already freed/);
+    assert.match(
+      p.stderr,
+      /ERROR: double-free of 0x[0-9a-f]+: allocation #\d+ \(\d+ bytes, tail mode\) was already freed/,
+    );
     assert.match(p.stderr, /1 violation in this process and its forked children \(1 in children\): exit status 1/);
   });
 
@@ -266,7 +273,11 @@ def _guard_the_extension():
     );
     const r = await pytest(['--guard-alloc', '--no-guard-rerun', '-k', 'clean_heap or heap_double_free'], {}, own);
     assert.equal(r.code, 1, r.output);
-    assert.match(r.stdout, /FAILED test_arrays\.py::test_heap_double_free - ==mate-guard== ERROR: double-free/, r.output);
+    assert.match(
+      r.stdout,
+      /FAILED test_arrays\.py::test_heap_double_free - ==mate-guard== ERROR: double-free/,
+      r.output,
+    );
     assert.match(
       r.stdout,
       /^\[mate-guard\] guarded: host memory \(numpy arrays: [^;]*; native heap of \*_badext\*\.so: [1-9]\d* allocations?\); /m,

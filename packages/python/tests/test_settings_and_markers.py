@@ -71,7 +71,7 @@ def test_a_misspelled_variable_or_ini_key_stops_the_session_with_the_nearest_spe
     assert 'unknown ini option "guard_mdoe"; did you mean guard_mode?' in r.stderr, r
 
 
-@pytest.mark.skipif(int(pytest.__version__.split('.')[0]) < 9, reason="pytest < 9 reads no [tool.pytest] table")
+@pytest.mark.skipif(int(pytest.__version__.split('.')[0]) < 9, reason='pytest < 9 reads no [tool.pytest] table')
 def test_pytest_9s_toml_table_takes_typed_values_and_names_a_bad_one(project):
     project.write('test_tags.py', SUITE)
     # TOML's own types (a bool, an integer, a list of globs), as pytest 9's [tool.pytest] keeps them: taken, not a
