@@ -267,6 +267,12 @@ def test_overflow_fault():
       /\[mate-guard\] summary: \d+ allocations? guarded, .*0 violations, 0 tests skipped by tag/,
       merged.output,
     );
+    // Its counters file named itself is that clean run too, not a report that cannot be read (exit 1).
+    const counters = path.join(folder, fs.readdirSync(folder)[0]);
+    const one = await python(dir, ['-m', 'mate_guard', 'report', counters]);
+    assert.equal(one.code, 0, one.output);
+    assert.equal(one.stdout, `[mate-guard] no violations: ${counters} holds clean runs only\n`, one.output);
+    assert.equal(one.stderr, '', one.output);
     const empty = fs.mkdtempSync(path.join(dir, 'empty-'));
     const none = await python(dir, ['-m', 'mate_guard', 'report', empty]);
     assert.equal(none.code, 2, none.output);
