@@ -169,8 +169,17 @@ def device_guarded():
 
 def guard_native_modules(globs):
     """Guards the native heap of loaded and later-loaded modules whose path or file name matches `globs`
-    (e.g. '*_myext*.so'); needs install_guard_allocator first."""
-    _host.guard_native(globs)
+    (e.g. '*_myext*.so', or a list of them); needs install_guard_allocator first. A bad value raises
+    GuardConfigError naming it, as GuardAllocatorConfig(native_modules=...) does."""
+    from ._settings import CONFIG_ROWS, parse
+
+    row = next(r for r in CONFIG_ROWS if r['key'] == 'nativeModules')
+    if isinstance(globs, str):
+        globs = [globs]
+    checked = parse(row, globs, 'guard_native_modules')
+    if not checked or len(checked) != len(globs):  # an empty list, or an empty glob in it, guards nothing
+        raise GuardConfigError(f'guard_native_modules: {globs!r} names an empty glob or none; use {row["hint"]}')
+    _host.guard_native(checked)
 
 
 def plural(n: int, word: str) -> str:

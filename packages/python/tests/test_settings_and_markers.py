@@ -108,6 +108,27 @@ def test_a_node_only_setting_is_named_as_such_not_answered_with_the_nearest_pyth
     assert r.stderr.startswith('mate_guard: unknown option "--suppressions": --guard-suppressions is a setting'), r
 
 
+def test_guard_native_modules_names_a_bad_value_as_the_config_does(project):
+    script = (
+        'import mate_guard\n'
+        'mate_guard.install_guard_allocator()\n'
+        'for bad in (5, [], [""], ["*_a*.so", 3]):\n'
+        '    try:\n'
+        '        mate_guard.guard_native_modules(bad)\n'
+        '    except mate_guard.GuardConfigError as err:\n'
+        '        print(err)\n'
+    )
+    project.write('api_globs.py', script)
+    r = project.python(['api_globs.py'])
+    assert r.code == 0, r
+    assert r.stdout.splitlines() == [
+        'guard_native_modules: 5 is not a list; use comma-separated globs or a list of strings',
+        'guard_native_modules: [] names an empty glob or none; use a glob',
+        "guard_native_modules: [''] names an empty glob or none; use a glob",
+        "guard_native_modules: ['*_a*.so', 3] is not a list; use comma-separated globs or a list of strings",
+    ], r
+
+
 def test_help_lists_the_rerun_setting_for_pytest_and_not_the_api_only_exit_code(project):
     r = project.pytest(['--help'])
     assert r.code == 0, r
