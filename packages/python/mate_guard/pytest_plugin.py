@@ -24,6 +24,7 @@ import sys
 import pytest
 
 from . import _continuation, _host, _library, _rerun, _subrun, plural
+from ._report_dir import make_report_dir
 from ._resources import library_path
 from ._settings import CONFIG_ROWS, ROWS, GuardConfigError, description, parse, suggestion
 
@@ -479,24 +480,10 @@ def pytest_cmdline_main(config):
         # Made here, parents too (`--guard-report-dir out/mate-guard` before out/ exists, as CI has it), or refused
         # in one line: a folder that cannot hold reports would lose every violation. The library makes it the same
         # way at install; here a failure is one line and exit 2 rather than pytest_configure's usage error.
-        why = _make_report_dir(settings['report_dir'])
+        why = make_report_dir(settings['report_dir'])
         if why:
             _bad_setting(why)
     return None
-
-
-def _make_report_dir(path: str) -> str:
-    """Makes the report folder `path` with its missing parents; '' when it is a folder this process can write in,
-    else why not (naming it)."""
-    try:
-        os.makedirs(path, mode=0o755, exist_ok=True)
-    except FileExistsError:
-        return f'the report folder {path} is not a folder'
-    except OSError as err:
-        return f'the report folder {path} cannot be made: {err.filename or path}: {err.strerror}'
-    if not os.access(path, os.W_OK | os.X_OK):
-        return f'the report folder {path} is not writable'
-    return ''
 
 
 def pytest_configure(config):
