@@ -175,6 +175,28 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
       /#0 write_at .*badext\.c:25/,
     ],
   ];
+  test("head mode: a native block's damage past its end, in malloc's rounding, is rerun in tail mode with that size byte-exact, and faults there; the hint says both", async () => {
+    const r = await pytest([
+      '--guard-alloc',
+      '--guard-mode',
+      'head',
+      '--guard-native',
+      '*_badext*.so',
+      'test_arrays.py::test_heap_tail_slack',
+    ]);
+    assert.equal(r.code, 1, r.output);
+    assert.match(
+      section(r.stdout, 'test_heap_tail_slack'),
+      /hint: canary damaged past the end in head mode: rerun in tail mode with the native heap's 10-byte allocations placed byte-exact to fault at the first bad access \(--guard-mode=tail --guard-native-exact-size=10 for pytest and python -m mate_guard, --mode tail --native-exact-size 10 for mate guard-run\)/,
+      r.output,
+    );
+    assert.match(
+      rerunOf(r, 'test_heap_tail_slack', '--guard-mode tail --guard-native-exact-size 10'),
+      /^==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 3 bytes past the end of allocation #\d+ \(10 bytes, tail mode\)\n/,
+      r.output,
+    );
+  });
+
   test("the one-step rerun files into a folder of its own: the run's report folder holds the canary report once, with the rerun's fault attached as rerun, and python -m mate_guard report prints one violation", async () => {
     const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-rerun-dir-'));
     // `=`: a separate value outside the project would count as a path for pytest's rootdir.

@@ -37,6 +37,16 @@ def _plan(event):
     if mode == 'tail' and before:
         return ['--guard-mode', 'head']
     if mode == 'head' and after:
+        # Tail mode ends the block short of its guard by the gap its alignment leaves (malloc's 16 bytes for a
+        # native block), unless its size is a multiple of it: closed too, or the rerun finds the same damage.
+        size, align = a.get('size') or 0, a.get('alignment') or 1
+        if align > 1 and size % align:
+            gap = (
+                ['--guard-native-exact-size', str(size)]
+                if a.get('backend') == 'native-heap'
+                else ['--guard-alignment', '1']
+            )
+            return ['--guard-mode', 'tail', *gap]
         return ['--guard-mode', 'tail']
     if mode == 'tail' and after and a.get('backend') == 'host':
         return ['--guard-alignment', '1']  # the gap the alignment left after the end
@@ -76,12 +86,13 @@ def _attach(file: str, event: dict, flags: list, alignment, fault) -> None:
     """The original event gets the rerun's placement and fault (or null), as `mate report` reads it."""
     a = event.get('allocation') or {}
     # Both always given, as `mate report` reads them (a string and a number).
+    given = dict(zip(flags[::2], flags[1::2]))
     result = {
-        'mode': flags[1] if flags[0] == '--guard-mode' else str(a.get('mode') or 'tail'),
-        'alignment': 1 if flags[0] == '--guard-alignment' else alignment if isinstance(alignment, int) else 16,
+        'mode': given.get('--guard-mode') or str(a.get('mode') or 'tail'),
+        'alignment': 1 if '--guard-alignment' in given else alignment if isinstance(alignment, int) else 16,
     }
-    if flags[0] == '--guard-native-exact-size':
-        result['nativeExactSize'] = int(flags[1])
+    if '--guard-native-exact-size' in given:
+        result['nativeExactSize'] = int(given['--guard-native-exact-size'])
     result['fault'] = {k: v for k, v in fault.items() if k != 'file'} if fault else None
     try:
         write_new_file(file, json.dumps(dict(event, rerun=result)) + '\n')
