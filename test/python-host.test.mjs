@@ -104,6 +104,8 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
       ),
     );
     assert.doesNotMatch(r.output, /could not start/);
+    // Every report was filed: the native heap's too (its events' backend is native-heap).
+    assert.doesNotMatch(r.output, /could not be written/, r.output);
     // The canary damage is rerun once in head mode, where the write faults at its site.
     assert.match(
       rerunOf(r, 'test_canary_before_start', '--guard-mode head'),
@@ -173,6 +175,138 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
       /#0 write_at .*badext\.c:25/,
     ],
   ];
+  test("head mode: a native block's damage past its end, in malloc's rounding, is rerun in tail mode with that size byte-exact, and faults there; the hint says both", async () => {
+    const r = await pytest([
+      '--guard-alloc',
+      '--guard-mode',
+      'head',
+      '--guard-native',
+      '*_badext*.so',
+      'test_arrays.py::test_heap_tail_slack',
+    ]);
+    assert.equal(r.code, 1, r.output);
+    assert.match(
+      section(r.stdout, 'test_heap_tail_slack'),
+      /hint: canary damaged past the end in head mode: rerun in tail mode with the native heap's 10-byte allocations placed byte-exact to fault at the first bad access \(--guard-mode=tail --guard-native-exact-size=10 for pytest and python -m mate_guard, --mode tail --native-exact-size 10 for mate guard-run\)/,
+      r.output,
+    );
+    assert.match(
+      rerunOf(r, 'test_heap_tail_slack', '--guard-mode tail --guard-native-exact-size 10'),
+      /^==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 3 bytes past the end of allocation #\d+ \(10 bytes, tail mode\)\n/,
+      r.output,
+    );
+  });
+
+  test("the one-step rerun files into a folder of its own: the run's report folder holds the canary report once, with the rerun's fault attached as rerun, and python -m mate_guard report prints one violation", async () => {
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-rerun-dir-'));
+    // `=`: a separate value outside the project would count as a path for pytest's rootdir.
+    const r = await pytest([
+      '--guard-alloc',
+      `--guard-report-dir=${folder}`,
+      'test_arrays.py::test_canary_before_start',
+    ]);
+    assert.equal(r.code, 1, r.output);
+    assert.match(rerunOf(r, 'test_canary_before_start', '--guard-mode head'), /heap-buffer-underflow on WRITE/);
+    const events = fs.readdirSync(folder).filter((f) => /^mate-guard-\d+-\d+\.json$/.test(f));
+    assert.equal(events.length, 1, `${events.join(', ')}\n${r.output}`);
+    assert.equal(fs.readdirSync(folder).filter((f) => /^stats-\d+-\d+\.json$/.test(f)).length, 1, 'no rerun counters');
+    const event = JSON.parse(fs.readFileSync(path.join(folder, events[0]), 'utf8'));
+    assert.equal(event.kind, 'canary-corruption');
+    assert.equal(event.rerun.mode, 'head');
+    assert.equal(event.rerun.fault.kind, 'heap-buffer-underflow');
+    assert.equal(event.rerun.fault.test, 'test_arrays.py::test_canary_before_start');
+    const report = await python(['-m', 'mate_guard', 'report', folder]);
+    assert.equal(report.code, 1, report.output);
+    assert.equal([...report.stdout.matchAll(/^==mate-guard== ERROR: /gm)].length, 1, report.output);
+  });
+
+  test("a double free in the extension's heap is filed at the free: in a multiprocessing fork child (which ends by os._exit, no check after it) it fails the parent's test, and python -m mate_guard exits 1 on it", async () => {
+    const own = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-fork-'));
+    const work = `import multiprocessing as mp, _badext
+def work():
+    _badext.heap_double_free()
+`;
+    fs.writeFileSync(
+      path.join(own, 'test_fork_free.py'),
+      `${work}def test_child_double_free():
+    p = mp.get_context("fork").Process(target=work); p.start(); p.join()
+    assert p.exitcode == 0
+def test_after():
+    pass
+`,
+    );
+    fs.writeFileSync(
+      path.join(own, 's.py'),
+      `${work}if __name__ == "__main__":
+    p = mp.get_context("fork").Process(target=work); p.start(); p.join()
+    print("child exit", p.exitcode)
+`,
+    );
+    const r = await pytest(['--guard-alloc', '--guard-native', '*_badext*.so', '--no-guard-rerun'], {}, own);
+    assert.equal(r.code, 1, r.output);
+    assert.match(
+      r.stdout,
+      /FAILED test_fork_free\.py::test_child_double_free - ==mate-guard== ERROR: double-free/,
+      r.output,
+    );
+    assert.match(r.stdout, /1 failed, 1 passed/, r.output);
+    const p = await run('python3', ['-m', 'mate_guard', '--native', '*_badext*.so', 's.py'], {
+      cwd: own,
+      env: env(),
+      timeout: 60_000,
+    });
+    assert.equal(p.code, 1, p.output);
+    assert.match(
+      p.stderr,
+      /ERROR: double-free of 0x[0-9a-f]+: allocation #\d+ \(\d+ bytes, tail mode\) was already freed/,
+    );
+    assert.match(p.stderr, /1 violation in this process and its forked children \(1 in children\): exit status 1/);
+  });
+
+  test("without captured stacks (--no-guard-capture-stacks) a report is still worded for Python: its hint names the array's size and pytest's flags, never a JS buffer's length", async () => {
+    // Head mode: the write one past the array's end hits the canary; the one-step rerun in tail mode faults at it.
+    const r = await pytest([
+      '--guard-alloc',
+      '--guard-mode',
+      'head',
+      '--no-guard-capture-stacks',
+      'test_arrays.py::test_fault_overflow',
+    ]);
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.stdout, /allocated at \(no stack captured: captureStacks is off\)/, r.output);
+    assert.match(
+      rerunOf(r, 'test_fault_overflow', '--guard-mode tail'),
+      /hint: native code accessed past the end: check the length it was given \(the array's size \/ nbytes\)/,
+      r.output,
+    );
+    assert.doesNotMatch(r.output, /buffer\.length|JS buffer|installGuardAllocator/, r.output);
+  });
+
+  test("a heap chosen by a conftest through mate_guard.guard_native_modules() is guarded and named in the summary's guarded: line, as one given by --guard-native", async () => {
+    const own = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-api-'));
+    fs.copyFileSync(path.join(FIX, 'test_arrays.py'), path.join(own, 'test_arrays.py'));
+    fs.writeFileSync(
+      path.join(own, 'conftest.py'),
+      `import mate_guard, pytest
+@pytest.fixture(autouse=True, scope='session')
+def _guard_the_extension():
+    mate_guard.guard_native_modules(['*_badext*.so'])
+`,
+    );
+    const r = await pytest(['--guard-alloc', '--no-guard-rerun', '-k', 'clean_heap or heap_double_free'], {}, own);
+    assert.equal(r.code, 1, r.output);
+    assert.match(
+      r.stdout,
+      /FAILED test_arrays\.py::test_heap_double_free - ==mate-guard== ERROR: double-free/,
+      r.output,
+    );
+    assert.match(
+      r.stdout,
+      /^\[mate-guard\] guarded: host memory \(numpy arrays: [^;]*; native heap of \*_badext\*\.so: [1-9]\d* allocations?\); /m,
+      r.output,
+    );
+  });
+
   test('damage a test does to arrays made before it (at import, by a module fixture, by an earlier test) fails that test; the tests around them pass', async () => {
     const longDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-long-'));
     fs.cpSync(path.join(FIX, 'long-lived'), longDir, { recursive: true });

@@ -169,8 +169,17 @@ def device_guarded():
 
 def guard_native_modules(globs):
     """Guards the native heap of loaded and later-loaded modules whose path or file name matches `globs`
-    (e.g. '*_myext*.so'); needs install_guard_allocator first."""
-    _host.guard_native(globs)
+    (e.g. '*_myext*.so', or a list of them); needs install_guard_allocator first. A bad value raises
+    GuardConfigError naming it, as GuardAllocatorConfig(native_modules=...) does."""
+    from ._settings import CONFIG_ROWS, parse
+
+    row = next(r for r in CONFIG_ROWS if r['key'] == 'nativeModules')
+    if isinstance(globs, str):
+        globs = [globs]
+    checked = parse(row, globs, 'guard_native_modules')
+    if not checked or len(checked) != len(globs):  # an empty list, or an empty glob in it, guards nothing
+        raise GuardConfigError(f'guard_native_modules: {globs!r} names an empty glob or none; use {row["hint"]}')
+    _host.guard_native(checked)
 
 
 def plural(n: int, word: str) -> str:
@@ -196,13 +205,15 @@ def guarding(host=None, numpy_state=None):
             )
             if n.get(k)
         ]
+        # The native heap's globs: given at install or to guard_native_modules() later (a run's: every worker's).
+        globs = list(h['nativeGlobs']) if 'nativeGlobs' in h else _host.native_globs()
         parts.append(
             f'host memory (numpy arrays: {numpy_state}'
             + (f', {plural(n.get("allocations", 0), "allocation")}' if numpy_state == 'guarded' else '')
             + (f', not guarded: {", ".join(left)}' if left else '')
             + (
-                f'; native heap of {", ".join(_active.native_modules)}: {plural(h.get("nativeAllocations", 0), "allocation")}'
-                if _active is not None and getattr(_active, 'native_modules', None)
+                f'; native heap of {", ".join(globs)}: {plural(h.get("nativeAllocations", 0), "allocation")}'
+                if globs
                 else ''
             )
             + ')'
@@ -298,7 +309,10 @@ def _unfiled_host_reports(counted: int, events: list) -> list[Report]:
     event file stands for (the report folder went, or the disk filled up): the violation still fails its
     test, and the run; its text went to stderr only."""
     global _host_accounted
-    _host_accounted += sum(1 for _, e in events if e.get('backend') == 'host' and e.get('pid') in (None, os.getpid()))
+    # The host guard counts numpy arrays' violations (backend host) and the native heap's (backend native-heap).
+    _host_accounted += sum(
+        1 for _, e in events if e.get('backend') in ('host', 'native-heap') and e.get('pid') in (None, os.getpid())
+    )
     missing = counted - _host_accounted
     if missing <= 0:
         return []

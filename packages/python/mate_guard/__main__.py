@@ -10,6 +10,7 @@ import runpy
 import sys
 
 from . import GuardAllocatorConfig, GuardConfigError, install_guard_allocator
+from ._report_dir import make_report_dir
 from ._settings import CONFIG_ROWS, description, parse, suggestion
 
 USAGE = (
@@ -90,7 +91,14 @@ def main(argv):
     if os.path.isdir(rest[0]) and not os.path.isfile(os.path.join(rest[0], '__main__.py')):
         return _refuse(f"can't find '__main__' module in {rest[0]!r}: a folder runs its __main__.py")
     try:
-        install_guard_allocator(GuardAllocatorConfig(**fields))
+        config = GuardAllocatorConfig(**fields)
+    except GuardConfigError as err:  # MATE_GUARD_REPORT_DIR, read by the config
+        return _refuse(err)
+    why = make_report_dir(config.report_dir) if config.report_dir else ''
+    if why:  # said as pytest says it, not as the library's failure to start
+        return _refuse(why)
+    try:
+        install_guard_allocator(config)
     except RuntimeError as err:  # no usable guard library: stopped as a bad setting is
         return _refuse(err)
     sys.argv = rest

@@ -13,6 +13,8 @@ _lib = None  # the CDLL, once the host guard is on
 # test runs, and a process dying in a test would take the report with it:
 # the plugin gives a copy of the terminal's stderr.
 report_fd = None
+# Every glob whose native heap this process guards: the config's and guard_native_modules()'s, in order.
+_native_globs: list[str] = []
 
 
 def _bind(lib):
@@ -71,6 +73,12 @@ def guard_native(globs):
         raise ValueError(f'guard_native takes globs (non-empty strings), not {globs!r}')
     if _lib.mate_guard_host_guard_native('\n'.join(globs).encode()) != 0:
         raise RuntimeError(f'mate-guard: {_lib.mate_guard_host_error().decode(errors="replace")}')
+    _native_globs.extend(g for g in dict.fromkeys(globs) if g not in _native_globs)
+
+
+def native_globs() -> list[str]:
+    """The globs whose native heap is guarded here (at install and by guard_native_modules since)."""
+    return list(_native_globs)
 
 
 def set_current_test(name):

@@ -67,7 +67,8 @@ def _holds_run(path):
 def _files(path):
     """(event or unfinished file, its folder) in `mate report`'s order: folders depth first, names sorted."""
     if os.path.isfile(path):
-        return [(path, os.path.dirname(path) or '.')]
+        # A run's counters file named itself is a run with no report in it, not an unreadable report.
+        return [] if _COUNTERS.match(os.path.basename(path)) else [(path, os.path.dirname(path) or '.')]
     found = []
     for root, dirs, files in os.walk(path):
         dirs.sort()
@@ -174,7 +175,8 @@ def main(argv):
             sys.stderr.write(f'mate_guard report: {path} does not exist\n')
             return 2
         found = _files(path)
-        if not found and not (os.path.isdir(path) and _holds_run(path)):
+        run = _holds_run(path) if os.path.isdir(path) else os.path.isfile(path) and not found
+        if not found and not run:
             sys.stderr.write(
                 f'mate_guard report: {path} holds no mate-guard report (mate-guard-<pid>-<n>.json) '
                 'nor run (stats-<pid>-<n>.json)\n'

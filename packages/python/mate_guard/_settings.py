@@ -141,6 +141,34 @@ def closest(word, known):
     return near[0] if near else None
 
 
+# The table's settings the Python package does not take (the Node runners', mate guard-run's, the Node API's).
+_ELSEWHERE = [r for r in DOC['settings'] if not {'python', 'pytest', 'pythonApi'} & set(r['surfaces'])]
+
+
+def _elsewhere(word: str) -> str:
+    """Why `word` (--guard-suppressions, --suppressions, MATE_PYTEST_GUARD_SUPPRESSIONS, guard_suppressions) is
+    refused when it names one of the table's settings that Python does not take; '' when it names none."""
+    for row in _ELSEWHERE:
+        name = row['name']
+        snake = name.replace('-', '_')
+        spellings = {f'--{name}', f'--guard-{name}', f'--no-{name}', f'--no-guard-{name}', f'guard_{snake}'}
+        spellings.add(f'MATE_PYTEST_GUARD_{snake.upper()}')
+        if word in spellings:
+            owner = (
+                'the Node runners and mate guard-run'
+                if {'runner', 'guardRun'} & set(row['surfaces'])
+                else "the Node API's installGuardAllocator"
+            )
+            return (
+                f': {row["spellings"]["pytestFlag"]} is a setting of {owner}, '
+                'which pytest and python -m mate_guard do not take'
+            )
+    return ''
+
+
 def suggestion(word, known):
+    elsewhere = _elsewhere(word)
+    if elsewhere:
+        return elsewhere
     near = closest(word, known)
     return f'; did you mean {near}?' if near else f'; known: {", ".join(known)}'

@@ -24,6 +24,7 @@ import sys
 import pytest
 
 from . import _continuation, _host, _library, _rerun, _subrun, plural
+from ._report_dir import make_report_dir
 from ._resources import library_path
 from ._settings import CONFIG_ROWS, ROWS, GuardConfigError, description, parse, suggestion
 
@@ -35,9 +36,12 @@ MARKERS = {
 ENV_PREFIX = 'MATE_PYTEST_GUARD_'
 # What a setting does under pytest where it differs from the table's (Node runners') description.
 PYTEST_HELP = {
-    'rerun': 'A kernel exception (a fault that loses the CUDA context) found without launch blocking reruns that '
-    "one test alone in a fresh process with launch blocking, and its failure shows the rerun's report, "
-    'which names the exact launch; the summary says what the reruns cost.',
+    'rerun': 'After a session with canary damage in host memory, each such test runs once more in a child pytest '
+    'with the placement that makes its first bad access fault (the other mode, --guard-alignment 1 or '
+    "--guard-native-exact-size), and that fault's report is printed after the summary. A kernel exception (a "
+    'fault that loses the CUDA context) found without launch blocking reruns that one test alone in a fresh '
+    "process with launch blocking, and its failure shows the rerun's report, which names the exact launch; the "
+    'summary says what the reruns cost.',
 }
 
 
@@ -119,12 +123,22 @@ def pytest_load_initial_conftests(early_config, parser, args):
     _refuse_misspellings(args, _ini_keys(early_config))
 
 
-def _ini(config, row):
+def _ini_value(config, name):
+    """The ini key's value as the config file wrote it. pytest 9's own TOML table ([tool.pytest]) keeps TOML's
+    types and its getini refuses any but a string for a key registered as one (a TypeError, a traceback): there the
+    TOML value itself (true, 16, a list of globs) is taken, and parsed as the setting's kind like any other."""
     try:
-        value = config.getini(_sp(row, 'pytestIni'))
+        return config.getini(name)
     except ValueError:
         return None
-    if isinstance(value, list):  # an ini key pytest read as lines
+    except TypeError:
+        entry = (getattr(config, '_inicfg', None) or {}).get(name)
+        return getattr(entry, 'value', None)
+
+
+def _ini(config, row):
+    value = _ini_value(config, _sp(row, 'pytestIni'))
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):  # an ini key read as lines, a TOML list
         value = ','.join(value)
     if isinstance(value, str) and row['value']['type'] == 'list':
         # A list in ini is written as pytest's own are: one per line, or several on a line (spaces or commas).
@@ -191,6 +205,8 @@ def _add(total, part):
     # line: a process's stats carry them, a summed summary (an xdist worker's) too.
     host, th = part.get('host') or s.get('host') or {}, total['host']
     th['nativeAllocations'] += host.get('nativeAllocations', 0) or 0
+    if isinstance(host.get('nativeGlobs'), list):  # guarded in any process of the run
+        th['nativeGlobs'] = list(dict.fromkeys((th.get('nativeGlobs') or []) + host['nativeGlobs']))
     if isinstance(host.get('nativeUnmatched'), list):  # unmatched in the run: in every process that says
         seen = th.get('nativeUnmatched')
         th['nativeUnmatched'] = [
@@ -388,13 +404,16 @@ class _Guard:
     def own_summary(self):
         """This process's counts, with those of the fresh process it continued in and of the processes it
         took the place of."""
-        from . import _numpy, stats
+        from . import _host, _numpy, stats
 
         total = _zero_summary()
+        counters = stats() or {}
         _add(
             total,
             {
-                'stats': stats() or {},
+                'stats': counters,
+                # The globs guarded, also those a conftest gave guard_native_modules(), for the summary's "guarded:".
+                'host': dict(counters.get('host') or {}, nativeGlobs=_host.native_globs()),
                 'numpyState': _numpy.status(),
                 'processes': 1,
                 'lost': [self.lost_in] if self.lost_in else [],
@@ -463,24 +482,10 @@ def pytest_cmdline_main(config):
         # Made here, parents too (`--guard-report-dir out/mate-guard` before out/ exists, as CI has it), or refused
         # in one line: a folder that cannot hold reports would lose every violation. The library makes it the same
         # way at install; here a failure is one line and exit 2 rather than pytest_configure's usage error.
-        why = _make_report_dir(settings['report_dir'])
+        why = make_report_dir(settings['report_dir'])
         if why:
             _bad_setting(why)
     return None
-
-
-def _make_report_dir(path: str) -> str:
-    """Makes the report folder `path` with its missing parents; '' when it is a folder this process can write in,
-    else why not (naming it)."""
-    try:
-        os.makedirs(path, mode=0o755, exist_ok=True)
-    except FileExistsError:
-        return f'the report folder {path} is not a folder'
-    except OSError as err:
-        return f'the report folder {path} cannot be made: {err.filename or path}: {err.strerror}'
-    if not os.access(path, os.W_OK | os.X_OK):
-        return f'the report folder {path} is not writable'
-    return ''
 
 
 def pytest_configure(config):
@@ -862,7 +867,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             if getattr(config, '_mate_guard_xdist_dir', None)
             else _guard.reports
         )
-        rerun(config, reports, tr.write_line)
+        rerun(config, reports, tr.write_line, _guard.settings.get('alignment'))
 
 
 @pytest.hookimpl(tryfirst=True)

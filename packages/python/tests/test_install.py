@@ -4,9 +4,12 @@ install that cannot find the native library fails at build time, saying so."""
 
 import glob
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tarfile
+import zipfile
 
 import pytest
 
@@ -131,3 +134,47 @@ def test_a_build_that_cannot_find_the_library_fails_naming_it(tmp_path):
         in r.stdout + r.stderr
     )
     assert not glob.glob(str(tmp_path / '*.whl'))
+
+
+def _python(minor):
+    """A Python 3.<minor> that runs here (on PATH, or one of pyenv's versions), or None."""
+    found = [shutil.which(f'python3.{minor}')]
+    found += sorted(glob.glob(os.path.expanduser(f'~/.pyenv/versions/3.{minor}.*/bin/python')))
+    for python in found:
+        if python and subprocess.run([python, '-c', 'import venv'], capture_output=True).returncode == 0:
+            return python
+    return None
+
+
+def test_the_oldest_python_the_wheel_admits_runs_it_and_an_older_one_is_refused_at_install(built, tmp_path):
+    r = subprocess.run([sys.executable, BACKEND, '--out', str(tmp_path / 'dist')], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    wheel = r.stdout.strip()
+    with zipfile.ZipFile(wheel) as z:
+        [meta] = [n for n in z.namelist() if n.endswith('.dist-info/METADATA')]
+        admits = re.search(r'^Requires-Python: >=3\.(\d+)$', z.read(meta).decode(), re.M)
+    assert admits, 'the wheel names its oldest Python'
+    oldest = int(admits[1])
+    lowest, older = _python(oldest), _python(oldest - 1)
+    if lowest is None and older is None:
+        pytest.skip(f'no Python 3.{oldest} or 3.{oldest - 1} here to install the wheel into')
+    for python, admitted in ((lowest, True), (older, False)):
+        if python is None:
+            continue
+        where = tmp_path / f'venv-{admitted}'
+        subprocess.run([python, '-m', 'venv', str(where)], check=True)
+        r = pip(str(where / 'bin' / 'python'), wheel)
+        if not admitted:  # refused by pip, saying why, rather than installed and failing at import (in pytest's start)
+            assert r.returncode != 0 and 'requires a different Python' in r.stdout + r.stderr, r.stdout + r.stderr
+            continue
+        assert r.returncode == 0, r.stdout + r.stderr
+        run = subprocess.run(
+            [str(where / 'bin' / 'python'), '-m', 'mate_guard', '--mode', 'bogus', 'x.py'],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+        )
+        assert (run.returncode, run.stderr) == (
+            2,
+            'mate_guard: --mode: "bogus" is not a guard mode; use tail or head\n',
+        )

@@ -2,6 +2,8 @@
 
 import re
 
+import pytest
+
 SUITE = """
 import pytest
 import cabi
@@ -69,11 +71,71 @@ def test_a_misspelled_variable_or_ini_key_stops_the_session_with_the_nearest_spe
     assert 'unknown ini option "guard_mdoe"; did you mean guard_mode?' in r.stderr, r
 
 
+@pytest.mark.skipif(int(pytest.__version__.split('.')[0]) < 9, reason='pytest < 9 reads no [tool.pytest] table')
+def test_pytest_9s_toml_table_takes_typed_values_and_names_a_bad_one(project):
+    project.write('test_tags.py', SUITE)
+    # TOML's own types (a bool, an integer, a list of globs), as pytest 9's [tool.pytest] keeps them: taken, not a
+    # TypeError traceback from getini.
+    project.write(
+        'pyproject.toml',
+        '[tool.pytest]\nguard_alloc = true\nguard_alignment = 16\nguard_rerun = false\n'
+        'guard_native = ["*_nosuchext*.so"]\n',
+    )
+    r = project.pytest(['-k', 'clean'])
+    assert r.code == 0, r
+    assert 'Traceback' not in r.output, r
+    assert '[mate-guard] summary:' in r.stdout, r
+    assert '"*_nosuchext*.so" matched no loaded module' in r.stdout, r
+    project.write('pyproject.toml', '[tool.pytest]\nguard_alloc = true\nguard_mode = 5\n')
+    r = project.pytest([])
+    assert r.code == 2, r
+    assert r.stderr == 'mate-guard: ini guard_mode: 5 is not a guard mode; use tail or head\n', r
+
+
+def test_a_node_only_setting_is_named_as_such_not_answered_with_the_nearest_python_spelling(project):
+    project.write('test_tags.py', SUITE)
+    r = project.pytest(['--guard-alloc', '--guard-suppressions', 'x.supp'])
+    assert r.code == 2, r
+    assert r.stderr == (
+        'mate-guard: unknown option "--guard-suppressions": --guard-suppressions is a setting of the Node runners '
+        'and mate guard-run, which pytest and python -m mate_guard do not take\n'
+    ), r
+    r = project.pytest(['--guard-alloc'], env={'MATE_PYTEST_GUARD_FORCE_MPROTECT': '1'})
+    assert r.code == 2, r
+    assert "--guard-force-mprotect is a setting of the Node API's installGuardAllocator" in r.stderr, r
+    r = project.python(['-m', 'mate_guard', '--suppressions', 'x.supp', 'missing.py'])
+    assert r.code == 2, r
+    assert r.stderr.startswith('mate_guard: unknown option "--suppressions": --guard-suppressions is a setting'), r
+
+
+def test_guard_native_modules_names_a_bad_value_as_the_config_does(project):
+    script = (
+        'import mate_guard\n'
+        'mate_guard.install_guard_allocator()\n'
+        'for bad in (5, [], [""], ["*_a*.so", 3]):\n'
+        '    try:\n'
+        '        mate_guard.guard_native_modules(bad)\n'
+        '    except mate_guard.GuardConfigError as err:\n'
+        '        print(err)\n'
+    )
+    project.write('api_globs.py', script)
+    r = project.python(['api_globs.py'])
+    assert r.code == 0, r
+    assert r.stdout.splitlines() == [
+        'guard_native_modules: 5 is not a list; use comma-separated globs or a list of strings',
+        'guard_native_modules: [] names an empty glob or none; use a glob',
+        "guard_native_modules: [''] names an empty glob or none; use a glob",
+        "guard_native_modules: ['*_a*.so', 3] is not a list; use comma-separated globs or a list of strings",
+    ], r
+
+
 def test_help_lists_the_rerun_setting_for_pytest_and_not_the_api_only_exit_code(project):
     r = project.pytest(['--help'])
     assert r.code == 0, r
     assert '--guard-rerun' in r.stdout and '--no-guard-rerun' in r.stdout, r
     assert 'launch blocking' in r.stdout, r
+    # Both reruns the flag turns off: the host canary one (the only one without a GPU) too.
+    assert 'canary damage in host memory' in ' '.join(r.stdout.split()), r
     assert '--guard-exit-code' not in r.stdout, r
     # pytest's own default for the frees' wait, not a plain Python process's
     assert 'on in a serial run, off in xdist workers' in ' '.join(r.stdout.split()), r

@@ -108,6 +108,11 @@ void OnFreeViolation(const CanaryViolation& violation) {
   FileNowOrAtCheck(DescribeCanary(*g_allocator.load(std::memory_order_acquire), violation));
 }
 
+// A chosen module's double or invalid free (any thread): filed as canary damage found at a free is.
+void OnNativeBadFree(const native_heap::Finding& f) {
+  FileNowOrAtCheck(DescribeFinding(*g_allocator.load(std::memory_order_acquire), f));
+}
+
 }  // namespace
 
 // This process's own report folder (none was given), and its removal at
@@ -232,6 +237,7 @@ bool GuardNative(const std::vector<std::string>& globs, std::string* error) {
   options.log = a->options().log_allocations;
   options.on_new_thread = EnsureAltStack;
   options.js_stack = PythonStackIfHeld;
+  options.on_bad_free = OnNativeBadFree;
   return native_heap::Start(a, options, error);
 }
 

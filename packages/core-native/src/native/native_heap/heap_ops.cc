@@ -32,6 +32,7 @@ uint32_t g_sample_rate = 1;
 bool g_log = false;
 void (*g_on_new_thread)() = nullptr;
 uint32_t (*g_js_stack)() = nullptr;
+void (*g_on_bad_free)(const Finding&) = nullptr;
 uintptr_t g_own_lo = 0, g_own_hi = 0;    // our own code: left out of captured stacks
 uintptr_t g_stop_lo = 0, g_stop_hi = 0;  // the executable: a stack ends at its first frame there
 
@@ -122,6 +123,7 @@ void ConfigureOps(GuardedAllocator* a, const StartOptions& options) {
   g_log = options.log;
   g_on_new_thread = options.on_new_thread;
   g_js_stack = options.js_stack;
+  g_on_bad_free = options.on_bad_free;
   g_store = &StackStore::Get();
   platform::WarmUpStackTrace();
   platform::ObjectRange(reinterpret_cast<const void*>(&ConfigureOps), &g_own_lo, &g_own_hi);
@@ -206,7 +208,8 @@ bool TryFree(void* ptr, From from) {
       f.record = r.record;
       f.has_record = r.record.alloc_id != 0;
       g_bad_frees.fetch_add(1, std::memory_order_relaxed);
-      Record(f);
+      if (g_on_bad_free != nullptr) g_on_bad_free(f);
+      else Record(f);
       return true;  // ignored: the program goes on as if the free had not happened
     }
     case FreeStatus::kNotGuarded:

@@ -18,6 +18,8 @@
 namespace mate {
 namespace native_heap {
 
+struct Finding;
+
 struct StartOptions {
   std::vector<std::string> globs;  // fnmatch patterns, matched against a module's path and file name
   uint32_t sample_rate = 1;        // guard one allocation in N (random, mean N); 1 = all
@@ -29,6 +31,12 @@ struct StartOptions {
   // The interned JS stack of an allocation made inside a call from JS
   // (0: none); asked on every thread, it answers at once off JS threads.
   uint32_t (*js_stack)() = nullptr;
+  // Where set, a double or invalid free is handed to it on the freeing
+  // thread as it is found, instead of waiting in the findings for the next
+  // check (a Python process files it at once, as it does canary damage
+  // found at a free: a process that ends by _exit, a multiprocessing
+  // child, would otherwise take it along unreported).
+  void (*on_bad_free)(const Finding&) = nullptr;
 };
 
 // Starts redirecting and patches the matching modules loaded now. The
@@ -65,7 +73,8 @@ struct Counters {
 };
 Counters GetCounters();
 
-// A bad free found on a free path (any thread), kept until the next check.
+// A bad free found on a free path (any thread), kept until the next check
+// (or handed to StartOptions::on_bad_free).
 // (Canary damage found at free goes to the allocator's free sink.) And a
 // write after free found in the foreign quarantine (foreign_quarantine.h):
 // `address` the first byte written, `record` the block (user, size, its

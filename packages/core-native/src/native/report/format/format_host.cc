@@ -1,6 +1,9 @@
 // Host reports (JS buffers and the native heap): an access past, before or
 // after an allocation (a fault or canary damage) and a bad free.
 #include <algorithm>
+#include <cctype>
+#include <string>
+#include <vector>
 
 #include "report/format/formatters.h"
 #include "report/format/js_frames.h"
@@ -120,8 +123,14 @@ Lines Picture(const JsonValue& e, const JsonValue& a) {
 
 // A Python process's report: told by the allocation's own stack, as every
 // Python wording is (an event renders the same whoever renders it; the
-// runtime field of an older event is the renderer's).
-bool FromPython(const JsonValue& a) { return IsPythonStack(a["allocStack"].Str()); }
+// runtime field of an older event is the renderer's). An allocation without
+// a stack (captureStacks off) is told by the event's own `runtime`, the
+// writing process's executable (python3.11), never the renderer's.
+bool FromPython(const JsonValue& e) {
+  const std::string& stack = e["allocation"]["allocStack"].Str();
+  if (!stack.empty()) return IsPythonStack(stack);
+  return StartsWith(Basename(e["runtime"].Str()), "python");
+}
 
 // A double or invalid free (the native heap): what was freed, relative to what.
 std::string BadFreeHeadline(const JsonValue& e) {
@@ -135,7 +144,7 @@ std::string BadFreeHeadline(const JsonValue& e) {
   if (e["address"].Str() == a["start"].Str()) {
     bool js = a["backend"].Str() == "host";
     // A Python process's host slots are numpy arrays' data.
-    const char* what = FromPython(a) ? "numpy array allocation" : "JS buffer allocation";
+    const char* what = FromPython(e) ? "numpy array allocation" : "JS buffer allocation";
     return head + "the start of " + freed + (js ? what : "allocation") + " #" + id + " " + size +
            (js ? ", which malloc/new never handed out" : "");
   }
@@ -145,12 +154,25 @@ std::string BadFreeHeadline(const JsonValue& e) {
 
 // How to rerun with a setting: a Python process's users have pytest's and
 // python -m mate_guard's flag (and guard-run's), not installGuardAllocator.
+struct RerunSetting {
+  std::string flag, value, key;  // key: installGuardAllocator's name; value as JS writes it there
+};
+
+std::string RerunFlags(bool python, const std::vector<RerunSetting>& settings) {
+  std::string runner, guard_run, api;
+  for (const RerunSetting& s : settings) {
+    std::string sep = runner.empty() ? "" : " ";
+    runner += sep + "--guard-" + s.flag + "=" + s.value;
+    guard_run += " --" + s.flag + " " + s.value;
+    bool text = !s.value.empty() && !isdigit(static_cast<unsigned char>(s.value[0]));
+    api += (api.empty() ? "" : ", ") + s.key + ": " + (text ? "'" + s.value + "'" : s.value);
+  }
+  if (python) return runner + " for pytest and python -m mate_guard," + guard_run + " for mate guard-run";
+  return runner + ", mate guard-run" + guard_run + ", or installGuardAllocator({ " + api + " })";
+}
+
 std::string RerunFlags(bool python, const std::string& flag, const std::string& value, const std::string& key) {
-  if (python)
-    return "--guard-" + flag + "=" + value + " for pytest and python -m mate_guard, --" + flag + " " + value +
-           " for mate guard-run";
-  return "--guard-" + flag + "=" + value + ", mate guard-run --" + flag + " " + value +
-         ", or installGuardAllocator({ " + key + ": " + value + " })";
+  return RerunFlags(python, {{flag, value, key}});
 }
 
 std::string Hint(const JsonValue& e, const JsonValue& a) {
@@ -161,10 +183,25 @@ std::string Hint(const JsonValue& e, const JsonValue& a) {
     if (before && tail)
       return "canary damaged before the start in tail mode: rerun with --guard-mode head to fault at the first bad "
              "access";
-    if (!before && !tail)
-      return "canary damaged past the end in head mode: rerun with --guard-mode tail to fault at the first bad access";
     std::string size = NumText(a["size"]), alignment = NumText(a["alignment"]);
-    bool py = FromPython(a);
+    bool py = FromPython(e);
+    if (!before && !tail) {
+      // Tail mode ends the block short of its guard page by the gap its
+      // alignment leaves (malloc's 16 bytes for the native heap) unless its
+      // size is a multiple of it: that gap must close too, or the rerun
+      // finds the same canary damage again.
+      uint64_t align = a["alignment"].U64();
+      if (align > 1 && a["size"].U64() % align != 0) {
+        if (a["backend"].Str() == "native-heap")
+          return "canary damaged past the end in head mode: rerun in tail mode with the native heap's " + size +
+                 "-byte allocations placed byte-exact to fault at the first bad access (" +
+                 RerunFlags(py, {{"mode", "tail", "mode"}, {"native-exact-size", size, "nativeExactSize"}}) + ")";
+        return "canary damaged past the end in head mode: rerun in tail mode byte-exact to fault at the first bad "
+               "access (" +
+               RerunFlags(py, {{"mode", "tail", "mode"}, {"alignment", "1", "alignment"}}) + ")";
+      }
+      return "canary damaged past the end in head mode: rerun with --guard-mode tail to fault at the first bad access";
+    }
     if (a["backend"].Str() == "native-heap") {
       // The native heap keeps malloc's 16-byte alignment whatever `alignment` says: only this size goes byte-exact.
       return "the write landed in the gap malloc's " + alignment +
@@ -188,7 +225,7 @@ std::string Hint(const JsonValue& e, const JsonValue& a) {
     if (a["backend"].Str() == "native-heap")
       return "native code accessed past the end of a block it allocated: check the size it asked malloc/new for "
              "and its loop bounds";
-    return FromPython(a) ? "native code accessed past the end: check the length it was given "
+    return FromPython(e) ? "native code accessed past the end: check the length it was given "
                            "(the array's size / nbytes) and its loop bounds"
                          : "native code accessed past the end: check the length it was given "
                            "(buffer.length / byteLength) and its loop bounds";
