@@ -404,7 +404,7 @@ class _Guard:
     def own_summary(self):
         """This process's counts, with those of the fresh process it continued in and of the processes it
         took the place of."""
-        from . import _host, _numpy, stats
+        from . import _numpy, stats
 
         total = _zero_summary()
         counters = stats() or {}
@@ -430,6 +430,7 @@ class _Guard:
 
 
 def _copy_of_fd(fd):
+    """A copy of descriptor `fd`, -1 when it is closed."""
     try:
         return os.dup(fd)
     except OSError:
