@@ -80,6 +80,19 @@ test('overflow in head mode is caught by the canary past the end, with a hint', 
   assert.match(text, /rerun with --guard-mode tail/);
 });
 
+test('damage past the end in head mode of a size the alignment does not divide reruns in tail mode byte-exact, where the write faults', async () => {
+  const r = await guardRun(['--mode', 'head'], [script('gap-overflow.js')]);
+  assert.equal(r.code, 1, r.output);
+  assert.match(
+    r.output,
+    /ERROR: canary-corruption: 2 bytes past the end of allocation #\d+ \(13 bytes, head mode\) damaged\n(?:.*\n)*?==mate-guard== hint: canary damaged past the end in head mode: rerun in tail mode byte-exact to fault at the first bad access \(--guard-mode=tail --guard-alignment=1, mate guard-run --mode tail --alignment 1, or installGuardAllocator\(\{ mode: 'tail', alignment: 1 \}\)\)\n/,
+  );
+  assert.match(
+    r.output,
+    /\[mate-guard\] rerun in tail mode with alignment 1: the canary-corruption of allocation #\d+ \(13 bytes, head mode\) faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 2 bytes past the end of allocation #\d+ \(13 bytes, tail mode\)/,
+  );
+});
+
 test('canary damage is rerun once in the faulting mode; the fault is shown under the report and filed with it', async () => {
   const r = await guardRun([], [script('underflow.js')]);
   assert.equal(r.code, 1, r.output);

@@ -52,3 +52,16 @@ test("native heap damage in the gap reruns with that size byte-exact, every othe
     [13, 29],
   );
 });
+
+test('damage past the end in head mode reruns in tail mode, with the gap its alignment would leave closed', () => {
+  const past = (edit) => withAllocation({ mode: 'head', ...edit });
+  // A multiple of the alignment ends on the guard in tail mode as it is.
+  const [whole] = planReruns([past({ size: 64 })], settings);
+  assert.deepEqual([whole.mode, whole.alignment, whole.label], ['tail', 16, 'tail mode']);
+  // 10 bytes at alignment 16: byte-exact, as the report's hint says.
+  const [odd] = planReruns([past({ size: 10 })], settings);
+  assert.deepEqual([odd.mode, odd.alignment, odd.label], ['tail', 1, 'tail mode with alignment 1']);
+  // The native heap keeps malloc's alignment: that size alone byte-exact.
+  const [native] = planReruns([past({ backend: 'native-heap', size: 13 })], settings);
+  assert.deepEqual([native.mode, native.alignment, native.nativeExactSize], ['tail', 16, 13]);
+});

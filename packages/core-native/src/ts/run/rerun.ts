@@ -84,7 +84,16 @@ function faultingConfig(
   const before = (e.damage?.before.bytes ?? 0) > 0;
   const keep = { alignment: settings.alignment, nativeExactSize: settings.nativeExactSize, launchBlocking };
   if (e.allocation.mode === 'tail' && before) return { mode: 'head', ...keep };
-  if (e.allocation.mode === 'head') return { mode: 'tail', ...keep };
+  if (e.allocation.mode === 'head') {
+    // Tail mode ends a host block short of its guard by the gap its
+    // alignment leaves (malloc's 16 bytes for the native heap) unless the
+    // size is a multiple of it: that gap closes too, or the rerun finds the
+    // same damage again (the report's hint says the same, format_host.cc).
+    const { size, alignment, backend } = e.allocation;
+    if (device || alignment <= 1 || size % alignment === 0) return { mode: 'tail', ...keep };
+    if (backend === 'native-heap') return { mode: 'tail', ...keep, nativeExactSize: size };
+    return { mode: 'tail', ...keep, alignment: 1 };
+  }
   if (e.allocation.backend === 'native-heap') return { mode: 'tail', ...keep, nativeExactSize: e.allocation.size };
   const alignment = device && e.allocation.size > 0 ? Math.min(lowBit(e.allocation.size), e.allocation.alignment) : 1;
   return { mode: 'tail', alignment, nativeExactSize: settings.nativeExactSize, launchBlocking };
