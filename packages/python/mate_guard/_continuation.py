@@ -105,7 +105,14 @@ class Resumed:
 
     def __init__(self, folder: str):
         self.folder = folder
-        gens = [int(m[1]) for m in map(_LOG_NAME.fullmatch, os.listdir(folder)) if m]
+        try:
+            gens = [int(m[1]) for m in map(_LOG_NAME.fullmatch, os.listdir(folder)) if m]
+        except OSError as err:
+            gens, why = [], err.strerror
+        else:
+            why = 'it holds no log'
+        if not gens:  # set by hand, or a folder gone: the plugin's own variable, never a user's
+            raise ValueError(f'mate-guard: {ENV}={folder!r} is not the folder of a pytest run that went on after a fault ({why})')
         self.gen = max(gens) + 1  # this process's
         self.header: dict[str, Any] = {}
         self.tests: dict[str, dict[str, Any]] = {}  # node id -> location, reports (serialized), in start order

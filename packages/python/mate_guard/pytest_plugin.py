@@ -266,7 +266,10 @@ class _Guard:
             _host.set_fault_note(FAULT_NOTE)
             self.std_fds = tuple(_copy_of_fd(fd) for fd in (0, 1, 2))  # the terminal's, put back for the continuation
             if _role.resumed:
-                self._resume(_role.resumed)
+                try:
+                    self._resume(_role.resumed)
+                except ValueError as err:
+                    raise GuardConfigError(str(err)) from None
 
     def _resume(self, folder):
         """Goes on from the process this one replaced: its summary (its own counts from the reports it filed,

@@ -191,3 +191,16 @@ def test_the_api_config_takes_the_report_folder_from_mate_guard_report_dir_unles
     show = 'import mate_guard as m; print(m.GuardAllocatorConfig().report_dir, m.GuardAllocatorConfig(report_dir="/g").report_dir)'
     assert project.python(['-c', show], {'MATE_GUARD_REPORT_DIR': '/from-env'}).stdout == '/from-env /g\n'
     assert project.python(['-c', show], {'MATE_GUARD_REPORT_DIR': ''}).stdout == 'None /g\n'
+
+
+def test_a_stray_continuation_variable_stops_the_session_naming_it(project):
+    # The plugin's own variable (the process that goes on after a host fault): set by hand, it is named, not a traceback.
+    project.write('test_tags.py', SUITE)
+    gone = str(project.dir / 'no-such-folder')
+    r = project.pytest(['--guard-alloc'], env={'MATE_PYTEST_CONTINUE': gone})
+    assert r.code == 4, r
+    assert (
+        f"mate-guard: MATE_PYTEST_CONTINUE='{gone}' is not the folder of a pytest run that went on after a fault "
+        '(No such file or directory)' in r.output
+    ), r
+    assert 'Traceback' not in r.output, r
