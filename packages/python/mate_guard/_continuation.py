@@ -112,7 +112,9 @@ class Resumed:
         else:
             why = 'it holds no log'
         if not gens:  # set by hand, or a folder gone: the plugin's own variable, never a user's
-            raise ValueError(f'mate-guard: {ENV}={folder!r} is not the folder of a pytest run that went on after a fault ({why})')
+            raise ValueError(
+                f'mate-guard: {ENV}={folder!r} is not the folder of a pytest run that went on after a fault ({why})'
+            )
         self.gen = max(gens) + 1  # this process's
         self.header: dict[str, Any] = {}
         self.tests: dict[str, dict[str, Any]] = {}  # node id -> location, reports (serialized), in start order
