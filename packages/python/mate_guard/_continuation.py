@@ -24,8 +24,7 @@ import sys
 import tempfile
 from typing import Any
 
-from ._files import read_report_file
-from ._library import EVENT_NAME, family, read_fork_markers
+from ._library import event_files, family, read_event, read_fork_markers
 
 ENV = 'MATE_PYTEST_CONTINUE'  # the continuation's folder: run.json, one log per process of the run
 OFF_ENV = 'MATE_PYTEST_NO_CONTINUATION'  # tuning (bench/): never armed, the process dies at a fault as before
@@ -151,19 +150,14 @@ class Resumed:
         except OSError:
             return [], []
         children, markers = family(read_fork_markers(report_dir, names), self.header.get('token'))
-        own, forked = [], []
-        for name in names:
-            m = EVENT_NAME.fullmatch(name)
-            if m and int(m[1]) == pid and name not in before:
-                own.append((int(m[2]), os.path.join(report_dir, name)))
-            elif m and int(m[1]) in children:
-                forked.append((int(m[1]), int(m[2]), os.path.join(report_dir, name)))
+        own = [p for p in event_files(report_dir, names, {pid}) if os.path.basename(p) not in before]
+        forked = event_files(report_dir, names, children)
         for path in markers:
             try:
                 os.unlink(path)
             except OSError:
                 pass
-        return [_read(p) for _, p in sorted(own)], [_read(p) for _, _, p in sorted(forked)]
+        return [(p, read_event(p)) for p in own], [(p, read_event(p)) for p in forked]
 
     def fault_report(self, text: str) -> dict[str, Any]:
         """The faulting test's failure, serialized as pytest-xdist sends reports."""
@@ -179,10 +173,3 @@ class Resumed:
             'duration': 0.0,
             'user_properties': [],
         }
-
-
-def _read(path: str) -> tuple[str, dict]:
-    try:
-        return path, json.loads(read_report_file(path))
-    except (OSError, ValueError):
-        return path, {}

@@ -62,7 +62,7 @@ class Library:
         the library's own fresh one under <tmp>/mate-guard-<uid>/ (made private, checked; removed at exit
         when clean): never a shared fixed folder."""
         self.report_dir = handoff['settings'].get('reportDir') or self.lib.mate_guard_report_dir().decode()
-        self._seen = set(self._event_files(self._names(), {os.getpid()}))
+        self._seen = set(event_files(self.report_dir, self._names(), {os.getpid()}))
         global _fork_hook, _owner_pid
         _owner_pid = os.getpid()
         if not _fork_hook:
@@ -126,15 +126,6 @@ class Library:
         except OSError:
             return []
 
-    def _event_files(self, names, pids):
-        """The event files of the processes `pids` among `names`, each process's in the order it filed them."""
-        found = []
-        for name in names:
-            m = EVENT_NAME.fullmatch(name)
-            if m and int(m[1]) in pids:
-                found.append((int(m[1]), int(m[2]), os.path.join(self.report_dir, name)))
-        return [path for _, _, path in sorted(found)]
-
     def _descendants(self, names):
         """The pids of this process's forked descendants, from their markers among `names` (re-read when
         rewritten)."""
@@ -159,20 +150,36 @@ class Library:
         """The events this process and its forked descendants filed since the last call: (file, event) pairs."""
         out = []
         names = self._names()
-        own = self._event_files(names, {os.getpid()})
-        forked = self._event_files(names, self._descendants(names))
+        own = event_files(self.report_dir, names, {os.getpid()})
+        forked = event_files(self.report_dir, names, self._descendants(names))
         for path in own + forked:
             if path in self._seen:
                 continue
             self._seen.add(path)
             if path in forked:
                 self.forked_violations += 1
-            try:
-                # Only this process's own files, but in a folder others may write to: never a FIFO waited on.
-                out.append((path, json.loads(read_report_file(path))))
-            except (OSError, ValueError):
-                out.append((path, {}))
+            out.append((path, read_event(path)))
         return out
+
+
+def event_files(report_dir, names, pids):
+    """The event files of the processes `pids` among `names` (a listing of `report_dir`), each process's in the
+    order it filed them."""
+    found = []
+    for name in names:
+        m = EVENT_NAME.fullmatch(name)
+        if m and int(m[1]) in pids:
+            found.append((int(m[1]), int(m[2]), os.path.join(report_dir, name)))
+    return [path for _, _, path in sorted(found)]
+
+
+def read_event(path):
+    """A report file's event, parsed; {} when it cannot be read whole (cut short, or not a regular file: the folder
+    may be one others write to, so never a FIFO waited on)."""
+    try:
+        return json.loads(read_report_file(path))
+    except (OSError, ValueError):
+        return {}
 
 
 def read_fork_markers(report_dir, names, known=None):

@@ -571,14 +571,12 @@ def _dead_worker(folder, started):
         return None
     with open(started, encoding='utf-8') as f:
         report_dir = json.load(f).get('reportDir')
-    events = []
-    for path in sorted(glob.glob(os.path.join(report_dir or '', f'mate-guard-{pid}-*.json'))):
-        try:
-            with open(path, encoding='utf-8') as f:
-                events.append((path, json.load(f)))
-        except (OSError, ValueError):
-            continue
-    return _events_summary(report_dir, events)
+    try:
+        names = os.listdir(report_dir or '')
+    except OSError:
+        names = []
+    read = [(path, _library.read_event(path)) for path in _library.event_files(report_dir, names, {int(pid)})]
+    return _events_summary(report_dir, [(path, e) for path, e in read if e])  # one it cannot read: not counted
 
 
 def _events_summary(report_dir, events):
