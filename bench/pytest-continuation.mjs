@@ -13,6 +13,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { median } from './lib/side-by-side.mjs';
+
 const arg = (name, def) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? Number(process.argv[i + 1]) : def;
@@ -54,11 +56,6 @@ for (let r = 0; r < reps; r++) {
   }
 }
 fs.rmSync(dir, { recursive: true, force: true });
-const median = (a) => {
-  const s = [...a].sort((x, y) => x - y);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 const base = median(times['guard, no continuation log']);
 console.log(`${tests} tests, ${reps} rounds, whole pytest process (s); ratio to the guard without the log`);
 for (const [name, t] of Object.entries(times)) {

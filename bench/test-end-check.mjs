@@ -10,6 +10,8 @@ import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
+import { median } from './lib/side-by-side.mjs';
+
 const arg = (name, def) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? Number(process.argv[i + 1]) : def;
@@ -39,12 +41,6 @@ function child(live) {
   const us = Number(process.hrtime.bigint() - start) / 1e3 / tests;
   console.log(JSON.stringify({ us, guarded, kept: keep.length }));
 }
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 
 const childAt = process.argv.indexOf('--child');
 if (childAt > 0) {
