@@ -62,8 +62,8 @@ class Log:
 
     def __init__(self, folder: str, gen: int, header: dict[str, Any]):
         self.folder = folder
-        self.path = os.path.join(folder, f'log-{gen}.jsonl')
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        path = os.path.join(folder, f'log-{gen}.jsonl')
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC, 0o600)
         self._write(dict(header, gen=gen))
 
     def start(self, nodeid: str, location) -> None:
