@@ -2,7 +2,7 @@
 # DistributedDataParallel training loop (test/fixtures/cuda/ddp_train.py,
 # torchrun, one GPU per rank) plain vs under `mate guard-run --device cuda`,
 # variants alternating, in-loop seconds of rank 0, median of the rounds.
-# The guard's counters (MATE_GUARD_CUDA_STATS) of each rank are printed
+# The guard's counters (MATE_GUARD_CUDA_STATS; STATS=0: off, as a user runs) of each rank are printed
 # beside each guarded round: where its time goes (alloc/free/track ms).
 #   bench/cuda/ddp.sh [rounds] [ranks] [steps]   (DDP_WIDTH, DDP_BATCH: the model and batch size)
 # VARIANTS="plain guard guard-notrack guard-nostacks" picks some (all:

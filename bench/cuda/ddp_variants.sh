@@ -2,7 +2,9 @@
 # (sourced; ROOT set): `ddp_variant <variant> <ranks> <steps>` runs
 # test/fixtures/cuda/ddp_train.py under torchrun, plain or under
 # `mate guard-run --device cuda` with the guard's counters on
-# (MATE_GUARD_CUDA_STATS), stdout and stderr together.
+# (MATE_GUARD_CUDA_STATS), stdout and stderr together. STATS=0: as a user
+# runs, counters off (they read the clock and add to shared counters on
+# every launch, allocation and call site).
 #   plain, guard, guard-notrack (--no-track-launches), guard-nostacks
 #   (--no-capture-stacks), guard-emptycb (CUPTI subscribed, every callback
 #   returning at once: MATE_GUARD_CUPTI_EMPTY), guard-pending1g (frees wait
@@ -15,21 +17,23 @@
 DDP_VARIANTS="plain guard guard-notrack guard-nostacks guard-emptycb guard-pending1g guard-noordering guard-emptylaunch guard-norecord guard-nosite guard-noargs"
 ddp_variant() {
   local torchrun=(python3 -m torch.distributed.run --nproc-per-node "$2" "$ROOT/test/fixtures/cuda/ddp_train.py" "$3")
-  local guard=(node "$ROOT/packages/core-native/bin/mate.js" guard-run --device cuda)
+  local stats=(MATE_GUARD_CUDA_STATS=1)
+  [ "${STATS:-1}" = 0 ] && stats=(-u MATE_GUARD_CUDA_STATS)
+  local guard=(env "${stats[@]}" node "$ROOT/packages/core-native/bin/mate.js" guard-run --device cuda)
   case $1 in
     plain) "${torchrun[@]}" ;;
-    guard) MATE_GUARD_CUDA_STATS=1 "${guard[@]}" -- "${torchrun[@]}" ;;
-    guard-notrack) MATE_GUARD_CUDA_STATS=1 "${guard[@]}" --no-track-launches -- "${torchrun[@]}" ;;
-    guard-nostacks) MATE_GUARD_CUDA_STATS=1 "${guard[@]}" --no-capture-stacks -- "${torchrun[@]}" ;;
-    guard-emptycb) MATE_GUARD_CUPTI_EMPTY=1 MATE_GUARD_CUDA_STATS=1 "${guard[@]}" -- "${torchrun[@]}" ;;
+    guard) "${guard[@]}" -- "${torchrun[@]}" ;;
+    guard-notrack) "${guard[@]}" --no-track-launches -- "${torchrun[@]}" ;;
+    guard-nostacks) "${guard[@]}" --no-capture-stacks -- "${torchrun[@]}" ;;
+    guard-emptycb) MATE_GUARD_CUPTI_EMPTY=1 "${guard[@]}" -- "${torchrun[@]}" ;;
     guard-norecord | guard-nosite | guard-noargs)
-      MATE_GUARD_TRACK_SKIP=${1#guard-no} MATE_GUARD_CUDA_STATS=1 "${guard[@]}" -- "${torchrun[@]}"
+      MATE_GUARD_TRACK_SKIP=${1#guard-no} "${guard[@]}" -- "${torchrun[@]}"
       ;;
-    guard-noordering) MATE_GUARD_TRACK_SKIP=ordering MATE_GUARD_CUDA_STATS=1 "${guard[@]}" -- "${torchrun[@]}" ;;
+    guard-noordering) MATE_GUARD_TRACK_SKIP=ordering "${guard[@]}" -- "${torchrun[@]}" ;;
     guard-emptylaunch)
-      MATE_GUARD_CUPTI_EMPTY=1 MATE_GUARD_TRACK_SKIP=ordering MATE_GUARD_CUDA_STATS=1 "${guard[@]}" -- "${torchrun[@]}"
+      MATE_GUARD_CUPTI_EMPTY=1 MATE_GUARD_TRACK_SKIP=ordering "${guard[@]}" -- "${torchrun[@]}"
       ;;
-    guard-pending1g) MATE_GUARD_CUDA_PENDING_MIB=1024 MATE_GUARD_CUDA_STATS=1 "${guard[@]}" -- "${torchrun[@]}" ;;
+    guard-pending1g) MATE_GUARD_CUDA_PENDING_MIB=1024 "${guard[@]}" -- "${torchrun[@]}" ;;
     *) echo "unknown variant $1 (one of: $DDP_VARIANTS)"; return 2 ;;
   esac 2>&1
 }

@@ -164,7 +164,7 @@ uint32_t DeviceAllocator::TakeReady(uint32_t n, size_t size) {
   uint32_t idx = 0;
   bool wake = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    auto lock = CallerLock();
     ClassState& c = classes_[n];
     uint32_t cap = static_cast<uint32_t>(
         std::clamp<uint64_t>(config_.prepare_budget_bytes / (n * granule_) / 4, 1, config_.prepare_ahead));
@@ -247,7 +247,7 @@ void DeviceAllocator::BeginLife(Slot* s, size_t size, uint32_t n, uint32_t stack
   s->n_uses = 0;
   s->uses_overflow = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    auto lock = CallerLock();
     s->phase = kLive;
     StoreState(&r, SlotState::kLive);
     stats_.allocations++;
@@ -266,7 +266,7 @@ void DeviceAllocator::BeginLife(Slot* s, size_t size, uint32_t n, uint32_t stack
 bool DeviceAllocator::FindArg(CUdeviceptr ptr, ArgRef* out) {
   uint32_t idx = Lookup(ptr);
   if (idx == 0) return false;
-  std::lock_guard<std::mutex> lock(mu_);
+  auto lock = CallerLock();
   return NoteArgLocked(idx, ptr, StreamUse{}, out, false);
 }
 
@@ -279,7 +279,7 @@ void DeviceAllocator::NoteArgs(const uint64_t* ptrs, DeviceAllocator* const* own
     any |= idx[i] != 0;
   }
   if (!any) return;
-  std::lock_guard<std::mutex> lock(mu_);
+  auto lock = CallerLock();
   for (uint32_t i = 0; i < n; i++)
     if (idx[i] != 0) found[i] = NoteArgLocked(idx[i], ptrs[i], use, &out[i], true);
 }
@@ -432,6 +432,9 @@ void DeviceAllocator::CheckLive() {
 DeviceStats DeviceAllocator::Stats() {
   std::lock_guard<std::mutex> lock(mu_);
   DeviceStats s = stats_;
+  LockWaits w = ReadLockWaits(caller_waits_);
+  s.lock_waits = w.waits;
+  s.lock_wait_ns = w.ns;
   for (const auto& [n, c] : classes_) s.ready_bytes += static_cast<uint64_t>(c.ready.size()) * n * granule_;
   return s;
 }

@@ -14,6 +14,7 @@
 #include "core/free_status.h"
 #include "core/canary.h"
 #include "core/slot.h"
+#include "device/driver/counted_lock.h"
 #include "device/driver/cuda_driver.h"
 #include "device/allocator/device_event.h"
 #include "device/allocator/allocator_hooks.h"
@@ -90,6 +91,9 @@ struct DeviceStats {
   uint64_t passes = 0, fence_records = 0, fence_queries = 0;
   // Frees that waited for the pending-bytes bound, and how long.
   uint64_t free_waits = 0, free_wait_ns = 0;
+  // Callers' takes of the allocator's lock (allocation, free, a launch's
+  // arguments) that found it held, and their wait (MATE_GUARD_CUDA_STATS only).
+  uint64_t lock_waits = 0, lock_wait_ns = 0;
 
   // Another device's counters added in (the totals over every GPU).
   void Add(const DeviceStats& s) {
@@ -104,7 +108,8 @@ struct DeviceStats {
           &DeviceStats::ready_bytes,    &DeviceStats::violations,     &DeviceStats::out_of_memory,
           &DeviceStats::exported,       &DeviceStats::alloc_ns,       &DeviceStats::free_ns,
           &DeviceStats::background_ns,  &DeviceStats::passes,         &DeviceStats::fence_records,
-          &DeviceStats::fence_queries,  &DeviceStats::free_waits,     &DeviceStats::free_wait_ns})
+          &DeviceStats::fence_queries,  &DeviceStats::free_waits,     &DeviceStats::free_wait_ns,
+          &DeviceStats::lock_waits,     &DeviceStats::lock_wait_ns})
       this->*f += s.*f;
   }
 };
@@ -303,6 +308,8 @@ class DeviceAllocator {
   uint32_t block_count_ = 0;
 
   std::mutex mu_;
+  LockWaits caller_waits_;  // mu_ taken on a caller's thread and found held (counted)
+  std::unique_lock<std::mutex> CallerLock() { return CountedLock(mu_, &caller_waits_); }
   std::mutex pass_mu_;  // one batch of pending frees in hand at a time (CheckPendingNow waits for the background's)
   std::condition_variable wake_;  // background thread
   // A wake-up is on its way or the background thread has not yet begun its

@@ -18,7 +18,7 @@ FreeStatus DeviceAllocator::Free(CUdeviceptr ptr, CUstream stream, uint32_t stac
   SlotRecord rec;
   FreeWaits waits;
   {
-    std::unique_lock<std::mutex> lock(mu_);
+    auto lock = CallerLock();
     Slot* s = idx ? SlotOf(idx) : nullptr;
     if (s == nullptr || s->rec.user != ptr || s->phase != kLive) return BadFree(s, ptr, &lock);
     uint32_t n = s->total_granules - 1;
@@ -61,7 +61,7 @@ FreeStatus DeviceAllocator::Free(CUdeviceptr ptr, CUstream stream, uint32_t stac
   FenceFree(p, rec, stream, waits);
   bool wake;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    auto lock = CallerLock();
     // With frees already pending the background thread is at work on them
     // or polls their fences again within 100 us (Run): no wake-up per free.
     wake = pending_.empty() && ClaimWakeLocked();

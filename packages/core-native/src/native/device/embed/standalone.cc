@@ -194,7 +194,8 @@ void Finish() {
             "pySites=%llu (GIL taken back %llu, new %llu, read from the frames %llu, no frame %llu, %llu of them "
             "without the GIL) pyMs=%.1f (GIL "
             "wait %.1f) passes=%llu fenceRecords=%llu "
-            "fenceQueries=%llu freeWaits=%llu (%.1f ms)\n",
+            "fenceQueries=%llu freeWaits=%llu (%.1f ms) allocatorLockWaits=%llu (%.1f ms) trackerLockWaits=%llu "
+            "(%.1f ms) callbacks=%llu launches, %llu ordering, %llu the guard's own\n",
             (unsigned long long)s.allocations, (unsigned long long)s.peak_live, (unsigned long long)s.ready_hits,
             (unsigned long long)s.ready_misses, (unsigned long long)s.recycled, (unsigned long long)s.window_fills,
             (unsigned long long)s.chunks_created, (unsigned long long)(s.physical_bytes >> 20),
@@ -207,7 +208,10 @@ void Finish() {
             (unsigned long long)py.captures, (unsigned long long)py.gil_taken, (unsigned long long)py.new_stacks,
             (unsigned long long)py.raw, (unsigned long long)py.empty, (unsigned long long)py.no_gil_needed, py.ns / 1e6,
             py.ensure_ns / 1e6, (unsigned long long)s.passes, (unsigned long long)s.fence_records,
-            (unsigned long long)s.fence_queries, (unsigned long long)s.free_waits, s.free_wait_ns / 1e6);
+            (unsigned long long)s.fence_queries, (unsigned long long)s.free_waits, s.free_wait_ns / 1e6,
+            (unsigned long long)s.lock_waits, s.lock_wait_ns / 1e6, (unsigned long long)t.lock_waits,
+            t.lock_wait_ns / 1e6, (unsigned long long)t.launch_callbacks, (unsigned long long)t.ordering_callbacks,
+            (unsigned long long)t.own_callbacks);
   // Alone (no run owner to sum up the run), warn here, once.
   if (s.fallbacks && !g_owned)
     dprintf(2, "[mate-guard] warning: %llu allocation%s ran unguarded: %s\n", (unsigned long long)s.fallbacks,

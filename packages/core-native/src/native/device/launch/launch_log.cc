@@ -68,6 +68,12 @@ TrackerStats GetTrackerStats() {
   std::lock_guard<std::mutex> lock(st.mu);
   TrackerStats t = st.stats;
   t.call_ns = __atomic_load_n(&st.call_ns, __ATOMIC_RELAXED);
+  LockWaits w = ReadLockWaits(st.lock_waits);
+  t.lock_waits = w.waits;
+  t.lock_wait_ns = w.ns;
+  t.launch_callbacks = __atomic_load_n(&st.launch_callbacks, __ATOMIC_RELAXED);
+  t.ordering_callbacks = __atomic_load_n(&st.ordering_callbacks, __ATOMIC_RELAXED);
+  t.own_callbacks = __atomic_load_n(&st.own_callbacks, __ATOMIC_RELAXED);
   return t;
 }
 

@@ -38,7 +38,7 @@ struct Opened {
 
 Opened OpenEntry(State& st, const Launch& l, const Pending& pending, uint32_t site_id) {
   Opened o;
-  std::lock_guard<std::mutex> lock(st.mu);
+  auto lock = Hold(st);
   const Kernel& k = st.kernels.Of(st.drv, l.f, l.symbol);
   o.layout = k.layout;
   o.params = &k.params;
@@ -109,7 +109,7 @@ struct RecordTimes {
 
 // The args found into the launch's entry (unless the ring has moved past it) and the counters.
 void CloseEntry(State& st, uint64_t number, const ArgsFound& args, const RecordTimes& t) {
-  std::lock_guard<std::mutex> lock(st.mu);
+  auto lock = Hold(st);
   Entry& e = st.ring[number % kRing];
   if (e.number == number) {
     e.arg_total = args.total;

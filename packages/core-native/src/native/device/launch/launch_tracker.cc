@@ -38,7 +38,7 @@ thread_local int t_inside = 0;  // inside our callback (CUDA calls we make from 
 template <typename Fn>
 void Clocks(Fn fn) {
   State& st = S();
-  std::lock_guard<std::mutex> lock(st.mu);
+  auto lock = Hold(st);
   fn(st.clocks);
 }
 
@@ -115,10 +115,19 @@ thread_local uint64_t t_entered = 0;
 // not recorded (ordering calls still are), to split the tracker's cost.
 bool g_skip_record = false;
 
+void Count(uint64_t* counter) {
+  if (TimeCounters()) __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+}
+
 void Callback(void*, cupti::Domain domain, cupti::CallbackId id, const void* data) {
-  if (g_empty_callbacks || InInternalCalls() || t_inside || domain != cupti::kDomainDriver) return;
+  if (g_empty_callbacks || domain != cupti::kDomainDriver) return;
   const auto* cb = static_cast<const cupti::CallbackData*>(data);
+  if (InInternalCalls() || t_inside) {
+    if (cb->callbackSite == cupti::kExit) Count(&S().own_callbacks);
+    return;
+  }
   const bool launch = IsLaunch(id);
+  if (cb->callbackSite == cupti::kExit) Count(launch ? &S().launch_callbacks : &S().ordering_callbacks);
   if (cb->callbackSite != cupti::kExit) {
     if (launch && DumpingInputs()) {
       t_inside++;
@@ -241,7 +250,7 @@ void SetSiteProvider(SiteProvider provider) { __atomic_store_n(&S().site, provid
 
 bool Ordered(CUstream stream, const StreamUse& use) {
   State& st = S();
-  std::lock_guard<std::mutex> lock(st.mu);
+  auto lock = Hold(st);
   return !st.on || st.clocks.Ordered(stream, use);
 }
 

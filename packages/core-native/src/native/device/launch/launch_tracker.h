@@ -37,6 +37,12 @@ struct TrackerStats {
   // background thread's mappings were measured not to lengthen it:
   // bench/README.md). Timed only under MATE_GUARD_CUDA_STATS (bench/cuda).
   uint64_t call_ns = 0;
+  // Takes of the tracker's lock (a launch's two, an ordering call's) that
+  // found it held, and their wait; and the callbacks CUPTI made, by call
+  // (launches, then each ordering call), those of the guard's own calls
+  // apart. Counted only under MATE_GUARD_CUDA_STATS (bench/cuda).
+  uint64_t lock_waits = 0, lock_wait_ns = 0;
+  uint64_t launch_callbacks = 0, ordering_callbacks = 0, own_callbacks = 0;
 };
 
 // Subscribes to CUPTI. False, with `why`, when tracking can't run (no

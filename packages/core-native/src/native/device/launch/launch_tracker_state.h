@@ -17,6 +17,7 @@
 #include "device/launch/kernel_params.h"
 #include "device/launch/launch_tracker.h"
 #include "device/allocator/guarded_span.h"
+#include "device/driver/counted_lock.h"
 #include "device/driver/now.h"
 #include "device/launch/stream_clocks.h"
 
@@ -72,7 +73,12 @@ struct State {
   uint64_t launches = 0;
   TrackerStats stats;
   uint64_t call_ns = 0;  // TrackerStats::call_ns, added with atomics outside the lock
+  LockWaits lock_waits;  // TrackerStats::lock_waits
+  uint64_t launch_callbacks = 0, ordering_callbacks = 0, own_callbacks = 0;  // atomics
 };
+
+// The tracker's lock, on a launching or ordering call's thread (counted).
+inline std::unique_lock<std::mutex> Hold(State& st) { return CountedLock(st.mu, &st.lock_waits); }
 
 State& S();
 
