@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { before, describe, test } from 'node:test';
 
 import { buildExtension, findPytest7, findXdist, noExtensionBuild, noLibrary, noNumpy } from './helpers/python.mjs';
-import { ROOT, run } from './helpers/run.mjs';
+import { MATE, ROOT, run } from './helpers/run.mjs';
 
 const FIX = path.join(ROOT, 'test', 'fixtures', 'python-host');
 const NO_DRIVER = 'the CUDA driver (libcuda.so.1) could not be loaded: no NVIDIA driver on this machine';
@@ -256,6 +256,55 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
     const report = await python(['-m', 'mate_guard', 'report', folder]);
     assert.equal(report.code, 1, report.output);
     assert.equal([...report.stdout.matchAll(/^==mate-guard== ERROR: /gm)].length, 1, report.output);
+  });
+
+  test("mate report on a pytest run's kept report folder shows, under each canary report, the rerun's fault: the same report pytest printed under its rerun line, with the rerun's placement", async () => {
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-rerun-report-'));
+    const r = await pytest(
+      [
+        '--guard-alloc',
+        `--guard-report-dir=${folder}`,
+        'test_arrays.py::test_canary_before_start',
+        'test_arrays.py::test_heap_tail_slack',
+      ],
+      { MATE_PYTEST_GUARD_NATIVE: '*_badext*.so' },
+    );
+    assert.equal(r.code, 1, r.output);
+    const report = await run(process.execPath, [MATE, 'report', folder], { timeout: 60_000 });
+    assert.equal(report.code, 1, report.output);
+    assert.match(report.stdout, /\[mate-guard\] summary: .*, 2 violations, /, report.output);
+    for (const [name, flags, label, original, fault] of [
+      [
+        'test_canary_before_start',
+        '--guard-mode head',
+        'head mode',
+        '1 byte before the start of allocation #\\d+ \\(100 bytes, tail mode\\)',
+        'heap-buffer-underflow',
+      ],
+      [
+        'test_heap_tail_slack',
+        '--guard-native-exact-size 10',
+        "tail mode with the native heap's 10-byte allocations placed byte-exact",
+        '3 bytes past the end of allocation #\\d+ \\(10 bytes, tail mode\\)',
+        'heap-buffer-overflow',
+      ],
+    ]) {
+      // What pytest printed under its rerun line: the rerun's fault report.
+      const printed = rerunOf(r, name, flags).split(/\n(?!==mate-guard== )/)[0];
+      assert.match(printed, new RegExp(`^==mate-guard== ERROR: ${fault} on WRITE `), r.output);
+      // mate report: the canary report, then the rerun's line and that same report.
+      assert.match(
+        report.stdout,
+        new RegExp(
+          `==mate-guard== ERROR: canary-corruption: ${original} damaged\\n(?:==mate-guard== .*\\n)*?==mate-guard== suppression: canary-corruption .*test=test_arrays\\.py::${name}\\n\\[mate-guard\\] rerun in ${label.replace(/[()]/g, '\\$&')}: the canary-corruption of allocation #\\d+ \\(\\d+ bytes, tail mode\\) in test_arrays\\.py::${name} faults at the first bad access:\\n`,
+        ),
+        report.output,
+      );
+      assert.ok(
+        report.stdout.includes(`faults at the first bad access:\n${printed}\n`),
+        `mate report shows the fault pytest printed:\n${printed}\n---\n${report.output}`,
+      );
+    }
   });
 
   test("a double free in the extension's heap is filed at the free: in a multiprocessing fork child (which ends by os._exit, no check after it) it fails the parent's test, and python -m mate_guard exits 1 on it", async () => {
