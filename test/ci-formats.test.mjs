@@ -34,6 +34,9 @@ const assertValidSarif = (doc) =>
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-ci-formats-'));
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
+/** What each mochaRun printed (stdout and stderr), by the parent it returned. */
+const runOutput = new Map();
+
 /** A mocha run of `files` (cwd test/fixtures/mocha) keeping its report directory in `<tmp>/<name>`; returns that parent. */
 async function mochaRun(name, files, flags = [], cli = 'plain', fails = true) {
   const parent = path.join(tmp, name);
@@ -43,6 +46,7 @@ async function mochaRun(name, files, flags = [], cli = 'plain', fails = true) {
       ? await run(process.execPath, [MATE_MOCHA, ...args], { cwd: MOCHA_FIX })
       : await run(path.join(BIN, 'mocha'), ['--require', '@mate-guard/mocha', ...args], { cwd: MOCHA_FIX });
   assert.equal(r.code !== 0, fails, r.output);
+  runOutput.set(parent, r.output);
   return parent;
 }
 
@@ -77,7 +81,13 @@ const primary = (result) => {
 };
 const related = (result, message) => result.relatedLocations?.find((l) => l.message.text.startsWith(message));
 
-describe('mate report --format sarif and --format github, over real guarded runs', () => {
+/** The rerun results a run's output shows: each `[mate-guard] rerun in ...` line and the report under it (to its suppression line). */
+const rerunBlocks = (output) =>
+  [...output.matchAll(/^\[mate-guard\] rerun in .*\n(?:==mate-guard== .*\n)*?==mate-guard== suppression: .*\n/gm)].map(
+    (m) => m[0],
+  );
+
+describe('mate report (text, --format sarif, --format github), over real guarded runs', () => {
   const dirs = {};
   before(async () => {
     dirs.overflow = await mochaRun('overflow', ['fault/overflow.spec.cjs']); // a fault: the process dies
@@ -145,6 +155,42 @@ describe('mate report --format sarif and --format github, over real guarded runs
       related(gap, 'allocated here').physicalLocation.region.startLine,
       lineOf(CANARY_SPEC, 'new ArrayBuffer(13)'),
     );
+  });
+
+  test("mate report's text shows, under each canary report of a kept directory, what the run's rerun found (its fault's report, with the access site) as the run's terminal showed it", async () => {
+    const r = await mateReport([dirs.canary]);
+    assert.equal(r.code, 1, r.output);
+    const shown = rerunBlocks(runOutput.get(dirs.canary));
+    assert.equal(shown.length, 2, runOutput.get(dirs.canary));
+    assert.deepEqual(rerunBlocks(r.stdout), shown, r.output);
+    for (const [block, test, headline] of [
+      [
+        shown[0],
+        'underflows by one',
+        /^\[mate-guard\] rerun in head mode: the canary-corruption of allocation #\d+ \(64 bytes, tail mode\) in canary\/canary\.spec\.cjs > canary damage > underflows by one faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-underflow on WRITE /,
+      ],
+      [
+        shown[1],
+        'overflows into the alignment gap',
+        /^\[mate-guard\] rerun in tail mode with alignment 1: the canary-corruption of allocation #\d+ \(13 bytes, tail mode\) in canary\/canary\.spec\.cjs > canary damage > overflows into the alignment gap faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-overflow on WRITE /,
+      ],
+    ]) {
+      assert.match(block, headline);
+      assert.match(block, /\n==mate-guard== {3}#0 \w+ \S*examples\/addon\/src\/buggy\.cc:\d+ /, block);
+      // Right under the canary report it is about (whose last line is its suppression).
+      const under = r.stdout.split(block)[0].trimEnd().split('\n').at(-1);
+      assert.match(
+        under,
+        new RegExp(
+          `^==mate-guard== suppression: canary-corruption .*test="canary/canary\\.spec\\.cjs > canary damage > ${test}"$`,
+        ),
+        r.output,
+      );
+    }
+    // Without a rerun (--no-guard-rerun), nothing under the reports.
+    const plain = await mateReport([dirs.canaryJsOnly]);
+    assert.deepEqual(rerunBlocks(plain.stdout), [], plain.output);
+    assert.doesNotMatch(plain.stdout, /\[mate-guard\] rerun/, plain.output);
   });
 
   test("the schema check bites: the same document with a result's level misspelt is rejected", async () => {

@@ -11,8 +11,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { before, describe, test } from 'node:test';
 
-import { buildExtension, findXdist, noExtensionBuild, noLibrary, noNumpy } from './helpers/python.mjs';
-import { ROOT, run } from './helpers/run.mjs';
+import { buildExtension, findPytest7, findXdist, noExtensionBuild, noLibrary, noNumpy } from './helpers/python.mjs';
+import { MATE, ROOT, run } from './helpers/run.mjs';
 
 const FIX = path.join(ROOT, 'test', 'fixtures', 'python-host');
 const NO_DRIVER = 'the CUDA driver (libcuda.so.1) could not be loaded: no NVIDIA driver on this machine';
@@ -22,6 +22,44 @@ function why() {
 }
 
 const XDIST = findXdist();
+const PYTEST7 = findPytest7();
+
+/**
+ * A pytest run that went on after faults reads as one run on the terminal (`r`, run with -v): one session
+ * header and one "collected" line, one line where each fresh process goes on (`tests`: [name, outcome,
+ * process] for a test whose fault ended process - 1), and each test's result line once, in order.
+ */
+function assertReadsAsOneRun(r, file, collected, tests) {
+  assert.equal(r.stdout.match(/=+ test session starts =+/g)?.length, 1, r.output);
+  assert.equal(r.stdout.match(/^platform /gm)?.length, 1, r.output);
+  assert.equal(r.stdout.match(/^rootdir: /gm)?.length, 1, r.output);
+  assert.equal(r.stdout.match(/collected \d+ items?/g)?.join(), `collected ${collected} items`, r.output);
+  const faulted = tests.filter((t) => t[2]);
+  assert.deepEqual(
+    [
+      ...r.stdout.matchAll(
+        /^\[mate-guard\] pytest goes on after a fault on guarded memory in (\S+) \(process (\d+) of the run, the same command line; the results so far carry over\)$/gm,
+      ),
+    ].map((m) => `${m[1]} ${m[2]}`),
+    faulted.map(([name, , n]) => `${file}::${name} ${n}`),
+    r.output,
+  );
+  const results = [...r.stdout.matchAll(new RegExp(`^${file.replace('.', '\\.')}::(\\w+) ([A-Z]+)`, 'gm'))].map(
+    (m) => `${m[1]} ${m[2]}`,
+  );
+  assert.deepEqual(
+    results,
+    tests.map(([name, outcome]) => `${name} ${outcome}`),
+    r.output,
+  );
+  // Each fresh process's line comes where the one before stopped, right before the faulting test's result.
+  for (const [name, outcome, n] of faulted)
+    assert.match(
+      r.stdout,
+      new RegExp(`\\(process ${n} of the run, [^\\n]*\\)\\n${file.replace('.', '\\.')}::${name} ${outcome} `),
+      r.output,
+    );
+}
 
 describe('Python host memory: numpy arrays and an extension heap', { skip: why() }, () => {
   let dir, beforeDir;
@@ -220,6 +258,55 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
     assert.equal([...report.stdout.matchAll(/^==mate-guard== ERROR: /gm)].length, 1, report.output);
   });
 
+  test("mate report on a pytest run's kept report folder shows, under each canary report, the rerun's fault: the same report pytest printed under its rerun line, with the rerun's placement", async () => {
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-rerun-report-'));
+    const r = await pytest(
+      [
+        '--guard-alloc',
+        `--guard-report-dir=${folder}`,
+        'test_arrays.py::test_canary_before_start',
+        'test_arrays.py::test_heap_tail_slack',
+      ],
+      { MATE_PYTEST_GUARD_NATIVE: '*_badext*.so' },
+    );
+    assert.equal(r.code, 1, r.output);
+    const report = await run(process.execPath, [MATE, 'report', folder], { timeout: 60_000 });
+    assert.equal(report.code, 1, report.output);
+    assert.match(report.stdout, /\[mate-guard\] summary: .*, 2 violations, /, report.output);
+    for (const [name, flags, label, original, fault] of [
+      [
+        'test_canary_before_start',
+        '--guard-mode head',
+        'head mode',
+        '1 byte before the start of allocation #\\d+ \\(100 bytes, tail mode\\)',
+        'heap-buffer-underflow',
+      ],
+      [
+        'test_heap_tail_slack',
+        '--guard-native-exact-size 10',
+        "tail mode with the native heap's 10-byte allocations placed byte-exact",
+        '3 bytes past the end of allocation #\\d+ \\(10 bytes, tail mode\\)',
+        'heap-buffer-overflow',
+      ],
+    ]) {
+      // What pytest printed under its rerun line: the rerun's fault report.
+      const printed = rerunOf(r, name, flags).split(/\n(?!==mate-guard== )/)[0];
+      assert.match(printed, new RegExp(`^==mate-guard== ERROR: ${fault} on WRITE `), r.output);
+      // mate report: the canary report, then the rerun's line and that same report.
+      assert.match(
+        report.stdout,
+        new RegExp(
+          `==mate-guard== ERROR: canary-corruption: ${original} damaged\\n(?:==mate-guard== .*\\n)*?==mate-guard== suppression: canary-corruption .*test=test_arrays\\.py::${name}\\n\\[mate-guard\\] rerun in ${label.replace(/[()]/g, '\\$&')}: the canary-corruption of allocation #\\d+ \\(\\d+ bytes, tail mode\\) in test_arrays\\.py::${name} faults at the first bad access:\\n`,
+        ),
+        report.output,
+      );
+      assert.ok(
+        report.stdout.includes(`faults at the first bad access:\n${printed}\n`),
+        `mate report shows the fault pytest printed:\n${printed}\n---\n${report.output}`,
+      );
+    }
+  });
+
   test("a double free in the extension's heap is filed at the free: in a multiprocessing fork child (which ends by os._exit, no check after it) it fails the parent's test, and python -m mate_guard exits 1 on it", async () => {
     const own = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-fork-'));
     const work = `import multiprocessing as mp, _badext
@@ -354,10 +441,11 @@ def _guard_the_extension():
     }
   });
 
-  test("after a fault on guarded memory plain pytest goes on in the process's place, again after a second fault (a forked child's fault kills the child only): the faulting tests fail (in setup: an error) with their reports, the tests before and after keep their results, and the terminal, junitxml, -x, the summary's counts and the exit status see the whole run", async () => {
+  test("after a fault on guarded memory plain pytest goes on in the process's place, again after a second fault (a forked child's fault kills the child only): the faulting tests fail (in setup: an error) with their reports, the tests before and after keep their results, and the terminal, junitxml, -x, the summary's counts and the exit status see the whole run; the terminal reads as one run (one session header, one line where each fresh process goes on, each test's result once) and the summary's and junitxml's duration are the whole run's", async () => {
     const onDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-goes-on-'));
     fs.copyFileSync(path.join(FIX, 'goes-on', 'test_goes_on.py'), path.join(onDir, 'test_goes_on.py'));
     const reports = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-goes-on-reports-'));
+    const started = Date.now();
     const r = await pytest(
       ['--guard-alloc', '--no-guard-rerun', '-v', '--junitxml=junit.xml', 'test_goes_on.py'],
       {
@@ -365,52 +453,51 @@ def _guard_the_extension():
       },
       onDir,
     );
+    const wall = (Date.now() - started) / 1000;
     assert.equal(r.code, 1, r.output);
     // Each fault's report, then the note, on the terminal's stderr.
     assert.equal(r.stderr.match(/==mate-guard== pytest goes on in a fresh process/g)?.length, 2, r.output);
-    // The forked child's fault killed the child only: one pytest session per fault, and the first.
-    assert.equal(r.stdout.match(/=+ test session starts =+/g)?.length, 3, r.output);
     assert.equal(
       r.stderr.match(/==mate-guard== test: test_goes_on\.py::test_forked_child_faults\n/g)?.length,
       1,
       r.output,
     );
-    assert.match(
-      r.stdout,
-      /\[mate-guard\] pytest goes on after a fault on guarded memory in test_goes_on\.py::test_overflows: this process took the place of the one that faulted/,
-      r.output,
-    );
-    const last = r.stdout.split('[mate-guard] pytest goes on after a fault').at(-1);
-    for (const [name, outcome] of [
+    assertReadsAsOneRun(r, 'test_goes_on.py', 7, [
       ['test_forked_child_faults', 'FAILED'],
       ['test_before_passes', 'PASSED'],
       ['test_before_fails', 'FAILED'],
-      ['test_overflows', 'FAILED'],
+      ['test_overflows', 'FAILED', 2],
       ['test_between_skipped', 'SKIPPED'],
-      ['test_overflows_in_setup', 'ERROR'],
+      ['test_overflows_in_setup', 'ERROR', 3],
       ['test_after_passes', 'PASSED'],
-    ])
-      assert.match(last, new RegExp(`^test_goes_on\\.py::${name} ${outcome}`, 'm'), `${name}: ${r.output}`);
+    ]);
     assert.match(r.stdout, /^=+ 3 failed, 2 passed, 1 skipped, 1 error in /m, r.output);
+    // The duration is the whole run's: test_before_passes slept 1 s in the first process.
+    const seconds = Number(/^=+ 3 failed, 2 passed, 1 skipped, 1 error in ([\d.]+)s/m.exec(r.stdout)?.[1]);
+    assert.ok(seconds >= 1 && seconds <= wall, `${seconds} s of ${wall} s: ${r.output}`);
     assert.match(
-      section(last, 'test_overflows'),
+      section(r.stdout, 'test_overflows'),
       /==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(80 bytes, tail mode\)/,
       r.output,
     );
     assert.match(
-      last,
+      r.stdout,
       /ERROR at setup of test_overflows_in_setup _+\n==mate-guard== ERROR: heap-buffer-overflow on WRITE at 0x[0-9a-f]+: 1 byte past the end of allocation #\d+ \(96 bytes, tail mode\)/,
       r.output,
     );
     assert.match(r.stdout, /^\[mate-guard\] summary: .*, 3 violations, /m, r.output);
-    assert.match(
-      r.stdout,
-      /^\[mate-guard\] 3 processes: a fault on guarded memory ended the one running test_goes_on\.py::test_overflows, test_goes_on\.py::test_overflows_in_setup; pytest went on in a fresh process after each$/m,
+    assert.equal(
+      r.stdout.match(
+        /^\[mate-guard\] 3 processes: a fault on guarded memory ended the one running test_goes_on\.py::test_overflows, test_goes_on\.py::test_overflows_in_setup; pytest went on in a fresh process after each$/gm,
+      )?.length,
+      1,
       r.output,
     );
     // Every test in the run's junitxml, with its own result.
     const junit = fs.readFileSync(path.join(onDir, 'junit.xml'), 'utf8');
     assert.equal(junit.match(/<testcase /g)?.length, 7, junit);
+    const suiteTime = Number(/<testsuite [^>]*time="([\d.]+)"/.exec(junit)?.[1]);
+    assert.ok(suiteTime >= 1 && suiteTime <= wall, `testsuite time ${suiteTime} s of ${wall} s: ${junit}`);
     assert.match(
       junit,
       /<testcase classname="test_goes_on" name="test_overflows" [^>]*><failure message="==mate-guard== ERROR: heap-buffer-overflow/,
@@ -449,6 +536,65 @@ def _guard_the_extension():
     assert.equal(x.code, 1, x.output);
     assert.match(x.stdout, /^=+ 1 failed, 1 passed, 2 deselected in /m, x.output);
     assert.doesNotMatch(x.stdout, /the last test ran|test_after_passes/, x.output);
+  });
+
+  test("under pytest 7 too (Debian's python3), the run that goes on after a fault reads as one: one session header, one line where the fresh process goes on, each test's result once (-v, and the default progress line), and the whole run's duration in the summary and in junitxml", {
+    skip: PYTEST7.skip ?? false,
+  }, async () => {
+    const d = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-pytest7-'));
+    buildExtension(path.join(FIX, 'badext.c'), d, '_badext', PYTEST7.config);
+    fs.copyFileSync(path.join(FIX, 'goes-on', 'test_goes_on_native.py'), path.join(d, 'test_goes_on_native.py'));
+    const pytest7 = (args) =>
+      run(
+        PYTEST7.python,
+        [
+          '-m',
+          'pytest',
+          '-p',
+          'mate_guard.pytest_plugin',
+          '-p',
+          'no:cacheprovider',
+          '--guard-alloc',
+          '--no-guard-rerun',
+          ...args,
+        ],
+        {
+          cwd: d,
+          env: {
+            ...env(),
+            PYTHONPATH: `${path.join(ROOT, 'packages', 'python')}:${d}`,
+            MATE_PYTEST_GUARD_NATIVE: '*_badext*.so',
+          },
+          timeout: 120_000,
+        },
+      );
+    const started = Date.now();
+    const v = await pytest7(['-v', '--junitxml=junit.xml', 'test_goes_on_native.py']);
+    const wall = (Date.now() - started) / 1000;
+    assert.equal(v.code, 1, v.output);
+    assert.match(v.stdout, /pytest-7\./, v.output);
+    assertReadsAsOneRun(v, 'test_goes_on_native.py', 3, [
+      ['test_before_passes', 'PASSED'],
+      ['test_overflows', 'FAILED', 2],
+      ['test_after_passes', 'PASSED'],
+    ]);
+    const seconds = Number(/^=+ 1 failed, 2 passed in ([\d.]+)s/m.exec(v.stdout)?.[1]);
+    assert.ok(seconds >= 1 && seconds <= wall, `${seconds} s of ${wall} s: ${v.output}`);
+    const junit = fs.readFileSync(path.join(d, 'junit.xml'), 'utf8');
+    const suiteTime = Number(/<testsuite [^>]*time="([\d.]+)"/.exec(junit)?.[1]);
+    assert.ok(suiteTime >= 1 && suiteTime <= wall, `testsuite time ${suiteTime} s of ${wall} s: ${junit}`);
+    assert.equal(v.stdout.match(/^\[mate-guard\] 2 processes: /gm)?.length, 1, v.output);
+
+    // Without -v: the first process's progress line stops at the fault; the fresh process's line, then its own.
+    const q = await pytest7(['test_goes_on_native.py']);
+    assert.equal(q.code, 1, q.output);
+    assert.equal(q.stdout.match(/=+ test session starts =+/g)?.length, 1, q.output);
+    assert.match(
+      q.stdout,
+      /^collected 3 items\n\ntest_goes_on_native\.py \.\n\[mate-guard\] pytest goes on after a fault on guarded memory in test_goes_on_native\.py::test_overflows \(process 2 of the run, the same command line; the results so far carry over\)\ntest_goes_on_native\.py F\. +\[100%\]\n/m,
+      q.output,
+    );
+    assert.match(q.stdout, /^=+ 1 failed, 2 passed in /m, q.output);
   });
 
   test('a fault while pytest imports a test module (before any test) ends the session: pytest dies by SIGSEGV, saying under the report that no tests run', async () => {

@@ -56,10 +56,13 @@ export function noLibrary() {
   return fs.existsSync(LIB) ? false : 'libmate_guard_cuda.so is not built';
 }
 
-/** A C extension module built from `source` into `dir` as `<name><python3's extension suffix>` with the system compiler. */
-export function buildExtension(source, dir, name) {
-  const includes = execFileSync('python3-config', ['--includes'], { encoding: 'utf8' }).trim().split(/\s+/);
-  const suffix = execFileSync('python3-config', ['--extension-suffix'], { encoding: 'utf8' }).trim();
+/**
+ * A C extension module built from `source` into `dir` as `<name><extension suffix>` with the system compiler,
+ * for python3 (or the Python whose python3-config is `config`).
+ */
+export function buildExtension(source, dir, name, config = 'python3-config') {
+  const includes = execFileSync(config, ['--includes'], { encoding: 'utf8' }).trim().split(/\s+/);
+  const suffix = execFileSync(config, ['--extension-suffix'], { encoding: 'utf8' }).trim();
   execFileSync('cc', ['-shared', '-fPIC', '-O0', '-g', ...includes, source, '-o', path.join(dir, `${name}${suffix}`)]);
 }
 
@@ -143,4 +146,22 @@ export function findXdist() {
   return has(lent)
     ? { path: lent }
     : { skip: `pytest-xdist of /usr/bin/python3 (${where}) does not import in python3` };
+}
+
+/**
+ * A Python with pytest 7 (Debian's /usr/bin/python3 has 7.2), for what depends on pytest's version, and the
+ * python3-config to build extensions for it: { python, config }, or { skip } saying why not.
+ */
+export function findPytest7() {
+  const python = '/usr/bin/python3';
+  try {
+    const version = execFileSync(python, ['-c', 'import pytest; print(pytest.__version__)'], {
+      encoding: 'utf8',
+    }).trim();
+    if (!version.startsWith('7.')) return { skip: `${python} has pytest ${version}, not 7` };
+    execFileSync(`${python}-config`, ['--includes'], { stdio: 'ignore' });
+  } catch {
+    return { skip: `no ${python} with pytest and ${python}-config` };
+  }
+  return { python, config: `${python}-config` };
 }

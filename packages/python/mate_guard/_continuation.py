@@ -10,12 +10,20 @@ continuation replays them through its hooks (terminal, junitxml, the cache,
 -x and the exit status see them as its own), fails the faulting test with
 its report, runs the tests after it, and arms itself the same way.
 
+On the terminal the run reads as one: the continuation holds back its
+session header, its collection and the tests the replaced processes showed
+(one line says where it goes on), and the summary's duration and
+junitxml's time are the whole run's (the first process's start, in each
+log's header).
+
 Only a top-level pytest process arms it: an xdist worker is replaced by
 xdist, a fresh process run for a parent (_subrun.py) is watched by it, and
 a one-step rerun is meant to fault."""
 
 from __future__ import annotations
 
+import copy
+import io
 import json
 import os
 import re
@@ -173,3 +181,63 @@ class Resumed:
             'duration': 0.0,
             'user_properties': [],
         }
+
+
+class _Nowhere(io.TextIOBase):
+    """A text file that keeps nothing written to it (not a terminal)."""
+
+    def write(self, s):
+        return len(s)
+
+
+def mute(tr):
+    """Points pytest's terminal reporter `tr` at a writer that writes nowhere; the real one to give back to
+    unmute, or None where this pytest's reporter has no writer to swap (it then prints as it always did)."""
+    real = getattr(tr, '_tw', None)
+    if real is None:
+        return None
+    try:
+        quiet = type(real)(file=_Nowhere())
+        quiet.hasmarkup = real.hasmarkup
+        quiet.fullwidth = real.fullwidth  # the same lines: the progress column where the terminal has it
+    except Exception:  # a writer of another shape: print as before
+        return None
+    tr._tw = quiet
+    return real
+
+
+def unmute(tr, real) -> None:
+    if real is not None:
+        tr._tw.flush()
+        tr._tw = real
+
+
+def start_back(config, tr, started: float) -> None:
+    """The session's start, as pytest's terminal reporter and junitxml keep it, set back to `started` (time.time()
+    as the run's first process began its session): the summary's "in N s" and junitxml's time and timestamp are
+    the whole run's. Where this pytest keeps them some other way they are left as they were (this process's)."""
+    holders = [(tr, '_session_start', '_sessionstarttime')]  # pytest >= 8.4: a timing.Instant; before: time.time()
+    try:
+        from _pytest.junitxml import xml_key
+
+        xml = config.stash.get(xml_key, None)
+    except Exception:
+        xml = None
+    holders.append((xml, 'suite_start', 'suite_start_time'))
+    for holder, instant, seconds in holders:
+        if holder is None:
+            continue
+        try:
+            if isinstance(getattr(holder, seconds, None), float):
+                setattr(holder, seconds, min(getattr(holder, seconds), started))
+                continue
+            now = getattr(holder, instant, None)
+            if isinstance(getattr(now, 'time', None), float) and isinstance(getattr(now, 'perf_count', None), float):
+                earlier = now.time - started
+                if earlier > 0:
+                    back = copy.copy(now)  # a frozen dataclass: its fields set as its own __init__ sets them
+                    object.__setattr__(back, 'time', started)
+                    object.__setattr__(back, 'perf_count', now.perf_count - earlier)
+                    setattr(holder, instant, back)
+        except Exception:  # another shape: this process's time, as before
+            continue

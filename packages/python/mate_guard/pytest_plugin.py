@@ -20,6 +20,7 @@ import json
 import os
 import shutil
 import sys
+import time
 
 import pytest
 
@@ -254,7 +255,10 @@ class _Guard:
         self.resumed = None  # what the process this one replaced logged (_continuation.Resumed)
         self.inherited = None  # the summary of the processes this one goes on from
         self.fault_text = ''
-        self.said_resumed = False  # the continuation's first line, said before the first replayed test
+        self.said_resumed = False  # the continuation's line, said where its own output begins
+        self.replayed_gone = False  # the tests the replaced process ran that this one did not collect
+        self.started = None  # time.time() as the run's first process began its session
+        self.held = None  # the continuation's terminal writer while its output is held back (_continuation.mute)
         # Report files of earlier processes with this pid (the one this replaced): not this process's.
         self.events_before = sorted(os.path.basename(p) for p in self.lib._seen)
         # Whose session this is: not an xdist worker's (xdist replaces it), a fresh process's (its parent goes
@@ -311,6 +315,7 @@ class _Guard:
             'eventsBefore': self.events_before,
             'token': self.lib._token,  # its forked children's markers name it
             'inherited': self.inherited or {},
+            'started': self.started,
         }
         r = self.resumed
         self.log = _continuation.arm(
@@ -324,23 +329,52 @@ class _Guard:
             _host.set_fault_note(FAULT_NOTE)
             self.log.close()
 
+    def begin_session(self, session):
+        """The session's start (the run's, in a continuation); a continuation holds back its terminal output
+        (its session header, its collection, the tests the processes before it showed) until say_resumed."""
+        r = self.resumed
+        self.started = (r.header.get('started') if r else None) or time.time()
+        tr = session.config.pluginmanager.get_plugin('terminalreporter')
+        if r is not None and tr is not None:
+            self.held = _continuation.mute(tr)
+
+    def say_resumed(self, config):
+        """The continuation's output begins: one line where the processes before it stopped."""
+        r = self.resumed
+        if r is None or self.said_resumed:
+            return
+        self.said_resumed = True
+        tr = config.pluginmanager.get_plugin('terminalreporter')
+        if tr is None:
+            return
+        line = (
+            f'[mate-guard] pytest goes on after a fault on guarded memory '
+            f'{f"in {r.faulted}" if r.faulted else "outside any test"} (process {r.gen + 1} of the run, '
+            f'the same command line; the results so far carry over)'
+        )
+        if self.held is None:  # its header was printed (a terminal reporter of another shape)
+            tr.write_line(line)
+            return
+        _continuation.unmute(tr, self.held)
+        self.held = None
+        # The line the faulted process left unfinished ends; the next test's line ends this one.
+        if getattr(tr, 'currentfspath', None):
+            tr.ensure_newline()
+        else:
+            tr.write('\n')
+        tr.write(line)
+
     def replay(self, item):
         """In a continuation: a test the replaced process ran (or was running) gets its results from there, not
         a second run. Whether it was one."""
         r = self.resumed
-        if not self.said_resumed:
-            self.said_resumed = True
-            tr = item.config.pluginmanager.get_plugin('terminalreporter')
-            if tr is not None:
-                tr.write_line(
-                    f'[mate-guard] pytest goes on after a fault on guarded memory in {r.faulted or "no test"}: '
-                    f'this process took the place of the one that faulted (the same command line), and the '
-                    f'{plural(len(r.tests), "test")} it ran are replayed'
-                )
+        if not self.replayed_gone:
+            self.replayed_gone = True
             ran = {i.nodeid for i in item.session.items}
             for nodeid in [n for n in r.tests if n not in ran]:  # collected then, not now: still this run's
                 self._replay_test(item.config, nodeid)
         if item.nodeid not in r.tests:
+            self.say_resumed(item.config)
             return False
         self._replay_test(item.config, item.nodeid)
         return True
@@ -351,6 +385,9 @@ class _Guard:
         data = list(t['reports'])
         if nodeid == r.faulted:
             data.append(r.fault_report(self.fault_text))
+            # The tests before it were shown by the processes that ran them (held back here); this one's result
+            # was not: this process's output begins with it.
+            self.say_resumed(config)
         if self.log is not None:
             self.log.start(nodeid, t['location'])
         _subrun.replay(config, [_subrun.deserialize(config, d) for d in data])
@@ -543,6 +580,18 @@ def pytest_collection(session):
         # pytest's faulthandler plugin installed its handler after ours (pytest_configure): a guard fault while
         # the test modules are imported must reach ours first, or it is reported as a signal faulthandler raised.
         _host.keep_fault_handler_first()
+
+
+@pytest.hookimpl(tryfirst=True)  # before the terminal reporter's (trylast): its session header
+def pytest_sessionstart(session):
+    if _guard is not None:
+        _guard.begin_session(session)
+
+
+@pytest.hookimpl(tryfirst=True)  # before the terminal reporter prints it
+def pytest_internalerror(excrepr, excinfo):
+    if _guard is not None and _guard.resumed is not None:
+        _guard.say_resumed(_guard.config)
 
 
 def pytest_collection_finish(session):
@@ -877,6 +926,10 @@ def pytest_sessionfinish(session, exitstatus):
     if _guard is None:
         return
     _guard.disarm_continuation()  # the tests are done: a later fault ends the process (FAULT_NOTE)
+    if _guard.resumed is not None:
+        _guard.say_resumed(session.config)  # said before the summary, also where no test of its own ran
+        tr = session.config.pluginmanager.get_plugin('terminalreporter')
+        _continuation.start_back(session.config, tr, _guard.started)  # before junitxml writes (its sessionfinish)
     from . import _new_reports
 
     late = [] if _guard.lost_in else _new_reports('the end of the session')

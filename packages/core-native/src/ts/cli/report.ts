@@ -13,6 +13,7 @@ import { ciFormatText } from '../report/ci-formats';
 import { reportText } from '../report/render';
 import type { RunPlace } from '../report/source-paths';
 import { readReportDir, readRunInfo, runInfoOf, type RunReport } from '../run/report-dir';
+import { filedRerunText } from '../run/rerun';
 import { formatSummary, formatUnreadable } from '../run/summary';
 import { verdictOf } from '../run/verdict';
 import { visible } from '../text/escape';
@@ -160,7 +161,8 @@ export function mateReport(args: readonly string[]): number {
     process.stdout.write(ciFormatText('github', { events, unreadable }) + closing);
   } else {
     let text = '';
-    for (const { event } of events) if (!event.suppressed) text += reportText(event);
+    // Each report as the run's terminal showed it: the rerun's fault (or what the rerun found) under it.
+    for (const { event } of events) if (!event.suppressed) text += reportText(event) + filedRerunText(event);
     process.stdout.write(text + closing);
   }
   return verdict.exitCode;

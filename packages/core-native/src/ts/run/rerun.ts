@@ -99,10 +99,11 @@ function faultingConfig(
   return { mode: 'tail', alignment, nativeExactSize: settings.nativeExactSize, launchBlocking };
 }
 
-function labelOf(mode: GuardMode, alignment: number, nativeExactSize: number, settings: GuardSettings): string {
-  if (nativeExactSize !== settings.nativeExactSize)
+/** A rerun's configuration for a reader: its mode, and the alignment or byte-exact native size it changed (if any). */
+function labelOf(mode: GuardMode, alignment: number | undefined, nativeExactSize: number | undefined): string {
+  if (nativeExactSize !== undefined)
     return `${mode} mode with the native heap's ${nativeExactSize}-byte allocations placed byte-exact`;
-  return alignment !== settings.alignment ? `${mode} mode with alignment ${alignment}` : `${mode} mode`;
+  return alignment !== undefined ? `${mode} mode with alignment ${alignment}` : `${mode} mode`;
 }
 
 /** The reruns the canary reports of a run call for, one per configuration. */
@@ -114,7 +115,11 @@ export function planReruns(events: readonly ViolationEvent[], settings: GuardSet
     const key = `${mode}/${alignment}/${nativeExactSize}/${launchBlocking}`;
     let g = groups.get(key);
     if (!g) {
-      const label = labelOf(mode, alignment, nativeExactSize, settings);
+      const label = labelOf(
+        mode,
+        alignment !== settings.alignment ? alignment : undefined,
+        nativeExactSize !== settings.nativeExactSize ? nativeExactSize : undefined,
+      );
       g = { mode, alignment, nativeExactSize, launchBlocking, label, files: [], tests: [], events: [] };
       groups.set(key, g);
     }
@@ -254,15 +259,7 @@ export async function rerunCanaryReports(
     for (const original of canaries) {
       const fault = faultFor(original, found);
       const death = fault ? undefined : deathFor(original, found);
-      const about = `the canary-corruption of allocation #${original.allocation.id} (${original.allocation.size} bytes, ${original.allocation.mode} mode)${original.test ? ` in ${original.test}` : ''}`;
-      if (fault)
-        text += `[mate-guard] rerun in ${group.label}: ${about} faults at the first bad access:\n${reportText(fault)}`;
-      else if (death)
-        text += `[mate-guard] rerun in ${group.label}: ${about} did not fault: the rerun died of something else first${death.test ? ` (in ${death.test})` : ''}, before the bad access, so it proves nothing about it; the death:\n${reportText(death)}`;
-      else if (ranNoTest)
-        text += `[mate-guard] rerun in ${group.label}: ran no test, so it tells nothing about ${about}: the runner selected none of its tests (a name that changes from run to run, or an argument of the command that excludes it)\n`;
-      else
-        text += `[mate-guard] rerun in ${group.label}: ${about} did not fault (the damage did not happen again on its own: it may depend on timing or on tests that did not rerun)\n`;
+      text += canaryRerunText(original, group.label, fault, death, !fault && !death && ranNoTest);
       if (original.file) {
         const exact =
           group.nativeExactSize !== settings.nativeExactSize ? { nativeExactSize: group.nativeExactSize } : {};
@@ -283,6 +280,41 @@ export async function rerunCanaryReports(
   return text;
 }
 
+/** What the rerun in `label` found for one canary report: its fault's report, the death that came first, or none. */
+function canaryRerunText(
+  original: CanaryEvent,
+  label: string,
+  fault: Omit<ViolationEvent, 'file'> | null | undefined,
+  death: Omit<ViolationEvent, 'file'> | null | undefined,
+  ranNoTest: boolean,
+): string {
+  const about = `the canary-corruption of allocation #${original.allocation.id} (${original.allocation.size} bytes, ${original.allocation.mode} mode)${original.test ? ` in ${original.test}` : ''}`;
+  if (fault) return `[mate-guard] rerun in ${label}: ${about} faults at the first bad access:\n${reportText(fault)}`;
+  if (death)
+    return `[mate-guard] rerun in ${label}: ${about} did not fault: the rerun died of something else first${death.test ? ` (in ${death.test})` : ''}, before the bad access, so it proves nothing about it; the death:\n${reportText(death)}`;
+  if (ranNoTest)
+    return `[mate-guard] rerun in ${label}: ran no test, so it tells nothing about ${about}: the runner selected none of its tests (a name that changes from run to run, or an argument of the command that excludes it)\n`;
+  return `[mate-guard] rerun in ${label}: ${about} did not fault (the damage did not happen again on its own: it may depend on timing or on tests that did not rerun)\n`;
+}
+
+/**
+ * What a rerun found for a report, as the runner printed it under the
+ * report, from what the rerun attached to its event (`rerun`; '' without
+ * one): `mate report` shows a kept report directory's reruns as the run's
+ * terminal did. The run's settings are not kept: the configuration's
+ * label names an alignment the rerun changed (the only change makes it
+ * smaller than the allocation's) and a byte-exact native size (recorded
+ * only when the rerun placed one).
+ */
+export function filedRerunText(event: ViolationEvent): string {
+  const r = event.rerun;
+  if (!r || event.suppressed) return '';
+  const ranNoTest = r.ranNoTest === true;
+  if (!isCanary(event)) return isKernelException(event) ? kernelOutcomeText(event, r.fault, ranNoTest) : '';
+  const changed = r.mode === 'tail' && r.alignment < event.allocation.alignment ? r.alignment : undefined;
+  return canaryRerunText(event, labelOf(r.mode, changed, r.nativeExactSize), r.fault, r.death, ranNoTest);
+}
+
 /**
  * What the rerun with launch blocking found for a kernel exception: the
  * same exception, now pinned on its launch (the kernel, its call site, the
@@ -296,8 +328,6 @@ function kernelRerunText(
 ): string {
   const pinned = found.filter((f) => isKernelException(f) && f.launches?.list.some((l) => l.faulted));
   const fault = sameTest(original, pinned) ?? (original.test ? undefined : pinned[0]);
-  const where = `on device ${original.device?.ordinal ?? 0}${original.test ? ` in ${original.test}` : ''}`;
-  const about = `the ${original.kind} ${where}`;
   if (original.file) {
     rewriteEventFile(original.file, {
       ...original,
@@ -309,6 +339,16 @@ function kernelRerunText(
       },
     });
   }
+  return kernelOutcomeText(original, fault, ranNoTest);
+}
+
+function kernelOutcomeText(
+  original: ViolationEvent,
+  fault: Omit<ViolationEvent, 'file'> | null | undefined,
+  ranNoTest: boolean,
+): string {
+  const where = `on device ${original.device?.ordinal ?? 0}${original.test ? ` in ${original.test}` : ''}`;
+  const about = `the ${original.kind} ${where}`;
   if (fault) return `[mate-guard] rerun with launch blocking: ${about} is this launch's:\n${reportText(fault)}`;
   if (ranNoTest) return `[mate-guard] rerun with launch blocking: ran no test, so it tells nothing about ${about}\n`;
   return `[mate-guard] rerun with launch blocking: ${about} did not happen again (it may depend on timing, data or tests that did not rerun): rerun with --guard-launch-blocking yourself\n`;
