@@ -5,7 +5,7 @@ numpy's allocation handler, the native heap of chosen extension modules
 with `native_modules`), CUDA device memory where there is a GPU.
 
     from mate_guard import GuardAllocatorConfig, install_guard_allocator
-    install_guard_allocator(GuardAllocatorConfig(mode='tail', sync_on_free=True))
+    install_guard_allocator(GuardAllocatorConfig(mode='tail'))
 
 Install before the first CUDA allocation. numpy arrays made from then on
 are guarded (numpy imported now or later). PyTorch's tensors are routed to
@@ -24,7 +24,7 @@ from . import _host, _library, _numpy
 from ._config import GuardAllocatorConfig
 from ._files import write_new_file
 from ._format import Report, render
-from ._settings import GuardConfigError
+from ._settings import GuardConfigError, refuse_without_device
 
 __all__ = [
     'GuardAllocatorConfig',
@@ -97,6 +97,8 @@ def install_guard_allocator(config=None):
     # Device memory where a CUDA driver is, host memory everywhere. The
     # device guard first: the report folder it picks is the host guard's too.
     missing = _host.cuda_missing(lib)
+    # A CUDA setting where no device memory can be guarded: refused, before anything is installed.
+    refuse_without_device(vars(config), lambda r: f'GuardAllocatorConfig {r["spellings"]["pythonKey"]}', missing)
     if missing:
         _device_off = missing
     else:

@@ -9,9 +9,9 @@ import os
 import runpy
 import sys
 
-from . import GuardAllocatorConfig, GuardConfigError, install_guard_allocator
+from . import GuardAllocatorConfig, GuardConfigError, _host, _library, install_guard_allocator
 from ._report_dir import make_report_dir
-from ._settings import CONFIG_ROWS, description, parse, suggestion
+from ._settings import CONFIG_ROWS, description, parse, refuse_without_device, suggestion
 
 USAGE = (
     'usage: python -m mate_guard [run] [--<setting> <value> | --[no-]<boolean-setting>] ... script.py [args...]\n'
@@ -24,6 +24,7 @@ def _flags(argv):
     by_flag = {f'--{p}{r["name"]}': r for r in CONFIG_ROWS for p in ('', 'guard-')}
     known = sorted(by_flag) + sorted(f'--no-{f[2:]}' for f, r in by_flag.items() if r['value']['type'] == 'boolean')
     fields = {}
+    spelled = {}  # snake key -> the flag as given, for errors found after parsing
     i = 0
     while i < len(argv) and argv[i].startswith('-'):
         arg = argv[i]
@@ -58,11 +59,12 @@ def _flags(argv):
         else:
             raise GuardConfigError(f'{name}: a value is needed; use {row["hint"]}')
         key = row['spellings']['pythonKey']
+        spelled[key] = name
         parsed = parse(row, value, name)
         # A repeatable setting (--native) gathers every use, as mate guard-run's does.
         fields[key] = fields.get(key, []) + parsed if row.get('repeatable') else parsed
         i += 1
-    return fields, argv[i:]
+    return fields, spelled, argv[i:]
 
 
 def _refuse(why):
@@ -80,7 +82,7 @@ def main(argv):
     if argv[:1] == ['run']:  # names the default command, as `report` names the other
         argv = argv[1:]
     try:
-        fields, rest = _flags(argv)
+        fields, spelled, rest = _flags(argv)
     except GuardConfigError as err:
         return _refuse(err)
     if not rest:
@@ -97,6 +99,13 @@ def main(argv):
     why = make_report_dir(config.report_dir) if config.report_dir else ''
     if why:  # said as pytest says it, not as the library's failure to start
         return _refuse(why)
+    try:
+        # Named as given (--launch-blocking), before install_guard_allocator would name the config's field.
+        refuse_without_device(
+            fields, lambda r: spelled[r['spellings']['pythonKey']], _host.cuda_missing(_library.load())
+        )
+    except (GuardConfigError, RuntimeError) as err:  # RuntimeError: no usable guard library
+        return _refuse(err)
     try:
         install_guard_allocator(config)
     except RuntimeError as err:  # no usable guard library: stopped as a bad setting is

@@ -36,6 +36,8 @@ ROWS = [r for r in DOC['settings'] if {'python', 'pytest'} & set(r['surfaces'])]
 CONFIG_ROWS = [r for r in DOC['settings'] if r['key'] != 'enabled' and {'python', 'pythonApi'} & set(r['surfaces'])]
 # Rows of this process's Python side only: not handed to the library.
 PROCESS_KEYS = {r['key'] for r in CONFIG_ROWS if 'python' not in r['surfaces']}
+# The settings that act only on CUDA device memory (the table's `needsDevice`).
+DEVICE_ONLY = [r for r in DOC['settings'] if r['needsDevice']]
 
 # What a setting does in a Python process where the table's description speaks of Node (JS buffers, its API,
 # the runners' report folders): pytest --help and python -m mate_guard --help show these.
@@ -131,6 +133,25 @@ def parse(row, value, where):
             f'{where}: {show(value)} is not a list; use comma-separated {spec["item"]}s or a list of strings'
         )
     raise GuardConfigError(f'{where}: settings.json names an unknown kind {kind!r}: a newer mate-guard wrote it?')
+
+
+def refuse_without_device(values, where, off):
+    """GuardConfigError for the first device-only setting in `values` (by snake key) that asks for something while
+    the device guard is off (`off`: why, from the library; '' when it is on). In Python the device guard is on
+    wherever there is a CUDA driver, so only there do these settings act; elsewhere one would do nothing, silently.
+    The Node packages' rule (settings/device-only.ts): a value at its default, or a boolean turned off
+    (--no-guard-track-launches: what a run without the device does anyway), asks for nothing."""
+    if not off:
+        return
+    for row in DEVICE_ONLY:
+        key = row['spellings']['pythonKey']
+        value = values.get(key)
+        if value is None or value is False or value == row['default']:
+            continue
+        raise GuardConfigError(
+            f'{where(row)}: needs the device guard, which is off here ({off}); without it no CUDA memory is '
+            'guarded and the setting would do nothing'
+        )
 
 
 def closest(word, known):

@@ -26,7 +26,7 @@ import pytest
 from . import _continuation, _host, _library, _rerun, _subrun, plural
 from ._report_dir import make_report_dir
 from ._resources import library_path
-from ._settings import CONFIG_ROWS, ROWS, GuardConfigError, description, parse, suggestion
+from ._settings import CONFIG_ROWS, ROWS, GuardConfigError, description, parse, refuse_without_device, suggestion
 
 GRAPH_REASON = 'guard allocator debug mode does not support graph capture'
 MARKERS = {
@@ -146,8 +146,9 @@ def _ini(config, row):
     return value if value not in (None, '') else None
 
 
-def resolve(config):
-    """Every pytest setting: flag > MATE_PYTEST_GUARD_* > ini > the table's default."""
+def resolve(config, spelled=None):
+    """Every pytest setting: flag > MATE_PYTEST_GUARD_* > ini > the table's default. `spelled`, when given, gets
+    the flag, variable or ini key each setting given came from (for errors found later)."""
     out = {}
     for row in ROWS:
         key = _sp(row, 'pythonKey')
@@ -169,6 +170,8 @@ def resolve(config):
             out[key] = row['default']
             continue
         out[key] = value if where is None else parse(row, value, where)
+        if spelled is not None:
+            spelled[key] = where or _sp(row, 'pytestFlag')
     return out
 
 
@@ -233,7 +236,8 @@ class _Guard:
         # default). Not in an xdist worker: its waits queue behind the other
         # workers' work on the GPU they share, and each test's end checks the
         # frees still pending (same findings, same test; bench/README.md).
-        if fields.get('sync_on_free') is None:
+        # Only where the device guard is on: elsewhere it is refused as a CUDA setting that would do nothing.
+        if fields.get('sync_on_free') is None and not _host.cuda_missing(_library.load()):
             fields['sync_on_free'] = getattr(config, 'workerinput', None) is None
 
         _host.report_fd = os.dup(2)  # the terminal's stderr (pytest captures fd 2 during tests)
@@ -475,13 +479,20 @@ def pytest_cmdline_main(config):
     """Bad values stop the session here (before pytest_configure, where SystemExit would be an internal error)."""
     if getattr(config.option, 'help', False) or getattr(config.option, 'version', False):
         return None
+    spelled = {}
     try:
-        settings = resolve(config)
+        settings = resolve(config, spelled)
     except GuardConfigError as err:
         _bad_setting(str(err))
     # No guard library: one line and exit 2 here, as a Node runner with no usable native binary (pytest_configure's UsageError would exit 4).
     if settings.get('enabled') and not os.path.exists(library_path()):
         _bad_setting(f'the CUDA guard library is missing: {library_path()} (a broken install? reinstall mate-guard)')
+    if settings.get('enabled'):
+        # The device guard is on wherever there is a CUDA driver: a CUDA setting elsewhere would do nothing.
+        try:
+            refuse_without_device(settings, lambda r: spelled[_sp(r, 'pythonKey')], _host.cuda_missing(_library.load()))
+        except GuardConfigError as err:
+            _bad_setting(str(err))
     if settings.get('enabled') and settings.get('report_dir'):
         # Made here, parents too (`--guard-report-dir out/mate-guard` before out/ exists, as CI has it), or refused
         # in one line: a folder that cannot hold reports would lose every violation. The library makes it the same
