@@ -9,9 +9,9 @@ import os
 import runpy
 import sys
 
-from . import GuardAllocatorConfig, GuardConfigError, _host, _library, install_guard_allocator
+from . import GuardAllocatorConfig, GuardConfigError, _install
 from ._report_dir import make_report_dir
-from ._settings import CONFIG_ROWS, description, parse, refuse_without_device, suggestion
+from ._settings import CONFIG_ROWS, description, parse, suggestion
 
 USAGE = (
     'usage: python -m mate_guard [run] [--<setting> <value> | --[no-]<boolean-setting>] ... script.py [args...]\n'
@@ -100,14 +100,8 @@ def main(argv):
     if why:  # said as pytest says it, not as the library's failure to start
         return _refuse(why)
     try:
-        # Named as given (--launch-blocking), before install_guard_allocator would name the config's field.
-        refuse_without_device(
-            fields, lambda r: spelled[r['spellings']['pythonKey']], _host.cuda_missing(_library.load())
-        )
-    except (GuardConfigError, RuntimeError) as err:  # RuntimeError: no usable guard library
-        return _refuse(err)
-    try:
-        install_guard_allocator(config)
+        # A CUDA setting without the device guard named as given (--launch-blocking).
+        _install(config, lambda r: spelled.get(r['spellings']['pythonKey'], r['spellings']['pythonKey']))
     except RuntimeError as err:  # no usable guard library: stopped as a bad setting is
         return _refuse(err)
     sys.argv = rest

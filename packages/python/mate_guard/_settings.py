@@ -135,23 +135,22 @@ def parse(row, value, where):
     raise GuardConfigError(f'{where}: settings.json names an unknown kind {kind!r}: a newer mate-guard wrote it?')
 
 
-def refuse_without_device(values, where, off):
-    """GuardConfigError for the first device-only setting in `values` (by snake key) that asks for something while
-    the device guard is off (`off`: why, from the library; '' when it is on). In Python the device guard is on
-    wherever there is a CUDA driver, so only there do these settings act; elsewhere one would do nothing, silently.
-    The Node packages' rule (settings/device-only.ts): a value at its default, or a boolean turned off
+def unused_without_device(values, where, off):
+    """One warning line for each device-only setting in `values` (by snake key) that asks for something while the
+    device guard is off (`off`: why, from the library; '' when it is on). In Python the device guard is on wherever
+    there is a CUDA driver, so one config serves a GPU machine and a CPU-only one: a CUDA setting is said to do
+    nothing on the second, not refused (Node refuses it, where `device` is the user's own setting in the same
+    config: settings/device-only.ts). As there, a value at its default, or a boolean turned off
     (--no-guard-track-launches: what a run without the device does anyway), asks for nothing."""
     if not off:
-        return
+        return []
+    lines = []
     for row in DEVICE_ONLY:
-        key = row['spellings']['pythonKey']
-        value = values.get(key)
+        value = values.get(row['spellings']['pythonKey'])
         if value is None or value is False or value == row['default']:
             continue
-        raise GuardConfigError(
-            f'{where(row)}: needs the device guard, which is off here ({off}); without it no CUDA memory is '
-            'guarded and the setting would do nothing'
-        )
+        lines.append(f'[mate-guard] warning: {where(row)} does nothing here: the device guard is off ({off})')
+    return lines
 
 
 def closest(word, known):
