@@ -28,6 +28,9 @@ const VITEST_OPTIONS = path.join(FIX, 'vitest', 'options');
 const MOCHA_SPEC = ['clean/clean.spec.cjs'];
 const MODE = (source, value) => `${source}: "${value}" is not a guard mode; use tail or head`;
 const BOOL = (source, value) => `${source}: "${value}" is not a boolean; use 1/true/yes/on or 0/false/no/off`;
+// A CUDA setting without the device guard would do nothing: refused the same way, naming it as given.
+const NO_DEVICE = (source, device) =>
+  `${source}: needs the device guard (${device}); without it no CUDA memory is guarded and the setting would do nothing`;
 
 const cases = [
   // mate and mate guard-run
@@ -35,6 +38,16 @@ const cases = [
     'mate guard-run --mode sideways',
     () => node(MATE, ['guard-run', '--mode', 'sideways', '--', process.execPath, '-e', '0']),
     `mate: ${MODE('--mode', 'sideways')}`,
+  ],
+  [
+    'mate guard-run --launch-blocking (no --device cuda)',
+    () => node(MATE, ['guard-run', '--launch-blocking', '--', process.execPath, '-e', '0']),
+    `mate: ${NO_DEVICE('--launch-blocking', '--device cuda')}`,
+  ],
+  [
+    'mate guard-run --dump-inputs (no --device cuda)',
+    () => node(MATE, ['guard-run', '--dump-inputs', '*k*', '--', process.execPath, '-e', '0']),
+    `mate: ${NO_DEVICE('--dump-inputs', '--device cuda')}`,
   ],
   [
     'mate frobnicate',
@@ -61,6 +74,12 @@ const cases = [
     'MATE_VITEST_GUARD_MODE=sideways vitest',
     () => node(VITEST, ['run'], VITEST_OPTIONS, { MATE_VITEST_GUARD_ALLOC: '1', MATE_VITEST_GUARD_MODE: 'sideways' }),
     `mate-guard: ${MODE('MATE_VITEST_GUARD_MODE', 'sideways')}`,
+  ],
+  [
+    'guardAlloc({ enabled: true, cudaQuarantine: "strict" }) under vitest (no device)',
+    () =>
+      node(VITEST, ['run'], VITEST_OPTIONS, { FIXTURE_GUARD_OPTIONS: '{"enabled":true,"cudaQuarantine":"strict"}' }),
+    `mate-guard: ${NO_DEVICE('guardAlloc() options cudaQuarantine', "device: 'cuda'")}`,
   ],
   [
     'vitest run -- --guard-mode=diagonal',
@@ -94,6 +113,12 @@ const cases = [
     `mate-guard: ${MODE('testEnvironmentOptions guardMode', 'sideways')}`,
   ],
   [
+    'mate-jest with testEnvironmentOptions { guardLaunchBlocking: true } (no device)',
+    () =>
+      node(MATE_JEST, JEST_NATIVE, ROOT, { FIXTURE_GUARD_OPTIONS: '{"guardAlloc":true,"guardLaunchBlocking":true}' }),
+    `mate-guard: ${NO_DEVICE('testEnvironmentOptions guardLaunchBlocking', "guardDevice: 'cuda'")}`,
+  ],
+  [
     'MATE_JEST_GUARD_MODE=sideways jest (with the reporter)',
     () =>
       node(path.join(BIN, 'jest'), [...JEST_NATIVE, ...JEST_REPORTER], ROOT, {
@@ -120,6 +145,11 @@ const cases = [
     'mate-mocha --guard-mode sideways',
     () => node(MATE_MOCHA, ['--guard-mode', 'sideways', ...MOCHA_SPEC], path.join(FIX, 'mocha')),
     `mate-mocha: ${MODE('--guard-mode', 'sideways')}`,
+  ],
+  [
+    'mate-mocha --guard-sync-on-free (no device)',
+    () => node(MATE_MOCHA, ['--guard-sync-on-free', ...MOCHA_SPEC], path.join(FIX, 'mocha')),
+    `mate-mocha: ${NO_DEVICE('--guard-sync-on-free', '--guard-device cuda')}`,
   ],
   [
     'MATE_MOCHA_GUARD_MODE=x mate-mocha',
@@ -153,6 +183,11 @@ const cases = [
     'mate-node-test --guard-mode sideways',
     () => node(MATE_NODE_TEST, ['--guard-mode', 'sideways'], NODE_TEST_DIR),
     `mate-node-test: ${MODE('--guard-mode', 'sideways')}`,
+  ],
+  [
+    'MATE_NODE_TEST_GUARD_LAUNCH_BLOCKING=1 mate-node-test (no device)',
+    () => node(MATE_NODE_TEST, [], NODE_TEST_DIR, { MATE_NODE_TEST_GUARD_LAUNCH_BLOCKING: '1' }),
+    `mate-node-test: ${NO_DEVICE('MATE_NODE_TEST_GUARD_LAUNCH_BLOCKING', 'MATE_NODE_TEST_GUARD_DEVICE=cuda')}`,
   ],
   [
     'MATE_NODE_TEST_GUARD_MODE=x node --test --require @mate-guard/node-test',

@@ -215,6 +215,14 @@ describe('--dump-inputs over the simulated driver', { skip: noGxx() }, () => {
     assert.equal(r.code, 2, r.output);
     assert.match(r.stderr, /^mate: --dump-inputs: "" is not a kernel glob; use a non-empty kernel glob\n$/);
   });
+
+  test('with --device cuda the CUDA settings a run without it refuses are taken: the run goes on', async () => {
+    const cuda = ['--launch-blocking', '--dump-inputs', '*k*', '--cuda-quarantine', 'strict', '--sync-on-free'];
+    const args = ['guard-run', '--device', 'cuda', ...cuda, '--device-exact-placement', '--'];
+    const r = await run(process.execPath, [MATE, ...args, process.execPath, '-e', '0'], { env: sim.env });
+    assert.equal(r.code, 0, r.output);
+    assert.doesNotMatch(r.output, /needs the device guard/);
+  });
 });
 
 // Every kernel exception is reported, not only an illegal address: a

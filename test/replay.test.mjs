@@ -399,6 +399,23 @@ describe('mate replay', () => {
     const negated = await replay([dir, '--no-alignment']);
     assert.equal(negated.code, 2, negated.output);
     assert.equal(negated.stderr, 'mate: --no-alignment: there is no negative form of --alignment\n');
+
+    // --launch-blocking and --dump-inputs act only where the recorded run had the device guard (this one had not);
+    // named as given. Turning it off asks for nothing: the replay goes on (to the unknown runner).
+    const blocking = await replay([dir, '--guard-launch-blocking']);
+    assert.equal(blocking.code, 2, blocking.output);
+    assert.equal(
+      blocking.stderr,
+      'mate: --guard-launch-blocking: needs the device guard (the recorded run had it off); without it no CUDA memory is guarded and the setting would do nothing\n',
+    );
+    assert.match((await replay([dir, '--no-launch-blocking'])).stderr, /names the runner "karma"/);
+    const cuda = path.join(empty, 'cuda');
+    fs.mkdirSync(cuda);
+    const withDevice = { ...record, settings: { ...record.settings, device: 'cuda' } };
+    fs.writeFileSync(path.join(cuda, 'replay.json'), JSON.stringify(withDevice));
+    const dumps = await replay([cuda, '--launch-blocking', '--dump-inputs', '*k*']);
+    assert.equal(dumps.code, 2, dumps.output);
+    assert.match(dumps.stderr, /names the runner "karma"/);
   });
 });
 

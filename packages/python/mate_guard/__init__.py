@@ -5,7 +5,7 @@ numpy's allocation handler, the native heap of chosen extension modules
 with `native_modules`), CUDA device memory where there is a GPU.
 
     from mate_guard import GuardAllocatorConfig, install_guard_allocator
-    install_guard_allocator(GuardAllocatorConfig(mode='tail', sync_on_free=True))
+    install_guard_allocator(GuardAllocatorConfig(mode='tail'))
 
 Install before the first CUDA allocation. numpy arrays made from then on
 are guarded (numpy imported now or later). PyTorch's tensors are routed to
@@ -24,7 +24,7 @@ from . import _host, _library, _numpy
 from ._config import GuardAllocatorConfig
 from ._files import write_new_file
 from ._format import Report, render
-from ._settings import GuardConfigError
+from ._settings import GuardConfigError, unused_without_device
 
 __all__ = [
     'GuardAllocatorConfig',
@@ -79,8 +79,15 @@ def install_guard_allocator(config=None):
 
     Again with an equal config: nothing to do. With another: RuntimeError
     (the allocator of a process is chosen once). After a CUDA allocation:
-    RuntimeError. A bad setting: GuardConfigError naming it.
+    RuntimeError. A bad setting: GuardConfigError naming it. A CUDA setting
+    where there is no CUDA driver: one warning line on stderr (it does nothing).
     """
+    _install(config, lambda r: f'GuardAllocatorConfig {r["spellings"]["pythonKey"]}')
+
+
+def _install(config, spelled):
+    """install_guard_allocator; `spelled` names a setting as its caller was given it, for the warning of a CUDA
+    setting without the device guard (None: the caller said it already)."""
     global _active, _device_off
     if config is None:
         config = GuardAllocatorConfig()
@@ -97,6 +104,9 @@ def install_guard_allocator(config=None):
     # Device memory where a CUDA driver is, host memory everywhere. The
     # device guard first: the report folder it picks is the host guard's too.
     missing = _host.cuda_missing(lib)
+    # A CUDA setting where no device memory can be guarded: said to do nothing.
+    for line in unused_without_device(vars(config), spelled, missing) if spelled else []:
+        sys.stderr.write(line + '\n')
     if missing:
         _device_off = missing
     else:

@@ -9,7 +9,7 @@ import os
 import runpy
 import sys
 
-from . import GuardAllocatorConfig, GuardConfigError, install_guard_allocator
+from . import GuardAllocatorConfig, GuardConfigError, _install
 from ._report_dir import make_report_dir
 from ._settings import CONFIG_ROWS, description, parse, suggestion
 
@@ -24,6 +24,7 @@ def _flags(argv):
     by_flag = {f'--{p}{r["name"]}': r for r in CONFIG_ROWS for p in ('', 'guard-')}
     known = sorted(by_flag) + sorted(f'--no-{f[2:]}' for f, r in by_flag.items() if r['value']['type'] == 'boolean')
     fields = {}
+    spelled = {}  # snake key -> the flag as given, for errors found after parsing
     i = 0
     while i < len(argv) and argv[i].startswith('-'):
         arg = argv[i]
@@ -58,11 +59,12 @@ def _flags(argv):
         else:
             raise GuardConfigError(f'{name}: a value is needed; use {row["hint"]}')
         key = row['spellings']['pythonKey']
+        spelled[key] = name
         parsed = parse(row, value, name)
         # A repeatable setting (--native) gathers every use, as mate guard-run's does.
         fields[key] = fields.get(key, []) + parsed if row.get('repeatable') else parsed
         i += 1
-    return fields, argv[i:]
+    return fields, spelled, argv[i:]
 
 
 def _refuse(why):
@@ -80,7 +82,7 @@ def main(argv):
     if argv[:1] == ['run']:  # names the default command, as `report` names the other
         argv = argv[1:]
     try:
-        fields, rest = _flags(argv)
+        fields, spelled, rest = _flags(argv)
     except GuardConfigError as err:
         return _refuse(err)
     if not rest:
@@ -98,7 +100,8 @@ def main(argv):
     if why:  # said as pytest says it, not as the library's failure to start
         return _refuse(why)
     try:
-        install_guard_allocator(config)
+        # A CUDA setting without the device guard named as given (--launch-blocking).
+        _install(config, lambda r: spelled.get(r['spellings']['pythonKey'], r['spellings']['pythonKey']))
     except RuntimeError as err:  # no usable guard library: stopped as a bad setting is
         return _refuse(err)
     sys.argv = rest

@@ -36,6 +36,8 @@ ROWS = [r for r in DOC['settings'] if {'python', 'pytest'} & set(r['surfaces'])]
 CONFIG_ROWS = [r for r in DOC['settings'] if r['key'] != 'enabled' and {'python', 'pythonApi'} & set(r['surfaces'])]
 # Rows of this process's Python side only: not handed to the library.
 PROCESS_KEYS = {r['key'] for r in CONFIG_ROWS if 'python' not in r['surfaces']}
+# The settings that act only on CUDA device memory (the table's `needsDevice`).
+DEVICE_ONLY = [r for r in DOC['settings'] if r['needsDevice']]
 
 # What a setting does in a Python process where the table's description speaks of Node (JS buffers, its API,
 # the runners' report folders): pytest --help and python -m mate_guard --help show these.
@@ -131,6 +133,24 @@ def parse(row, value, where):
             f'{where}: {show(value)} is not a list; use comma-separated {spec["item"]}s or a list of strings'
         )
     raise GuardConfigError(f'{where}: settings.json names an unknown kind {kind!r}: a newer mate-guard wrote it?')
+
+
+def unused_without_device(values, where, off):
+    """One warning line for each device-only setting in `values` (by snake key) that asks for something while the
+    device guard is off (`off`: why, from the library; '' when it is on). In Python the device guard is on wherever
+    there is a CUDA driver, so one config serves a GPU machine and a CPU-only one: a CUDA setting is said to do
+    nothing on the second, not refused (Node refuses it, where `device` is the user's own setting in the same
+    config: settings/device-only.ts). As there, a value at its default, or a boolean turned off
+    (--no-guard-track-launches: what a run without the device does anyway), asks for nothing."""
+    if not off:
+        return []
+    lines = []
+    for row in DEVICE_ONLY:
+        value = values.get(row['spellings']['pythonKey'])
+        if value is None or value is False or value == row['default']:
+            continue
+        lines.append(f'[mate-guard] warning: {where(row)} does nothing here: the device guard is off ({off})')
+    return lines
 
 
 def closest(word, known):

@@ -27,7 +27,7 @@ import pytest
 from . import _continuation, _host, _library, _rerun, _subrun, plural
 from ._report_dir import make_report_dir
 from ._resources import library_path
-from ._settings import CONFIG_ROWS, ROWS, GuardConfigError, description, parse, suggestion
+from ._settings import CONFIG_ROWS, ROWS, GuardConfigError, description, parse, suggestion, unused_without_device
 
 GRAPH_REASON = 'guard allocator debug mode does not support graph capture'
 MARKERS = {
@@ -147,8 +147,9 @@ def _ini(config, row):
     return value if value not in (None, '') else None
 
 
-def resolve(config):
-    """Every pytest setting: flag > MATE_PYTEST_GUARD_* > ini > the table's default."""
+def resolve(config, spelled=None):
+    """Every pytest setting: flag > MATE_PYTEST_GUARD_* > ini > the table's default. `spelled`, when given, gets
+    the flag, variable or ini key each setting given came from (for errors found later)."""
     out = {}
     for row in ROWS:
         key = _sp(row, 'pythonKey')
@@ -170,6 +171,8 @@ def resolve(config):
             out[key] = row['default']
             continue
         out[key] = value if where is None else parse(row, value, where)
+        if spelled is not None:
+            spelled[key] = where or _sp(row, 'pytestFlag')
     return out
 
 
@@ -224,7 +227,7 @@ class _Guard:
 
     def __init__(self, config, settings):
         import mate_guard
-        from . import GuardAllocatorConfig, install_guard_allocator
+        from . import GuardAllocatorConfig, _install
 
         self.config = config
         self.settings = settings
@@ -234,11 +237,12 @@ class _Guard:
         # default). Not in an xdist worker: its waits queue behind the other
         # workers' work on the GPU they share, and each test's end checks the
         # frees still pending (same findings, same test; bench/README.md).
-        if fields.get('sync_on_free') is None:
+        # Only where the device guard is on: elsewhere it would be said to do nothing.
+        if fields.get('sync_on_free') is None and not _host.cuda_missing(_library.load()):
             fields['sync_on_free'] = getattr(config, 'workerinput', None) is None
 
         _host.report_fd = os.dup(2)  # the terminal's stderr (pytest captures fd 2 during tests)
-        install_guard_allocator(GuardAllocatorConfig(**fields))
+        _install(GuardAllocatorConfig(**fields), None)  # a CUDA setting without the device: said at the command line
         mate_guard._exit_status_owned = False  # pytest's own exit status is the run's
         self.lib = _library.load()
         self.lost_in = None  # node id of the test whose fault lost the CUDA context
@@ -512,13 +516,20 @@ def pytest_cmdline_main(config):
     """Bad values stop the session here (before pytest_configure, where SystemExit would be an internal error)."""
     if getattr(config.option, 'help', False) or getattr(config.option, 'version', False):
         return None
+    spelled = {}
     try:
-        settings = resolve(config)
+        settings = resolve(config, spelled)
     except GuardConfigError as err:
         _bad_setting(str(err))
     # No guard library: one line and exit 2 here, as a Node runner with no usable native binary (pytest_configure's UsageError would exit 4).
     if settings.get('enabled') and not os.path.exists(library_path()):
         _bad_setting(f'the CUDA guard library is missing: {library_path()} (a broken install? reinstall mate-guard)')
+    if settings.get('enabled'):
+        # The device guard is on wherever there is a CUDA driver: a CUDA setting elsewhere does nothing (said once).
+        missing = _host.cuda_missing(_library.load())
+        if getattr(config, 'workerinput', None) is None:  # once, not again in each xdist worker
+            for line in unused_without_device(settings, lambda r: spelled[_sp(r, 'pythonKey')], missing):
+                sys.stderr.write(line + '\n')
     if settings.get('enabled') and settings.get('report_dir'):
         # Made here, parents too (`--guard-report-dir out/mate-guard` before out/ exists, as CI has it), or refused
         # in one line: a folder that cannot hold reports would lose every violation. The library makes it the same

@@ -58,6 +58,59 @@ def test_a_bad_value_stops_the_session_before_collection_naming_it(project):
     assert 'collected' not in r.output, r
 
 
+# No CUDA driver here: MATE_GUARD_CUDA_DRIVER names none, so the device guard is off whatever the machine has.
+NO_DRIVER = {'MATE_GUARD_CUDA_DRIVER': '/nonexistent/libcuda.so.1'}
+DOES_NOTHING = (
+    ' does nothing here: the device guard is off (the CUDA driver (libcuda.so.1) could not be loaded: no NVIDIA '
+    'driver on this machine)\n'
+)
+
+
+def test_a_cuda_setting_where_the_device_guard_is_off_is_said_to_do_nothing_naming_it_as_given_and_the_run_goes_on(
+    project,
+):
+    # One config for a GPU machine and a CPU-only one: on the second the run goes on, with one line per setting.
+    project.write('test_plain.py', 'def test_plain():\n    pass\n')
+    cases = [
+        (['--guard-launch-blocking'], {}, '--guard-launch-blocking'),
+        ([], {'MATE_PYTEST_GUARD_DUMP_INPUTS': '*k*'}, 'MATE_PYTEST_GUARD_DUMP_INPUTS'),
+        (['-o', 'guard_cuda_quarantine=strict'], {}, 'ini guard_cuda_quarantine'),
+    ]
+    for args, env, where in cases:
+        r = project.pytest(['--guard-alloc', *args], dict(NO_DRIVER, **env))
+        assert r.code == 0, r
+        assert r.stderr.count('does nothing here') == 1, r
+        assert f'[mate-guard] warning: {where}{DOES_NOTHING}' in r.stderr, r
+        assert '1 passed' in r.stdout, r
+    project.write('script.py', 'print("ran")\n')
+    r = project.python(['-m', 'mate_guard', '--sync-on-free', 'script.py'], NO_DRIVER)
+    assert (r.code, r.stdout) == (0, 'ran\n'), r
+    assert (
+        r.stderr.count('does nothing here') == 1 and f'[mate-guard] warning: --sync-on-free{DOES_NOTHING}' in r.stderr
+    ), r
+    api = (
+        'import mate_guard\nmate_guard.install_guard_allocator(mate_guard.GuardAllocatorConfig(launch_blocking=True))\n'
+        'print("installed")\n'
+    )
+    r = project.python(['-c', api], NO_DRIVER)
+    assert (r.code, r.stdout) == (0, 'installed\n'), r
+    assert f'[mate-guard] warning: GuardAllocatorConfig launch_blocking{DOES_NOTHING}' in r.stderr, r
+
+
+def test_a_cuda_setting_at_its_default_or_turned_off_needs_no_device_and_with_one_every_one_is_taken(project):
+    project.write('test_plain.py', 'def test_plain():\n    pass\n')  # no device memory: it runs with no driver
+    off = ['--guard-track-launches', '--no-guard-sync-on-free', '--no-guard-launch-blocking']
+    r = project.pytest(['--guard-alloc', *off, '-o', 'guard_cuda_quarantine=adaptive'], NO_DRIVER)
+    assert r.code == 0, r
+    assert 'CUDA device memory: not guarded' in r.stdout, r
+    assert 'does nothing here' not in r.stderr, r
+    # The simulated driver: the device guard is on, as wherever there is a GPU.
+    on = ['--guard-launch-blocking', '--guard-dump-inputs', '*k*', '--guard-cuda-quarantine', 'strict']
+    r = project.pytest(['--guard-alloc', *on, '--guard-sync-on-free', '--guard-device-exact-placement'])
+    assert r.code == 0, r
+    assert 'does nothing here' not in r.output, r
+
+
 def test_a_misspelled_variable_or_ini_key_stops_the_session_with_the_nearest_spelling(project):
     project.write('test_tags.py', SUITE)
     r = project.pytest(['--guard-alloc'], env={'MATE_PYTEST_GUARD_RERUNN': '0'})

@@ -33,11 +33,13 @@ export {
   resolveRunnerSettings,
   readOptions,
   checkOptionNames,
+  optionsLayer,
   BY_KEY,
   type Layer,
   type OptionSpelling,
   type RunnerResolution,
 } from './settings/resolve';
+export { refuseWithoutDevice } from './settings/device-only';
 export { readHandoff, HANDOFF_ENV } from './settings/handoff';
 export { describeRunnerFlags, flagUsage, type ConfigColumn } from './settings/docs';
 export { GUARD_TAGS, GUARD_SKIP_REASONS, GUARD_TAG_DESCRIPTIONS, guardSkipReason, isGuardTag } from './tags';

@@ -5,8 +5,10 @@
 // Without mate-jest, this is the first process that sees the settings.
 import {
   GuardConfigError,
+  optionsLayer,
   readHandoff,
   readOptions,
+  refuseWithoutDevice,
   resolveRunnerSettings,
   rowsOn,
   spell,
@@ -47,5 +49,8 @@ export function resolveJestSettings(
   checkRunWide(options);
   const fromOptions = readOptions(options, jestSpelling, SOURCE);
   const explicit = Object.fromEntries(handoff.explicit.map((k) => [k, handoff.settings[k]]));
-  return { ...handoff.settings, ...fromOptions, ...explicit };
+  const settings = { ...handoff.settings, ...fromOptions, ...explicit };
+  // The run's flags and variables were checked where they were resolved; a file's options are checked here.
+  refuseWithoutDevice(settings, [optionsLayer(fromOptions, { spelling: jestSpelling, source: SOURCE })]);
+  return settings;
 }

@@ -6,9 +6,10 @@ import { deviceChildEnv } from '../install/device';
 import { GuardConfigError } from '../errors';
 import { superviseRun } from '../run/supervise';
 import { describeGuardRunFlags } from '../settings/docs';
+import { refuseWithoutDevice } from '../settings/device-only';
 import { GUARD_RUN_FLAGS, parseFlags } from '../settings/flags';
 import { resolveLayers } from '../settings/resolve';
-import type { GuardSettings } from '../settings/table';
+import { spell, type GuardSettings } from '../settings/table';
 import { show } from '../settings/values';
 
 export function guardRunUsage(): string {
@@ -44,7 +45,9 @@ export function parseGuardRunArgs(argv: readonly string[]): GuardRunArgs | 'help
   }
   const command = dashDash < 0 ? [] : argv.slice(dashDash + 1);
   if (command.length === 0) throw new GuardConfigError('no command given: mate guard-run [options] -- <command...>');
-  return { settings: { ...resolveLayers([values]), enabled: true }, command };
+  const settings: GuardSettings = { ...resolveLayers([values]), enabled: true };
+  refuseWithoutDevice(settings, [{ values, where: spell.guardRunFlag, device: '--device cuda' }]);
+  return { settings, command };
 }
 
 /** NODE_OPTIONS that load the preload, which installs from the handoff in every Node process. */

@@ -13,6 +13,7 @@ import { rebaser, replayTarget, runnerCommand, settingsEnv, type ReplayTarget } 
 import { findAdapter, installedRunners, loadAdapter } from '../run/runner-adapter';
 import { inside, placeOf, realOf, shellLine, shellWord, trustContext, type TrustContext } from '../run/replay-trust';
 import { readReportDir } from '../run/report-dir';
+import { refuseWithoutDevice, type SpelledLayer } from '../settings/device-only';
 import { parseFlags, type FlagSyntax } from '../settings/flags';
 import { rowsOn, SETTINGS, spell, type GuardSettings, type SettingRow } from '../settings/table';
 import { show } from '../settings/values';
@@ -65,6 +66,8 @@ interface ReplayArgs {
   dumpInputs?: string;
   trustRecord: boolean;
   dryRun: boolean;
+  /** The settings flags as each spelling gave them, highest rank first: for refuseWithoutDevice. */
+  spelled: SpelledLayer[];
 }
 
 // Its settings flags are the settings table's rows on the replay surface, spelled as guard-run spells
@@ -86,12 +89,15 @@ const known = (): string => {
 export function parseReplayArgs(argv: readonly string[]): ReplayArgs {
   let values: Partial<GuardSettings> = {};
   let rest = [...argv];
+  const spelled: SpelledLayer[] = [];
   for (const syntax of SPELLINGS) {
     const parsed = parseFlags(rest, syntax);
     values = { ...values, ...parsed.values };
     rest = parsed.rest;
+    // A replay turns no device guard on: it has one when the recorded run had.
+    spelled.unshift({ values: parsed.values, where: syntax.flagOf, device: 'the recorded run had it off' });
   }
-  const out: Pick<ReplayArgs, 'trustRecord' | 'dryRun'> = { trustRecord: false, dryRun: false };
+  const out: Pick<ReplayArgs, 'trustRecord' | 'dryRun' | 'spelled'> = { trustRecord: false, dryRun: false, spelled };
   const dirs: string[] = [];
   for (const arg of rest) {
     if (arg === '--trust-record') out.trustRecord = true;
@@ -192,6 +198,9 @@ export async function mateReplay(argv: readonly string[]): Promise<number> {
   const projects = Object.entries(record.projects ?? {}).map(
     ([name, own]) => [name, replaySettings(record, own, args, target, file, ctx, settingsLeftOut)] as const,
   );
+  // --launch-blocking and --dump-inputs act only where the recorded run (or one of its projects) had the device guard.
+  const device = [settings, ...projects.map(([, s]) => s)].find((s) => s.device !== undefined)?.device;
+  refuseWithoutDevice({ device, launchBlocking: args.launchBlocking, dumpInputs: args.dumpInputs }, args.spelled);
   const modes = projects.some(([, s]) => s.mode !== settings.mode)
     ? `mode ${projects.map(([name, s]) => `${s.mode} (project ${name})`).join(', ')}`
     : `${settings.mode} mode`;

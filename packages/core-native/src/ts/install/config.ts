@@ -3,6 +3,7 @@
 import * as path from 'node:path';
 
 import { GuardConfigError } from '../errors';
+import { refuseWithoutDevice } from '../settings/device-only';
 import { defaultSettings, rowsOn, type AllocatorSettingKey, type GuardSettings } from '../settings/table';
 import { show } from '../settings/values';
 import { ownReportDir } from '../run/private-files';
@@ -39,6 +40,9 @@ export function resolveAllocatorConfig(
   const given = config as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   for (const r of rows) out[r.key] = given[r.key] === undefined ? defaults[r.key] : r.value.parse(given[r.key], r.key);
+  refuseWithoutDevice(out as Partial<GuardSettings>, [
+    { values: config, where: (r) => `installGuardAllocator ${r.key}`, device: "device: 'cuda'" },
+  ]);
   out.reportDir = reportDirOf(out.reportDir as string | undefined);
   return out as ResolvedGuardConfig;
 }

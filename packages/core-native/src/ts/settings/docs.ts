@@ -148,6 +148,7 @@ export function settingsJson(): string {
     description: r.description,
     surfaces: Object.keys(r.surfaces).sort(),
     processEnv: r.processEnv ?? null,
+    needsDevice: r.needsDevice ?? false,
     native: r.native ?? null,
     spellings: {
       runnerFlag: spell.runnerFlag(r),

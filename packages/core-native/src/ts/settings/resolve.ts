@@ -1,12 +1,15 @@
 // The one resolver: flag > MATE_<RUNNER>_GUARD_* > plugin/config options >
 // defaults. Each source is parsed once, into a layer; the layers are laid
 // over the defaults. Throws GuardConfigError naming the flag, variable or
-// option and the bad value.
+// option and the bad value, or a CUDA setting given without the device
+// guard (device-only.ts).
 import { GuardConfigError } from '../errors';
+import { refuseWithoutDevice, type SpelledLayer } from './device-only';
 import { suggestion } from './suggest';
 import {
   defaultSettings,
   rowsOn,
+  SETTINGS,
   spell,
   type GuardSettings,
   type RunnerName,
@@ -15,6 +18,8 @@ import {
 } from './table';
 
 export type Layer = Partial<GuardSettings>;
+
+const DEVICE = (SETTINGS as readonly SettingRow[]).find((r) => r.key === 'device')!;
 
 /**
  * Names in `names` that look like ours (`ours`) but name no setting are
@@ -143,5 +148,23 @@ export function resolveRunnerSettings(sources: RunnerSources): RunnerResolution 
   // source says otherwise (`--no-guard-alloc`).
   const enabledSet = [fromOptions, fromEnv, flags].some((l) => l.enabled !== undefined);
   if (settings.device !== undefined && !enabledSet) settings.enabled = true;
+  refuseWithoutDevice(settings, [
+    { values: flags, where: spell.runnerFlag, device: `${spell.runnerFlag(DEVICE)} cuda` },
+    {
+      values: fromEnv,
+      where: (r) => spell.env(sources.runner, r),
+      device: `${spell.env(sources.runner, DEVICE)}=cuda`,
+    },
+    ...(o ? [optionsLayer(fromOptions, o)] : []),
+  ]);
   return { settings, explicit };
+}
+
+/** An options object's settings, spelled as the object spells them, for refuseWithoutDevice. */
+export function optionsLayer(values: Layer, o: Pick<RawOptions, 'spelling' | 'source'>): SpelledLayer {
+  return {
+    values,
+    where: (r) => `${o.source} ${o.spelling.name(r)}`,
+    device: `${o.spelling.name(DEVICE)}: 'cuda'`,
+  };
 }

@@ -86,6 +86,12 @@ export interface SettingRow<K extends string = string, T = unknown> {
    * worker): a per-file option (Jest's testEnvironmentOptions) cannot change it.
    */
   runWide?: true;
+  /**
+   * Acts only on CUDA device memory: with the device guard off, the setting
+   * would do nothing, so setting it off its default is refused
+   * (settings/device-only.ts; the Python package, from settings.json).
+   */
+  needsDevice?: true;
   native?: NativeField;
 }
 
@@ -151,6 +157,7 @@ export const SETTINGS = [
     description:
       "Tail mode: place CUDA device allocations (Node and Python) byte-exact, their last byte against the guard whatever `alignment` says, so a kernel reading one element past a tensor faults at once. Off by default: it breaks the CUDA API's 256-byte alignment promise, so a kernel with vector loads (float4, ld.global.v4) on a tensor whose size is not a multiple of 16 faults with a misaligned address, a false failure (PyTorch checks alignment before vectorizing: its loop ran clean with it, bench/README.md).",
     surfaces: { runner: true, guardRun: true, api: true, python: true },
+    needsDevice: true,
     native: { field: 'device_exact_placement', ctype: 'bool' },
   }),
   row({
@@ -239,6 +246,7 @@ export const SETTINGS = [
     description:
       'CUDA: a free waits for the work queued before it on its stream, then checks the canary at once (a violation fails the test that freed). Off: the background thread checks once that work is done (the same finding, a moment later, never stalling the program). Unset: on in Node processes and in a serial pytest run; off in other Python processes (no test to fail there) and in pytest-xdist workers (the end of each test checks their frees, with no free waiting for a GPU the workers share).',
     surfaces: { runner: true, guardRun: true, api: true, python: true },
+    needsDevice: true,
     native: { field: 'sync_on_free', ctype: 'Tristate' },
   }),
   row({
@@ -299,6 +307,7 @@ export const SETTINGS = [
     description:
       'CUDA: adaptive: when allocations outrun the background unmapping of freed ranges (the driver serializes it, ~50 us a range), a freed range whose canary checked clean goes back out still mapped (counted as recycled; a stale pointer into it then no longer faults). strict: every freed range is unmapped and quarantined (about 1.4x the cost of adaptive in a training loop: see bench/README.md).',
     surfaces: { runner: true, guardRun: true, api: true, python: true },
+    needsDevice: true,
     native: { field: 'cuda_quarantine', ctype: 'CudaQuarantine' },
   }),
   row({
@@ -309,6 +318,7 @@ export const SETTINGS = [
     description:
       "CUDA: record every kernel launch through CUPTI (kernel, stream, JS or Python call site, arguments pointing into guarded allocations), to name the kernel behind an illegal address and to report cross-stream-free. Needs libcupti (CUDA toolkit, or PyTorch's CUDA wheels); without it the run says so once and goes on.",
     surfaces: { runner: true, guardRun: true, api: true, python: true },
+    needsDevice: true,
     native: { field: 'track_launches', ctype: 'bool' },
   }),
   row({
@@ -319,6 +329,7 @@ export const SETTINGS = [
     description:
       "CUDA: synchronize after every kernel launch, so an illegal address names exactly the launch that faulted (slower). The cross-stream check still judges the program's own ordering.",
     surfaces: { runner: true, guardRun: true, api: true, python: true, replay: true },
+    needsDevice: true,
     native: { field: 'launch_blocking', ctype: 'bool' },
   }),
   row({
@@ -330,6 +341,7 @@ export const SETTINGS = [
     description:
       "CUDA: before each launch of a kernel whose name matches the glob (`'*FillInclusive*'`: the name as the driver has it, or demangled as reports show it), save the guarded allocations its pointer arguments point into, as the GPU has them then, to `inputs/` in the run's report directory, with an index (`inputs/index-<pid>.jsonl`: kernel, launch number, call site, test, argument, allocation, file); an illegal-address report lists the saved inputs of its suspect launches. Bounded: the first 16 MiB of each allocation (a larger one is saved truncated, marked so), at most 1 GiB per process (later launches are listed in the index as not saved). Needs launch tracking.",
     surfaces: { runner: true, guardRun: true, api: true, python: true, replay: true },
+    needsDevice: true,
     native: { field: 'dump_inputs', ctype: 'std::string' },
   }),
   row({
