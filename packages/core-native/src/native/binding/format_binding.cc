@@ -15,6 +15,7 @@
 #include "report/symbolizer.h"
 #include "report/format/format_text.h"
 #include "report/format/json_value.h"
+#include "report/format/rerun_block.h"
 
 namespace mate {
 
@@ -41,6 +42,20 @@ Napi::Value FormatReport(const Napi::CallbackInfo& info) {
   FormatOptions o;
   if (!ReadOptions(info[1], &o)) return Fail(env, "formatReport: the options must be an object");
   return Napi::String::New(env, FormatTextJson(info[0].As<Napi::String>().Utf8Value(), o));
+}
+
+// formatRerun(eventJson, options): what the event's filed rerun found, as the run's terminal prints it under the
+// report ("" when nothing); the rerun's fault and death are symbolized by the caller.
+Napi::Value FormatRerun(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsString()) return Fail(env, "formatRerun: the event must be a JSON string");
+  FormatOptions o;
+  if (!ReadOptions(info[1], &o)) return Fail(env, "formatRerun: the options must be an object");
+  JsonValue event;
+  std::string error;
+  if (!ParseJson(info[0].As<Napi::String>().Utf8Value(), &event, &error))
+    return Fail(env, ("formatRerun: " + error).c_str());
+  return Napi::String::New(env, RerunBlock(event, o));
 }
 
 // validateEvent(text) -> "" or why the event cannot be read (naming the field).
@@ -176,6 +191,7 @@ Napi::Value VisibleLinesJs(const Napi::CallbackInfo& info) {
 
 void AddFormatExports(Napi::Env env, Napi::Object exports) {
   exports.Set("formatReport", Napi::Function::New(env, FormatReport));
+  exports.Set("formatRerun", Napi::Function::New(env, FormatRerun));
   exports.Set("validateEvent", Napi::Function::New(env, ValidateEvent));
   exports.Set("formatReports", Napi::Function::New(env, FormatReportsJs));
   exports.Set("suppressionsProblem", Napi::Function::New(env, SuppressionsProblem));

@@ -9,6 +9,7 @@
 #include "report/format/format_reports.h"
 #include "report/format/format_text.h"
 #include "report/format/json_value.h"
+#include "report/format/rerun_block.h"
 #include "report/symbolizer.h"
 
 namespace mate {
@@ -77,6 +78,27 @@ char* mate_guard_format_reports(const char* input_json, const char* format, cons
     }
   }
   return mate::Dup(mate::FormatReports(input, format, o));
+}
+
+char* mate_guard_format_rerun(const char* event_json, const char* options_json) {
+  if (event_json == nullptr) return nullptr;
+  mate::JsonValue event;
+  std::string error;
+  if (!mate::ParseJson(event_json, &event, &error)) return nullptr;
+  mate::FormatOptions o = mate::FormatOptionsFromJson(options_json);
+  mate::JsonValue options;
+  if (options_json != nullptr && mate::ParseJson(options_json, &options, &error) && options["symbolize"].Truthy()) {
+    // Only a report rendered now needs frames: one filed with its text is shown as filed.
+    const char* path = getenv("PATH");
+    mate::JsonValue& rerun = event.Field("rerun");
+    for (const char* which : {"fault", "death"}) {
+      if (!rerun.IsObject() || !rerun[which].IsObject() || rerun[which]["text"].IsString()) continue;
+      mate::JsonValue& report = rerun.Field(which);
+      if (mate::EventProblem(report).empty())
+        mate::SymbolizeEvent(&report, path != nullptr ? path : "/usr/bin:/bin", 5000);
+    }
+  }
+  return mate::Dup(mate::RerunBlock(event, o));
 }
 
 void mate_guard_free_report(char* text) { free(text); }

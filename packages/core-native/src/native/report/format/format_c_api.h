@@ -22,6 +22,11 @@ __attribute__((visibility("default"))) char* mate_guard_format_report(const char
 // for another format or input that is not JSON. Free the result with mate_guard_free_report.
 __attribute__((visibility("default"))) char* mate_guard_format_reports(const char* input_json, const char* format,
                                                                        const char* options_json);
+// What the run's automatic rerun found for the report of `event_json`, as the run's terminal printed it under the
+// report (rerun_block.h); "" when it has no rerun to show. `options_json` as mate_guard_format_report's
+// ("symbolize": the rerun's fault or death, when filed without its text). NULL for a NULL or unparsable event.
+// Free the result with mate_guard_free_report.
+__attribute__((visibility("default"))) char* mate_guard_format_rerun(const char* event_json, const char* options_json);
 __attribute__((visibility("default"))) void mate_guard_free_report(char* text);
 // "" when the event is one this version reads, else why not (malloc'd; free with mate_guard_free_report).
 __attribute__((visibility("default"))) char* mate_guard_event_problem(const char* event_json);
