@@ -10,10 +10,9 @@ import { GuardConfigError } from '../errors';
 import type { ViolationEvent } from '../report/event';
 import { EVENT_FILE, UNFINISHED_EVENT_FILE } from '../report/files';
 import { ciFormatText } from '../report/ci-formats';
-import { reportText } from '../report/render';
+import { reportText, rerunText } from '../report/render';
 import type { RunPlace } from '../report/source-paths';
 import { readReportDir, readRunInfo, runInfoOf, type RunReport } from '../run/report-dir';
-import { filedRerunText } from '../run/rerun';
 import { formatSummary, formatUnreadable } from '../run/summary';
 import { verdictOf } from '../run/verdict';
 import { visible } from '../text/escape';
@@ -162,7 +161,7 @@ export function mateReport(args: readonly string[]): number {
   } else {
     let text = '';
     // Each report as the run's terminal showed it: the rerun's fault (or what the rerun found) under it.
-    for (const { event } of events) if (!event.suppressed) text += reportText(event) + filedRerunText(event);
+    for (const { event } of events) if (!event.suppressed) text += reportText(event) + rerunText(event);
     process.stdout.write(text + closing);
   }
   return verdict.exitCode;

@@ -272,6 +272,8 @@ export interface NativeBinding {
   nativeStackTesting: NativeStackTesting;
   /** The one report formatter (report/format/): an event's JSON to its text report. */
   formatReport(eventJson: string, options: { cwd: string }): string;
+  /** What the event's filed rerun found, as the run's terminal prints it under the report ('' when nothing). */
+  formatRerun(eventJson: string, options: { cwd: string }): string;
   /** '' when a suppressions file's text is good, else why not (naming file:line). */
   suppressionsProblem(text: string, file: string): string;
   /** The first rule of a suppressions file's text matching the event, as JSON ({file, line, rule}), or ''. */

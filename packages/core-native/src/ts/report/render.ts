@@ -7,7 +7,7 @@ import { loadNative } from '../install/native';
 import { nativeHeapOf } from '../install/native-heap';
 import { demangleNamesSync, symbolizeFramesSync } from '../symbolize';
 import type { DeviceLaunch, NativeStack, ViolationEvent } from './event';
-import { formatReport } from './format';
+import { formatOptions, formatReport, withOrigin } from './format';
 import type { SuppressionVerdict } from './suppressions';
 
 const symbolized = (stack: NativeStack): boolean => stack.frames.every((f) => f.source !== undefined);
@@ -93,11 +93,36 @@ export function renderEvent(
     const heap = nativeHeapOf(path.dirname(event.file), event.pid);
     if (heap) event.nativeHeap = heap;
   }
-  symbolizeEvent(event);
-  demangleKernels(event);
+  prepareEvent(event);
   if (suppress && !event.suppressed) {
     const verdict = suppress(event);
     if (verdict) event.suppressed = verdict;
   }
   return formatReport(event);
+}
+
+/** What rendering an event needs done in Node first (the formatter reads no files): symbolized frames, demangled kernels. */
+function prepareEvent(event: ViolationEvent): void {
+  symbolizeEvent(event);
+  demangleKernels(event);
+}
+
+/**
+ * What the run's rerun found for `event` (its `rerun`), as the run's
+ * terminal printed it under the report, by the one formatter
+ * (report/format/rerun_block.h): `mate report` shows a kept folder's
+ * reruns as the run's terminal did; '' when nothing. A fault or death filed without its text is prepared as
+ * renderEvent prepares an event.
+ */
+export function rerunText(event: ViolationEvent): string {
+  const r = event.rerun;
+  if (!r || event.suppressed) return '';
+  const ready = (e: Omit<ViolationEvent, 'file'> | null | undefined) => {
+    if (!e || e.text != null) return e;
+    // In place, as for any event rendered: a rerun's fault is filed with the frames its report showed.
+    prepareEvent(e);
+    return withOrigin(e);
+  };
+  const rerun = { ...r, fault: ready(r.fault) ?? null, ...(r.death ? { death: ready(r.death) } : {}) };
+  return loadNative().formatRerun(JSON.stringify({ ...event, rerun }), formatOptions());
 }

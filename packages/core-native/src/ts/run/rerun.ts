@@ -13,7 +13,7 @@ import * as fs from 'node:fs';
 import { isKernelException, type EventAllocation, type ViolationEvent } from '../report/event';
 import { eventBody, rewriteEventFile } from '../report/files';
 import { rowsOn, type GuardMode, type GuardSettings, type SettingKey } from '../settings/table';
-import { reportText } from '../report/render';
+import { rerunText } from '../report/render';
 import { testPathFile } from '../report/test-path';
 import { GuardedRun } from './lifecycle';
 
@@ -259,60 +259,25 @@ export async function rerunCanaryReports(
     for (const original of canaries) {
       const fault = faultFor(original, found);
       const death = fault ? undefined : deathFor(original, found);
-      text += canaryRerunText(original, group.label, fault, death, !fault && !death && ranNoTest);
-      if (original.file) {
-        const exact =
-          group.nativeExactSize !== settings.nativeExactSize ? { nativeExactSize: group.nativeExactSize } : {};
-        rewriteEventFile(original.file, {
-          ...original,
-          rerun: {
-            mode: group.mode,
-            alignment: group.alignment,
-            ...exact,
-            fault: fault ? eventBody(fault) : null,
-            ...(death ? { death: eventBody(death) } : {}),
-            ...(!fault && !death && ranNoTest ? { ranNoTest: true as const } : {}),
-          },
-        });
-      }
+      const exact =
+        group.nativeExactSize !== settings.nativeExactSize ? { nativeExactSize: group.nativeExactSize } : {};
+      // Filed, then rendered from the filed form: the terminal and `mate report` show the same words.
+      const filed: ViolationEvent = {
+        ...original,
+        rerun: {
+          mode: group.mode,
+          alignment: group.alignment,
+          ...exact,
+          fault: fault ? eventBody(fault) : null,
+          ...(death ? { death: eventBody(death) } : {}),
+          ...(!fault && !death && ranNoTest ? { ranNoTest: true as const } : {}),
+        },
+      };
+      text += rerunText(filed);
+      if (original.file) rewriteEventFile(original.file, filed);
     }
   }
   return text;
-}
-
-/** What the rerun in `label` found for one canary report: its fault's report, the death that came first, or none. */
-function canaryRerunText(
-  original: CanaryEvent,
-  label: string,
-  fault: Omit<ViolationEvent, 'file'> | null | undefined,
-  death: Omit<ViolationEvent, 'file'> | null | undefined,
-  ranNoTest: boolean,
-): string {
-  const about = `the canary-corruption of allocation #${original.allocation.id} (${original.allocation.size} bytes, ${original.allocation.mode} mode)${original.test ? ` in ${original.test}` : ''}`;
-  if (fault) return `[mate-guard] rerun in ${label}: ${about} faults at the first bad access:\n${reportText(fault)}`;
-  if (death)
-    return `[mate-guard] rerun in ${label}: ${about} did not fault: the rerun died of something else first${death.test ? ` (in ${death.test})` : ''}, before the bad access, so it proves nothing about it; the death:\n${reportText(death)}`;
-  if (ranNoTest)
-    return `[mate-guard] rerun in ${label}: ran no test, so it tells nothing about ${about}: the runner selected none of its tests (a name that changes from run to run, or an argument of the command that excludes it)\n`;
-  return `[mate-guard] rerun in ${label}: ${about} did not fault (the damage did not happen again on its own: it may depend on timing or on tests that did not rerun)\n`;
-}
-
-/**
- * What a rerun found for a report, as the runner printed it under the
- * report, from what the rerun attached to its event (`rerun`; '' without
- * one): `mate report` shows a kept report directory's reruns as the run's
- * terminal did. The run's settings are not kept: the configuration's
- * label names an alignment the rerun changed (the only change makes it
- * smaller than the allocation's) and a byte-exact native size (recorded
- * only when the rerun placed one).
- */
-export function filedRerunText(event: ViolationEvent): string {
-  const r = event.rerun;
-  if (!r || event.suppressed) return '';
-  const ranNoTest = r.ranNoTest === true;
-  if (!isCanary(event)) return isKernelException(event) ? kernelOutcomeText(event, r.fault, ranNoTest) : '';
-  const changed = r.mode === 'tail' && r.alignment < event.allocation.alignment ? r.alignment : undefined;
-  return canaryRerunText(event, labelOf(r.mode, changed, r.nativeExactSize), r.fault, r.death, ranNoTest);
 }
 
 /**
@@ -328,28 +293,16 @@ function kernelRerunText(
 ): string {
   const pinned = found.filter((f) => isKernelException(f) && f.launches?.list.some((l) => l.faulted));
   const fault = sameTest(original, pinned) ?? (original.test ? undefined : pinned[0]);
-  if (original.file) {
-    rewriteEventFile(original.file, {
-      ...original,
-      rerun: {
-        mode: group.mode,
-        alignment: group.alignment,
-        fault: fault ? eventBody(fault) : null,
-        ...(!fault && ranNoTest ? { ranNoTest: true as const } : {}),
-      },
-    });
-  }
-  return kernelOutcomeText(original, fault, ranNoTest);
-}
-
-function kernelOutcomeText(
-  original: ViolationEvent,
-  fault: Omit<ViolationEvent, 'file'> | null | undefined,
-  ranNoTest: boolean,
-): string {
-  const where = `on device ${original.device?.ordinal ?? 0}${original.test ? ` in ${original.test}` : ''}`;
-  const about = `the ${original.kind} ${where}`;
-  if (fault) return `[mate-guard] rerun with launch blocking: ${about} is this launch's:\n${reportText(fault)}`;
-  if (ranNoTest) return `[mate-guard] rerun with launch blocking: ran no test, so it tells nothing about ${about}\n`;
-  return `[mate-guard] rerun with launch blocking: ${about} did not happen again (it may depend on timing, data or tests that did not rerun): rerun with --guard-launch-blocking yourself\n`;
+  const filed: ViolationEvent = {
+    ...original,
+    rerun: {
+      mode: group.mode,
+      alignment: group.alignment,
+      fault: fault ? eventBody(fault) : null,
+      ...(!fault && ranNoTest ? { ranNoTest: true as const } : {}),
+    },
+  };
+  const text = rerunText(filed);
+  if (original.file) rewriteEventFile(original.file, filed);
+  return text;
 }
