@@ -38,6 +38,12 @@ def format_text(event_json, path=None):
     return _library.load().format_report(_with_origin(event_json), 'text', _options(path))
 
 
+def format_rerun(event_json, path=None):
+    """What the run's rerun found for the event (its JSON text; its `rerun`), as the run's terminal printed it
+    under the report, by the one formatter: '' when it has none."""
+    return _library.load().format_rerun(event_json, _options(path))
+
+
 def format_reports(fmt, events, unreadable, tool_version):
     """`mate report --format sarif|github`'s output: `events` as (event JSON text, run place or None) pairs,
     `unreadable` as (file, why) pairs; sites and fingerprints resolved by the native formatter, here."""

@@ -31,6 +31,8 @@ class Library:
         self.lib.mate_guard_event_problem.restype = ctypes.c_void_p
         self.lib.mate_guard_format_reports.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p]
         self.lib.mate_guard_format_reports.restype = ctypes.c_void_p
+        self.lib.mate_guard_format_rerun.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+        self.lib.mate_guard_format_rerun.restype = ctypes.c_void_p
         self.lib.mate_guard_free_report.argtypes = [ctypes.c_void_p]
         self.lib.mate_guard_visible_lines.argtypes = [ctypes.c_char_p]
         self.lib.mate_guard_visible_lines.restype = ctypes.c_void_p
@@ -94,6 +96,13 @@ class Library:
         if not ptr:
             raise ValueError(f'mate-guard: unknown report format "{fmt}" (text)')
         return self._owned_text(ptr)
+
+    def format_rerun(self, event_json, options_json):
+        """What the event's filed rerun found, as the run's terminal printed it under the report ('' when nothing)."""
+        ptr = self.lib.mate_guard_format_rerun(
+            event_json.encode('utf-8', errors='surrogateescape'), options_json.encode()
+        )
+        return self._owned_text(ptr) if ptr else ''
 
     def format_reports(self, input_json, fmt, options_json):
         """`mate report`'s sarif or github output of merged events (format_reports.h says what the input holds)."""

@@ -13,7 +13,7 @@ import re
 import sys
 
 from ._files import MAX_REPORT_BYTES, Refused, read_report_file
-from ._format import event_problem, format_reports, format_text, unreadable_line, visible_lines
+from ._format import event_problem, format_reports, format_rerun, format_text, unreadable_line, visible_lines
 
 FORMATS = ('text', 'sarif', 'github')
 USAGE = 'usage: python -m mate_guard report <report dir or event file>... [--format text|sarif|github]'
@@ -218,6 +218,7 @@ def main(argv):
             if not event.get('suppressed'):
                 filed = event.get('text')
                 out.append(visible_lines(filed) if isinstance(filed, str) and filed else format_text(text, path))
+                out.append(format_rerun(text, path))  # what the run's rerun found, as `mate report` shows it
         sys.stdout.write(''.join(out))
         if not events and not unreadable:  # only clean runs' folders: said, so that silence is not mistaken
             sys.stdout.write(f'[mate-guard] no violations: {", ".join(paths)} holds clean runs only\n')
