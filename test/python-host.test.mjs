@@ -92,6 +92,9 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
     assert.ok(out, r.output);
     return out;
   };
+  // Each `[mate-guard] rerun in ...` block of a report's output: its line and the report under it.
+  const rerunBlocks = (out) =>
+    [...out.matchAll(/^\[mate-guard\] rerun in .*\n(?:==mate-guard== .*\n)*/gm)].map((m) => m[0]);
   const section = (out, name) => out.split(new RegExp(`_+ ${name} _+`))[1]?.split(/\n_{5,} /)[0] ?? '';
 
   test("pytest --guard-alloc without a GPU guards host memory and says so; clean array and heap tests pass; each planted bug fails the test that made it (heap chosen by MATE_PYTEST_GUARD_NATIVE); canary damage (an array's, and a native block's in malloc's rounding) is rerun where it faults", async () => {
@@ -255,10 +258,15 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
     assert.equal(event.rerun.fault.test, 'test_arrays.py::test_canary_before_start');
     const report = await python(['-m', 'mate_guard', 'report', folder]);
     assert.equal(report.code, 1, report.output);
-    assert.equal([...report.stdout.matchAll(/^==mate-guard== ERROR: /gm)].length, 1, report.output);
+    // The canary report, and under it the rerun's block with its fault: one violation, the fault not a second.
+    const blocks = rerunBlocks(report.stdout);
+    assert.equal(blocks.length, 1, report.output);
+    assert.match(blocks[0], /faults at the first bad access:\n==mate-guard== ERROR: heap-buffer-underflow on WRITE /);
+    const outside = report.stdout.replace(blocks[0], '');
+    assert.equal([...outside.matchAll(/^==mate-guard== ERROR: /gm)].length, 1, report.output);
   });
 
-  test("mate report on a pytest run's kept report folder shows, under each canary report, the rerun's fault: the same report pytest printed under its rerun line, with the rerun's placement", async () => {
+  test("mate report and python -m mate_guard report on a pytest run's kept report folder show, under each canary report, the rerun's fault: the same report pytest printed under its rerun line, with the rerun's placement, in the same block", async () => {
     const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-py-host-rerun-report-'));
     const r = await pytest(
       [
@@ -305,6 +313,12 @@ describe('Python host memory: numpy arrays and an extension heap', { skip: why()
         `mate report shows the fault pytest printed:\n${printed}\n---\n${report.output}`,
       );
     }
+    // python -m mate_guard report: the same blocks, from the same formatter.
+    const pyReport = await python(['-m', 'mate_guard', 'report', folder]);
+    assert.equal(pyReport.code, 1, pyReport.output);
+    const shown = rerunBlocks(report.stdout).sort();
+    assert.equal(shown.length, 2, report.output);
+    assert.deepEqual(rerunBlocks(pyReport.stdout).sort(), shown, pyReport.output);
   });
 
   test("a double free in the extension's heap is filed at the free: in a multiprocessing fork child (which ends by os._exit, no check after it) it fails the parent's test, and python -m mate_guard exits 1 on it", async () => {
