@@ -22,6 +22,22 @@ char* Dup(const std::string& s) {
   return out;
 }
 
+// The caller's options ask for frames symbolized here (`"symbolize": true`: a
+// host with no symbolizer of its own, the Python package).
+bool WantsSymbols(const char* options_json) {
+  JsonValue options;
+  std::string error;
+  return options_json != nullptr && ParseJson(options_json, &options, &error) && options["symbolize"].Truthy();
+}
+
+// An event's frames symbolized in place (the tools found on PATH); an
+// event that cannot be read is left for the formatter to say so.
+void SymbolizeReadable(JsonValue* event) {
+  if (!EventProblem(*event).empty()) return;
+  const char* path = getenv("PATH");
+  SymbolizeEvent(event, path != nullptr ? path : "/usr/bin:/bin", 5000);
+}
+
 }  // namespace
 
 FormatOptions FormatOptionsFromJson(const char* options_json) {
@@ -44,16 +60,13 @@ FormatOptions FormatOptionsFromJson(const char* options_json) {
 char* mate_guard_format_report(const char* event_json, const char* format, const char* options_json) {
   if (event_json == nullptr || format == nullptr || strcmp(format, "text") != 0) return nullptr;
   mate::FormatOptions o = mate::FormatOptionsFromJson(options_json);
-  mate::JsonValue options;
-  std::string error;
-  bool symbolize =
-      options_json != nullptr && mate::ParseJson(options_json, &options, &error) && options["symbolize"].Truthy();
   mate::JsonValue event;
-  if (!symbolize || !mate::ParseJson(event_json, &event, &error) || !mate::EventProblem(event).empty()) {
+  std::string error;
+  if (!mate::WantsSymbols(options_json) || !mate::ParseJson(event_json, &event, &error) ||
+      !mate::EventProblem(event).empty()) {
     return mate::Dup(mate::FormatTextJson(event_json, o));
   }
-  const char* path = getenv("PATH");
-  mate::SymbolizeEvent(&event, path != nullptr ? path : "/usr/bin:/bin", 5000);
+  mate::SymbolizeReadable(&event);
   return mate::Dup(mate::FormatText(event, o));
 }
 
@@ -61,7 +74,6 @@ char* mate_guard_format_reports(const char* input_json, const char* format, cons
   if (input_json == nullptr || format == nullptr || (strcmp(format, "sarif") != 0 && strcmp(format, "github") != 0))
     return nullptr;
   mate::FormatOptions o = mate::FormatOptionsFromJson(options_json);
-  mate::JsonValue options;
   mate::JsonValue input;
   std::string error;
   // Every event of the merged runs at once: the per-event cap does not apply.
@@ -69,14 +81,8 @@ char* mate_guard_format_reports(const char* input_json, const char* format, cons
   limits.max_bytes = size_t{1} << 31;
   limits.max_depth = 64;
   if (!mate::ParseJson(input_json, &input, &error, limits)) return nullptr;
-  if (options_json != nullptr && mate::ParseJson(options_json, &options, &error) && options["symbolize"].Truthy()) {
-    const char* path = getenv("PATH");
-    for (mate::JsonValue& item : input.Field("events").items) {
-      mate::JsonValue& event = item.Field("event");
-      if (mate::EventProblem(event).empty())
-        mate::SymbolizeEvent(&event, path != nullptr ? path : "/usr/bin:/bin", 5000);
-    }
-  }
+  if (mate::WantsSymbols(options_json))
+    for (mate::JsonValue& item : input.Field("events").items) mate::SymbolizeReadable(&item.Field("event"));
   return mate::Dup(mate::FormatReports(input, format, o));
 }
 
@@ -86,17 +92,12 @@ char* mate_guard_format_rerun(const char* event_json, const char* options_json) 
   std::string error;
   if (!mate::ParseJson(event_json, &event, &error)) return nullptr;
   mate::FormatOptions o = mate::FormatOptionsFromJson(options_json);
-  mate::JsonValue options;
-  if (options_json != nullptr && mate::ParseJson(options_json, &options, &error) && options["symbolize"].Truthy()) {
+  if (mate::WantsSymbols(options_json)) {
     // Only a report rendered now needs frames: one filed with its text is shown as filed.
-    const char* path = getenv("PATH");
     mate::JsonValue& rerun = event.Field("rerun");
-    for (const char* which : {"fault", "death"}) {
-      if (!rerun.IsObject() || !rerun[which].IsObject() || rerun[which]["text"].IsString()) continue;
-      mate::JsonValue& report = rerun.Field(which);
-      if (mate::EventProblem(report).empty())
-        mate::SymbolizeEvent(&report, path != nullptr ? path : "/usr/bin:/bin", 5000);
-    }
+    for (const char* which : {"fault", "death"})
+      if (rerun.IsObject() && rerun[which].IsObject() && !rerun[which]["text"].IsString())
+        mate::SymbolizeReadable(&rerun.Field(which));
   }
   return mate::Dup(mate::RerunBlock(event, o));
 }
