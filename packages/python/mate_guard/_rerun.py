@@ -10,17 +10,16 @@ second violation for `python -m mate_guard report` or SARIF to count."""
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
 
-from ._files import read_report_file, write_new_file
+from ._files import write_new_file
+from ._library import EVENT_NAME, read_event
 
 CHILD_ENV = 'MATE_GUARD_PY_RERUN'  # set in the child: it never reruns again
 _TIMEOUT_S = 300
-_EVENT = re.compile(r'^mate-guard-\d+-\d+\.json$')
 
 
 def _plan(event):
@@ -71,12 +70,9 @@ def _fault(folder: str, test: str):
     first; None when there is none."""
     found = []
     for name in sorted(os.listdir(folder)):
-        if not _EVENT.match(name):
+        if not EVENT_NAME.fullmatch(name):
             continue
-        try:
-            event = json.loads(read_report_file(os.path.join(folder, name)))
-        except (OSError, ValueError):
-            continue
+        event = read_event(os.path.join(folder, name))  # {} when it cannot be read
         if isinstance(event, dict) and event.get('fatal') and not event.get('death'):
             found.append(event)
     return next((e for e in found if e.get('test') == test), found[0] if found else None)
