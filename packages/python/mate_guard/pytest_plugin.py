@@ -524,12 +524,12 @@ def pytest_cmdline_main(config):
     # No guard library: one line and exit 2 here, as a Node runner with no usable native binary (pytest_configure's UsageError would exit 4).
     if settings.get('enabled') and not os.path.exists(library_path()):
         _bad_setting(f'the CUDA guard library is missing: {library_path()} (a broken install? reinstall mate-guard)')
-    if settings.get('enabled'):
-        # The device guard is on wherever there is a CUDA driver: a CUDA setting elsewhere does nothing (said once).
+    # The device guard is on wherever there is a CUDA driver: a CUDA setting elsewhere does nothing (said once,
+    # not again in each xdist worker).
+    if settings.get('enabled') and getattr(config, 'workerinput', None) is None:
         missing = _host.cuda_missing(_library.load())
-        if getattr(config, 'workerinput', None) is None:  # once, not again in each xdist worker
-            for line in unused_without_device(settings, lambda r: spelled[_sp(r, 'pythonKey')], missing):
-                sys.stderr.write(line + '\n')
+        for line in unused_without_device(settings, lambda r: spelled[_sp(r, 'pythonKey')], missing):
+            sys.stderr.write(line + '\n')
     if settings.get('enabled') and settings.get('report_dir'):
         # Made here, parents too (`--guard-report-dir out/mate-guard` before out/ exists, as CI has it), or refused
         # in one line: a folder that cannot hold reports would lose every violation. The library makes it the same

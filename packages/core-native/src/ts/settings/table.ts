@@ -89,7 +89,8 @@ export interface SettingRow<K extends string = string, T = unknown> {
   /**
    * Acts only on CUDA device memory: with the device guard off, the setting
    * would do nothing, so setting it off its default is refused
-   * (settings/device-only.ts; the Python package, from settings.json).
+   * (settings/device-only.ts), and said to do nothing where Python has no
+   * CUDA driver (_settings.py, from settings.json).
    */
   needsDevice?: true;
   native?: NativeField;
