@@ -290,6 +290,86 @@ describe('kernel exceptions over the simulated driver', { skip: noGxx() }, () =>
   });
 });
 
+// Without CUPTI (not installed, or a profiler holds it) launches are seen
+// through the driver's functions as the program looks them up (dlsym and
+// cuGetProcAddress, as the CUDA runtime, cuBLAS, NCCL and Triton do):
+// matrix.cc with MATRIX_VIA=driver finds them that way.
+describe('launch tracking without CUPTI over the simulated driver', { skip: noGxx() }, () => {
+  const sim = simMatrix('mate-sim-nocupti-');
+  const go = (scenario, extraEnv = {}) =>
+    run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--', sim.matrix, LIB, scenario], {
+      env: { ...sim.env, MATE_GUARD_CUPTI: path.join(os.tmpdir(), 'no-such-libcupti.so'), ...extraEnv },
+    });
+  const frees = (output) => (output.match(/ERROR: cross-stream-free: allocation #\d+/g) ?? []).sort();
+
+  test('the launches, event records, waits and synchronizes a program looks up are tracked: the cross-stream matrix reports what it reports with CUPTI', async () => {
+    const r = await go('all', { MATRIX_VIA: 'driver' });
+    assert.equal(r.code, 1, r.output);
+    const withCupti = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--', sim.matrix, LIB], {
+      env: sim.env,
+    });
+    assert.deepEqual(frees(r.output), frees(withCupti.output), r.output);
+    assert.deepEqual(frees(r.output), [
+      'ERROR: cross-stream-free: allocation #1',
+      'ERROR: cross-stream-free: allocation #2',
+      'ERROR: cross-stream-free: allocation #7',
+      'ERROR: cross-stream-free: allocation #7',
+    ]);
+    assert.match(
+      reportOf(r.output, 'ERROR: cross-stream-free'),
+      /\(anonymous namespace\)::UseBuffer \(launch 1 on stream/,
+    );
+    assert.doesNotMatch(r.output, /launch tracking was off/);
+  });
+
+  test('a kernel fault names the kernel in flight, and the launch-blocking rerun the launch that faulted', async () => {
+    const r = await go('kernel-fault', { MATRIX_VIA: 'driver', FAKE_CUDA_FAULT_KERNEL: 'FillInclusive' });
+    assert.equal(r.code, 1, r.output);
+    assert.match(reportOf(r.output, 'ERROR: illegal-address'), /FillInclusive \(launch \d+ on the default stream\)/);
+    assert.match(
+      r.output,
+      /the kernel that faulted \(launch blocking: its own synchronize returned the error\):\n==mate-guard== {3}\(anonymous namespace\)::FillInclusive/,
+    );
+  });
+
+  test("a program linked with the driver (-lcuda) has its imports of the driver's functions tracked the same", async () => {
+    const linked = buildMatrix(sim.env.MATE_GUARD_CUDA_DRIVER, { linked: true });
+    const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--', linked, LIB], {
+      env: { ...sim.env, MATE_GUARD_CUPTI: path.join(os.tmpdir(), 'no-such-libcupti.so'), MATRIX_VIA: 'link' },
+    });
+    assert.equal(r.code, 1, r.output);
+    assert.deepEqual(frees(r.output), [
+      'ERROR: cross-stream-free: allocation #1',
+      'ERROR: cross-stream-free: allocation #2',
+      'ERROR: cross-stream-free: allocation #7',
+      'ERROR: cross-stream-free: allocation #7',
+    ]);
+  });
+
+  test('a stream wait the driver answers with a function the guard does not know leaves cross-stream frees unreported, never reported falsely', async () => {
+    const r = await go('all', { MATRIX_VIA: 'driver', FAKE_CUDA_UNKNOWN_WAIT: '1' });
+    assert.equal(r.code, 0, r.output);
+    assert.deepEqual(frees(r.output), []);
+  });
+
+  test('calls the program did not look up are not seen, and nothing is reported of them', async () => {
+    const r = await go('all');
+    assert.equal(r.code, 0, r.output);
+    assert.deepEqual(frees(r.output), []);
+  });
+
+  test('when CUDA was used before the guard came, the run says once that launch tracking was off, and why', async () => {
+    const r = await go('all', { MATRIX_VIA: 'driver', FAKE_CUDA_CONTEXT_ACTIVE: '1' });
+    assert.equal(r.code, 0, r.output);
+    assert.deepEqual(frees(r.output), []);
+    assert.equal((r.output.match(/launch tracking was off/g) ?? []).length, 1, r.output);
+    assert.match(
+      r.output,
+      /CUPTI .* was not found; nor could launches be seen without it \(a CUDA context existed before tracking started\)/,
+    );
+  });
+});
+
 // The tracker notes a launch's pointers in batches (one allocator lock
 // each): a word past the first batch is a use as much as the first one.
 describe('launch tracking over the simulated driver', { skip: noGxx() }, () => {

@@ -27,9 +27,13 @@ export function buildFakeDriver(prefix = 'mate-sim-') {
   return lib;
 }
 
-/** The matrix program (matrix.cc: fake kernels launched through the fake CUPTI), beside `lib`. */
-export function buildMatrix(lib) {
-  const matrix = path.join(path.dirname(lib), 'matrix');
+/**
+ * The matrix program (matrix.cc: fake kernels launched through the fake CUPTI), beside `lib`; with
+ * `linked`, built against `lib` as a program linked with -lcuda is (MATRIX_VIA=link).
+ */
+export function buildMatrix(lib, { linked = false } = {}) {
+  const matrix = path.join(path.dirname(lib), linked ? 'matrix-linked' : 'matrix');
+  const link = linked ? ['-DMATRIX_LINKED', lib, `-Wl,-rpath,${path.dirname(lib)}`] : [];
   execFileSync('g++', [
     '-O2',
     '-std=c++17',
@@ -37,6 +41,7 @@ export function buildMatrix(lib) {
     '-o',
     matrix,
     path.join(SIM, 'matrix.cc'),
+    ...link,
     '-ldl',
   ]);
   return matrix;

@@ -1,10 +1,12 @@
 // A stand-in for libcuda.so.1 over host memory, to run the device guard's
 // logic on a machine without a GPU (MATE_GUARD_CUDA_DRIVER=/path/libfakecuda.so).
 // "Device" memory is host memory: host code plays the kernels.
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 #include <atomic>
 #include <cstdint>
@@ -56,7 +58,15 @@ CUresult cuDeviceGetAttribute(int* v, int, int) {
   *v = 1;
   return 0;
 }
+static std::atomic<int> g_retained{0};
+CUresult cuDevicePrimaryCtxGetState(int, unsigned* flags, int* active) {
+  *flags = 0;
+  // FAKE_CUDA_CONTEXT_ACTIVE: the program used CUDA before the guard came.
+  *active = g_retained.load() || getenv("FAKE_CUDA_CONTEXT_ACTIVE") != nullptr;
+  return 0;
+}
 CUresult cuDevicePrimaryCtxRetain(void** c, int) {
+  g_retained = 1;
   *c = &g_dummy;
   return 0;
 }
@@ -72,7 +82,7 @@ CUresult cuCtxGetDevice(int* d) {
   *d = 0;
   return 0;
 }
-CUresult cuCtxSynchronize() { return Ran(nullptr, true); }
+CUresult cuCtxSynchronize();  // below: it calls back as CUPTI does
 // Device memory: FAKE_CUDA_MEMORY_BYTES bounds what cuMemCreate and
 // cuMemAlloc hand out together (default 80 GiB, never exhausted in tests).
 static std::mutex g_mem_mu;
@@ -154,8 +164,19 @@ CUresult cuMemRelease(unsigned long long h) {
   close((int)h - 1);
   return 0;
 }
+// FAKE_CUDA_BACKGROUND_MAP_DELAY_US: each map the guard's background
+// thread makes (mapping ahead) takes that long: its pool runs behind the
+// allocations, as tests of recycling need it to however fast the machine
+// is. Read at each map, so a test sets it for itself.
+static void BackgroundMapDelay() {
+  const char* v = getenv("FAKE_CUDA_BACKGROUND_MAP_DELAY_US");
+  if (v == nullptr) return;
+  char name[16] = {};
+  if (prctl(PR_GET_NAME, name) == 0 && strcmp(name, "mate-guard-cuda") == 0) usleep(atol(v));
+}
 CUresult cuMemMap(dptr p, size_t n, size_t off, unsigned long long h, unsigned long long) {
   if (E()) return E();
+  BackgroundMapDelay();
   void* m = mmap((void*)p, n, PROT_NONE, MAP_SHARED | MAP_FIXED, (int)h - 1, off);
   return m == MAP_FAILED ? 1 : 0;
 }
@@ -195,13 +216,13 @@ CUresult cuMemcpyDtoHAsync_v2(void* d, dptr s, size_t n, void*) {
   memcpy(d, (void*)s, n);
   return 0;
 }
-CUresult cuStreamCreate(void** s, unsigned) {
-  *s = malloc(1);
-  return 0;
-}
-CUresult cuStreamSynchronize(void* s) { return Ran(s, false); }
-CUresult cuStreamQuery(void* s) { return Ran(s, false); }
-CUresult cuStreamWaitEvent(void*, void*, unsigned) { return E(); }
+// Declared here, defined after the fake CUPTI: the program's calls, and
+// the guard's own (which it marks and launch tracking drops), call back
+// as on a GPU.
+CUresult cuStreamCreate(void** s, unsigned flags);
+CUresult cuStreamSynchronize(void* s);
+CUresult cuStreamQuery(void* s);
+CUresult cuStreamWaitEvent(void* stream, void* ev, unsigned flags);
 CUresult cuStreamIsCapturing(void*, int* s) {
   *s = 0;
   return 0;
@@ -210,17 +231,14 @@ CUresult cuEventCreate(void** e, unsigned) {
   *e = malloc(1);
   return 0;
 }
-CUresult cuEventRecord(void*, void*) { return E(); }
+CUresult cuEventRecord(void* ev, void* stream);
 // fake_cuda_hold_events(1): the simulated GPU runs behind, every event
 // recorded meanwhile stays not ready (a synchronize waits) until
 // fake_cuda_hold_events(0).
 static std::atomic<int> g_hold_events{0};
 void fake_cuda_hold_events(int on) { g_hold_events = on; }
-CUresult cuEventQuery(void*) { return E() ? E() : g_hold_events.load() ? 600 : 0; }
-CUresult cuEventSynchronize(void*) {
-  while (g_hold_events.load() && !E()) usleep(1000);
-  return E();
-}
+CUresult cuEventQuery(void* ev);
+CUresult cuEventSynchronize(void* ev);
 CUresult cuStreamGetFlags(void* s, unsigned* f) {
   *f = s ? *(unsigned char*)s : 0;
   return 0;
@@ -294,8 +312,9 @@ struct LaunchParams {
   void** params;
   void** extra;
 };
-CUresult fake_launch(FakeFunc* f, void* stream, void** params) {
-  LaunchParams p{f, {1, 1, 1, 1, 1, 1, 0}, stream, params, nullptr};
+CUresult cuLaunchKernel(FakeFunc* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned shared, void* stream, void** params, void** extra) {
+  LaunchParams p{f, {gx, gy, gz, bx, by, bz, shared}, stream, params, extra};
   // FAKE_CUDA_FAULT_KERNEL: a kernel whose name holds it faults as it runs
   // (the sticky error shows at the next synchronize of its work: the
   // guard's own under launch blocking, else the program's).
@@ -306,32 +325,63 @@ CUresult fake_launch(FakeFunc* f, void* stream, void** params) {
   }
   return Issue(307, "cuLaunchKernel", &p, f->name, 0);  // a launch succeeds; the fault shows at a later call
 }
+CUresult fake_launch(FakeFunc* f, void* stream, void** params) {
+  return cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, stream, params, nullptr);
+}
 struct EvStream {
   void* ev;
   void* stream;
 };
-CUresult fake_event_record(void* ev, void* stream) {
+CUresult cuEventRecord(void* ev, void* stream) {
   EvStream p{ev, stream};
   return Issue(119, "cuEventRecord", &p, nullptr, E());
 }
+CUresult fake_event_record(void* ev, void* stream) { return cuEventRecord(ev, stream); }
 struct StreamEv {
   void* stream;
   void* ev;
   unsigned flags;
 };
-CUresult fake_stream_wait(void* stream, void* ev) {
-  StreamEv p{stream, ev, 0};
+CUresult cuStreamWaitEvent(void* stream, void* ev, unsigned flags) {
+  StreamEv p{stream, ev, flags};
   return Issue(295, "cuStreamWaitEvent", &p, nullptr, E());
 }
-CUresult fake_ctx_sync() { return Issue(17, "cuCtxSynchronize", nullptr, nullptr, Ran(nullptr, true)); }
+CUresult fake_stream_wait(void* stream, void* ev) { return cuStreamWaitEvent(stream, ev, 0); }
+CUresult fake_stream_wait_v2(void* stream, void* ev, unsigned flags) { return cuStreamWaitEvent(stream, ev, flags); }
+CUresult cuCtxSynchronize() { return Issue(17, "cuCtxSynchronize", nullptr, nullptr, Ran(nullptr, true)); }
+CUresult fake_ctx_sync() { return cuCtxSynchronize(); }
+CUresult cuStreamSynchronize(void* s) { return Issue(126, "cuStreamSynchronize", &s, nullptr, Ran(s, false)); }
+CUresult cuStreamQuery(void* s) { return Issue(125, "cuStreamQuery", &s, nullptr, Ran(s, false)); }
+CUresult cuEventQuery(void* ev) {
+  return Issue(120, "cuEventQuery", &ev, nullptr, E() ? E() : g_hold_events.load() ? 600 : 0);
+}
+CUresult cuEventSynchronize(void* ev) {
+  while (g_hold_events.load() && !E()) usleep(1000);
+  return Issue(121, "cuEventSynchronize", &ev, nullptr, E());
+}
 struct Create {
   void** s;
   unsigned flags;
 };
-CUresult fake_stream_create(void** s, unsigned flags) {
+CUresult cuStreamCreate(void** s, unsigned flags) {
   *s = malloc(1);
   *(unsigned char*)*s = (unsigned char)flags;
   Create p{s, flags};
   return Issue(124, "cuStreamCreate", &p, nullptr, 0);
+}
+CUresult fake_stream_create(void** s, unsigned flags) { return cuStreamCreate(s, flags); }
+// As the driver answers the CUDA runtime: its own exported functions.
+CUresult cuGetProcAddress_v2(const char* symbol, void** fn, int, unsigned long long, int* status) {
+  static void* self = [] {
+    Dl_info info{};
+    return dladdr(reinterpret_cast<void*>(&cuInit), &info) ? dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD) : nullptr;
+  }();
+  *fn = self ? dlsym(self, symbol) : nullptr;
+  // FAKE_CUDA_UNKNOWN_WAIT: the stream wait answered with a function the
+  // guard does not know (as a driver's newer version of it would be).
+  if (getenv("FAKE_CUDA_UNKNOWN_WAIT") && strcmp(symbol, "cuStreamWaitEvent") == 0)
+    *fn = reinterpret_cast<void*>(&fake_stream_wait_v2);
+  if (status) *status = *fn ? 0 : 1;
+  return *fn ? 0 : 500;  // CUDA_ERROR_NOT_FOUND
 }
 }

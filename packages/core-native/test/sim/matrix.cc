@@ -15,6 +15,22 @@ using EvRec = int (*)(void*, void*);
 using Wait = int (*)(void*, void*);
 using Sync = int (*)();
 using SetErr = void (*)(int);
+using Wait3 = int (*)(void*, void*, unsigned);
+using DriverLaunch = int (*)(FakeFunc*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*,
+                             void**, void**);
+using GetProc = int (*)(const char*, void**, int, unsigned long long, int*);
+#ifdef MATRIX_LINKED
+// Built linked against the simulated driver (-lcuda's way): its functions
+// are this program's imports (MATRIX_VIA=link).
+extern "C" {
+int cuLaunchKernel(FakeFunc*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**,
+                   void**);
+int cuEventRecord(void*, void*);
+int cuStreamWaitEvent(void*, void*, unsigned);
+int cuCtxSynchronize();
+int cuStreamCreate(void**, unsigned);
+}
+#endif
 
 int main(int argc, char** argv) {
   void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
@@ -27,11 +43,48 @@ int main(int argc, char** argv) {
     printf("install: %s\n", ((const char* (*)())dlsym(lib, "mate_guard_install_error"))());
     return 1;
   }
-  auto launch = (FakeLaunch)dlsym(fake, "fake_launch");
+  FakeLaunch launch = (FakeLaunch)dlsym(fake, "fake_launch");
   auto record = (EvRec)dlsym(fake, "fake_event_record");
   auto wait = (Wait)dlsym(fake, "fake_stream_wait");
   auto sync = (Sync)dlsym(fake, "fake_ctx_sync");
   auto create = (FakeStreamCreate)dlsym(fake, "fake_stream_create");
+  // MATRIX_VIA=driver: the program finds the driver's functions as the
+  // CUDA runtime does, dlsym for cuGetProcAddress_v2 and that for the rest
+  // (what launch tracking's import front-end hands wrappers out for).
+  static DriverLaunch s_launch = nullptr;
+  const char* via = getenv("MATRIX_VIA");
+  if (via && strcmp(via, "driver") == 0) {
+    auto get = (GetProc)dlsym(fake, "cuGetProcAddress_v2");
+    void* fn[5] = {};
+    const char* names[5] = {"cuLaunchKernel", "cuEventRecord", "cuStreamWaitEvent", "cuCtxSynchronize",
+                            "cuStreamCreate"};
+    for (int i = 0; i < 5; i++)
+      if (!get || get(names[i], &fn[i], 12000, 0, nullptr) != 0) {
+        printf("cuGetProcAddress_v2 has no %s\n", names[i]);
+        return 1;
+      }
+    s_launch = (DriverLaunch)fn[0];
+    launch = [](FakeFunc* f, void* stream, void** params) {
+      return s_launch(f, 1, 1, 1, 1, 1, 1, 0, stream, params, nullptr);
+    };
+    record = (EvRec)fn[1];
+    auto wait3 = (Wait3)fn[2];
+    static Wait3 s_wait = wait3;
+    wait = [](void* stream, void* ev) { return s_wait(stream, ev, 0); };
+    sync = (Sync)fn[3];
+    create = (FakeStreamCreate)fn[4];
+  }
+#ifdef MATRIX_LINKED
+  if (via && strcmp(via, "link") == 0) {
+    launch = [](FakeFunc* f, void* stream, void** params) {
+      return cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, stream, params, nullptr);
+    };
+    record = [](void* ev, void* stream) { return cuEventRecord(ev, stream); };
+    wait = [](void* stream, void* ev) { return cuStreamWaitEvent(stream, ev, 0); };
+    sync = [] { return cuCtxSynchronize(); };
+    create = [](void** s, unsigned flags) { return cuStreamCreate(s, flags); };
+  }
+#endif
   static FakeFunc use_kernel{"_ZN12_GLOBAL__N_19UseBufferEPfl", 2, {8, 8}};
   void *A, *B, *C;
   create(&A, 1);

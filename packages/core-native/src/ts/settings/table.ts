@@ -317,7 +317,7 @@ export const SETTINGS = [
     value: booleanValue,
     default: true,
     description:
-      "CUDA: record every kernel launch through CUPTI (kernel, stream, JS or Python call site, arguments pointing into guarded allocations), to name the kernel behind an illegal address and to report cross-stream-free. Needs libcupti (CUDA toolkit, or PyTorch's CUDA wheels); without it the run says so once and goes on.",
+      "CUDA: record every kernel launch (kernel, stream, JS or Python call site, arguments pointing into guarded allocations), to name the kernel behind an illegal address and to report cross-stream-free. Through CUPTI (CUDA toolkit, or PyTorch's CUDA wheels); without it, or with a profiler holding it, through the driver functions the program looks up; when neither can run the run says so once and goes on.",
     surfaces: { runner: true, guardRun: true, api: true, python: true },
     needsDevice: true,
     native: { field: 'track_launches', ctype: 'bool' },

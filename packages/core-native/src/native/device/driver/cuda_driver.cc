@@ -10,6 +10,7 @@ namespace cuda {
 
 namespace {
 Driver g_driver;
+void* g_library = nullptr;
 const Driver* g_loaded = nullptr;
 const char* g_why = nullptr;
 std::once_flag g_once;
@@ -22,6 +23,7 @@ void LoadOnce() {
     g_why = "the CUDA driver (libcuda.so.1) could not be loaded: no NVIDIA driver on this machine";
     return;
   }
+  g_library = lib;
 #define MATE_CUDA_FN(ret, name, symbol, params)                                               \
   g_driver.name = reinterpret_cast<ret(*) params>(dlsym(lib, symbol));                        \
   if (g_driver.name == nullptr) {                                                             \
@@ -48,6 +50,8 @@ const Driver* Load(const char** why) {
   if (g_loaded == nullptr && why != nullptr) *why = g_why;
   return g_loaded;
 }
+
+void* LibraryHandle() { return g_loaded != nullptr ? g_library : nullptr; }
 
 const char* ErrorName(CUresult r) {
   const char* s = nullptr;

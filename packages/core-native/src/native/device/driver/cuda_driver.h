@@ -89,6 +89,9 @@ struct Driver {
 // Loads the driver once (thread-safe). Returns nullptr, with `why` set, when
 // there is none: no NVIDIA driver, or one too old for what we need.
 const Driver* Load(const char** why);
+// The driver library's dlopen handle, once loaded (null before): for
+// looking up entry points the table above does not hold.
+void* LibraryHandle();
 
 // The driver's name for an error, e.g. "CUDA_ERROR_ILLEGAL_ADDRESS"; its
 // text, e.g. "an illegal memory access was encountered". Never null.

@@ -45,8 +45,9 @@ constexpr CallbackId kCtxSynchronize = 17, kEventRecord = 119, kEventQuery = 120
                      kStreamWaitEvent = 295, kLaunchKernel = 307, kEventDestroyV2 = 325,
                      kStreamCreateWithPriority = 367, kStreamWaitEventPtsz = 436, kStreamQueryPtsz = 439,
                      kStreamSynchronizePtsz = 440, kEventRecordPtsz = 441, kLaunchKernelPtsz = 442,
-                     kLaunchCooperativeKernel = 477, kEventRecordWithFlags = 587, kEventRecordWithFlagsPtsz = 588,
-                     kLaunchKernelEx = 652, kLaunchKernelExPtsz = 653, kCtxSynchronizeV2 = 800;
+                     kLaunchCooperativeKernel = 477, kLaunchCooperativeKernelPtsz = 478, kEventRecordWithFlags = 587,
+                     kEventRecordWithFlagsPtsz = 588, kLaunchKernelEx = 652, kLaunchKernelExPtsz = 653,
+                     kCtxSynchronizeV2 = 800;
 }  // namespace driver
 
 // Parameter structs of the calls above (generated_cuda_meta.h), only those read.

@@ -42,6 +42,7 @@ static_assert(driver::kEventRecordWithFlagsPtsz == CUPTI_DRIVER_TRACE_CBID_cuEve
 static_assert(driver::kLaunchKernel == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "");
 static_assert(driver::kLaunchKernelPtsz == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz, "");
 static_assert(driver::kLaunchCooperativeKernel == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, "");
+static_assert(driver::kLaunchCooperativeKernelPtsz == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz, "");
 static_assert(driver::kLaunchKernelEx == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, "");
 static_assert(driver::kLaunchKernelExPtsz == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz, "");
 

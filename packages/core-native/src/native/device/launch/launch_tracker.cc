@@ -14,6 +14,7 @@
 #include "core/process_state.h"
 #include "core/stack_store.h"
 #include "device/driver/cupti.h"
+#include "device/launch/driver_interpose.h"
 #include "device/launch/input_dump.h"
 #include "device/launch/kernel_params.h"
 #include "device/launch/stream_clocks.h"
@@ -50,7 +51,7 @@ const T* P(const cupti::CallbackData* cb) {
 bool IsLaunch(cupti::CallbackId id) {
   namespace dr = cupti::driver;
   return id == dr::kLaunchKernel || id == dr::kLaunchKernelPtsz || id == dr::kLaunchKernelEx ||
-         id == dr::kLaunchKernelExPtsz || id == dr::kLaunchCooperativeKernel;
+         id == dr::kLaunchKernelExPtsz || id == dr::kLaunchCooperativeKernel || id == dr::kLaunchCooperativeKernelPtsz;
 }
 
 Launch LaunchOf(cupti::CallbackId id, const cupti::CallbackData* cb) {
@@ -69,8 +70,9 @@ Launch LaunchOf(cupti::CallbackId id, const cupti::CallbackData* cb) {
     l.f = p->f;
     l.stream = p->hStream;
     l.params = p->kernelParams;
-    l.extra = id == dr::kLaunchCooperativeKernel ? nullptr : p->extra;
-    l.ptsz = id == dr::kLaunchKernelPtsz;
+    const bool cooperative = id == dr::kLaunchCooperativeKernel || id == dr::kLaunchCooperativeKernelPtsz;
+    l.extra = cooperative ? nullptr : p->extra;
+    l.ptsz = id == dr::kLaunchKernelPtsz || id == dr::kLaunchCooperativeKernelPtsz;
   }
   return l;
 }
@@ -121,7 +123,70 @@ void Count(uint64_t* counter) {
 
 void Callback(void*, cupti::Domain domain, cupti::CallbackId id, const void* data) {
   if (g_empty_callbacks || domain != cupti::kDomainDriver) return;
-  const auto* cb = static_cast<const cupti::CallbackData*>(data);
+  tracker::DriverEvent(id, static_cast<const cupti::CallbackData*>(data));
+}
+
+const cupti::CallbackId kDriverIds[] = {
+    cupti::driver::kCtxSynchronize,
+    cupti::driver::kCtxSynchronizeV2,
+    cupti::driver::kEventRecord,
+    cupti::driver::kEventQuery,
+    cupti::driver::kEventSynchronize,
+    cupti::driver::kEventDestroy,
+    cupti::driver::kEventDestroyV2,
+    cupti::driver::kStreamCreate,
+    cupti::driver::kStreamCreateWithPriority,
+    cupti::driver::kStreamQuery,
+    cupti::driver::kStreamQueryPtsz,
+    cupti::driver::kStreamSynchronize,
+    cupti::driver::kStreamSynchronizePtsz,
+    cupti::driver::kStreamWaitEvent,
+    cupti::driver::kStreamWaitEventPtsz,
+    cupti::driver::kEventRecordPtsz,
+    cupti::driver::kEventRecordWithFlags,
+    cupti::driver::kEventRecordWithFlagsPtsz,
+    cupti::driver::kLaunchKernel,
+    cupti::driver::kLaunchKernelPtsz,
+    cupti::driver::kLaunchKernelEx,
+    cupti::driver::kLaunchKernelExPtsz,
+    cupti::driver::kLaunchCooperativeKernel,
+    cupti::driver::kLaunchCooperativeKernelPtsz,
+};
+
+// CUPTI's subscription to the calls above, under the tracker's lock.
+// False, with `why`, where CUPTI cannot run.
+bool Subscribe(const char* skip, std::string* why) {
+  State& st = S();
+  const char* load_why = nullptr;
+  st.api = cupti::Load(&load_why);
+  if (st.api == nullptr) {
+    *why = load_why;
+    return false;
+  }
+  int r = st.api->cuptiSubscribe(&st.sub, &Callback, nullptr);
+  if (r != cupti::kSuccess) {
+    const char* text = nullptr;
+    if (st.api->cuptiGetResultString) st.api->cuptiGetResultString(r, &text);
+    *why = std::string("CUPTI refused the subscription (") + (text ? text : "error " + std::to_string(r)) +
+           "): another CUPTI client, such as a profiler, is attached";
+    st.api = nullptr;
+    return false;
+  }
+  // MATE_GUARD_TRACK_SKIP=ordering (tuning, bench/cuda): only the launch
+  // calls subscribed, to measure what the ordering calls' callbacks cost.
+  const bool skip_ordering = skip && strstr(skip, "ordering");
+  for (cupti::CallbackId id : kDriverIds)
+    if (!skip_ordering || IsLaunch(id)) st.api->cuptiEnableCallback(1, st.sub, cupti::kDomainDriver, id);
+  // Without cuFuncGetParamInfo (a driver older than CUDA 12.4) kernels
+  // are named but their parameters not read (counted: no_layout).
+  return true;
+}
+}  // namespace
+
+// A driver call the program made, at its entry and at its exit: from
+// CUPTI's callback, or from the import front-end's wrappers
+// (driver_interpose.h), which describe their calls as CUPTI does.
+void tracker::DriverEvent(cupti::CallbackId id, const cupti::CallbackData* cb) {
   if (InInternalCalls() || t_inside) {
     if (cb->callbackSite == cupti::kExit) Count(&S().own_callbacks);
     return;
@@ -156,33 +221,6 @@ void Callback(void*, cupti::Domain domain, cupti::CallbackId id, const void* dat
   t_inside--;
 }
 
-const cupti::CallbackId kDriverIds[] = {
-    cupti::driver::kCtxSynchronize,
-    cupti::driver::kCtxSynchronizeV2,
-    cupti::driver::kEventRecord,
-    cupti::driver::kEventQuery,
-    cupti::driver::kEventSynchronize,
-    cupti::driver::kEventDestroy,
-    cupti::driver::kEventDestroyV2,
-    cupti::driver::kStreamCreate,
-    cupti::driver::kStreamCreateWithPriority,
-    cupti::driver::kStreamQuery,
-    cupti::driver::kStreamQueryPtsz,
-    cupti::driver::kStreamSynchronize,
-    cupti::driver::kStreamSynchronizePtsz,
-    cupti::driver::kStreamWaitEvent,
-    cupti::driver::kStreamWaitEventPtsz,
-    cupti::driver::kEventRecordPtsz,
-    cupti::driver::kEventRecordWithFlags,
-    cupti::driver::kEventRecordWithFlagsPtsz,
-    cupti::driver::kLaunchKernel,
-    cupti::driver::kLaunchKernelPtsz,
-    cupti::driver::kLaunchKernelEx,
-    cupti::driver::kLaunchKernelExPtsz,
-    cupti::driver::kLaunchCooperativeKernel,
-};
-}  // namespace
-
 bool StartTracking(const cuda::Driver* drv, const Options& options, const TrackerHooks& hooks, std::string* why) {
   State& st = S();
   std::lock_guard<std::mutex> lock(st.mu);
@@ -196,32 +234,35 @@ bool StartTracking(const cuda::Driver* drv, const Options& options, const Tracke
   g_skip_record = skip && strstr(skip, "record");
   tracker::SkipParts(skip && strstr(skip, "site"), skip && strstr(skip, "args"));
   ConfigureDump(&options);
-  const char* load_why = nullptr;
-  st.api = cupti::Load(&load_why);
-  if (st.api == nullptr) {
-    st.off = load_why;
-    *why = st.off;
-    return false;
+  // CUPTI first; where it cannot run (not installed, or a profiler holds
+  // it) the driver's functions are handed to the program wrapped
+  // (driver_interpose.h). MATE_GUARD_TRACK_VIA=imports (tuning,
+  // bench/cuda): the wrappers first.
+  const char* via = getenv("MATE_GUARD_TRACK_VIA");
+  const bool imports_first = via != nullptr && strcmp(via, "imports") == 0;
+  std::string cupti_why;
+  if (!imports_first && Subscribe(skip, &cupti_why)) {
+    st.off = "";
+    __atomic_store_n(&st.on, true, __ATOMIC_RELEASE);
+    return true;
   }
-  int r = st.api->cuptiSubscribe(&st.sub, &Callback, nullptr);
-  if (r != cupti::kSuccess) {
-    const char* text = nullptr;
-    if (st.api->cuptiGetResultString) st.api->cuptiGetResultString(r, &text);
-    st.off = std::string("CUPTI refused the subscription (") + (text ? text : "error " + std::to_string(r)) +
-             "): another CUPTI client, such as a profiler, is attached";
-    *why = st.off;
-    return false;
+  std::string imports_why;
+  if (StartInterposing(drv, &imports_why)) {
+    st.interposed = true;
+    st.via_why = cupti_why;
+    st.off = "";
+    __atomic_store_n(&st.on, true, __ATOMIC_RELEASE);
+    return true;
   }
-  // MATE_GUARD_TRACK_SKIP=ordering (tuning, bench/cuda): only the launch
-  // calls subscribed, to measure what the ordering calls' callbacks cost.
-  const bool skip_ordering = skip && strstr(skip, "ordering");
-  for (cupti::CallbackId id : kDriverIds)
-    if (!skip_ordering || IsLaunch(id)) st.api->cuptiEnableCallback(1, st.sub, cupti::kDomainDriver, id);
-  // Without cuFuncGetParamInfo (a driver older than CUDA 12.4) kernels
-  // are named but their parameters not read (counted: no_layout).
-  st.off = "";
-  __atomic_store_n(&st.on, true, __ATOMIC_RELEASE);
-  return true;
+  if (imports_first && Subscribe(skip, &cupti_why)) {
+    st.via_why = "the driver's functions could not be wrapped: " + imports_why;
+    st.off = "";
+    __atomic_store_n(&st.on, true, __ATOMIC_RELEASE);
+    return true;
+  }
+  st.off = cupti_why + "; nor could launches be seen without it (" + imports_why + ")";
+  *why = st.off;
+  return false;
 }
 
 void TrackingNotWanted() {
@@ -242,8 +283,19 @@ void StopTracking() {
   // Unsubscribed before the driver's teardown; what was tracked stays for
   // the reports still to come.
   if (!st.on || st.stopped) return;
-  st.api->cuptiUnsubscribe(st.sub);
+  if (st.interposed) SetInterposing(false);
+  else st.api->cuptiUnsubscribe(st.sub);
   st.stopped = true;
+}
+
+std::string TrackingVia() {
+  State& st = S();
+  std::lock_guard<std::mutex> lock(st.mu);
+  if (!st.interposed) return st.via_why.empty() ? "cupti" : "cupti (" + st.via_why + ")";
+  InterposeStats i = GetInterposeStats();
+  return "imports (modules " + std::to_string(i.modules) + ", wrappers handed " + std::to_string(i.handed) + ", gaps " +
+         std::to_string(i.gaps) + (i.gap_names.empty() ? "" : ": " + i.gap_names) + ")" +
+         (st.via_why.empty() ? "" : " (not CUPTI: " + st.via_why + ")");
 }
 
 void SetSiteProvider(SiteProvider provider) { __atomic_store_n(&S().site, provider, __ATOMIC_RELEASE); }
@@ -251,7 +303,7 @@ void SetSiteProvider(SiteProvider provider) { __atomic_store_n(&S().site, provid
 bool Ordered(CUstream stream, const StreamUse& use) {
   State& st = S();
   auto lock = Hold(st);
-  return !st.on || st.clocks.Ordered(stream, use);
+  return !st.on || (st.interposed && OrderingUnseen()) || st.clocks.Ordered(stream, use);
 }
 
 CUstream StreamHandle(uint16_t index) {

@@ -76,6 +76,10 @@ void LaunchesForReport(uint64_t exact, std::vector<DeviceLaunch>* out, uint64_t*
 bool FindLaunch(uint64_t number, DeviceLaunch* out);
 
 TrackerStats GetTrackerStats();
+// How launches are seen, for the tuning stats: "cupti", or "imports (...)"
+// with the import front-end's counts (driver_interpose.h), or "cupti (...)"
+// with why the import front-end, asked for, did not start.
+std::string TrackingVia();
 
 }  // namespace device
 }  // namespace mate

@@ -61,6 +61,8 @@ struct State {
   TrackerHooks hooks;
   bool on = false;
   bool stopped = false;
+  bool interposed = false;  // the import front-end, not CUPTI (driver_interpose.h)
+  std::string via_why;      // why the front-end tried first did not run (TrackingVia)
   bool blocking = false;
   bool faulted_once = false;  // launch blocking: a launch's own synchronize failed already
   std::string off = "the device guard is not installed";
@@ -119,6 +121,10 @@ void ScanWords(const Launch& l, const std::vector<KernelParam>& params, Fn fn) {
   }
 }
 
+// A driver call the program made (entry or exit), as CUPTI describes it:
+// launches recorded, ordering calls into the stream clocks, sticky errors
+// reported. Both front-ends (CUPTI's callback, driver_interpose.h) call it.
+void DriverEvent(cupti::CallbackId id, const cupti::CallbackData* cb);
 // A launch into the log (at its exit); for dumpInputs, its inputs saved at its entry.
 void Record(const Launch& l);
 // Tuning (MATE_GUARD_TRACK_SKIP): leave out a record's call site or its guarded arguments.
