@@ -204,12 +204,23 @@ namespace {
 // a clean one may (recycle_when_behind), and its windows still hold: the
 // clean burst's frees report nothing. Repeated until ranges were recycled
 // and handed out again (the pool must run behind for that).
+// The background thread's mapping ahead slowed (the simulated driver's
+// FAKE_CUDA_BACKGROUND_MAP_DELAY_US) while alive: the pool then runs behind
+// the allocations however fast the machine is, so frees recycle.
+class SlowMappingAhead {
+ public:
+  SlowMappingAhead() { setenv("FAKE_CUDA_BACKGROUND_MAP_DELAY_US", "5000", 1); }
+  ~SlowMappingAhead() { unsetenv("FAKE_CUDA_BACKGROUND_MAP_DELAY_US"); }
+};
+
 void RecycleOnlyCleanRanges(bool sync_on_free, bool* mate_test_failed) {
+  SlowMappingAhead slow;
   DeviceConfig c = SmallConfig();
   c.prepare_budget_bytes = 256 * kMiB;
   c.prepare_ahead = 32;
   c.sync_on_free = sync_on_free;
-  c.reserve_bytes = 4096 * kMiB;  // quarantined ranges keep their address space
+  c.reserve_bytes = 4096 * kMiB;         // quarantined ranges keep their address space
+  c.behind_ns = 600ull * 1000000000ull;  // behind for the whole test, however slowly it runs
   Device d(c);
   CHECK(d.a != nullptr);
   if (d.a == nullptr) return;
@@ -279,8 +290,11 @@ TEST(a_freed_range_goes_back_to_ready_only_when_its_canaries_checked_clean_after
 // behind ranges recycled at another size. Two bursts live at once, one per
 // size, freed in turn; then as many ranges of the second size as its frees
 // recycled are asked for. The pool counts as behind for the whole test
-// (behind_ns), so frees recycle however slowly the machine runs.
+// (behind_ns), so frees recycle however slowly the machine runs, and its
+// mapping ahead is slowed (SlowMappingAhead), so it stays behind however
+// fast the machine runs.
 TEST(a_range_recycled_at_a_size_goes_back_out_at_that_size_without_a_canary_fill) {
+  SlowMappingAhead slow;
   DeviceConfig c = SmallConfig();
   c.prepare_budget_bytes = 256 * kMiB;
   c.prepare_ahead = 32;
