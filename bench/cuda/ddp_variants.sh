@@ -13,8 +13,9 @@
 #   subscribed: MATE_GUARD_TRACK_SKIP=ordering), guard-emptylaunch (both),
 #   guard-norecord, guard-nosite, guard-noargs (MATE_GUARD_TRACK_SKIP: launches
 #   seen but not recorded; recorded without their Python call sites; without
-#   their guarded arguments)
-DDP_VARIANTS="plain guard guard-notrack guard-nostacks guard-emptycb guard-pending1g guard-noordering guard-emptylaunch guard-norecord guard-nosite guard-noargs"
+#   their guarded arguments), guard-imports (launches seen through the driver
+#   functions handed to the program, not CUPTI: MATE_GUARD_TRACK_VIA=imports)
+DDP_VARIANTS="plain guard guard-imports guard-notrack guard-nostacks guard-emptycb guard-pending1g guard-noordering guard-emptylaunch guard-norecord guard-nosite guard-noargs"
 ddp_variant() {
   local torchrun=(python3 -m torch.distributed.run --nproc-per-node "$2" "$ROOT/test/fixtures/cuda/ddp_train.py" "$3")
   local stats=(MATE_GUARD_CUDA_STATS=1)
@@ -29,6 +30,7 @@ ddp_variant() {
     guard-norecord | guard-nosite | guard-noargs)
       MATE_GUARD_TRACK_SKIP=${1#guard-no} "${guard[@]}" -- "${torchrun[@]}"
       ;;
+    guard-imports) MATE_GUARD_TRACK_VIA=imports "${guard[@]}" -- "${torchrun[@]}" ;;
     guard-noordering) MATE_GUARD_TRACK_SKIP=ordering "${guard[@]}" -- "${torchrun[@]}" ;;
     guard-emptylaunch)
       MATE_GUARD_CUPTI_EMPTY=1 MATE_GUARD_TRACK_SKIP=ordering "${guard[@]}" -- "${torchrun[@]}"

@@ -14,6 +14,8 @@
 #   callbacks returning at once), guard-nostacks
 #   (--no-capture-stacks), guard-exact (--device-exact-placement),
 #   guard-strict (--cuda-quarantine strict: every freed range unmapped),
+#   guard-imports (launches seen through the driver functions handed to the
+#   program, not CUPTI: MATE_GUARD_TRACK_VIA=imports),
 #   guard-base (the guard from another library, BASE_LIB=<libmate_guard_cuda.so>),
 #   pluggable-null (no guard: the least allocator PyTorch's pluggable hook can
 #   take, null_pluggable.py: that hook's own cost)
@@ -31,6 +33,7 @@ loop_variant() {
     guard-noargs) LOOP_ENV=(MATE_GUARD_TRACK_SKIP=args) ;;
     guard-noordering) LOOP_ENV=(MATE_GUARD_TRACK_SKIP=ordering) ;;
     guard-emptylaunch) LOOP_ENV=(MATE_GUARD_CUPTI_EMPTY=1 MATE_GUARD_TRACK_SKIP=ordering) ;;
+    guard-imports) LOOP_ENV=(MATE_GUARD_TRACK_VIA=imports) ;;
     guard-nostacks) LOOP_ARGS+=(--no-capture-stacks) ;;
     guard-exact) LOOP_ARGS+=(--device-exact-placement) ;;
     guard-strict) LOOP_ARGS+=(--cuda-quarantine strict) ;;
