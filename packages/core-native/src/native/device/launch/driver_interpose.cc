@@ -275,6 +275,13 @@ platform::ImportRedirector& Redirector() {
 
 void Refresh() { Redirector().Refresh(); }
 
+// One tracked function: its wrapper and the driver's own (missing from an
+// older driver: null, never matched).
+template <typename Fn>
+void Set(Index i, const char* name, const char* asked, cupti::CallbackId id, Fn wrapper) {
+  g_hooks[i] = Hook{name, asked, id, reinterpret_cast<void*>(wrapper), dlsym(cuda::LibraryHandle(), name)};
+}
+
 }  // namespace
 
 bool StartInterposing(const cuda::Driver* drv, std::string* why) {
@@ -300,44 +307,38 @@ bool StartInterposing(const cuda::Driver* drv, std::string* why) {
       return false;
     }
   }
-  const Hook hooks[kHooks] = {
-      {"cuLaunchKernel", "cuLaunchKernel", dr::kLaunchKernel, reinterpret_cast<void*>(&LaunchKernel)},
-      {"cuLaunchKernel_ptsz", "cuLaunchKernel", dr::kLaunchKernelPtsz, reinterpret_cast<void*>(&LaunchKernelPtsz)},
-      {"cuLaunchKernelEx", "cuLaunchKernelEx", dr::kLaunchKernelEx, reinterpret_cast<void*>(&LaunchEx)},
-      {"cuLaunchKernelEx_ptsz", "cuLaunchKernelEx", dr::kLaunchKernelExPtsz, reinterpret_cast<void*>(&LaunchExPtsz)},
-      {"cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel", dr::kLaunchCooperativeKernel,
-       reinterpret_cast<void*>(&LaunchCooperative)},
-      {"cuLaunchCooperativeKernel_ptsz", "cuLaunchCooperativeKernel", dr::kLaunchCooperativeKernelPtsz,
-       reinterpret_cast<void*>(&LaunchCooperativePtsz)},
-      {"cuEventRecord", "cuEventRecord", dr::kEventRecord, reinterpret_cast<void*>(&Record)},
-      {"cuEventRecord_ptsz", "cuEventRecord", dr::kEventRecordPtsz, reinterpret_cast<void*>(&RecordPtsz)},
-      {"cuEventRecordWithFlags", "cuEventRecordWithFlags", dr::kEventRecordWithFlags,
-       reinterpret_cast<void*>(&RecordFlags)},
-      {"cuEventRecordWithFlags_ptsz", "cuEventRecordWithFlags", dr::kEventRecordWithFlagsPtsz,
-       reinterpret_cast<void*>(&RecordFlagsPtsz)},
-      {"cuStreamWaitEvent", "cuStreamWaitEvent", dr::kStreamWaitEvent, reinterpret_cast<void*>(&Wait)},
-      {"cuStreamWaitEvent_ptsz", "cuStreamWaitEvent", dr::kStreamWaitEventPtsz, reinterpret_cast<void*>(&WaitPtsz)},
-      {"cuCtxSynchronize", "cuCtxSynchronize", dr::kCtxSynchronize, reinterpret_cast<void*>(&CtxSync)},
-      {"cuCtxSynchronize_v2", "cuCtxSynchronize", dr::kCtxSynchronizeV2, reinterpret_cast<void*>(&CtxSyncV2)},
-      {"cuStreamSynchronize", "cuStreamSynchronize", dr::kStreamSynchronize, reinterpret_cast<void*>(&StreamSync)},
-      {"cuStreamSynchronize_ptsz", "cuStreamSynchronize", dr::kStreamSynchronizePtsz,
-       reinterpret_cast<void*>(&StreamSyncPtsz)},
-      {"cuStreamQuery", "cuStreamQuery", dr::kStreamQuery, reinterpret_cast<void*>(&StreamQuery)},
-      {"cuStreamQuery_ptsz", "cuStreamQuery", dr::kStreamQueryPtsz, reinterpret_cast<void*>(&StreamQueryPtsz)},
-      {"cuEventSynchronize", "cuEventSynchronize", dr::kEventSynchronize, reinterpret_cast<void*>(&EventSync)},
-      {"cuEventQuery", "cuEventQuery", dr::kEventQuery, reinterpret_cast<void*>(&EventQuery)},
-      {"cuEventDestroy", "cuEventDestroy", dr::kEventDestroy, reinterpret_cast<void*>(&EventDestroy)},
-      {"cuEventDestroy_v2", "cuEventDestroy", dr::kEventDestroyV2, reinterpret_cast<void*>(&EventDestroyV2)},
-      {"cuStreamCreate", "cuStreamCreate", dr::kStreamCreate, reinterpret_cast<void*>(&StreamCreate)},
-      {"cuStreamCreateWithPriority", "cuStreamCreateWithPriority", dr::kStreamCreateWithPriority,
-       reinterpret_cast<void*>(&StreamCreatePrio)},
-      {"cuGetProcAddress", "cuGetProcAddress", 0, reinterpret_cast<void*>(&GetProcAddress)},
-      {"cuGetProcAddress_v2", "cuGetProcAddress", 0, reinterpret_cast<void*>(&GetProcAddressV2)},
-  };
-  for (int i = 0; i < kHooks; i++) {
-    g_hooks[i] = hooks[i];
-    g_hooks[i].real = dlsym(lib, hooks[i].name);  // missing from an older driver: never matched
-  }
+  // Each wrapper finds its real function by its own index (Real<>(index)).
+  Set(kLaunch, "cuLaunchKernel", "cuLaunchKernel", dr::kLaunchKernel, &LaunchKernel);
+  Set(kLaunchPtsz, "cuLaunchKernel_ptsz", "cuLaunchKernel", dr::kLaunchKernelPtsz, &LaunchKernelPtsz);
+  Set(kLaunchEx, "cuLaunchKernelEx", "cuLaunchKernelEx", dr::kLaunchKernelEx, &LaunchEx);
+  Set(kLaunchExPtsz, "cuLaunchKernelEx_ptsz", "cuLaunchKernelEx", dr::kLaunchKernelExPtsz, &LaunchExPtsz);
+  Set(kLaunchCoop, "cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel", dr::kLaunchCooperativeKernel,
+      &LaunchCooperative);
+  Set(kLaunchCoopPtsz, "cuLaunchCooperativeKernel_ptsz", "cuLaunchCooperativeKernel", dr::kLaunchCooperativeKernelPtsz,
+      &LaunchCooperativePtsz);
+  Set(kRecord, "cuEventRecord", "cuEventRecord", dr::kEventRecord, &Record);
+  Set(kRecordPtsz, "cuEventRecord_ptsz", "cuEventRecord", dr::kEventRecordPtsz, &RecordPtsz);
+  Set(kRecordFlags, "cuEventRecordWithFlags", "cuEventRecordWithFlags", dr::kEventRecordWithFlags, &RecordFlags);
+  Set(kRecordFlagsPtsz, "cuEventRecordWithFlags_ptsz", "cuEventRecordWithFlags", dr::kEventRecordWithFlagsPtsz,
+      &RecordFlagsPtsz);
+  Set(kWait, "cuStreamWaitEvent", "cuStreamWaitEvent", dr::kStreamWaitEvent, &Wait);
+  Set(kWaitPtsz, "cuStreamWaitEvent_ptsz", "cuStreamWaitEvent", dr::kStreamWaitEventPtsz, &WaitPtsz);
+  Set(kCtxSync, "cuCtxSynchronize", "cuCtxSynchronize", dr::kCtxSynchronize, &CtxSync);
+  Set(kCtxSyncV2, "cuCtxSynchronize_v2", "cuCtxSynchronize", dr::kCtxSynchronizeV2, &CtxSyncV2);
+  Set(kStreamSync, "cuStreamSynchronize", "cuStreamSynchronize", dr::kStreamSynchronize, &StreamSync);
+  Set(kStreamSyncPtsz, "cuStreamSynchronize_ptsz", "cuStreamSynchronize", dr::kStreamSynchronizePtsz, &StreamSyncPtsz);
+  Set(kStreamQuery, "cuStreamQuery", "cuStreamQuery", dr::kStreamQuery, &StreamQuery);
+  Set(kStreamQueryPtsz, "cuStreamQuery_ptsz", "cuStreamQuery", dr::kStreamQueryPtsz, &StreamQueryPtsz);
+  Set(kEventSync, "cuEventSynchronize", "cuEventSynchronize", dr::kEventSynchronize, &EventSync);
+  Set(kEventQuery, "cuEventQuery", "cuEventQuery", dr::kEventQuery, &EventQuery);
+  Set(kEventDestroy, "cuEventDestroy", "cuEventDestroy", dr::kEventDestroy, &EventDestroy);
+  Set(kEventDestroyV2, "cuEventDestroy_v2", "cuEventDestroy", dr::kEventDestroyV2, &EventDestroyV2);
+  Set(kStreamCreate, "cuStreamCreate", "cuStreamCreate", dr::kStreamCreate, &StreamCreate);
+  Set(kStreamCreatePrio, "cuStreamCreateWithPriority", "cuStreamCreateWithPriority", dr::kStreamCreateWithPriority,
+      &StreamCreatePrio);
+  Set(kGetProc, "cuGetProcAddress", "cuGetProcAddress", 0, &GetProcAddress);
+  Set(kGetProcV2, "cuGetProcAddress_v2", "cuGetProcAddress", 0, &GetProcAddressV2);
+
   if (g_hooks[kGetProc].real == nullptr && g_hooks[kGetProcV2].real == nullptr) {
     *why = "the driver has no cuGetProcAddress";
     return false;

@@ -15,13 +15,17 @@ void mate_dlvsym_gate();
 // gate clears the version before calling the hook.
 #if defined(__x86_64__)
 #define MATE_HAVE_GATES 1
+// One gate: to `real` unless the name begins with "cu" and the handle is
+// not RTLD_NEXT; `clear_version` for dlsym, whose third register is no
+// argument.
 asm(R"(
+  .macro MATE_GATE name, real, clear_version
   .text
   .p2align 4
-  .globl mate_dlsym_gate
-  .hidden mate_dlsym_gate
-  .type mate_dlsym_gate, @function
-mate_dlsym_gate:
+  .globl \name
+  .hidden \name
+  .type \name, @function
+\name:
   cmpq $-1, %rdi
   je 1f
   testq %rsi, %rsi
@@ -30,41 +34,30 @@ mate_dlsym_gate:
   jne 1f
   cmpb $0x75, 1(%rsi)
   jne 1f
+  .if \clear_version
   xorl %edx, %edx
+  .endif
   jmp *mate_gate_hook(%rip)
 1:
-  jmp *mate_gate_real_dlsym(%rip)
-  .size mate_dlsym_gate, .-mate_dlsym_gate
-
-  .p2align 4
-  .globl mate_dlvsym_gate
-  .hidden mate_dlvsym_gate
-  .type mate_dlvsym_gate, @function
-mate_dlvsym_gate:
-  cmpq $-1, %rdi
-  je 1f
-  testq %rsi, %rsi
-  je 1f
-  cmpb $0x63, (%rsi)
-  jne 1f
-  cmpb $0x75, 1(%rsi)
-  jne 1f
-  jmp *mate_gate_hook(%rip)
-1:
-  jmp *mate_gate_real_dlvsym(%rip)
-  .size mate_dlvsym_gate, .-mate_dlvsym_gate
+  jmp *\real(%rip)
+  .size \name, .-\name
+  .endm
+  MATE_GATE mate_dlsym_gate, mate_gate_real_dlsym, 1
+  MATE_GATE mate_dlvsym_gate, mate_gate_real_dlvsym, 0
+  .purgem MATE_GATE
 )");
 #elif defined(__aarch64__)
 #define MATE_HAVE_GATES 1
-// `bti c` (hint 34) as the landing pad of an indirect call; the jumps out
-// go through x16, which a callee's `bti c` accepts.
+// The same; `bti c` (hint 34) as the landing pad of an indirect call, and
+// the jumps out through x16, which a callee's `bti c` accepts.
 asm(R"(
+  .macro MATE_GATE name, real, clear_version
   .text
   .p2align 4
-  .globl mate_dlsym_gate
-  .hidden mate_dlsym_gate
-  .type mate_dlsym_gate, %function
-mate_dlsym_gate:
+  .globl \name
+  .hidden \name
+  .type \name, %function
+\name:
   hint #34
   cmn x0, #1
   b.eq 1f
@@ -75,39 +68,21 @@ mate_dlsym_gate:
   ldrb w16, [x1, #1]
   cmp w16, #0x75
   b.ne 1f
+  .if \clear_version
   mov x2, xzr
+  .endif
   adrp x16, mate_gate_hook
   ldr x16, [x16, :lo12:mate_gate_hook]
   br x16
 1:
-  adrp x16, mate_gate_real_dlsym
-  ldr x16, [x16, :lo12:mate_gate_real_dlsym]
+  adrp x16, \real
+  ldr x16, [x16, :lo12:\real]
   br x16
-  .size mate_dlsym_gate, .-mate_dlsym_gate
-
-  .p2align 4
-  .globl mate_dlvsym_gate
-  .hidden mate_dlvsym_gate
-  .type mate_dlvsym_gate, %function
-mate_dlvsym_gate:
-  hint #34
-  cmn x0, #1
-  b.eq 1f
-  cbz x1, 1f
-  ldrb w16, [x1]
-  cmp w16, #0x63
-  b.ne 1f
-  ldrb w16, [x1, #1]
-  cmp w16, #0x75
-  b.ne 1f
-  adrp x16, mate_gate_hook
-  ldr x16, [x16, :lo12:mate_gate_hook]
-  br x16
-1:
-  adrp x16, mate_gate_real_dlvsym
-  ldr x16, [x16, :lo12:mate_gate_real_dlvsym]
-  br x16
-  .size mate_dlvsym_gate, .-mate_dlvsym_gate
+  .size \name, .-\name
+  .endm
+  MATE_GATE mate_dlsym_gate, mate_gate_real_dlsym, 1
+  MATE_GATE mate_dlvsym_gate, mate_gate_real_dlvsym, 0
+  .purgem MATE_GATE
 )");
 #endif
 
