@@ -322,6 +322,22 @@ describe('launch tracking without CUPTI over the simulated driver', { skip: noGx
     assert.doesNotMatch(r.output, /launch tracking was off/);
   });
 
+  test('with a profiler holding CUPTI, launches are tracked the same way', async () => {
+    const r = await go('all', {
+      MATRIX_VIA: 'driver',
+      MATE_GUARD_CUPTI: sim.env.MATE_GUARD_CUPTI,
+      FAKE_CUPTI_BUSY: '1',
+    });
+    assert.equal(r.code, 1, r.output);
+    assert.deepEqual(frees(r.output), [
+      'ERROR: cross-stream-free: allocation #1',
+      'ERROR: cross-stream-free: allocation #2',
+      'ERROR: cross-stream-free: allocation #7',
+      'ERROR: cross-stream-free: allocation #7',
+    ]);
+    assert.doesNotMatch(r.output, /launch tracking was off/);
+  });
+
   test('a kernel fault names the kernel in flight, and the launch-blocking rerun the launch that faulted', async () => {
     const r = await go('kernel-fault', { MATRIX_VIA: 'driver', FAKE_CUDA_FAULT_KERNEL: 'FillInclusive' });
     assert.equal(r.code, 1, r.output);

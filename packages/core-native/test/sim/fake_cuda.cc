@@ -278,8 +278,9 @@ struct CbData {
   unsigned long long* corr;
   unsigned corrId;
 };
+// FAKE_CUPTI_BUSY: another client (a profiler) holds CUPTI.
 int cuptiSubscribe(void** sub, CbFn cb, void* user) {
-  if (g_cb) return 39;
+  if (g_cb || getenv("FAKE_CUPTI_BUSY")) return 39;  // CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
   g_cb = cb;
   g_cb_user = user;
   *sub = &g_dummy;
