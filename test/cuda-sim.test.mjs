@@ -296,10 +296,18 @@ describe('kernel exceptions over the simulated driver', { skip: noGxx() }, () =>
 // matrix.cc with MATRIX_VIA=driver finds them that way.
 describe('launch tracking without CUPTI over the simulated driver', { skip: noGxx() }, () => {
   const sim = simMatrix('mate-sim-nocupti-');
-  const go = (scenario, extraEnv = {}) =>
-    run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--', sim.matrix, LIB, scenario], {
+  // The matrix program (or `program`) guarded with no CUPTI to be found.
+  const go = (scenario, extraEnv = {}, program = sim.matrix) =>
+    run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--', program, LIB, scenario], {
       env: { ...sim.env, MATE_GUARD_CUPTI: path.join(os.tmpdir(), 'no-such-libcupti.so'), ...extraEnv },
     });
+  // What the matrix's scenarios report (as with CUPTI): #1, #2 and #7 twice.
+  const MATRIX_FREES = [
+    'ERROR: cross-stream-free: allocation #1',
+    'ERROR: cross-stream-free: allocation #2',
+    'ERROR: cross-stream-free: allocation #7',
+    'ERROR: cross-stream-free: allocation #7',
+  ];
   const frees = (output) => (output.match(/ERROR: cross-stream-free: allocation #\d+/g) ?? []).sort();
 
   test('the launches, event records, waits and synchronizes a program looks up are tracked: the cross-stream matrix reports what it reports with CUPTI', async () => {
@@ -309,12 +317,7 @@ describe('launch tracking without CUPTI over the simulated driver', { skip: noGx
       env: sim.env,
     });
     assert.deepEqual(frees(r.output), frees(withCupti.output), r.output);
-    assert.deepEqual(frees(r.output), [
-      'ERROR: cross-stream-free: allocation #1',
-      'ERROR: cross-stream-free: allocation #2',
-      'ERROR: cross-stream-free: allocation #7',
-      'ERROR: cross-stream-free: allocation #7',
-    ]);
+    assert.deepEqual(frees(r.output), MATRIX_FREES);
     assert.match(
       reportOf(r.output, 'ERROR: cross-stream-free'),
       /\(anonymous namespace\)::UseBuffer \(launch 1 on stream/,
@@ -329,12 +332,7 @@ describe('launch tracking without CUPTI over the simulated driver', { skip: noGx
       FAKE_CUPTI_BUSY: '1',
     });
     assert.equal(r.code, 1, r.output);
-    assert.deepEqual(frees(r.output), [
-      'ERROR: cross-stream-free: allocation #1',
-      'ERROR: cross-stream-free: allocation #2',
-      'ERROR: cross-stream-free: allocation #7',
-      'ERROR: cross-stream-free: allocation #7',
-    ]);
+    assert.deepEqual(frees(r.output), MATRIX_FREES);
     assert.doesNotMatch(r.output, /launch tracking was off/);
   });
 
@@ -350,16 +348,9 @@ describe('launch tracking without CUPTI over the simulated driver', { skip: noGx
 
   test("a program linked with the driver (-lcuda) has its imports of the driver's functions tracked the same", async () => {
     const linked = buildMatrix(sim.env.MATE_GUARD_CUDA_DRIVER, { linked: true });
-    const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--', linked, LIB], {
-      env: { ...sim.env, MATE_GUARD_CUPTI: path.join(os.tmpdir(), 'no-such-libcupti.so'), MATRIX_VIA: 'link' },
-    });
+    const r = await go('all', { MATRIX_VIA: 'link' }, linked);
     assert.equal(r.code, 1, r.output);
-    assert.deepEqual(frees(r.output), [
-      'ERROR: cross-stream-free: allocation #1',
-      'ERROR: cross-stream-free: allocation #2',
-      'ERROR: cross-stream-free: allocation #7',
-      'ERROR: cross-stream-free: allocation #7',
-    ]);
+    assert.deepEqual(frees(r.output), MATRIX_FREES);
   });
 
   test('a stream wait the driver answers with a function the guard does not know leaves cross-stream frees unreported, never reported falsely', async () => {

@@ -51,7 +51,8 @@ int main(int argc, char** argv) {
   // MATRIX_VIA=driver: the program finds the driver's functions as the
   // CUDA runtime does, dlsym for cuGetProcAddress_v2 and that for the rest
   // (what launch tracking's import front-end hands wrappers out for).
-  static DriverLaunch s_launch = nullptr;
+  static DriverLaunch s_launch = nullptr;  // what the captureless lambdas below call
+  static Wait3 s_wait = nullptr;
   const char* via = getenv("MATRIX_VIA");
   if (via && strcmp(via, "driver") == 0) {
     auto get = (GetProc)dlsym(fake, "cuGetProcAddress_v2");
@@ -68,8 +69,7 @@ int main(int argc, char** argv) {
       return s_launch(f, 1, 1, 1, 1, 1, 1, 0, stream, params, nullptr);
     };
     record = (EvRec)fn[1];
-    auto wait3 = (Wait3)fn[2];
-    static Wait3 s_wait = wait3;
+    s_wait = (Wait3)fn[2];
     wait = [](void* stream, void* ev) { return s_wait(stream, ev, 0); };
     sync = (Sync)fn[3];
     create = (FakeStreamCreate)fn[4];

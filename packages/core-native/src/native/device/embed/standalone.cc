@@ -184,7 +184,7 @@ void Finish() {
   DeviceStats s = TotalStats();
   WriteStats(s, true);
   RemoveOwnDirIfClean();
-  if (getenv("MATE_GUARD_CUDA_STATS") != nullptr)  // diagnostics for tuning (bench/)
+  if (getenv("MATE_GUARD_CUDA_STATS") != nullptr) {  // diagnostics for tuning (bench/)
     dprintf(2,
             "[mate-guard] cuda stats: allocations=%llu peakLive=%llu readyHits=%llu readyMisses=%llu recycled=%llu "
             "windowFills=%llu "
@@ -212,8 +212,8 @@ void Finish() {
             (unsigned long long)s.lock_waits, s.lock_wait_ns / 1e6, (unsigned long long)t.lock_waits,
             t.lock_wait_ns / 1e6, (unsigned long long)t.launch_callbacks, (unsigned long long)t.ordering_callbacks,
             (unsigned long long)t.own_callbacks);
-  if (getenv("MATE_GUARD_CUDA_STATS") != nullptr && TrackingOn())
-    dprintf(2, "[mate-guard] cuda tracking via %s\n", TrackingVia().c_str());
+    if (TrackingOn()) dprintf(2, "[mate-guard] cuda tracking via %s\n", TrackingVia().c_str());
+  }
   // Alone (no run owner to sum up the run), warn here, once.
   if (s.fallbacks && !g_owned)
     dprintf(2, "[mate-guard] warning: %llu allocation%s ran unguarded: %s\n", (unsigned long long)s.fallbacks,
