@@ -59,6 +59,10 @@ struct DeviceConfig {
   bool recycle_when_behind = true;
   // How lately a size must have run out of ready ranges to count as behind.
   uint64_t behind_ns = 20000000;
+  // MATE_GUARD_CUDA_SKIP=canary (tuning, bench/cuda): canary windows neither
+  // filled nor read back (no memset, no copy: checks see the fill), to
+  // measure what that driver traffic costs a loop.
+  bool skip_canary_io = false;
 };
 
 struct DeviceStats {

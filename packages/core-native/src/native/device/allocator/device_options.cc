@@ -1,5 +1,8 @@
 #include "device/allocator/device_options.h"
 
+#include <cstdlib>
+#include <cstring>
+
 namespace mate {
 namespace device {
 
@@ -13,6 +16,8 @@ DeviceConfig DeviceConfigFrom(const Options& o, bool sync_on_free_default) {
   c.sync_on_free = TristateOr(o.sync_on_free, sync_on_free_default);
   c.quarantine_max_bytes = QuarantineBytes(o, kDeviceQuarantineBytes);
   c.recycle_when_behind = o.cuda_quarantine != CudaQuarantine::kStrict;
+  const char* skip = getenv("MATE_GUARD_CUDA_SKIP");  // tuning (bench/cuda)
+  c.skip_canary_io = skip != nullptr && strstr(skip, "canary") != nullptr;
   return c;
 }
 
