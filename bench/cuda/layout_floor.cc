@@ -10,7 +10,6 @@
 // where quarantine_floor.cc's `pluggable-floor` is the driver traffic alone.
 // Built by null_pluggable.py --layout (needs cuda.h).
 #include <cuda.h>
-#include <dlfcn.h>
 #include <sys/types.h>
 
 #include <condition_variable>
@@ -22,18 +21,9 @@
 #include <unordered_map>
 #include <vector>
 
-namespace {
+#include "driver_symbol.h"
 
-template <typename F>
-F Driver(const char* name) {
-  static void* lib = dlopen("libcuda.so.1", RTLD_NOW);
-  void* f = lib ? dlsym(lib, name) : nullptr;
-  if (f == nullptr) {
-    fprintf(stderr, "layout_floor: no %s in libcuda.so.1\n", name);
-    abort();
-  }
-  return reinterpret_cast<F>(f);
-}
+namespace {
 
 struct Api {
   CUresult (*create)(CUmemGenericAllocationHandle*, size_t, const CUmemAllocationProp*, unsigned long long);
@@ -233,16 +223,16 @@ void Run() {
 
 void Start(Layout& l, int device) {
   Api& a = l.api;
-  a.create = Driver<decltype(a.create)>("cuMemCreate");
-  a.map = Driver<decltype(a.map)>("cuMemMap");
-  a.unmap = Driver<decltype(a.unmap)>("cuMemUnmap");
-  a.set_access = Driver<decltype(a.set_access)>("cuMemSetAccess");
-  a.reserve = Driver<decltype(a.reserve)>("cuMemAddressReserve");
-  a.event_create = Driver<decltype(a.event_create)>("cuEventCreate");
-  a.event_record = Driver<decltype(a.event_record)>("cuEventRecord");
-  a.event_query = Driver<decltype(a.event_query)>("cuEventQuery");
-  a.ctx_get = Driver<decltype(a.ctx_get)>("cuCtxGetCurrent");
-  a.ctx_set = Driver<decltype(a.ctx_set)>("cuCtxSetCurrent");
+  a.create = DriverSymbol<decltype(a.create)>("cuMemCreate");
+  a.map = DriverSymbol<decltype(a.map)>("cuMemMap");
+  a.unmap = DriverSymbol<decltype(a.unmap)>("cuMemUnmap");
+  a.set_access = DriverSymbol<decltype(a.set_access)>("cuMemSetAccess");
+  a.reserve = DriverSymbol<decltype(a.reserve)>("cuMemAddressReserve");
+  a.event_create = DriverSymbol<decltype(a.event_create)>("cuEventCreate");
+  a.event_record = DriverSymbol<decltype(a.event_record)>("cuEventRecord");
+  a.event_query = DriverSymbol<decltype(a.event_query)>("cuEventQuery");
+  a.ctx_get = DriverSymbol<decltype(a.ctx_get)>("cuCtxGetCurrent");
+  a.ctx_set = DriverSymbol<decltype(a.ctx_set)>("cuCtxSetCurrent");
   if (const char* s = getenv("FLOOR_SHARE")) l.share = atof(s);
   a.ctx_get(&l.ctx);
   l.prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
@@ -250,7 +240,7 @@ void Start(Layout& l, int device) {
   l.prop.location.id = device;
   l.access.location = l.prop.location;
   l.access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  Driver<CUresult (*)(size_t*, const CUmemAllocationProp*, CUmemAllocationGranularity_flags)>(
+  DriverSymbol<CUresult (*)(size_t*, const CUmemAllocationProp*, CUmemAllocationGranularity_flags)>(
       "cuMemGetAllocationGranularity")(&l.granule, &l.prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
   std::thread(Run).detach();
   atexit([] {

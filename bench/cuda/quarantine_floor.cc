@@ -13,7 +13,6 @@
 // fences' cost from the layout's (layout_floor.cc).
 // Built with null_allocator.cc by null_pluggable.py (needs cuda.h).
 #include <cuda.h>
-#include <dlfcn.h>
 #include <sys/types.h>
 
 #include <algorithm>
@@ -31,18 +30,9 @@
 extern "C" void* null_alloc(ssize_t size, int device, void* stream);
 extern "C" void null_free(void* ptr, ssize_t size, int device, void* stream);
 
-namespace {
+#include "driver_symbol.h"
 
-template <typename F>
-F Driver(const char* name) {
-  static void* lib = dlopen("libcuda.so.1", RTLD_NOW);
-  void* f = lib ? dlsym(lib, name) : nullptr;
-  if (f == nullptr) {
-    fprintf(stderr, "quarantine_floor: no %s in libcuda.so.1\n", name);
-    abort();
-  }
-  return reinterpret_cast<F>(f);
-}
+namespace {
 
 struct Floor {
   std::mutex mu;
@@ -81,12 +71,14 @@ CUdeviceptr NextAddress(Floor& f, size_t granules) {
 
 void Cycle(Floor& f, size_t size) {
   static auto create =
-      Driver<CUresult (*)(CUmemGenericAllocationHandle*, size_t, const CUmemAllocationProp*, unsigned long long)>(
+      DriverSymbol<CUresult (*)(CUmemGenericAllocationHandle*, size_t, const CUmemAllocationProp*, unsigned long long)>(
           "cuMemCreate");
   static auto map =
-      Driver<CUresult (*)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long)>("cuMemMap");
-  static auto unmap = Driver<CUresult (*)(CUdeviceptr, size_t)>("cuMemUnmap");
-  static auto set_access = Driver<CUresult (*)(CUdeviceptr, size_t, const CUmemAccessDesc*, size_t)>("cuMemSetAccess");
+      DriverSymbol<CUresult (*)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long)>(
+          "cuMemMap");
+  static auto unmap = DriverSymbol<CUresult (*)(CUdeviceptr, size_t)>("cuMemUnmap");
+  static auto set_access =
+      DriverSymbol<CUresult (*)(CUdeviceptr, size_t, const CUmemAccessDesc*, size_t)>("cuMemSetAccess");
   size_t granules = (size + f.granule - 1) / f.granule;
   if (granules == 0) granules = 1;
   size_t bytes = granules * f.granule;
@@ -113,9 +105,9 @@ void Cycle(Floor& f, size_t size) {
 // FLOOR_FENCES: an event on each stream of the batch, recorded from this
 // thread and polled every 100 us until done, as the guard's fences are.
 void Fence(const std::deque<std::pair<size_t, CUstream>>& batch) {
-  static auto create = Driver<CUresult (*)(CUevent*, unsigned int)>("cuEventCreate");
-  static auto record = Driver<CUresult (*)(CUevent, CUstream)>("cuEventRecord");
-  static auto query = Driver<CUresult (*)(CUevent)>("cuEventQuery");
+  static auto create = DriverSymbol<CUresult (*)(CUevent*, unsigned int)>("cuEventCreate");
+  static auto record = DriverSymbol<CUresult (*)(CUevent, CUstream)>("cuEventRecord");
+  static auto query = DriverSymbol<CUresult (*)(CUevent)>("cuEventQuery");
   static std::vector<CUevent> pool;
   std::vector<CUstream> streams;
   for (auto& [size, stream] : batch)
@@ -132,7 +124,7 @@ void Fence(const std::deque<std::pair<size_t, CUstream>>& batch) {
 
 void Run() {
   Floor& f = F();
-  Driver<CUresult (*)(CUcontext)>("cuCtxSetCurrent")(f.ctx);
+  DriverSymbol<CUresult (*)(CUcontext)>("cuCtxSetCurrent")(f.ctx);
   for (;;) {
     std::deque<std::pair<size_t, CUstream>> batch;
     {
@@ -157,15 +149,15 @@ void Start(Floor& f, int device) {
   f.device = device;
   if (const char* s = getenv("FLOOR_SHARE")) f.share = atof(s);
   f.fences = getenv("FLOOR_FENCES") != nullptr && strcmp(getenv("FLOOR_FENCES"), "0") != 0;
-  Driver<CUresult (*)(CUcontext*)>("cuCtxGetCurrent")(&f.ctx);
+  DriverSymbol<CUresult (*)(CUcontext*)>("cuCtxGetCurrent")(&f.ctx);
   CUmemAllocationProp prop = {};
   prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
   prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
   prop.location.id = device;
-  Driver<CUresult (*)(size_t*, const CUmemAllocationProp*, CUmemAllocationGranularity_flags)>(
+  DriverSymbol<CUresult (*)(size_t*, const CUmemAllocationProp*, CUmemAllocationGranularity_flags)>(
       "cuMemGetAllocationGranularity")(&f.granule, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
   size_t reserve = 64ull << 30;
-  if (Driver<CUresult (*)(CUdeviceptr*, size_t, size_t, CUdeviceptr, unsigned long long)>("cuMemAddressReserve")(
+  if (DriverSymbol<CUresult (*)(CUdeviceptr*, size_t, size_t, CUdeviceptr, unsigned long long)>("cuMemAddressReserve")(
           &f.base, reserve, f.granule, 0, 0) != CUDA_SUCCESS) {
     fprintf(stderr, "quarantine_floor: could not reserve address space\n");
     abort();
