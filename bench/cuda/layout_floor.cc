@@ -73,6 +73,7 @@ struct Layout {
   size_t granule = 0;
   CUdeviceptr next = 0, end = 0;  // fresh addresses: never reused
   double share = 0.57, owed = 0;
+  size_t align = 16;  // LAYOUT_ALIGN: the pointer's alignment (the guard's default, 16)
   std::unordered_map<size_t, Class> classes;
   std::unordered_map<CUdeviceptr, Range> live;
   std::deque<Freed> freed;
@@ -234,6 +235,11 @@ void Start(Layout& l, int device) {
   a.ctx_get = DriverSymbol<decltype(a.ctx_get)>("cuCtxGetCurrent");
   a.ctx_set = DriverSymbol<decltype(a.ctx_set)>("cuCtxSetCurrent");
   if (const char* s = getenv("FLOOR_SHARE")) l.share = atof(s);
+  if (const char* s = getenv("LAYOUT_ALIGN")) l.align = strtoull(s, nullptr, 10);
+  if (l.align == 0 || (l.align & (l.align - 1)) != 0) {
+    fprintf(stderr, "layout_floor: LAYOUT_ALIGN=%s is not a power of two\n", getenv("LAYOUT_ALIGN"));
+    abort();
+  }
   a.ctx_get(&l.ctx);
   l.prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
   l.prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
@@ -278,8 +284,8 @@ extern "C" void* layout_alloc(ssize_t size, int device, void*) {
     std::lock_guard<std::mutex> lock(l.mu);
     l.inline_maps++;
   }
-  // The last byte against the unmapped granule after the range (16-byte aligned, as the guard's default).
-  CUdeviceptr user = r.at + r.granules * l.granule - ((bytes + 15) & ~size_t{15});
+  // The end against the unmapped granule after the range, the pointer LAYOUT_ALIGN-aligned.
+  CUdeviceptr user = r.at + r.granules * l.granule - ((bytes + l.align - 1) & ~(l.align - 1));
   std::lock_guard<std::mutex> lock(l.mu);
   l.live[user] = r;
   return reinterpret_cast<void*>(user);

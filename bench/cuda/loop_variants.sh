@@ -28,7 +28,10 @@
 #   pluggable-floor-fences (the same, each batch of cycles after an event on
 #   the freeing streams, as the guard's fences: FLOOR_FENCES=1),
 #   pluggable-layout (layout_floor.cc: the guard's layout, fences, unmapping
-#   and mapping ahead, and nothing else: the floor under its allocator)
+#   and mapping ahead, and nothing else: the floor under its allocator),
+#   pluggable-layout-512 and guard-notrack-align512 (the same and the guard
+#   without tracking with pointers 512-byte aligned, as PyTorch's caching
+#   allocator gives them: does the 16-byte default cost the GPU's kernels?)
 loop_variant() {
   LOOP_ARGS=(-m mate_guard)
   LOOP_ENV=()
@@ -41,6 +44,11 @@ loop_variant() {
       LOOP_ENV=(FLOOR_FENCES=1)
       ;;
     pluggable-layout) LOOP_ARGS=("$(dirname "${BASH_SOURCE[0]}")/null_pluggable.py" --layout) ;;
+    pluggable-layout-512)
+      LOOP_ARGS=("$(dirname "${BASH_SOURCE[0]}")/null_pluggable.py" --layout)
+      LOOP_ENV=(LAYOUT_ALIGN=512)
+      ;;
+    guard-notrack-align512) LOOP_ARGS+=(--no-track-launches --alignment 512) ;;
     guard) ;;
     guard-notrack) LOOP_ARGS+=(--no-track-launches) ;;
     guard-emptycb) LOOP_ENV=(MATE_GUARD_CUPTI_EMPTY=1) ;;
