@@ -53,6 +53,14 @@ describe('device settings over the simulated driver', { skip: skipReason() }, ()
     return JSON.parse(/^\{.*\}$/m.exec(r.stdout)[0]);
   };
 
+  test('the bench setting that skips device canary I/O says so: a run never loses canary checks silently', async () => {
+    const r = await guardRun(['--device', 'cuda'], [SCRIPT], { env: { ...env, MATE_GUARD_CUDA_SKIP: 'canary' } });
+    assert.equal(r.code, 0, r.output);
+    assert.match(r.output, /warning: MATE_GUARD_CUDA_SKIP=canary \(a bench setting\): device canaries are not checked/);
+    const plain = await guardRun(['--device', 'cuda'], [SCRIPT], { env });
+    assert.doesNotMatch(plain.output, /MATE_GUARD_CUDA_SKIP/);
+  });
+
   test('default (tail, alignment 16): the pointer is 16-aligned, its end within 16 bytes of the guard', async () => {
     const p = await placed([]);
     assert.equal(p.offset % 16, 0);

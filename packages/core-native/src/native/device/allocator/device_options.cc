@@ -1,7 +1,10 @@
 #include "device/allocator/device_options.h"
 
+#include <stdio.h>
+
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 namespace mate {
 namespace device {
@@ -18,6 +21,13 @@ DeviceConfig DeviceConfigFrom(const Options& o, bool sync_on_free_default) {
   c.recycle_when_behind = o.cuda_quarantine != CudaQuarantine::kStrict;
   const char* skip = getenv("MATE_GUARD_CUDA_SKIP");  // tuning (bench/cuda)
   c.skip_canary_io = skip != nullptr && strstr(skip, "canary") != nullptr;
+  if (c.skip_canary_io) {  // never silent: it turns a detection off
+    static std::once_flag said;
+    std::call_once(said, [] {
+      dprintf(2,
+              "[mate-guard] warning: MATE_GUARD_CUDA_SKIP=canary (a bench setting): device canaries are not checked\n");
+    });
+  }
   return c;
 }
 
