@@ -75,9 +75,6 @@ enum Index : int {
 };
 Hook g_hooks[kHooks];
 
-// The launches come first in Index; the rest order work (or look it up).
-bool IsLaunch(int i) { return i <= kLaunchCoopPtsz; }
-
 template <typename Fn>
 Fn Real(int i) {
   return reinterpret_cast<Fn>(g_hooks[i].real);
@@ -93,7 +90,7 @@ CUresult Around(int i, const void* params, Call call) {
   cb.functionParams = params;
   cb.functionReturnValue = &result;
   const cupti::CallbackId id = g_hooks[i].id;
-  if (IsLaunch(i)) {  // entry: inputs saved before a launch (dumpInputs), the call timed
+  if (tracker::IsLaunch(id)) {  // entry: inputs saved before a launch (dumpInputs), the call timed
     cb.callbackSite = cupti::kEnter;
     tracker::DriverEvent(id, &cb);
   }
@@ -215,7 +212,7 @@ void* Swap(const char* name, void* fn) {
   for (const Hook& h : g_hooks) {
     if (name != nullptr && (strcmp(name, h.name) == 0 || strcmp(name, h.asked) == 0)) {
       __atomic_fetch_add(&g_gaps, 1, __ATOMIC_RELAXED);
-      if (!IsLaunch(static_cast<int>(&h - g_hooks))) __atomic_store_n(&g_ordering_gap, true, __ATOMIC_RELEASE);
+      if (!tracker::IsLaunch(h.id)) __atomic_store_n(&g_ordering_gap, true, __ATOMIC_RELEASE);
       std::lock_guard<std::mutex> lock(g_gap_mu);
       if (g_gap_names.size() < 200) g_gap_names += std::string(g_gap_names.empty() ? "" : " ") + name;
       break;

@@ -6,9 +6,10 @@
 
 #include "device/driver/cuda_driver.h"
 
-// Launch tracking's second front-end: the program's driver calls seen by
-// handing it wrappers instead of CUPTI's callbacks, which cost every
-// launch more than the tracker's own work (bench/README.md, issue 52).
+// Launch tracking's second front-end, for where CUPTI cannot run (not
+// installed, or a profiler holds it): the program's driver calls seen by
+// handing it wrappers instead of CUPTI's callbacks (they cost the same:
+// bench/README.md, issue 52).
 // The CUDA runtime (PyTorch's, and the copies linked into cuBLAS and
 // NCCL), Triton's launcher and most addons find the driver's functions
 // through dlsym and cuGetProcAddress: every module's dlsym and dlvsym

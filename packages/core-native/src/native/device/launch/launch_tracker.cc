@@ -10,6 +10,7 @@
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 
 #include "core/process_state.h"
 #include "core/stack_store.h"
@@ -25,6 +26,7 @@ namespace device {
 using cuda::CUfunction;
 using cuda::CUstream;
 using tracker::BeforeLaunch;
+using tracker::IsLaunch;
 using tracker::Launch;
 using tracker::Record;
 using tracker::S;
@@ -46,12 +48,6 @@ void Clocks(Fn fn) {
 template <typename T>
 const T* P(const cupti::CallbackData* cb) {
   return static_cast<const T*>(cb->functionParams);
-}
-
-bool IsLaunch(cupti::CallbackId id) {
-  namespace dr = cupti::driver;
-  return id == dr::kLaunchKernel || id == dr::kLaunchKernelPtsz || id == dr::kLaunchKernelEx ||
-         id == dr::kLaunchKernelExPtsz || id == dr::kLaunchCooperativeKernel || id == dr::kLaunchCooperativeKernelPtsz;
 }
 
 Launch LaunchOf(cupti::CallbackId id, const cupti::CallbackData* cb) {
@@ -240,26 +236,20 @@ bool StartTracking(const cuda::Driver* drv, const Options& options, const Tracke
   // bench/cuda): the wrappers first.
   const char* via = getenv("MATE_GUARD_TRACK_VIA");
   const bool imports_first = via != nullptr && strcmp(via, "imports") == 0;
+  // On, through the import front-end or CUPTI; `via_why`: why not the other.
+  auto started = [&st](bool interposed, std::string via_why) {
+    st.interposed = interposed;
+    st.via_why = std::move(via_why);
+    st.off = "";
+    __atomic_store_n(&st.on, true, __ATOMIC_RELEASE);
+    return true;
+  };
   std::string cupti_why;
-  if (!imports_first && Subscribe(skip, &cupti_why)) {
-    st.off = "";
-    __atomic_store_n(&st.on, true, __ATOMIC_RELEASE);
-    return true;
-  }
+  if (!imports_first && Subscribe(skip, &cupti_why)) return started(false, "");
   std::string imports_why;
-  if (StartInterposing(drv, &imports_why)) {
-    st.interposed = true;
-    st.via_why = cupti_why;
-    st.off = "";
-    __atomic_store_n(&st.on, true, __ATOMIC_RELEASE);
-    return true;
-  }
-  if (imports_first && Subscribe(skip, &cupti_why)) {
-    st.via_why = "the driver's functions could not be wrapped: " + imports_why;
-    st.off = "";
-    __atomic_store_n(&st.on, true, __ATOMIC_RELEASE);
-    return true;
-  }
+  if (StartInterposing(drv, &imports_why)) return started(true, cupti_why);
+  if (imports_first && Subscribe(skip, &cupti_why))
+    return started(false, "the driver's functions could not be wrapped: " + imports_why);
   st.off = cupti_why + "; nor could launches be seen without it (" + imports_why + ")";
   *why = st.off;
   return false;

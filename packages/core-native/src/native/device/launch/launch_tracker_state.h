@@ -121,6 +121,13 @@ void ScanWords(const Launch& l, const std::vector<KernelParam>& params, Fn fn) {
   }
 }
 
+// A kernel launch (the rest of what the tracker sees orders work): one
+// list for both front-ends.
+inline bool IsLaunch(cupti::CallbackId id) {
+  namespace dr = cupti::driver;
+  return id == dr::kLaunchKernel || id == dr::kLaunchKernelPtsz || id == dr::kLaunchKernelEx ||
+         id == dr::kLaunchKernelExPtsz || id == dr::kLaunchCooperativeKernel || id == dr::kLaunchCooperativeKernelPtsz;
+}
 // A driver call the program made (entry or exit), as CUPTI describes it:
 // launches recorded, ordering calls into the stream clocks, sticky errors
 // reported. Both front-ends (CUPTI's callback, driver_interpose.h) call it.
