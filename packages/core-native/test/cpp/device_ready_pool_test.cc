@@ -82,6 +82,65 @@ TEST(a_range_from_the_pool_keeps_its_canary_windows_damage_past_the_end_is_repor
   CHECK_EQ(d.events.Count(), 1u);
 }
 
+TEST(a_range_mapped_ahead_is_filled_for_the_size_it_replaces_else_where_any_window_of_its_class_can_lie) {
+  DeviceConfig c = SmallConfig();
+  c.prepare_budget_bytes = 128 * kMiB;  // 4 ranges of 3 granules ahead (a class takes a quarter of the budget)
+  c.idle_chunk_bytes = 0;               // fresh chunks: no byte holds the fill unless written
+  Device d(c);
+  CHECK(d.a != nullptr);
+  if (d.a == nullptr) return;
+  // The class of three data granules: sizes from 2 granules + 1 byte to 3
+  // granules. The miss asks for 4 ranges: one replaces its size, filled for
+  // it (a 4 KiB window and the alignment gap); three have no size to
+  // replace, filled where any size's windows can lie (the first granule and
+  // the gap), not all three granules.
+  CUdeviceptr seen = d.Alloc(2 * kGranule + 1);
+  CHECK(WaitFor([&] { return d.a->Stats().ready_bytes == 4 * 3 * kGranule; }));
+  uint64_t filled = d.a->Stats().filled_ahead_bytes;
+  CHECK(filled >= 3 * (kGranule - 16) + 4096);
+  CHECK(filled <= 3 * (kGranule + 16) + 4096 + 16);
+  const size_t sizes[] = {2 * kGranule + 1, 3 * kGranule, 2 * kGranule + kGranule / 2 + 5, 3 * kGranule - 100};
+  CUdeviceptr p[4], q[4];
+  for (int i = 0; i < 4; i++) p[i] = d.Alloc(sizes[i]);
+  // The four taken are replaced, each range filled for one of their sizes.
+  CHECK(WaitFor([&] { return d.a->Stats().ready_bytes == 4 * 3 * kGranule; }));
+  CHECK(d.a->Stats().filled_ahead_bytes - filled <= 4 * (4096 + 16));
+  for (int i = 0; i < 4; i++) q[i] = d.Alloc(sizes[i]);
+  CHECK_EQ(d.a->Stats().ready_hits, 8u);
+  CHECK_EQ(d.a->Stats().window_fills, 0u);  // every one found a range filled for it: none on the caller's thread
+  for (int i = 0; i < 4; i++) {
+    CHECK(p[i] != 0 && q[i] != 0);
+    if (p[i] == 0 || q[i] == 0) return;
+    d.Write(p[i], 0x00, sizes[i]);  // every byte of it, none beyond
+    d.Write(q[i], 0x00, sizes[i]);
+  }
+  // The smallest and largest sizes left clean: no report (their windows held the fill).
+  for (CUdeviceptr x : {p[0], p[1], q[0], q[1]}) CHECK(d.Free(x));
+  CHECK_EQ(d.events.Count(), 0u);
+  // The middle size: the window's far byte, 4 KiB before the start, in a
+  // range filled for the class and in one filled for that size.
+  d.Write(p[2] - 4096, 0x00, 1);
+  d.Write(q[2] - 4096, 0x00, 1);
+  CHECK(d.Free(p[2]));
+  CHECK(d.Free(q[2]));
+  // Near the top: the alignment gap after the end.
+  d.Write(p[3] + sizes[3], 0x00, 1);
+  CHECK(d.Free(p[3]));
+  CHECK(d.Free(q[3]));
+  std::vector<DeviceEvent> found = d.events.Of(ReportKind::kCanaryCorruption);
+  CHECK_EQ(found.size(), 3u);
+  if (found.size() == 3) {
+    for (int i = 0; i < 2; i++) {
+      CHECK_EQ(found[i].record.user, i == 0 ? p[2] : q[2]);
+      CHECK_EQ(found[i].damage.before.damaged_bytes, 1u);
+      CHECK_EQ(found[i].damage.before.nearest, 4096u);
+    }
+    CHECK_EQ(found[2].record.user, p[3]);
+    CHECK_EQ(found[2].damage.after.damaged_bytes, 1u);
+  }
+  CHECK(d.Free(seen));
+}
+
 TEST(the_pool_keeps_at_most_prepare_ahead_ranges_of_a_size) {
   DeviceConfig c = SmallConfig();
   c.prepare_budget_bytes = 1024 * kMiB;  // not the bound here

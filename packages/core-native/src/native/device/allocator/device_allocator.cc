@@ -170,13 +170,14 @@ uint32_t DeviceAllocator::TakeReady(uint32_t n, size_t size) {
         std::clamp<uint64_t>(config_.prepare_budget_bytes / (n * granule_) / 4, 1, config_.prepare_ahead));
     if (!c.ready.empty()) {
       // The oldest ready range whose canary windows need no fill (filled
-      // whole, or last checked clean at this very size), else the oldest. A
-      // fill is a memset on the caller's thread and stream; a loop allocating
-      // the same sizes every step gets its recycled ranges back at their own
-      // sizes. A class holds at most prepare_ahead: the scan is short.
+      // for its class, or for this very size: mapped ahead to replace it, or
+      // last checked clean at it), else the oldest. A fill is a memset on
+      // the caller's thread and stream; a loop allocating the same sizes
+      // every step finds ranges at its own sizes. A class holds at most
+      // prepare_ahead: the scan is short.
       auto it = std::find_if(c.ready.begin(), c.ready.end(), [&](uint32_t i) {
         uint64_t f = SlotOf(i)->filled;
-        return f == kFilledWhole || f == size + 1;
+        return f == kFilledForClass || f == size + 1;
       });
       if (it == c.ready.end()) it = c.ready.begin();
       idx = *it;
@@ -191,6 +192,8 @@ uint32_t DeviceAllocator::TakeReady(uint32_t n, size_t size) {
       c.target = std::min<uint32_t>(c.target ? c.target * 2 : 4, cap);
       stats_.ready_misses++;
     }
+    c.wanted.push_back(size);
+    if (c.wanted.size() > config_.prepare_ahead) c.wanted.pop_front();
     wake = c.ready.size() + c.preparing < c.target && ClaimWakeLocked();
   }
   if (wake) wake_.notify_one();
@@ -222,10 +225,10 @@ CUresult DeviceAllocator::RangeOnDemand(uint32_t n, size_t size, CUstream stream
 }
 
 void DeviceAllocator::BeginLife(Slot* s, size_t size, uint32_t n, uint32_t stack_id, CUstream stream, uint64_t t0) {
-  PlaceUser(s, size);
+  PlaceUser(&s->rec, size);
   bool filled_now = false;
-  if (s->filled != kFilledWhole && s->filled != size + 1 && size != 0) {
-    // A recycled range last used at another size: fill this size's windows,
+  if (s->filled != kFilledForClass && s->filled != size + 1 && size != 0) {
+    // A range filled for another size: fill this size's windows,
     // in stream order before the caller's work.
     InternalCalls internal;
     EnsureContext(drv_, ctx_);

@@ -60,8 +60,8 @@ struct DeviceConfig {
   // How lately a size must have run out of ready ranges to count as behind.
   uint64_t behind_ns = 20000000;
   // MATE_GUARD_CUDA_SKIP=canary (tuning, bench/cuda): canary windows neither
-  // filled nor read back (no memset, no copy: checks see the fill), to
-  // measure what that driver traffic costs a loop.
+  // filled (at allocation or ahead) nor read back (no memset, no copy: checks
+  // see the fill), to measure what that traffic costs a loop.
   bool skip_canary_io = false;
 };
 
@@ -77,12 +77,13 @@ struct DeviceStats {
   uint64_t quarantined = 0;
   uint64_t quarantined_bytes = 0;  // address space of quarantined ranges
   uint64_t chunks_created = 0;
-  uint64_t physical_bytes = 0;  // created and not released
-  uint64_t ready_hits = 0;      // allocations served by a ready slot
-  uint64_t ready_misses = 0;    // allocations mapped on the caller's thread
-  uint64_t recycled = 0;        // freed ranges handed out again without quarantine (recycle_when_behind)
-  uint64_t window_fills = 0;    // allocations whose canary windows were filled on the caller's thread
-  uint64_t ready_bytes = 0;     // memory in ranges mapped ahead and ready now (not those being mapped)
+  uint64_t physical_bytes = 0;      // created and not released
+  uint64_t ready_hits = 0;          // allocations served by a ready slot
+  uint64_t ready_misses = 0;        // allocations mapped on the caller's thread
+  uint64_t recycled = 0;            // freed ranges handed out again without quarantine (recycle_when_behind)
+  uint64_t window_fills = 0;        // allocations whose canary windows were filled on the caller's thread
+  uint64_t filled_ahead_bytes = 0;  // canary bytes written into ranges mapped ahead (FillForClass)
+  uint64_t ready_bytes = 0;         // memory in ranges mapped ahead and ready now (not those being mapped)
   uint64_t violations = 0;
   uint64_t out_of_memory = 0;  // allocations that failed for want of GPU memory (after the one retry)
   uint64_t exported = 0;       // allocations shared with another process (CUDA IPC)
@@ -113,7 +114,7 @@ struct DeviceStats {
           &DeviceStats::exported,       &DeviceStats::alloc_ns,       &DeviceStats::free_ns,
           &DeviceStats::background_ns,  &DeviceStats::passes,         &DeviceStats::fence_records,
           &DeviceStats::fence_queries,  &DeviceStats::free_waits,     &DeviceStats::free_wait_ns,
-          &DeviceStats::lock_waits,     &DeviceStats::lock_wait_ns})
+          &DeviceStats::lock_waits,     &DeviceStats::lock_wait_ns,   &DeviceStats::filled_ahead_bytes})
       this->*f += s.*f;
   }
 };
@@ -212,6 +213,10 @@ class DeviceAllocator {
     uint32_t preparing = 0;
     uint64_t starved_ns = 0;  // when an allocation last found (or left) no ready range
     std::deque<uint32_t> ready;
+    // Sizes whose ranges were taken, oldest first: each range mapped ahead
+    // replaces one, filled for that size alone (a loop asks for the same
+    // sizes again). At most prepare_ahead.
+    std::deque<uint64_t> wanted;
   };
 
   DeviceAllocator(const cuda::Driver* drv, int ordinal, const DeviceConfig& config, EventSink* sink,
@@ -254,9 +259,11 @@ class DeviceAllocator {
                                cuda::CUdeviceptr* out);
   void BeginLife(Slot* s, size_t size, uint32_t data_granules, uint32_t stack_id, cuda::CUstream stream, uint64_t t0);
 
-  void PlaceUser(Slot* s, size_t size) const;
+  void PlaceUser(SlotRecord* r, size_t size) const;
   SlotGeometry Geometry(const SlotRecord& r) const;  // canary ranges clipped to what is checked
-  void FillWindows(const SlotRecord& r, cuda::CUstream stream);
+  cuda::CUresult FillWindows(const SlotRecord& r, cuda::CUstream stream);
+  cuda::CUresult FillForClass(uint32_t index, uint32_t n, cuda::CUstream stream);
+  cuda::CUresult FillAhead(uint32_t index, uint32_t n, uint64_t size, cuda::CUstream stream);
   cuda::CUresult ReadWindows(const SlotRecord& r, uint8_t* rb, cuda::CUstream stream);
   void CheckCanary(uint32_t index, const uint8_t* readback);
   void Finish(const Pending& p, bool check);

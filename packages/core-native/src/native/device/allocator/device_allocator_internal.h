@@ -50,7 +50,7 @@ enum Phase : uint8_t {
 
 inline uint64_t RoundUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
-constexpr uint64_t kFilledWhole = ~0ull;
+constexpr uint64_t kFilledForClass = ~0ull;
 
 inline void* MapTable(size_t bytes) {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -91,9 +91,9 @@ struct DeviceAllocator::Slot {
   uint8_t phase;
   uint8_t mapped;
   uint8_t exported;  // its chunk was shared with another process: released at free, never reused
-  // Which canary bytes hold the canary now: kFilledWhole (the whole data
-  // range), the size + 1 of the allocation whose windows were last checked
-  // clean (a recycled range), or 0 (unknown: fill at allocation).
+  // Which canary bytes hold the canary now: kFilledForClass (every byte a
+  // window of any size of its class can cover: FillForClass), the size + 1 of the allocation whose windows were last
+  // checked clean (a recycled range), or 0 (unknown: fill at allocation).
   uint64_t filled;
   uint8_t n_streams;
   uint8_t streams_overflow;

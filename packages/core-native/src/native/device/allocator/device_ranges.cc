@@ -142,15 +142,14 @@ bool DeviceAllocator::UnmapUnused(uint32_t index, CUmemGenericAllocationHandle c
   return true;
 }
 
-void DeviceAllocator::PlaceUser(Slot* s, size_t size) const {
-  s->rec.size = size;
-  s->rec.mode = config_.tail_mode ? Mode::kTail : Mode::kHead;
-  s->rec.alignment = static_cast<uint16_t>(config_.alignment);
-  SlotGeometry g = GeometryOf(s->rec, granule_);
-  s->rec.user = size == 0
-                    ? g.guard_start
-                    : (config_.tail_mode ? (g.guard_start - size) & ~(static_cast<uintptr_t>(config_.alignment) - 1)
-                                         : g.data_start);
+void DeviceAllocator::PlaceUser(SlotRecord* r, size_t size) const {
+  r->size = size;
+  r->mode = config_.tail_mode ? Mode::kTail : Mode::kHead;
+  r->alignment = static_cast<uint16_t>(config_.alignment);
+  SlotGeometry g = GeometryOf(*r, granule_);
+  r->user = size == 0 ? g.guard_start
+                      : (config_.tail_mode ? (g.guard_start - size) & ~(static_cast<uintptr_t>(config_.alignment) - 1)
+                                           : g.data_start);
 }
 
 SlotGeometry DeviceAllocator::Geometry(const SlotRecord& r) const {

@@ -43,7 +43,7 @@ uint32_t DeviceAllocator::PrepareInline(uint32_t n, size_t size, CUstream stream
     return 0;
   }
   Slot* s = SlotOf(idx);
-  PlaceUser(s, size);
+  PlaceUser(&s->rec, size);
   // Only the checked canary bytes are filled, in stream order before any
   // work the caller queues after this allocation.
   FillWindows(s->rec, stream);
@@ -54,6 +54,7 @@ uint32_t DeviceAllocator::PrepareInline(uint32_t n, size_t size, CUstream stream
 bool DeviceAllocator::PrepareAhead() {
   struct Job {
     uint32_t n, idx;
+    uint64_t size;  // filled for this size; 0: for its whole class
     CUmemGenericAllocationHandle chunk;
     bool have, ok;
   };
@@ -69,7 +70,11 @@ bool DeviceAllocator::PrepareAhead() {
         uint32_t idx = AcquireRange(n);
         if (idx == 0) break;
         SlotOf(idx)->phase = kPreparing;
-        Job j{n, idx, 0, false, false};
+        Job j{n, idx, 0, 0, false, false};
+        if (!c.wanted.empty()) {
+          j.size = c.wanted.front();
+          c.wanted.pop_front();
+        }
         j.have = TakeIdleChunk(n, &j.chunk);
         c.preparing++;
         ready_bytes_ += n * granule_;
@@ -87,11 +92,7 @@ bool DeviceAllocator::PrepareAhead() {
       if (cuda::IsSticky(r)) NoteBroken(r, "mapping ahead");
       continue;
     }
-    // Ready slots are canary-filled whole: any size of the class fits.
-    SlotGeometry g = GeometryOf(SlotOf(j.idx)->rec, granule_);
-    r = drv_->cuMemsetD8Async(g.data_start, kCanaryFill, j.n * granule_, prep_stream_);
-    j.ok = r == cuda::kSuccess;
-    SlotOf(j.idx)->filled = kFilledWhole;
+    j.ok = FillAhead(j.idx, j.n, j.size, prep_stream_) == cuda::kSuccess;
   }
   CUresult r = drv_->cuStreamSynchronize(prep_stream_);
   if (cuda::IsSticky(r)) NoteBroken(r, "mapping ahead");

@@ -187,7 +187,7 @@ void Finish() {
   if (getenv("MATE_GUARD_CUDA_STATS") != nullptr) {  // diagnostics for tuning (bench/)
     dprintf(2,
             "[mate-guard] cuda stats: allocations=%llu peakLive=%llu readyHits=%llu readyMisses=%llu recycled=%llu "
-            "windowFills=%llu "
+            "windowFills=%llu filledAhead=%llu MiB "
             "chunks=%llu physical=%llu MiB fallbacks=%llu allocMs=%.1f freeMs=%.1f backgroundMs=%.1f "
             "launches=%llu (parameters not read %llu) guardedArgs=%llu trackMs=%.1f (call sites %.1f, arguments %.1f) "
             "launchCallMs=%.1f tracking=%s "
@@ -198,10 +198,10 @@ void Finish() {
             "(%.1f ms) callbacks=%llu launches, %llu ordering, %llu the guard's own\n",
             (unsigned long long)s.allocations, (unsigned long long)s.peak_live, (unsigned long long)s.ready_hits,
             (unsigned long long)s.ready_misses, (unsigned long long)s.recycled, (unsigned long long)s.window_fills,
-            (unsigned long long)s.chunks_created, (unsigned long long)(s.physical_bytes >> 20),
-            (unsigned long long)s.fallbacks, s.alloc_ns / 1e6, s.free_ns / 1e6, s.background_ns / 1e6,
-            (unsigned long long)t.launches, (unsigned long long)t.no_layout, (unsigned long long)t.guarded_args,
-            t.ns / 1e6, t.site_ns / 1e6, t.args_ns / 1e6, t.call_ns / 1e6,
+            (unsigned long long)(s.filled_ahead_bytes >> 20), (unsigned long long)s.chunks_created,
+            (unsigned long long)(s.physical_bytes >> 20), (unsigned long long)s.fallbacks, s.alloc_ns / 1e6,
+            s.free_ns / 1e6, s.background_ns / 1e6, (unsigned long long)t.launches, (unsigned long long)t.no_layout,
+            (unsigned long long)t.guarded_args, t.ns / 1e6, t.site_ns / 1e6, t.args_ns / 1e6, t.call_ns / 1e6,
             TrackingOn()     ? "on"
             : *TrackingOff() ? TrackingOff()
                              : "off",
