@@ -141,6 +141,35 @@ TEST(a_range_mapped_ahead_is_filled_for_the_size_it_replaces_else_where_any_wind
   CHECK(d.Free(seen));
 }
 
+TEST(an_allocation_takes_a_range_filled_for_its_size_before_one_filled_for_its_class_which_stays_for_other_sizes) {
+  DeviceConfig c = SmallConfig();
+  c.idle_chunk_bytes = 0;
+  Device d(c);
+  CHECK(d.a != nullptr);
+  if (d.a == nullptr) return;
+  auto refilled = [&] { return WaitFor([&] { return d.a->Stats().ready_bytes == 4 * kGranule; }); };
+  // The miss of size 100 asks for 4 one-granule ranges: one filled for
+  // 100, three for the class.
+  std::vector<CUdeviceptr> live{d.Alloc(100)};
+  CHECK(refilled());
+  // Size 200 has no range of its own: it takes one filled for the class,
+  // and the one mapped to replace it is filled for 200. The next two
+  // allocations of 200 take those, not the two class ranges left.
+  for (int i = 0; i < 3; i++) {
+    live.push_back(d.Alloc(200));
+    CHECK(refilled());
+  }
+  // So sizes never seen (300, 400) still find a range filled for them.
+  live.push_back(d.Alloc(300));
+  CHECK(refilled());
+  live.push_back(d.Alloc(400));
+  DeviceStats s = d.a->Stats();
+  CHECK_EQ(s.ready_hits, 5u);
+  CHECK_EQ(s.window_fills, 0u);
+  for (CUdeviceptr p : live) CHECK(p != 0 && d.Free(p));
+  CHECK_EQ(d.events.Count(), 0u);
+}
+
 TEST(the_pool_keeps_at_most_prepare_ahead_ranges_of_a_size) {
   DeviceConfig c = SmallConfig();
   c.prepare_budget_bytes = 1024 * kMiB;  // not the bound here

@@ -169,18 +169,20 @@ uint32_t DeviceAllocator::TakeReady(uint32_t n, size_t size) {
     uint32_t cap = static_cast<uint32_t>(
         std::clamp<uint64_t>(config_.prepare_budget_bytes / (n * granule_) / 4, 1, config_.prepare_ahead));
     if (!c.ready.empty()) {
-      // The oldest ready range whose canary windows need no fill (filled
-      // for its class, or for this very size: mapped ahead to replace it, or
-      // last checked clean at it), else the oldest. A fill is a memset on
-      // the caller's thread and stream; a loop allocating the same sizes
-      // every step finds ranges at its own sizes. A class holds at most
-      // prepare_ahead: the scan is short.
-      auto it = std::find_if(c.ready.begin(), c.ready.end(), [&](uint32_t i) {
-        uint64_t f = SlotOf(i)->filled;
-        return f == kFilledForClass || f == size + 1;
-      });
+      // The oldest ready range filled for this very size (mapped ahead to
+      // replace it, or last checked clean at it), else the oldest filled
+      // for its whole class (kept for sizes with none of their own), else
+      // the oldest. A fill is a memset on the caller's thread and stream; a
+      // loop allocating the same sizes every step finds ranges at its own
+      // sizes. A class holds at most prepare_ahead: the scans are short.
+      auto oldest_filled = [&](uint64_t filled) {
+        return std::find_if(c.ready.begin(), c.ready.end(),
+                            [&](const ClassState::Ready& r) { return r.filled == filled; });
+      };
+      auto it = oldest_filled(size + 1);
+      if (it == c.ready.end()) it = oldest_filled(kFilledForClass);
       if (it == c.ready.end()) it = c.ready.begin();
-      idx = *it;
+      idx = it->idx;
       c.ready.erase(it);
       ready_bytes_ -= n * granule_;
       stats_.ready_hits++;

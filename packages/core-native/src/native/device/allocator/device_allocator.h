@@ -212,7 +212,14 @@ class DeviceAllocator {
     uint32_t target = 0;
     uint32_t preparing = 0;
     uint64_t starved_ns = 0;  // when an allocation last found (or left) no ready range
-    std::deque<uint32_t> ready;
+    // Ready ranges, oldest first, each with what its canary windows are
+    // filled for (Slot::filled, fixed while ready): the allocation's scan
+    // reads no slot.
+    struct Ready {
+      uint32_t idx;
+      uint64_t filled;
+    };
+    std::deque<Ready> ready;
     // Sizes whose ranges were taken, oldest first: each range mapped ahead
     // replaces one, filled for that size alone (a loop asks for the same
     // sizes again). At most prepare_ahead.

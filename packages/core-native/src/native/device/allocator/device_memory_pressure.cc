@@ -52,7 +52,7 @@ uint64_t DeviceAllocator::GiveBack() {
     }
     for (auto& [n, c] : classes_) {
       c.target = 0;  // mapping ahead starts again only as sizes miss again
-      for (uint32_t idx : c.ready) ready.push_back(idx);
+      for (const ClassState::Ready& r : c.ready) ready.push_back(r.idx);
       ready_bytes_ -= static_cast<uint64_t>(c.ready.size()) * n * granule_;
       c.ready.clear();
     }

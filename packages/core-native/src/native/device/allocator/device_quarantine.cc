@@ -65,7 +65,7 @@ void DeviceAllocator::Finish(const Pending& p, bool check) {
       // intact, so an allocation of the same size needs no fill either.
       s->phase = kReady;
       s->filled = s->rec.size + 1;
-      it->second.ready.push_back(p.slot);
+      it->second.ready.push_back({p.slot, s->filled});
       ready_bytes_ += n * granule_;
       stats_.recycled++;
       readback_slots_.push_back(p.readback);

@@ -104,7 +104,7 @@ bool DeviceAllocator::PrepareAhead() {
       c.preparing--;
       if (j.ok && r == cuda::kSuccess) {
         SlotOf(j.idx)->phase = kReady;
-        c.ready.push_back(j.idx);
+        c.ready.push_back({j.idx, SlotOf(j.idx)->filled});
       } else {
         ready_bytes_ -= j.n * granule_;
         c.target = static_cast<uint32_t>(c.ready.size());  // short of memory: stop asking
