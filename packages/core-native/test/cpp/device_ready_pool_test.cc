@@ -170,6 +170,37 @@ TEST(an_allocation_takes_a_range_filled_for_its_size_before_one_filled_for_its_c
   CHECK_EQ(d.events.Count(), 0u);
 }
 
+TEST(a_freed_range_mapped_ahead_again_keeps_its_last_allocations_history_until_handed_out) {
+  DeviceConfig c = SmallConfig();
+  c.prepare_budget_bytes = 128 * kMiB;
+  c.recycle_when_behind = false;        // the freed range is unmapped, not handed straight back
+  c.settings.quarantine_max_count = 1;  // and leaves quarantine at the next free, for the pool to map again
+  Device d(c);
+  CHECK(d.a != nullptr);
+  if (d.a == nullptr) return;
+  auto refilled = [&] { return WaitFor([&] { return d.a->Stats().ready_bytes == 4 * kGranule; }); };
+  CUdeviceptr seen = d.Alloc(100);
+  CHECK(refilled());
+  CUdeviceptr old = d.Alloc(5000);
+  CUdeviceptr other = d.Alloc(kLargeBytes);  // never mapped ahead: its range does not take the freed one's place
+  CHECK(refilled());
+  CHECK(old != 0 && d.Free(old));
+  CHECK(WaitFor([&] { return FreesSettled(d.a); }));
+  CHECK(other != 0 && d.Free(other));  // pushes the freed range out of quarantine
+  CHECK(WaitFor([&] { return d.a->Stats().quarantined_bytes == kLargeBytes + kGranule; }));
+  // The next range mapped ahead is the freed one, filled for 7000 bytes.
+  CUdeviceptr next = d.Alloc(7000);
+  CHECK(refilled());
+  // A stale pointer into it still names the allocation it was freed from.
+  mate::device::ArgRef a;
+  CHECK(d.a->FindArg(old + 10, &a));
+  CHECK_EQ(a.user, old);
+  CHECK_EQ(a.size, 5000u);
+  CHECK_EQ(a.freed, 1);
+  for (CUdeviceptr p : {seen, next}) CHECK(p != 0 && d.Free(p));
+  CHECK_EQ(d.events.Count(), 0u);
+}
+
 TEST(the_pool_keeps_at_most_prepare_ahead_ranges_of_a_size) {
   DeviceConfig c = SmallConfig();
   c.prepare_budget_bytes = 1024 * kMiB;  // not the bound here

@@ -56,11 +56,14 @@ CUresult DeviceAllocator::FillAhead(uint32_t index, uint32_t n, uint64_t size, C
     s->filled = kFilledForClass;
     return FillForClass(index, n, stream);
   }
-  PlaceUser(&s->rec, size);
+  // Placed on a copy: the record keeps its last allocation's history (a
+  // stale pointer's report) until BeginLife places the next one.
+  SlotRecord r = s->rec;
+  PlaceUser(&r, size);
   s->filled = size + 1;
-  CUresult res = FillWindows(s->rec, stream);
+  CUresult res = FillWindows(r, stream);
   if (res != cuda::kSuccess || config_.skip_canary_io) return res;
-  SlotGeometry g = Geometry(s->rec);
+  SlotGeometry g = Geometry(r);
   std::lock_guard<std::mutex> lock(mu_);
   stats_.filled_ahead_bytes +=
       (g.canary_before_end - g.canary_before_start) + (g.canary_after_end - g.canary_after_start);
