@@ -82,7 +82,7 @@ struct DeviceStats {
   uint64_t ready_misses = 0;        // allocations mapped on the caller's thread
   uint64_t recycled = 0;            // freed ranges handed out again without quarantine (recycle_when_behind)
   uint64_t window_fills = 0;        // allocations whose canary windows were filled on the caller's thread
-  uint64_t filled_ahead_bytes = 0;  // canary bytes written into ranges mapped ahead (FillForClass)
+  uint64_t filled_ahead_bytes = 0;  // canary bytes written into ranges mapped ahead (FillAhead)
   uint64_t ready_bytes = 0;         // memory in ranges mapped ahead and ready now (not those being mapped)
   uint64_t violations = 0;
   uint64_t out_of_memory = 0;  // allocations that failed for want of GPU memory (after the one retry)
@@ -269,7 +269,6 @@ class DeviceAllocator {
   void PlaceUser(SlotRecord* r, size_t size) const;
   SlotGeometry Geometry(const SlotRecord& r) const;  // canary ranges clipped to what is checked
   cuda::CUresult FillWindows(const SlotRecord& r, cuda::CUstream stream);
-  cuda::CUresult FillForClass(uint32_t index, uint32_t n, cuda::CUstream stream);
   cuda::CUresult FillAhead(uint32_t index, uint32_t n, uint64_t size, cuda::CUstream stream);
   cuda::CUresult ReadWindows(const SlotRecord& r, uint8_t* rb, cuda::CUstream stream);
   void CheckCanary(uint32_t index, const uint8_t* readback);

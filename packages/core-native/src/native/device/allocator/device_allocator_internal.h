@@ -91,9 +91,10 @@ struct DeviceAllocator::Slot {
   uint8_t phase;
   uint8_t mapped;
   uint8_t exported;  // its chunk was shared with another process: released at free, never reused
-  // Which canary bytes hold the canary now: kFilledForClass (every byte a
-  // window of any size of its class can cover: FillForClass), the size + 1 of the allocation whose windows were last
-  // checked clean (a recycled range), or 0 (unknown: fill at allocation).
+  // Which canary bytes hold the canary now: kFilledForClass (where a
+  // window of any size of its class can lie), the size + 1 it was filled
+  // for (mapped ahead for that size, or last checked clean at it when
+  // recycled), or 0 (unknown: fill at allocation).
   uint64_t filled;
   uint8_t n_streams;
   uint8_t streams_overflow;

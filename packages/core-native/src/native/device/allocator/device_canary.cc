@@ -11,62 +11,55 @@
 namespace mate {
 namespace device {
 
-CUresult DeviceAllocator::FillWindows(const SlotRecord& r, CUstream stream) {
-  if (config_.skip_canary_io) return cuda::kSuccess;
-  SlotGeometry g = Geometry(r);
+namespace {
+
+// A geometry's canary spans filled, in stream order; *bytes: how many.
+CUresult FillSpans(const cuda::Driver* drv, const SlotGeometry& g, CUstream stream, uint64_t* bytes) {
+  uint64_t before = g.canary_before_end - g.canary_before_start, after = g.canary_after_end - g.canary_after_start;
   CUresult res = cuda::kSuccess;
-  if (g.canary_before_end > g.canary_before_start)
-    res =
-        drv_->cuMemsetD8Async(g.canary_before_start, kCanaryFill, g.canary_before_end - g.canary_before_start, stream);
-  if (res == cuda::kSuccess && g.canary_after_end > g.canary_after_start)
-    res = drv_->cuMemsetD8Async(g.canary_after_start, kCanaryFill, g.canary_after_end - g.canary_after_start, stream);
+  if (before) res = drv->cuMemsetD8Async(g.canary_before_start, kCanaryFill, before, stream);
+  if (res == cuda::kSuccess && after) res = drv->cuMemsetD8Async(g.canary_after_start, kCanaryFill, after, stream);
+  *bytes = res == cuda::kSuccess ? before + after : 0;
   return res;
 }
 
-// A range mapped ahead with no size to replace: every byte a window of any
-// size of its class (n data granules) can cover. That is the slack of
-// the class's smallest size, since a larger size's bytes cover the
-// smallest's (the guard side fixed, the other end moving away from it). In
-// tail mode the first granule and the alignment gap: a multi-granule range
-// is not written whole.
-CUresult DeviceAllocator::FillForClass(uint32_t index, uint32_t n, CUstream stream) {
-  if (config_.skip_canary_io || n == 0) return cuda::kSuccess;
-  SlotRecord r = SlotOf(index)->rec;
-  PlaceUser(&r, static_cast<size_t>(n - 1) * granule_ + 1);
-  SlotGeometry g = GeometryOf(r, granule_);  // unclipped: every size's windows, not one size's
-  uint64_t before = g.canary_before_end - g.canary_before_start, after = g.canary_after_end - g.canary_after_start;
-  CUresult res = cuda::kSuccess;
-  if (before) res = drv_->cuMemsetD8Async(g.canary_before_start, kCanaryFill, before, stream);
-  if (res == cuda::kSuccess && after) res = drv_->cuMemsetD8Async(g.canary_after_start, kCanaryFill, after, stream);
-  if (res == cuda::kSuccess) {
-    std::lock_guard<std::mutex> lock(mu_);
-    stats_.filled_ahead_bytes += before + after;
-  }
-  return res;
+}  // namespace
+
+CUresult DeviceAllocator::FillWindows(const SlotRecord& r, CUstream stream) {
+  if (config_.skip_canary_io) return cuda::kSuccess;
+  uint64_t bytes;
+  return FillSpans(drv_, Geometry(r), stream, &bytes);
 }
 
 // A range mapped ahead: filled for the size it replaces (its two windows,
-// a few KiB), or, with none to replace, for its whole class. A range filled
-// for one size serves another with a window fill on the caller's stream
-// (BeginLife). Filling every range for its class wrote ~2 MiB a range,
-// ~100 MiB a step through the GPU's L2 in the reference loop (bench/README).
+// a few KiB), or, with none to replace, for every size of its class (n
+// data granules). Filling every range whole wrote ~2 MiB a range, ~100 MiB
+// a step through the GPU's L2 in the reference loop (bench/README). A
+// range filled for one size serves another with a window fill on the
+// caller's stream (BeginLife).
 CUresult DeviceAllocator::FillAhead(uint32_t index, uint32_t n, uint64_t size, CUstream stream) {
   Slot* s = SlotOf(index);
-  if (size == 0) {
-    s->filled = kFilledForClass;
-    return FillForClass(index, n, stream);
-  }
+  s->filled = size ? size + 1 : kFilledForClass;
+  if (config_.skip_canary_io || n == 0) return cuda::kSuccess;
   // Placed on a copy: the record keeps its last allocation's history (a
   // stale pointer's report) until BeginLife places the next one.
   SlotRecord r = s->rec;
-  PlaceUser(&r, size);
-  s->filled = size + 1;
-  CUresult res = FillWindows(r, stream);
-  if (res != cuda::kSuccess || config_.skip_canary_io) return res;
-  SlotGeometry g = Geometry(r);
+  SlotGeometry g;
+  if (size) {
+    PlaceUser(&r, size);
+    g = Geometry(r);
+  } else {
+    // Every size's windows lie in the unclipped slack of the class's
+    // smallest size: a larger size's bytes cover the smallest's (the guard
+    // side fixed, the other end moving away from it). In tail mode, the
+    // first granule and the alignment gap.
+    PlaceUser(&r, static_cast<size_t>(n - 1) * granule_ + 1);
+    g = GeometryOf(r, granule_);
+  }
+  uint64_t bytes;
+  CUresult res = FillSpans(drv_, g, stream, &bytes);
   std::lock_guard<std::mutex> lock(mu_);
-  stats_.filled_ahead_bytes +=
-      (g.canary_before_end - g.canary_before_start) + (g.canary_after_end - g.canary_after_start);
+  stats_.filled_ahead_bytes += bytes;
   return res;
 }
 
