@@ -39,7 +39,7 @@ for ((r = 1; r <= rounds; r++)); do
     t=$(grep -o 'in [0-9.]* s' <<<"$out" | grep -o '[0-9.]*')
     [ -n "$t" ] || { echo "$v failed:"; tail -20 <<<"$out"; exit 1; }
     times[$v]="${times[$v]:-} $t"
-    echo "round $r $v $t s $(grep -o 'launches=[0-9]*\|trackMs=[0-9.]* ([^)]*)\|pySites=[0-9]* ([^)]*)\|pyMs=[0-9.]* (GIL wait [0-9.]*)\|allocMs=[0-9.]*\|launchCallMs=[0-9.]*\|backgroundMs=[0-9.]*\|[a-z]*LockWaits=[0-9]* ([0-9.]* ms)\|callbacks=[0-9]* launches, [0-9]* ordering, [0-9]*' <<<"$out" | tr '\n' ' ')"
+    echo "round $r $v $t s $(grep -o 'windowFills=[0-9]*\|filledAhead=[0-9]* MiB\|launches=[0-9]*\|trackMs=[0-9.]* ([^)]*)\|pySites=[0-9]* ([^)]*)\|pyMs=[0-9.]* (GIL wait [0-9.]*)\|allocMs=[0-9.]*\|launchCallMs=[0-9.]*\|backgroundMs=[0-9.]*\|[a-z]*LockWaits=[0-9]* ([0-9.]* ms)\|callbacks=[0-9]* launches, [0-9]* ordering, [0-9]*' <<<"$out" | tr '\n' ' ')"
   done
 done
 c=$(median "${times[caching]:-}")
