@@ -32,7 +32,7 @@ TEST(allocations_of_a_size_seen_before_are_served_from_ranges_mapped_ahead) {
   DeviceStats s = d.a->Stats();
   CHECK_EQ(s.ready_misses, 1u);
   CHECK_EQ(s.ready_hits, 0u);
-  CHECK(WaitFor([&] { return d.a->Stats().ready_bytes == 4 * kGranule; }));
+  CHECK(ReadyBytesReach(d.a, 4 * kGranule));
   std::vector<CUdeviceptr> more;
   for (size_t size : {100u, 4000u, 1u << 20, (2u << 20) - 16}) more.push_back(d.Alloc(size));
   s = d.a->Stats();
@@ -55,7 +55,7 @@ TEST(a_range_from_the_pool_keeps_its_canary_windows_damage_past_the_end_is_repor
   CHECK(d.a != nullptr);
   if (d.a == nullptr) return;
   CUdeviceptr seen = d.Alloc(100);
-  CHECK(WaitFor([&] { return d.a->Stats().ready_bytes == 4 * kGranule; }));
+  CHECK(ReadyBytesReach(d.a, 4 * kGranule));
   // Both from ranges mapped ahead (canary-filled whole, not at allocation).
   CUdeviceptr clean = d.Alloc(100);
   CUdeviceptr damaged = d.Alloc(100);
@@ -95,7 +95,7 @@ TEST(a_range_mapped_ahead_is_filled_for_the_size_it_replaces_else_where_any_wind
   // replace, filled where any size's windows can lie (the first granule and
   // the gap), not all three granules.
   CUdeviceptr seen = d.Alloc(2 * kGranule + 1);
-  CHECK(WaitFor([&] { return d.a->Stats().ready_bytes == 4 * 3 * kGranule; }));
+  CHECK(ReadyBytesReach(d.a, 4 * 3 * kGranule));
   uint64_t filled = d.a->Stats().filled_ahead_bytes;
   CHECK(filled >= 3 * (kGranule - 16) + 4096);
   CHECK(filled <= 3 * (kGranule + 16) + 4096 + 16);
@@ -103,7 +103,7 @@ TEST(a_range_mapped_ahead_is_filled_for_the_size_it_replaces_else_where_any_wind
   CUdeviceptr p[4], q[4];
   for (int i = 0; i < 4; i++) p[i] = d.Alloc(sizes[i]);
   // The four taken are replaced, each range filled for one of their sizes.
-  CHECK(WaitFor([&] { return d.a->Stats().ready_bytes == 4 * 3 * kGranule; }));
+  CHECK(ReadyBytesReach(d.a, 4 * 3 * kGranule));
   CHECK(d.a->Stats().filled_ahead_bytes - filled <= 4 * (4096 + 16));
   for (int i = 0; i < 4; i++) q[i] = d.Alloc(sizes[i]);
   CHECK_EQ(d.a->Stats().ready_hits, 8u);
@@ -147,21 +147,20 @@ TEST(an_allocation_takes_a_range_filled_for_its_size_before_one_filled_for_its_c
   Device d(c);
   CHECK(d.a != nullptr);
   if (d.a == nullptr) return;
-  auto refilled = [&] { return WaitFor([&] { return d.a->Stats().ready_bytes == 4 * kGranule; }); };
   // The miss of size 100 asks for 4 one-granule ranges: one filled for
   // 100, three for the class.
   std::vector<CUdeviceptr> live{d.Alloc(100)};
-  CHECK(refilled());
+  CHECK(ReadyBytesReach(d.a, 4 * kGranule));
   // Size 200 has no range of its own: it takes one filled for the class,
   // and the one mapped to replace it is filled for 200. The next two
   // allocations of 200 take those, not the two class ranges left.
   for (int i = 0; i < 3; i++) {
     live.push_back(d.Alloc(200));
-    CHECK(refilled());
+    CHECK(ReadyBytesReach(d.a, 4 * kGranule));
   }
   // So sizes never seen (300, 400) still find a range filled for them.
   live.push_back(d.Alloc(300));
-  CHECK(refilled());
+  CHECK(ReadyBytesReach(d.a, 4 * kGranule));
   live.push_back(d.Alloc(400));
   DeviceStats s = d.a->Stats();
   CHECK_EQ(s.ready_hits, 5u);
@@ -178,19 +177,18 @@ TEST(a_freed_range_mapped_ahead_again_keeps_its_last_allocations_history_until_h
   Device d(c);
   CHECK(d.a != nullptr);
   if (d.a == nullptr) return;
-  auto refilled = [&] { return WaitFor([&] { return d.a->Stats().ready_bytes == 4 * kGranule; }); };
   CUdeviceptr seen = d.Alloc(100);
-  CHECK(refilled());
+  CHECK(ReadyBytesReach(d.a, 4 * kGranule));
   CUdeviceptr old = d.Alloc(5000);
   CUdeviceptr other = d.Alloc(kLargeBytes);  // never mapped ahead: its range does not take the freed one's place
-  CHECK(refilled());
+  CHECK(ReadyBytesReach(d.a, 4 * kGranule));
   CHECK(old != 0 && d.Free(old));
   CHECK(WaitFor([&] { return FreesSettled(d.a); }));
   CHECK(other != 0 && d.Free(other));  // pushes the freed range out of quarantine
   CHECK(WaitFor([&] { return d.a->Stats().quarantined_bytes == kLargeBytes + kGranule; }));
   // The next range mapped ahead is the freed one, filled for 7000 bytes.
   CUdeviceptr next = d.Alloc(7000);
-  CHECK(refilled());
+  CHECK(ReadyBytesReach(d.a, 4 * kGranule));
   // A stale pointer into it still names the allocation it was freed from.
   mate::device::ArgRef a;
   CHECK(d.a->FindArg(old + 10, &a));
@@ -215,7 +213,7 @@ TEST(the_pool_keeps_at_most_prepare_ahead_ranges_of_a_size) {
     live.push_back(d.Alloc(1000));
     most = std::max(most, PoolBytes(d.a->Stats()));
   }
-  CHECK(WaitFor([&] { return d.a->Stats().ready_bytes == 2 * kGranule; }));
+  CHECK(ReadyBytesReach(d.a, 2 * kGranule));
   most = std::max(most, PoolBytes(d.a->Stats()));  // at least the 2 ready now
   uint64_t hits = d.a->Stats().ready_hits;
   live.push_back(d.Alloc(1000));
@@ -257,7 +255,7 @@ TEST(short_of_memory_the_ranges_kept_ahead_are_given_back_so_a_large_allocation_
   CHECK(d.a != nullptr);
   if (d.a == nullptr) return;
   CUdeviceptr small = d.Alloc(100);
-  CHECK(WaitFor([&] { return d.a->Stats().ready_bytes == 4 * kGranule; }));
+  CHECK(ReadyBytesReach(d.a, 4 * kGranule));
   // The device keeps 2 granules fewer than the large allocation needs:
   // only the 4 granules mapped ahead make up the difference.
   CUdeviceptr eaten = Squeeze(kLargeBytes - 2 * kGranule);
@@ -277,7 +275,7 @@ TEST(short_of_memory_the_ranges_kept_ahead_are_given_back_so_a_large_allocation_
   uint64_t misses = d.a->Stats().ready_misses;
   CUdeviceptr again = d.Alloc(100);
   CHECK_EQ(d.a->Stats().ready_misses, misses + 1);
-  CHECK(WaitFor([&] { return d.a->Stats().ready_bytes == 4 * kGranule; }));
+  CHECK(ReadyBytesReach(d.a, 4 * kGranule));
   CHECK(d.Free(again));
   CHECK(large != 0 && d.Free(large));
   CHECK(d.Free(small));
@@ -289,7 +287,7 @@ TEST(short_of_memory_even_after_the_give_back_the_allocation_fails_as_out_of_mem
   CHECK(d.a != nullptr);
   if (d.a == nullptr) return;
   CUdeviceptr small = d.Alloc(100);
-  CHECK(WaitFor([&] { return d.a->Stats().ready_bytes == 4 * kGranule; }));
+  CHECK(ReadyBytesReach(d.a, 4 * kGranule));
   CUdeviceptr eaten = Squeeze(0);
   CHECK(eaten != 0);
   if (eaten == 0) return;

@@ -151,6 +151,11 @@ inline bool FreesSettled(DeviceAllocator* a) {
   return s.recycled + s.quarantined == s.frees;
 }
 
+// The ranges mapped ahead and ready now add up to `bytes`, within WaitFor's time.
+inline bool ReadyBytesReach(DeviceAllocator* a, uint64_t bytes) {
+  return WaitFor([&] { return a->Stats().ready_bytes == bytes; });
+}
+
 // The end of a range's data (its guard, in tail mode): the same for every
 // size of one class, so it names the range whatever size it holds.
 inline uint64_t RangeOf(CUdeviceptr p, size_t size) { return (p + size + kGranule - 1) / kGranule * kGranule; }
