@@ -17,9 +17,12 @@ STEPS=${3:-1000}
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 declare -A times
 read -r -a variants <<<"${VARIANTS:-plain guard guard-notrack guard-nostacks}"
-echo "## $RANKS rank(s), $STEPS steps, $REPS rounds, variants alternating"
+echo "## $RANKS rank(s), $STEPS steps, $REPS rounds, variants alternating, each round starting one further on"
+n=${#variants[@]}
 for ((rep = 0; rep < REPS; rep++)); do
-  for v in "${variants[@]}"; do
+  # Each round starts one variant further on: no variant always runs right after another.
+  for ((k = 0; k < n; k++)); do
+    v=${variants[$(((k + rep) % n))]}
     out=$(ddp_variant "$v" "$RANKS" "$STEPS")
     t=$(grep -o 'steps in [0-9.]* s' <<<"$out" | grep -o '[0-9.]*' | tail -1)
     [ -n "$t" ] || { echo "$v failed:"; echo "$out" | tail -20; }

@@ -14,17 +14,34 @@
 #   guard-norecord, guard-nosite, guard-noargs (MATE_GUARD_TRACK_SKIP: launches
 #   seen but not recorded; recorded without their Python call sites; without
 #   their guarded arguments), guard-imports (launches seen through the driver
-#   functions handed to the program, not CUPTI: MATE_GUARD_TRACK_VIA=imports)
-DDP_VARIANTS="plain guard guard-imports guard-notrack guard-nostacks guard-emptycb guard-pending1g guard-noordering guard-emptylaunch guard-norecord guard-nosite guard-noargs"
+#   functions handed to the program, not CUPTI: MATE_GUARD_TRACK_VIA=imports),
+#   guard-nocanary, guard-notrack-nocanary (MATE_GUARD_CUDA_SKIP=canary:
+#   canary windows neither filled nor read back),
+#   pluggable-null, pluggable-layout (no guard: null_pluggable.py installs
+#   the least allocator PyTorch's hook takes, or the guard's layout alone,
+#   layout_floor.cc: the floors under the guard, as loop_py.sh's variants),
+#   guard-base (the guard of another build: BASE_MATE=<its bin/mate.js>, a
+#   copy of packages/core-native with its own build/Release; guard-run picks
+#   the library beside the CLI, so MATE_GUARD_CUDA_LIBRARY cannot swap it)
+DDP_VARIANTS="plain pluggable-null pluggable-layout guard guard-base guard-imports guard-notrack guard-nocanary guard-notrack-nocanary guard-nostacks guard-emptycb guard-pending1g guard-noordering guard-emptylaunch guard-norecord guard-nosite guard-noargs"
 ddp_variant() {
   local torchrun=(python3 -m torch.distributed.run --nproc-per-node "$2" "$ROOT/test/fixtures/cuda/ddp_train.py" "$3")
+  local pluggable=(python3 -m torch.distributed.run --nproc-per-node "$2" "$ROOT/bench/cuda/null_pluggable.py")
   local stats=(MATE_GUARD_CUDA_STATS=1)
   [ "${STATS:-1}" = 0 ] && stats=(-u MATE_GUARD_CUDA_STATS)
   local guard=(env "${stats[@]}" node "$ROOT/packages/core-native/bin/mate.js" guard-run --device cuda)
   case $1 in
     plain) "${torchrun[@]}" ;;
     guard) "${guard[@]}" -- "${torchrun[@]}" ;;
+    pluggable-null) "${pluggable[@]}" "$ROOT/test/fixtures/cuda/ddp_train.py" "$3" ;;
+    pluggable-layout) "${pluggable[@]}" --layout "$ROOT/test/fixtures/cuda/ddp_train.py" "$3" ;;
+    guard-base)
+      env "${stats[@]}" node "${BASE_MATE:?BASE_MATE=<bin/mate.js of another build> for guard-base}" \
+        guard-run --device cuda -- "${torchrun[@]}"
+      ;;
     guard-notrack) "${guard[@]}" --no-track-launches -- "${torchrun[@]}" ;;
+    guard-nocanary) MATE_GUARD_CUDA_SKIP=canary "${guard[@]}" -- "${torchrun[@]}" ;;
+    guard-notrack-nocanary) MATE_GUARD_CUDA_SKIP=canary "${guard[@]}" --no-track-launches -- "${torchrun[@]}" ;;
     guard-nostacks) "${guard[@]}" --no-capture-stacks -- "${torchrun[@]}" ;;
     guard-emptycb) MATE_GUARD_CUPTI_EMPTY=1 "${guard[@]}" -- "${torchrun[@]}" ;;
     guard-norecord | guard-nosite | guard-noargs)

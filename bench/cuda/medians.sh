@@ -15,15 +15,15 @@ paired_ratios() {
   paste <(tr ' ' '\n' <<<"$1" | grep .) <(tr ' ' '\n' <<<"$2" | grep .) |
     awk '$1 ~ /^[0-9.]+$/ && $2 ~ /^[0-9.]+$/ && $2 > 0 {printf "%s%.4f", sep, $1 / $2; sep = " "}'
 }
-# variants_table <baseline variant> <variant>...: median per variant, its
+# variants_table <baseline variant> <variant>...: each variant's rounds, their median, its
 # ratio to the baseline's, and the median of the per-round ratios.
 variants_table() {
   local base v m
   base=$(median "${times[$1]}")
-  echo "| variant | in-loop s (median) | / $1 | median of per-round / $1 |"
-  echo "|---|---|---|---|"
+  echo "| variant | rounds (s) | in-loop s (median) | / $1 | median of per-round / $1 |"
+  echo "|---|---|---|---|---|"
   for v in "${@:2}"; do
     m=$(median "${times[$v]}")
-    echo "| $v | $m | $(ratio "$m" "$base") | $(median "$(paired_ratios "${times[$v]}" "${times[$1]}")" | awk '{printf "%.2fx", $1}') |"
+    echo "| $v |${times[$v]} | $m | $(ratio "$m" "$base") | $(median "$(paired_ratios "${times[$v]}" "${times[$1]}")" | awk '{printf "%.2fx", $1}') |"
   done
 }
