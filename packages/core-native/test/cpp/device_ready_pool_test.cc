@@ -82,6 +82,53 @@ TEST(a_range_from_the_pool_keeps_its_canary_windows_damage_past_the_end_is_repor
   CHECK_EQ(d.events.Count(), 1u);
 }
 
+// A small allocation's two windows (4 KiB before it, the alignment gap
+// after it) lie a few KiB apart: a range mapped ahead for its size is
+// filled in one memset over both and the allocation's bytes, and its free
+// reads them back in one copy. Its own bytes, read back between the
+// windows, are never taken for damage; damage in either window still is.
+TEST(a_small_allocations_windows_are_filled_ahead_and_read_back_in_one_span_its_own_bytes_never_damage) {
+  Device d(SmallConfig());
+  CHECK(d.a != nullptr);
+  if (d.a == nullptr) return;
+  CUdeviceptr seen = d.Alloc(100);
+  CHECK(ReadyBytesReach(d.a, 4 * kGranule));
+  CopyCalls before = FakeCopyCalls();
+  // Takes the range filled for its size; the one mapped to replace it is
+  // filled for that size too.
+  CUdeviceptr clean = d.Alloc(100);
+  CHECK(ReadyBytesReach(d.a, 4 * kGranule));
+  CopyCalls after = FakeCopyCalls();
+  CHECK_EQ(d.a->Stats().window_fills, 0u);
+  CHECK_EQ(after.memsets - before.memsets, 1u);
+  CHECK(clean != 0);
+  if (clean == 0) return;
+  d.Write(clean, 0x00, 100);  // every byte of it, none beyond
+  before = FakeCopyCalls();
+  CHECK(d.Free(clean));  // syncOnFree: read back and checked in the free
+  after = FakeCopyCalls();
+  CHECK_EQ(after.dtoh_copies - before.dtoh_copies, 1u);
+  CHECK_EQ(d.events.Count(), 0u);
+  CUdeviceptr damaged = d.Alloc(100);
+  CHECK(damaged != 0);
+  if (damaged == 0) return;
+  d.Write(damaged, 0x00, 100);
+  d.Write(damaged - 4096, 0x00, 1);  // the front window's far byte
+  d.Write(damaged + 100, 0x00, 1);   // the gap's first byte
+  CHECK(d.Free(damaged));
+  std::vector<DeviceEvent> found = d.events.Of(ReportKind::kCanaryCorruption);
+  CHECK_EQ(found.size(), 1u);
+  if (found.size() == 1) {
+    CHECK_EQ(found[0].record.user, damaged);
+    CHECK_EQ(found[0].damage.before.damaged_bytes, 1u);
+    CHECK_EQ(found[0].damage.before.nearest, 4096u);
+    CHECK_EQ(found[0].damage.after.damaged_bytes, 1u);
+    CHECK_EQ(found[0].damage.after.nearest, 1u);
+  }
+  CHECK(d.Free(seen));
+  CHECK_EQ(d.events.Count(), 1u);
+}
+
 TEST(a_range_mapped_ahead_is_filled_for_the_size_it_replaces_else_where_any_window_of_its_class_can_lie) {
   DeviceConfig c = SmallConfig();
   c.prepare_budget_bytes = 128 * kMiB;  // 4 ranges of 3 granules ahead (a class takes a quarter of the budget)

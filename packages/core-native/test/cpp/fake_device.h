@@ -6,6 +6,7 @@
 // stands in for device memory, FAKE_CUDA_MEMORY_BYTES bounds it, and the
 // "device" bytes of an allocation are written with the driver's memset.
 // Shared by the device allocator's tests.
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -120,6 +121,21 @@ struct Device {
 // free is pending and no chunk is pooled: what the device holds beyond
 // the live allocations.
 inline uint64_t PoolBytes(const DeviceStats& s) { return s.physical_bytes - s.live_granules * s.granule; }
+
+// Memsets and device-to-host copies the simulated driver has made so far
+// (the guard's canary fills and readbacks, and the tests' own Writes).
+struct CopyCalls {
+  unsigned long long memsets = 0, dtoh_copies = 0;
+};
+inline CopyCalls FakeCopyCalls() {
+  CopyCalls c;
+  void* lib = dlopen(MATE_FAKE_CUDA_LIB, RTLD_NOW | RTLD_NOLOAD);
+  auto calls =
+      lib ? reinterpret_cast<void (*)(unsigned long long*, unsigned long long*)>(dlsym(lib, "fake_cuda_copy_calls"))
+          : nullptr;
+  if (calls) calls(&c.memsets, &c.dtoh_copies);
+  return c;
+}
 
 // Polls `cond` until it holds (the background thread works on its own
 // time); false after `ms`. Generous: the tier also runs under qemu.

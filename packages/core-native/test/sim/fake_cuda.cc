@@ -206,13 +206,21 @@ CUresult cuMemSetAccess(dptr p, size_t n, const void*, size_t) {
   if (E()) return E();
   return mprotect((void*)p, n, PROT_READ | PROT_WRITE) ? 1 : 0;
 }
+// Memsets and device-to-host copies made (tests count the guard's canary I/O).
+static std::atomic<unsigned long long> g_memsets{0}, g_dtoh_copies{0};
+void fake_cuda_copy_calls(unsigned long long* memsets, unsigned long long* dtoh_copies) {
+  *memsets = g_memsets.load();
+  *dtoh_copies = g_dtoh_copies.load();
+}
 CUresult cuMemsetD8Async(dptr p, unsigned char v, size_t n, void*) {
   if (E()) return E();
+  g_memsets++;
   memset((void*)p, v, n);
   return 0;
 }
 CUresult cuMemcpyDtoHAsync_v2(void* d, dptr s, size_t n, void*) {
   if (E()) return E();
+  g_dtoh_copies++;
   memcpy(d, (void*)s, n);
   return 0;
 }

@@ -299,6 +299,9 @@ class DeviceAllocator {
 
   static constexpr size_t kReadbackBytes = 8192;
   static constexpr uint32_t kReadbackSlots = 512;
+  // Canary windows that lie this close are read, and filled ahead, in one
+  // span with the allocation's bytes (device_canary.cc): a readback slot.
+  static constexpr uint64_t kJoinedWindowsMax = kReadbackBytes;
 
   const cuda::Driver* drv_;
   const int ordinal_;
