@@ -4,43 +4,20 @@
 // instead of landing in the alignment gap, where reads damage no canary.
 // Wider typed arrays keep the alignment.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 
+import { buildSharedObject, cCompiler } from './helpers/compile.mjs';
 import { BIN, ROOT, guardRun, reportLines, run } from './helpers/run.mjs';
 
 const FIX = path.join(ROOT, 'test', 'fixtures', 'exact-placement');
 
-function cc() {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter))
-    for (const n of ['cc', 'gcc', 'clang']) if (fs.existsSync(path.join(dir, n))) return path.join(dir, n);
-  return undefined;
-}
-const skip = cc() ? false : 'no C compiler on PATH';
+const skip = cCompiler() ? false : 'no C compiler on PATH';
 
-function addon() {
-  const out = path.join(FIX, 'build', 'utf8_tail.node');
-  const src = path.join(FIX, 'utf8_tail.c');
-  if (!fs.existsSync(out) || fs.statSync(out).mtimeMs < fs.statSync(src).mtimeMs) {
-    fs.mkdirSync(path.dirname(out), { recursive: true });
-    const tmp = `${out}.${process.pid}.tmp`;
-    execFileSync(cc(), [
-      '-shared',
-      '-fPIC',
-      '-O1',
-      '-g',
-      '-I',
-      path.join(ROOT, 'node_modules', 'node-api-headers', 'include'),
-      '-o',
-      tmp,
-      src,
-    ]);
-    fs.renameSync(tmp, out);
-  }
-  return out;
-}
+const addon = () =>
+  buildSharedObject(cCompiler(), path.join(FIX, 'build', 'utf8_tail.node'), [path.join(FIX, 'utf8_tail.c')], {
+    flags: ['-O1', '-g'],
+  });
 
 describe('a native read 1-3 bytes past a Buffer (node:test, mate-node-test)', { skip }, () => {
   const go = (flags) =>

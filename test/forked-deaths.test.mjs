@@ -5,12 +5,12 @@
 // exit 0, the child's death reported with its test and named in the
 // summary, counted as no violation, no test failed for it.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 
+import { buildSharedObject, cCompiler } from './helpers/compile.mjs';
 import { BIN, ROOT, guardRun, run } from './helpers/run.mjs';
 
 const FIX = path.join(ROOT, 'test', 'fixtures', 'forked-deaths');
@@ -21,35 +21,13 @@ const NOTED =
   /^\[mate-guard\] 1 death that names no guarded allocation \(reported above\): not counted as a violation; the program's own exit status tells whether it failed the run$/m;
 const NO_VIOLATION = /^\[mate-guard\] summary: [1-9]\d* allocations? guarded, .*, 0 violations, /m;
 
-function cc() {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter))
-    for (const n of ['cc', 'gcc', 'clang']) if (fs.existsSync(path.join(dir, n))) return path.join(dir, n);
-  return undefined;
-}
-const skip = cc() ? false : 'no C compiler on PATH';
+const skip = cCompiler() ? false : 'no C compiler on PATH';
 
-/** Builds fork_touch.node into the fixture's build/ (ignored by git) when the source is newer. */
-function addon() {
-  const out = path.join(FIX, 'build', 'fork_touch.node');
-  const src = path.join(FIX, 'fork_touch.c');
-  if (!fs.existsSync(out) || fs.statSync(out).mtimeMs < fs.statSync(src).mtimeMs) {
-    fs.mkdirSync(path.dirname(out), { recursive: true });
-    const tmp = `${out}.${process.pid}.tmp`;
-    execFileSync(cc(), [
-      '-shared',
-      '-fPIC',
-      '-O2',
-      '-g',
-      '-I',
-      path.join(ROOT, 'node_modules', 'node-api-headers', 'include'),
-      '-o',
-      tmp,
-      src,
-    ]);
-    fs.renameSync(tmp, out);
-  }
-  return out;
-}
+/** fork_touch.node in the fixture's build/ (ignored by git). */
+const addon = () =>
+  buildSharedObject(cCompiler(), path.join(FIX, 'build', 'fork_touch.node'), [path.join(FIX, 'fork_touch.c')], {
+    flags: ['-O2', '-g'],
+  });
 
 const env = () => ({ FORK_TOUCH_ADDON: addon() });
 

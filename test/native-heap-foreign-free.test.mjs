@@ -6,58 +6,36 @@
 // site in the module and the test. Fixture: an addon freeing blocks a
 // second library allocated, then writing them.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 
+import { buildSharedObject, cxxCompiler } from './helpers/compile.mjs';
 import { BIN, ROOT, guardRun, reportLines, run } from './helpers/run.mjs';
 
 const FIX = path.join(ROOT, 'test', 'fixtures', 'foreign-free');
 const SRC = path.join(FIX, 'foreign_addon.cc');
 const GLOB = '*foreign_addon.node';
 
-function onPath(name) {
-  return (process.env.PATH ?? '')
-    .split(path.delimiter)
-    .map((d) => path.join(d, name))
-    .find((p) => fs.existsSync(p));
-}
-
-/** Builds libforeign_lib.so and foreign_addon.node (linked to it, found beside it). */
+/** libforeign_lib.so and foreign_addon.node (linked to it, found beside it), in the fixture's build/. */
 function addon() {
   const dir = path.join(FIX, 'build');
-  const lib = path.join(dir, 'libforeign_lib.so');
-  const out = path.join(dir, 'foreign_addon.node');
-  const stale = (file, srcs) =>
-    !fs.existsSync(file) || srcs.some((s) => fs.statSync(file).mtimeMs < fs.statSync(s).mtimeMs);
-  fs.mkdirSync(dir, { recursive: true });
-  const cxx = (args, file) => {
-    const tmp = `${file}.${process.pid}.tmp`;
-    execFileSync(onPath('c++'), ['-shared', '-fPIC', '-O1', '-g', ...args, '-o', tmp]);
-    fs.renameSync(tmp, file);
-  };
-  if (stale(lib, [path.join(FIX, 'foreign_lib.cc')])) cxx([path.join(FIX, 'foreign_lib.cc')], lib);
-  if (stale(out, [SRC, lib])) {
-    cxx(
-      [
-        '-DNODE_GYP_MODULE_NAME=foreign_addon',
-        '-I',
-        path.join(ROOT, 'node_modules', 'node-api-headers', 'include'),
-        SRC,
-        '-L',
-        dir,
-        '-lforeign_lib',
-        '-Wl,-rpath,$ORIGIN',
-        '-pthread',
-      ],
-      out,
-    );
-  }
-  return out;
+  const lib = buildSharedObject(
+    cxxCompiler(),
+    path.join(dir, 'libforeign_lib.so'),
+    [path.join(FIX, 'foreign_lib.cc')],
+    {
+      flags: ['-O1', '-g'],
+    },
+  );
+  return buildSharedObject(cxxCompiler(), path.join(dir, 'foreign_addon.node'), [SRC], {
+    flags: ['-O1', '-g', '-DNODE_GYP_MODULE_NAME=foreign_addon'],
+    libs: ['-L', dir, '-lforeign_lib', '-Wl,-rpath,$ORIGIN', '-pthread'],
+    deps: [lib],
+  });
 }
 
-const skip = onPath('c++') ? false : 'no C++ compiler on PATH';
+const skip = cxxCompiler() ? false : 'no C++ compiler on PATH';
 const mocha = path.join(BIN, 'mocha');
 
 /** The headline, test, block and free-site lines of one foreign write report. */

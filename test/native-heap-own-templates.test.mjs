@@ -7,11 +7,11 @@
 // guard. Fixture: an addon whose std::unordered_map<size_t, size_t> remove
 // reads the node it just erased.
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
-import * as fs from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { test } from 'node:test';
 
+import { buildSharedObject, cxxCompiler, findOnPath } from './helpers/compile.mjs';
 import { ROOT, guardRun, reportLines, run } from './helpers/run.mjs';
 
 const FIX = path.join(ROOT, 'test', 'fixtures', 'own-templates');
@@ -19,36 +19,11 @@ const SCRIPT = path.join(FIX, 'remove.js');
 const OPERATOR =
   '_ZNSt8__detail9_Map_baseImSt4pairIKmmESaIS3_ENS_10_Select1stESt8equal_toImESt4hashImENS_18_Mod_range_hashingENS_20_Default_ranged_hashENS_20_Prime_rehash_policyENS_17_Hashtable_traitsILb0ELb0ELb1EEELb1EE';
 
-function onPath(name) {
-  return (process.env.PATH ?? '')
-    .split(path.delimiter)
-    .map((d) => path.join(d, name))
-    .find((p) => fs.existsSync(p));
-}
-
-/** Builds map_addon.node (at -O1: GCC 12 at -O2 inlines the map's operator[], leaving nothing for node to serve). */
-function addon() {
-  const out = path.join(FIX, 'build', 'map_addon.node');
-  const src = path.join(FIX, 'map_addon.cc');
-  if (!fs.existsSync(out) || fs.statSync(out).mtimeMs < fs.statSync(src).mtimeMs) {
-    fs.mkdirSync(path.dirname(out), { recursive: true });
-    const tmp = `${out}.${process.pid}.tmp`;
-    execFileSync(onPath('c++'), [
-      '-shared',
-      '-fPIC',
-      '-O1',
-      '-g',
-      '-std=c++17',
-      '-I',
-      path.join(ROOT, 'node_modules', 'node-api-headers', 'include'),
-      '-o',
-      tmp,
-      src,
-    ]);
-    fs.renameSync(tmp, out);
-  }
-  return out;
-}
+/** map_addon.node (at -O1: GCC 12 at -O2 inlines the map's operator[], leaving nothing for node to serve). */
+const addon = () =>
+  buildSharedObject(cxxCompiler(), path.join(FIX, 'build', 'map_addon.node'), [path.join(FIX, 'map_addon.cc')], {
+    flags: ['-O1', '-g', '-std=c++17'],
+  });
 
 /** The weak functions both the addon defines and node exports (nm), mangled. */
 function sharedWithNode(file) {
@@ -62,7 +37,7 @@ function sharedWithNode(file) {
     .map((p) => p[2]);
 }
 
-const why = !onPath('c++') ? 'no C++ compiler on PATH' : !onPath('nm') ? 'no nm (binutils) on PATH' : '';
+const why = !cxxCompiler() ? 'no C++ compiler on PATH' : !findOnPath('nm') ? 'no nm (binutils) on PATH' : '';
 const skip = why || false;
 
 test("the fixture is the shape: node exports the addon's map operator[] (so the linker would bind its calls there)", {

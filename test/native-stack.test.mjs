@@ -11,7 +11,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
 
-import { ADDON, buggyLine, findOnPath } from './helpers/native-frames.mjs';
+import { buildSharedObject, cCompiler, findOnPath } from './helpers/compile.mjs';
+import { ADDON, buggyLine } from './helpers/native-frames.mjs';
 import { ROOT, run } from './helpers/run.mjs';
 
 const require = createRequire(import.meta.url);
@@ -134,27 +135,19 @@ test('a stripped addon gives module+offset in the printed report', {
   }
 });
 
-const CC = findOnPath('cc', process.env.PATH) ?? findOnPath('gcc', process.env.PATH);
+const CC = cCompiler();
 
 test('code without unwind tables is walked by its frame pointers, a frameless leaf included', {
   skip: !CC && 'no C compiler on PATH',
 }, async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-guard-nounwind-'));
   try {
-    const addon = path.join(dir, 'no_unwind_tables.node');
-    execFileSync(CC, [
-      '-shared',
-      '-fPIC',
-      '-O2',
-      '-fno-omit-frame-pointer',
-      '-fno-asynchronous-unwind-tables',
-      '-fno-unwind-tables',
-      '-I',
-      path.join(ROOT, 'node_modules', 'node-api-headers', 'include'),
-      '-o',
-      addon,
-      path.join(ROOT, 'test', 'fixtures', 'native-stack', 'no-unwind-tables.c'),
-    ]);
+    const addon = buildSharedObject(
+      CC,
+      path.join(dir, 'no_unwind_tables.node'),
+      [path.join(ROOT, 'test', 'fixtures', 'native-stack', 'no-unwind-tables.c')],
+      { flags: ['-O2', '-fno-omit-frame-pointer', '-fno-asynchronous-unwind-tables', '-fno-unwind-tables'] },
+    );
     const { unwind, lines } = await faultIn('no-unwind-tables', [addon]);
     assert.equal(unwind, 'frame-pointers');
     // No debug info: names only (llvm-symbolizer adds the file a static function came from).

@@ -11,7 +11,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { ADDON, buggyLine, findOnPath } from './helpers/native-frames.mjs';
+import { findOnPath } from './helpers/compile.mjs';
+import { ADDON, buggyLine } from './helpers/native-frames.mjs';
 import { ROOT, run } from './helpers/run.mjs';
 
 const require = createRequire(import.meta.url);

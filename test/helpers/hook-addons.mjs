@@ -1,15 +1,15 @@
 // Builds the allocator-hook fixture (test/fixtures/native-heap/hook-vars.c)
 // the three ways it sets its hooks, plus a copy no glob chooses (unchosen_vars), into
 // test/fixtures/native-heap/build/ (ignored by git), once per source change.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+import { buildSharedObject, cCompiler } from './compile.mjs';
 import { ROOT } from './run.mjs';
 
 const SOURCE = path.join(ROOT, 'test', 'fixtures', 'native-heap', 'hook-vars.c');
 export const HOOK_DIR = path.join(ROOT, 'test', 'fixtures', 'native-heap', 'build');
-const HEADERS = path.join(ROOT, 'node_modules', 'node-api-headers', 'include');
 
 /** name -> the defines it is built with. */
 const VARIANTS = { hook_ctor: ['-DSETUP_IN_CTOR'], hook_init: ['-DSETUP_IN_INIT'], hook_call: [], unchosen_vars: [] };
@@ -17,36 +17,21 @@ const VARIANTS = { hook_ctor: ['-DSETUP_IN_CTOR'], hook_init: ['-DSETUP_IN_INIT'
 /** The glob that chooses the three hook modules (never unchosen_vars). */
 export const HOOK_GLOB = '*hook_*.node';
 
-function findCc() {
-  for (const name of ['cc', 'gcc', 'clang']) {
-    for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-      const p = path.join(dir, name);
-      if (fs.existsSync(p)) return p;
-    }
-  }
-  return undefined;
-}
-
 /** Why the addons can't be built ('' when they can). */
 export function hookAddonsMissing() {
-  return findCc() ? '' : 'no C compiler on PATH';
+  return cCompiler() ? '' : 'no C compiler on PATH';
 }
 
-/** Builds `name`.node from `source` unless it is newer than the source. */
-function build(cc, source, name, flags = [], libs = []) {
-  const out = path.join(HOOK_DIR, `${name}.node`);
-  if (fs.existsSync(out) && fs.statSync(out).mtimeMs >= fs.statSync(source).mtimeMs) return out;
-  const tmp = `${out}.${process.pid}.tmp`;
-  execFileSync(cc, ['-shared', '-fPIC', '-O2', '-g', ...flags, '-I', HEADERS, '-o', tmp, source, ...libs]);
-  fs.renameSync(tmp, out);
-  return out;
-}
+/** `name`.node in HOOK_DIR from `source`, rebuilt when the source is newer. */
+const build = (source, name, flags = [], libs = []) =>
+  buildSharedObject(cCompiler(), path.join(HOOK_DIR, `${name}.node`), [source], {
+    flags: ['-O2', '-g', ...flags],
+    libs,
+  });
 
 /** Builds what is missing or older than the source; returns HOOK_DIR. */
 export function buildHookAddons() {
-  const cc = findCc();
-  fs.mkdirSync(HOOK_DIR, { recursive: true });
-  for (const [name, defines] of Object.entries(VARIANTS)) build(cc, SOURCE, name, defines);
+  for (const [name, defines] of Object.entries(VARIANTS)) build(SOURCE, name, defines);
   return HOOK_DIR;
 }
 
@@ -56,39 +41,33 @@ export function buildHookAddons() {
  * overflow); returns HOOK_DIR.
  */
 export function buildAlignAddons() {
-  const cc = findCc();
-  fs.mkdirSync(HOOK_DIR, { recursive: true });
   const source = path.join(ROOT, 'test', 'fixtures', 'native-heap', 'align.c');
-  for (const name of ['sse_user', 'gap_addon']) build(cc, source, name);
+  for (const name of ['sse_user', 'gap_addon']) build(source, name);
   return HOOK_DIR;
 }
 
 /** own_alloc.node (own-allocator.c): an addon that allocates from its own arena; returns its path. */
 export function buildOwnAllocatorAddon() {
-  fs.mkdirSync(HOOK_DIR, { recursive: true });
-  return build(findCc(), path.join(ROOT, 'test', 'fixtures', 'native-heap', 'own-allocator.c'), 'own_alloc');
+  return build(path.join(ROOT, 'test', 'fixtures', 'native-heap', 'own-allocator.c'), 'own_alloc');
 }
 
 /** An addon with no heap (no allocation import, no memory mapping), as no_heap.node; returns its path. */
 export function buildNoHeapAddon() {
-  fs.mkdirSync(HOOK_DIR, { recursive: true });
-  return build(findCc(), path.join(ROOT, 'test', 'fixtures', 'native-heap', 'no-heap.c'), 'no_heap');
+  return build(path.join(ROOT, 'test', 'fixtures', 'native-heap', 'no-heap.c'), 'no_heap');
 }
 
 const LIBXML2_HEADERS = '/usr/include/libxml2';
 
 /** Why the real-libxml2 addon can't be built ('' when it can): the system's libxml2 and its headers. */
 export function libxml2Missing() {
-  if (!findCc()) return 'no C compiler on PATH';
+  if (!cCompiler()) return 'no C compiler on PATH';
   if (!fs.existsSync(path.join(LIBXML2_HEADERS, 'libxml', 'xmlmemory.h'))) return 'no libxml2 headers (libxml2-dev)';
   return '';
 }
 
 /** Builds xml_hooks.node (test/fixtures/native-heap/libxml2-hooks.c, linked to the system's libxml2); returns its path. */
 export function buildLibxml2Addon() {
-  fs.mkdirSync(HOOK_DIR, { recursive: true });
   return build(
-    findCc(),
     path.join(ROOT, 'test', 'fixtures', 'native-heap', 'libxml2-hooks.c'),
     'xml_hooks',
     ['-I', LIBXML2_HEADERS],
@@ -98,10 +77,7 @@ export function buildLibxml2Addon() {
 
 /** cross_thread.node (cross-thread.c): a stale use from another thread right after a free; returns its path. */
 export function buildCrossThreadAddon() {
-  fs.mkdirSync(HOOK_DIR, { recursive: true });
-  return build(findCc(), path.join(ROOT, 'test', 'fixtures', 'native-heap', 'cross-thread.c'), 'cross_thread', [
-    '-pthread',
-  ]);
+  return build(path.join(ROOT, 'test', 'fixtures', 'native-heap', 'cross-thread.c'), 'cross_thread', ['-pthread']);
 }
 
 /**
@@ -114,7 +90,7 @@ export function buildLibxmljs2(version = '0.35.0') {
   const nodedir = path.resolve(path.dirname(process.execPath), '..');
   if (!fs.existsSync(path.join(nodedir, 'include', 'node', 'node.h')))
     return { why: `no Node headers under ${nodedir}/include/node` };
-  if (!findCc()) return { why: 'no C compiler on PATH' };
+  if (!cCompiler()) return { why: 'no C compiler on PATH' };
   const top = path.join(HOOK_DIR, `libxmljs2-${version}`);
   const dir = path.join(top, 'package');
   const addon = path.join(dir, 'build', 'Release', 'xmljs.node');

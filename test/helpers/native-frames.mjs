@@ -38,18 +38,3 @@ export function accessSite(bug) {
     'm',
   );
 }
-
-/** An executable named `name` in a directory of `searchPath` (PATH's syntax), or undefined. */
-export function findOnPath(name, searchPath = process.env.PATH ?? '') {
-  for (const dir of searchPath.split(path.delimiter)) {
-    if (!dir) continue;
-    const candidate = path.join(dir, name);
-    try {
-      fs.accessSync(candidate, fs.constants.X_OK);
-      if (fs.statSync(candidate).isFile()) return candidate;
-    } catch {
-      // not there
-    }
-  }
-  return undefined;
-}
