@@ -3,7 +3,6 @@
 // eighth of the device's memory, at least DeviceConfig::pending_max_bytes)
 // the next free waits for the GPU, and is counted. Over the simulated CUDA
 // driver (fake_device.h), whose events stay not ready while held.
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <atomic>
@@ -20,8 +19,7 @@ namespace {
 
 // The simulated GPU running behind: events recorded meanwhile stay not ready.
 bool HoldEvents(int on) {
-  void* lib = dlopen(MATE_FAKE_CUDA_LIB, RTLD_NOW | RTLD_NOLOAD);
-  auto hold = lib ? reinterpret_cast<void (*)(int)>(dlsym(lib, "fake_cuda_hold_events")) : nullptr;
+  auto hold = FakeOnly<void (*)(int)>("fake_cuda_hold_events");
   if (hold) hold(on);
   return hold != nullptr;
 }

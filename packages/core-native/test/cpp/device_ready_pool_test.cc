@@ -56,7 +56,7 @@ TEST(a_range_from_the_pool_keeps_its_canary_windows_damage_past_the_end_is_repor
   if (d.a == nullptr) return;
   CUdeviceptr seen = d.Alloc(100);
   CHECK(ReadyBytesReach(d.a, 4 * kGranule));
-  // Both from ranges mapped ahead (canary-filled whole, not at allocation).
+  // Both from ranges mapped ahead (canary-filled there, not at allocation).
   CUdeviceptr clean = d.Alloc(100);
   CUdeviceptr damaged = d.Alloc(100);
   CHECK_EQ(d.a->Stats().ready_hits, 2u);

@@ -122,6 +122,14 @@ struct Device {
 // the live allocations.
 inline uint64_t PoolBytes(const DeviceStats& s) { return s.physical_bytes - s.live_granules * s.granule; }
 
+// A function only the simulated driver has (the tests' handle on it), or
+// nullptr.
+template <class F>
+inline F FakeOnly(const char* name) {
+  void* lib = dlopen(MATE_FAKE_CUDA_LIB, RTLD_NOW | RTLD_NOLOAD);
+  return lib ? reinterpret_cast<F>(dlsym(lib, name)) : nullptr;
+}
+
 // Memsets and device-to-host copies the simulated driver has made so far
 // (the guard's canary fills and readbacks, and the tests' own Writes).
 struct CopyCalls {
@@ -129,10 +137,7 @@ struct CopyCalls {
 };
 inline CopyCalls FakeCopyCalls() {
   CopyCalls c;
-  void* lib = dlopen(MATE_FAKE_CUDA_LIB, RTLD_NOW | RTLD_NOLOAD);
-  auto calls =
-      lib ? reinterpret_cast<void (*)(unsigned long long*, unsigned long long*)>(dlsym(lib, "fake_cuda_copy_calls"))
-          : nullptr;
+  auto calls = FakeOnly<void (*)(unsigned long long*, unsigned long long*)>("fake_cuda_copy_calls");
   if (calls) calls(&c.memsets, &c.dtoh_copies);
   return c;
 }
