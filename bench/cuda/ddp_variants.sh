@@ -25,16 +25,18 @@
 #   the library beside the CLI, so MATE_GUARD_CUDA_LIBRARY cannot swap it)
 DDP_VARIANTS="plain pluggable-null pluggable-layout guard guard-base guard-imports guard-notrack guard-nocanary guard-notrack-nocanary guard-nostacks guard-emptycb guard-pending1g guard-noordering guard-emptylaunch guard-norecord guard-nosite guard-noargs"
 ddp_variant() {
-  local torchrun=(python3 -m torch.distributed.run --nproc-per-node "$2" "$ROOT/test/fixtures/cuda/ddp_train.py" "$3")
-  local pluggable=(python3 -m torch.distributed.run --nproc-per-node "$2" "$ROOT/bench/cuda/null_pluggable.py")
+  local ranks=(python3 -m torch.distributed.run --nproc-per-node "$2")
+  local train=("$ROOT/test/fixtures/cuda/ddp_train.py" "$3")
+  local torchrun=("${ranks[@]}" "${train[@]}")
+  local pluggable=("${ranks[@]}" "$ROOT/bench/cuda/null_pluggable.py")
   local stats=(MATE_GUARD_CUDA_STATS=1)
   [ "${STATS:-1}" = 0 ] && stats=(-u MATE_GUARD_CUDA_STATS)
   local guard=(env "${stats[@]}" node "$ROOT/packages/core-native/bin/mate.js" guard-run --device cuda)
   case $1 in
     plain) "${torchrun[@]}" ;;
     guard) "${guard[@]}" -- "${torchrun[@]}" ;;
-    pluggable-null) "${pluggable[@]}" "$ROOT/test/fixtures/cuda/ddp_train.py" "$3" ;;
-    pluggable-layout) "${pluggable[@]}" --layout "$ROOT/test/fixtures/cuda/ddp_train.py" "$3" ;;
+    pluggable-null) "${pluggable[@]}" "${train[@]}" ;;
+    pluggable-layout) "${pluggable[@]}" --layout "${train[@]}" ;;
     guard-base)
       env "${stats[@]}" node "${BASE_MATE:?BASE_MATE=<bin/mate.js of another build> for guard-base}" \
         guard-run --device cuda -- "${torchrun[@]}"
