@@ -53,10 +53,22 @@ describe('device settings over the simulated driver', { skip: skipReason() }, ()
     return JSON.parse(/^\{.*\}$/m.exec(r.stdout)[0]);
   };
 
-  test('the bench setting that skips device canary I/O says so: a run never loses canary checks silently', async () => {
+  test('the bench settings that skip device canary I/O or unmapping say so: a run never loses a detection silently', async () => {
     const r = await guardRun(['--device', 'cuda'], [SCRIPT], { env: { ...env, MATE_GUARD_CUDA_SKIP: 'canary' } });
     assert.equal(r.code, 0, r.output);
     assert.match(r.output, /warning: MATE_GUARD_CUDA_SKIP=canary \(a bench setting\): device canaries are not checked/);
+    const recycled = await guardRun(['--device', 'cuda'], [SCRIPT], { env: { ...env, MATE_GUARD_CUDA_SKIP: 'unmap' } });
+    assert.equal(recycled.code, 0, recycled.output);
+    assert.match(
+      recycled.output,
+      /warning: MATE_GUARD_CUDA_SKIP=unmap \(a bench setting\): freed device ranges go back out still mapped/,
+    );
+    // Strict quarantine unmaps every freed range whatever the bench asks: nothing to warn of.
+    const strict = await guardRun(['--device', 'cuda', '--cuda-quarantine', 'strict'], [SCRIPT], {
+      env: { ...env, MATE_GUARD_CUDA_SKIP: 'unmap' },
+    });
+    assert.equal(strict.code, 0, strict.output);
+    assert.doesNotMatch(strict.output, /MATE_GUARD_CUDA_SKIP/);
     const plain = await guardRun(['--device', 'cuda'], [SCRIPT], { env });
     assert.doesNotMatch(plain.output, /MATE_GUARD_CUDA_SKIP/);
   });

@@ -16,14 +16,19 @@
 #   their guarded arguments), guard-imports (launches seen through the driver
 #   functions handed to the program, not CUPTI: MATE_GUARD_TRACK_VIA=imports),
 #   guard-nocanary, guard-notrack-nocanary (MATE_GUARD_CUDA_SKIP=canary:
-#   canary windows neither filled nor read back),
+#   canary windows neither filled nor read back), guard-nounmap
+#   (MATE_GUARD_CUDA_SKIP=unmap: every size counts as behind, so freed
+#   ranges that check clean go back out still mapped whenever their pool
+#   has room: what the unmapping quarantine costs),
 #   pluggable-null, pluggable-layout (no guard: null_pluggable.py installs
 #   the least allocator PyTorch's hook takes, or the guard's layout alone,
-#   layout_floor.cc: the floors under the guard, as loop_py.sh's variants),
+#   layout_floor.cc: the floors under the guard, as loop_py.sh's variants;
+#   pluggable-layout-<share>, e.g. pluggable-layout-0.97: the layout
+#   unmapping that share of the freed ranges, FLOOR_SHARE, 0.57 otherwise),
 #   guard-base (the guard of another build: BASE_MATE=<its bin/mate.js>, a
 #   copy of packages/core-native with its own build/Release; guard-run picks
 #   the library beside the CLI, so MATE_GUARD_CUDA_LIBRARY cannot swap it)
-DDP_VARIANTS="plain pluggable-null pluggable-layout guard guard-base guard-imports guard-notrack guard-nocanary guard-notrack-nocanary guard-nostacks guard-emptycb guard-pending1g guard-noordering guard-emptylaunch guard-norecord guard-nosite guard-noargs"
+DDP_VARIANTS="plain pluggable-null pluggable-layout pluggable-layout-<share> guard guard-base guard-imports guard-notrack guard-nocanary guard-notrack-nocanary guard-nounmap guard-nostacks guard-emptycb guard-pending1g guard-noordering guard-emptylaunch guard-norecord guard-nosite guard-noargs"
 ddp_variant() {
   local ranks=(python3 -m torch.distributed.run --nproc-per-node "$2")
   local train=("$ROOT/test/fixtures/cuda/ddp_train.py" "$3")
@@ -37,6 +42,7 @@ ddp_variant() {
     guard) "${guard[@]}" -- "${torchrun[@]}" ;;
     pluggable-null) "${pluggable[@]}" "${train[@]}" ;;
     pluggable-layout) "${pluggable[@]}" --layout "${train[@]}" ;;
+    pluggable-layout-[0-9]*) FLOOR_SHARE=${1#pluggable-layout-} "${pluggable[@]}" --layout "${train[@]}" ;;
     guard-base)
       env "${stats[@]}" node "${BASE_MATE:?BASE_MATE=<bin/mate.js of another build> for guard-base}" \
         guard-run --device cuda -- "${torchrun[@]}"
@@ -44,6 +50,7 @@ ddp_variant() {
     guard-notrack) "${guard[@]}" --no-track-launches -- "${torchrun[@]}" ;;
     guard-nocanary) MATE_GUARD_CUDA_SKIP=canary "${guard[@]}" -- "${torchrun[@]}" ;;
     guard-notrack-nocanary) MATE_GUARD_CUDA_SKIP=canary "${guard[@]}" --no-track-launches -- "${torchrun[@]}" ;;
+    guard-nounmap) MATE_GUARD_CUDA_SKIP=unmap "${guard[@]}" -- "${torchrun[@]}" ;;
     guard-nostacks) "${guard[@]}" --no-capture-stacks -- "${torchrun[@]}" ;;
     guard-emptycb) MATE_GUARD_CUPTI_EMPTY=1 "${guard[@]}" -- "${torchrun[@]}" ;;
     guard-norecord | guard-nosite | guard-noargs)

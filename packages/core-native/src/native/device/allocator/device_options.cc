@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -21,11 +22,17 @@ DeviceConfig DeviceConfigFrom(const Options& o, bool sync_on_free_default) {
   c.recycle_when_behind = o.cuda_quarantine != CudaQuarantine::kStrict;
   const char* skip = getenv("MATE_GUARD_CUDA_SKIP");  // tuning (bench/cuda)
   c.skip_canary_io = skip != nullptr && strstr(skip, "canary") != nullptr;
-  if (c.skip_canary_io) {  // never silent: it turns a detection off
+  // unmap: every size counts as behind, so clean freed ranges go back out
+  // still mapped whenever their pool has room (what unmapping costs a loop).
+  bool skip_unmap = skip != nullptr && strstr(skip, "unmap") != nullptr && c.recycle_when_behind;
+  if (skip_unmap) c.behind_ns = UINT64_MAX;
+  if (c.skip_canary_io || skip_unmap) {  // never silent: it turns a detection off
     static std::once_flag said;
-    std::call_once(said, [] {
-      dprintf(2,
-              "[mate-guard] warning: MATE_GUARD_CUDA_SKIP=canary (a bench setting): device canaries are not checked\n");
+    std::call_once(said, [&] {
+      dprintf(
+          2, "[mate-guard] warning: MATE_GUARD_CUDA_SKIP=%s (a bench setting):%s%s\n", skip,
+          c.skip_canary_io ? " device canaries are not checked;" : "",
+          skip_unmap ? " freed device ranges go back out still mapped (a stale pointer into one does not fault);" : "");
     });
   }
   return c;
