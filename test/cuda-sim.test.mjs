@@ -469,3 +469,27 @@ describe("the device guard's own thread over the simulated driver", { skip: noGx
     assert.equal(names[0], path.basename(sim.matrix).slice(0, 15), r.output);
   });
 });
+
+// The bench's MATE_GUARD_CUPTI_EMPTY (bench/cuda: CUPTI's mechanism alone):
+// callbacks that track nothing, and with the counters on the program's
+// launch calls still counted and timed, to set beside a tracked run's.
+describe('the empty-callback bench setting over the simulated CUPTI', { skip: noGxx() }, () => {
+  const sim = simMatrix('mate-sim-empty-');
+  const counters = async (extra) => {
+    const env = { ...sim.env, MATE_GUARD_CUDA_STATS: '1', ...extra };
+    const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--', sim.matrix, LIB, 'dump-cap'], {
+      env,
+    });
+    assert.equal(r.code, 0, r.output);
+    const launches = /cuda stats: .*\blaunches=(\d+) .*\blaunchCallMs=[0-9.]+ .*\bcallbacks=(\d+) launches,/.exec(
+      r.output,
+    );
+    assert.ok(launches, r.output);
+    return { recorded: Number(launches[1]), calls: Number(launches[2]) };
+  };
+
+  test("records no launch, yet counts the program's launch calls as a tracked run does (their time beside a tracked run's)", async () => {
+    assert.deepEqual(await counters({}), { recorded: 1, calls: 1 });
+    assert.deepEqual(await counters({ MATE_GUARD_CUPTI_EMPTY: '1' }), { recorded: 0, calls: 1 });
+  });
+});

@@ -7,7 +7,9 @@
 # every launch, allocation and call site).
 #   plain, guard, guard-notrack (--no-track-launches), guard-nostacks
 #   (--no-capture-stacks), guard-emptycb (CUPTI subscribed, every callback
-#   returning at once: MATE_GUARD_CUPTI_EMPTY), guard-pending1g (frees wait
+#   returning at once: MATE_GUARD_CUPTI_EMPTY; with STATS=1 its launchCallMs
+#   times the program's launch calls untracked, beside the guard's tracked
+#   ones), guard-pending1g (frees wait
 #   once 1 GiB of them pend, the bound before it scaled:
 #   MATE_GUARD_CUDA_PENDING_MIB), guard-noordering (only the launch calls
 #   subscribed: MATE_GUARD_TRACK_SKIP=ordering), guard-emptylaunch (both),

@@ -105,8 +105,9 @@ void Ordering(cupti::CallbackId id, const cupti::CallbackData* cb) {
   }
 }
 
-// MATE_GUARD_CUPTI_EMPTY (tuning, bench/cuda): callbacks that return at
-// once, so a run measures what CUPTI's callback mechanism costs by itself.
+// MATE_GUARD_CUPTI_EMPTY (tuning, bench/cuda): callbacks that track
+// nothing, so a run measures what CUPTI's callback mechanism costs by
+// itself (with the counters on, launch calls still counted and timed).
 bool g_empty_callbacks = false;
 thread_local uint64_t t_entered = 0;
 // MATE_GUARD_TRACK_SKIP=record (tuning, bench/cuda): launches seen but
@@ -117,9 +118,32 @@ void Count(uint64_t* counter) {
   if (TimeCounters()) __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
 }
 
+// Each launch call timed, entry to exit (TrackerStats::call_ns); the
+// thread-local is not touched where the counters are off.
+void TimeLaunchCall(const cupti::CallbackData* cb) {
+  if (!TimeCounters()) return;
+  if (cb->callbackSite != cupti::kExit) {
+    t_entered = NowNs();
+  } else if (t_entered != 0) {
+    __atomic_fetch_add(&S().call_ns, NowNs() - t_entered, __ATOMIC_RELAXED);
+    t_entered = 0;
+  }
+}
+
 void Callback(void*, cupti::Domain domain, cupti::CallbackId id, const void* data) {
-  if (g_empty_callbacks || domain != cupti::kDomainDriver) return;
-  tracker::DriverEvent(id, static_cast<const cupti::CallbackData*>(data));
+  if (domain != cupti::kDomainDriver) return;
+  const auto* cb = static_cast<const cupti::CallbackData*>(data);
+  if (g_empty_callbacks) {
+    // Nothing tracked; with the counters on, the program's launch calls
+    // still timed, to compare with a tracked run's (does the tracker's work
+    // slow the driver's launch?).
+    if (IsLaunch(id) && !InInternalCalls()) {
+      TimeLaunchCall(cb);
+      if (cb->callbackSite == cupti::kExit) Count(&S().launch_callbacks);
+    }
+    return;
+  }
+  tracker::DriverEvent(id, cb);
 }
 
 const cupti::CallbackId kDriverIds[] = {
@@ -195,15 +219,10 @@ void tracker::DriverEvent(cupti::CallbackId id, const cupti::CallbackData* cb) {
       BeforeLaunch(LaunchOf(id, cb));
       t_inside--;
     }
-    // Each launch call timed, entry to exit (TrackerStats::call_ns); the
-    // thread-local is not touched where the counters are off.
-    if (launch && TimeCounters()) t_entered = NowNs();
+    if (launch) TimeLaunchCall(cb);
     return;
   }
-  if (launch && TimeCounters() && t_entered != 0) {
-    __atomic_fetch_add(&S().call_ns, NowNs() - t_entered, __ATOMIC_RELAXED);
-    t_entered = 0;
-  }
+  if (launch) TimeLaunchCall(cb);
   int result = cb->functionReturnValue ? *static_cast<const int*>(cb->functionReturnValue) : 0;
   t_inside++;
   if (launch) {
