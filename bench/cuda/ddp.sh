@@ -8,7 +8,8 @@
 # VARIANTS="plain guard guard-notrack guard-nostacks" picks some (all:
 # bench/cuda/ddp_variants.sh). A second table compares rank 0's median
 # step (the steady pace, without a run's stalls); DDP_WARMUP steps (20)
-# run before the timed ones.
+# run before the timed ones. With the counters on (STATS unset), a third
+# table gives each variant's launch calls, us each (guard-emptycb: untracked).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 REPS=${1:-3}
@@ -18,7 +19,7 @@ STEPS=${3:-1000}
 . "$ROOT/bench/cuda/ddp_variants.sh"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 export DDP_WARMUP=${DDP_WARMUP:-20}
-declare -A times step_ms
+declare -A times step_ms call_us
 read -r -a variants <<<"${VARIANTS:-plain guard guard-notrack guard-nostacks}"
 echo "## $RANKS rank(s), $STEPS steps, $REPS rounds, variants alternating, each round starting one further on"
 n=${#variants[@]}
@@ -32,6 +33,11 @@ for ((rep = 0; rep < REPS; rep++)); do
     m=$(grep -o 'median step [0-9.]* ms' <<<"$out" | grep -o '[0-9.]*' | tail -1)
     echo "$v round $rep: ${t:-?} s, median step ${m:-?} ms"
     grep -o 'cuda stats:.*' <<<"$out" | sed 's/^/    /'
+    # Counters on: each rank's launch calls, us each (launchCallMs over the
+    # launch callbacks; guard-emptycb times them untracked).
+    c=$(grep -o 'cuda stats:.*' <<<"$out" | sed -n 's/.*launchCallMs=\([0-9.]*\).*callbacks=\([0-9]*\) launches.*/\1 \2/p' |
+      awk '$2 > 0 {printf "%s%.2f", sep, $1 * 1000 / $2; sep = " "}')
+    [ -n "$c" ] && call_us[$v]="${call_us[$v]:-} $c"
     times[$v]="${times[$v]:-} ${t:--}"  # "-": the round failed (kept, so rounds stay paired)
     step_ms[$v]="${step_ms[$v]:-} ${m:--}"
   done
@@ -40,3 +46,11 @@ variants_table "${variants[0]}" "${variants[@]}"
 echo "## rank 0's median step (ms) in place of the in-loop seconds"
 for v in "${variants[@]}"; do times[$v]=${step_ms[$v]}; done
 variants_table "${variants[0]}" "${variants[@]}" | sed 's/in-loop s (median)/median step ms (median of rounds)/; s/| rounds (s) |/| rounds (ms) |/'
+if [ ${#call_us[@]} -gt 0 ]; then
+  echo "## the program's launch calls, us each (counters on; every rank of every round)"
+  echo "| variant | us a launch call | median |"
+  echo "|---|---|---|"
+  for v in "${variants[@]}"; do
+    [ -n "${call_us[$v]:-}" ] && echo "| $v |${call_us[$v]} | $(median "${call_us[$v]}") |"
+  done
+fi
