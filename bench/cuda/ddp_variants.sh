@@ -7,7 +7,7 @@
 # every launch, allocation and call site).
 #   plain, guard, guard-notrack (--no-track-launches), guard-nostacks
 #   (--no-capture-stacks), guard-emptycb (CUPTI subscribed, every callback
-#   returning at once: MATE_GUARD_CUPTI_EMPTY; with STATS=1 its launchCallMs
+#   tracking nothing: MATE_GUARD_CUPTI_EMPTY; with STATS=1 its launchCallMs
 #   times the program's launch calls untracked, beside the guard's tracked
 #   ones), guard-pending1g (frees wait
 #   once 1 GiB of them pend, the bound before it scaled:

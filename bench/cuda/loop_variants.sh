@@ -5,7 +5,7 @@
 # words for env). Returns 2 for an unknown variant.
 #   caching (PyTorch's own allocator), guard (defaults), guard-notrack
 #   (--no-track-launches), guard-emptycb (CUPTI subscribed, every callback
-#   returning at once: MATE_GUARD_CUPTI_EMPTY), guard-norecord, guard-nosite,
+#   tracking nothing: MATE_GUARD_CUPTI_EMPTY), guard-norecord, guard-nosite,
 #   guard-noargs (MATE_GUARD_TRACK_SKIP: launches seen but not recorded;
 #   recorded without their Python call sites; without their guarded
 #   arguments), guard-noordering (MATE_GUARD_TRACK_SKIP=ordering: only the

@@ -105,8 +105,8 @@ void Ordering(cupti::CallbackId id, const cupti::CallbackData* cb) {
   }
 }
 
-// MATE_GUARD_CUPTI_EMPTY (tuning, bench/cuda): callbacks that track
-// nothing, so a run measures what CUPTI's callback mechanism costs by
+// MATE_GUARD_CUPTI_EMPTY (tuning, bench/cuda): calls seen but nothing
+// tracked, so a run measures what CUPTI's callback mechanism costs by
 // itself (with the counters on, launch calls still counted and timed).
 bool g_empty_callbacks = false;
 thread_local uint64_t t_entered = 0;
@@ -118,32 +118,9 @@ void Count(uint64_t* counter) {
   if (TimeCounters()) __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
 }
 
-// Each launch call timed, entry to exit (TrackerStats::call_ns); the
-// thread-local is not touched where the counters are off.
-void TimeLaunchCall(const cupti::CallbackData* cb) {
-  if (!TimeCounters()) return;
-  if (cb->callbackSite != cupti::kExit) {
-    t_entered = NowNs();
-  } else if (t_entered != 0) {
-    __atomic_fetch_add(&S().call_ns, NowNs() - t_entered, __ATOMIC_RELAXED);
-    t_entered = 0;
-  }
-}
-
 void Callback(void*, cupti::Domain domain, cupti::CallbackId id, const void* data) {
   if (domain != cupti::kDomainDriver) return;
-  const auto* cb = static_cast<const cupti::CallbackData*>(data);
-  if (g_empty_callbacks) {
-    // Nothing tracked; with the counters on, the program's launch calls
-    // still timed, to compare with a tracked run's (does the tracker's work
-    // slow the driver's launch?).
-    if (IsLaunch(id) && !InInternalCalls()) {
-      TimeLaunchCall(cb);
-      if (cb->callbackSite == cupti::kExit) Count(&S().launch_callbacks);
-    }
-    return;
-  }
-  tracker::DriverEvent(id, cb);
+  tracker::DriverEvent(id, static_cast<const cupti::CallbackData*>(data));
 }
 
 const cupti::CallbackId kDriverIds[] = {
@@ -214,15 +191,22 @@ void tracker::DriverEvent(cupti::CallbackId id, const cupti::CallbackData* cb) {
   const bool launch = IsLaunch(id);
   if (cb->callbackSite == cupti::kExit) Count(launch ? &S().launch_callbacks : &S().ordering_callbacks);
   if (cb->callbackSite != cupti::kExit) {
-    if (launch && DumpingInputs()) {
+    if (launch && DumpingInputs() && !g_empty_callbacks) {
       t_inside++;
       BeforeLaunch(LaunchOf(id, cb));
       t_inside--;
     }
-    if (launch) TimeLaunchCall(cb);
+    // Each launch call timed, entry to exit (TrackerStats::call_ns); the
+    // thread-local is not touched where the counters are off.
+    if (launch && TimeCounters()) t_entered = NowNs();
     return;
   }
-  if (launch) TimeLaunchCall(cb);
+  if (launch && TimeCounters() && t_entered != 0) {
+    __atomic_fetch_add(&S().call_ns, NowNs() - t_entered, __ATOMIC_RELAXED);
+    t_entered = 0;
+  }
+  // MATE_GUARD_CUPTI_EMPTY: counted and timed (with the counters on), nothing tracked.
+  if (g_empty_callbacks) return;
   int result = cb->functionReturnValue ? *static_cast<const int*>(cb->functionReturnValue) : 0;
   t_inside++;
   if (launch) {
