@@ -493,3 +493,44 @@ describe('the empty-callback bench setting over the simulated CUPTI', { skip: no
     assert.deepEqual(await counters({ MATE_GUARD_CUPTI_EMPTY: '1' }), { recorded: 0, calls: 1 });
   });
 });
+
+// The bench's MATE_GUARD_TRACK_ALTERNATE_MS (bench/cuda/ddp.sh guard-alternate):
+// launches recorded in every other period of the monotonic clock only, so
+// one run times its steps tracked and untracked side by side.
+describe('the alternating-record bench setting over the simulated CUPTI', { skip: noGxx() }, () => {
+  const sim = simMatrix('mate-sim-alternate-');
+  const paced = async (extra) => {
+    const env = { ...sim.env, MATE_GUARD_CUDA_STATS: '1', ...extra };
+    const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--', sim.matrix, LIB, 'paced'], {
+      env,
+    });
+    assert.equal(r.code, 0, r.output);
+    assert.match(r.output, /paced: launched/);
+    const launches = /cuda stats: .*\blaunches=(\d+) .*\bcallbacks=(\d+) launches,/.exec(r.output);
+    assert.ok(launches, r.output);
+    return { recorded: Number(launches[1]), calls: Number(launches[2]), output: r.output };
+  };
+
+  test('records the launches of every other period only, and says so at start', async () => {
+    const all = await paced({});
+    assert.deepEqual([all.recorded, all.calls], [12, 12]);
+    assert.doesNotMatch(all.output, /ALTERNATE_MS/);
+    // 30 ms apart in 20 ms periods: 360 ms span both parities.
+    const half = await paced({ MATE_GUARD_TRACK_ALTERNATE_MS: '20' });
+    assert.equal(half.calls, 12);
+    assert.ok(half.recorded > 0 && half.recorded < 12, `recorded ${half.recorded} of 12`);
+    assert.match(
+      half.output,
+      /warning: MATE_GUARD_TRACK_ALTERNATE_MS=20 \(a bench setting\): launches are recorded in every other 20 ms only/,
+    );
+  });
+
+  test('a period that is not a whole number of milliseconds is named and ignored', async () => {
+    const bad = await paced({ MATE_GUARD_TRACK_ALTERNATE_MS: '0.5' });
+    assert.deepEqual([bad.recorded, bad.calls], [12, 12]);
+    assert.match(
+      bad.output,
+      /MATE_GUARD_TRACK_ALTERNATE_MS=0\.5 is not a whole number of milliseconds from 1 to 3600000; ignored/,
+    );
+  });
+});

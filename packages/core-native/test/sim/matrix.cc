@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fake_kernel.h"
 #include "mate_guard.h"
@@ -212,6 +213,22 @@ int main(int argc, char** argv) {
     static FakeFunc fill{"_ZN12_GLOBAL__N_113FillInclusiveEPfl", 2, {8, 8}};
     launch(&fill, nullptr, params);
     printf("dump-cap: launched\n");
+  }
+  if (strcmp(which, "paced") == 0) {
+    // Twelve launches 30 ms apart (MATE_GUARD_TRACK_ALTERNATE_MS: some fall
+    // in recorded periods, some not).
+    void* p = nullptr;
+    mate_guard_cuda_alloc(&p, 4000, nullptr);
+    long n = 1000;
+    void* params[2] = {&p, &n};
+    static FakeFunc paced{"paced_kernel", 2, {8, 8}};
+    for (int i = 0; i < 12; i++) {
+      launch(&paced, nullptr, params);
+      timespec gap{0, 30 * 1000 * 1000};
+      nanosleep(&gap, nullptr);
+    }
+    mate_guard_cuda_free(p, nullptr);
+    printf("paced: launched\n");
   }
   if (strcmp(which, "oom") == 0) {
     // Allocate 1 GiB blocks until the device (FAKE_CUDA_MEMORY_BYTES) runs

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <stdio.h>
 
 #include <algorithm>
 #include <array>
@@ -113,6 +114,39 @@ thread_local uint64_t t_entered = 0;
 // MATE_GUARD_TRACK_SKIP=record (tuning, bench/cuda): launches seen but
 // not recorded (ordering calls still are), to split the tracker's cost.
 bool g_skip_record = false;
+// MATE_GUARD_TRACK_ALTERNATE_MS=<ms> (tuning, bench/cuda): launches
+// recorded in the even periods of the monotonic clock, seen but not
+// recorded in the odd ones (as TRACK_SKIP=record: ordering calls are
+// always tracked, so the stream rule stays sound), so one run times its
+// steps both ways side by side (ddp_train.py sorts its steps by the same
+// clock): the tracker's launch work without the between-run spread.
+uint64_t g_alternate_ns = 0;
+
+bool RecordNow() {
+  if (g_skip_record) return false;
+  return g_alternate_ns == 0 || (NowNs() / g_alternate_ns) % 2 == 0;
+}
+
+// The period from MATE_GUARD_TRACK_ALTERNATE_MS (0: unset). Never silent:
+// half the launches go unrecorded, and a report names fewer of them.
+uint64_t AlternateNs() {
+  const char* ms = getenv("MATE_GUARD_TRACK_ALTERNATE_MS");
+  if (ms == nullptr) return 0;
+  char* end = nullptr;
+  unsigned long long v = strtoull(ms, &end, 10);
+  if (*ms < '0' || *ms > '9' || *end != '\0' || v == 0 || v > 3600000) {
+    dprintf(2,
+            "[mate-guard] warning: MATE_GUARD_TRACK_ALTERNATE_MS=%s is not a whole number of milliseconds from 1 to "
+            "3600000; ignored\n",
+            ms);
+    return 0;
+  }
+  dprintf(2,
+          "[mate-guard] warning: MATE_GUARD_TRACK_ALTERNATE_MS=%llu (a bench setting): launches are recorded in "
+          "every other %llu ms only\n",
+          v, v);
+  return v * 1000000ull;
+}
 
 void Count(uint64_t* counter) {
   if (TimeCounters()) __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
@@ -210,7 +244,7 @@ void tracker::DriverEvent(cupti::CallbackId id, const cupti::CallbackData* cb) {
   int result = cb->functionReturnValue ? *static_cast<const int*>(cb->functionReturnValue) : 0;
   t_inside++;
   if (launch) {
-    if (result == 0 && !g_skip_record) Record(LaunchOf(id, cb));
+    if (result == 0 && RecordNow()) Record(LaunchOf(id, cb));
     t_pending.number = 0;  // taken (a failed launch leaves its number unused)
   } else if (result == 0) {
     Ordering(id, cb);
@@ -231,6 +265,7 @@ bool StartTracking(const cuda::Driver* drv, const Options& options, const Tracke
   g_empty_callbacks = getenv("MATE_GUARD_CUPTI_EMPTY") != nullptr;
   const char* skip = getenv("MATE_GUARD_TRACK_SKIP");
   g_skip_record = skip && strstr(skip, "record");
+  g_alternate_ns = AlternateNs();
   tracker::SkipParts(skip && strstr(skip, "site"), skip && strstr(skip, "args"));
   ConfigureDump(&options);
   // CUPTI first; where it cannot run (not installed, or a profiler holds
