@@ -10,6 +10,8 @@
 # step (the steady pace, without a run's stalls); DDP_WARMUP steps (20)
 # run before the timed ones. With the counters on (STATS unset), a third
 # table gives each variant's launch calls, us each (guard-emptycb: untracked).
+# guard-alternate adds a table of its runs' steps with launches recorded
+# against steps without, within each run.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 REPS=${1:-3}
@@ -20,6 +22,7 @@ STEPS=${3:-1000}
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 export DDP_WARMUP=${DDP_WARMUP:-20}
 declare -A times step_ms call_us
+alternate=()  # guard-alternate rounds: "recorded not-recorded" median steps (ms)
 read -r -a variants <<<"${VARIANTS:-plain guard guard-notrack guard-nostacks}"
 echo "## $RANKS rank(s), $STEPS steps, $REPS rounds, variants alternating, each round starting one further on"
 n=${#variants[@]}
@@ -38,6 +41,8 @@ for ((rep = 0; rep < REPS; rep++)); do
     c=$(grep -o 'cuda stats:.*' <<<"$out" | sed -n 's/.*launchCallMs=\([0-9.]*\).*callbacks=\([0-9]*\) launches.*/\1 \2/p' |
       awk '$2 > 0 {printf "%s%.2f", sep, $1 * 1000 / $2; sep = " "}')
     [ -n "$c" ] && call_us[$v]="${call_us[$v]:-} $c"
+    a=$(sed -n 's/.*median step recorded \([0-9.]*\) ms .*not recorded \([0-9.]*\) ms.*/\1 \2/p' <<<"$out" | tail -1)
+    [ -n "$a" ] && alternate+=("$a") && echo "    $(grep -o 'alternating.*' <<<"$out" | tail -1)"
     times[$v]="${times[$v]:-} ${t:--}"  # "-": the round failed (kept, so rounds stay paired)
     step_ms[$v]="${step_ms[$v]:-} ${m:--}"
   done
@@ -46,11 +51,24 @@ variants_table "${variants[0]}" "${variants[@]}"
 echo "## rank 0's median step (ms) in place of the in-loop seconds"
 for v in "${variants[@]}"; do times[$v]=${step_ms[$v]}; done
 variants_table "${variants[0]}" "${variants[@]}" | sed 's/in-loop s (median)/median step ms (median of rounds)/; s/| rounds (s) |/| rounds (ms) |/'
-if [ ${#call_us[@]} -gt 0 ]; then
+if [ -n "${call_us[*]:-}" ]; then
   echo "## the program's launch calls, us each (counters on; every rank of every round)"
   echo "| variant | us a launch call | median |"
   echo "|---|---|---|"
   for v in "${variants[@]}"; do
     [ -n "${call_us[$v]:-}" ] && echo "| $v |${call_us[$v]} | $(median "${call_us[$v]}") |"
   done
+fi
+if [ ${#alternate[@]} -gt 0 ]; then
+  echo "## guard-alternate: rank 0's median step with launches recorded and not, within each run"
+  echo "| round | recorded (ms) | not recorded (ms) | recorded / not |"
+  echo "|---|---|---|---|"
+  ratios=""
+  for ((i = 0; i < ${#alternate[@]}; i++)); do
+    read -r rec not <<<"${alternate[$i]}"
+    r=$(awk -v a="$rec" -v b="$not" 'BEGIN {printf "%.3f", a / b}')
+    ratios="$ratios $r"
+    echo "| $i | $rec | $not | ${r}x |"
+  done
+  echo "median of rounds: $(median "$ratios")x"
 fi

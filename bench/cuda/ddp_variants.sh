@@ -17,6 +17,10 @@
 #   seen but not recorded; recorded without their Python call sites; without
 #   their guarded arguments), guard-imports (launches seen through the driver
 #   functions handed to the program, not CUPTI: MATE_GUARD_TRACK_VIA=imports),
+#   guard-alternate (launches recorded in every other ALTERNATE_MS (100) of
+#   the clock only, MATE_GUARD_TRACK_ALTERNATE_MS: ddp_train.py prints the
+#   median step of each kind of period, tracked against untracked in one
+#   process, without the spread between runs),
 #   guard-nocanary, guard-notrack-nocanary (MATE_GUARD_CUDA_SKIP=canary:
 #   canary windows neither filled nor read back), guard-nounmap
 #   (MATE_GUARD_CUDA_SKIP=unmap: every size counts as behind, so freed
@@ -30,7 +34,7 @@
 #   guard-base (the guard of another build: BASE_MATE=<its bin/mate.js>, a
 #   copy of packages/core-native with its own build/Release; guard-run picks
 #   the library beside the CLI, so MATE_GUARD_CUDA_LIBRARY cannot swap it)
-DDP_VARIANTS="plain pluggable-null pluggable-layout pluggable-layout-<share> guard guard-base guard-imports guard-notrack guard-nocanary guard-notrack-nocanary guard-nounmap guard-nostacks guard-emptycb guard-pending1g guard-noordering guard-emptylaunch guard-norecord guard-nosite guard-noargs"
+DDP_VARIANTS="plain pluggable-null pluggable-layout pluggable-layout-<share> guard guard-base guard-imports guard-notrack guard-nocanary guard-notrack-nocanary guard-nounmap guard-nostacks guard-emptycb guard-pending1g guard-noordering guard-emptylaunch guard-norecord guard-nosite guard-noargs guard-alternate"
 ddp_variant() {
   local ranks=(python3 -m torch.distributed.run --nproc-per-node "$2")
   local train=("$ROOT/test/fixtures/cuda/ddp_train.py" "$3")
@@ -64,6 +68,7 @@ ddp_variant() {
       MATE_GUARD_CUPTI_EMPTY=1 MATE_GUARD_TRACK_SKIP=ordering "${guard[@]}" -- "${torchrun[@]}"
       ;;
     guard-pending1g) MATE_GUARD_CUDA_PENDING_MIB=1024 "${guard[@]}" -- "${torchrun[@]}" ;;
+    guard-alternate) MATE_GUARD_TRACK_ALTERNATE_MS=${ALTERNATE_MS:-100} "${guard[@]}" -- "${torchrun[@]}" ;;
     *) echo "unknown variant $1 (one of: $DDP_VARIANTS)"; return 2 ;;
   esac 2>&1
 }
