@@ -473,19 +473,26 @@ describe("the device guard's own thread over the simulated driver", { skip: noGx
 // The bench's MATE_GUARD_CUPTI_EMPTY (bench/cuda: CUPTI's mechanism alone):
 // callbacks that track nothing, and with the counters on the program's
 // launch calls still counted and timed, to set beside a tracked run's.
+// A matrix scenario under guard-run with the counters on: the launches
+// recorded, the program's launch calls (each timed: launchCallMs), the output.
+async function launchCounts(sim, scenario, extra) {
+  const env = { ...sim.env, MATE_GUARD_CUDA_STATS: '1', ...extra };
+  const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--', sim.matrix, LIB, scenario], {
+    env,
+  });
+  assert.equal(r.code, 0, r.output);
+  const launches = /cuda stats: .*\blaunches=(\d+) .*\blaunchCallMs=[0-9.]+ .*\bcallbacks=(\d+) launches,/.exec(
+    r.output,
+  );
+  assert.ok(launches, r.output);
+  return { recorded: Number(launches[1]), calls: Number(launches[2]), output: r.output };
+}
+
 describe('the empty-callback bench setting over the simulated CUPTI', { skip: noGxx() }, () => {
   const sim = simMatrix('mate-sim-empty-');
   const counters = async (extra) => {
-    const env = { ...sim.env, MATE_GUARD_CUDA_STATS: '1', ...extra };
-    const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--', sim.matrix, LIB, 'dump-cap'], {
-      env,
-    });
-    assert.equal(r.code, 0, r.output);
-    const launches = /cuda stats: .*\blaunches=(\d+) .*\blaunchCallMs=[0-9.]+ .*\bcallbacks=(\d+) launches,/.exec(
-      r.output,
-    );
-    assert.ok(launches, r.output);
-    return { recorded: Number(launches[1]), calls: Number(launches[2]) };
+    const { recorded, calls } = await launchCounts(sim, 'dump-cap', extra);
+    return { recorded, calls };
   };
 
   test("records no launch, yet counts the program's launch calls as a tracked run does (their time beside a tracked run's)", async () => {
@@ -500,15 +507,9 @@ describe('the empty-callback bench setting over the simulated CUPTI', { skip: no
 describe('the alternating-record bench setting over the simulated CUPTI', { skip: noGxx() }, () => {
   const sim = simMatrix('mate-sim-alternate-');
   const paced = async (extra) => {
-    const env = { ...sim.env, MATE_GUARD_CUDA_STATS: '1', ...extra };
-    const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--', sim.matrix, LIB, 'paced'], {
-      env,
-    });
-    assert.equal(r.code, 0, r.output);
-    assert.match(r.output, /paced: launched/);
-    const launches = /cuda stats: .*\blaunches=(\d+) .*\bcallbacks=(\d+) launches,/.exec(r.output);
-    assert.ok(launches, r.output);
-    return { recorded: Number(launches[1]), calls: Number(launches[2]), output: r.output };
+    const counts = await launchCounts(sim, 'paced', extra);
+    assert.match(counts.output, /paced: launched/);
+    return counts;
   };
 
   test('records the launches of every other period only, and says so at start', async () => {
