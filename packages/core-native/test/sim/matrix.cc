@@ -230,6 +230,40 @@ int main(int argc, char** argv) {
     mate_guard_cuda_free(p, nullptr);
     printf("paced: launched\n");
   }
+  if (strncmp(which, "alternate-", 10) == 0) {
+    // MATE_GUARD_TRACK_ALTERNATE_MS=<P>,all: a launch on B in a tracked
+    // (even) period uses memory of A; in the odd period after it, whose
+    // calls the guard drops, "ordered": B's event waited by A, "unrelated":
+    // an event recorded on C, "unordered": nothing; the free on A in the
+    // next even period. Each call 5 ms into its period.
+    long period_ms = atol(getenv("MATE_GUARD_TRACK_ALTERNATE_MS") ? getenv("MATE_GUARD_TRACK_ALTERNATE_MS") : "50");
+    auto at_phase = [period_ms](int parity) {
+      const long long period = period_ms * 1000000ll;
+      timespec now;
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      long long t = now.tv_sec * 1000000000ll + now.tv_nsec;
+      long long k = t / period + 1;
+      if (k % 2 != parity) k++;
+      long long until = k * period + 5000000ll;
+      timespec at{static_cast<time_t>(until / 1000000000ll), static_cast<long>(until % 1000000000ll)};
+      clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr);
+    };
+    void* p = nullptr;
+    mate_guard_cuda_alloc(&p, 4000, A);
+    long n = 1000;
+    void* params[2] = {&p, &n};
+    at_phase(0);
+    launch(&use_kernel, B, params);
+    at_phase(1);
+    if (strcmp(which, "alternate-ordered") == 0) {
+      record(e2, B);
+      wait(A, e2);
+    }
+    if (strcmp(which, "alternate-unrelated") == 0) record(e1, C);
+    at_phase(0);
+    mate_guard_cuda_free(p, A);
+    printf("%s: freed\n", which);
+  }
   if (strcmp(which, "oom") == 0) {
     // Allocate 1 GiB blocks until the device (FAKE_CUDA_MEMORY_BYTES) runs
     // out: the failure must come back at once, with the guard's numbers;

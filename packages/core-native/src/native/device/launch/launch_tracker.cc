@@ -114,37 +114,60 @@ thread_local uint64_t t_entered = 0;
 // MATE_GUARD_TRACK_SKIP=record (tuning, bench/cuda): launches seen but
 // not recorded (ordering calls still are), to split the tracker's cost.
 bool g_skip_record = false;
-// MATE_GUARD_TRACK_ALTERNATE_MS=<ms> (tuning, bench/cuda): launches
+// MATE_GUARD_TRACK_ALTERNATE_MS=<ms>[,all] (tuning, bench/cuda): launches
 // recorded in the even periods of the monotonic clock, seen but not
-// recorded in the odd ones (as TRACK_SKIP=record: ordering calls are
-// always tracked, so the stream rule stays sound), so one run times its
-// steps both ways side by side (ddp_train.py sorts its steps by the same
-// clock): the tracker's launch work without the between-run spread.
+// recorded in the odd ones (as TRACK_SKIP=record: ordering calls still
+// tracked), so one run times its steps both ways side by side
+// (ddp_train.py sorts its steps by the same clock). With ",all" every call
+// in an odd period is dropped at once, as under CUPTI_EMPTY (under
+// TRACK_VIA=imports: tracking as good as off); ordering calls then go
+// unseen, so from the first such period on every use counts as ordered
+// (the stream rule can miss, never invent, a cross-stream free).
 uint64_t g_alternate_ns = 0;
+bool g_alternate_all = false;
+bool g_ordering_dropped = false;  // atomic: an ordering call was dropped (Ordered)
 
-bool RecordNow() {
-  if (g_skip_record) return false;
-  return g_alternate_ns == 0 || (NowNs() / g_alternate_ns) % 2 == 0;
+bool OddPeriod() { return g_alternate_ns != 0 && (NowNs() / g_alternate_ns) % 2 == 1; }
+
+bool RecordNow() { return !g_skip_record && !OddPeriod(); }
+
+// A call dropped in an odd period (",all"). An ordering call leaves the
+// stream clocks behind, except a stream's creation (its flags are asked of
+// the driver when it is first seen) and an event's destruction (its stale
+// clock only ever errs toward ordered).
+bool DroppedNow(cupti::CallbackId id, bool launch) {
+  if (!g_alternate_all || !OddPeriod()) return false;
+  namespace dr = cupti::driver;
+  const bool harmless = launch || id == dr::kStreamCreate || id == dr::kStreamCreateWithPriority ||
+                        id == dr::kEventDestroy || id == dr::kEventDestroyV2;
+  if (!harmless && !__atomic_load_n(&g_ordering_dropped, __ATOMIC_RELAXED))
+    __atomic_store_n(&g_ordering_dropped, true, __ATOMIC_RELEASE);
+  return true;
 }
 
-// The period from MATE_GUARD_TRACK_ALTERNATE_MS (0: unset). Never silent:
-// half the launches go unrecorded, and a report names fewer of them.
-uint64_t AlternateNs() {
-  const char* ms = getenv("MATE_GUARD_TRACK_ALTERNATE_MS");
-  if (ms == nullptr) return 0;
+// MATE_GUARD_TRACK_ALTERNATE_MS into the period and the ",all" flag (0:
+// unset). Never silent: launches go unrecorded, a report names fewer.
+uint64_t AlternateNs(bool* all) {
+  const char* raw = getenv("MATE_GUARD_TRACK_ALTERNATE_MS");
+  *all = false;
+  if (raw == nullptr) return 0;
   char* end = nullptr;
-  unsigned long long v = strtoull(ms, &end, 10);
-  if (*ms < '0' || *ms > '9' || *end != '\0' || v == 0 || v > 3600000) {
+  unsigned long long v = strtoull(raw, &end, 10);
+  *all = strcmp(end, ",all") == 0;
+  if (*raw < '0' || *raw > '9' || (*end != '\0' && !*all) || v == 0 || v > 3600000) {
     dprintf(2,
             "[mate-guard] warning: MATE_GUARD_TRACK_ALTERNATE_MS=%s is not a whole number of milliseconds from 1 to "
-            "3600000; ignored\n",
-            ms);
+            "3600000 (optionally followed by \",all\"); ignored\n",
+            raw);
+    *all = false;
     return 0;
   }
   dprintf(2,
-          "[mate-guard] warning: MATE_GUARD_TRACK_ALTERNATE_MS=%llu (a bench setting): launches are recorded in "
-          "every other %llu ms only\n",
-          v, v);
+          "[mate-guard] warning: MATE_GUARD_TRACK_ALTERNATE_MS=%s (a bench setting): %s in every other %llu ms only\n",
+          raw,
+          *all ? "driver calls are tracked (cross-stream frees checked until an ordering call is dropped)"
+               : "launches are recorded",
+          v);
   return v * 1000000ull;
 }
 
@@ -239,8 +262,12 @@ void tracker::DriverEvent(cupti::CallbackId id, const cupti::CallbackData* cb) {
     __atomic_fetch_add(&S().call_ns, NowNs() - t_entered, __ATOMIC_RELAXED);
     t_entered = 0;
   }
-  // MATE_GUARD_CUPTI_EMPTY: counted and timed (with the counters on), nothing tracked.
-  if (g_empty_callbacks) return;
+  // MATE_GUARD_CUPTI_EMPTY (or an odd period of ALTERNATE_MS=<ms>,all):
+  // counted and timed (with the counters on), nothing tracked.
+  if (g_empty_callbacks || DroppedNow(id, launch)) {
+    if (launch) t_pending.number = 0;  // a number dumpInputs took at its entry goes unused
+    return;
+  }
   int result = cb->functionReturnValue ? *static_cast<const int*>(cb->functionReturnValue) : 0;
   t_inside++;
   if (launch) {
@@ -265,7 +292,7 @@ bool StartTracking(const cuda::Driver* drv, const Options& options, const Tracke
   g_empty_callbacks = getenv("MATE_GUARD_CUPTI_EMPTY") != nullptr;
   const char* skip = getenv("MATE_GUARD_TRACK_SKIP");
   g_skip_record = skip && strstr(skip, "record");
-  g_alternate_ns = AlternateNs();
+  g_alternate_ns = AlternateNs(&g_alternate_all);
   tracker::SkipParts(skip && strstr(skip, "site"), skip && strstr(skip, "args"));
   ConfigureDump(&options);
   // CUPTI first; where it cannot run (not installed, or a profiler holds
@@ -331,7 +358,8 @@ void SetSiteProvider(SiteProvider provider) { __atomic_store_n(&S().site, provid
 bool Ordered(CUstream stream, const StreamUse& use) {
   State& st = S();
   auto lock = Hold(st);
-  return !st.on || (st.interposed && OrderingUnseen()) || st.clocks.Ordered(stream, use);
+  return !st.on || (st.interposed && OrderingUnseen()) || __atomic_load_n(&g_ordering_dropped, __ATOMIC_ACQUIRE) ||
+         st.clocks.Ordered(stream, use);
 }
 
 CUstream StreamHandle(uint16_t index) {
