@@ -10,8 +10,9 @@
 # step (the steady pace, without a run's stalls); DDP_WARMUP steps (20)
 # run before the timed ones. With the counters on (STATS unset), a third
 # table gives each variant's launch calls, us each (guard-emptycb: untracked).
-# guard-alternate adds a table of its runs' steps with launches recorded
-# against steps without, within each run.
+# guard-alternate (and -all, imports-alternate-all) add a table of their
+# runs' steps with launches recorded (calls tracked) against steps without,
+# within each run.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 REPS=${1:-3}
@@ -22,7 +23,7 @@ STEPS=${3:-1000}
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 export DDP_WARMUP=${DDP_WARMUP:-20}
 declare -A times step_ms call_us
-alternate=()  # guard-alternate rounds: "recorded not-recorded" median steps (ms)
+alternate=()  # the alternating variants' rounds: "variant round recorded not-recorded" (median steps, ms)
 read -r -a variants <<<"${VARIANTS:-plain guard guard-notrack guard-nostacks}"
 echo "## $RANKS rank(s), $STEPS steps, $REPS rounds, variants alternating, each round starting one further on"
 n=${#variants[@]}
@@ -42,7 +43,7 @@ for ((rep = 0; rep < REPS; rep++)); do
       awk '$2 > 0 {printf "%s%.2f", sep, $1 * 1000 / $2; sep = " "}')
     [ -n "$c" ] && call_us[$v]="${call_us[$v]:-} $c"
     a=$(sed -n 's/.*median step recorded \([0-9.]*\) ms .*not recorded \([0-9.]*\) ms.*/\1 \2/p' <<<"$out" | tail -1)
-    [ -n "$a" ] && alternate+=("$a") && echo "    $(grep -o 'alternating.*' <<<"$out" | tail -1)"
+    [ -n "$a" ] && alternate+=("$v $rep $a") && echo "    $(grep -o 'alternating.*' <<<"$out" | tail -1)"
     times[$v]="${times[$v]:-} ${t:--}"  # "-": the round failed (kept, so rounds stay paired)
     step_ms[$v]="${step_ms[$v]:-} ${m:--}"
   done
@@ -60,15 +61,17 @@ if [ -n "${call_us[*]:-}" ]; then
   done
 fi
 if [ ${#alternate[@]} -gt 0 ]; then
-  echo "## guard-alternate: rank 0's median step with launches recorded and not, within each run"
-  echo "| round | recorded (ms) | not recorded (ms) | recorded / not |"
-  echo "|---|---|---|---|"
-  ratios=""
-  for ((i = 0; i < ${#alternate[@]}; i++)); do
-    read -r rec not <<<"${alternate[$i]}"
+  echo "## rank 0's median step with launches recorded (calls tracked) and not, within each run"
+  echo "| variant | round | recorded (ms) | not recorded (ms) | recorded / not |"
+  echo "|---|---|---|---|---|"
+  declare -A alt_ratios
+  for row in "${alternate[@]}"; do
+    read -r v rep rec not <<<"$row"
     r=$(awk -v a="$rec" -v b="$not" 'BEGIN {printf "%.3f", a / b}')
-    ratios="$ratios $r"
-    echo "| $i | $rec | $not | ${r}x |"
+    alt_ratios[$v]="${alt_ratios[$v]:-} $r"
+    echo "| $v | $rep | $rec | $not | ${r}x |"
   done
-  echo "median of rounds: $(median "$ratios")x"
+  for v in "${variants[@]}"; do
+    [ -n "${alt_ratios[$v]:-}" ] && echo "$v, median of rounds: $(median "${alt_ratios[$v]}")x"
+  done
 fi

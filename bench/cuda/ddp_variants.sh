@@ -20,7 +20,11 @@
 #   guard-alternate (launches recorded in every other ALTERNATE_MS (100) of
 #   the clock only, MATE_GUARD_TRACK_ALTERNATE_MS: ddp_train.py prints the
 #   median step of each kind of period, tracked against untracked in one
-#   process, without the spread between runs),
+#   process, without the spread between runs), guard-alternate-all (every
+#   driver call of the other periods dropped: ALTERNATE_MS,all; what CUPTI
+#   costs with nothing tracked stays in both), guard-imports-alternate-all
+#   (the same through the import front-end: tracking as good as off in the
+#   other periods),
 #   guard-nocanary, guard-notrack-nocanary (MATE_GUARD_CUDA_SKIP=canary:
 #   canary windows neither filled nor read back), guard-nounmap
 #   (MATE_GUARD_CUDA_SKIP=unmap: every size counts as behind, so freed
@@ -34,7 +38,7 @@
 #   guard-base (the guard of another build: BASE_MATE=<its bin/mate.js>, a
 #   copy of packages/core-native with its own build/Release; guard-run picks
 #   the library beside the CLI, so MATE_GUARD_CUDA_LIBRARY cannot swap it)
-DDP_VARIANTS="plain pluggable-null pluggable-layout pluggable-layout-<share> guard guard-base guard-imports guard-notrack guard-nocanary guard-notrack-nocanary guard-nounmap guard-nostacks guard-emptycb guard-pending1g guard-noordering guard-emptylaunch guard-norecord guard-nosite guard-noargs guard-alternate"
+DDP_VARIANTS="plain pluggable-null pluggable-layout pluggable-layout-<share> guard guard-base guard-imports guard-notrack guard-nocanary guard-notrack-nocanary guard-nounmap guard-nostacks guard-emptycb guard-pending1g guard-noordering guard-emptylaunch guard-norecord guard-nosite guard-noargs guard-alternate guard-alternate-all guard-imports-alternate-all"
 ddp_variant() {
   local ranks=(python3 -m torch.distributed.run --nproc-per-node "$2")
   local train=("$ROOT/test/fixtures/cuda/ddp_train.py" "$3")
@@ -69,6 +73,12 @@ ddp_variant() {
       ;;
     guard-pending1g) MATE_GUARD_CUDA_PENDING_MIB=1024 "${guard[@]}" -- "${torchrun[@]}" ;;
     guard-alternate) MATE_GUARD_TRACK_ALTERNATE_MS=${ALTERNATE_MS:-100} "${guard[@]}" -- "${torchrun[@]}" ;;
+    guard-alternate-all)
+      MATE_GUARD_TRACK_ALTERNATE_MS=${ALTERNATE_MS:-100},all "${guard[@]}" -- "${torchrun[@]}"
+      ;;
+    guard-imports-alternate-all)
+      MATE_GUARD_TRACK_VIA=imports MATE_GUARD_TRACK_ALTERNATE_MS=${ALTERNATE_MS:-100},all "${guard[@]}" -- "${torchrun[@]}"
+      ;;
     *) echo "unknown variant $1 (one of: $DDP_VARIANTS)"; return 2 ;;
   esac 2>&1
 }
