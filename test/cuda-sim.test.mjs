@@ -470,16 +470,17 @@ describe("the device guard's own thread over the simulated driver", { skip: noGx
   });
 });
 
-// The bench's MATE_GUARD_CUPTI_EMPTY (bench/cuda: CUPTI's mechanism alone):
-// callbacks that track nothing, and with the counters on the program's
-// launch calls still counted and timed, to set beside a tracked run's.
-// A matrix scenario under guard-run with the counters on: the launches
-// recorded, the program's launch calls (each timed: launchCallMs), the output.
-async function launchCounts(sim, scenario, extra) {
-  const env = { ...sim.env, MATE_GUARD_CUDA_STATS: '1', ...extra };
-  const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--', sim.matrix, LIB, scenario], {
-    env,
+// A matrix scenario under `mate guard-run --device cuda`.
+function guardScenario(sim, scenario, extra) {
+  return run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--', sim.matrix, LIB, scenario], {
+    env: { ...sim.env, ...extra },
   });
+}
+
+// A matrix scenario with the counters on: the launches recorded, the
+// program's launch calls (each timed: launchCallMs), the output.
+async function launchCounts(sim, scenario, extra) {
+  const r = await guardScenario(sim, scenario, { MATE_GUARD_CUDA_STATS: '1', ...extra });
   assert.equal(r.code, 0, r.output);
   const launches = /cuda stats: .*\blaunches=(\d+) .*\blaunchCallMs=[0-9.]+ .*\bcallbacks=(\d+) launches,/.exec(
     r.output,
@@ -488,6 +489,9 @@ async function launchCounts(sim, scenario, extra) {
   return { recorded: Number(launches[1]), calls: Number(launches[2]), output: r.output };
 }
 
+// The bench's MATE_GUARD_CUPTI_EMPTY (bench/cuda: CUPTI's mechanism alone):
+// callbacks that track nothing, and with the counters on the program's
+// launch calls still counted and timed, to set beside a tracked run's.
 describe('the empty-callback bench setting over the simulated CUPTI', { skip: noGxx() }, () => {
   const sim = simMatrix('mate-sim-empty-');
   const counters = async (extra) => {
@@ -551,9 +555,7 @@ describe('the alternating-record bench setting over the simulated CUPTI', { skip
 
   // A launch on B in a tracked period, the free on A in the next one.
   const crossFrees = async (scenario, extra) => {
-    const r = await run(process.execPath, [MATE, 'guard-run', '--device', 'cuda', '--', sim.matrix, LIB, scenario], {
-      env: { ...sim.env, ...extra },
-    });
+    const r = await guardScenario(sim, scenario, extra);
     assert.match(r.output, new RegExp(`${scenario}: freed`), r.output);
     return (r.output.match(/ERROR: cross-stream-free/g) ?? []).length;
   };

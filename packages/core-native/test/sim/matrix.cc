@@ -236,7 +236,8 @@ int main(int argc, char** argv) {
     // calls the guard drops, "ordered": B's event waited by A, "unrelated":
     // an event recorded on C, "unordered": nothing; the free on A in the
     // next even period. Each call 5 ms into its period.
-    long period_ms = atol(getenv("MATE_GUARD_TRACK_ALTERNATE_MS") ? getenv("MATE_GUARD_TRACK_ALTERNATE_MS") : "50");
+    const char* alternate = getenv("MATE_GUARD_TRACK_ALTERNATE_MS");
+    long period_ms = atol(alternate ? alternate : "50");
     auto at_phase = [period_ms](int parity) {
       const long long period = period_ms * 1000000ll;
       timespec now;
