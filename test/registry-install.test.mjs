@@ -98,6 +98,7 @@ const FIXTURES = {
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mate-registry-'));
 const project = path.join(tmp, 'project');
 const pnpmProject = path.join(tmp, 'pnpm-project');
+const jest29Project = path.join(tmp, 'jest-29-project');
 const PNPM = path.join(ROOT, 'node_modules', 'pnpm', 'bin', 'pnpm.cjs');
 const core = path.join(project, 'node_modules', '@mate-guard', 'core');
 // node, npm, npx, pnpm, sh and what package managers' bin scripts use
@@ -156,6 +157,8 @@ before(async () => {
     JSON.parse(fs.readFileSync(path.join(ROOT, 'packages', 'core-native', 'package.json'), 'utf8')).dependencies,
   );
   for (const name of coreDeps) wanted.push({ from: 'packages/core-native', name });
+  // Jest 29, the floor of @mate-guard/jest-env's peer range (test/fixtures/jest-29 installs it).
+  wanted.push({ from: 'test/fixtures/jest-29', name: 'jest' });
   const cache = spawnSync('npm', ['config', 'get', 'cache'], { encoding: 'utf8' }).stdout.trim();
   const missing = seedStorage(
     path.join(tmp, 'registry', 'storage'),
@@ -201,8 +204,8 @@ before(async () => {
     'update-notifier=false',
     '',
   ].join('\n');
-  for (const dir of [project, pnpmProject]) {
-    const name = dir === project ? 'a-user-project' : 'a-pnpm-project';
+  const names = { [project]: 'a-user-project', [pnpmProject]: 'a-pnpm-project', [jest29Project]: 'a-jest-29-project' };
+  for (const [dir, name] of Object.entries(names)) {
     writeFiles(dir, {
       ...FIXTURES,
       'package.json': `${JSON.stringify({ name, version: '1.0.0', private: true }, null, 2)}\n`,
@@ -211,7 +214,7 @@ before(async () => {
   }
   // A prebuilt addon with a planted bug (built by this checkout's npm install): copied, not compiled.
   assert.ok(fs.existsSync(BUGGY_ADDON), `${BUGGY_ADDON} is missing: run npm install first`);
-  for (const dir of [project, pnpmProject]) fs.copyFileSync(BUGGY_ADDON, path.join(dir, 'addon', 'buggy_addon.node'));
+  for (const dir of Object.keys(names)) fs.copyFileSync(BUGGY_ADDON, path.join(dir, 'addon', 'buggy_addon.node'));
 });
 
 after(async () => {
@@ -403,6 +406,23 @@ test('pnpm (strict, isolated node_modules): each plugin installs with no peer wa
   );
   assertCaught(nodeTest, 'fills a 64-byte buffer');
   assertCaught(await inPnpm(pbin('mate'), ['guard-run', '--', 'node', 'scripts/overflow.js']), null);
+});
+
+test('a project on Jest 29, the floor of the peer range: npm install -D @mate-guard/jest-env keeps its Jest, with no peer warning, and the overflow is caught', async () => {
+  const inJest29 = (cmd, args, opts = {}) => runUser(cmd, args, { ...opts, cwd: jest29Project });
+  const jbin = (name) => path.join(jest29Project, 'node_modules', '.bin', name);
+  const onJest29 = await inJest29('npm', ['install', '-D', 'jest@29']);
+  assert.equal(onJest29.code, 0, onJest29.output);
+  // What a project already on Jest 29 runs (the README's command names no runner then).
+  const r = await inJest29('npm', ['install', '-D', '@mate-guard/jest-env']);
+  assert.equal(r.code, 0, r.output);
+  assert.doesNotMatch(r.output, /peer|ERESOLVE/i, `npm install -D @mate-guard/jest-env on Jest 29: peer warnings`);
+  const version = await inJest29(jbin('jest'), ['--version']);
+  assert.equal(version.output.trim(), '29.7.0', 'the project no longer runs Jest 29');
+  assertCaught(await inJest29(jbin('mate-jest'), ['--guard-alloc']), 'fills a 64-byte buffer');
+  assertCaught(await inJest29(jbin('jest'), [], { env: { MATE_JEST_GUARD_ALLOC: '1' } }), 'fills a 64-byte buffer', {
+    summary: false,
+  });
 });
 
 /** Each way to run guarded: [command, arguments, environment]. */
