@@ -78,7 +78,13 @@ function trackOpen(file: FileTest, failed: Set<string>): Open[] {
  * descriptors): the main process deserializes every error it is handed.
  */
 function serializedError(err: Error): Buffer {
-  const properties: Record<string, PropertyDescriptor> = Object.getOwnPropertyDescriptors(err);
+  const properties: Record<string, PropertyDescriptor> = {};
+  for (const [key, d] of Object.entries(Object.getOwnPropertyDescriptors(err))) {
+    // Node >= 22 (V8 12): `stack` is an accessor, whose functions v8.serialize
+    // refuses; node's own error_serdes stores what the getter returns.
+    const value: unknown = d.get ? d.get.call(err) : d.value;
+    properties[key] = { value, writable: d.writable ?? true, enumerable: d.enumerable ?? false, configurable: true };
+  }
   properties.name = { value: err.name, writable: true, enumerable: false, configurable: true };
   const cause = properties.cause?.value as unknown;
   if (cause instanceof Error) properties.cause = { ...properties.cause, value: serializedError(cause) };
